@@ -1,0 +1,34 @@
+/*
+ * common.cl: storage types shared by every flashcl kernel, prepended to each program's source.
+ * Arithmetic is always fp32; Q, K, V and O are stored as fp32, fp16 or bf16 (one -D picks which).
+ * fp16 goes through vload_half/vstore_half, which OpenCL 1.2 has without cl_khr_fp16.
+ */
+#if defined(FLASHCL_DTYPE_F16)
+#define STORE_T half
+#define LOAD(p, i) vload_half((i), (p))
+#define STORE(p, i, x) vstore_half_rte((x), (i), (p))
+#elif defined(FLASHCL_DTYPE_BF16)
+#define STORE_T ushort
+inline float bf16_to_float(ushort x)
+{
+    return as_float((uint)x << 16);
+}
+/* Round to nearest even; a NaN stays a (quiet) NaN instead of rounding into inf. */
+inline ushort float_to_bf16(float f)
+{
+    uint u = as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (ushort)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (ushort)(u >> 16);
+}
+#define LOAD(p, i) bf16_to_float((p)[(i)])
+#define STORE(p, i, x) ((p)[(i)] = float_to_bf16(x))
+#else
+#define STORE_T float
+#define LOAD(p, i) ((p)[(i)])
+#define STORE(p, i, x) ((p)[(i)] = (x))
+#endif
+
+#define LOG2E_F 1.4426950408889634f
+#define LN2_F 0.6931471805599453f

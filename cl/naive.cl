@@ -1,0 +1,169 @@
+/*
+ * naive.cl: the textbook attention, one output row per work-item, fp32, two passes over the keys
+ * (maximum, then exponentials and the weighted sum of V). No tiles, no online rescaling: simple enough
+ * to be obviously right, O(seq) memory. It is the in-library validator (naive_ref_rows, compare_rows)
+ * and an algorithm of its own (naive_fwd).
+ *
+ * Specialised at build time by HEAD_DIM and FLASHCL_DTYPE_*. Rows are numbered flat:
+ * row = (batch * heads_q + head) * seq_q + query.
+ */
+#ifndef HEAD_DIM
+#error "naive.cl needs HEAD_DIM"
+#endif
+
+typedef struct attn_args {
+    int seq_q, seq_kv, heads_q, group, causal;
+    float scale;
+    long q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss, v_sh;
+} attn_args;
+
+/* out[d] = softmax(scale * q.K^T) V for one row; returns the natural log-sum-exp (-inf: no key). */
+inline float naive_row(long flat, __global const STORE_T *Q, __global const STORE_T *K,
+                       __global const STORE_T *V, const attn_args a, float *out)
+{
+    const int i = (int)(flat % a.seq_q);
+    const long bh = flat / a.seq_q;
+    const int h = (int)(bh % a.heads_q);
+    const long b = bh / a.heads_q;
+    const int hk = h / a.group;
+    const long qb = b * a.q_sb + (long)i * a.q_ss + h * a.q_sh;
+    const long kb = b * a.k_sb + hk * a.k_sh;
+    const long vb = b * a.v_sb + hk * a.v_sh;
+    const int last = a.causal ? min(a.seq_kv - 1, i + a.seq_kv - a.seq_q) : a.seq_kv - 1;
+
+    float m = -INFINITY;
+    for (int j = 0; j <= last; ++j) {
+        float dot = 0.0f;
+        for (int d = 0; d < HEAD_DIM; ++d)
+            dot += LOAD(Q, qb + d) * LOAD(K, kb + (long)j * a.k_ss + d);
+        m = fmax(m, dot * a.scale);
+    }
+    for (int d = 0; d < HEAD_DIM; ++d)
+        out[d] = 0.0f;
+    if (last < 0)
+        return -INFINITY;
+    float l = 0.0f;
+    for (int j = 0; j <= last; ++j) {
+        float dot = 0.0f;
+        for (int d = 0; d < HEAD_DIM; ++d)
+            dot += LOAD(Q, qb + d) * LOAD(K, kb + (long)j * a.k_ss + d);
+        const float p = exp(dot * a.scale - m);
+        l += p;
+        for (int d = 0; d < HEAD_DIM; ++d)
+            out[d] += p * LOAD(V, vb + (long)j * a.v_ss + d);
+    }
+    for (int d = 0; d < HEAD_DIM; ++d)
+        out[d] /= l;
+    return m + log(l);
+}
+
+#define ATTN_PARAMS                                                                                  \
+    const int seq_q, const int seq_kv, const int heads_q, const int group, const float scale,        \
+        const int causal, const long q_sb, const long q_ss, const long q_sh, const long k_sb,        \
+        const long k_ss, const long k_sh, const long v_sb, const long v_ss, const long v_sh
+#define ATTN_ARGS                                                                                    \
+    {                                                                                                \
+        seq_q, seq_kv, heads_q, group, causal, scale, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss, \
+            v_sh                                                                                     \
+    }
+
+/* The naive algorithm: every row, written to O in the storage dtype. */
+__kernel void naive_fwd(__global const STORE_T *Q, __global const STORE_T *K, __global const STORE_T *V,
+                        ATTN_PARAMS, __global STORE_T *O, __global float *LSE, const int write_lse,
+                        const long total_rows, const long o_sb, const long o_ss, const long o_sh)
+{
+    const long flat = get_global_id(0);
+    if (flat >= total_rows)
+        return;
+    const attn_args a = ATTN_ARGS;
+    float out[HEAD_DIM];
+    const float lse = naive_row(flat, Q, K, V, a, out);
+    const int i = (int)(flat % seq_q);
+    const long bh = flat / seq_q;
+    const long ob = (bh / heads_q) * o_sb + (long)i * o_ss + (bh % heads_q) * o_sh;
+    for (int d = 0; d < HEAD_DIM; ++d)
+        STORE(O, ob + d, out[d]);
+    if (write_lse)
+        LSE[flat] = lse;
+}
+
+/* The validator's reference: the listed rows, in fp32, packed (n_rows, HEAD_DIM). */
+__kernel void naive_ref_rows(__global const STORE_T *Q, __global const STORE_T *K,
+                             __global const STORE_T *V, ATTN_PARAMS, __global const long *rows,
+                             const long n_rows, __global float *ref, __global float *ref_lse)
+{
+    const long r = get_global_id(0);
+    if (r >= n_rows)
+        return;
+    const attn_args a = ATTN_ARGS;
+    float out[HEAD_DIM];
+    ref_lse[r] = naive_row(rows[r], Q, K, V, a, out);
+    for (int d = 0; d < HEAD_DIM; ++d)
+        ref[r * HEAD_DIM + d] = out[d];
+}
+
+/*
+ * Compares the listed rows of O (and LSE) with the reference. Per row it writes
+ * stats[4r..4r+3] = max |out - ref|, out and ref at that element, the row scale max |ref|;
+ * info[4r..4r+3] = worst column (-1: the LSE), elements outside the tolerance, non-finite outputs
+ * where the reference is finite, and 0.
+ * Tolerance: |out - ref| <= rtol*|ref| + atol*row_scale (the LSE: atol*(1 + |ref|)); NaN never passes.
+ */
+__kernel void compare_rows(__global const STORE_T *O, __global const float *LSE, const int has_lse,
+                           const int seq_q, const int heads_q, const long o_sb, const long o_ss,
+                           const long o_sh, __global const long *rows, const long n_rows,
+                           __global const float *ref, __global const float *ref_lse, const float atol,
+                           const float rtol, __global float *stats, __global int *info)
+{
+    const long r = get_global_id(0);
+    if (r >= n_rows)
+        return;
+    const long flat = rows[r];
+    const int i = (int)(flat % seq_q);
+    const long bh = flat / seq_q;
+    const long ob = (bh / heads_q) * o_sb + (long)i * o_ss + (bh % heads_q) * o_sh;
+
+    float scale = 1e-30f;
+    for (int d = 0; d < HEAD_DIM; ++d)
+        scale = fmax(scale, fabs(ref[r * HEAD_DIM + d]));
+    float worst = -1.0f, worst_out = 0.0f, worst_ref = 0.0f;
+    int worst_col = 0, failures = 0, nonfinite = 0;
+    for (int d = 0; d < HEAD_DIM; ++d) {
+        const float x = LOAD(O, ob + d);
+        const float y = ref[r * HEAD_DIM + d];
+        const float err = fabs(x - y);
+        const bool ok = err <= rtol * fabs(y) + atol * scale;
+        failures += ok ? 0 : 1;
+        nonfinite += (!isfinite(x) && isfinite(y)) ? 1 : 0;
+        const float e = isnan(err) ? INFINITY : err;
+        if (e > worst) {
+            worst = e;
+            worst_out = x;
+            worst_ref = y;
+            worst_col = d;
+        }
+    }
+    if (has_lse) {
+        const float x = LSE[flat];
+        const float y = ref_lse[r];
+        const bool same_inf = isinf(x) && isinf(y) && (x < 0) == (y < 0);
+        const float err = same_inf ? 0.0f : fabs(x - y);
+        const bool ok = same_inf || err <= atol * (1.0f + fabs(y));
+        failures += ok ? 0 : 1;
+        nonfinite += (!same_inf && !isfinite(x) && isfinite(y)) ? 1 : 0;
+        if (!ok && !(worst_col >= 0 && worst > err)) {
+            worst = isnan(err) ? INFINITY : err;
+            worst_out = x;
+            worst_ref = y;
+            worst_col = -1;
+        }
+    }
+    stats[4 * r + 0] = worst;
+    stats[4 * r + 1] = worst_out;
+    stats[4 * r + 2] = worst_ref;
+    stats[4 * r + 3] = scale;
+    info[4 * r + 0] = worst_col;
+    info[4 * r + 1] = failures;
+    info[4 * r + 2] = nonfinite;
+    info[4 * r + 3] = 0;
+}

@@ -1,0 +1,341 @@
+/*
+ * flashcl: exact attention (FlashAttention-2 semantics) through OpenCL, on any vendor's GPU and on CPUs.
+ *
+ * Read top to bottom: version, status codes, types, then the functions of each object.
+ *
+ * The model is plan-then-enqueue. A context wraps the application's own OpenCL context, device and
+ * queue. A plan is built once per problem shape: it validates the description, chooses tile sizes that
+ * fit the device and compiles (or loads from the cache) the kernel. Enqueueing a plan only sets kernel
+ * arguments and launches on the caller's buffers: no allocation, no host synchronisation, nothing of
+ * size seq_q x seq_kv, ever (validation mode, which blocks, is the one documented exception).
+ *
+ * Every function returns a flashcl_status. On failure nothing is launched and nothing is leaked, and
+ * flashcl_context_last_error() holds a message naming the argument and the reason (or the OpenCL
+ * compiler's build log).
+ */
+#ifndef FLASHCL_H
+#define FLASHCL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#ifdef __APPLE__
+#include <OpenCL/cl.h>
+#else
+#include <CL/cl.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------------
+ * Version. meson reads the numbers from these lines.
+ */
+#define FLASHCL_VERSION_MAJOR 0
+#define FLASHCL_VERSION_MINOR 1
+#define FLASHCL_VERSION_PATCH 0
+#define FLASHCL_VERSION_NUMBER \
+    (FLASHCL_VERSION_MAJOR * 10000 + FLASHCL_VERSION_MINOR * 100 + FLASHCL_VERSION_PATCH)
+
+#if defined(_WIN32) && defined(FLASHCL_BUILDING_DLL)
+#define FLASHCL_API __declspec(dllexport)
+#elif defined(__GNUC__) || defined(__clang__)
+#define FLASHCL_API __attribute__((visibility("default")))
+#else
+#define FLASHCL_API
+#endif
+
+/** The version of the library linked at run time, as FLASHCL_VERSION_NUMBER encodes it. */
+FLASHCL_API unsigned flashcl_version(void);
+/** The same as a string, "major.minor.patch". Static storage. */
+FLASHCL_API const char *flashcl_version_string(void);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Status codes. Numbers are stable and never reused. When the failure came from OpenCL, the OpenCL
+ * error code is kept: flashcl_context_last_cl_error() returns it.
+ */
+#define FLASHCL_STATUS_MAP(X)                                                                         \
+    X(SUCCESS, 0, "success")                                                                          \
+    X(INVALID_ARGUMENT, 1, "invalid argument")                                                        \
+    X(UNSUPPORTED, 2, "unsupported problem or device")                                                \
+    X(OUT_OF_HOST_MEMORY, 3, "out of host memory")                                                    \
+    X(OUT_OF_DEVICE_MEMORY, 4, "out of device memory or resources")                                   \
+    X(OPENCL_ERROR, 5, "OpenCL call failed")                                                          \
+    X(BUILD_FAILED, 6, "kernel build failed")                                                         \
+    X(NO_DEVICE, 7, "no OpenCL device found")                                                         \
+    X(BUFFER_TOO_SMALL, 8, "buffer smaller than the problem needs")                                   \
+    X(VALIDATION_FAILED, 9, "result differs from the naive kernel beyond tolerance")                  \
+    X(CACHE_ERROR, 10, "program cache error")
+
+typedef enum flashcl_status {
+#define FLASHCL_STATUS_ENUM_(name, value, text) FLASHCL_##name = value,
+    FLASHCL_STATUS_MAP(FLASHCL_STATUS_ENUM_)
+#undef FLASHCL_STATUS_ENUM_
+} flashcl_status;
+
+/** A short description of a status. Never NULL; unknown codes give "unknown status". */
+FLASHCL_API const char *flashcl_status_string(flashcl_status status);
+/** The enumerator's name without the prefix ("INVALID_ARGUMENT"). Never NULL. */
+FLASHCL_API const char *flashcl_status_name(flashcl_status status);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Problem description.
+ */
+typedef enum flashcl_dtype {
+    FLASHCL_DTYPE_F32 = 0, /* float */
+    FLASHCL_DTYPE_F16 = 1, /* IEEE half, read with vload_half: no cl_khr_fp16 needed */
+    FLASHCL_DTYPE_BF16 = 2 /* bfloat16, stored as the upper 16 bits of a float */
+} flashcl_dtype;
+
+/** Bytes per element of a dtype, 0 for an unknown one. */
+FLASHCL_API size_t flashcl_dtype_size(flashcl_dtype dtype);
+/** "f32", "f16", "bf16", or "?" */
+FLASHCL_API const char *flashcl_dtype_name(flashcl_dtype dtype);
+
+/*
+ * Element strides of a 4-D tensor (batch, seq, heads, head_dim). The head_dim stride is always 1.
+ * All three zero means the default, FlashAttention's contiguous (batch, seq, heads, head_dim) layout.
+ * Strides are in elements, never negative; reading tensors (Q, K, V) may alias rows (stride 0 to
+ * broadcast, say), the output may not.
+ */
+typedef struct flashcl_strides {
+    int64_t batch, seq, head;
+} flashcl_strides;
+
+typedef struct flashcl_problem {
+    int32_t batch;      /* >= 1 */
+    int32_t heads_q;    /* >= 1 */
+    int32_t heads_kv;   /* >= 1, divides heads_q (GQA/MQA): query head h reads kv head h/(heads_q/heads_kv) */
+    int32_t seq_q;      /* >= 1 */
+    int32_t seq_kv;     /* >= 1 */
+    int32_t head_dim;   /* a multiple of 8, 8 to 256 */
+    flashcl_dtype dtype; /* storage type of Q, K, V and O; arithmetic is fp32 */
+    float scale;        /* 0 means 1/sqrt(head_dim) */
+    int32_t causal;     /* nonzero: bottom-right aligned, query i sees key j iff j <= i + seq_kv - seq_q */
+    int32_t return_lse; /* nonzero: write fp32 log-sum-exp, (batch, heads_q, seq_q) contiguous */
+    flashcl_strides q_strides, k_strides, v_strides, o_strides;
+} flashcl_problem;
+
+/** Fills a problem with defaults: everything 1 but head_dim 64, fp32, default scale and layout. */
+FLASHCL_API void flashcl_problem_default(flashcl_problem *problem);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Device profile: what the tile choice depends on. A pure value, so that tools and tests can build a
+ * fake one (another vendor's limits) and ask what the chooser would do.
+ */
+typedef enum flashcl_vendor {
+    FLASHCL_VENDOR_OTHER = 0,
+    FLASHCL_VENDOR_NVIDIA = 1,
+    FLASHCL_VENDOR_AMD = 2,
+    FLASHCL_VENDOR_INTEL = 3,
+    FLASHCL_VENDOR_POCL = 4,  /* PoCL's CPU device */
+    FLASHCL_VENDOR_MESA = 5,  /* rusticl / clover */
+    FLASHCL_VENDOR_APPLE = 6,
+    FLASHCL_VENDOR_ARM = 7,
+    FLASHCL_VENDOR_QUALCOMM = 8
+} flashcl_vendor;
+
+typedef struct flashcl_device_profile {
+    char name[128];
+    char vendor_name[64];
+    char platform_name[64];
+    char driver_version[64];
+    char device_version[128];
+    flashcl_vendor vendor;
+    int is_cpu;                   /* CL_DEVICE_TYPE_CPU */
+    uint64_t local_mem_size;      /* CL_DEVICE_LOCAL_MEM_SIZE as reported */
+    int local_mem_is_global;      /* CL_DEVICE_LOCAL_MEM_TYPE == CL_GLOBAL (emulated, e.g. on CPUs) */
+    uint64_t global_mem_size;
+    uint64_t max_alloc_size;
+    size_t max_work_group_size;
+    size_t wg_multiple;           /* warp / wavefront / subgroup width, or the preferred multiple */
+    uint32_t compute_units;
+    int nv_cc_major, nv_cc_minor; /* NVIDIA compute capability, 0 if unknown */
+    int has_fp16, has_fp64, has_subgroups;
+    /* The local memory the tile chooser may use: min(local_mem_size, 64 KiB, a user cap), see
+     * flashcl_settings.local_mem_limit. Filled by flashcl_device_profile_query. */
+    uint64_t local_mem_budget;
+} flashcl_device_profile;
+
+/** Reads a device's profile. local_mem_limit caps local_mem_budget (0: FLASHCL_LOCAL_MEM_LIMIT or none). */
+FLASHCL_API flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_mem_limit,
+                                                        flashcl_device_profile *profile);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Kernel configuration: what a plan runs. flashcl_choose_config() is the one function plans use to
+ * choose it, a pure function of (profile, problem).
+ */
+typedef enum flashcl_algorithm {
+    FLASHCL_ALGO_FLASH = 0, /* tiled, online softmax, O(seq) memory */
+    FLASHCL_ALGO_NAIVE = 1  /* the textbook computation, one row per work-item: the validator */
+} flashcl_algorithm;
+
+typedef struct flashcl_config {
+    flashcl_algorithm algorithm;
+    int32_t block_m;        /* query rows per work-group */
+    int32_t block_n;        /* keys per tile */
+    int32_t threads_per_row;
+    int32_t work_group_size;
+    uint64_t local_mem_bytes;  /* from the kernel's exact formula */
+    uint64_t local_mem_budget; /* what the chooser was allowed */
+    char kernel[32];           /* the kernel path, e.g. "flash_fwd" */
+    char reason[160];          /* why these tiles, in words */
+} flashcl_config;
+
+/** Chooses the configuration a plan for `problem` would get on a device with `profile`. */
+FLASHCL_API flashcl_status flashcl_choose_config(const flashcl_device_profile *profile,
+                                                 const flashcl_problem *problem,
+                                                 flashcl_algorithm algorithm, flashcl_config *config);
+
+/** The exact local-memory bytes the flash kernel uses for (head_dim, block_m, block_n, threads_per_row). */
+FLASHCL_API uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, int32_t block_m, int32_t block_n,
+                                                   int32_t threads_per_row);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Context.
+ * Thread-safety: a context may be used from several threads at once (plan creation, enqueue of
+ * different plans); its program cache is locked. The last-error message is per context: when two
+ * threads fail at once on one context, one message wins.
+ */
+typedef struct flashcl_context flashcl_context;
+
+typedef struct flashcl_settings {
+    int validate;              /* -1: FLASHCL_VALIDATE from the environment (default off); 0 off; 1 on */
+    int disk_cache;            /* -1: on unless FLASHCL_CACHE=0; 0 off; 1 on */
+    const char *cache_dir;     /* NULL: $FLASHCL_CACHE_DIR, else $XDG_CACHE_HOME/flashcl, else ~/.cache/flashcl */
+    uint64_t local_mem_limit;  /* bytes the tile chooser may use; 0: FLASHCL_LOCAL_MEM_LIMIT or no cap */
+    int32_t validate_max_rows; /* validation checks every row up to this many, else a sample; 0: 4096 */
+    const char *extra_build_options; /* appended to every kernel build (diagnostics, fault injection) */
+} flashcl_settings;
+
+/** Fills settings with defaults (everything from the environment). */
+FLASHCL_API void flashcl_settings_default(flashcl_settings *settings);
+
+/**
+ * Makes a context on the application's own OpenCL objects. They are retained (clRetain*) and released
+ * on destroy; flashcl never replaces them. The queue must belong to `context` and `device`.
+ * settings may be NULL (defaults). On failure *out is NULL.
+ */
+FLASHCL_API flashcl_status flashcl_context_create(cl_context context, cl_device_id device,
+                                                  cl_command_queue queue,
+                                                  const flashcl_settings *settings,
+                                                  flashcl_context **out);
+
+/**
+ * Makes a context on a device flashcl picks: `selector` is "P:D" (platform and device index), or a
+ * case-insensitive substring of "platform name / device name"; NULL or "" means $FLASHCL_DEVICE, and
+ * if that is unset, the first GPU, else the first CPU, else the first device. The queue is created
+ * with profiling enabled. Returns FLASHCL_NO_DEVICE when nothing matches.
+ */
+FLASHCL_API flashcl_status flashcl_context_create_default(const char *selector,
+                                                          const flashcl_settings *settings,
+                                                          flashcl_context **out);
+
+/** Destroys a context and sets *ctx to NULL. Accepts NULL and a pointer to NULL. Plans must be destroyed first. */
+FLASHCL_API void flashcl_context_destroy(flashcl_context **ctx);
+
+/** The last error's message for this context ("" if none), owned by the context and valid until its
+ * next failing call. With ctx NULL: the calling thread's last failure that had no context (context
+ * creation). */
+FLASHCL_API const char *flashcl_context_last_error(const flashcl_context *ctx);
+/** The OpenCL error code behind the last error (CL_SUCCESS if it did not come from OpenCL). */
+FLASHCL_API cl_int flashcl_context_last_cl_error(const flashcl_context *ctx);
+
+/** The context's OpenCL objects (not retained for the caller). Any argument may be NULL. */
+FLASHCL_API void flashcl_context_cl_objects(const flashcl_context *ctx, cl_context *context,
+                                            cl_device_id *device, cl_command_queue *queue);
+/** The profile of the context's device (with the context's local-memory cap applied). */
+FLASHCL_API const flashcl_device_profile *flashcl_context_profile(const flashcl_context *ctx);
+
+/** Turns validation mode on or off for plans enqueued from now on. */
+FLASHCL_API void flashcl_context_set_validation(flashcl_context *ctx, int enabled);
+FLASHCL_API int flashcl_context_validation(const flashcl_context *ctx);
+
+typedef struct flashcl_stats {
+    uint64_t programs_built;      /* compiled from source */
+    uint64_t programs_from_disk;  /* loaded from the disk cache as binaries */
+    uint64_t program_cache_hits;  /* served from the context's in-memory cache */
+    uint64_t disk_cache_writes;
+    uint64_t disk_cache_rejected; /* files found but unusable (torn, stale, corrupt): rebuilt */
+} flashcl_stats;
+
+FLASHCL_API void flashcl_context_stats(const flashcl_context *ctx, flashcl_stats *stats);
+/** The disk cache directory in use, or NULL when the disk cache is off. */
+FLASHCL_API const char *flashcl_context_cache_dir(const flashcl_context *ctx);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Plan.
+ * Thread-safety: a plan may be enqueued by one thread at a time (it owns a cl_kernel whose arguments
+ * are set at enqueue). Different plans of one context may be enqueued concurrently.
+ */
+typedef struct flashcl_plan flashcl_plan;
+
+/**
+ * Builds a plan for `problem`: validates it, chooses the configuration, gets the program (memory
+ * cache, disk cache, or compile). On failure *out is NULL and the context's last error says why.
+ */
+FLASHCL_API flashcl_status flashcl_plan_create(flashcl_context *ctx, const flashcl_problem *problem,
+                                               flashcl_plan **out);
+
+/** The same with an explicit algorithm (FLASHCL_ALGO_NAIVE runs the validator kernel as the result). */
+FLASHCL_API flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_problem *problem,
+                                                    flashcl_algorithm algorithm, flashcl_plan **out);
+
+/** Destroys a plan and sets *plan to NULL. Accepts NULL. */
+FLASHCL_API void flashcl_plan_destroy(flashcl_plan **plan);
+
+/** The configuration the plan runs. */
+FLASHCL_API flashcl_status flashcl_plan_config(const flashcl_plan *plan, flashcl_config *config);
+/** The plan's problem with defaults resolved (scale, strides). */
+FLASHCL_API flashcl_status flashcl_plan_problem(const flashcl_plan *plan, flashcl_problem *problem);
+
+/** Minimum buffer sizes in bytes for the plan's Q, K, V, O and LSE (LSE 0 when not requested). */
+FLASHCL_API void flashcl_plan_buffer_sizes(const flashcl_plan *plan, size_t *q, size_t *k, size_t *v,
+                                           size_t *o, size_t *lse);
+
+/**
+ * Enqueues the attention on caller buffers. lse must be non-NULL iff the problem asked for it.
+ * Sizes and contexts of the buffers are checked (CL_MEM_SIZE, CL_MEM_CONTEXT) before anything is
+ * launched. `event` (may be NULL) receives the event of the last command enqueued.
+ * In validation mode the naive kernel recomputes a sample of rows after the flash kernel, the call
+ * waits for both and returns FLASHCL_VALIDATION_FAILED when the result is outside the tolerance;
+ * the report is read with flashcl_plan_last_validation().
+ */
+FLASHCL_API flashcl_status flashcl_plan_enqueue(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, cl_mem o,
+                                                cl_mem lse, cl_uint num_events_in_wait_list,
+                                                const cl_event *event_wait_list, cl_event *event);
+
+/*
+ * Validation report. Tolerance for each element: |out - ref| <= rtol*|ref| + atol*row_scale, where
+ * ref is the naive kernel's fp32 result, rtol is the output dtype's rounding (2^-23 fp32, 2^-10 fp16,
+ * 2^-7 bf16), row_scale = max |ref| over the row (at least 1e-30), and atol = 2^-23*(8 + 2*sqrt(seq_kv)):
+ * two fp32 computations of a sum of seq_kv terms in different orders differ by a few ulps growing like
+ * sqrt(seq_kv) (the random-walk bound; the worst case is linear, oneDNN's (1 + n)*eps). LSE, when
+ * requested, is checked with the same atol. NaN never passes.
+ */
+typedef struct flashcl_validation {
+    int ran;              /* a validated enqueue happened */
+    int passed;
+    int64_t rows_checked; /* rows recomputed by the naive kernel */
+    int64_t rows_total;   /* batch * heads_q * seq_q */
+    int64_t nan_count;    /* NaN or inf where the reference is finite */
+    int64_t failures;     /* elements outside the tolerance */
+    double max_abs_error;
+    double max_rel_error; /* |out - ref| / row_scale at the worst element */
+    int64_t worst_row;    /* flat (batch, head, query) index of the worst element's row */
+    int32_t worst_col;    /* its head_dim index, or -1 for the LSE */
+    double worst_out, worst_ref;
+    double atol, rtol;
+} flashcl_validation;
+
+/** The report of the plan's last validated enqueue. */
+FLASHCL_API flashcl_status flashcl_plan_last_validation(const flashcl_plan *plan, flashcl_validation *report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FLASHCL_H */

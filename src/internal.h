@@ -1,0 +1,117 @@
+/*
+ * internal.h: the library's private types and the functions its files share.
+ * Nothing here is exported; the public API is include/flashcl.h.
+ */
+#ifndef FLASHCL_INTERNAL_H
+#define FLASHCL_INTERNAL_H
+
+#include "flashcl.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+
+#define FLASHCL_ERRMSG_MAX 8192
+
+/* One compiled program in the context's in-memory cache. */
+typedef struct program_entry {
+    char *key; /* source name + build options */
+    cl_program program;
+    struct program_entry *next;
+} program_entry;
+
+struct flashcl_context {
+    cl_context cl_ctx;
+    cl_device_id device;
+    cl_command_queue queue;
+    flashcl_device_profile profile;
+    char device_identity[512]; /* platform, device, driver: part of every disk-cache key */
+
+    int validate;
+    int32_t validate_max_rows;
+    char *cache_dir;          /* NULL: disk cache off */
+    char *extra_build_options;
+    int cache_warned;
+
+    pthread_mutex_t lock;     /* guards the program cache and the stats */
+    pthread_mutex_t err_lock; /* guards the error message; taken inside `lock`, never around it */
+    program_entry *programs;
+    flashcl_stats stats;
+
+    char errmsg[FLASHCL_ERRMSG_MAX];
+    cl_int last_cl_error;
+};
+
+/* Embedded kernel sources (generated at build time from cl/ sources by tools/embed_cl.py). */
+typedef struct embedded_source {
+    const char *name;
+    const char *text;
+} embedded_source;
+extern const embedded_source flashcl_embedded_sources[];
+extern const size_t flashcl_embedded_source_count;
+const char *flashcl_source_text(const char *name);
+
+/* error.c */
+flashcl_status fcl_fail(flashcl_context *ctx, flashcl_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+flashcl_status fcl_fail_cl(flashcl_context *ctx, cl_int err, const char *what);
+flashcl_status fcl_status_from_cl(cl_int err);
+const char *fcl_cl_error_name(cl_int err);
+void fcl_clear_error(flashcl_context *ctx);
+
+/* Checks a condition at the API boundary; on failure records the message and returns the status. */
+#define validate_or_return(ctx, cond, status, ...)              \
+    do {                                                        \
+        if (!(cond))                                            \
+            return fcl_fail((ctx), (status), __VA_ARGS__);      \
+    } while (0)
+
+/* program.c: build with in-memory and disk caches. */
+flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, const char *options,
+                               cl_program *out);
+void fcl_release_programs(flashcl_context *ctx);
+char *fcl_resolve_cache_dir(const char *setting);
+uint64_t fcl_hash64(const void *data, size_t len, uint64_t seed);
+
+/* problem.c: description checks and layout math shared by plans and the chooser. */
+typedef struct resolved_layout {
+    flashcl_strides q, k, v, o;
+    uint64_t q_bytes, k_bytes, v_bytes, o_bytes, lse_bytes; /* minimum buffer sizes */
+} resolved_layout;
+flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout);
+float fcl_effective_scale(const flashcl_problem *p);
+int fcl_strides_overlap(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t nh, int64_t d);
+int fcl_tensor_extent(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t nh, int64_t d,
+                      uint64_t *elements);
+
+/* plan.c */
+void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n);
+
+/* tiles.c */
+flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
+                                size_t max_wg, flashcl_config *cfg);
+
+/* validate.c */
+typedef struct validation_state validation_state;
+flashcl_status fcl_validate_run(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
+                                cl_event flash_done, cl_event *event);
+void fcl_validation_free(validation_state *vs);
+void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, double *atol, double *rtol);
+
+struct flashcl_plan {
+    flashcl_context *ctx;
+    flashcl_problem problem; /* defaults resolved */
+    resolved_layout layout;
+    flashcl_config config;
+    char options[512];
+    cl_kernel kernel;
+    size_t global[2], local[2];
+    validation_state *validation;
+    flashcl_validation report;
+};
+
+/* Small string helpers. */
+char *fcl_strdup(const char *s);
+void fcl_strlcpy(char *dst, const char *src, size_t n);
+
+#endif

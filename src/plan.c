@@ -1,0 +1,348 @@
+/*
+ * plan.c: plans (validate, choose tiles, get the program, fix the kernel's constant arguments once)
+ * and their enqueue, the hot path: check the buffers, set five arguments, launch.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Flash kernel argument order (cl/flash_fwd.cl). */
+enum { FA_Q, FA_K, FA_V, FA_O, FA_LSE, FA_SEQ_Q, FA_SEQ_KV, FA_HEADS_Q, FA_GROUP, FA_SCALE, FA_CAUSAL,
+       FA_WRITE_LSE, FA_STRIDES };
+/* Naive kernel argument order (cl/naive.cl, naive_fwd). */
+enum { NA_Q, NA_K, NA_V, NA_SEQ_Q, NA_SEQ_KV, NA_HEADS_Q, NA_GROUP, NA_SCALE, NA_CAUSAL, NA_STRIDES,
+       NA_O = NA_STRIDES + 9, NA_LSE, NA_WRITE_LSE, NA_TOTAL_ROWS, NA_O_STRIDES };
+
+static const char *dtype_define(flashcl_dtype t)
+{
+    return t == FLASHCL_DTYPE_F16 ? "-DFLASHCL_DTYPE_F16" : t == FLASHCL_DTYPE_BF16 ? "-DFLASHCL_DTYPE_BF16" : "-DFLASHCL_DTYPE_F32";
+}
+
+void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    if (c->algorithm == FLASHCL_ALGO_FLASH)
+        snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTPR=%d", dtype_define(p->dtype),
+                 p->head_dim, c->block_m, c->block_n, c->threads_per_row);
+    else
+        snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d", dtype_define(p->dtype), p->head_dim);
+}
+
+static cl_int set_arg(cl_kernel k, cl_uint i, size_t size, const void *v, cl_int err)
+{
+    return err != CL_SUCCESS ? err : clSetKernelArg(k, i, size, v);
+}
+
+/* Sets the arguments that never change for a plan: sizes, scale, strides. */
+static cl_int set_constant_args(flashcl_plan *pl)
+{
+    const flashcl_problem *p = &pl->problem;
+    const resolved_layout *L = &pl->layout;
+    cl_int group = p->heads_q / p->heads_kv, causal = p->causal != 0, write_lse = p->return_lse != 0;
+    cl_long strides[12] = {L->q.batch, L->q.seq, L->q.head, L->k.batch, L->k.seq, L->k.head,
+                           L->v.batch, L->v.seq, L->v.head, L->o.batch, L->o.seq, L->o.head};
+    cl_kernel k = pl->kernel;
+    cl_int err = CL_SUCCESS;
+    if (pl->config.algorithm == FLASHCL_ALGO_FLASH) {
+        cl_float scale_log2 = fcl_effective_scale(p) * 1.4426950408889634f;
+        err = set_arg(k, FA_SEQ_Q, sizeof(cl_int), &p->seq_q, err);
+        err = set_arg(k, FA_SEQ_KV, sizeof(cl_int), &p->seq_kv, err);
+        err = set_arg(k, FA_HEADS_Q, sizeof(cl_int), &p->heads_q, err);
+        err = set_arg(k, FA_GROUP, sizeof(cl_int), &group, err);
+        err = set_arg(k, FA_SCALE, sizeof(cl_float), &scale_log2, err);
+        err = set_arg(k, FA_CAUSAL, sizeof(cl_int), &causal, err);
+        err = set_arg(k, FA_WRITE_LSE, sizeof(cl_int), &write_lse, err);
+        for (int i = 0; i < 12; ++i)
+            err = set_arg(k, FA_STRIDES + i, sizeof(cl_long), &strides[i], err);
+    } else {
+        cl_float scale = fcl_effective_scale(p);
+        cl_long total = (cl_long)p->batch * p->heads_q * p->seq_q;
+        err = set_arg(k, NA_SEQ_Q, sizeof(cl_int), &p->seq_q, err);
+        err = set_arg(k, NA_SEQ_KV, sizeof(cl_int), &p->seq_kv, err);
+        err = set_arg(k, NA_HEADS_Q, sizeof(cl_int), &p->heads_q, err);
+        err = set_arg(k, NA_GROUP, sizeof(cl_int), &group, err);
+        err = set_arg(k, NA_SCALE, sizeof(cl_float), &scale, err);
+        err = set_arg(k, NA_CAUSAL, sizeof(cl_int), &causal, err);
+        for (int i = 0; i < 9; ++i)
+            err = set_arg(k, NA_STRIDES + i, sizeof(cl_long), &strides[i], err);
+        err = set_arg(k, NA_WRITE_LSE, sizeof(cl_int), &write_lse, err);
+        err = set_arg(k, NA_TOTAL_ROWS, sizeof(cl_long), &total, err);
+        for (int i = 0; i < 3; ++i)
+            err = set_arg(k, NA_O_STRIDES + i, sizeof(cl_long), &strides[9 + i], err);
+    }
+    return err;
+}
+
+/* Builds the kernel for pl->config; when the compiled kernel needs more local memory or allows a
+ * smaller work-group than the formula and the device promised, shrinks the limits and tries again. */
+static flashcl_status build_kernel(flashcl_plan *pl)
+{
+    flashcl_context *ctx = pl->ctx;
+    uint64_t budget = ctx->profile.local_mem_budget;
+    size_t max_wg = ctx->profile.max_work_group_size;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        fcl_build_options(&pl->problem, &pl->config, pl->options, sizeof pl->options);
+        cl_program prog;
+        const char *src = pl->config.algorithm == FLASHCL_ALGO_FLASH ? "flash_fwd.cl" : "naive.cl";
+        flashcl_status st = fcl_get_program(ctx, src, pl->options, &prog);
+        if (st != FLASHCL_SUCCESS)
+            return st;
+        cl_int err;
+        cl_kernel k = clCreateKernel(prog, pl->config.kernel, &err);
+        if (!k)
+            return fcl_fail_cl(ctx, err, "clCreateKernel");
+        size_t kwg = 0;
+        cl_ulong klocal = 0;
+        err = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL);
+        if (err == CL_SUCCESS)
+            err = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof klocal, &klocal, NULL);
+        if (err != CL_SUCCESS) {
+            clReleaseKernel(k);
+            return fcl_fail_cl(ctx, err, "clGetKernelWorkGroupInfo");
+        }
+        if (kwg >= (size_t)pl->config.work_group_size && klocal <= ctx->profile.local_mem_size) {
+            pl->kernel = k;
+            return FLASHCL_SUCCESS;
+        }
+        clReleaseKernel(k);
+        if (pl->config.algorithm != FLASHCL_ALGO_FLASH) {
+            if (kwg < 1)
+                break;
+            pl->config.work_group_size = (int32_t)kwg;
+            continue;
+        }
+        if (kwg < (size_t)pl->config.work_group_size)
+            max_wg = kwg;
+        if (klocal > ctx->profile.local_mem_size) {
+            uint64_t over = klocal - pl->config.local_mem_bytes;
+            budget = ctx->profile.local_mem_size > over ? ctx->profile.local_mem_size - over - 1 : 0;
+        }
+        flashcl_config smaller;
+        if (fcl_choose_flash(&ctx->profile, &pl->problem, budget, max_wg, &smaller) != FLASHCL_SUCCESS)
+            break;
+        snprintf(smaller.reason, sizeof smaller.reason,
+                 "shrunk after compiling: the kernel allowed %zu work-items and needed %llu B of local memory",
+                 kwg, (unsigned long long)klocal);
+        pl->config = smaller;
+    }
+    return fcl_fail(ctx, FLASHCL_UNSUPPORTED,
+                    "no tile configuration of %s for head_dim %d fits this device (%s: %llu B local memory, "
+                    "work-group %zu)",
+                    pl->config.kernel, pl->problem.head_dim, ctx->profile.name,
+                    (unsigned long long)ctx->profile.local_mem_size, ctx->profile.max_work_group_size);
+}
+
+flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_problem *problem,
+                                        flashcl_algorithm algorithm, flashcl_plan **out)
+{
+    if (!ctx)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_create: ctx is NULL");
+    validate_or_return(ctx, out, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_create: out is NULL");
+    *out = NULL;
+    validate_or_return(ctx, algorithm == FLASHCL_ALGO_FLASH || algorithm == FLASHCL_ALGO_NAIVE,
+                       FLASHCL_INVALID_ARGUMENT, "flashcl_plan_create: algorithm = %d is not a flashcl_algorithm",
+                       (int)algorithm);
+    resolved_layout layout;
+    flashcl_status st = fcl_check_problem(ctx, problem, &layout);
+    if (st != FLASHCL_SUCCESS)
+        return st;
+
+    flashcl_plan *pl = calloc(1, sizeof *pl);
+    if (!pl)
+        return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "flashcl_plan_create: out of host memory");
+    pl->ctx = ctx;
+    pl->problem = *problem;
+    pl->problem.scale = fcl_effective_scale(problem);
+    pl->problem.q_strides = layout.q;
+    pl->problem.k_strides = layout.k;
+    pl->problem.v_strides = layout.v;
+    pl->problem.o_strides = layout.o;
+    pl->layout = layout;
+
+    st = flashcl_choose_config(&ctx->profile, &pl->problem, algorithm, &pl->config);
+    if (st != FLASHCL_SUCCESS) {
+        st = fcl_fail(ctx, st,
+                      "no tile configuration for head_dim %d fits %s's %llu B of local-memory budget",
+                      problem->head_dim, ctx->profile.name, (unsigned long long)ctx->profile.local_mem_budget);
+        goto fail;
+    }
+    if ((st = build_kernel(pl)) != FLASHCL_SUCCESS)
+        goto fail;
+    cl_int err = set_constant_args(pl);
+    if (err != CL_SUCCESS) {
+        st = fcl_fail_cl(ctx, err, "clSetKernelArg");
+        goto fail;
+    }
+    const flashcl_problem *p = &pl->problem;
+    if (pl->config.algorithm == FLASHCL_ALGO_FLASH) {
+        size_t tiles = ((size_t)p->seq_q + pl->config.block_m - 1) / pl->config.block_m;
+        pl->local[0] = (size_t)pl->config.work_group_size;
+        pl->local[1] = 1;
+        pl->global[0] = tiles * pl->local[0];
+        pl->global[1] = (size_t)p->batch * p->heads_q;
+    } else {
+        size_t total = (size_t)p->batch * p->heads_q * p->seq_q;
+        size_t wg = (size_t)pl->config.work_group_size;
+        pl->local[0] = wg;
+        pl->local[1] = 1;
+        pl->global[0] = (total + wg - 1) / wg * wg;
+        pl->global[1] = 1;
+    }
+    *out = pl;
+    return FLASHCL_SUCCESS;
+fail:
+    flashcl_plan_destroy(&pl);
+    return st;
+}
+
+flashcl_status flashcl_plan_create(flashcl_context *ctx, const flashcl_problem *problem, flashcl_plan **out)
+{
+    return flashcl_plan_create_algo(ctx, problem, FLASHCL_ALGO_FLASH, out);
+}
+
+void flashcl_plan_destroy(flashcl_plan **plan)
+{
+    if (!plan || !*plan)
+        return;
+    flashcl_plan *pl = *plan;
+    if (pl->kernel)
+        clReleaseKernel(pl->kernel);
+    fcl_validation_free(pl->validation);
+    free(pl);
+    *plan = NULL;
+}
+
+flashcl_status flashcl_plan_config(const flashcl_plan *plan, flashcl_config *config)
+{
+    if (!plan || !config)
+        return fcl_fail(plan ? plan->ctx : NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_config: %s is NULL",
+                        !plan ? "plan" : "config");
+    *config = plan->config;
+    return FLASHCL_SUCCESS;
+}
+
+flashcl_status flashcl_plan_problem(const flashcl_plan *plan, flashcl_problem *problem)
+{
+    if (!plan || !problem)
+        return fcl_fail(plan ? plan->ctx : NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_problem: %s is NULL",
+                        !plan ? "plan" : "problem");
+    *problem = plan->problem;
+    return FLASHCL_SUCCESS;
+}
+
+void flashcl_plan_buffer_sizes(const flashcl_plan *plan, size_t *q, size_t *k, size_t *v, size_t *o, size_t *lse)
+{
+    const resolved_layout *L = plan ? &plan->layout : NULL;
+    if (q)
+        *q = L ? (size_t)L->q_bytes : 0;
+    if (k)
+        *k = L ? (size_t)L->k_bytes : 0;
+    if (v)
+        *v = L ? (size_t)L->v_bytes : 0;
+    if (o)
+        *o = L ? (size_t)L->o_bytes : 0;
+    if (lse)
+        *lse = L ? (size_t)L->lse_bytes : 0;
+}
+
+/* A buffer argument is usable when it is a buffer of the plan's context, large enough. */
+static flashcl_status check_buffer(flashcl_context *ctx, cl_mem m, const char *name, uint64_t need)
+{
+    validate_or_return(ctx, m, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: %s is NULL", name);
+    cl_context mctx = NULL;
+    size_t size = 0;
+    cl_mem_object_type type = 0;
+    cl_int err = clGetMemObjectInfo(m, CL_MEM_TYPE, sizeof type, &type, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof mctx, &mctx, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, NULL);
+    validate_or_return(ctx, err == CL_SUCCESS, FLASHCL_INVALID_ARGUMENT,
+                       "flashcl_plan_enqueue: %s is not a valid cl_mem (%s)", name, fcl_cl_error_name(err));
+    validate_or_return(ctx, type == CL_MEM_OBJECT_BUFFER, FLASHCL_INVALID_ARGUMENT,
+                       "flashcl_plan_enqueue: %s is not a buffer", name);
+    validate_or_return(ctx, mctx == ctx->cl_ctx, FLASHCL_INVALID_ARGUMENT,
+                       "flashcl_plan_enqueue: %s belongs to another OpenCL context", name);
+    validate_or_return(ctx, size >= need, FLASHCL_BUFFER_TOO_SMALL,
+                       "flashcl_plan_enqueue: %s holds %zu bytes, the problem needs %llu", name, size,
+                       (unsigned long long)need);
+    return FLASHCL_SUCCESS;
+}
+
+flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
+                                    cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    if (!pl)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: plan is NULL");
+    flashcl_context *ctx = pl->ctx;
+    const resolved_layout *L = &pl->layout;
+    flashcl_status st;
+    if ((st = check_buffer(ctx, q, "q", L->q_bytes)) || (st = check_buffer(ctx, k, "k", L->k_bytes)) ||
+        (st = check_buffer(ctx, v, "v", L->v_bytes)) || (st = check_buffer(ctx, o, "o", L->o_bytes)))
+        return st;
+    if (pl->problem.return_lse) {
+        if ((st = check_buffer(ctx, lse, "lse", L->lse_bytes)))
+            return st;
+    } else {
+        validate_or_return(ctx, !lse, FLASHCL_INVALID_ARGUMENT,
+                           "flashcl_plan_enqueue: lse given but problem.return_lse is 0");
+    }
+    validate_or_return(ctx, o != q && o != k && o != v && (!lse || (lse != q && lse != k && lse != v && lse != o)),
+                       FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: %s aliases an input buffer",
+                       (o == q || o == k || o == v) ? "o" : "lse");
+    validate_or_return(ctx, (num_events == 0) == (wait_list == NULL), FLASHCL_INVALID_ARGUMENT,
+                       "flashcl_plan_enqueue: num_events_in_wait_list = %u but event_wait_list is %s",
+                       num_events, wait_list ? "not NULL" : "NULL");
+
+    cl_kernel kern = pl->kernel;
+    const int flash = pl->config.algorithm == FLASHCL_ALGO_FLASH;
+    cl_int err = CL_SUCCESS;
+    err = set_arg(kern, flash ? FA_Q : NA_Q, sizeof(cl_mem), &q, err);
+    err = set_arg(kern, flash ? FA_K : NA_K, sizeof(cl_mem), &k, err);
+    err = set_arg(kern, flash ? FA_V : NA_V, sizeof(cl_mem), &v, err);
+    err = set_arg(kern, flash ? FA_O : NA_O, sizeof(cl_mem), &o, err);
+    err = set_arg(kern, flash ? FA_LSE : NA_LSE, sizeof(cl_mem), &lse, err);
+    if (err != CL_SUCCESS)
+        return fcl_fail_cl(ctx, err, "clSetKernelArg");
+
+    const int validate = ctx->validate;
+    cl_event done = NULL;
+    err = clEnqueueNDRangeKernel(ctx->queue, kern, 2, NULL, pl->global, pl->local, num_events, wait_list,
+                                 (event || validate) ? &done : NULL);
+    if (err != CL_SUCCESS)
+        return fcl_fail_cl(ctx, err, "clEnqueueNDRangeKernel");
+    if (validate) {
+        st = fcl_validate_run(pl, q, k, v, o, lse, done, NULL);
+        if (event)
+            *event = done;
+        else
+            clReleaseEvent(done);
+        return st;
+    }
+    if (event)
+        *event = done;
+    return FLASHCL_SUCCESS;
+}
+
+flashcl_status flashcl_plan_last_validation(const flashcl_plan *plan, flashcl_validation *report)
+{
+    if (!plan || !report)
+        return fcl_fail(plan ? plan->ctx : NULL, FLASHCL_INVALID_ARGUMENT,
+                        "flashcl_plan_last_validation: %s is NULL", !plan ? "plan" : "report");
+    *report = plan->report;
+    return FLASHCL_SUCCESS;
+}
+
+unsigned flashcl_version(void)
+{
+    return FLASHCL_VERSION_NUMBER;
+}
+
+const char *flashcl_version_string(void)
+{
+#define FCL_STR2(x) #x
+#define FCL_STR(x) FCL_STR2(x)
+    return FCL_STR(FLASHCL_VERSION_MAJOR) "." FCL_STR(FLASHCL_VERSION_MINOR) "." FCL_STR(FLASHCL_VERSION_PATCH);
+}

@@ -1,0 +1,170 @@
+/*
+ * problem.c: checks a problem description at the API boundary and resolves its layout (default
+ * strides, minimum buffer sizes). All offset math is 64-bit and overflow-checked.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+void flashcl_problem_default(flashcl_problem *p)
+{
+    if (!p)
+        return;
+    *p = (flashcl_problem){0};
+    p->batch = p->heads_q = p->heads_kv = p->seq_q = p->seq_kv = 1;
+    p->head_dim = 64;
+    p->dtype = FLASHCL_DTYPE_F32;
+}
+
+size_t flashcl_dtype_size(flashcl_dtype dtype)
+{
+    switch (dtype) {
+    case FLASHCL_DTYPE_F32:
+        return 4;
+    case FLASHCL_DTYPE_F16:
+    case FLASHCL_DTYPE_BF16:
+        return 2;
+    }
+    return 0;
+}
+
+const char *flashcl_dtype_name(flashcl_dtype dtype)
+{
+    switch (dtype) {
+    case FLASHCL_DTYPE_F32:
+        return "f32";
+    case FLASHCL_DTYPE_F16:
+        return "f16";
+    case FLASHCL_DTYPE_BF16:
+        return "bf16";
+    }
+    return "?";
+}
+
+float fcl_effective_scale(const flashcl_problem *p)
+{
+    return p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)p->head_dim);
+}
+
+/* Number of elements from the first to one past the last addressed element, or 0 on overflow. */
+int fcl_tensor_extent(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t nh, int64_t d,
+                      uint64_t *elements)
+{
+    int64_t a, b, c, sum;
+    if (__builtin_mul_overflow(nb - 1, s->batch, &a) || __builtin_mul_overflow(ns - 1, s->seq, &b) ||
+        __builtin_mul_overflow(nh - 1, s->head, &c) || __builtin_add_overflow(a, b, &sum) ||
+        __builtin_add_overflow(sum, c, &sum) || __builtin_add_overflow(sum, d, &sum))
+        return 0;
+    *elements = (uint64_t)sum;
+    return 1;
+}
+
+/*
+ * Nonzero when two different (batch, seq, head, dim) indices map to one element. Sort the dimensions
+ * of extent > 1 by stride; the layout is injective iff each stride is at least the span of all
+ * smaller ones (the usual sufficient test, exact for the layouts people use).
+ */
+int fcl_strides_overlap(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t nh, int64_t d)
+{
+    int64_t stride[3] = {s->batch, s->seq, s->head};
+    int64_t extent[3] = {nb, ns, nh};
+    for (int i = 0; i < 3; ++i)
+        for (int j = i + 1; j < 3; ++j)
+            if (stride[j] < stride[i]) {
+                int64_t t = stride[i];
+                stride[i] = stride[j];
+                stride[j] = t;
+                t = extent[i];
+                extent[i] = extent[j];
+                extent[j] = t;
+            }
+    int64_t span = d; /* the head_dim dimension: stride 1, extent d */
+    for (int i = 0; i < 3; ++i) {
+        if (extent[i] <= 1)
+            continue;
+        if (stride[i] < span)
+            return 1;
+        int64_t add;
+        if (__builtin_mul_overflow(extent[i] - 1, stride[i], &add) || __builtin_add_overflow(span, add, &span))
+            return 1;
+    }
+    return 0;
+}
+
+static flashcl_status resolve_tensor(flashcl_context *ctx, const char *name, const flashcl_strides *given,
+                                     int64_t nb, int64_t ns, int64_t nh, int64_t d, size_t elem,
+                                     int is_output, flashcl_strides *out, uint64_t *bytes)
+{
+    if (given->batch == 0 && given->seq == 0 && given->head == 0) {
+        out->head = d;
+        out->seq = nh * d;
+        out->batch = ns * nh * d;
+    } else {
+        *out = *given;
+    }
+    validate_or_return(ctx, out->batch >= 0 && out->seq >= 0 && out->head >= 0, FLASHCL_INVALID_ARGUMENT,
+                       "problem.%s_strides = {%lld, %lld, %lld}: strides must not be negative", name,
+                       (long long)out->batch, (long long)out->seq, (long long)out->head);
+    uint64_t elements;
+    validate_or_return(ctx, fcl_tensor_extent(out, nb, ns, nh, d, &elements), FLASHCL_INVALID_ARGUMENT,
+                       "problem.%s_strides = {%lld, %lld, %lld}: the tensor's extent overflows 64 bits",
+                       name, (long long)out->batch, (long long)out->seq, (long long)out->head);
+    validate_or_return(ctx, elements <= (uint64_t)INT64_MAX / elem && elements * elem <= SIZE_MAX,
+                       FLASHCL_INVALID_ARGUMENT, "problem.%s: %llu elements do not fit in memory", name,
+                       (unsigned long long)elements);
+    if (is_output)
+        validate_or_return(ctx, !fcl_strides_overlap(out, nb, ns, nh, d), FLASHCL_INVALID_ARGUMENT,
+                           "problem.%s_strides = {%lld, %lld, %lld}: output elements overlap (each "
+                           "stride must cover the span of the smaller dimensions, head_dim %lld)",
+                           name, (long long)out->batch, (long long)out->seq, (long long)out->head,
+                           (long long)d);
+    *bytes = elements * elem;
+    return FLASHCL_SUCCESS;
+}
+
+flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout)
+{
+    validate_or_return(ctx, p, FLASHCL_INVALID_ARGUMENT, "problem is NULL");
+    validate_or_return(ctx, p->batch >= 1, FLASHCL_INVALID_ARGUMENT, "problem.batch = %d: must be >= 1",
+                       (int)p->batch);
+    validate_or_return(ctx, p->heads_q >= 1, FLASHCL_INVALID_ARGUMENT,
+                       "problem.heads_q = %d: must be >= 1", (int)p->heads_q);
+    validate_or_return(ctx, p->heads_kv >= 1, FLASHCL_INVALID_ARGUMENT,
+                       "problem.heads_kv = %d: must be >= 1", (int)p->heads_kv);
+    validate_or_return(ctx, p->heads_q % p->heads_kv == 0, FLASHCL_INVALID_ARGUMENT,
+                       "problem.heads_q = %d is not a multiple of problem.heads_kv = %d (GQA needs "
+                       "whole groups)",
+                       (int)p->heads_q, (int)p->heads_kv);
+    validate_or_return(ctx, p->seq_q >= 1, FLASHCL_INVALID_ARGUMENT, "problem.seq_q = %d: must be >= 1",
+                       (int)p->seq_q);
+    validate_or_return(ctx, p->seq_kv >= 1, FLASHCL_INVALID_ARGUMENT,
+                       "problem.seq_kv = %d: must be >= 1", (int)p->seq_kv);
+    validate_or_return(ctx, p->head_dim >= 8 && p->head_dim <= 256 && p->head_dim % 8 == 0,
+                       FLASHCL_UNSUPPORTED,
+                       "problem.head_dim = %d: supported head dims are the multiples of 8 from 8 to 256",
+                       (int)p->head_dim);
+    validate_or_return(ctx, flashcl_dtype_size(p->dtype) != 0, FLASHCL_INVALID_ARGUMENT,
+                       "problem.dtype = %d: not a flashcl_dtype", (int)p->dtype);
+    validate_or_return(ctx, isfinite(p->scale), FLASHCL_INVALID_ARGUMENT,
+                       "problem.scale = %g: must be finite (0 means 1/sqrt(head_dim))", (double)p->scale);
+    /* Work-group indices along batch x heads are int in the kernels. */
+    validate_or_return(ctx, (int64_t)p->batch * p->heads_q <= INT32_MAX, FLASHCL_INVALID_ARGUMENT,
+                       "problem.batch * problem.heads_q = %lld: must fit in 31 bits",
+                       (long long)p->batch * p->heads_q);
+
+    const size_t elem = flashcl_dtype_size(p->dtype);
+    const int64_t d = p->head_dim;
+    flashcl_status st;
+    if ((st = resolve_tensor(ctx, "q", &p->q_strides, p->batch, p->seq_q, p->heads_q, d, elem, 0,
+                             &layout->q, &layout->q_bytes)) ||
+        (st = resolve_tensor(ctx, "k", &p->k_strides, p->batch, p->seq_kv, p->heads_kv, d, elem, 0,
+                             &layout->k, &layout->k_bytes)) ||
+        (st = resolve_tensor(ctx, "v", &p->v_strides, p->batch, p->seq_kv, p->heads_kv, d, elem, 0,
+                             &layout->v, &layout->v_bytes)) ||
+        (st = resolve_tensor(ctx, "o", &p->o_strides, p->batch, p->seq_q, p->heads_q, d, elem, 1,
+                             &layout->o, &layout->o_bytes)))
+        return st;
+    layout->lse_bytes = p->return_lse ? (uint64_t)p->batch * p->heads_q * p->seq_q * sizeof(float) : 0;
+    return FLASHCL_SUCCESS;
+}

@@ -1,0 +1,24 @@
+/*
+ * cli.h: what the flashcl command's subcommands share: option parsing helpers, device opening,
+ * profiling-event timing and JSON string output.
+ */
+#ifndef FLASHCL_CLI_H
+#define FLASHCL_CLI_H
+
+#include "flashcl.h"
+
+#include <stdio.h>
+
+int cmd_run(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
+
+/* Parses an integer option value; prints an error naming the option and returns 0 on bad input. */
+int cli_int(const char *opt, const char *value, long min, long max, long *out);
+int cli_dtype(const char *value, flashcl_dtype *out);
+/* Prints a flashcl failure with the context's message and returns the exit status 1. */
+int cli_fail(const flashcl_context *ctx, const char *what, flashcl_status st);
+void cli_json_string(FILE *f, const char *s);
+/* Median, minimum and maximum of n doubles (sorts them). */
+void cli_stats(double *v, int n, double *median, double *min, double *max);
+
+#endif

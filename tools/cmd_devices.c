@@ -1,0 +1,101 @@
+/*
+ * cmd_devices.c: `flashcl devices`: every OpenCL platform and device, with the profile the tile
+ * chooser reads (flashcl_device_profile_query, the same function contexts use).
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *vendor_name(flashcl_vendor v)
+{
+    static const char *names[] = {"other", "nvidia", "amd", "intel", "pocl", "mesa", "apple", "arm", "qualcomm"};
+    return (unsigned)v < sizeof names / sizeof *names ? names[v] : "other";
+}
+
+int cmd_devices(int argc, char **argv)
+{
+    int json = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: flashcl devices [--json]\n"
+                   "Lists every OpenCL device as \"P:D\" (the --device selector) with the properties tile\n"
+                   "choice depends on. FLASHCL_LOCAL_MEM_LIMIT caps the local-memory budget shown.\n");
+            return 0;
+        } else {
+            fprintf(stderr, "flashcl devices: unknown option '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    cl_uint np = 0;
+    if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS)
+        np = 0;
+    cl_platform_id *plats = calloc(np ? np : 1, sizeof *plats);
+    if (!plats)
+        return 1;
+    if (np)
+        clGetPlatformIDs(np, plats, NULL);
+    if (json)
+        printf("[");
+    int first = 1, count = 0;
+    for (cl_uint p = 0; p < np; ++p) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS)
+            nd = 0;
+        cl_device_id *devs = calloc(nd ? nd : 1, sizeof *devs);
+        if (!devs)
+            break;
+        if (nd)
+            clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
+        for (cl_uint d = 0; d < nd; ++d) {
+            flashcl_device_profile pr;
+            if (flashcl_device_profile_query(devs[d], 0, &pr) != FLASHCL_SUCCESS)
+                continue;
+            ++count;
+            if (json) {
+                printf("%s\n {\"selector\": \"%u:%u\", \"platform\": ", first ? "" : ",", p, d);
+                cli_json_string(stdout, pr.platform_name);
+                printf(", \"name\": ");
+                cli_json_string(stdout, pr.name);
+                printf(", \"vendor\": \"%s\", \"driver\": ", vendor_name(pr.vendor));
+                cli_json_string(stdout, pr.driver_version);
+                printf(", \"version\": ");
+                cli_json_string(stdout, pr.device_version);
+                printf(", \"type\": \"%s\", \"compute_units\": %u, \"local_mem_size\": %llu, "
+                       "\"local_mem_emulated\": %s, \"local_mem_budget\": %llu, \"max_work_group_size\": %zu, "
+                       "\"wg_multiple\": %zu, \"global_mem_size\": %llu, \"max_alloc_size\": %llu, "
+                       "\"nv_compute_capability\": \"%d.%d\", \"fp16\": %s, \"fp64\": %s, \"subgroups\": %s}",
+                       pr.is_cpu ? "cpu" : "gpu", pr.compute_units, (unsigned long long)pr.local_mem_size,
+                       pr.local_mem_is_global ? "true" : "false", (unsigned long long)pr.local_mem_budget,
+                       pr.max_work_group_size, pr.wg_multiple, (unsigned long long)pr.global_mem_size,
+                       (unsigned long long)pr.max_alloc_size, pr.nv_cc_major, pr.nv_cc_minor,
+                       pr.has_fp16 ? "true" : "false", pr.has_fp64 ? "true" : "false",
+                       pr.has_subgroups ? "true" : "false");
+            } else {
+                printf("%u:%u  %s / %s  [%s, %s]\n", p, d, pr.platform_name, pr.name, pr.is_cpu ? "CPU" : "GPU",
+                       vendor_name(pr.vendor));
+                printf("     driver %s, %s, %u compute units\n", pr.driver_version, pr.device_version,
+                       pr.compute_units);
+                printf("     local memory %llu B%s, budget for tiles %llu B; work-group max %zu, multiple %zu\n",
+                       (unsigned long long)pr.local_mem_size, pr.local_mem_is_global ? " (emulated in global)" : "",
+                       (unsigned long long)pr.local_mem_budget, pr.max_work_group_size, pr.wg_multiple);
+                printf("     global %.1f GiB (max alloc %.1f GiB); fp16 %s, fp64 %s, subgroups %s",
+                       pr.global_mem_size / 1073741824.0, pr.max_alloc_size / 1073741824.0, pr.has_fp16 ? "yes" : "no",
+                       pr.has_fp64 ? "yes" : "no", pr.has_subgroups ? "yes" : "no");
+                if (pr.nv_cc_major)
+                    printf(", compute capability %d.%d", pr.nv_cc_major, pr.nv_cc_minor);
+                printf("\n");
+            }
+            first = 0;
+        }
+        free(devs);
+    }
+    free(plats);
+    if (json)
+        printf("\n]\n");
+    else if (!count)
+        printf("no OpenCL devices found\n");
+    return 0;
+}

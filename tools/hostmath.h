@@ -1,0 +1,50 @@
+/*
+ * hostmath.h: host-side helpers shared by the command, the tests and the example: storage-type
+ * conversions (fp16, bf16), a seeded normal random generator, and the float64 reference attention.
+ */
+#ifndef FLASHCL_HOSTMATH_H
+#define FLASHCL_HOSTMATH_H
+
+#include "flashcl.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+uint16_t hm_float_to_half(float f);
+float hm_half_to_float(uint16_t h);
+uint16_t hm_float_to_bf16(float f);
+float hm_bf16_to_float(uint16_t h);
+
+/* Stores x as element i of a buffer of the given dtype; reads it back as float. */
+void hm_store(void *buf, flashcl_dtype t, size_t i, float x);
+float hm_load(const void *buf, flashcl_dtype t, size_t i);
+
+/* xorshift-based generator: deterministic for a seed on every platform. */
+typedef struct hm_rng {
+    uint64_t s;
+} hm_rng;
+void hm_rng_seed(hm_rng *r, uint64_t seed);
+double hm_rng_uniform(hm_rng *r); /* (0, 1) */
+double hm_rng_normal(hm_rng *r);
+
+/* Fills `count` elements of a dtype buffer with N(0, sigma) values (rounded to the dtype). */
+void hm_fill_normal(void *buf, flashcl_dtype t, size_t count, hm_rng *r, double sigma);
+
+/* Decodes `count` dtype elements to floats (exactly: every fp16 and bf16 value is a float). */
+void hm_decode(const void *buf, flashcl_dtype t, size_t count, float *out);
+
+/*
+ * Float64 reference for one output row of a resolved problem (strides and scale set), on decoded
+ * inputs. Writes head_dim doubles to out and returns the natural log-sum-exp (-inf: no key).
+ * scores must hold seq_kv doubles. row = (batch * heads_q + head) * seq_q + query.
+ */
+double hm_reference_row(const flashcl_problem *p, const float *q, const float *k, const float *v, int64_t row,
+                        double *out, double *scores);
+
+/* Offset of element (b, s, h, 0) for a strides triple. */
+static inline int64_t hm_offset(const flashcl_strides *st, int64_t b, int64_t s, int64_t h)
+{
+    return b * st->batch + s * st->seq + h * st->head;
+}
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * main.c: the flashcl command: dispatches to its subcommands and holds their shared helpers.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: flashcl <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  run       run flash attention on random inputs, validated against the naive kernel\n"
+            "  devices   list OpenCL platforms and devices with the properties tile choice uses\n"
+            "\n"
+            "flashcl <command> --help describes a command's options. Environment: FLASHCL_DEVICE\n"
+            "(device selector), FLASHCL_VALIDATE, FLASHCL_CACHE, FLASHCL_CACHE_DIR, FLASHCL_LOCAL_MEM_LIMIT.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "devices"))
+        return cmd_devices(argc - 1, argv + 1);
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("flashcl %s\n", flashcl_version_string());
+        return 0;
+    }
+    fprintf(stderr, "flashcl: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return 2;
+}
+
+int cli_int(const char *opt, const char *value, long min, long max, long *out)
+{
+    if (!value) {
+        fprintf(stderr, "flashcl: %s needs a value\n", opt);
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno || end == value || *end || v < min || v > max) {
+        fprintf(stderr, "flashcl: %s %s: expected an integer from %ld to %ld\n", opt, value, min, max);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+int cli_dtype(const char *value, flashcl_dtype *out)
+{
+    if (value && (!strcmp(value, "f32") || !strcmp(value, "fp32") || !strcmp(value, "float32")))
+        *out = FLASHCL_DTYPE_F32;
+    else if (value && (!strcmp(value, "f16") || !strcmp(value, "fp16") || !strcmp(value, "float16")))
+        *out = FLASHCL_DTYPE_F16;
+    else if (value && (!strcmp(value, "bf16") || !strcmp(value, "bfloat16")))
+        *out = FLASHCL_DTYPE_BF16;
+    else {
+        fprintf(stderr, "flashcl: --dtype %s: expected f32, f16 or bf16\n", value ? value : "(missing)");
+        return 0;
+    }
+    return 1;
+}
+
+int cli_fail(const flashcl_context *ctx, const char *what, flashcl_status st)
+{
+    const char *msg = flashcl_context_last_error(ctx);
+    fprintf(stderr, "flashcl: %s: %s (%s)%s%s\n", what, flashcl_status_string(st), flashcl_status_name(st),
+            msg && *msg ? ": " : "", msg ? msg : "");
+    return 1;
+}
+
+void cli_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void cli_stats(double *v, int n, double *median, double *min, double *max)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    *min = v[0];
+    *max = v[n - 1];
+    *median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
