@@ -8,9 +8,11 @@
  * the maximum moves, so the n x n score matrix never exists. Scores are kept in base 2 (Q is
  * pre-multiplied by scale*log2(e)) so every exponential is one exp2.
  *
- * Specialised at build time by: HEAD_DIM, BLOCK_M, BLOCK_N, TPR and FLASHCL_DTYPE_*.
+ * Specialised at build time by: HEAD_DIM, BLOCK_M, BLOCK_N, TPR, KV_SHARED and FLASHCL_DTYPE_*.
+ * KV_SHARED=1 loads V into the K tile's memory once the scores are computed: one more barrier per
+ * tile, BLOCK_N*HEAD_DIM floats less, for devices whose local memory cannot hold both.
  * Local memory, in floats (flashcl_flash_local_mem_bytes() must match this exactly):
- *   q_tile BLOCK_M*(HEAD_DIM+1) + k_tile BLOCK_N*(HEAD_DIM+1) + v_tile BLOCK_N*HEAD_DIM
+ *   q_tile BLOCK_M*(HEAD_DIM+1) + k_tile BLOCK_N*(HEAD_DIM+1) + v_tile BLOCK_N*HEAD_DIM (0 if KV_SHARED)
  *   + p_tile BLOCK_M*(BLOCK_N+1) + red BLOCK_M*TPR
  * The +1 pads rows so that the TPR work-items of a row, reading different keys at the same depth,
  * hit different banks.
@@ -22,6 +24,9 @@
 #error "TPR must divide HEAD_DIM and BLOCK_N"
 #endif
 
+#ifndef KV_SHARED
+#define KV_SHARED 0
+#endif
 #define WG_SIZE (BLOCK_M * TPR)
 #define LDQK (HEAD_DIM + 1)
 #define LDP (BLOCK_N + 1)
@@ -40,7 +45,12 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
 {
     __local float q_tile[BLOCK_M * LDQK];
     __local float k_tile[BLOCK_N * LDQK];
+#if KV_SHARED
+#define V_AT(c, d) k_tile[(c) * LDQK + (d)]
+#else
     __local float v_tile[BLOCK_N * HEAD_DIM];
+#define V_AT(c, d) v_tile[(c) * HEAD_DIM + (d)]
+#endif
     __local float p_tile[BLOCK_M * LDP];
     __local float red[BLOCK_M * TPR];
 
@@ -78,6 +88,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     const int last_key = causal ? qi + shift : seq_kv - 1;
 
     float acc[D_PER_T];
+    UNROLL
     for (int k = 0; k < D_PER_T; ++k)
         acc[k] = 0.0f;
     float m_run = -INFINITY;
@@ -91,15 +102,19 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
             const int j = n0 + c;
             const bool in = j < seq_kv;
             k_tile[c * LDQK + d] = in ? LOAD(K, k_base + (long)j * k_ss + d) : 0.0f;
-            v_tile[c * HEAD_DIM + d] = in ? LOAD(V, v_base + (long)j * v_ss + d) : 0.0f;
+#if !KV_SHARED
+            V_AT(c, d) = in ? LOAD(V, v_base + (long)j * v_ss + d) : 0.0f;
+#endif
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
         float s[N_PER_T];
         float tile_max = -INFINITY;
+        UNROLL
         for (int jj = 0; jj < N_PER_T; ++jj) {
             const int c = lane + jj * TPR;
             float dot = 0.0f;
+            UNROLL
             for (int d = 0; d < HEAD_DIM; ++d)
                 dot = fma(q_tile[row * LDQK + d], k_tile[c * LDQK + d], dot);
             const int j = n0 + c;
@@ -109,27 +124,41 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
         red[tid] = tile_max;
         barrier(CLK_LOCAL_MEM_FENCE);
         float m_new = m_run;
+        UNROLL
         for (int t = 0; t < TPR; ++t)
             m_new = fmax(m_new, red[row * TPR + t]);
         /* A row that has seen no key yet keeps m = -inf: its weights are 0 and nothing rescales. */
         const bool empty = m_new == -INFINITY;
         const float alpha = empty ? 1.0f : exp2(m_run - m_new);
         float psum = 0.0f;
+        UNROLL
         for (int jj = 0; jj < N_PER_T; ++jj) {
             const float p = empty ? 0.0f : exp2(s[jj] - m_new);
             p_tile[row * LDP + lane + jj * TPR] = p;
             psum += p;
         }
         l_part = l_part * alpha + psum;
+        UNROLL
         for (int k = 0; k < D_PER_T; ++k)
             acc[k] *= alpha;
         m_run = m_new;
-        barrier(CLK_LOCAL_MEM_FENCE); /* p_tile complete */
+        barrier(CLK_LOCAL_MEM_FENCE); /* p_tile complete, k_tile no longer read */
+#if KV_SHARED
+        for (int idx = tid; idx < BLOCK_N * HEAD_DIM; idx += WG_SIZE) {
+            const int c = idx / HEAD_DIM;
+            const int d = idx - c * HEAD_DIM;
+            const int j = n0 + c;
+            V_AT(c, d) = j < seq_kv ? LOAD(V, v_base + (long)j * v_ss + d) : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 
+        UNROLL
         for (int c = 0; c < BLOCK_N; ++c) {
             const float p = p_tile[row * LDP + c];
+            UNROLL
             for (int k = 0; k < D_PER_T; ++k)
-                acc[k] = fma(p, v_tile[c * HEAD_DIM + lane + k * TPR], acc[k]);
+                acc[k] = fma(p, V_AT(c, lane + k * TPR), acc[k]);
         }
     }
 
@@ -137,12 +166,14 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     red[tid] = l_part;
     barrier(CLK_LOCAL_MEM_FENCE);
     float l = 0.0f;
+    UNROLL
     for (int t = 0; t < TPR; ++t)
         l += red[row * TPR + t];
 
     if (qi < seq_q) {
         const float inv = l > 0.0f ? 1.0f / l : 0.0f; /* no visible key: zeros, never NaN */
         const long o_base = b * o_sb + (long)qi * o_ss + h * o_sh;
+        UNROLL
         for (int k = 0; k < D_PER_T; ++k)
             STORE(O, o_base + lane + k * TPR, acc[k] * inv);
         if (write_lse && lane == 0)

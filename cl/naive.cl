@@ -11,33 +11,36 @@
 #error "naive.cl needs HEAD_DIM"
 #endif
 
-typedef struct attn_args {
-    int seq_q, seq_kv, heads_q, group, causal;
-    float scale;
-    long q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss, v_sh;
-} attn_args;
+#define ATTN_PARAMS                                                                                  \
+    const int seq_q, const int seq_kv, const int heads_q, const int group, const float scale,        \
+        const int causal, const long q_sb, const long q_ss, const long q_sh, const long k_sb,        \
+        const long k_ss, const long k_sh, const long v_sb, const long v_ss, const long v_sh
+#define ATTN_ARGS                                                                                    \
+    seq_q, seq_kv, heads_q, group, scale, causal, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss, v_sh
 
 /* out[d] = softmax(scale * q.K^T) V for one row; returns the natural log-sum-exp (-inf: no key). */
 inline float naive_row(long flat, __global const STORE_T *Q, __global const STORE_T *K,
-                       __global const STORE_T *V, const attn_args a, float *out)
+                       __global const STORE_T *V, ATTN_PARAMS, float *out)
 {
-    const int i = (int)(flat % a.seq_q);
-    const long bh = flat / a.seq_q;
-    const int h = (int)(bh % a.heads_q);
-    const long b = bh / a.heads_q;
-    const int hk = h / a.group;
-    const long qb = b * a.q_sb + (long)i * a.q_ss + h * a.q_sh;
-    const long kb = b * a.k_sb + hk * a.k_sh;
-    const long vb = b * a.v_sb + hk * a.v_sh;
-    const int last = a.causal ? min(a.seq_kv - 1, i + a.seq_kv - a.seq_q) : a.seq_kv - 1;
+    const int i = (int)(flat % seq_q);
+    const long bh = flat / seq_q;
+    const int h = (int)(bh % heads_q);
+    const long b = bh / heads_q;
+    const int hk = h / group;
+    const long qb = b * q_sb + (long)i * q_ss + h * q_sh;
+    const long kb = b * k_sb + hk * k_sh;
+    const long vb = b * v_sb + hk * v_sh;
+    const int last = causal ? min(seq_kv - 1, i + seq_kv - seq_q) : seq_kv - 1;
 
     float m = -INFINITY;
     for (int j = 0; j <= last; ++j) {
         float dot = 0.0f;
+        UNROLL
         for (int d = 0; d < HEAD_DIM; ++d)
-            dot += LOAD(Q, qb + d) * LOAD(K, kb + (long)j * a.k_ss + d);
-        m = fmax(m, dot * a.scale);
+            dot += LOAD(Q, qb + d) * LOAD(K, kb + (long)j * k_ss + d);
+        m = fmax(m, dot * scale);
     }
+    UNROLL
     for (int d = 0; d < HEAD_DIM; ++d)
         out[d] = 0.0f;
     if (last < 0)
@@ -45,46 +48,43 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const STOR
     float l = 0.0f;
     for (int j = 0; j <= last; ++j) {
         float dot = 0.0f;
+        UNROLL
         for (int d = 0; d < HEAD_DIM; ++d)
-            dot += LOAD(Q, qb + d) * LOAD(K, kb + (long)j * a.k_ss + d);
-        const float p = exp(dot * a.scale - m);
+            dot += LOAD(Q, qb + d) * LOAD(K, kb + (long)j * k_ss + d);
+        const float p = exp(dot * scale - m);
         l += p;
+        UNROLL
         for (int d = 0; d < HEAD_DIM; ++d)
-            out[d] += p * LOAD(V, vb + (long)j * a.v_ss + d);
+            out[d] += p * LOAD(V, vb + (long)j * v_ss + d);
     }
+    UNROLL
     for (int d = 0; d < HEAD_DIM; ++d)
         out[d] /= l;
     return m + log(l);
 }
-
-#define ATTN_PARAMS                                                                                  \
-    const int seq_q, const int seq_kv, const int heads_q, const int group, const float scale,        \
-        const int causal, const long q_sb, const long q_ss, const long q_sh, const long k_sb,        \
-        const long k_ss, const long k_sh, const long v_sb, const long v_ss, const long v_sh
-#define ATTN_ARGS                                                                                    \
-    {                                                                                                \
-        seq_q, seq_kv, heads_q, group, causal, scale, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss, \
-            v_sh                                                                                     \
-    }
 
 /* The naive algorithm: every row, written to O in the storage dtype. */
 __kernel void naive_fwd(__global const STORE_T *Q, __global const STORE_T *K, __global const STORE_T *V,
                         ATTN_PARAMS, __global STORE_T *O, __global float *LSE, const int write_lse,
                         const long total_rows, const long o_sb, const long o_ss, const long o_sh)
 {
-    const long flat = get_global_id(0);
-    if (flat >= total_rows)
-        return;
-    const attn_args a = ATTN_ARGS;
+    /* No early return: Mesa's llvmpipe mis-compiles kernel-argument loads after one (see
+     * tests/rusticl/README.md); work-items past the end compute row 0 again and store nothing. */
+    const long gid = get_global_id(0);
+    const bool valid = gid < total_rows;
+    const long flat = valid ? gid : 0;
     float out[HEAD_DIM];
-    const float lse = naive_row(flat, Q, K, V, a, out);
+    const float lse = naive_row(flat, Q, K, V, ATTN_ARGS, out);
     const int i = (int)(flat % seq_q);
     const long bh = flat / seq_q;
     const long ob = (bh / heads_q) * o_sb + (long)i * o_ss + (bh % heads_q) * o_sh;
-    for (int d = 0; d < HEAD_DIM; ++d)
-        STORE(O, ob + d, out[d]);
-    if (write_lse)
-        LSE[flat] = lse;
+    if (valid) {
+        UNROLL
+        for (int d = 0; d < HEAD_DIM; ++d)
+            STORE(O, ob + d, out[d]);
+        if (write_lse)
+            LSE[flat] = lse;
+    }
 }
 
 /* The validator's reference: the listed rows, in fp32, packed (n_rows, HEAD_DIM). */
@@ -95,9 +95,9 @@ __kernel void naive_ref_rows(__global const STORE_T *Q, __global const STORE_T *
     const long r = get_global_id(0);
     if (r >= n_rows)
         return;
-    const attn_args a = ATTN_ARGS;
     float out[HEAD_DIM];
-    ref_lse[r] = naive_row(rows[r], Q, K, V, a, out);
+    ref_lse[r] = naive_row(rows[r], Q, K, V, ATTN_ARGS, out);
+    UNROLL
     for (int d = 0; d < HEAD_DIM; ++d)
         ref[r * HEAD_DIM + d] = out[d];
 }
@@ -124,10 +124,12 @@ __kernel void compare_rows(__global const STORE_T *O, __global const float *LSE,
     const long ob = (bh / heads_q) * o_sb + (long)i * o_ss + (bh % heads_q) * o_sh;
 
     float scale = 1e-30f;
+    UNROLL
     for (int d = 0; d < HEAD_DIM; ++d)
         scale = fmax(scale, fabs(ref[r * HEAD_DIM + d]));
     float worst = -1.0f, worst_out = 0.0f, worst_ref = 0.0f;
     int worst_col = 0, failures = 0, nonfinite = 0;
+    UNROLL
     for (int d = 0; d < HEAD_DIM; ++d) {
         const float x = LOAD(O, ob + d);
         const float y = ref[r * HEAD_DIM + d];

@@ -180,6 +180,7 @@ typedef struct flashcl_config {
     int32_t block_n;        /* keys per tile */
     int32_t threads_per_row;
     int32_t work_group_size;
+    int32_t kv_shared;         /* V reuses the K tile's local memory (for small local memories) */
     uint64_t local_mem_bytes;  /* from the kernel's exact formula */
     uint64_t local_mem_budget; /* what the chooser was allowed */
     char kernel[32];           /* the kernel path, e.g. "flash_fwd" */
@@ -191,9 +192,9 @@ FLASHCL_API flashcl_status flashcl_choose_config(const flashcl_device_profile *p
                                                  const flashcl_problem *problem,
                                                  flashcl_algorithm algorithm, flashcl_config *config);
 
-/** The exact local-memory bytes the flash kernel uses for (head_dim, block_m, block_n, threads_per_row). */
+/** The exact local-memory bytes the flash kernel uses for a tile configuration. */
 FLASHCL_API uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, int32_t block_m, int32_t block_n,
-                                                   int32_t threads_per_row);
+                                                   int32_t threads_per_row, int32_t kv_shared);
 
 /* ---------------------------------------------------------------------------------------------------
  * Context.

@@ -24,8 +24,8 @@ static const char *dtype_define(flashcl_dtype t)
 void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     if (c->algorithm == FLASHCL_ALGO_FLASH)
-        snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTPR=%d", dtype_define(p->dtype),
-                 p->head_dim, c->block_m, c->block_n, c->threads_per_row);
+        snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTPR=%d -DKV_SHARED=%d",
+                 dtype_define(p->dtype), p->head_dim, c->block_m, c->block_n, c->threads_per_row, c->kv_shared);
     else
         snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d", dtype_define(p->dtype), p->head_dim);
 }
@@ -116,8 +116,10 @@ static flashcl_status build_kernel(flashcl_plan *pl)
         if (kwg < (size_t)pl->config.work_group_size)
             max_wg = kwg;
         if (klocal > ctx->profile.local_mem_size) {
-            uint64_t over = klocal - pl->config.local_mem_bytes;
-            budget = ctx->profile.local_mem_size > over ? ctx->profile.local_mem_size - over - 1 : 0;
+            /* Scale the budget by what the compiler reported against the formula: a driver that
+             * counts each byte twice (rusticl 22 on llvmpipe does) gets half the budget. */
+            budget = (uint64_t)((double)pl->config.local_mem_bytes * (double)ctx->profile.local_mem_size /
+                                (double)klocal);
         }
         flashcl_config smaller;
         if (fcl_choose_flash(&ctx->profile, &pl->problem, budget, max_wg, &smaller) != FLASHCL_SUCCESS)

@@ -15,10 +15,12 @@
  * stay within the 64 to 128 registers a GPU thread can have at good occupancy. */
 #define FCL_MAX_COLS_PER_ITEM 32
 
-uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, int32_t block_m, int32_t block_n, int32_t tpr)
+uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, int32_t block_m, int32_t block_n, int32_t tpr,
+                                       int32_t kv_shared)
 {
     const uint64_t d = (uint64_t)head_dim, bm = (uint64_t)block_m, bn = (uint64_t)block_n;
-    const uint64_t floats = bm * (d + 1) + bn * (d + 1) + bn * d + bm * (bn + 1) + bm * (uint64_t)tpr;
+    const uint64_t floats = bm * (d + 1) + bn * (d + 1) + (kv_shared ? 0 : bn * d) + bm * (bn + 1) +
+                            bm * (uint64_t)tpr;
     return floats * sizeof(float);
 }
 
@@ -53,9 +55,12 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
      * work-item holds, block_n / tpr, are registers too). */
     const uint32_t rows_cap = next_pow2((uint32_t)p->seq_q);
     const uint32_t keys_cap = next_pow2((uint32_t)p->seq_kv);
-    int32_t best_m = 0, best_n = 0;
-    for (int pass = 0; pass < 2 && !best_m; ++pass) {
-        const int32_t min_n = pass == 0 ? 16 : tpr;
+    /* Four passes, from the preferred to the last resort: separate K and V tiles with at least 16
+     * keys; V sharing K's memory with at least 16 keys; then the same with as few keys as tpr. */
+    int32_t best_m = 0, best_n = 0, shared = 0;
+    for (int pass = 0; pass < 4 && !best_m; ++pass) {
+        const int32_t min_n = pass < 2 ? 16 : tpr;
+        shared = pass % 2;
         for (int32_t bm = 64; bm >= 1 && !best_m; bm /= 2) {
             if ((size_t)bm * tpr > max_wg)
                 continue;
@@ -64,7 +69,7 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
             for (int32_t bn = 64; bn >= min_n; bn /= 2) {
                 if (bn % tpr || ((uint32_t)bn > keys_cap && bn > 16))
                     continue;
-                if (flashcl_flash_local_mem_bytes(d, bm, bn, tpr) <= budget) {
+                if (flashcl_flash_local_mem_bytes(d, bm, bn, tpr, shared) <= budget) {
                     best_m = bm;
                     best_n = bn;
                     break;
@@ -81,12 +86,14 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     cfg->block_n = best_n;
     cfg->threads_per_row = tpr;
     cfg->work_group_size = best_m * tpr;
-    cfg->local_mem_bytes = flashcl_flash_local_mem_bytes(d, best_m, best_n, tpr);
+    cfg->kv_shared = shared;
+    cfg->local_mem_bytes = flashcl_flash_local_mem_bytes(d, best_m, best_n, tpr, shared);
     cfg->local_mem_budget = budget;
     fcl_strlcpy(cfg->kernel, "flash_fwd", sizeof cfg->kernel);
     snprintf(cfg->reason, sizeof cfg->reason,
-             "heuristic: %d threads/row hold %d outputs each; %dx%d is the largest tile in %llu B and %zu items",
-             (int)tpr, (int)(d / tpr), (int)best_m, (int)best_n, (unsigned long long)budget, max_wg);
+             "heuristic: %d threads/row hold %d outputs each; %dx%d%s is the largest tile in %llu B, %zu items",
+             (int)tpr, (int)(d / tpr), (int)best_m, (int)best_n, shared ? " (V shares K's tile)" : "",
+             (unsigned long long)budget, max_wg);
     return FLASHCL_SUCCESS;
 }
 

@@ -1,0 +1,34 @@
+/*
+ * testutil.h: what the Check suites share: running a suite once per OpenCL device (filtered by
+ * FLASHCL_TEST_PLATFORM, a substring of "platform / device"), exit 77 when no device matches, and
+ * small helpers for buffers and problems.
+ */
+#ifndef FLASHCL_TESTUTIL_H
+#define FLASHCL_TESTUTIL_H
+
+#include "flashcl.h"
+#include "hostmath.h"
+
+#include <check.h>
+
+/* The device the current suite run is on (valid inside tests). */
+extern cl_context tu_context;
+extern cl_device_id tu_device;
+extern cl_command_queue tu_queue;
+extern char tu_device_label[512];
+
+/*
+ * Runs make_suite()'s suite once per matching device, or once with no device when needs_device is 0.
+ * Returns the process exit status: 0 all passed, 1 a failure, 77 no device (skipped).
+ */
+int tu_run(Suite *(*make_suite)(void), int needs_device);
+
+/* A flashcl context on the current device with test settings (disk cache off, validation off). */
+flashcl_context *tu_context_create(void);
+
+/* A buffer of `bytes` filled from host (or with the byte 0xff, a NaN in every dtype, when NULL). */
+cl_mem tu_buffer(size_t bytes, const void *host);
+/* Reads a whole buffer into a new malloc'd block. */
+void *tu_read(cl_mem m, size_t bytes);
+
+#endif
