@@ -33,6 +33,3 @@ inline ushort float_to_bf16(float f)
 #define LOG2E_F 1.4426950408889634f
 #define LN2_F 0.6931471805599453f
 
-/* Loops with build-time bounds are unrolled: registers instead of private arrays on GPUs, and no
- * loop counter for Mesa llvmpipe's limit of 65535 iterations per loop (tests/rusticl/README.md). */
-#define UNROLL _Pragma("unroll")

@@ -88,7 +88,6 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     const int last_key = causal ? qi + shift : seq_kv - 1;
 
     float acc[D_PER_T];
-    UNROLL
     for (int k = 0; k < D_PER_T; ++k)
         acc[k] = 0.0f;
     float m_run = -INFINITY;
@@ -110,11 +109,9 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
 
         float s[N_PER_T];
         float tile_max = -INFINITY;
-        UNROLL
         for (int jj = 0; jj < N_PER_T; ++jj) {
             const int c = lane + jj * TPR;
             float dot = 0.0f;
-            UNROLL
             for (int d = 0; d < HEAD_DIM; ++d)
                 dot = fma(q_tile[row * LDQK + d], k_tile[c * LDQK + d], dot);
             const int j = n0 + c;
@@ -124,21 +121,18 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
         red[tid] = tile_max;
         barrier(CLK_LOCAL_MEM_FENCE);
         float m_new = m_run;
-        UNROLL
         for (int t = 0; t < TPR; ++t)
             m_new = fmax(m_new, red[row * TPR + t]);
         /* A row that has seen no key yet keeps m = -inf: its weights are 0 and nothing rescales. */
         const bool empty = m_new == -INFINITY;
         const float alpha = empty ? 1.0f : exp2(m_run - m_new);
         float psum = 0.0f;
-        UNROLL
         for (int jj = 0; jj < N_PER_T; ++jj) {
             const float p = empty ? 0.0f : exp2(s[jj] - m_new);
             p_tile[row * LDP + lane + jj * TPR] = p;
             psum += p;
         }
         l_part = l_part * alpha + psum;
-        UNROLL
         for (int k = 0; k < D_PER_T; ++k)
             acc[k] *= alpha;
         m_run = m_new;
@@ -153,10 +147,8 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
         barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 
-        UNROLL
         for (int c = 0; c < BLOCK_N; ++c) {
             const float p = p_tile[row * LDP + c];
-            UNROLL
             for (int k = 0; k < D_PER_T; ++k)
                 acc[k] = fma(p, V_AT(c, lane + k * TPR), acc[k]);
         }
@@ -166,14 +158,12 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     red[tid] = l_part;
     barrier(CLK_LOCAL_MEM_FENCE);
     float l = 0.0f;
-    UNROLL
     for (int t = 0; t < TPR; ++t)
         l += red[row * TPR + t];
 
     if (qi < seq_q) {
         const float inv = l > 0.0f ? 1.0f / l : 0.0f; /* no visible key: zeros, never NaN */
         const long o_base = b * o_sb + (long)qi * o_ss + h * o_sh;
-        UNROLL
         for (int k = 0; k < D_PER_T; ++k)
             STORE(O, o_base + lane + k * TPR, acc[k] * inv);
         if (write_lse && lane == 0)

@@ -35,12 +35,10 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const STOR
     float m = -INFINITY;
     for (int j = 0; j <= last; ++j) {
         float dot = 0.0f;
-        UNROLL
         for (int d = 0; d < HEAD_DIM; ++d)
             dot += LOAD(Q, qb + d) * LOAD(K, kb + (long)j * k_ss + d);
         m = fmax(m, dot * scale);
     }
-    UNROLL
     for (int d = 0; d < HEAD_DIM; ++d)
         out[d] = 0.0f;
     if (last < 0)
@@ -48,16 +46,13 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const STOR
     float l = 0.0f;
     for (int j = 0; j <= last; ++j) {
         float dot = 0.0f;
-        UNROLL
         for (int d = 0; d < HEAD_DIM; ++d)
             dot += LOAD(Q, qb + d) * LOAD(K, kb + (long)j * k_ss + d);
         const float p = exp(dot * scale - m);
         l += p;
-        UNROLL
         for (int d = 0; d < HEAD_DIM; ++d)
             out[d] += p * LOAD(V, vb + (long)j * v_ss + d);
     }
-    UNROLL
     for (int d = 0; d < HEAD_DIM; ++d)
         out[d] /= l;
     return m + log(l);
@@ -79,7 +74,6 @@ __kernel void naive_fwd(__global const STORE_T *Q, __global const STORE_T *K, __
     const long bh = flat / seq_q;
     const long ob = (bh / heads_q) * o_sb + (long)i * o_ss + (bh % heads_q) * o_sh;
     if (valid) {
-        UNROLL
         for (int d = 0; d < HEAD_DIM; ++d)
             STORE(O, ob + d, out[d]);
         if (write_lse)
@@ -97,7 +91,6 @@ __kernel void naive_ref_rows(__global const STORE_T *Q, __global const STORE_T *
         return;
     float out[HEAD_DIM];
     ref_lse[r] = naive_row(rows[r], Q, K, V, ATTN_ARGS, out);
-    UNROLL
     for (int d = 0; d < HEAD_DIM; ++d)
         ref[r * HEAD_DIM + d] = out[d];
 }
@@ -124,12 +117,10 @@ __kernel void compare_rows(__global const STORE_T *O, __global const float *LSE,
     const long ob = (bh / heads_q) * o_sb + (long)i * o_ss + (bh % heads_q) * o_sh;
 
     float scale = 1e-30f;
-    UNROLL
     for (int d = 0; d < HEAD_DIM; ++d)
         scale = fmax(scale, fabs(ref[r * HEAD_DIM + d]));
     float worst = -1.0f, worst_out = 0.0f, worst_ref = 0.0f;
     int worst_col = 0, failures = 0, nonfinite = 0;
-    UNROLL
     for (int d = 0; d < HEAD_DIM; ++d) {
         const float x = LOAD(O, ob + d);
         const float y = ref[r * HEAD_DIM + d];

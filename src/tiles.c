@@ -55,14 +55,17 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
      * work-item holds, block_n / tpr, are registers too). */
     const uint32_t rows_cap = next_pow2((uint32_t)p->seq_q);
     const uint32_t keys_cap = next_pow2((uint32_t)p->seq_kv);
-    /* Four passes, from the preferred to the last resort: separate K and V tiles with at least 16
-     * keys; V sharing K's memory with at least 16 keys; then the same with as few keys as tpr. */
+    /* Passes from the preferred to the last resort: whole warps/wavefronts before partial ones;
+     * within those, separate K and V tiles with at least 16 keys, then V sharing K's memory with at
+     * least 16 keys, then the same with as few keys as tpr. */
     int32_t best_m = 0, best_n = 0, shared = 0;
-    for (int pass = 0; pass < 4 && !best_m; ++pass) {
-        const int32_t min_n = pass < 2 ? 16 : tpr;
+    for (int pass = 0; pass < 8 && !best_m; ++pass) {
+        const int whole_warps = pass < 4;
+        const int32_t min_n = (pass % 4) < 2 ? 16 : tpr;
         shared = pass % 2;
         for (int32_t bm = 64; bm >= 1 && !best_m; bm /= 2) {
-            if ((size_t)bm * tpr > max_wg)
+            const size_t wg = (size_t)bm * tpr;
+            if (wg > max_wg || (whole_warps && wg % multiple))
                 continue;
             if ((uint32_t)bm > rows_cap && bm > 1 && (uint32_t)(bm / 2) * tpr >= multiple)
                 continue; /* a smaller tile still fills a warp/wavefront and wastes fewer rows */

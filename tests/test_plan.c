@@ -1,0 +1,275 @@
+/*
+ * test_plan.c: contexts and plans on a real device: bad input to every public function gets the
+ * documented status and a message naming the argument, and nothing is launched (the poisoned
+ * output stays poisoned); the device profile; the plan's configuration fits what the compiled
+ * kernel reports.
+ */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static flashcl_problem small_problem(void)
+{
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.batch = 2;
+    p.heads_q = 4;
+    p.heads_kv = 2;
+    p.seq_q = 33;
+    p.seq_kv = 47;
+    p.head_dim = 32;
+    return p;
+}
+
+static int still_poisoned(cl_mem o, size_t bytes)
+{
+    unsigned char *h = tu_read(o, bytes);
+    int ok = 1;
+    for (size_t i = 0; i < bytes; ++i)
+        ok &= h[i] == 0xff;
+    free(h);
+    return ok;
+}
+
+START_TEST(test_context_bad_input)
+{
+    flashcl_context *ctx = (flashcl_context *)0x1;
+    ck_assert_int_eq(flashcl_context_create(NULL, tu_device, tu_queue, NULL, &ctx), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_null(ctx);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "context is NULL"));
+    ck_assert_int_eq(flashcl_context_create(tu_context, NULL, tu_queue, NULL, &ctx), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "device is NULL"));
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, NULL, NULL, &ctx), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "queue is NULL"));
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+
+    /* A queue of another context. */
+    cl_int err;
+    cl_context other = clCreateContext(NULL, 1, &tu_device, NULL, NULL, &err);
+    ck_assert_ptr_nonnull(other);
+    cl_command_queue oq = clCreateCommandQueue(other, tu_device, 0, &err);
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, oq, NULL, &ctx), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "queue does not belong"));
+    clReleaseCommandQueue(oq);
+    clReleaseContext(other);
+
+    ck_assert_int_eq(flashcl_context_create_default("no such device name anywhere", NULL, &ctx), FLASHCL_NO_DEVICE);
+    ck_assert_ptr_null(ctx);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "no such device name anywhere"));
+    ck_assert_int_eq(flashcl_context_create_default("99:99", NULL, &ctx), FLASHCL_NO_DEVICE);
+
+    flashcl_context_destroy(NULL);
+    flashcl_context *null_ctx = NULL;
+    flashcl_context_destroy(&null_ctx);
+}
+END_TEST
+
+START_TEST(test_context_retains_objects)
+{
+    flashcl_context *ctx = tu_context_create();
+    cl_uint refs = 0;
+    clGetCommandQueueInfo(tu_queue, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+    ck_assert_uint_ge(refs, 2);
+    cl_command_queue q;
+    flashcl_context_cl_objects(ctx, NULL, NULL, &q);
+    ck_assert_ptr_eq(q, tu_queue);
+    flashcl_context_destroy(&ctx);
+    ck_assert_ptr_null(ctx);
+    cl_uint after = 0;
+    clGetCommandQueueInfo(tu_queue, CL_QUEUE_REFERENCE_COUNT, sizeof after, &after, NULL);
+    ck_assert_uint_eq(after, refs - 1);
+}
+END_TEST
+
+START_TEST(test_profile)
+{
+    flashcl_context *ctx = tu_context_create();
+    const flashcl_device_profile *pr = flashcl_context_profile(ctx);
+    ck_assert_uint_gt(pr->local_mem_size, 0);
+    ck_assert_uint_le(pr->local_mem_budget, 65536);
+    ck_assert_uint_le(pr->local_mem_budget, pr->local_mem_size);
+    ck_assert_uint_ge(pr->max_work_group_size, 1);
+    ck_assert_uint_ge(pr->wg_multiple, 1);
+    ck_assert(strlen(pr->name) > 0);
+    const char *cap = getenv("FLASHCL_LOCAL_MEM_LIMIT");
+    if (cap && *cap)
+        ck_assert_uint_le(pr->local_mem_budget, strtoull(cap, NULL, 10));
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+START_TEST(test_plan_bad_input)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    flashcl_plan *plan = (flashcl_plan *)0x1;
+    ck_assert_int_eq(flashcl_plan_create(NULL, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_int_eq(flashcl_plan_create(ctx, NULL, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_null(plan);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "problem is NULL"));
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "out is NULL"));
+    ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, (flashcl_algorithm)7, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "algorithm"));
+    p.heads_q = 5;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "problem.heads_q = 5"));
+    p = small_problem();
+    p.head_dim = 36;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "problem.head_dim = 36"));
+    ck_assert_ptr_null(plan);
+
+    flashcl_config cfg;
+    ck_assert_int_eq(flashcl_plan_config(NULL, &cfg), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_int_eq(flashcl_plan_problem(NULL, &p), FLASHCL_INVALID_ARGUMENT);
+    flashcl_validation rep;
+    ck_assert_int_eq(flashcl_plan_last_validation(NULL, &rep), FLASHCL_INVALID_ARGUMENT);
+    flashcl_plan_destroy(NULL);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+/* Each case breaks one enqueue argument; the status, a word of the message, and nothing launched. */
+START_TEST(test_enqueue_bad_input)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    p.return_lse = _i >= 6;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    hm_rng rng;
+    hm_rng_seed(&rng, 5);
+    float *host = malloc(sz[1]);
+    hm_fill_normal(host, FLASHCL_DTYPE_F32, sz[1] / 4, &rng, 1.0);
+    cl_mem q = tu_buffer(sz[0], host), k = tu_buffer(sz[1], host), v = tu_buffer(sz[2], host);
+    cl_mem o = tu_buffer(sz[3], NULL), lse = tu_buffer(sz[4] ? sz[4] : 4, NULL);
+    cl_mem small = tu_buffer(sz[1] - 4, host);
+    cl_int err;
+    cl_context other = clCreateContext(NULL, 1, &tu_device, NULL, NULL, &err);
+    cl_mem foreign = clCreateBuffer(other, CL_MEM_READ_WRITE, sz[3], NULL, &err);
+    cl_event ev = NULL;
+    flashcl_status st = FLASHCL_SUCCESS, expect = FLASHCL_INVALID_ARGUMENT;
+    const char *word = NULL;
+    switch (_i) {
+    case 0: st = flashcl_plan_enqueue(plan, NULL, k, v, o, NULL, 0, NULL, NULL); word = "q is NULL"; break;
+    case 1: st = flashcl_plan_enqueue(plan, q, small, v, o, NULL, 0, NULL, NULL); word = "k holds";
+            expect = FLASHCL_BUFFER_TOO_SMALL; break;
+    case 2: st = flashcl_plan_enqueue(plan, q, k, v, foreign, NULL, 0, NULL, NULL); word = "another OpenCL context"; break;
+    case 3: st = flashcl_plan_enqueue(plan, q, k, v, q, NULL, 0, NULL, NULL); word = "aliases"; break;
+    case 4: st = flashcl_plan_enqueue(plan, q, k, v, o, NULL, 2, NULL, NULL); word = "num_events_in_wait_list"; break;
+    case 5: st = flashcl_plan_enqueue(plan, q, k, v, o, lse, 0, NULL, NULL); word = "return_lse is 0"; break;
+    case 6: st = flashcl_plan_enqueue(plan, q, k, v, o, NULL, 0, NULL, &ev); word = "lse is NULL"; break;
+    case 7: st = flashcl_plan_enqueue(NULL, q, k, v, o, lse, 0, NULL, NULL); word = "plan is NULL"; break;
+    }
+    ck_assert_msg(st == expect, "case %d: %s (%s)", _i, flashcl_status_name(st), flashcl_context_last_error(ctx));
+    const char *msg = _i == 7 ? flashcl_context_last_error(NULL) : flashcl_context_last_error(ctx);
+    ck_assert_msg(strstr(msg, word) != NULL, "case %d: message '%s' lacks '%s'", _i, msg, word);
+    ck_assert_ptr_null(ev);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert_msg(still_poisoned(o, sz[3]), "case %d: something was launched", _i);
+
+    /* And the same plan still works with good arguments. */
+    st = flashcl_plan_enqueue(plan, q, k, v, o, p.return_lse ? lse : NULL, 0, NULL, &ev);
+    ck_assert_int_eq(st, FLASHCL_SUCCESS);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_int_eq(clWaitForEvents(1, &ev), CL_SUCCESS);
+    clReleaseEvent(ev);
+    ck_assert(!still_poisoned(o, sz[3]));
+
+    cl_mem all[7] = {q, k, v, o, lse, small, foreign};
+    for (int i = 0; i < 7; ++i)
+        clReleaseMemObject(all[i]);
+    clReleaseContext(other);
+    free(host);
+    flashcl_plan_destroy(&plan);
+    ck_assert_ptr_null(plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+/* A wait list is honoured: the kernel waits for a user event before reading its inputs. */
+START_TEST(test_wait_list)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    float *host = malloc(sz[1]);
+    hm_rng rng;
+    hm_rng_seed(&rng, 9);
+    hm_fill_normal(host, FLASHCL_DTYPE_F32, sz[1] / 4, &rng, 1.0);
+    cl_mem q = tu_buffer(sz[0], host), k = tu_buffer(sz[1], host), v = tu_buffer(sz[2], host), o = tu_buffer(sz[3], NULL);
+    cl_int err;
+    cl_event gate = clCreateUserEvent(tu_context, &err);
+    cl_event done = NULL;
+    ck_assert_int_eq(flashcl_plan_enqueue(plan, q, k, v, o, NULL, 1, &gate, &done), FLASHCL_SUCCESS);
+    cl_int status = 0;
+    clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    ck_assert_int_ne(status, CL_COMPLETE);
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    ck_assert_int_eq(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    clReleaseEvent(gate);
+    ck_assert(!still_poisoned(o, sz[3]));
+    cl_mem all[4] = {q, k, v, o};
+    for (int i = 0; i < 4; ++i)
+        clReleaseMemObject(all[i]);
+    free(host);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+/* What the plan chose fits what the compiled kernel reports, and the resolved problem is filled. */
+START_TEST(test_config_fits)
+{
+    flashcl_context *ctx = tu_context_create();
+    const flashcl_device_profile *pr = flashcl_context_profile(ctx);
+    flashcl_problem p = small_problem();
+    p.head_dim = 8 * (1 + _i * 5); /* 8, 48, 88, 128, 168, 208, 248 */
+    p.seq_q = p.seq_kv = 500;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    flashcl_config c;
+    ck_assert_int_eq(flashcl_plan_config(plan, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_fwd");
+    ck_assert_uint_le(c.local_mem_bytes, pr->local_mem_budget);
+    ck_assert_uint_le((size_t)c.work_group_size, pr->max_work_group_size);
+    ck_assert(strlen(c.reason) > 0);
+    flashcl_problem r;
+    flashcl_plan_problem(plan, &r);
+    ck_assert(fabsf(r.scale - 1.0f / sqrtf((float)p.head_dim)) < 1e-7f);
+    ck_assert_int_eq(r.q_strides.head, p.head_dim);
+    ck_assert_int_eq(r.k_strides.seq, (int64_t)p.heads_kv * p.head_dim);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *tc = tcase_create("api");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_context_bad_input);
+    tcase_add_test(tc, test_context_retains_objects);
+    tcase_add_test(tc, test_profile);
+    tcase_add_test(tc, test_plan_bad_input);
+    tcase_add_loop_test(tc, test_enqueue_bad_input, 0, 8);
+    tcase_add_test(tc, test_wait_list);
+    tcase_add_loop_test(tc, test_config_fits, 0, 7);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run(make_suite, 1);
+}

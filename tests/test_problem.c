@@ -1,0 +1,165 @@
+/*
+ * test_problem.c: host-only checks: status strings and names, version, dtype helpers, and the
+ * problem-description validator (every field at and past its limits, strides that overlap or
+ * overflow), through flashcl_choose_config with a fake device profile. Needs no OpenCL device.
+ */
+#include "testutil.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+static flashcl_device_profile fake_gpu(void)
+{
+    flashcl_device_profile p;
+    memset(&p, 0, sizeof p);
+    strcpy(p.name, "fake GPU");
+    p.vendor = FLASHCL_VENDOR_NVIDIA;
+    p.local_mem_size = p.local_mem_budget = 48 * 1024;
+    p.max_work_group_size = 1024;
+    p.wg_multiple = 32;
+    return p;
+}
+
+START_TEST(test_status_strings)
+{
+    ck_assert_str_eq(flashcl_status_string(FLASHCL_SUCCESS), "success");
+    ck_assert_str_eq(flashcl_status_name(FLASHCL_VALIDATION_FAILED), "VALIDATION_FAILED");
+    ck_assert_int_eq(FLASHCL_INVALID_ARGUMENT, 1);
+    ck_assert_int_eq(FLASHCL_CACHE_ERROR, 10);
+    for (int s = 0; s <= 10; ++s) {
+        ck_assert_str_ne(flashcl_status_string((flashcl_status)s), "unknown status");
+        ck_assert_str_ne(flashcl_status_name((flashcl_status)s), "UNKNOWN");
+    }
+    ck_assert_str_eq(flashcl_status_string((flashcl_status)999), "unknown status");
+    ck_assert_str_eq(flashcl_status_name((flashcl_status)-5), "UNKNOWN");
+}
+END_TEST
+
+START_TEST(test_version)
+{
+    ck_assert_uint_eq(flashcl_version(), FLASHCL_VERSION_NUMBER);
+    char expect[32];
+    snprintf(expect, sizeof expect, "%d.%d.%d", FLASHCL_VERSION_MAJOR, FLASHCL_VERSION_MINOR, FLASHCL_VERSION_PATCH);
+    ck_assert_str_eq(flashcl_version_string(), expect);
+}
+END_TEST
+
+START_TEST(test_dtypes)
+{
+    ck_assert_uint_eq(flashcl_dtype_size(FLASHCL_DTYPE_F32), 4);
+    ck_assert_uint_eq(flashcl_dtype_size(FLASHCL_DTYPE_F16), 2);
+    ck_assert_uint_eq(flashcl_dtype_size(FLASHCL_DTYPE_BF16), 2);
+    ck_assert_uint_eq(flashcl_dtype_size((flashcl_dtype)7), 0);
+    ck_assert_str_eq(flashcl_dtype_name(FLASHCL_DTYPE_BF16), "bf16");
+    /* Host conversions used by the tests and the tool: exact round trips and rounding. */
+    ck_assert(hm_half_to_float(hm_float_to_half(1.0f)) == 1.0f);
+    ck_assert(hm_half_to_float(hm_float_to_half(65504.0f)) == 65504.0f);
+    ck_assert(hm_half_to_float(hm_float_to_half(1e-7f)) == 1.1920928955078125e-07f);
+    ck_assert(hm_bf16_to_float(hm_float_to_bf16(1.00390625f)) == 1.0f); /* tie rounds to even */
+    ck_assert(hm_bf16_to_float(hm_float_to_bf16(-3.0f)) == -3.0f);
+}
+END_TEST
+
+/* A valid problem, then one field broken per case: the validator names the field. */
+typedef struct bad_case {
+    const char *field;
+    flashcl_status expect;
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {"problem.batch", FLASHCL_INVALID_ARGUMENT},     {"problem.batch", FLASHCL_INVALID_ARGUMENT},
+    {"problem.heads_q", FLASHCL_INVALID_ARGUMENT},   {"problem.heads_kv", FLASHCL_INVALID_ARGUMENT},
+    {"problem.heads_q", FLASHCL_INVALID_ARGUMENT},   {"problem.seq_q", FLASHCL_INVALID_ARGUMENT},
+    {"problem.seq_kv", FLASHCL_INVALID_ARGUMENT},    {"problem.head_dim", FLASHCL_UNSUPPORTED},
+    {"problem.head_dim", FLASHCL_UNSUPPORTED},       {"problem.head_dim", FLASHCL_UNSUPPORTED},
+    {"problem.head_dim", FLASHCL_UNSUPPORTED},       {"problem.dtype", FLASHCL_INVALID_ARGUMENT},
+    {"problem.scale", FLASHCL_INVALID_ARGUMENT},     {"problem.o_strides", FLASHCL_INVALID_ARGUMENT},
+    {"problem.q_strides", FLASHCL_INVALID_ARGUMENT}, {"problem.k_strides", FLASHCL_INVALID_ARGUMENT},
+    {"problem.batch * problem.heads_q", FLASHCL_INVALID_ARGUMENT},
+};
+
+static void break_field(flashcl_problem *p, int i)
+{
+    switch (i) {
+    case 0: p->batch = 0; break;
+    case 1: p->batch = (int32_t)0x80000000u; break; /* a negative through a cast */
+    case 2: p->heads_q = -1; break;
+    case 3: p->heads_kv = 0; break;
+    case 4: p->heads_q = 6; p->heads_kv = 4; break;
+    case 5: p->seq_q = 0; break;
+    case 6: p->seq_kv = INT_MIN; break;
+    case 7: p->head_dim = 0; break;
+    case 8: p->head_dim = 12; break;
+    case 9: p->head_dim = 264; break;
+    case 10: p->head_dim = INT_MAX; break;
+    case 11: p->dtype = (flashcl_dtype)3; break;
+    case 12: p->scale = 1.0f / 0.0f; break;
+    case 13: p->o_strides = (flashcl_strides){64 * 4, 64, 32}; break; /* heads overlap within a row */
+    case 14: p->q_strides = (flashcl_strides){-1, 64, 64}; break;
+    case 15: p->k_strides = (flashcl_strides){INT64_MAX, INT64_MAX / 2, 64}; break;
+    case 16: p->batch = INT_MAX; p->heads_q = 4; p->heads_kv = 4; break;
+    }
+}
+
+START_TEST(test_bad_problem)
+{
+    flashcl_device_profile prof = fake_gpu();
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.batch = 2;
+    p.heads_q = 4;
+    p.heads_kv = 2;
+    p.seq_q = p.seq_kv = 100;
+    flashcl_config cfg;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &cfg), FLASHCL_SUCCESS);
+    break_field(&p, _i);
+    flashcl_status st = flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &cfg);
+    const char *msg = flashcl_context_last_error(NULL);
+    ck_assert_msg(st == bad_cases[_i].expect, "case %d: got %s, expected %s (%s)", _i, flashcl_status_name(st),
+                  flashcl_status_name(bad_cases[_i].expect), msg);
+    ck_assert_msg(strstr(msg, bad_cases[_i].field) != NULL, "case %d: message '%s' does not name %s", _i, msg,
+                  bad_cases[_i].field);
+}
+END_TEST
+
+START_TEST(test_limits_accepted)
+{
+    flashcl_device_profile prof = fake_gpu();
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    flashcl_config cfg;
+    const int dims[] = {8, 16, 40, 248, 256};
+    for (int i = 0; i < 5; ++i) {
+        p.head_dim = dims[i];
+        ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &cfg), FLASHCL_SUCCESS);
+    }
+    /* Huge but representable: 2^31 - 1 keys (offsets are 64-bit), negative scale, stride-0 broadcast. */
+    p.head_dim = 128;
+    p.seq_kv = INT_MAX;
+    p.scale = -0.5f;
+    p.k_strides = (flashcl_strides){0, 128, 0};
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &cfg), FLASHCL_SUCCESS);
+    ck_assert_int_eq(flashcl_choose_config(NULL, &p, FLASHCL_ALGO_FLASH, &cfg), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_int_eq(flashcl_choose_config(&prof, NULL, FLASHCL_ALGO_FLASH, &cfg), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, (flashcl_algorithm)9, &cfg), FLASHCL_INVALID_ARGUMENT);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("problem");
+    TCase *tc = tcase_create("host");
+    tcase_add_test(tc, test_status_strings);
+    tcase_add_test(tc, test_version);
+    tcase_add_test(tc, test_dtypes);
+    tcase_add_loop_test(tc, test_bad_problem, 0, (int)(sizeof bad_cases / sizeof *bad_cases));
+    tcase_add_test(tc, test_limits_accepted);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run(make_suite, 0);
+}

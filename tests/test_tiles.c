@@ -1,0 +1,134 @@
+/*
+ * test_tiles.c: the tile chooser on fake device profiles of every vendor (no device needed): each
+ * configuration fits the local-memory budget by the kernel's exact formula and the work-group
+ * limit, divides the head dim evenly, and uses the device's warp/wavefront width where it can.
+ */
+#include "testutil.h"
+
+#include <string.h>
+
+typedef struct fake_device {
+    const char *name;
+    flashcl_vendor vendor;
+    uint64_t local;
+    size_t max_wg, multiple;
+} fake_device;
+
+static const fake_device fakes[] = {
+    {"NVIDIA H200 (48 KiB, 1024, warp 32)", FLASHCL_VENDOR_NVIDIA, 48 * 1024, 1024, 32},
+    {"AMD CDNA (64 KiB, 256, wave 64)", FLASHCL_VENDOR_AMD, 64 * 1024, 256, 64},
+    {"Intel Xe (64 KiB, 512, subgroup 16)", FLASHCL_VENDOR_INTEL, 64 * 1024, 512, 16},
+    {"PoCL CPU (1 MiB cache as local, 4096)", FLASHCL_VENDOR_POCL, 1024 * 1024, 4096, 8},
+    {"rusticl llvmpipe (32 KiB, 1024)", FLASHCL_VENDOR_MESA, 32 * 1024, 1024, 8},
+    {"small mobile GPU (16 KiB, 128)", FLASHCL_VENDOR_ARM, 16 * 1024, 128, 16},
+};
+#define N_FAKES ((int)(sizeof fakes / sizeof *fakes))
+
+static flashcl_device_profile profile_of(const fake_device *f)
+{
+    flashcl_device_profile p;
+    memset(&p, 0, sizeof p);
+    strncpy(p.name, f->name, sizeof p.name - 1);
+    p.vendor = f->vendor;
+    p.local_mem_size = f->local;
+    /* What flashcl_device_profile_query computes: never more than 64 KiB. */
+    p.local_mem_budget = f->local < 65536 ? f->local : 65536;
+    p.max_work_group_size = f->max_wg;
+    p.wg_multiple = f->multiple;
+    p.is_cpu = f->vendor == FLASHCL_VENDOR_POCL || f->vendor == FLASHCL_VENDOR_MESA;
+    return p;
+}
+
+START_TEST(test_every_head_dim)
+{
+    const fake_device *f = &fakes[_i];
+    flashcl_device_profile prof = profile_of(f);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    const int seqs[] = {1, 16, 113, 4096};
+    for (int d = 8; d <= 256; d += 8)
+        for (int s = 0; s < 4; ++s) {
+            p.head_dim = d;
+            p.seq_q = p.seq_kv = seqs[s];
+            flashcl_config c;
+            flashcl_status st = flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c);
+            ck_assert_msg(st == FLASHCL_SUCCESS, "%s d=%d: %s", f->name, d, flashcl_status_name(st));
+            ck_assert_uint_eq(c.local_mem_bytes,
+                              flashcl_flash_local_mem_bytes(d, c.block_m, c.block_n, c.threads_per_row, c.kv_shared));
+            ck_assert_msg(c.local_mem_bytes <= prof.local_mem_budget, "%s d=%d: %llu B > budget %llu", f->name, d,
+                          (unsigned long long)c.local_mem_bytes, (unsigned long long)prof.local_mem_budget);
+            ck_assert_int_eq(c.work_group_size, c.block_m * c.threads_per_row);
+            ck_assert_int_le(c.work_group_size, (int)(f->max_wg < 256 ? f->max_wg : 256));
+            ck_assert_int_eq(d % c.threads_per_row, 0);
+            ck_assert_int_eq(c.block_n % c.threads_per_row, 0);
+            ck_assert_int_le(d / c.threads_per_row, 32); /* accumulator registers per work-item */
+            ck_assert_int_le(c.block_m, 64);
+            ck_assert_int_le(c.block_n, 64);
+            if (seqs[s] >= 113) {
+                /* Long problems: whole warps/wavefronts, and at least 16 keys per tile when the
+                 * device has the 32 KiB or more that every desktop GPU has. */
+                ck_assert_msg(c.work_group_size % (int)f->multiple == 0, "%s d=%d: work-group %d not a multiple of %zu",
+                              f->name, d, c.work_group_size, f->multiple);
+                if (f->local >= 32 * 1024)
+                    ck_assert_int_ge(c.block_n, 16);
+            } else if (seqs[s] == 1) {
+                /* A single query row gets the smallest tile that still fills a warp. */
+                const int warp = (int)f->multiple;
+                ck_assert_int_le(c.work_group_size, warp > c.threads_per_row ? warp : c.threads_per_row);
+            }
+        }
+}
+END_TEST
+
+/* PoCL reports its 1 MiB L2 as local memory: the tiles must look like a GPU's, not 1 MiB ones. */
+START_TEST(test_cpu_cache_not_local_memory)
+{
+    flashcl_device_profile prof = profile_of(&fakes[3]);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.head_dim = 128;
+    p.seq_q = p.seq_kv = 4096;
+    flashcl_config c;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_uint_le(c.local_mem_bytes, 65536);
+    ck_assert_int_le(c.work_group_size, 256);
+}
+END_TEST
+
+/* Less local memory never gives a larger tile (monotone in the budget). */
+START_TEST(test_monotone_in_budget)
+{
+    flashcl_device_profile prof = profile_of(&fakes[0]);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.head_dim = 8 * (_i + 1);
+    p.seq_q = p.seq_kv = 2048;
+    uint64_t prev_area = UINT64_MAX;
+    for (uint64_t budget = 65536; budget >= 8192; budget -= 4096) {
+        prof.local_mem_budget = budget;
+        flashcl_config c;
+        if (flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c) != FLASHCL_SUCCESS)
+            break;
+        const uint64_t area = c.local_mem_bytes;
+        ck_assert_uint_le(area, budget);
+        ck_assert_uint_le(area, prev_area);
+        prev_area = area;
+    }
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("tiles");
+    TCase *tc = tcase_create("chooser");
+    tcase_add_loop_test(tc, test_every_head_dim, 0, N_FAKES);
+    tcase_add_test(tc, test_cpu_cache_not_local_memory);
+    tcase_add_loop_test(tc, test_monotone_in_budget, 0, 32);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run(make_suite, 0);
+}
