@@ -1,0 +1,24 @@
+#!/usr/bin/env python3
+"""Checks that libflashcl exports exactly the symbols listed in tests/symbols.txt (and that each is
+declared in include/flashcl.h): nothing internal leaks, nothing public goes missing."""
+import re
+import subprocess
+import sys
+
+lib, listing, header = sys.argv[1:4]
+out = subprocess.run(['nm', '-D', '--defined-only', lib], capture_output=True, text=True, check=True).stdout
+exported = {line.split()[-1] for line in out.splitlines() if re.search(r' [TDB] ', line)}
+expected = {line.strip() for line in open(listing) if line.strip() and not line.startswith('#')}
+declared = set(re.findall(r'FLASHCL_API [^;]*?\b(flashcl_\w+)\s*\(', open(header).read(), re.S))
+ok = True
+for name in sorted(exported - expected):
+    print(f'exported but not in symbols.txt: {name}')
+    ok = False
+for name in sorted(expected - exported):
+    print(f'in symbols.txt but not exported: {name}')
+    ok = False
+for name in sorted(expected - declared):
+    print(f'in symbols.txt but not declared FLASHCL_API in the header: {name}')
+    ok = False
+print(f'{len(exported)} symbols exported' + ('' if ok else ': MISMATCH'))
+sys.exit(0 if ok else 1)
