@@ -155,11 +155,16 @@ typedef struct flashcl_device_profile {
     size_t wg_multiple;           /* warp / wavefront / subgroup width, or the preferred multiple */
     uint32_t compute_units;
     int nv_cc_major, nv_cc_minor; /* NVIDIA compute capability, 0 if unknown */
+    char arch[32];                /* "sm_90" (NVIDIA), "gfx90a" (AMD), the CPU's LLVM name (PoCL), else "" */
     int has_fp16, has_fp64, has_subgroups;
+    int has_intel_subgroup_matrix; /* cl_intel_subgroup_matrix_multiply_accumulate */
     /* The local memory the tile chooser may use: min(local_mem_size, 64 KiB, a user cap), see
      * flashcl_settings.local_mem_limit. Filled by flashcl_device_profile_query. */
     uint64_t local_mem_budget;
 } flashcl_device_profile;
+
+/** "nvidia", "amd", "intel", "pocl", "mesa", "apple", "arm", "qualcomm" or "other". */
+FLASHCL_API const char *flashcl_vendor_name(flashcl_vendor vendor);
 
 /** Reads a device's profile. local_mem_limit caps local_mem_budget (0: FLASHCL_LOCAL_MEM_LIMIT or none). */
 FLASHCL_API flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_mem_limit,
@@ -184,13 +189,56 @@ typedef struct flashcl_config {
     uint64_t local_mem_bytes;  /* from the kernel's exact formula */
     uint64_t local_mem_budget; /* what the chooser was allowed */
     char kernel[32];           /* the kernel path, e.g. "flash_fwd" */
+    char source[48];           /* "heuristic", "override", or "tuning-db:<user|shipped>:<device|arch|vendor>" */
     char reason[160];          /* why these tiles, in words */
 } flashcl_config;
 
-/** Chooses the configuration a plan for `problem` would get on a device with `profile`. */
+/** Chooses the configuration the heuristic gives `problem` on a device with `profile` (no database). */
 FLASHCL_API flashcl_status flashcl_choose_config(const flashcl_device_profile *profile,
                                                  const flashcl_problem *problem,
                                                  flashcl_algorithm algorithm, flashcl_config *config);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Tuning database: tuned flash configurations keyed by device identity (vendor, architecture, device
+ * name) and problem class (head dim, dtype, causal, seq_kv bucket, prefill or decode). A shipped table
+ * is built into the library; a user's file overrides it: $FLASHCL_TUNING_DB, else
+ * $XDG_CONFIG_HOME/flashcl/tuning.db, else ~/.config/flashcl/tuning.db. Lookup goes from the most to
+ * the least specific identity (device, architecture, vendor), the user's entries before the shipped
+ * ones at each level, then falls back to the heuristic. One entry per line:
+ *   vendor=nvidia arch=sm_90 device="NVIDIA H200" head_dim=128 dtype=f32 causal=0 seq=long mode=prefill
+ *     : block_m=32 block_n=16 tpr=4 kv_shared=0   # an optional comment
+ * (on one line). Match fields other than vendor and head_dim may be left out or set to *.
+ * seq is short (seq_kv <= 512), medium (<= 4096) or long; mode is decode (seq_q <= 16) or prefill.
+ * Thread-safety: a loaded database is immutable and may be read from any thread.
+ */
+typedef struct flashcl_tuning_db flashcl_tuning_db;
+
+/**
+ * Loads the shipped table (when with_shipped) and the user's file: user_path, or NULL for the default
+ * location above. A missing user file is not an error. Lines that do not parse are skipped and listed
+ * in flashcl_tuning_db_warnings(); a file that cannot be read is reported there too. Never fails on
+ * content; fails only on NULL out or out of memory.
+ */
+FLASHCL_API flashcl_status flashcl_tuning_db_load(const char *user_path, int with_shipped, flashcl_tuning_db **out);
+FLASHCL_API void flashcl_tuning_db_destroy(flashcl_tuning_db **db);
+/** Problems found while loading, one per line ("" if none). Owned by the database. */
+FLASHCL_API const char *flashcl_tuning_db_warnings(const flashcl_tuning_db *db);
+/** Number of entries (shipped and user). */
+FLASHCL_API size_t flashcl_tuning_db_size(const flashcl_tuning_db *db);
+/** The user file the database read (or would read), never NULL. */
+FLASHCL_API const char *flashcl_tuning_db_user_path(const flashcl_tuning_db *db);
+/**
+ * Writes an entry for (profile's device, problem's class) with config's tiles into the file at path,
+ * replacing an entry with the same key; the file is rewritten atomically (temporary file, rename).
+ */
+FLASHCL_API flashcl_status flashcl_tuning_db_store(const char *path, const flashcl_device_profile *profile,
+                                                   const flashcl_problem *problem, const flashcl_config *config,
+                                                   const char *comment);
+
+/** flashcl_choose_config with a tuning database consulted first (db may be NULL: heuristic only). */
+FLASHCL_API flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile,
+                                                    const flashcl_problem *problem, flashcl_algorithm algorithm,
+                                                    const flashcl_tuning_db *db, flashcl_config *config);
 
 /** The exact local-memory bytes the flash kernel uses for a tile configuration. */
 FLASHCL_API uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, int32_t block_m, int32_t block_n,
@@ -211,6 +259,8 @@ typedef struct flashcl_settings {
     uint64_t local_mem_limit;  /* bytes the tile chooser may use; 0: FLASHCL_LOCAL_MEM_LIMIT or no cap */
     int32_t validate_max_rows; /* validation checks every row up to this many, else a sample; 0: 4096 */
     const char *extra_build_options; /* appended to every kernel build (diagnostics, fault injection) */
+    int tuning_db;             /* -1 or 1: shipped table and user file; 0: heuristic only */
+    const char *tuning_db_path; /* NULL: $FLASHCL_TUNING_DB or the default location */
 } flashcl_settings;
 
 /** Fills settings with defaults (everything from the environment). */
@@ -251,6 +301,22 @@ FLASHCL_API void flashcl_context_cl_objects(const flashcl_context *ctx, cl_conte
                                             cl_device_id *device, cl_command_queue *queue);
 /** The profile of the context's device (with the context's local-memory cap applied). */
 FLASHCL_API const flashcl_device_profile *flashcl_context_profile(const flashcl_context *ctx);
+
+/**
+ * The configuration a plan for `problem` gets on this context: the context's override if set, else
+ * the tuning database, else the heuristic. This is the function plans call.
+ */
+FLASHCL_API flashcl_status flashcl_context_choose_config(flashcl_context *ctx, const flashcl_problem *problem,
+                                                         flashcl_algorithm algorithm, flashcl_config *config);
+/**
+ * Forces the flash tiles of plans created from now on (block_m, block_n, threads_per_row, kv_shared
+ * are read; the rest is derived). NULL clears the override. A plan whose problem the override does
+ * not fit (threads_per_row must divide head_dim and block_n; the tile must fit local memory and the
+ * work-group limit) fails with FLASHCL_INVALID_ARGUMENT.
+ */
+FLASHCL_API flashcl_status flashcl_context_override_config(flashcl_context *ctx, const flashcl_config *config);
+/** The tuning database the context consults (NULL when off). */
+FLASHCL_API const flashcl_tuning_db *flashcl_context_tuning_db(const flashcl_context *ctx);
 
 /** Turns validation mode on or off for plans enqueued from now on. */
 FLASHCL_API void flashcl_context_set_validation(flashcl_context *ctx, int enabled);
@@ -293,6 +359,14 @@ FLASHCL_API void flashcl_plan_destroy(flashcl_plan **plan);
 FLASHCL_API flashcl_status flashcl_plan_config(const flashcl_plan *plan, flashcl_config *config);
 /** The plan's problem with defaults resolved (scale, strides). */
 FLASHCL_API flashcl_status flashcl_plan_problem(const flashcl_plan *plan, flashcl_problem *problem);
+
+/** What the compiled kernel reports (CL_KERNEL_WORK_GROUP_SIZE, _LOCAL_MEM_SIZE, _PRIVATE_MEM_SIZE). */
+typedef struct flashcl_kernel_info {
+    size_t max_work_group_size;
+    uint64_t local_mem_bytes;
+    uint64_t private_mem_bytes; /* per work-item; more than a few hundred bytes means register spills */
+} flashcl_kernel_info;
+FLASHCL_API flashcl_status flashcl_plan_kernel_info(const flashcl_plan *plan, flashcl_kernel_info *info);
 
 /** Minimum buffer sizes in bytes for the plan's Q, K, V, O and LSE (LSE 0 when not requested). */
 FLASHCL_API void flashcl_plan_buffer_sizes(const flashcl_plan *plan, size_t *q, size_t *k, size_t *v,

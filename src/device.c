@@ -121,6 +121,8 @@ flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_
     int nv_attr = strstr(e, "cl_nv_device_attribute_query") != NULL;
     int amd_attr = strstr(e, "cl_amd_device_attribute_query") != NULL;
     int intel_sg = strstr(e, "cl_intel_required_subgroup_size") != NULL;
+    int intel_attr = strstr(e, "cl_intel_device_attribute_query") != NULL;
+    pr->has_intel_subgroup_matrix = strstr(e, "cl_intel_subgroup_matrix_multiply_accumulate") != NULL;
     free(ext);
 
     pr->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
@@ -163,6 +165,21 @@ flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_
                 if (sizes[i] > pr->wg_multiple && sizes[i] <= 32)
                     pr->wg_multiple = sizes[i];
     }
+    /* Architecture, the middle level of the tuning database's identity. */
+    if (pr->nv_cc_major)
+        snprintf(pr->arch, sizeof pr->arch, "sm_%d%d", pr->nv_cc_major, pr->nv_cc_minor);
+    else if (pr->vendor == FLASHCL_VENDOR_AMD && strncmp(pr->name, "gfx", 3) == 0)
+        fcl_strlcpy(pr->arch, pr->name, sizeof pr->arch);
+    else if (pr->vendor == FLASHCL_VENDOR_INTEL && intel_attr) {
+        cl_uint ip = 0;
+        if (clGetDeviceInfo(device, 0x4250 /* CL_DEVICE_IP_VERSION_INTEL */, sizeof ip, &ip, NULL) == CL_SUCCESS)
+            snprintf(pr->arch, sizeof pr->arch, "ip_%08x", ip);
+    } else if (pr->vendor == FLASHCL_VENDOR_POCL) {
+        /* "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-skylake-avx512": the LLVM CPU name */
+        const char *gnu = strstr(pr->device_version, "-gnu-");
+        if (gnu)
+            fcl_strlcpy(pr->arch, gnu + 5, sizeof pr->arch);
+    }
     if (pr->wg_multiple > pr->max_work_group_size)
         pr->wg_multiple = pr->max_work_group_size;
 
@@ -183,6 +200,7 @@ void flashcl_settings_default(flashcl_settings *s)
     *s = (flashcl_settings){0};
     s->validate = -1;
     s->disk_cache = -1;
+    s->tuning_db = -1;
 }
 
 static int env_flag(const char *name, int fallback)
@@ -239,6 +257,8 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
         ctx->cache_dir = fcl_resolve_cache_dir(settings->cache_dir);
     if (settings->extra_build_options && *settings->extra_build_options)
         ctx->extra_build_options = fcl_strdup(settings->extra_build_options);
+    if (settings->tuning_db != 0)
+        flashcl_tuning_db_load(settings->tuning_db_path, 1, &ctx->tuning_db); /* NULL on OOM: heuristic */
     snprintf(ctx->device_identity, sizeof ctx->device_identity, "%s|%s|%s|%s|%s", ctx->profile.platform_name,
              ctx->profile.vendor_name, ctx->profile.name, ctx->profile.device_version,
              ctx->profile.driver_version);
@@ -266,6 +286,7 @@ void flashcl_context_destroy(flashcl_context **pctx)
     pthread_mutex_destroy(&ctx->err_lock);
     free(ctx->cache_dir);
     free(ctx->extra_build_options);
+    flashcl_tuning_db_destroy(&ctx->tuning_db);
     free(ctx);
     *pctx = NULL;
 }
@@ -279,6 +300,11 @@ void flashcl_context_cl_objects(const flashcl_context *ctx, cl_context *context,
         *device = ctx ? ctx->device : NULL;
     if (queue)
         *queue = ctx ? ctx->queue : NULL;
+}
+
+const flashcl_tuning_db *flashcl_context_tuning_db(const flashcl_context *ctx)
+{
+    return ctx ? ctx->tuning_db : NULL;
 }
 
 const flashcl_device_profile *flashcl_context_profile(const flashcl_context *ctx)

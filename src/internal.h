@@ -32,6 +32,9 @@ struct flashcl_context {
     char *cache_dir;          /* NULL: disk cache off */
     char *extra_build_options;
     int cache_warned;
+    flashcl_tuning_db *tuning_db; /* NULL: heuristic only */
+    int has_override;
+    flashcl_config override;
 
     pthread_mutex_t lock;     /* guards the program cache and the stats */
     pthread_mutex_t err_lock; /* guards the error message; taken inside `lock`, never around it */
@@ -90,6 +93,15 @@ void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *
 /* tiles.c */
 flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
                                 size_t max_wg, flashcl_config *cfg);
+/* Checks given flash tiles against a problem and limits; fills the derived fields. why gets the reason. */
+int fcl_complete_flash_config(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
+                              size_t max_wg, flashcl_config *cfg, char *why, size_t why_len);
+
+/* tuning.c */
+int fcl_seq_bucket(int32_t seq_kv);
+int fcl_mode_of(const flashcl_problem *p);
+int fcl_tuning_lookup(const flashcl_tuning_db *db, const flashcl_device_profile *pr, const flashcl_problem *p,
+                      flashcl_config *cfg, char *source, size_t source_len, char *detail, size_t detail_len);
 
 /* validate.c */
 typedef struct validation_state validation_state;

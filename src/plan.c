@@ -124,6 +124,7 @@ static flashcl_status build_kernel(flashcl_plan *pl)
         flashcl_config smaller;
         if (fcl_choose_flash(&ctx->profile, &pl->problem, budget, max_wg, &smaller) != FLASHCL_SUCCESS)
             break;
+        fcl_strlcpy(smaller.source, "heuristic (shrunk)", sizeof smaller.source);
         snprintf(smaller.reason, sizeof smaller.reason,
                  "shrunk after compiling: the kernel allowed %zu work-items and needed %llu B of local memory",
                  kwg, (unsigned long long)klocal);
@@ -134,6 +135,45 @@ static flashcl_status build_kernel(flashcl_plan *pl)
                     "work-group %zu)",
                     pl->config.kernel, pl->problem.head_dim, ctx->profile.name,
                     (unsigned long long)ctx->profile.local_mem_size, ctx->profile.max_work_group_size);
+}
+
+flashcl_status flashcl_context_choose_config(flashcl_context *ctx, const flashcl_problem *problem,
+                                             flashcl_algorithm algorithm, flashcl_config *config)
+{
+    if (!ctx)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_context_choose_config: ctx is NULL");
+    validate_or_return(ctx, problem && config, FLASHCL_INVALID_ARGUMENT, "flashcl_context_choose_config: %s is NULL",
+                       !problem ? "problem" : "config");
+    if (algorithm == FLASHCL_ALGO_FLASH && ctx->has_override) {
+        resolved_layout layout;
+        flashcl_status st = fcl_check_problem(ctx, problem, &layout);
+        if (st != FLASHCL_SUCCESS)
+            return st;
+        flashcl_config c = ctx->override;
+        char why[160];
+        validate_or_return(ctx,
+                           fcl_complete_flash_config(&ctx->profile, problem, ctx->profile.local_mem_budget,
+                                                     ctx->profile.max_work_group_size, &c, why, sizeof why),
+                           FLASHCL_INVALID_ARGUMENT, "the context's override config does not fit this problem: %s", why);
+        fcl_strlcpy(c.source, "override", sizeof c.source);
+        snprintf(c.reason, sizeof c.reason, "set by flashcl_context_override_config");
+        *config = c;
+        return FLASHCL_SUCCESS;
+    }
+    flashcl_status st = flashcl_choose_config_db(&ctx->profile, problem, algorithm, ctx->tuning_db, config);
+    if (st != FLASHCL_SUCCESS)
+        return fcl_fail(ctx, st, "%s", flashcl_context_last_error(NULL));
+    return FLASHCL_SUCCESS;
+}
+
+flashcl_status flashcl_context_override_config(flashcl_context *ctx, const flashcl_config *config)
+{
+    if (!ctx)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_context_override_config: ctx is NULL");
+    ctx->has_override = config != NULL;
+    if (config)
+        ctx->override = *config;
+    return FLASHCL_SUCCESS;
 }
 
 flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_problem *problem,
@@ -163,13 +203,9 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
     pl->problem.o_strides = layout.o;
     pl->layout = layout;
 
-    st = flashcl_choose_config(&ctx->profile, &pl->problem, algorithm, &pl->config);
-    if (st != FLASHCL_SUCCESS) {
-        st = fcl_fail(ctx, st,
-                      "no tile configuration for head_dim %d fits %s's %llu B of local-memory budget",
-                      problem->head_dim, ctx->profile.name, (unsigned long long)ctx->profile.local_mem_budget);
+    st = flashcl_context_choose_config(ctx, &pl->problem, algorithm, &pl->config);
+    if (st != FLASHCL_SUCCESS)
         goto fail;
-    }
     if ((st = build_kernel(pl)) != FLASHCL_SUCCESS)
         goto fail;
     cl_int err = set_constant_args(pl);
@@ -231,6 +267,27 @@ flashcl_status flashcl_plan_problem(const flashcl_plan *plan, flashcl_problem *p
         return fcl_fail(plan ? plan->ctx : NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_problem: %s is NULL",
                         !plan ? "plan" : "problem");
     *problem = plan->problem;
+    return FLASHCL_SUCCESS;
+}
+
+flashcl_status flashcl_plan_kernel_info(const flashcl_plan *plan, flashcl_kernel_info *info)
+{
+    if (!plan || !info)
+        return fcl_fail(plan ? plan->ctx : NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_kernel_info: %s is NULL",
+                        !plan ? "plan" : "info");
+    cl_ulong local = 0, priv = 0;
+    size_t wg = 0;
+    cl_device_id dev = plan->ctx->device;
+    cl_int err = clGetKernelWorkGroupInfo(plan->kernel, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetKernelWorkGroupInfo(plan->kernel, dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetKernelWorkGroupInfo(plan->kernel, dev, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv, &priv, NULL);
+    if (err != CL_SUCCESS)
+        return fcl_fail_cl(plan->ctx, err, "clGetKernelWorkGroupInfo");
+    info->max_work_group_size = wg;
+    info->local_mem_bytes = local;
+    info->private_mem_bytes = priv;
     return FLASHCL_SUCCESS;
 }
 

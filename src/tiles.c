@@ -93,8 +93,9 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     cfg->local_mem_bytes = flashcl_flash_local_mem_bytes(d, best_m, best_n, tpr, shared);
     cfg->local_mem_budget = budget;
     fcl_strlcpy(cfg->kernel, "flash_fwd", sizeof cfg->kernel);
+    fcl_strlcpy(cfg->source, "heuristic", sizeof cfg->source);
     snprintf(cfg->reason, sizeof cfg->reason,
-             "heuristic: %d threads/row hold %d outputs each; %dx%d%s is the largest tile in %llu B, %zu items",
+             "%d threads per row hold %d outputs each; %dx%d%s is the largest tile in %llu B, %zu items",
              (int)tpr, (int)(d / tpr), (int)best_m, (int)best_n, shared ? " (V shares K's tile)" : "",
              (unsigned long long)budget, max_wg);
     return FLASHCL_SUCCESS;
@@ -115,14 +116,49 @@ static void choose_naive(const flashcl_device_profile *pr, flashcl_config *cfg)
     cfg->work_group_size = (int32_t)wg;
     cfg->local_mem_budget = pr->local_mem_budget;
     fcl_strlcpy(cfg->kernel, "naive_fwd", sizeof cfg->kernel);
+    fcl_strlcpy(cfg->source, "fixed", sizeof cfg->source);
     snprintf(cfg->reason, sizeof cfg->reason, "naive: one row per work-item, work-groups of %zu", wg);
 }
 
-flashcl_status flashcl_choose_config(const flashcl_device_profile *profile, const flashcl_problem *problem,
-                                     flashcl_algorithm algorithm, flashcl_config *config)
+int fcl_complete_flash_config(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
+                              size_t max_wg, flashcl_config *cfg, char *why, size_t why_len)
+{
+    const int32_t d = p->head_dim, bm = cfg->block_m, bn = cfg->block_n, tpr = cfg->threads_per_row;
+    if (bm < 1 || bn < 1 || tpr < 1 || bm > 1024 || bn > 1024) {
+        snprintf(why, why_len, "block_m %d, block_n %d, threads_per_row %d must be 1 to 1024", bm, bn, tpr);
+        return 0;
+    }
+    if (d % tpr || bn % tpr) {
+        snprintf(why, why_len, "threads_per_row %d must divide head_dim %d and block_n %d", tpr, d, bn);
+        return 0;
+    }
+    const uint64_t bytes = flashcl_flash_local_mem_bytes(d, bm, bn, tpr, cfg->kv_shared != 0);
+    if ((size_t)bm * tpr > max_wg || (size_t)bm * tpr > pr->max_work_group_size) {
+        snprintf(why, why_len, "%d x %d work-items exceed the work-group limit %zu", bm, tpr,
+                 max_wg < pr->max_work_group_size ? max_wg : pr->max_work_group_size);
+        return 0;
+    }
+    if (bytes > budget) {
+        snprintf(why, why_len, "%llu B of local memory exceed the budget %llu B", (unsigned long long)bytes,
+                 (unsigned long long)budget);
+        return 0;
+    }
+    cfg->algorithm = FLASHCL_ALGO_FLASH;
+    cfg->kv_shared = cfg->kv_shared != 0;
+    cfg->work_group_size = bm * tpr;
+    cfg->local_mem_bytes = bytes;
+    cfg->local_mem_budget = budget;
+    fcl_strlcpy(cfg->kernel, "flash_fwd", sizeof cfg->kernel);
+    return 1;
+}
+
+flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, const flashcl_problem *problem,
+                                        flashcl_algorithm algorithm, const flashcl_tuning_db *db,
+                                        flashcl_config *config)
 {
     if (!profile || !problem || !config)
-        return FLASHCL_INVALID_ARGUMENT;
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_choose_config: %s is NULL",
+                        !profile ? "profile" : !problem ? "problem" : "config");
     resolved_layout layout;
     flashcl_status st = fcl_check_problem(NULL, problem, &layout);
     if (st != FLASHCL_SUCCESS)
@@ -132,6 +168,30 @@ flashcl_status flashcl_choose_config(const flashcl_device_profile *profile, cons
         return FLASHCL_SUCCESS;
     }
     if (algorithm != FLASHCL_ALGO_FLASH)
-        return FLASHCL_INVALID_ARGUMENT;
-    return fcl_choose_flash(profile, problem, profile->local_mem_budget, profile->max_work_group_size, config);
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_choose_config: algorithm = %d is not a flashcl_algorithm",
+                        (int)algorithm);
+    flashcl_config tuned;
+    char source[48], detail[160], why[160];
+    if (fcl_tuning_lookup(db, profile, problem, &tuned, source, sizeof source, detail, sizeof detail)) {
+        /* A database entry is used only where it fits this problem and this device's limits (a user
+         * may cap local memory below what the entry was tuned with); otherwise the heuristic. */
+        if (fcl_complete_flash_config(profile, problem, profile->local_mem_budget, profile->max_work_group_size,
+                                      &tuned, why, sizeof why)) {
+            fcl_strlcpy(tuned.source, source, sizeof tuned.source);
+            fcl_strlcpy(tuned.reason, detail, sizeof tuned.reason);
+            *config = tuned;
+            return FLASHCL_SUCCESS;
+        }
+    }
+    st = fcl_choose_flash(profile, problem, profile->local_mem_budget, profile->max_work_group_size, config);
+    if (st != FLASHCL_SUCCESS)
+        return fcl_fail(NULL, st, "no tile configuration for head_dim %d fits %llu B of local memory",
+                        (int)problem->head_dim, (unsigned long long)profile->local_mem_budget);
+    return FLASHCL_SUCCESS;
+}
+
+flashcl_status flashcl_choose_config(const flashcl_device_profile *profile, const flashcl_problem *problem,
+                                     flashcl_algorithm algorithm, flashcl_config *config)
+{
+    return flashcl_choose_config_db(profile, problem, algorithm, NULL, config);
 }

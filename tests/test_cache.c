@@ -87,9 +87,9 @@ START_TEST(test_memory_cache)
     make_cache_dir();
     flashcl_context *ctx = context_with_cache(0);
     flashcl_stats a = plan_once(ctx);
-    ck_assert_uint_eq(a.programs_built, 1);
+    ck_assert_uint_ge(a.programs_built, 1); /* more than 1 when the plan had to shrink its tiles */
     flashcl_stats b = plan_once(ctx);
-    ck_assert_uint_eq(b.programs_built, 1); /* not again */
+    ck_assert_uint_eq(b.programs_built, a.programs_built); /* not again */
     ck_assert_uint_ge(b.program_cache_hits, 1);
     ck_assert_ptr_null(flashcl_context_cache_dir(ctx));
     ck_assert_int_eq(count_files(), 0); /* disk cache off: nothing written */
@@ -104,15 +104,16 @@ START_TEST(test_disk_cache)
     flashcl_context *first = context_with_cache(1);
     ck_assert_str_eq(flashcl_context_cache_dir(first), cache_dir);
     flashcl_stats a = plan_once(first);
-    ck_assert_uint_eq(a.programs_built, 1);
-    ck_assert_uint_eq(a.disk_cache_writes, 1);
-    ck_assert_int_eq(count_files(), 1);
+    const uint64_t n = a.programs_built;
+    ck_assert_uint_ge(n, 1);
+    ck_assert_uint_eq(a.disk_cache_writes, n);
+    ck_assert_int_eq(count_files(), (int)n);
     flashcl_context_destroy(&first);
 
     flashcl_context *second = context_with_cache(1);
     flashcl_stats b = plan_once(second);
     ck_assert_uint_eq(b.programs_built, 0);
-    ck_assert_uint_eq(b.programs_from_disk, 1);
+    ck_assert_uint_eq(b.programs_from_disk, n);
     flashcl_context_destroy(&second);
     remove_cache_dir();
 }
@@ -123,55 +124,58 @@ START_TEST(test_corrupt_file_rebuilt)
 {
     make_cache_dir();
     flashcl_context *first = context_with_cache(1);
-    plan_once(first);
+    const uint64_t n = plan_once(first).programs_built;
     flashcl_context_destroy(&first);
 
+    /* Damage every file the plan wrote. */
     DIR *d = opendir(cache_dir);
     struct dirent *e;
-    char path[600] = "";
-    while ((e = readdir(d)))
-        if (strstr(e->d_name, ".bin"))
-            snprintf(path, sizeof path, "%s/%s", cache_dir, e->d_name);
-    closedir(d);
-    FILE *f = fopen(path, "r+b");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    switch (_i) {
-    case 0: /* torn write: the second half missing */
-        ck_assert_int_eq(ftruncate(fileno(f), size / 2), 0);
-        break;
-    case 1: /* one byte of the binary flipped */
-        fseek(f, size - 10, SEEK_SET);
-        {
-            int c = fgetc(f);
+    char path[600];
+    while ((e = readdir(d))) {
+        if (!strstr(e->d_name, ".bin"))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", cache_dir, e->d_name);
+        FILE *f = fopen(path, "r+b");
+        ck_assert_ptr_nonnull(f);
+        fseek(f, 0, SEEK_END);
+        long size = ftell(f);
+        switch (_i) {
+        case 0: /* torn write: the second half missing */
+            ck_assert_int_eq(ftruncate(fileno(f), size / 2), 0);
+            break;
+        case 1: /* one byte of the binary flipped */
             fseek(f, size - 10, SEEK_SET);
-            fputc(c ^ 0x5a, f);
+            {
+                int c = fgetc(f);
+                fseek(f, size - 10, SEEK_SET);
+                fputc(c ^ 0x5a, f);
+            }
+            break;
+        case 2: /* a key byte changed (another device or options under this name) */
+            fseek(f, 40, SEEK_SET);
+            fputc('#', f);
+            break;
+        case 3: /* garbage */
+            fseek(f, 0, SEEK_SET);
+            for (int i = 0; i < 64; ++i)
+                fputc(i * 37, f);
+            break;
         }
-        break;
-    case 2: /* a key byte changed (another device or options under this name) */
-        fseek(f, 40, SEEK_SET);
-        fputc('#', f);
-        break;
-    case 3: /* garbage */
-        fseek(f, 0, SEEK_SET);
-        for (int i = 0; i < 64; ++i)
-            fputc(i * 37, f);
-        break;
+        fclose(f);
     }
-    fclose(f);
+    closedir(d);
 
     flashcl_context *second = context_with_cache(1);
     flashcl_stats b = plan_once(second);
-    ck_assert_uint_eq(b.disk_cache_rejected, 1);
+    ck_assert_uint_eq(b.disk_cache_rejected, n);
     ck_assert_uint_eq(b.programs_from_disk, 0);
-    ck_assert_uint_eq(b.programs_built, 1);
-    ck_assert_uint_eq(b.disk_cache_writes, 1); /* rewritten whole */
+    ck_assert_uint_eq(b.programs_built, n);
+    ck_assert_uint_eq(b.disk_cache_writes, n); /* rewritten whole */
     flashcl_context_destroy(&second);
 
     flashcl_context *third = context_with_cache(1);
     flashcl_stats c = plan_once(third);
-    ck_assert_uint_eq(c.programs_from_disk, 1);
+    ck_assert_uint_eq(c.programs_from_disk, n);
     ck_assert_uint_eq(c.programs_built, 0);
     flashcl_context_destroy(&third);
     remove_cache_dir();
@@ -184,7 +188,7 @@ START_TEST(test_unwritable_dir)
     snprintf(cache_dir, sizeof cache_dir, "/proc/flashcl-cannot-write-here");
     flashcl_context *ctx = context_with_cache(1);
     flashcl_stats a = plan_once(ctx);
-    ck_assert_uint_eq(a.programs_built, 1);
+    ck_assert_uint_ge(a.programs_built, 1);
     ck_assert_uint_eq(a.disk_cache_writes, 0);
     flashcl_context_destroy(&ctx);
 }

@@ -11,6 +11,7 @@
 
 int cmd_run(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_tiles(int argc, char **argv);
 
 /* Parses an integer option value; prints an error naming the option and returns 0 on bad input. */
 int cli_int(const char *opt, const char *value, long min, long max, long *out);
@@ -20,5 +21,13 @@ int cli_fail(const flashcl_context *ctx, const char *what, flashcl_status st);
 void cli_json_string(FILE *f, const char *s);
 /* Median, minimum and maximum of n doubles (sorts them). */
 void cli_stats(double *v, int n, double *median, double *min, double *max);
+
+/* Times `iters` enqueues after `warmup` ones, in milliseconds, from profiling events (the host clock
+ * around each run when the driver's events give no duration, *host_clock then set). */
+flashcl_status cli_time_plan(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse, long warmup,
+                             long iters, double *median, double *min, double *max, int *host_clock);
+/* FLOPs as FlashAttention counts them: 4*B*H*Sq*Sk*d, only computed pairs under a causal mask. */
+double cli_flops(const flashcl_problem *p);
+int cmd_tune(int argc, char **argv);
 
 #endif

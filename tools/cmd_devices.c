@@ -7,12 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *vendor_name(flashcl_vendor v)
-{
-    static const char *names[] = {"other", "nvidia", "amd", "intel", "pocl", "mesa", "apple", "arm", "qualcomm"};
-    return (unsigned)v < sizeof names / sizeof *names ? names[v] : "other";
-}
-
 int cmd_devices(int argc, char **argv)
 {
     int json = 0;
@@ -59,25 +53,28 @@ int cmd_devices(int argc, char **argv)
                 cli_json_string(stdout, pr.platform_name);
                 printf(", \"name\": ");
                 cli_json_string(stdout, pr.name);
-                printf(", \"vendor\": \"%s\", \"driver\": ", vendor_name(pr.vendor));
+                printf(", \"vendor\": \"%s\", \"driver\": ", flashcl_vendor_name(pr.vendor));
                 cli_json_string(stdout, pr.driver_version);
                 printf(", \"version\": ");
                 cli_json_string(stdout, pr.device_version);
+                printf(", \"arch\": ");
+                cli_json_string(stdout, pr.arch);
                 printf(", \"type\": \"%s\", \"compute_units\": %u, \"local_mem_size\": %llu, "
                        "\"local_mem_emulated\": %s, \"local_mem_budget\": %llu, \"max_work_group_size\": %zu, "
                        "\"wg_multiple\": %zu, \"global_mem_size\": %llu, \"max_alloc_size\": %llu, "
-                       "\"nv_compute_capability\": \"%d.%d\", \"fp16\": %s, \"fp64\": %s, \"subgroups\": %s}",
+                       "\"nv_compute_capability\": \"%d.%d\", \"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, "
+                       "\"intel_subgroup_matrix\": %s}",
                        pr.is_cpu ? "cpu" : "gpu", pr.compute_units, (unsigned long long)pr.local_mem_size,
                        pr.local_mem_is_global ? "true" : "false", (unsigned long long)pr.local_mem_budget,
                        pr.max_work_group_size, pr.wg_multiple, (unsigned long long)pr.global_mem_size,
                        (unsigned long long)pr.max_alloc_size, pr.nv_cc_major, pr.nv_cc_minor,
                        pr.has_fp16 ? "true" : "false", pr.has_fp64 ? "true" : "false",
-                       pr.has_subgroups ? "true" : "false");
+                       pr.has_subgroups ? "true" : "false", pr.has_intel_subgroup_matrix ? "true" : "false");
             } else {
                 printf("%u:%u  %s / %s  [%s, %s]\n", p, d, pr.platform_name, pr.name, pr.is_cpu ? "CPU" : "GPU",
-                       vendor_name(pr.vendor));
-                printf("     driver %s, %s, %u compute units\n", pr.driver_version, pr.device_version,
-                       pr.compute_units);
+                       flashcl_vendor_name(pr.vendor));
+                printf("     driver %s, %s, %u compute units, arch %s\n", pr.driver_version, pr.device_version,
+                       pr.compute_units, pr.arch[0] ? pr.arch : "(unknown)");
                 printf("     local memory %llu B%s, budget for tiles %llu B; work-group max %zu, multiple %zu\n",
                        (unsigned long long)pr.local_mem_size, pr.local_mem_is_global ? " (emulated in global)" : "",
                        (unsigned long long)pr.local_mem_budget, pr.max_work_group_size, pr.wg_multiple);
@@ -86,6 +83,8 @@ int cmd_devices(int argc, char **argv)
                        pr.has_fp64 ? "yes" : "no", pr.has_subgroups ? "yes" : "no");
                 if (pr.nv_cc_major)
                     printf(", compute capability %d.%d", pr.nv_cc_major, pr.nv_cc_minor);
+                if (pr.has_intel_subgroup_matrix)
+                    printf(", Intel subgroup matrix");
                 printf("\n");
             }
             first = 0;

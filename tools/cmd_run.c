@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 #include "hostmath.h"
+#include "npy.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,11 +30,22 @@ static void usage(FILE *f)
             "  --iters N        timed runs (default 10); --warmup N (default 2)\n"
             "  --no-validate    skip the validated run\n"
             "  --seed N         input seed (default 1)\n"
-            "  --json           machine-readable output\n");
+            "  --json           machine-readable output\n"
+            "\n"
+            "usage: flashcl run --q Q.npy --k K.npy --v V.npy --out O.npy [--lse LSE.npy] [--causal]\n"
+            "                   [--scale S] [--bf16] [--validate] [--device SEL] [--json]\n"
+            "Runs attention on .npy files of shape (batch, seq, heads, dim), float32 or float16 (bf16 as\n"
+            "uint16 with --bf16), C order; GQA follows from the head counts. O is written in the input\n"
+            "dtype, LSE as float32 (batch, heads, seq_q). Nothing is written when anything fails.\n"
+            "\n"
+            "exit status: 0 ok, 1 a flashcl or file error, 2 bad usage, 3 validation failed\n");
 }
 
 typedef struct run_opts {
     const char *device;
+    const char *q_path, *k_path, *v_path, *out_path, *lse_path;
+    int bf16, scale_set;
+    float scale;
     flashcl_problem problem;
     int naive, validate, json;
     long iters, warmup, seed;
@@ -47,6 +59,9 @@ static int parse(int argc, char **argv, run_opts *o)
     p->heads_kv = 0;
     p->seq_q = p->seq_kv = 1024;
     o->device = NULL;
+    o->q_path = o->k_path = o->v_path = o->out_path = o->lse_path = NULL;
+    o->bf16 = o->scale_set = 0;
+    o->scale = 0.0f;
     o->naive = 0;
     o->validate = 1;
     o->json = 0;
@@ -81,6 +96,36 @@ static int parse(int argc, char **argv, run_opts *o)
         INTOPT("--warmup", "--warmup", 0, 100000, o->warmup)
         INTOPT("--seed", "--seed", 0, 1L << 62, o->seed)
 #undef INTOPT
+        const char **path = !strcmp(a, "--q") ? &o->q_path : !strcmp(a, "--k") ? &o->k_path
+                          : !strcmp(a, "--v") ? &o->v_path : !strcmp(a, "--out") ? &o->out_path
+                          : !strcmp(a, "--lse-out") || !strcmp(a, "--lse") ? &o->lse_path : NULL;
+        if (path && (strcmp(a, "--lse") || (val && val[0] != '-'))) {
+            if (!val) {
+                fprintf(stderr, "flashcl run: %s needs a file name\n", a);
+                return 2;
+            }
+            *path = val;
+            ++i;
+            continue;
+        }
+        if (!strcmp(a, "--scale")) {
+            char *end;
+            if (!val || (o->scale = strtof(val, &end), end == val || *end)) {
+                fprintf(stderr, "flashcl run: --scale needs a number\n");
+                return 2;
+            }
+            o->scale_set = 1;
+            ++i;
+            continue;
+        }
+        if (!strcmp(a, "--bf16")) {
+            o->bf16 = 1;
+            continue;
+        }
+        if (!strcmp(a, "--validate")) {
+            o->validate = 1;
+            continue;
+        }
         if (!strcmp(a, "--dtype")) {
             if (!cli_dtype(val, &p->dtype))
                 return 2;
@@ -122,12 +167,24 @@ static cl_mem make_buffer(cl_context c, size_t bytes, const void *init, cl_int *
                           (void *)init, err);
 }
 
+static int run_npy(run_opts *o);
+
 int cmd_run(int argc, char **argv)
 {
     run_opts o;
+    int npy_mode = 0;
+    for (int i = 1; i < argc; ++i)
+        npy_mode |= !strcmp(argv[i], "--q");
     int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
+    if (npy_mode) {
+        o.validate = 0; /* on .npy files, validation is asked for with --validate */
+        for (int i = 1; i < argc; ++i)
+            if (!strcmp(argv[i], "--validate"))
+                o.validate = 1;
+        return run_npy(&o);
+    }
     flashcl_problem *p = &o.problem;
 
     flashcl_settings settings;
@@ -137,7 +194,6 @@ int cmd_run(int argc, char **argv)
     flashcl_plan *plan = NULL;
     cl_mem bufs[5] = {0};
     void *host[3] = {0};
-    double *times = NULL;
     flashcl_status st = flashcl_context_create_default(o.device, &settings, &ctx);
     if (st)
         return cli_fail(NULL, "opening a device", st);
@@ -195,40 +251,15 @@ int cmd_run(int argc, char **argv)
         }
     }
 
-    times = calloc((size_t)o.iters, sizeof *times);
-    if (!times)
-        goto done;
-    for (long i = 0; i < o.warmup + o.iters; ++i) {
-        cl_event ev;
-        st = flashcl_plan_enqueue(plan, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], 0, NULL, &ev);
-        if (st) {
-            cli_fail(ctx, "enqueue", st);
-            goto done;
-        }
-        clWaitForEvents(1, &ev);
-        cl_ulong start = 0, end = 0;
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
-        clReleaseEvent(ev);
-        if (i >= o.warmup)
-            times[i - o.warmup] = (double)(end - start) * 1e-6;
-    }
     double med, tmin, tmax;
-    cli_stats(times, (int)o.iters, &med, &tmin, &tmax);
-    /* FLOPs as FlashAttention counts them: 4*B*H*Sq*Sk*d, only computed pairs under a causal mask. */
-    double pairs = (double)p->seq_q * p->seq_kv;
-    if (p->causal) {
-        pairs = 0;
-        for (int64_t i = 0; i < p->seq_q; ++i) {
-            int64_t last = i + p->seq_kv - p->seq_q;
-            if (last >= p->seq_kv)
-                last = p->seq_kv - 1;
-            if (last >= 0)
-                pairs += (double)(last + 1);
-        }
+    int host_clock = 0;
+    st = cli_time_plan(plan, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], o.warmup, o.iters, &med, &tmin, &tmax,
+                       &host_clock);
+    if (st) {
+        cli_fail(ctx, "timed runs", st);
+        goto done;
     }
-    const double flops = 4.0 * p->batch * p->heads_q * pairs * p->head_dim;
-    const double tflops = flops / (med * 1e-3) / 1e12;
+    const double tflops = cli_flops(p) / (med * 1e-3) / 1e12;
 
     if (o.json) {
         printf("{\"device\": ");
@@ -242,13 +273,15 @@ int cmd_run(int argc, char **argv)
                p->batch, p->heads_q, p->heads_kv, p->seq_q, p->seq_kv, p->head_dim, flashcl_dtype_name(p->dtype),
                p->causal ? "true" : "false", (double)p->scale);
         printf(" \"config\": {\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, "
-               "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, \"reason\": ",
+               "\"work_group_size\": %d, \"kv_shared\": %s, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, "
+               "\"source\": \"%s\", \"reason\": ",
                cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.work_group_size,
-               (unsigned long long)cfg.local_mem_bytes, (unsigned long long)cfg.local_mem_budget);
+               cfg.kv_shared ? "true" : "false", (unsigned long long)cfg.local_mem_bytes,
+               (unsigned long long)cfg.local_mem_budget, cfg.source);
         cli_json_string(stdout, cfg.reason);
         printf("},\n \"plan_ms\": %.3f, \"time_ms\": {\"median\": %.6f, \"min\": %.6f, \"max\": %.6f, \"runs\": %ld}, "
-               "\"tflops\": %.4f,\n",
-               plan_ms, med, tmin, tmax, o.iters, tflops);
+               "\"clock\": \"%s\", \"tflops\": %.4f,\n",
+               plan_ms, med, tmin, tmax, o.iters, host_clock ? "host" : "events", tflops);
         if (o.validate)
             printf(" \"validation\": {\"passed\": %s, \"rows_checked\": %lld, \"rows_total\": %lld, "
                    "\"max_abs_error\": %.3e, \"max_rel_error\": %.3e, \"failures\": %lld, \"nan_count\": %lld}}\n",
@@ -264,10 +297,11 @@ int cmd_run(int argc, char **argv)
         printf("kernel      %s: block_m=%d block_n=%d threads/row=%d work-group=%d, local memory %llu of %llu B\n",
                cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.work_group_size,
                (unsigned long long)cfg.local_mem_bytes, (unsigned long long)cfg.local_mem_budget);
-        printf("            %s\n", cfg.reason);
+        printf("            %s: %s\n", cfg.source, cfg.reason);
         printf("plan        %.1f ms (tile choice and program build or cache load)\n", plan_ms);
-        printf("time        median %.3f ms (min %.3f, max %.3f) over %ld runs, profiling events; %.3f TFLOP/s\n",
-               med, tmin, tmax, o.iters, tflops);
+        printf("time        median %.3f ms (min %.3f, max %.3f) over %ld runs, %s; %.3f TFLOP/s\n", med, tmin,
+               tmax, o.iters, host_clock ? "host clock (the driver's profiling events read 0)" : "profiling events",
+               tflops);
         if (o.validate)
             printf("validation  %s: %lld of %lld rows checked against the naive kernel, max abs error %.3e, "
                    "max rel error %.3e (tolerance atol %.2e x row scale + rtol %.2e), %lld failures, %lld NaN\n",
@@ -284,7 +318,176 @@ done:
             clReleaseMemObject(bufs[i]);
     for (int i = 0; i < 3; ++i)
         free(host[i]);
-    free(times);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+
+static int npy_dtype(const npy_array *a, int bf16, flashcl_dtype *t, const char *name, const char *path)
+{
+    if (!strcmp(a->descr, "<f4") && !bf16)
+        *t = FLASHCL_DTYPE_F32;
+    else if (!strcmp(a->descr, "<f2") && !bf16)
+        *t = FLASHCL_DTYPE_F16;
+    else if (!strcmp(a->descr, "<u2") && bf16)
+        *t = FLASHCL_DTYPE_BF16;
+    else {
+        fprintf(stderr, "flashcl run: %s %s: dtype %s %s\n", name, path, a->descr,
+                bf16 ? "does not hold bf16 bits (--bf16 wants uint16, '<u2')"
+                     : !strcmp(a->descr, "<u2") ? "is uint16: pass --bf16 if it holds bf16 bits" : "is not supported");
+        return 0;
+    }
+    if (a->ndim != 4) {
+        fprintf(stderr, "flashcl run: %s %s: %d dimensions, expected 4 (batch, seq, heads, dim)\n", name, path, a->ndim);
+        return 0;
+    }
+    return 1;
+}
+
+static int run_npy(run_opts *o)
+{
+    if (!o->q_path || !o->k_path || !o->v_path || !o->out_path) {
+        fprintf(stderr, "flashcl run: --q, --k, --v and --out are all needed to run on .npy files\n");
+        return 2;
+    }
+    npy_array a[3];
+    memset(a, 0, sizeof a);
+    const char *paths[3] = {o->q_path, o->k_path, o->v_path}, *names[3] = {"--q", "--k", "--v"};
+    flashcl_dtype types[3];
+    char err[256];
+    int rc = 1;
+    flashcl_context *ctx = NULL;
+    flashcl_plan *plan = NULL;
+    cl_mem bufs[5] = {0};
+    void *out = NULL;
+    float *lse = NULL;
+    for (int i = 0; i < 3; ++i) {
+        if (npy_read(paths[i], &a[i], err, sizeof err) != 0) {
+            fprintf(stderr, "flashcl run: %s %s: %s\n", names[i], paths[i], err);
+            goto done;
+        }
+        if (!npy_dtype(&a[i], o->bf16, &types[i], names[i], paths[i]))
+            goto done;
+    }
+    if (types[1] != types[0] || types[2] != types[0]) {
+        fprintf(stderr, "flashcl run: Q, K and V must have one dtype (got %s, %s, %s)\n", a[0].descr, a[1].descr,
+                a[2].descr);
+        goto done;
+    }
+    for (int d = 0; d < 4; ++d)
+        if (a[1].shape[d] != a[2].shape[d]) {
+            fprintf(stderr, "flashcl run: K and V shapes differ in dimension %d (%lld vs %lld)\n", d,
+                    (long long)a[1].shape[d], (long long)a[2].shape[d]);
+            goto done;
+        }
+    if (a[0].shape[0] != a[1].shape[0] || a[0].shape[3] != a[1].shape[3]) {
+        fprintf(stderr, "flashcl run: Q (%lld, _, _, %lld) and K (%lld, _, _, %lld) must agree on batch and dim\n",
+                (long long)a[0].shape[0], (long long)a[0].shape[3], (long long)a[1].shape[0], (long long)a[1].shape[3]);
+        goto done;
+    }
+    for (int i = 0; i < 3; ++i)
+        for (int d = 0; d < 4; ++d)
+            if (a[i].shape[d] < 1 || a[i].shape[d] > INT32_MAX) {
+                fprintf(stderr, "flashcl run: %s %s: dimension %d is %lld\n", names[i], paths[i], d,
+                        (long long)a[i].shape[d]);
+                goto done;
+            }
+
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.batch = (int32_t)a[0].shape[0];
+    p.seq_q = (int32_t)a[0].shape[1];
+    p.heads_q = (int32_t)a[0].shape[2];
+    p.head_dim = (int32_t)a[0].shape[3];
+    p.seq_kv = (int32_t)a[1].shape[1];
+    p.heads_kv = (int32_t)a[1].shape[2];
+    p.dtype = types[0];
+    p.causal = o->problem.causal;
+    p.scale = o->scale_set ? o->scale : 0.0f;
+    p.return_lse = o->lse_path != NULL;
+
+    flashcl_settings settings;
+    flashcl_settings_default(&settings);
+    settings.validate = o->validate;
+    flashcl_status st = flashcl_context_create_default(o->device, &settings, &ctx);
+    if (st) {
+        cli_fail(NULL, "opening a device", st);
+        goto done;
+    }
+    if ((st = flashcl_plan_create(ctx, &p, &plan))) {
+        cli_fail(ctx, "creating the plan", st);
+        goto done;
+    }
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    cl_context clctx;
+    cl_command_queue queue;
+    flashcl_context_cl_objects(ctx, &clctx, NULL, &queue);
+    cl_int e = CL_SUCCESS;
+    for (int i = 0; i < 5 && e == CL_SUCCESS; ++i)
+        if (i < 4 || sz[4])
+            bufs[i] = clCreateBuffer(clctx, CL_MEM_READ_WRITE | (i < 3 ? CL_MEM_COPY_HOST_PTR : 0), sz[i],
+                                     i < 3 ? a[i].data : NULL, &e);
+    if (e != CL_SUCCESS) {
+        fprintf(stderr, "flashcl run: allocating device buffers failed (OpenCL error %d)\n", (int)e);
+        goto done;
+    }
+    st = flashcl_plan_enqueue(plan, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], 0, NULL, NULL);
+    flashcl_validation report;
+    flashcl_plan_last_validation(plan, &report);
+    if (st && st != FLASHCL_VALIDATION_FAILED) {
+        cli_fail(ctx, "enqueue", st);
+        goto done;
+    }
+    if (st == FLASHCL_VALIDATION_FAILED) {
+        cli_fail(ctx, "validation", st);
+        rc = 3;
+        goto done;
+    }
+    out = malloc(sz[3]);
+    lse = sz[4] ? malloc(sz[4]) : NULL;
+    if (!out || (sz[4] && !lse))
+        goto done;
+    e = clEnqueueReadBuffer(queue, bufs[3], CL_TRUE, 0, sz[3], out, 0, NULL, NULL);
+    if (e == CL_SUCCESS && lse)
+        e = clEnqueueReadBuffer(queue, bufs[4], CL_TRUE, 0, sz[4], lse, 0, NULL, NULL);
+    if (e != CL_SUCCESS) {
+        fprintf(stderr, "flashcl run: reading the result failed (OpenCL error %d)\n", (int)e);
+        goto done;
+    }
+    const int64_t lse_shape[3] = {p.batch, p.heads_q, p.seq_q};
+    if (npy_write(o->out_path, a[0].descr, 4, a[0].shape, out, err, sizeof err) != 0 ||
+        (lse && npy_write(o->lse_path, "<f4", 3, lse_shape, lse, err, sizeof err) != 0)) {
+        fprintf(stderr, "flashcl run: %s\n", err);
+        if (lse)
+            remove(o->out_path); /* all or nothing */
+        goto done;
+    }
+    flashcl_config cfg;
+    flashcl_plan_config(plan, &cfg);
+    if (o->json) {
+        printf("{\"out\": ");
+        cli_json_string(stdout, o->out_path);
+        printf(", \"batch\": %d, \"heads_q\": %d, \"heads_kv\": %d, \"seq_q\": %d, \"seq_kv\": %d, \"head_dim\": %d, "
+               "\"dtype\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"validated\": %s}\n",
+               p.batch, p.heads_q, p.heads_kv, p.seq_q, p.seq_kv, p.head_dim, flashcl_dtype_name(p.dtype), cfg.block_m,
+               cfg.block_n, report.ran ? "true" : "false");
+    } else {
+        printf("wrote %s (%d, %d, %d, %d) %s%s%s; %s tiles %dx%d%s\n", o->out_path, p.batch, p.seq_q, p.heads_q,
+               p.head_dim, flashcl_dtype_name(p.dtype), lse ? " and " : "", lse ? o->lse_path : "", cfg.kernel,
+               cfg.block_m, cfg.block_n, report.ran ? ", validated against the naive kernel" : "");
+    }
+    rc = 0;
+done:
+    for (int i = 0; i < 5; ++i)
+        if (bufs[i])
+            clReleaseMemObject(bufs[i]);
+    for (int i = 0; i < 3; ++i)
+        npy_free(&a[i]);
+    free(out);
+    free(lse);
     flashcl_plan_destroy(&plan);
     flashcl_context_destroy(&ctx);
     return rc;

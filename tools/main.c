@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void usage(FILE *f)
 {
@@ -15,6 +16,8 @@ static void usage(FILE *f)
             "commands:\n"
             "  run       run flash attention on random inputs, validated against the naive kernel\n"
             "  devices   list OpenCL platforms and devices with the properties tile choice uses\n"
+            "  tiles     the tile configuration a problem gets on a device, and where it came from\n"
+            "  tune      time every tile configuration that fits, store the fastest in the tuning database\n"
             "\n"
             "flashcl <command> --help describes a command's options. Environment: FLASHCL_DEVICE\n"
             "(device selector), FLASHCL_VALIDATE, FLASHCL_CACHE, FLASHCL_CACHE_DIR, FLASHCL_LOCAL_MEM_LIMIT.\n");
@@ -31,6 +34,10 @@ int main(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "devices"))
         return cmd_devices(argc - 1, argv + 1);
+    if (!strcmp(cmd, "tiles"))
+        return cmd_tiles(argc - 1, argv + 1);
+    if (!strcmp(cmd, "tune"))
+        return cmd_tune(argc - 1, argv + 1);
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
@@ -111,4 +118,51 @@ void cli_stats(double *v, int n, double *median, double *min, double *max)
     *min = v[0];
     *max = v[n - 1];
     *median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+flashcl_status cli_time_plan(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse, long warmup,
+                             long iters, double *median, double *min, double *max, int *host_clock)
+{
+    double *t = calloc((size_t)iters, sizeof *t);
+    if (!t)
+        return FLASHCL_OUT_OF_HOST_MEMORY;
+    int events_work = 1;
+    flashcl_status st = FLASHCL_SUCCESS;
+    for (long i = 0; i < warmup + iters && st == FLASHCL_SUCCESS; ++i) {
+        struct timespec t0, t1;
+        cl_event ev = NULL;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        st = flashcl_plan_enqueue(plan, q, k, v, o, lse, 0, NULL, &ev);
+        if (st != FLASHCL_SUCCESS)
+            break;
+        clWaitForEvents(1, &ev);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        cl_ulong start = 0, end = 0;
+        if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) != CL_SUCCESS ||
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) != CL_SUCCESS || end <= start)
+            events_work = 0;
+        clReleaseEvent(ev);
+        if (i >= warmup)
+            t[i - warmup] = events_work ? (double)(end - start) * 1e-6
+                                        : (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) * 1e-6;
+    }
+    if (st == FLASHCL_SUCCESS)
+        cli_stats(t, (int)iters, median, min, max);
+    *host_clock = !events_work;
+    free(t);
+    return st;
+}
+
+double cli_flops(const flashcl_problem *p)
+{
+    double pairs = (double)p->seq_q * p->seq_kv;
+    if (p->causal) {
+        /* rows i = 0..seq_q-1 see min(seq_kv, max(0, i + 1 + seq_kv - seq_q)) keys */
+        pairs = 0;
+        for (int64_t i = 0; i < p->seq_q; ++i) {
+            int64_t n = i + 1 + p->seq_kv - p->seq_q;
+            pairs += (double)(n < 0 ? 0 : n > p->seq_kv ? p->seq_kv : n);
+        }
+    }
+    return 4.0 * p->batch * p->heads_q * pairs * p->head_dim;
 }

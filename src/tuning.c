@@ -1,0 +1,493 @@
+/*
+ * tuning.c: the tuning database: parsing the shipped table and the user's file, looking up the most
+ * specific entry for a (device, problem class), and storing tuned entries atomically.
+ */
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { LEVEL_VENDOR = 0, LEVEL_ARCH = 1, LEVEL_DEVICE = 2 };
+
+typedef struct db_entry {
+    char vendor[16], arch[32], device[128]; /* arch/device "" = any */
+    int head_dim, dtype, causal, seq, mode; /* -1 = any */
+    int block_m, block_n, tpr, kv_shared;
+    int user; /* from the user's file */
+    int line;
+} db_entry;
+
+struct flashcl_tuning_db {
+    db_entry *entries;
+    size_t count, cap;
+    char *warnings;
+    size_t warn_len;
+    char user_path[1024];
+};
+
+const char *flashcl_vendor_name(flashcl_vendor v)
+{
+    static const char *names[] = {"other", "nvidia", "amd", "intel", "pocl", "mesa", "apple", "arm", "qualcomm"};
+    return (unsigned)v < sizeof names / sizeof *names ? names[v] : "other";
+}
+
+static const char *seq_names[] = {"short", "medium", "long"};
+static const char *mode_names[] = {"prefill", "decode"};
+
+int fcl_seq_bucket(int32_t seq_kv)
+{
+    return seq_kv <= 512 ? 0 : seq_kv <= 4096 ? 1 : 2;
+}
+
+int fcl_mode_of(const flashcl_problem *p)
+{
+    return p->seq_q <= 16 ? 1 : 0;
+}
+
+static void warn(flashcl_tuning_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(flashcl_tuning_db *db, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    line[n] = '\0';
+    if (db->warn_len > 64 * 1024) /* enough to say what is wrong with a file */
+        return;
+    char *w = realloc(db->warnings, db->warn_len + (size_t)n + 1);
+    if (!w)
+        return;
+    memcpy(w + db->warn_len, line, (size_t)n + 1);
+    db->warnings = w;
+    db->warn_len += (size_t)n;
+}
+
+/* Reads the next token "key=value" (value possibly "quoted"); returns 0 at the end of the fields. */
+static int next_field(const char **cur, char *key, size_t kn, char *val, size_t vn, int *bad)
+{
+    const char *p = *cur;
+    while (*p == ' ' || *p == '\t')
+        ++p;
+    if (!*p || *p == '#' || *p == ':') {
+        *cur = p;
+        return 0;
+    }
+    size_t i = 0;
+    while (*p && *p != '=' && *p != ' ' && *p != '\t' && i + 1 < kn)
+        key[i++] = *p++;
+    key[i] = '\0';
+    if (*p != '=') {
+        *bad = 1;
+        return 0;
+    }
+    ++p;
+    i = 0;
+    if (*p == '"') {
+        ++p;
+        while (*p && *p != '"' && i + 1 < vn)
+            val[i++] = *p++;
+        if (*p != '"') {
+            *bad = 1;
+            return 0;
+        }
+        ++p;
+    } else {
+        while (*p && *p != ' ' && *p != '\t' && *p != '#' && i + 1 < vn)
+            val[i++] = *p++;
+    }
+    val[i] = '\0';
+    *cur = p;
+    return 1;
+}
+
+static int parse_int(const char *v, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi)
+        return 0;
+    *out = (int)x;
+    return 1;
+}
+
+static int lookup_name(const char *v, const char **names, int n, int *out)
+{
+    if (!strcmp(v, "*")) {
+        *out = -1;
+        return 1;
+    }
+    for (int i = 0; i < n; ++i)
+        if (!strcmp(v, names[i])) {
+            *out = i;
+            return 1;
+        }
+    return 0;
+}
+
+static int parse_line(const char *line, db_entry *e, const char **why)
+{
+    memset(e, 0, sizeof *e);
+    e->head_dim = e->block_m = e->block_n = e->tpr = 0;
+    e->dtype = e->causal = e->seq = e->mode = -1;
+    e->kv_shared = 0;
+    const char *cur = line;
+    char key[32], val[160];
+    int bad = 0, side = 0;
+    static const char *dtypes[] = {"f32", "f16", "bf16"};
+    for (;;) {
+        if (!next_field(&cur, key, sizeof key, val, sizeof val, &bad)) {
+            if (bad) {
+                *why = "a field is not key=value";
+                return 0;
+            }
+            if (*cur == ':' && side == 0) {
+                side = 1;
+                ++cur;
+                continue;
+            }
+            break;
+        }
+        int ok = 1;
+        if (side == 0) {
+            if (!strcmp(key, "vendor"))
+                fcl_strlcpy(e->vendor, val, sizeof e->vendor);
+            else if (!strcmp(key, "arch"))
+                fcl_strlcpy(e->arch, strcmp(val, "*") ? val : "", sizeof e->arch);
+            else if (!strcmp(key, "device"))
+                fcl_strlcpy(e->device, strcmp(val, "*") ? val : "", sizeof e->device);
+            else if (!strcmp(key, "head_dim"))
+                ok = parse_int(val, 8, 256, &e->head_dim) && e->head_dim % 8 == 0;
+            else if (!strcmp(key, "dtype"))
+                ok = lookup_name(val, dtypes, 3, &e->dtype);
+            else if (!strcmp(key, "causal"))
+                ok = !strcmp(val, "*") ? (e->causal = -1, 1) : parse_int(val, 0, 1, &e->causal);
+            else if (!strcmp(key, "seq"))
+                ok = lookup_name(val, seq_names, 3, &e->seq);
+            else if (!strcmp(key, "mode"))
+                ok = lookup_name(val, mode_names, 2, &e->mode);
+            else
+                ok = 0;
+        } else {
+            if (!strcmp(key, "block_m"))
+                ok = parse_int(val, 1, 1024, &e->block_m);
+            else if (!strcmp(key, "block_n"))
+                ok = parse_int(val, 1, 1024, &e->block_n);
+            else if (!strcmp(key, "tpr"))
+                ok = parse_int(val, 1, 256, &e->tpr);
+            else if (!strcmp(key, "kv_shared"))
+                ok = parse_int(val, 0, 1, &e->kv_shared);
+            else
+                ok = 0;
+        }
+        if (!ok) {
+            *why = side ? "an unknown or out-of-range tile field" : "an unknown or out-of-range match field";
+            return 0;
+        }
+    }
+    while (*cur == ' ' || *cur == '\t')
+        ++cur;
+    if (*cur && *cur != '#') {
+        *why = "text after the fields";
+        return 0;
+    }
+    if (!side) {
+        *why = "no ':' between the match fields and the tiles";
+        return 0;
+    }
+    if (!e->vendor[0] || !e->head_dim || !e->block_m || !e->block_n || !e->tpr) {
+        *why = "vendor, head_dim, block_m, block_n and tpr are required";
+        return 0;
+    }
+    return 1;
+}
+
+static void parse_text(flashcl_tuning_db *db, const char *text, const char *origin, int user)
+{
+    int lineno = 0;
+    const char *p = text;
+    char line[1024];
+    while (*p) {
+        size_t n = 0;
+        const char *start = p;
+        while (*p && *p != '\n')
+            ++p;
+        n = (size_t)(p - start);
+        if (*p == '\n')
+            ++p;
+        ++lineno;
+        if (n >= sizeof line) {
+            warn(db, "%s:%d: line longer than %zu characters, ignored", origin, lineno, sizeof line - 1);
+            continue;
+        }
+        memcpy(line, start, n);
+        line[n] = '\0';
+        const char *s = line;
+        while (*s == ' ' || *s == '\t' || *s == '\r')
+            ++s;
+        if (!*s || *s == '#')
+            continue;
+        for (char *c = line; *c; ++c)
+            if (*c == '\r')
+                *c = ' ';
+        db_entry e;
+        const char *why = "";
+        if (!parse_line(s, &e, &why)) {
+            warn(db, "%s:%d: %s, line ignored", origin, lineno, why);
+            continue;
+        }
+        e.user = user;
+        e.line = lineno;
+        if (db->count == db->cap) {
+            size_t cap = db->cap ? db->cap * 2 : 32;
+            db_entry *ne = realloc(db->entries, cap * sizeof *ne);
+            if (!ne) {
+                warn(db, "%s:%d: out of memory, rest ignored", origin, lineno);
+                return;
+            }
+            db->entries = ne;
+            db->cap = cap;
+        }
+        db->entries[db->count++] = e;
+    }
+}
+
+static void default_user_path(char *buf, size_t n)
+{
+    const char *env;
+    if ((env = getenv("FLASHCL_TUNING_DB")) && *env)
+        snprintf(buf, n, "%s", env);
+    else if ((env = getenv("XDG_CONFIG_HOME")) && *env)
+        snprintf(buf, n, "%s/flashcl/tuning.db", env);
+    else if ((env = getenv("HOME")) && *env)
+        snprintf(buf, n, "%s/.config/flashcl/tuning.db", env);
+    else
+        snprintf(buf, n, "flashcl-tuning.db");
+}
+
+flashcl_status flashcl_tuning_db_load(const char *user_path, int with_shipped, flashcl_tuning_db **out)
+{
+    if (!out)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_tuning_db_load: out is NULL");
+    *out = NULL;
+    flashcl_tuning_db *db = calloc(1, sizeof *db);
+    if (!db)
+        return fcl_fail(NULL, FLASHCL_OUT_OF_HOST_MEMORY, "flashcl_tuning_db_load: out of host memory");
+    if (with_shipped) {
+        const char *shipped = flashcl_source_text("tuning.db");
+        if (shipped)
+            parse_text(db, shipped, "shipped tuning.db", 0);
+    }
+    if (user_path && *user_path)
+        fcl_strlcpy(db->user_path, user_path, sizeof db->user_path);
+    else
+        default_user_path(db->user_path, sizeof db->user_path);
+    FILE *f = fopen(db->user_path, "rb");
+    if (f) {
+        char *text = NULL;
+        size_t len = 0, cap = 0;
+        char chunk[4096];
+        size_t got;
+        int too_big = 0;
+        while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+            if (len + got + 1 > cap) {
+                if (len > (8u << 20)) {
+                    too_big = 1;
+                    break;
+                }
+                cap = (len + got + 1) * 2;
+                char *nt = realloc(text, cap);
+                if (!nt)
+                    break;
+                text = nt;
+            }
+            memcpy(text + len, chunk, got);
+            len += got;
+        }
+        int read_error = ferror(f);
+        fclose(f);
+        if (too_big || read_error || !text) {
+            if (too_big || read_error)
+                warn(db, "%s: %s, file ignored", db->user_path, too_big ? "larger than 8 MiB" : "read error");
+        } else {
+            text[len] = '\0';
+            if (strlen(text) != len)
+                warn(db, "%s: contains NUL bytes, file ignored", db->user_path);
+            else
+                parse_text(db, text, db->user_path, 1);
+        }
+        free(text);
+    } else if (errno != ENOENT) {
+        warn(db, "%s: %s, file ignored", db->user_path, strerror(errno));
+    }
+    *out = db;
+    return FLASHCL_SUCCESS;
+}
+
+void flashcl_tuning_db_destroy(flashcl_tuning_db **db)
+{
+    if (!db || !*db)
+        return;
+    free((*db)->entries);
+    free((*db)->warnings);
+    free(*db);
+    *db = NULL;
+}
+
+const char *flashcl_tuning_db_warnings(const flashcl_tuning_db *db)
+{
+    return db && db->warnings ? db->warnings : "";
+}
+
+size_t flashcl_tuning_db_size(const flashcl_tuning_db *db)
+{
+    return db ? db->count : 0;
+}
+
+const char *flashcl_tuning_db_user_path(const flashcl_tuning_db *db)
+{
+    return db ? db->user_path : "";
+}
+
+/* The identity level at which an entry matches the device, or -1. */
+static int identity_level(const db_entry *e, const flashcl_device_profile *pr)
+{
+    if (strcmp(e->vendor, flashcl_vendor_name(pr->vendor)) != 0)
+        return -1;
+    if (e->arch[0] && strcmp(e->arch, pr->arch) != 0)
+        return -1;
+    if (e->device[0] && strcmp(e->device, pr->name) != 0)
+        return -1;
+    return e->device[0] ? LEVEL_DEVICE : e->arch[0] ? LEVEL_ARCH : LEVEL_VENDOR;
+}
+
+/* Number of problem fields the entry pins (more is more specific), or -1 when it does not match. */
+static int problem_match(const db_entry *e, const flashcl_problem *p)
+{
+    if (e->head_dim != p->head_dim)
+        return -1;
+    int n = 0;
+    const int fields[4][2] = {{e->dtype, (int)p->dtype},
+                              {e->causal, p->causal != 0},
+                              {e->seq, fcl_seq_bucket(p->seq_kv)},
+                              {e->mode, fcl_mode_of(p)}};
+    for (int i = 0; i < 4; ++i) {
+        if (fields[i][0] < 0)
+            continue;
+        if (fields[i][0] != fields[i][1])
+            return -1;
+        ++n;
+    }
+    return n;
+}
+
+int fcl_tuning_lookup(const flashcl_tuning_db *db, const flashcl_device_profile *pr, const flashcl_problem *p,
+                      flashcl_config *cfg, char *source, size_t source_len, char *detail, size_t detail_len)
+{
+    if (!db)
+        return 0;
+    static const char *level_names[] = {"vendor", "arch", "device"};
+    for (int level = LEVEL_DEVICE; level >= LEVEL_VENDOR; --level)
+        for (int user = 1; user >= 0; --user) {
+            const db_entry *best = NULL;
+            int best_fields = -1;
+            for (size_t i = 0; i < db->count; ++i) {
+                const db_entry *e = &db->entries[i];
+                if (e->user != user || identity_level(e, pr) != level)
+                    continue;
+                const int f = problem_match(e, p);
+                if (f >= best_fields && f >= 0) { /* later lines win ties: appended entries override */
+                    best = e;
+                    best_fields = f;
+                }
+            }
+            if (!best)
+                continue;
+            memset(cfg, 0, sizeof *cfg);
+            cfg->block_m = best->block_m;
+            cfg->block_n = best->block_n;
+            cfg->threads_per_row = best->tpr;
+            cfg->kv_shared = best->kv_shared;
+            snprintf(source, source_len, "tuning-db:%s:%s", user ? "user" : "shipped", level_names[level]);
+            snprintf(detail, detail_len, "%s line %d matches %s and %d of 4 problem fields",
+                     user ? db->user_path : "shipped tuning.db", best->line, level_names[level], best_fields);
+            return 1;
+        }
+    return 0;
+}
+
+static void format_key(char *buf, size_t n, const flashcl_device_profile *pr, const flashcl_problem *p)
+{
+    snprintf(buf, n, "vendor=%s arch=%s device=\"%s\" head_dim=%d dtype=%s causal=%d seq=%s mode=%s",
+             flashcl_vendor_name(pr->vendor), pr->arch[0] ? pr->arch : "*", pr->name, p->head_dim,
+             flashcl_dtype_name(p->dtype), p->causal != 0, seq_names[fcl_seq_bucket(p->seq_kv)],
+             mode_names[fcl_mode_of(p)]);
+}
+
+flashcl_status flashcl_tuning_db_store(const char *path, const flashcl_device_profile *pr,
+                                       const flashcl_problem *p, const flashcl_config *c, const char *comment)
+{
+    if (!path || !pr || !p || !c)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_tuning_db_store: %s is NULL",
+                        !path ? "path" : !pr ? "profile" : !p ? "problem" : "config");
+    char key[512], entry[768];
+    format_key(key, sizeof key, pr, p);
+    snprintf(entry, sizeof entry, "%s : block_m=%d block_n=%d tpr=%d kv_shared=%d%s%s\n", key, c->block_m,
+             c->block_n, c->threads_per_row, c->kv_shared, comment && *comment ? "  # " : "",
+             comment && *comment ? comment : "");
+    for (char *q = entry; *q && q[1]; ++q) /* one line, whatever the comment holds */
+        if (*q == '\n' || *q == '\r')
+            *q = ' ';
+
+    /* Keep every other line of the old file; drop a line with the same key. */
+    char dir[1024];
+    fcl_strlcpy(dir, path, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+        for (char *q = dir + 1; *q; ++q)
+            if (*q == '/') {
+                *q = '\0';
+                mkdir(dir, 0755);
+                *q = '/';
+            }
+        mkdir(dir, 0755);
+    }
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *out = fopen(tmp, "wb");
+    if (!out)
+        return fcl_fail(NULL, FLASHCL_CACHE_ERROR, "flashcl_tuning_db_store: cannot write %s: %s", tmp,
+                        strerror(errno));
+    FILE *in = fopen(path, "rb");
+    int ok = 1;
+    if (!in)
+        ok = fputs("# flashcl tuning database (written by flashcl tune); see include/flashcl.h for the format\n",
+                   out) >= 0;
+    if (in) {
+        char line[1100];
+        const size_t klen = strlen(key);
+        while (fgets(line, sizeof line, in))
+            if (strncmp(line, key, klen) != 0 || (line[klen] != ' ' && line[klen] != ':'))
+                ok &= fputs(line, out) >= 0;
+        fclose(in);
+    }
+    ok &= fputs(entry, out) >= 0;
+    ok &= fclose(out) == 0;
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        return fcl_fail(NULL, FLASHCL_CACHE_ERROR, "flashcl_tuning_db_store: cannot write %s", path);
+    }
+    return FLASHCL_SUCCESS;
+}

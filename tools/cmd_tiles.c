@@ -1,0 +1,182 @@
+/*
+ * cmd_tiles.c: `flashcl tiles`: the configuration a plan gets on a device for a problem, and where it
+ * came from (tuning database entry, context override, or the heuristic and why). It calls
+ * flashcl_context_choose_config, the function plans call, so what it prints is what runs.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: flashcl tiles [options]\n"
+            "Prints the tiles a plan gets on a device, with their local memory against the device's\n"
+            "limit and where they came from. Compiles nothing.\n"
+            "  --device SEL     \"P:D\" or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
+            "  -d, --dim N      head dim (default 128)\n"
+            "  --dtype T        f32, f16 or bf16 (default f32)\n"
+            "  --causal         causal mask\n"
+            "  -n, --seq N      seq_q = seq_kv = N (default 4096); --seq-q N, --seq-kv N\n"
+            "  --gqa R          query heads per kv head (default 1)\n"
+            "  --decode         a decode step: seq_q = 1 (unless --seq-q is given)\n"
+            "  --all            every supported head dim (8 to 256) x dtype\n"
+            "  --json           machine-readable output\n"
+            "exit status: 0 ok, 1 a flashcl error, 2 bad usage\n");
+}
+
+static void print_json(const flashcl_problem *p, const flashcl_config *c, flashcl_status st, const char *err, int first)
+{
+    printf("%s\n  {\"head_dim\": %d, \"dtype\": \"%s\", \"causal\": %s, \"seq_q\": %d, \"seq_kv\": %d, "
+           "\"heads_q\": %d, \"heads_kv\": %d, ",
+           first ? "" : ",", p->head_dim, flashcl_dtype_name(p->dtype), p->causal ? "true" : "false", p->seq_q,
+           p->seq_kv, p->heads_q, p->heads_kv);
+    if (st != FLASHCL_SUCCESS) {
+        printf("\"error\": ");
+        cli_json_string(stdout, err);
+        printf("}");
+        return;
+    }
+    printf("\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, \"kv_shared\": %s, "
+           "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, \"source\": ",
+           c->kernel, c->block_m, c->block_n, c->threads_per_row, c->kv_shared ? "true" : "false", c->work_group_size,
+           (unsigned long long)c->local_mem_bytes, (unsigned long long)c->local_mem_budget);
+    cli_json_string(stdout, c->source);
+    printf(", \"reason\": ");
+    cli_json_string(stdout, c->reason);
+    printf("}");
+}
+
+int cmd_tiles(int argc, char **argv)
+{
+    const char *device = NULL;
+    int all = 0, json = 0, decode = 0, seq_q_set = 0;
+    long gqa = 1, v;
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.head_dim = 128;
+    p.seq_q = p.seq_kv = 4096;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--device") && val) {
+            device = val;
+            ++i;
+        } else if (!strcmp(a, "-d") || !strcmp(a, "--dim")) {
+            if (!cli_int(a, val, 1, 100000, &v))
+                return 2;
+            p.head_dim = (int32_t)v;
+            ++i;
+        } else if (!strcmp(a, "--dtype")) {
+            if (!cli_dtype(val, &p.dtype))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "-n") || !strcmp(a, "--seq")) {
+            if (!cli_int(a, val, 1, 1L << 30, &v))
+                return 2;
+            p.seq_q = p.seq_kv = (int32_t)v;
+            ++i;
+        } else if (!strcmp(a, "--seq-q")) {
+            if (!cli_int(a, val, 1, 1L << 30, &v))
+                return 2;
+            p.seq_q = (int32_t)v;
+            seq_q_set = 1;
+            ++i;
+        } else if (!strcmp(a, "--seq-kv")) {
+            if (!cli_int(a, val, 1, 1L << 30, &v))
+                return 2;
+            p.seq_kv = (int32_t)v;
+            ++i;
+        } else if (!strcmp(a, "--gqa")) {
+            if (!cli_int(a, val, 1, 1024, &gqa))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "--causal")) {
+            p.causal = 1;
+        } else if (!strcmp(a, "--decode")) {
+            decode = 1;
+        } else if (!strcmp(a, "--all")) {
+            all = 1;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else {
+            fprintf(stderr, "flashcl tiles: unknown option or missing value '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (decode && !seq_q_set)
+        p.seq_q = 1;
+    p.heads_kv = 1;
+    p.heads_q = (int32_t)gqa;
+
+    flashcl_context *ctx = NULL;
+    flashcl_status st = flashcl_context_create_default(device, NULL, &ctx);
+    if (st)
+        return cli_fail(NULL, "opening a device", st);
+    const flashcl_device_profile *pr = flashcl_context_profile(ctx);
+    const flashcl_tuning_db *db = flashcl_context_tuning_db(ctx);
+    const char *warnings = flashcl_tuning_db_warnings(db);
+    if (*warnings)
+        fprintf(stderr, "flashcl: tuning database:\n%s", warnings);
+
+    int rc = 0;
+    const int d_first = all ? 8 : p.head_dim, d_last = all ? 256 : p.head_dim;
+    const int t_first = all ? 0 : (int)p.dtype, t_last = all ? 2 : (int)p.dtype;
+    if (json) {
+        printf("{\"device\": ");
+        cli_json_string(stdout, pr->name);
+        printf(", \"platform\": ");
+        cli_json_string(stdout, pr->platform_name);
+        printf(", \"vendor\": \"%s\", \"arch\": ", flashcl_vendor_name(pr->vendor));
+        cli_json_string(stdout, pr->arch);
+        printf(", \"local_mem_size\": %llu, \"local_mem_budget\": %llu, \"max_work_group_size\": %zu, "
+               "\"wg_multiple\": %zu, \"tuning_db\": ",
+               (unsigned long long)pr->local_mem_size, (unsigned long long)pr->local_mem_budget,
+               pr->max_work_group_size, pr->wg_multiple);
+        cli_json_string(stdout, flashcl_tuning_db_user_path(db));
+        printf(", \"configs\": [");
+    } else {
+        printf("device   %s / %s [%s%s%s]\n", pr->platform_name, pr->name, flashcl_vendor_name(pr->vendor),
+               pr->arch[0] ? ", " : "", pr->arch);
+        printf("limits   local memory %llu B (budget for tiles %llu B), work-group %zu, multiple %zu\n",
+               (unsigned long long)pr->local_mem_size, (unsigned long long)pr->local_mem_budget,
+               pr->max_work_group_size, pr->wg_multiple);
+        printf("tuning   %zu database entries; user file %s\n", flashcl_tuning_db_size(db), flashcl_tuning_db_user_path(db));
+        printf("problem  Sq=%d Sk=%d Hq/Hkv=%ld %s%s\n\n", p.seq_q, p.seq_kv, gqa, p.causal ? "causal " : "",
+               p.seq_q <= 16 ? "decode" : "prefill");
+        printf("%-4s %-5s %-9s %7s %7s %4s %6s %3s %16s  %s\n", "d", "dtype", "kernel", "block_m", "block_n", "tpr",
+               "wg", "kv", "local B", "source: reason");
+    }
+    int first = 1;
+    for (int d = d_first; d <= d_last; d += 8)
+        for (int t = t_first; t <= t_last; ++t) {
+            p.head_dim = d;
+            p.dtype = (flashcl_dtype)t;
+            flashcl_config c;
+            st = flashcl_context_choose_config(ctx, &p, FLASHCL_ALGO_FLASH, &c);
+            const char *err = flashcl_context_last_error(ctx);
+            if (st)
+                rc = 1;
+            if (json) {
+                print_json(&p, &c, st, err, first);
+            } else if (st) {
+                printf("%-4d %-5s error: %s\n", d, flashcl_dtype_name(p.dtype), err);
+            } else {
+                char local[32];
+                snprintf(local, sizeof local, "%llu/%llu", (unsigned long long)c.local_mem_bytes,
+                         (unsigned long long)pr->local_mem_size);
+                printf("%-4d %-5s %-9s %7d %7d %4d %6d %3s %16s  %s: %s\n", d, flashcl_dtype_name(p.dtype), c.kernel,
+                       c.block_m, c.block_n, c.threads_per_row, c.work_group_size, c.kv_shared ? "sh" : "-", local,
+                       c.source, c.reason);
+            }
+            first = 0;
+        }
+    if (json)
+        printf("\n]}\n");
+    flashcl_context_destroy(&ctx);
+    return rc;
+}

@@ -1,0 +1,396 @@
+/*
+ * cmd_tune.c: `flashcl tune`: for each problem class asked for, every flash tile configuration that
+ * fits the device is built, checked against what the compiler reports, validated against the naive
+ * kernel and timed; the fastest is written to the user's tuning database, with its gain over the
+ * heuristic's choice.
+ */
+#include "cli.h"
+#include "hostmath.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LIST 16
+#define MAX_CANDIDATES 512
+/* Private memory per work-item above which a candidate is taken to spill registers. */
+#define SPILL_BYTES 1024
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: flashcl tune [options]\n"
+            "Times every flash tile configuration that fits the device for each problem class, validates\n"
+            "each against the naive kernel, and stores the fastest in the user's tuning database.\n"
+            "  --device SEL       \"P:D\" or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
+            "  -d, --dim LIST     head dims, comma-separated (default 128)\n"
+            "  --dtype LIST       f32,f16,bf16 (default f32)\n"
+            "  --causal           tune the causal class (default: non-causal)\n"
+            "  -n, --seq N        seq_q = seq_kv = N (default 4096); --seq-q N, --seq-kv N; --decode: seq_q 1\n"
+            "  -b, --batch N      batch (default 16384 / seq_kv, at least 1)\n"
+            "  -H, --heads N      query heads (default 2048 / head dim, at least 1); --gqa R (default 1)\n"
+            "  --iters N          timed runs per candidate (default 10), after 2 warm-up runs\n"
+            "  --db PATH          the database file to write (default: the user's, see flashcl tiles)\n"
+            "  --dry-run          list the candidates and what the heuristic picks; build and time nothing\n"
+            "exit status: 0 ok, 1 a flashcl error or no valid candidate, 2 bad usage\n");
+}
+
+static int parse_list(const char *opt, const char *val, long lo, long hi, long *out, int *n)
+{
+    if (!val) {
+        fprintf(stderr, "flashcl tune: %s needs a value\n", opt);
+        return 0;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", val);
+    *n = 0;
+    for (char *tok = strtok(buf, ","); tok && *n < MAX_LIST; tok = strtok(NULL, ","))
+        if (!cli_int(opt, tok, lo, hi, &out[(*n)++]))
+            return 0;
+    return *n > 0;
+}
+
+typedef struct candidate {
+    flashcl_config cfg;
+    double median, min, max;
+    const char *verdict; /* NULL: timed */
+    char detail[96];
+} candidate;
+
+/* Every (block_m, block_n, tpr, kv_shared) the kernel accepts that fits the device's limits. */
+static int enumerate(const flashcl_device_profile *pr, const flashcl_problem *p, candidate *out)
+{
+    int n = 0;
+    const size_t max_wg = pr->max_work_group_size < 1024 ? pr->max_work_group_size : 1024;
+    const size_t mult = pr->wg_multiple ? pr->wg_multiple : 1;
+    for (int tpr = 1; tpr <= 32; tpr *= 2) {
+        if (p->head_dim % tpr || p->head_dim / tpr > 64)
+            continue;
+        for (int bm = 1; bm <= 128; bm *= 2)
+            for (int bn = 8; bn <= 64; bn *= 2)
+                for (int shared = 0; shared <= 1; ++shared) {
+                    const size_t wg = (size_t)bm * tpr;
+                    if (bn % tpr || wg > max_wg || wg % mult || n >= MAX_CANDIDATES)
+                        continue;
+                    if (flashcl_flash_local_mem_bytes(p->head_dim, bm, bn, tpr, shared) > pr->local_mem_budget)
+                        continue;
+                    /* V sharing K's memory only when separate tiles do not fit: otherwise it only
+                     * adds a barrier. */
+                    if (shared && flashcl_flash_local_mem_bytes(p->head_dim, bm, bn, tpr, 0) <= pr->local_mem_budget)
+                        continue;
+                    candidate *c = &out[n++];
+                    memset(c, 0, sizeof *c);
+                    c->cfg.block_m = bm;
+                    c->cfg.block_n = bn;
+                    c->cfg.threads_per_row = tpr;
+                    c->cfg.kv_shared = shared;
+                    c->cfg.work_group_size = (int32_t)wg;
+                    c->cfg.local_mem_bytes = flashcl_flash_local_mem_bytes(p->head_dim, bm, bn, tpr, shared);
+                }
+    }
+    return n;
+}
+
+static void progress(int tty, int i, int n, const candidate *c, double best)
+{
+    if (tty) {
+        char bar[31];
+        const int fill = n ? (30 * i) / n : 30;
+        for (int k = 0; k < 30; ++k)
+            bar[k] = k < fill ? '#' : '.';
+        bar[30] = '\0';
+        fprintf(stderr, "\r  [%s] %3d/%d  best %.3f ms ", bar, i, n, best);
+        if (i == n)
+            fprintf(stderr, "\n");
+    } else if (c) {
+        fprintf(stderr, "  %3d/%d  %3dx%-3d tpr %-2d%s: %s\n", i, n, c->cfg.block_m, c->cfg.block_n,
+                c->cfg.threads_per_row, c->cfg.kv_shared ? " kv-shared" : "", c->verdict ? c->verdict : c->detail);
+    }
+    fflush(stderr);
+}
+
+static int same_tiles(const flashcl_config *a, const flashcl_config *b)
+{
+    return a->block_m == b->block_m && a->block_n == b->block_n && a->threads_per_row == b->threads_per_row &&
+           a->kv_shared == b->kv_shared;
+}
+
+/* Builds, checks, validates and times one candidate on the given buffers. */
+static void try_candidate(flashcl_context *ctx, const flashcl_problem *p, cl_mem *b, long iters, candidate *c)
+{
+    flashcl_plan *plan = NULL;
+    flashcl_context_override_config(ctx, &c->cfg);
+    flashcl_status st = flashcl_plan_create(ctx, p, &plan);
+    flashcl_context_override_config(ctx, NULL);
+    if (st) {
+        c->verdict = "rejected: does not build";
+        snprintf(c->detail, sizeof c->detail, "%s", flashcl_status_name(st));
+        return;
+    }
+    flashcl_config got;
+    flashcl_plan_config(plan, &got);
+    flashcl_kernel_info ki;
+    flashcl_plan_kernel_info(plan, &ki);
+    if (!same_tiles(&got, &c->cfg)) {
+        c->verdict = "rejected: the compiled kernel needs smaller tiles";
+    } else if (ki.private_mem_bytes > SPILL_BYTES) {
+        c->verdict = "rejected: spills registers";
+        snprintf(c->detail, sizeof c->detail, "%llu B private memory per work-item",
+                 (unsigned long long)ki.private_mem_bytes);
+    } else {
+        flashcl_context_set_validation(ctx, 1);
+        st = flashcl_plan_enqueue(plan, b[0], b[1], b[2], b[3], b[4], 0, NULL, NULL);
+        flashcl_context_set_validation(ctx, 0);
+        flashcl_validation rep;
+        flashcl_plan_last_validation(plan, &rep);
+        if (st == FLASHCL_VALIDATION_FAILED) {
+            c->verdict = rep.nan_count ? "rejected: NaN against the naive kernel" : "rejected: wrong against the naive kernel";
+            snprintf(c->detail, sizeof c->detail, "max rel error %.2e", rep.max_rel_error);
+        } else if (st) {
+            c->verdict = "rejected: enqueue failed";
+            snprintf(c->detail, sizeof c->detail, "%s", flashcl_status_name(st));
+        } else {
+            int host_clock;
+            st = cli_time_plan(plan, b[0], b[1], b[2], b[3], b[4], 2, iters, &c->median, &c->min, &c->max, &host_clock);
+            if (st) {
+                c->verdict = "rejected: timed run failed";
+            } else {
+                snprintf(c->detail, sizeof c->detail, "%.3f ms (%.3f to %.3f)%s", c->median, c->min, c->max,
+                         host_clock ? " host clock" : "");
+            }
+        }
+    }
+    flashcl_plan_destroy(&plan);
+}
+
+static int tune_class(flashcl_context *ctx, flashcl_problem *p, long iters, int dry_run, const char *db_path)
+{
+    const flashcl_device_profile *pr = flashcl_context_profile(ctx);
+    flashcl_config heur;
+    flashcl_status st = flashcl_choose_config(pr, p, FLASHCL_ALGO_FLASH, &heur);
+    if (st)
+        return cli_fail(NULL, "choosing the heuristic configuration", st);
+    candidate *cands = calloc(MAX_CANDIDATES + 1, sizeof *cands);
+    if (!cands)
+        return 1;
+    int n = enumerate(pr, p, cands);
+    int heur_index = -1;
+    for (int i = 0; i < n; ++i)
+        if (same_tiles(&cands[i].cfg, &heur))
+            heur_index = i;
+    if (heur_index < 0) { /* the heuristic may pick a work-group that is not a whole warp */
+        cands[n].cfg = heur;
+        heur_index = n++;
+    }
+    printf("class  d=%d %s %s Sq=%d Sk=%d B=%d Hq=%d Hkv=%d: %d candidates; heuristic %dx%d tpr %d%s\n", p->head_dim,
+           flashcl_dtype_name(p->dtype), p->causal ? "causal" : "non-causal", p->seq_q, p->seq_kv, p->batch, p->heads_q,
+           p->heads_kv, n, heur.block_m, heur.block_n, heur.threads_per_row, heur.kv_shared ? " kv-shared" : "");
+    if (dry_run) {
+        for (int i = 0; i < n; ++i)
+            printf("  %3dx%-3d tpr %-2d wg %-4d local %6llu B%s%s\n", cands[i].cfg.block_m, cands[i].cfg.block_n,
+                   cands[i].cfg.threads_per_row, cands[i].cfg.work_group_size,
+                   (unsigned long long)cands[i].cfg.local_mem_bytes, cands[i].cfg.kv_shared ? " kv-shared" : "",
+                   i == heur_index ? "  <- heuristic" : "");
+        free(cands);
+        return 0;
+    }
+
+    size_t sz[5];
+    flashcl_plan *probe = NULL;
+    if ((st = flashcl_plan_create(ctx, p, &probe))) {
+        free(cands);
+        return cli_fail(ctx, "planning the class", st);
+    }
+    flashcl_plan_buffer_sizes(probe, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    flashcl_plan_destroy(&probe);
+    cl_context clctx;
+    flashcl_context_cl_objects(ctx, &clctx, NULL, NULL);
+    cl_mem b[5] = {0};
+    hm_rng rng;
+    hm_rng_seed(&rng, 7);
+    cl_int err = CL_SUCCESS;
+    const size_t es = flashcl_dtype_size(p->dtype);
+    for (int i = 0; i < 4 && err == CL_SUCCESS; ++i) {
+        void *h = i < 3 ? malloc(sz[i]) : NULL;
+        if (h)
+            hm_fill_normal(h, p->dtype, sz[i] / es, &rng, 1.0);
+        b[i] = clCreateBuffer(clctx, CL_MEM_READ_WRITE | (h ? CL_MEM_COPY_HOST_PTR : 0), sz[i], h, &err);
+        free(h);
+    }
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "flashcl tune: allocating buffers failed (OpenCL error %d)\n", (int)err);
+        for (int i = 0; i < 5; ++i)
+            if (b[i])
+                clReleaseMemObject(b[i]);
+        free(cands);
+        return 1;
+    }
+
+    const int tty = isatty(fileno(stderr));
+    int best = -1;
+    for (int i = 0; i < n; ++i) {
+        try_candidate(ctx, p, b, iters, &cands[i]);
+        if (!cands[i].verdict && (best < 0 || cands[i].median < cands[best].median))
+            best = i;
+        progress(tty, i + 1, n, &cands[i], best >= 0 ? cands[best].median : 0.0);
+    }
+    int rejected = 0;
+    for (int i = 0; i < n; ++i)
+        if (cands[i].verdict) {
+            if (!rejected++)
+                printf("  rejected:\n");
+            printf("    %3dx%-3d tpr %-2d%s  %s %s\n", cands[i].cfg.block_m, cands[i].cfg.block_n,
+                   cands[i].cfg.threads_per_row, cands[i].cfg.kv_shared ? " kv-shared" : "", cands[i].verdict,
+                   cands[i].detail);
+        }
+    int rc = 0;
+    if (best < 0) {
+        printf("  no candidate passed\n");
+        rc = 1;
+    } else {
+        const candidate *w = &cands[best], *h = &cands[heur_index];
+        const double tflops = cli_flops(p) / (w->median * 1e-3) / 1e12;
+        printf("  winner %dx%d tpr %d%s: %s, %.2f TFLOP/s", w->cfg.block_m, w->cfg.block_n, w->cfg.threads_per_row,
+               w->cfg.kv_shared ? " kv-shared" : "", w->detail, tflops);
+        if (!h->verdict)
+            printf("; heuristic %s: %.2fx faster\n", h->detail, h->median / w->median);
+        else
+            printf("; heuristic %s\n", h->verdict);
+        char comment[160];
+        time_t now = time(NULL);
+        char date[16];
+        strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+        snprintf(comment, sizeof comment, "flashcl tune %s: %.3f ms, %.2f TFLOP/s, heuristic %.3f ms", date, w->median,
+                 tflops, h->verdict ? 0.0 : h->median);
+        st = flashcl_tuning_db_store(db_path, pr, p, &w->cfg, comment);
+        if (st) {
+            rc = cli_fail(NULL, "writing the tuning database", st);
+        } else {
+            printf("  stored in %s\n", db_path);
+        }
+    }
+    for (int i = 0; i < 5; ++i)
+        if (b[i])
+            clReleaseMemObject(b[i]);
+    free(cands);
+    return rc;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    const char *device = NULL, *db_path = NULL;
+    long dims[MAX_LIST] = {128}, iters = 10, batch = 0, heads = 0, gqa = 1, v;
+    int n_dims = 1, n_types = 1, dry_run = 0, causal = 0, decode = 0, seq_q_set = 0;
+    flashcl_dtype types[MAX_LIST] = {FLASHCL_DTYPE_F32};
+    int32_t seq_q = 4096, seq_kv = 4096;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--device") && val) {
+            device = val;
+            ++i;
+        } else if (!strcmp(a, "--db") && val) {
+            db_path = val;
+            ++i;
+        } else if (!strcmp(a, "-d") || !strcmp(a, "--dim")) {
+            if (!parse_list(a, val, 8, 256, dims, &n_dims))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "--dtype")) {
+            char buf[128];
+            snprintf(buf, sizeof buf, "%s", val ? val : "");
+            n_types = 0;
+            for (char *tok = strtok(buf, ","); tok && n_types < MAX_LIST; tok = strtok(NULL, ","))
+                if (!cli_dtype(tok, &types[n_types++]))
+                    return 2;
+            if (!n_types && !cli_dtype(NULL, &types[0]))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "-n") || !strcmp(a, "--seq")) {
+            if (!cli_int(a, val, 1, 1L << 30, &v))
+                return 2;
+            seq_q = seq_kv = (int32_t)v;
+            ++i;
+        } else if (!strcmp(a, "--seq-q")) {
+            if (!cli_int(a, val, 1, 1L << 30, &v))
+                return 2;
+            seq_q = (int32_t)v;
+            seq_q_set = 1;
+            ++i;
+        } else if (!strcmp(a, "--seq-kv")) {
+            if (!cli_int(a, val, 1, 1L << 30, &v))
+                return 2;
+            seq_kv = (int32_t)v;
+            ++i;
+        } else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) {
+            if (!cli_int(a, val, 1, 1L << 20, &batch))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "-H") || !strcmp(a, "--heads")) {
+            if (!cli_int(a, val, 1, 1L << 20, &heads))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "--gqa")) {
+            if (!cli_int(a, val, 1, 1024, &gqa))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "--iters")) {
+            if (!cli_int(a, val, 1, 100000, &iters))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "--causal")) {
+            causal = 1;
+        } else if (!strcmp(a, "--decode")) {
+            decode = 1;
+        } else if (!strcmp(a, "--dry-run")) {
+            dry_run = 1;
+        } else {
+            fprintf(stderr, "flashcl tune: unknown option or missing value '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (decode && !seq_q_set)
+        seq_q = 1;
+
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.validate = 0;
+    s.tuning_db = 0; /* candidates are forced; the database is only written */
+    flashcl_context *ctx = NULL;
+    flashcl_status st = flashcl_context_create_default(device, &s, &ctx);
+    if (st)
+        return cli_fail(NULL, "opening a device", st);
+    char default_db[1100];
+    if (!db_path) {
+        flashcl_tuning_db *db = NULL;
+        flashcl_tuning_db_load(NULL, 0, &db);
+        snprintf(default_db, sizeof default_db, "%s", flashcl_tuning_db_user_path(db));
+        flashcl_tuning_db_destroy(&db);
+        db_path = default_db;
+    }
+    const flashcl_device_profile *pr = flashcl_context_profile(ctx);
+    printf("device %s / %s [%s%s%s], local memory budget %llu B, work-group %zu, multiple %zu\n", pr->platform_name,
+           pr->name, flashcl_vendor_name(pr->vendor), pr->arch[0] ? ", " : "", pr->arch,
+           (unsigned long long)pr->local_mem_budget, pr->max_work_group_size, pr->wg_multiple);
+    int rc = 0;
+    for (int di = 0; di < n_dims; ++di)
+        for (int ti = 0; ti < n_types; ++ti) {
+            flashcl_problem p;
+            flashcl_problem_default(&p);
+            p.head_dim = (int32_t)dims[di];
+            p.dtype = types[ti];
+            p.causal = causal;
+            p.seq_q = seq_q;
+            p.seq_kv = seq_kv;
+            p.batch = batch ? (int32_t)batch : (seq_kv >= 16384 ? 1 : 16384 / seq_kv);
+            p.heads_q = heads ? (int32_t)heads : (2048 / p.head_dim > 0 ? 2048 / p.head_dim : 1);
+            p.heads_kv = p.heads_q % gqa == 0 ? p.heads_q / (int32_t)gqa : p.heads_q;
+            rc |= tune_class(ctx, &p, iters, dry_run, db_path);
+        }
+    flashcl_context_destroy(&ctx);
+    return rc;
+}

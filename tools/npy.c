@@ -1,0 +1,201 @@
+/*
+ * npy.c: the .npy reader and writer (see npy.h). The header is a Python dict literal; this parser
+ * accepts what NumPy writes (keys in any order, spaces, a trailing comma) and nothing looser.
+ */
+#include "npy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int fail(char *err, size_t n, const char *msg)
+{
+    snprintf(err, n, "%s", msg);
+    return -1;
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t'))
+        ++p;
+    return p;
+}
+
+/* Finds 'key': in the dict and returns a pointer just after the colon, or NULL. */
+static const char *find_key(const char *h, const char *end, const char *key)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, "'%s'", key);
+    const size_t n = strlen(pat);
+    for (const char *p = h; p + n <= end; ++p)
+        if (!memcmp(p, pat, n)) {
+            p = skip_ws(p + n, end);
+            return p < end && *p == ':' ? skip_ws(p + 1, end) : NULL;
+        }
+    return NULL;
+}
+
+int npy_parse(const unsigned char *b, size_t len, npy_array *out, char *err, size_t en)
+{
+    memset(out, 0, sizeof *out);
+    if (len < 10 || memcmp(b, "\x93NUMPY", 6) != 0)
+        return fail(err, en, "not a .npy file (bad magic)");
+    const int major = b[6];
+    size_t hlen, hstart;
+    if (major == 1) {
+        hlen = (size_t)b[8] | (size_t)b[9] << 8;
+        hstart = 10;
+    } else if (major == 2 || major == 3) {
+        if (len < 12)
+            return fail(err, en, "truncated header");
+        hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
+        hstart = 12;
+    } else {
+        return fail(err, en, "unsupported .npy format version");
+    }
+    if (hlen > len - hstart)
+        return fail(err, en, "truncated header");
+    const char *h = (const char *)b + hstart, *end = h + hlen;
+
+    const char *d = find_key(h, end, "descr");
+    if (!d || d >= end || (*d != '\'' && *d != '"'))
+        return fail(err, en, "header has no 'descr'");
+    const char quote = *d++;
+    size_t k = 0;
+    char descr[16];
+    while (d < end && *d != quote && k + 1 < sizeof descr)
+        descr[k++] = *d++;
+    descr[k] = '\0';
+    if (d >= end)
+        return fail(err, en, "unterminated 'descr'");
+    if (!strcmp(descr, "<f4") || !strcmp(descr, "<f2") || !strcmp(descr, "<u2"))
+        snprintf(out->descr, sizeof out->descr, "%s", descr);
+    else {
+        char msg[96];
+        snprintf(msg, sizeof msg, "unsupported dtype '%s' (float32 '<f4', float16 '<f2' or bf16 bits '<u2')", descr);
+        return fail(err, en, msg);
+    }
+    out->elem_size = descr[2] == '4' ? 4 : 2;
+
+    const char *f = find_key(h, end, "fortran_order");
+    if (!f)
+        return fail(err, en, "header has no 'fortran_order'");
+    if ((size_t)(end - f) >= 4 && !memcmp(f, "True", 4))
+        return fail(err, en, "Fortran-order arrays are not supported (write C order, np.ascontiguousarray)");
+    if ((size_t)(end - f) < 5 || memcmp(f, "False", 5))
+        return fail(err, en, "bad 'fortran_order'");
+
+    const char *s = find_key(h, end, "shape");
+    if (!s || s >= end || *s != '(')
+        return fail(err, en, "header has no 'shape' tuple");
+    ++s;
+    out->count = 1;
+    for (;;) {
+        s = skip_ws(s, end);
+        if (s < end && *s == ')')
+            break;
+        if (out->ndim == NPY_MAX_DIMS)
+            return fail(err, en, "too many dimensions");
+        char *stop;
+        long long v = strtoll(s, &stop, 10);
+        if (stop == s || stop > end || v < 0 || v > (1LL << 40))
+            return fail(err, en, "bad 'shape'");
+        out->shape[out->ndim++] = v;
+        if (v && out->count > SIZE_MAX / (size_t)v)
+            return fail(err, en, "shape too large");
+        out->count *= (size_t)v;
+        s = skip_ws(stop, end);
+        if (s < end && *s == ',')
+            ++s;
+        else if (s >= end || *s != ')')
+            return fail(err, en, "bad 'shape'");
+    }
+    const size_t data_start = hstart + hlen;
+    if (out->count > SIZE_MAX / out->elem_size)
+        return fail(err, en, "shape too large");
+    const size_t bytes = out->count * out->elem_size;
+    if (len - data_start < bytes)
+        return fail(err, en, "truncated data: the file is shorter than its shape says");
+    if (len - data_start > bytes)
+        return fail(err, en, "trailing bytes after the data");
+    out->data = malloc(bytes ? bytes : 1);
+    if (!out->data)
+        return fail(err, en, "out of memory");
+    memcpy(out->data, b + data_start, bytes);
+    return 0;
+}
+
+int npy_read(const char *path, npy_array *out, char *err, size_t en)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, en, "cannot open %s", path);
+        return -1;
+    }
+    unsigned char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    unsigned char chunk[1 << 16];
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + got > cap) {
+            cap = (len + got) * 2;
+            unsigned char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return fail(err, en, "out of memory");
+            }
+            buf = nb;
+        }
+        memcpy(buf + len, chunk, got);
+        len += got;
+    }
+    fclose(f);
+    int rc = npy_parse(buf ? buf : (const unsigned char *)"", len, out, err, en);
+    free(buf);
+    return rc;
+}
+
+int npy_write(const char *path, const char *descr, int ndim, const int64_t *shape, const void *data, char *err,
+              size_t en)
+{
+    char dict[256];
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    size_t count = 1;
+    for (int i = 0; i < ndim; ++i) {
+        n += snprintf(dict + n, sizeof dict - (size_t)n, "%lld%s", (long long)shape[i], ndim == 1 ? "," : i + 1 < ndim ? ", " : "");
+        count *= (size_t)shape[i];
+    }
+    n += snprintf(dict + n, sizeof dict - (size_t)n, "), }");
+    /* Pad with spaces so that the data starts on a 64-byte boundary, newline last (NumPy's rule). */
+    size_t total = 10 + (size_t)n + 1;
+    size_t pad = (64 - total % 64) % 64;
+    const size_t hlen = (size_t)n + pad + 1;
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
+    const size_t elem = descr[2] == '4' ? 4 : 2;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        snprintf(err, en, "cannot write %s", path);
+        return -1;
+    }
+    int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)n, f) == (size_t)n;
+    for (size_t i = 0; i < pad && ok; ++i)
+        ok = fputc(' ', f) != EOF;
+    ok = ok && fputc('\n', f) != EOF && fwrite(data, elem, count, f) == count;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        snprintf(err, en, "cannot write %s", path);
+        return -1;
+    }
+    return 0;
+}
+
+void npy_free(npy_array *a)
+{
+    free(a->data);
+    a->data = NULL;
+}

@@ -1,0 +1,31 @@
+/*
+ * npy.h: reading and writing NumPy .npy files (format versions 1 to 3), little-endian float32,
+ * float16 and uint16 (bf16 bits), C order. Every malformed file gets a message, never a crash.
+ */
+#ifndef FLASHCL_NPY_H
+#define FLASHCL_NPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NPY_MAX_DIMS 8
+
+typedef struct npy_array {
+    char descr[8]; /* "<f4", "<f2" or "<u2" */
+    size_t elem_size;
+    int ndim;
+    int64_t shape[NPY_MAX_DIMS];
+    size_t count; /* product of the shape */
+    void *data;   /* count * elem_size bytes, malloc'd */
+} npy_array;
+
+/* Parses a whole .npy file held in memory. Returns 0 and fills *out (data copied), or -1 with err. */
+int npy_parse(const unsigned char *bytes, size_t len, npy_array *out, char *err, size_t err_len);
+/* Reads a file; same contract. */
+int npy_read(const char *path, npy_array *out, char *err, size_t err_len);
+/* Writes a file atomically (temporary name, then rename): nothing is left behind on failure. */
+int npy_write(const char *path, const char *descr, int ndim, const int64_t *shape, const void *data, char *err,
+              size_t err_len);
+void npy_free(npy_array *a);
+
+#endif
