@@ -17,7 +17,12 @@ typedef struct fake_device {
 static const fake_device fakes[] = {
     {"NVIDIA H200 (48 KiB, 1024, warp 32)", FLASHCL_VENDOR_NVIDIA, 48 * 1024, 1024, 32},
     {"AMD CDNA (64 KiB, 256, wave 64)", FLASHCL_VENDOR_AMD, 64 * 1024, 256, 64},
+    {"AMD RDNA (64 KiB, 1024, wave 32)", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 32},
+    {"Intel Xe (64 KiB, 512, subgroup 8)", FLASHCL_VENDOR_INTEL, 64 * 1024, 512, 8},
     {"Intel Xe (64 KiB, 512, subgroup 16)", FLASHCL_VENDOR_INTEL, 64 * 1024, 512, 16},
+    {"Intel Xe (64 KiB, 1024, subgroup 32)", FLASHCL_VENDOR_INTEL, 64 * 1024, 1024, 32},
+    {"a 32 KiB / 1024 GPU", FLASHCL_VENDOR_OTHER, 32 * 1024, 1024, 32},
+    {"PoCL CPU (512 KiB cache as local, 4096)", FLASHCL_VENDOR_POCL, 512 * 1024, 4096, 8},
     {"PoCL CPU (1 MiB cache as local, 4096)", FLASHCL_VENDOR_POCL, 1024 * 1024, 4096, 8},
     {"rusticl llvmpipe (32 KiB, 1024)", FLASHCL_VENDOR_MESA, 32 * 1024, 1024, 8},
     {"small mobile GPU (16 KiB, 128)", FLASHCL_VENDOR_ARM, 16 * 1024, 128, 16},
@@ -47,12 +52,16 @@ START_TEST(test_every_head_dim)
     flashcl_problem_default(&p);
     const int seqs[] = {1, 16, 113, 4096};
     for (int d = 8; d <= 256; d += 8)
-        for (int s = 0; s < 4; ++s) {
+        for (int s = 0; s < 4 * 3; ++s) {
             p.head_dim = d;
-            p.seq_q = p.seq_kv = seqs[s];
-            flashcl_config c;
+            p.seq_q = p.seq_kv = seqs[s / 3];
+            p.dtype = (flashcl_dtype)(s % 3);
+            flashcl_config c, again;
             flashcl_status st = flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c);
             ck_assert_msg(st == FLASHCL_SUCCESS, "%s d=%d: %s", f->name, d, flashcl_status_name(st));
+            /* deterministic: the same answer twice */
+            ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &again), FLASHCL_SUCCESS);
+            ck_assert_mem_eq(&c, &again, sizeof c);
             ck_assert_uint_eq(c.local_mem_bytes,
                               flashcl_flash_local_mem_bytes(d, c.block_m, c.block_n, c.threads_per_row, c.kv_shared));
             ck_assert_msg(c.local_mem_bytes <= prof.local_mem_budget, "%s d=%d: %llu B > budget %llu", f->name, d,
@@ -64,14 +73,14 @@ START_TEST(test_every_head_dim)
             ck_assert_int_le(d / c.threads_per_row, 32); /* accumulator registers per work-item */
             ck_assert_int_le(c.block_m, 64);
             ck_assert_int_le(c.block_n, 64);
-            if (seqs[s] >= 113) {
+            if (seqs[s / 3] >= 113) {
                 /* Long problems: whole warps/wavefronts, and at least 16 keys per tile when the
                  * device has the 32 KiB or more that every desktop GPU has. */
                 ck_assert_msg(c.work_group_size % (int)f->multiple == 0, "%s d=%d: work-group %d not a multiple of %zu",
                               f->name, d, c.work_group_size, f->multiple);
                 if (f->local >= 32 * 1024)
                     ck_assert_int_ge(c.block_n, 16);
-            } else if (seqs[s] == 1) {
+            } else if (seqs[s / 3] == 1) {
                 /* A single query row gets the smallest tile that still fills a warp. */
                 const int warp = (int)f->multiple;
                 ck_assert_int_le(c.work_group_size, warp > c.threads_per_row ? warp : c.threads_per_row);
@@ -83,7 +92,7 @@ END_TEST
 /* PoCL reports its 1 MiB L2 as local memory: the tiles must look like a GPU's, not 1 MiB ones. */
 START_TEST(test_cpu_cache_not_local_memory)
 {
-    flashcl_device_profile prof = profile_of(&fakes[3]);
+    flashcl_device_profile prof = profile_of(&fakes[8]);
     flashcl_problem p;
     flashcl_problem_default(&p);
     p.head_dim = 128;

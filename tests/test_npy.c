@@ -1,0 +1,126 @@
+/*
+ * test_npy.c: the .npy reader and writer: round trips of every supported dtype, and a clear refusal
+ * of every kind of bad file (magic, version, dtype, byte order, Fortran order, shape, truncation).
+ */
+#include "testutil.h"
+#include "npy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+START_TEST(test_round_trip)
+{
+    static const char *descrs[] = {"<f4", "<f2", "<u2"};
+    const char *descr = descrs[_i];
+    const int64_t shape[4] = {2, 3, 5, 8};
+    const size_t count = 2 * 3 * 5 * 8, elem = _i == 0 ? 4 : 2;
+    unsigned char *data = malloc(count * elem);
+    for (size_t i = 0; i < count * elem; ++i)
+        data[i] = (unsigned char)(i * 131 + 7);
+    char path[128], err[256];
+    snprintf(path, sizeof path, "/tmp/flashcl-npy-%ld-%d.npy", (long)getpid(), _i);
+    ck_assert_int_eq(npy_write(path, descr, 4, shape, data, err, sizeof err), 0);
+    npy_array a;
+    ck_assert_msg(npy_read(path, &a, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(a.descr, descr);
+    ck_assert_int_eq(a.ndim, 4);
+    for (int d = 0; d < 4; ++d)
+        ck_assert_int_eq(a.shape[d], shape[d]);
+    ck_assert_uint_eq(a.count, count);
+    ck_assert_mem_eq(a.data, data, count * elem);
+    /* NumPy's layout: the data starts on a 64-byte boundary. */
+    FILE *f = fopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    ck_assert_int_eq((ftell(f) - (long)(count * elem)) % 64, 0);
+    fclose(f);
+    npy_free(&a);
+    free(data);
+    unlink(path);
+}
+END_TEST
+
+/* A valid file built by hand, then broken in one way per case. */
+static size_t make_file(unsigned char *buf, const char *dict, size_t data_bytes, int version)
+{
+    const size_t pre = version == 1 ? 10 : 12;
+    size_t hlen = strlen(dict) + 1;
+    memcpy(buf, "\x93NUMPY", 6);
+    buf[6] = (unsigned char)version;
+    buf[7] = 0;
+    buf[8] = (unsigned char)(hlen & 0xff);
+    buf[9] = (unsigned char)(hlen >> 8);
+    if (version != 1)
+        buf[10] = buf[11] = 0;
+    memcpy(buf + pre, dict, hlen - 1);
+    buf[pre + hlen - 1] = '\n';
+    memset(buf + pre + hlen, 0x3c, data_bytes);
+    return pre + hlen + data_bytes;
+}
+
+typedef struct bad_file {
+    const char *dict;
+    long data_delta; /* bytes more or fewer than the shape needs */
+    int version;
+    const char *message;
+} bad_file;
+
+static const bad_file bad_files[] = {
+    {"{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 0, 1, "unsupported dtype"},
+    {"{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 0, 1, "unsupported dtype"},
+    {"{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 0, 1, "Fortran"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", -4, 1, "truncated data"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 4, 1, "trailing bytes"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", 0, 1, "bad 'shape'"},
+    {"{'descr': '<f4', 'fortran_order': False, }", 0, 1, "no 'shape'"},
+    {"{'fortran_order': False, 'shape': (2, 3), }", 0, 1, "no 'descr'"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 0, 9, "version"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3), }", 0, 1, "bad 'shape'"},
+};
+
+START_TEST(test_refuses_bad_files)
+{
+    const bad_file *b = &bad_files[_i];
+    unsigned char buf[512];
+    const long data = 2 * 3 * (strstr(b->dict, "f8") ? 8 : 4) + b->data_delta;
+    size_t len = make_file(buf, b->dict, data > 0 ? (size_t)data : 0, b->version);
+    npy_array a;
+    char err[256] = "";
+    ck_assert_int_eq(npy_parse(buf, len, &a, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, b->message) != NULL, "case %d: '%s' lacks '%s'", _i, err, b->message);
+    ck_assert_ptr_null(a.data);
+}
+END_TEST
+
+START_TEST(test_refuses_short_and_foreign)
+{
+    npy_array a;
+    char err[256];
+    ck_assert_int_eq(npy_parse((const unsigned char *)"", 0, &a, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "magic"));
+    ck_assert_int_eq(npy_parse((const unsigned char *)"PK\x03\x04 a zip file, not npy", 26, &a, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "magic"));
+    unsigned char head[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 200, 0, '{', '\''};
+    ck_assert_int_eq(npy_parse(head, sizeof head, &a, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "truncated header"));
+    ck_assert_int_eq(npy_read("/nonexistent/file.npy", &a, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "cannot open"));
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("npy");
+    TCase *tc = tcase_create("npy");
+    tcase_add_loop_test(tc, test_round_trip, 0, 3);
+    tcase_add_loop_test(tc, test_refuses_bad_files, 0, (int)(sizeof bad_files / sizeof *bad_files));
+    tcase_add_test(tc, test_refuses_short_and_foreign);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run(make_suite, 0);
+}

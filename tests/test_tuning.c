@@ -1,0 +1,230 @@
+/*
+ * test_tuning.c: the tuning database without a device: lookup from the most to the least specific
+ * identity (device, arch, vendor, then the heuristic), the user's file over the shipped table, entries
+ * that do not fit the problem ignored, corrupt files reported and survived, and store() replacing an
+ * entry atomically.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char path[256];
+
+static void write_file(const char *text)
+{
+    snprintf(path, sizeof path, "/tmp/flashcl-test-tuning-%ld.db", (long)getpid());
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static flashcl_device_profile h200(void)
+{
+    flashcl_device_profile p;
+    memset(&p, 0, sizeof p);
+    strcpy(p.name, "NVIDIA H200");
+    strcpy(p.arch, "sm_90");
+    p.vendor = FLASHCL_VENDOR_NVIDIA;
+    p.local_mem_size = p.local_mem_budget = 48 * 1024;
+    p.max_work_group_size = 1024;
+    p.wg_multiple = 32;
+    return p;
+}
+
+static flashcl_problem problem(int d)
+{
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.head_dim = d;
+    p.seq_q = p.seq_kv = 4096;
+    return p;
+}
+
+static flashcl_config choose(const flashcl_device_profile *pr, const flashcl_problem *p, const flashcl_tuning_db *db)
+{
+    flashcl_config c;
+    ck_assert_int_eq(flashcl_choose_config_db(pr, p, FLASHCL_ALGO_FLASH, db, &c), FLASHCL_SUCCESS);
+    return c;
+}
+
+START_TEST(test_lookup_order)
+{
+    write_file("# three levels for d=64\n"
+               "vendor=nvidia head_dim=64 : block_m=16 block_n=16 tpr=2\n"
+               "vendor=nvidia arch=sm_90 head_dim=64 : block_m=32 block_n=16 tpr=2\n"
+               "vendor=nvidia arch=sm_90 device=\"NVIDIA H200\" head_dim=64 dtype=f32 : block_m=64 block_n=8 tpr=2\n"
+               "vendor=amd head_dim=64 : block_m=8 block_n=8 tpr=1\n");
+    flashcl_tuning_db *db = NULL;
+    ck_assert_int_eq(flashcl_tuning_db_load(path, 0, &db), FLASHCL_SUCCESS);
+    ck_assert_str_eq(flashcl_tuning_db_warnings(db), "");
+    ck_assert_uint_eq(flashcl_tuning_db_size(db), 4);
+    flashcl_device_profile pr = h200();
+    flashcl_problem p = problem(64);
+
+    flashcl_config c = choose(&pr, &p, db);
+    ck_assert_str_eq(c.source, "tuning-db:user:device");
+    ck_assert_int_eq(c.block_m, 64);
+    ck_assert_int_eq(c.block_n, 8);
+    ck_assert_int_eq(c.work_group_size, 128);
+    ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(64, 64, 8, 2, 0));
+
+    p.dtype = FLASHCL_DTYPE_F16; /* the device entry pins f32: the arch entry answers */
+    c = choose(&pr, &p, db);
+    ck_assert_str_eq(c.source, "tuning-db:user:arch");
+    ck_assert_int_eq(c.block_m, 32);
+
+    strcpy(pr.arch, "sm_80"); /* another architecture of the vendor */
+    c = choose(&pr, &p, db);
+    ck_assert_str_eq(c.source, "tuning-db:user:vendor");
+    ck_assert_int_eq(c.block_m, 16);
+
+    pr.vendor = FLASHCL_VENDOR_INTEL; /* nothing for this vendor */
+    c = choose(&pr, &p, db);
+    ck_assert_str_eq(c.source, "heuristic");
+
+    pr = h200();
+    p = problem(128); /* no entry for d=128 */
+    c = choose(&pr, &p, db);
+    ck_assert_str_eq(c.source, "heuristic");
+    flashcl_tuning_db_destroy(&db);
+    ck_assert_ptr_null(db);
+    unlink(path);
+}
+END_TEST
+
+/* The user's file beats the shipped table at the same level; the shipped table has H200 entries. */
+START_TEST(test_user_over_shipped)
+{
+    flashcl_device_profile pr = h200();
+    flashcl_problem p = problem(128);
+    p.seq_q = p.seq_kv = 4096;
+    write_file("");
+    flashcl_tuning_db *shipped = NULL;
+    ck_assert_int_eq(flashcl_tuning_db_load(path, 1, &shipped), FLASHCL_SUCCESS);
+    ck_assert_uint_gt(flashcl_tuning_db_size(shipped), 0);
+    flashcl_config c = choose(&pr, &p, shipped);
+    ck_assert_str_eq(c.source, "tuning-db:shipped:device");
+    flashcl_tuning_db_destroy(&shipped);
+
+    write_file("vendor=nvidia arch=sm_90 device=\"NVIDIA H200\" head_dim=128 : block_m=16 block_n=16 tpr=4\n");
+    flashcl_tuning_db *both = NULL;
+    ck_assert_int_eq(flashcl_tuning_db_load(path, 1, &both), FLASHCL_SUCCESS);
+    c = choose(&pr, &p, both);
+    ck_assert_str_eq(c.source, "tuning-db:user:device");
+    ck_assert_int_eq(c.block_m, 16);
+    flashcl_tuning_db_destroy(&both);
+    unlink(path);
+}
+END_TEST
+
+/* An entry that does not fit (tpr not dividing, too much local memory for this device's cap) is
+ * passed over for the heuristic rather than planned. */
+START_TEST(test_entry_must_fit)
+{
+    write_file("vendor=nvidia head_dim=64 : block_m=64 block_n=64 tpr=2\n"
+               "vendor=nvidia head_dim=40 : block_m=32 block_n=16 tpr=16\n");
+    flashcl_tuning_db *db = NULL;
+    flashcl_tuning_db_load(path, 0, &db);
+    flashcl_device_profile pr = h200();
+    flashcl_problem p = problem(64);
+    pr.local_mem_budget = 16 * 1024;
+    flashcl_config c = choose(&pr, &p, db);
+    ck_assert_str_eq(c.source, "heuristic");
+    ck_assert_uint_le(c.local_mem_bytes, 16 * 1024);
+    p = problem(40);
+    pr = h200();
+    c = choose(&pr, &p, db);
+    ck_assert_str_eq(c.source, "heuristic");
+    flashcl_tuning_db_destroy(&db);
+    unlink(path);
+}
+END_TEST
+
+/* Garbage of every kind: reported line by line, never a crash, the good lines still used. */
+START_TEST(test_corrupt_file)
+{
+    static const char bad[] = "vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=2\n"
+                              "this is not an entry\n"
+                              "vendor=nvidia head_dim=65 : block_m=32 block_n=16 tpr=2\n"
+                              "vendor=nvidia head_dim=64 block_m=32\n"
+                              "vendor=nvidia head_dim=64 : block_m=-3 block_n=16 tpr=2\n"
+                              "vendor=nvidia device=\"unterminated head_dim=64 : block_m=1 block_n=8 tpr=1\n"
+                              "vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=2 extra\n"
+                              "vendor=nvidia head_dim=64 colour=blue : block_m=32 block_n=16 tpr=2\n"
+                              "\x01\x02\xff\xfe binary\n";
+    write_file(bad);
+    flashcl_tuning_db *db = NULL;
+    ck_assert_int_eq(flashcl_tuning_db_load(path, 0, &db), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(flashcl_tuning_db_size(db), 1);
+    const char *w = flashcl_tuning_db_warnings(db);
+    int lines = 0;
+    for (const char *q = w; *q; ++q)
+        lines += *q == '\n';
+    ck_assert_int_eq(lines, 8);
+    ck_assert_ptr_nonnull(strstr(w, ":2: "));
+    flashcl_tuning_db_destroy(&db);
+
+    /* A directory where the file should be, and a missing file: empty database, no crash. */
+    ck_assert_int_eq(flashcl_tuning_db_load("/tmp", 0, &db), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(flashcl_tuning_db_size(db), 0);
+    flashcl_tuning_db_destroy(&db);
+    ck_assert_int_eq(flashcl_tuning_db_load("/nonexistent/flashcl/tuning.db", 0, &db), FLASHCL_SUCCESS);
+    ck_assert_str_eq(flashcl_tuning_db_warnings(db), "");
+    flashcl_tuning_db_destroy(&db);
+    ck_assert_int_eq(flashcl_tuning_db_load(NULL, 0, NULL), FLASHCL_INVALID_ARGUMENT);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_store_replaces)
+{
+    snprintf(path, sizeof path, "/tmp/flashcl-test-store-%ld/sub/tuning.db", (long)getpid());
+    flashcl_device_profile pr = h200();
+    flashcl_problem p = problem(96);
+    flashcl_config c = {0};
+    c.block_m = 32;
+    c.block_n = 16;
+    c.threads_per_row = 4;
+    ck_assert_int_eq(flashcl_tuning_db_store(path, &pr, &p, &c, "first"), FLASHCL_SUCCESS);
+    c.block_m = 16;
+    ck_assert_int_eq(flashcl_tuning_db_store(path, &pr, &p, &c, "second\nwith a newline"), FLASHCL_SUCCESS);
+    p.dtype = FLASHCL_DTYPE_BF16;
+    c.block_m = 8;
+    ck_assert_int_eq(flashcl_tuning_db_store(path, &pr, &p, &c, NULL), FLASHCL_SUCCESS);
+    flashcl_tuning_db *db = NULL;
+    flashcl_tuning_db_load(path, 0, &db);
+    ck_assert_str_eq(flashcl_tuning_db_warnings(db), "");
+    ck_assert_uint_eq(flashcl_tuning_db_size(db), 2); /* f32 replaced, bf16 added */
+    p.dtype = FLASHCL_DTYPE_F32;
+    flashcl_config got = choose(&pr, &p, db);
+    ck_assert_int_eq(got.block_m, 16);
+    ck_assert_str_eq(got.source, "tuning-db:user:device");
+    p.dtype = FLASHCL_DTYPE_BF16;
+    ck_assert_int_eq(choose(&pr, &p, db).block_m, 8);
+    flashcl_tuning_db_destroy(&db);
+    unlink(path);
+    ck_assert_int_eq(flashcl_tuning_db_store(NULL, &pr, &p, &c, NULL), FLASHCL_INVALID_ARGUMENT);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("tuning");
+    TCase *tc = tcase_create("db");
+    tcase_add_test(tc, test_lookup_order);
+    tcase_add_test(tc, test_user_over_shipped);
+    tcase_add_test(tc, test_entry_must_fit);
+    tcase_add_test(tc, test_corrupt_file);
+    tcase_add_test(tc, test_store_replaces);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run(make_suite, 0);
+}
