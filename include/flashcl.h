@@ -175,9 +175,16 @@ FLASHCL_API flashcl_status flashcl_device_profile_query(cl_device_id device, uin
  * choose it, a pure function of (profile, problem).
  */
 typedef enum flashcl_algorithm {
-    FLASHCL_ALGO_FLASH = 0, /* tiled, online softmax, O(seq) memory */
-    FLASHCL_ALGO_NAIVE = 1  /* the textbook computation, one row per work-item: the validator */
+    FLASHCL_ALGO_FLASH = 0,   /* tiled, online softmax, O(seq) memory */
+    FLASHCL_ALGO_NAIVE = 1,   /* the textbook computation, one row per work-item: the validator */
+    FLASHCL_ALGO_STANDARD = 2 /* S = Q*K^T and O = P*V as CLBlast GEMMs around a softmax: the n x n
+                                 matrix in device memory, the baseline (needs CLBlast at build time) */
 } flashcl_algorithm;
+
+/** "flash", "naive", "standard" or "?". */
+FLASHCL_API const char *flashcl_algorithm_name(flashcl_algorithm algorithm);
+/** Nonzero when this build of the library has the algorithm (standard needs CLBlast). */
+FLASHCL_API int flashcl_algorithm_available(flashcl_algorithm algorithm);
 
 typedef struct flashcl_config {
     flashcl_algorithm algorithm;
@@ -348,12 +355,20 @@ typedef struct flashcl_plan flashcl_plan;
 FLASHCL_API flashcl_status flashcl_plan_create(flashcl_context *ctx, const flashcl_problem *problem,
                                                flashcl_plan **out);
 
-/** The same with an explicit algorithm (FLASHCL_ALGO_NAIVE runs the validator kernel as the result). */
+/**
+ * The same with an explicit algorithm: FLASHCL_ALGO_NAIVE runs the validator kernel as the result;
+ * FLASHCL_ALGO_STANDARD allocates its n x n score matrices here, at plan time, and fails with
+ * FLASHCL_OUT_OF_DEVICE_MEMORY (naming the bytes) when the device cannot hold them; it needs an
+ * in-order queue. Without CLBlast it fails with FLASHCL_UNSUPPORTED.
+ */
 FLASHCL_API flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_problem *problem,
                                                     flashcl_algorithm algorithm, flashcl_plan **out);
 
 /** Destroys a plan and sets *plan to NULL. Accepts NULL. */
 FLASHCL_API void flashcl_plan_destroy(flashcl_plan **plan);
+
+/** The context the plan was made on. */
+FLASHCL_API flashcl_context *flashcl_plan_context(const flashcl_plan *plan);
 
 /** The configuration the plan runs. */
 FLASHCL_API flashcl_status flashcl_plan_config(const flashcl_plan *plan, flashcl_config *config);
@@ -367,6 +382,12 @@ typedef struct flashcl_kernel_info {
     uint64_t private_mem_bytes; /* per work-item; more than a few hundred bytes means register spills */
 } flashcl_kernel_info;
 FLASHCL_API flashcl_status flashcl_plan_kernel_info(const flashcl_plan *plan, flashcl_kernel_info *info);
+
+/**
+ * Device memory the plan allocated beyond the caller's buffers, in bytes: 0 for flash and naive, the
+ * score matrices (and fp32 copies for fp16/bf16) for standard. Validation's scratch is not counted.
+ */
+FLASHCL_API uint64_t flashcl_plan_extra_device_bytes(const flashcl_plan *plan);
 
 /** Minimum buffer sizes in bytes for the plan's Q, K, V, O and LSE (LSE 0 when not requested). */
 FLASHCL_API void flashcl_plan_buffer_sizes(const flashcl_plan *plan, size_t *q, size_t *k, size_t *v,

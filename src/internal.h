@@ -103,6 +103,14 @@ int fcl_mode_of(const flashcl_problem *p);
 int fcl_tuning_lookup(const flashcl_tuning_db *db, const flashcl_device_profile *pr, const flashcl_problem *p,
                       flashcl_config *cfg, char *source, size_t source_len, char *detail, size_t detail_len);
 
+/* standard.c (CLBlast) */
+typedef struct standard_state standard_state;
+flashcl_status fcl_standard_setup(flashcl_plan *pl);
+flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
+                                    cl_uint num_events, const cl_event *wait_list, cl_event *event);
+void fcl_standard_free(standard_state *st);
+uint64_t fcl_standard_extra_bytes(const standard_state *st);
+
 /* validate.c */
 typedef struct validation_state validation_state;
 flashcl_status fcl_validate_run(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
@@ -120,6 +128,8 @@ struct flashcl_plan {
     size_t global[2], local[2];
     validation_state *validation;
     flashcl_validation report;
+    standard_state *standard; /* FLASHCL_ALGO_STANDARD only */
+    size_t gemm_ld[4];        /* its GEMMs' row strides for Q, K, V, O */
 };
 
 /* Small string helpers. */

@@ -183,7 +183,8 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_create: ctx is NULL");
     validate_or_return(ctx, out, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_create: out is NULL");
     *out = NULL;
-    validate_or_return(ctx, algorithm == FLASHCL_ALGO_FLASH || algorithm == FLASHCL_ALGO_NAIVE,
+    validate_or_return(ctx, algorithm == FLASHCL_ALGO_FLASH || algorithm == FLASHCL_ALGO_NAIVE ||
+                                algorithm == FLASHCL_ALGO_STANDARD,
                        FLASHCL_INVALID_ARGUMENT, "flashcl_plan_create: algorithm = %d is not a flashcl_algorithm",
                        (int)algorithm);
     resolved_layout layout;
@@ -206,6 +207,12 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
     st = flashcl_context_choose_config(ctx, &pl->problem, algorithm, &pl->config);
     if (st != FLASHCL_SUCCESS)
         goto fail;
+    if (algorithm == FLASHCL_ALGO_STANDARD) {
+        if ((st = fcl_standard_setup(pl)) != FLASHCL_SUCCESS)
+            goto fail;
+        *out = pl;
+        return FLASHCL_SUCCESS;
+    }
     if ((st = build_kernel(pl)) != FLASHCL_SUCCESS)
         goto fail;
     cl_int err = set_constant_args(pl);
@@ -248,6 +255,7 @@ void flashcl_plan_destroy(flashcl_plan **plan)
     if (pl->kernel)
         clReleaseKernel(pl->kernel);
     fcl_validation_free(pl->validation);
+    fcl_standard_free(pl->standard);
     free(pl);
     *plan = NULL;
 }
@@ -270,11 +278,23 @@ flashcl_status flashcl_plan_problem(const flashcl_plan *plan, flashcl_problem *p
     return FLASHCL_SUCCESS;
 }
 
+flashcl_context *flashcl_plan_context(const flashcl_plan *plan)
+{
+    return plan ? plan->ctx : NULL;
+}
+
+uint64_t flashcl_plan_extra_device_bytes(const flashcl_plan *plan)
+{
+    return plan ? fcl_standard_extra_bytes(plan->standard) : 0;
+}
+
 flashcl_status flashcl_plan_kernel_info(const flashcl_plan *plan, flashcl_kernel_info *info)
 {
     if (!plan || !info)
         return fcl_fail(plan ? plan->ctx : NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_kernel_info: %s is NULL",
                         !plan ? "plan" : "info");
+    if (!plan->kernel)
+        return fcl_fail(plan->ctx, FLASHCL_UNSUPPORTED, "flashcl_plan_kernel_info: a standard plan runs CLBlast kernels");
     cl_ulong local = 0, priv = 0;
     size_t wg = 0;
     cl_device_id dev = plan->ctx->device;
@@ -330,6 +350,9 @@ static flashcl_status check_buffer(flashcl_context *ctx, cl_mem m, const char *n
     return FLASHCL_SUCCESS;
 }
 
+static flashcl_status launch_kernel(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
+                                    cl_uint num_events, const cl_event *wait_list, cl_event *done);
+
 flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
                                     cl_uint num_events, const cl_event *wait_list, cl_event *event)
 {
@@ -355,6 +378,35 @@ flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
                        "flashcl_plan_enqueue: num_events_in_wait_list = %u but event_wait_list is %s",
                        num_events, wait_list ? "not NULL" : "NULL");
 
+    const int validate = ctx->validate;
+    cl_event done = NULL;
+    if (pl->config.algorithm == FLASHCL_ALGO_STANDARD) {
+        st = fcl_standard_enqueue(pl, q, k, v, o, lse, num_events, wait_list, (event || validate) ? &done : NULL);
+        if (st != FLASHCL_SUCCESS)
+            return st;
+    } else {
+        st = launch_kernel(pl, q, k, v, o, lse, num_events, wait_list, (event || validate) ? &done : NULL);
+        if (st != FLASHCL_SUCCESS)
+            return st;
+    }
+    if (validate) {
+        st = fcl_validate_run(pl, q, k, v, o, lse, done, NULL);
+        if (event)
+            *event = done;
+        else
+            clReleaseEvent(done);
+        return st;
+    }
+    if (event)
+        *event = done;
+    return FLASHCL_SUCCESS;
+}
+
+/* The flash or naive kernel: five buffer arguments, then the launch. */
+static flashcl_status launch_kernel(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
+                                    cl_uint num_events, const cl_event *wait_list, cl_event *done)
+{
+    flashcl_context *ctx = pl->ctx;
     cl_kernel kern = pl->kernel;
     const int flash = pl->config.algorithm == FLASHCL_ALGO_FLASH;
     cl_int err = CL_SUCCESS;
@@ -366,22 +418,9 @@ flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "clSetKernelArg");
 
-    const int validate = ctx->validate;
-    cl_event done = NULL;
-    err = clEnqueueNDRangeKernel(ctx->queue, kern, 2, NULL, pl->global, pl->local, num_events, wait_list,
-                                 (event || validate) ? &done : NULL);
+    err = clEnqueueNDRangeKernel(ctx->queue, kern, 2, NULL, pl->global, pl->local, num_events, wait_list, done);
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "clEnqueueNDRangeKernel");
-    if (validate) {
-        st = fcl_validate_run(pl, q, k, v, o, lse, done, NULL);
-        if (event)
-            *event = done;
-        else
-            clReleaseEvent(done);
-        return st;
-    }
-    if (event)
-        *event = done;
     return FLASHCL_SUCCESS;
 }
 

@@ -167,6 +167,19 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
         choose_naive(profile, config);
         return FLASHCL_SUCCESS;
     }
+    if (algorithm == FLASHCL_ALGO_STANDARD) {
+        memset(config, 0, sizeof *config);
+        config->algorithm = FLASHCL_ALGO_STANDARD;
+        config->block_m = 64; /* the tile validation samples rows from */
+        config->block_n = problem->seq_kv;
+        config->threads_per_row = 1;
+        config->work_group_size = 256;
+        fcl_strlcpy(config->kernel, "standard", sizeof config->kernel);
+        fcl_strlcpy(config->source, "fixed", sizeof config->source);
+        snprintf(config->reason, sizeof config->reason,
+                 "two batched CLBlast SGEMMs around a row softmax, the score matrix in device memory");
+        return FLASHCL_SUCCESS;
+    }
     if (algorithm != FLASHCL_ALGO_FLASH)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_choose_config: algorithm = %d is not a flashcl_algorithm",
                         (int)algorithm);
@@ -188,6 +201,19 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
         return fcl_fail(NULL, st, "no tile configuration for head_dim %d fits %llu B of local memory",
                         (int)problem->head_dim, (unsigned long long)profile->local_mem_budget);
     return FLASHCL_SUCCESS;
+}
+
+const char *flashcl_algorithm_name(flashcl_algorithm algorithm)
+{
+    switch (algorithm) {
+    case FLASHCL_ALGO_FLASH:
+        return "flash";
+    case FLASHCL_ALGO_NAIVE:
+        return "naive";
+    case FLASHCL_ALGO_STANDARD:
+        return "standard";
+    }
+    return "?";
 }
 
 flashcl_status flashcl_choose_config(const flashcl_device_profile *profile, const flashcl_problem *problem,

@@ -3,6 +3,7 @@
  * over dtypes x head dims x causal x GQA ratios x sequence lengths, on random normal inputs with
  * outputs poisoned (NaN) before each run.
  *
+ * Standard attention (CLBlast GEMMs, when built with CLBlast) is checked by the same rule.
  * The rule (FlashAttention's): the flash kernel's error may be at most twice the error of the plain
  * computation in the same storage precision (the naive kernel, which also rounds its output to the
  * dtype), plus a floor of 4 fp32 ulps of the row's scale for rows where the naive result is exact.
@@ -60,13 +61,18 @@ static void run_case(const case_params *c)
     if (c->custom_layout)
         set_layout(&p);
 
-    flashcl_plan *flash = NULL, *naive = NULL;
+    flashcl_plan *flash = NULL, *naive = NULL, *standard = NULL;
     flashcl_status st = flashcl_plan_create(ctx, &p, &flash);
     ck_assert_msg(st == FLASHCL_SUCCESS, "flash plan: %s: %s", flashcl_status_string(st),
                   flashcl_context_last_error(ctx));
     st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_NAIVE, &naive);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive plan: %s: %s", flashcl_status_string(st),
                   flashcl_context_last_error(ctx));
+    if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD)) {
+        st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &standard);
+        ck_assert_msg(st == FLASHCL_SUCCESS, "standard plan: %s: %s", flashcl_status_string(st),
+                      flashcl_context_last_error(ctx));
+    }
     flashcl_plan_problem(flash, &p); /* resolved strides and scale */
     flashcl_config cfg;
     flashcl_plan_config(flash, &cfg);
@@ -88,14 +94,19 @@ static void run_case(const case_params *c)
     cl_mem q = tu_buffer(sz[0], host[0]), k = tu_buffer(sz[1], host[1]), v = tu_buffer(sz[2], host[2]);
     cl_mem o_f = tu_buffer(sz[3], NULL), l_f = tu_buffer(sz[4], NULL);
     cl_mem o_n = tu_buffer(sz[3], NULL), l_n = tu_buffer(sz[4], NULL);
+    cl_mem o_s = tu_buffer(sz[3], NULL), l_s = tu_buffer(sz[4], NULL);
 
     st = flashcl_plan_enqueue(flash, q, k, v, o_f, l_f, 0, NULL, NULL);
     ck_assert_msg(st == FLASHCL_SUCCESS, "flash enqueue: %s", flashcl_context_last_error(ctx));
     st = flashcl_plan_enqueue(naive, q, k, v, o_n, l_n, 0, NULL, NULL);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive enqueue: %s", flashcl_context_last_error(ctx));
+    if (standard) {
+        st = flashcl_plan_enqueue(standard, q, k, v, o_s, l_s, 0, NULL, NULL);
+        ck_assert_msg(st == FLASHCL_SUCCESS, "standard enqueue: %s", flashcl_context_last_error(ctx));
+    }
     ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
-    void *of = tu_read(o_f, sz[3]), *on = tu_read(o_n, sz[3]);
-    float *lf = tu_read(l_f, sz[4]), *ln = tu_read(l_n, sz[4]);
+    void *of = tu_read(o_f, sz[3]), *on = tu_read(o_n, sz[3]), *os = tu_read(o_s, sz[3]);
+    float *lf = tu_read(l_f, sz[4]), *ln = tu_read(l_n, sz[4]), *ls = tu_read(l_s, sz[4]);
 
     const int64_t rows = (int64_t)p.batch * p.heads_q * p.seq_q;
     double *ref = malloc((size_t)rows * p.head_dim * sizeof(double));
@@ -105,13 +116,15 @@ static void run_case(const case_params *c)
     for (int64_t r = 0; r < rows; ++r)
         ref_lse[r] = hm_reference_row(&p, dec[0], dec[1], dec[2], r, ref + r * p.head_dim, scores);
 
-    /* Pass 1: the naive kernel's error, the yardstick. Pass 2: the flash kernel against it. */
-    errors en = {0, 0}, ef = {0, 0};
+    /* Pass 0: the naive kernel's error, the yardstick. Then the flash kernel and standard attention
+     * against it. */
+    errors en = {0, 0}, ef = {0, 0}, es_ = {0, 0};
     const double eps32 = ldexp(1.0, -23);
-    for (int pass = 0; pass < 2; ++pass) {
-        const void *out = pass ? of : on;
-        const float *lse = pass ? lf : ln;
-        errors *e = pass ? &ef : &en;
+    static const char *names[] = {"naive", "flash", "standard"};
+    for (int pass = 0; pass < (standard ? 3 : 2); ++pass) {
+        const void *out = pass == 2 ? os : pass ? of : on;
+        const float *lse = pass == 2 ? ls : pass ? lf : ln;
+        errors *e = pass == 2 ? &es_ : pass ? &ef : &en;
         for (int64_t r = 0; r < rows; ++r) {
             const int64_t i = r % p.seq_q, bh = r / p.seq_q;
             const int64_t base = hm_offset(&p.o_strides, bh / p.heads_q, i, bh % p.heads_q);
@@ -124,24 +137,24 @@ static void run_case(const case_params *c)
                 const double x = hm_load(out, p.dtype, (size_t)(base + d));
                 const double err = fabs(x - rr[d]);
                 if (empty)
-                    ck_assert_msg(x == 0.0, "%s: row %lld sees no key but col %d = %g (must be 0)",
-                                  pass ? "flash" : "naive", (long long)r, d, x);
+                    ck_assert_msg(x == 0.0, "%s: row %lld sees no key but col %d = %g (must be 0)", names[pass],
+                                  (long long)r, d, x);
                 if (!pass) {
                     ck_assert_msg(isfinite(x), "naive: row %lld col %d = %g", (long long)r, d, x);
                     e->max_err = fmax(e->max_err, err);
                 } else {
                     const double tol = 2.0 * en.max_err + 4.0 * eps32 * scale;
                     ck_assert_msg(err <= tol,
-                                  "flash: row %lld col %d: got %.9g, reference %.9g, error %.3g > tolerance "
+                                  "%s: row %lld col %d: got %.9g, reference %.9g, error %.3g > tolerance "
                                   "%.3g (naive's max error %.3g) [tile %dx%d tpr %d]",
-                                  (long long)r, d, x, rr[d], err, tol, en.max_err, cfg.block_m, cfg.block_n,
-                                  cfg.threads_per_row);
+                                  names[pass], (long long)r, d, x, rr[d], err, tol, en.max_err, cfg.block_m,
+                                  cfg.block_n, cfg.threads_per_row);
                     e->max_err = fmax(e->max_err, err);
                 }
             }
             if (empty) {
                 ck_assert_msg(isinf(lse[r]) && lse[r] < 0, "%s: row %lld sees no key, lse %g (must be -inf)",
-                              pass ? "flash" : "naive", (long long)r, (double)lse[r]);
+                              names[pass], (long long)r, (double)lse[r]);
                 continue;
             }
             const double lerr = fabs(lse[r] - ref_lse[r]);
@@ -150,17 +163,17 @@ static void run_case(const case_params *c)
                 e->max_lse_err = fmax(e->max_lse_err, lerr);
             } else {
                 const double tol = 2.0 * en.max_lse_err + 4.0 * eps32 * (1.0 + fabs(ref_lse[r]));
-                ck_assert_msg(lerr <= tol, "flash: lse of row %lld: got %.9g, reference %.9g, error %.3g > %.3g",
-                              (long long)r, (double)lse[r], ref_lse[r], lerr, tol);
+                ck_assert_msg(lerr <= tol, "%s: lse of row %lld: got %.9g, reference %.9g, error %.3g > %.3g",
+                              names[pass], (long long)r, (double)lse[r], ref_lse[r], lerr, tol);
                 e->max_lse_err = fmax(e->max_lse_err, lerr);
             }
         }
     }
     printf("  %-4s d=%-3d %s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s tile %dx%d/%d: max err flash %.2e naive %.2e "
-           "(eps %.1e), lse %.2e/%.2e\n",
+           "standard %.2e (eps %.1e), lse %.2e/%.2e\n",
            flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full  ", c->gqa, p.batch, p.heads_q,
            p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg.block_m, cfg.block_n, cfg.threads_per_row,
-           ef.max_err, en.max_err, eps_of(p.dtype), ef.max_lse_err, en.max_lse_err);
+           ef.max_err, en.max_err, es_.max_err, eps_of(p.dtype), ef.max_lse_err, en.max_lse_err);
     fflush(stdout);
 
     free(ref);
@@ -168,15 +181,18 @@ static void run_case(const case_params *c)
     free(scores);
     free(of);
     free(on);
+    free(os);
     free(lf);
     free(ln);
+    free(ls);
     for (int i = 0; i < 3; ++i) {
         free(host[i]);
         free(dec[i]);
     }
-    cl_mem all[7] = {q, k, v, o_f, l_f, o_n, l_n};
-    for (int i = 0; i < 7; ++i)
+    cl_mem all[9] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s};
+    for (int i = 0; i < 9; ++i)
         clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&standard);
     flashcl_plan_destroy(&flash);
     flashcl_plan_destroy(&naive);
     flashcl_context_destroy(&ctx);

@@ -253,6 +253,37 @@ START_TEST(test_config_fits)
 }
 END_TEST
 
+/* Standard attention: its n x n scores are counted as extra memory; when they cannot exist, the plan
+ * says so with the bytes needed, and nothing else happens. */
+START_TEST(test_standard_memory)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &plan), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(flashcl_plan_extra_device_bytes(plan), (uint64_t)2 * 4 * 33 * 47 * sizeof(float));
+    flashcl_plan_destroy(&plan);
+    p.dtype = FLASHCL_DTYPE_F16; /* plus fp32 copies of Q, K, V and O */
+    ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &plan), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(flashcl_plan_extra_device_bytes(plan),
+                      (uint64_t)4 * (2 * 4 * 33 * 47 + 2 * (2 * 33 * 4 * 32) + 2 * (2 * 47 * 2 * 32)));
+    flashcl_plan_destroy(&plan);
+
+    p = small_problem();
+    p.batch = 1;
+    p.heads_q = p.heads_kv = 1;
+    p.seq_q = p.seq_kv = 1 << 20; /* 4 TiB of scores */
+    ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &plan), FLASHCL_OUT_OF_DEVICE_MEMORY);
+    ck_assert_ptr_null(plan);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "4398046511104 bytes"));
+    /* The same problem planned as flash needs nothing extra. */
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(flashcl_plan_extra_device_bytes(plan), 0);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("plan");
@@ -265,6 +296,8 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_enqueue_bad_input, 0, 8);
     tcase_add_test(tc, test_wait_list);
     tcase_add_loop_test(tc, test_config_fits, 0, 7);
+    if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD))
+        tcase_add_test(tc, test_standard_memory);
     suite_add_tcase(s, tc);
     return s;
 }

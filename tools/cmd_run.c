@@ -26,7 +26,8 @@ static void usage(FILE *f)
             "  --dtype T        f32, f16 or bf16 (default f32)\n"
             "  --causal         causal mask, bottom-right aligned\n"
             "  --lse            also write the log-sum-exp\n"
-            "  --naive          run the naive kernel instead of the flash kernel\n"
+            "  --algo A         flash (default), naive, or standard (CLBlast GEMMs, n x n memory)\n"
+            "  --naive          the same as --algo naive\n"
             "  --iters N        timed runs (default 10); --warmup N (default 2)\n"
             "  --no-validate    skip the validated run\n"
             "  --seed N         input seed (default 1)\n"
@@ -47,7 +48,8 @@ typedef struct run_opts {
     int bf16, scale_set;
     float scale;
     flashcl_problem problem;
-    int naive, validate, json;
+    flashcl_algorithm algo;
+    int validate, json;
     long iters, warmup, seed;
 } run_opts;
 
@@ -62,7 +64,7 @@ static int parse(int argc, char **argv, run_opts *o)
     o->q_path = o->k_path = o->v_path = o->out_path = o->lse_path = NULL;
     o->bf16 = o->scale_set = 0;
     o->scale = 0.0f;
-    o->naive = 0;
+    o->algo = FLASHCL_ALGO_FLASH;
     o->validate = 1;
     o->json = 0;
     o->iters = 10;
@@ -142,7 +144,19 @@ static int parse(int argc, char **argv, run_opts *o)
         } else if (!strcmp(a, "--lse")) {
             p->return_lse = 1;
         } else if (!strcmp(a, "--naive")) {
-            o->naive = 1;
+            o->algo = FLASHCL_ALGO_NAIVE;
+        } else if (!strcmp(a, "--algo")) {
+            if (val && !strcmp(val, "flash"))
+                o->algo = FLASHCL_ALGO_FLASH;
+            else if (val && !strcmp(val, "naive"))
+                o->algo = FLASHCL_ALGO_NAIVE;
+            else if (val && !strcmp(val, "standard"))
+                o->algo = FLASHCL_ALGO_STANDARD;
+            else {
+                fprintf(stderr, "flashcl run: --algo %s: expected flash, naive or standard\n", val ? val : "(missing)");
+                return 2;
+            }
+            ++i;
         } else if (!strcmp(a, "--no-validate")) {
             o->validate = 0;
         } else if (!strcmp(a, "--json")) {
@@ -202,7 +216,7 @@ int cmd_run(int argc, char **argv)
     rc = 1;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    st = flashcl_plan_create_algo(ctx, p, o.naive ? FLASHCL_ALGO_NAIVE : FLASHCL_ALGO_FLASH, &plan);
+    st = flashcl_plan_create_algo(ctx, p, o.algo, &plan);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (st) {
         cli_fail(ctx, "creating the plan", st);
@@ -298,7 +312,8 @@ int cmd_run(int argc, char **argv)
                cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.work_group_size,
                (unsigned long long)cfg.local_mem_bytes, (unsigned long long)cfg.local_mem_budget);
         printf("            %s: %s\n", cfg.source, cfg.reason);
-        printf("plan        %.1f ms (tile choice and program build or cache load)\n", plan_ms);
+        printf("plan        %.1f ms (tile choice and program build or cache load); extra device memory %llu B\n",
+               plan_ms, (unsigned long long)flashcl_plan_extra_device_bytes(plan));
         printf("time        median %.3f ms (min %.3f, max %.3f) over %ld runs, %s; %.3f TFLOP/s\n", med, tmin,
                tmax, o.iters, host_clock ? "host clock (the driver's profiling events read 0)" : "profiling events",
                tflops);

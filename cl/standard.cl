@@ -1,0 +1,85 @@
+/*
+ * standard.cl: the pieces of standard attention around its two GEMMs (CLBlast): the row softmax of
+ * the n x n score matrix, and conversions of fp16/bf16 tensors to and from fp32 for the GEMMs.
+ * Specialised by FLASHCL_DTYPE_* and WG (the softmax work-group size, a power of two).
+ */
+#ifndef WG
+#define WG 256
+#endif
+
+/* One work-group per row of S (rows numbered (batch*heads + head)*seq_q + query): P = softmax(S) in
+ * place with the causal mask (bottom-right aligned), and the natural log-sum-exp. A row that sees no
+ * key becomes zeros with LSE -inf. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+softmax_rows(__global float *S, const int seq_q, const int seq_kv, const int causal, __global float *LSE,
+             const int write_lse)
+{
+    __local float red[WG];
+    const long row = get_group_id(0);
+    const int i = (int)(row % seq_q);
+    const int tid = get_local_id(0);
+    __global float *s = S + row * (long)seq_kv;
+    const int n = causal ? clamp(i + 1 + seq_kv - seq_q, 0, seq_kv) : seq_kv;
+
+    float m = -INFINITY;
+    for (int j = tid; j < n; j += WG)
+        m = fmax(m, s[j]);
+    red[tid] = m;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int w = WG / 2; w > 0; w /= 2) {
+        if (tid < w)
+            red[tid] = fmax(red[tid], red[tid + w]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    m = red[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    float l = 0.0f;
+    for (int j = tid; j < n; j += WG)
+        l += exp(s[j] - m);
+    red[tid] = l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int w = WG / 2; w > 0; w /= 2) {
+        if (tid < w)
+            red[tid] += red[tid + w];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    l = red[0];
+    const float inv = n > 0 ? 1.0f / l : 0.0f;
+    for (int j = tid; j < seq_kv; j += WG)
+        s[j] = j < n ? exp(s[j] - m) * inv : 0.0f;
+    if (write_lse && tid == 0)
+        LSE[row] = n > 0 ? m + log(l) : -INFINITY;
+}
+
+/* dst (contiguous (batch, seq, heads, dim) fp32) = src (any strides, storage dtype). */
+__kernel void to_f32(__global const STORE_T *src, __global float *dst, const int seq, const int heads,
+                     const int head_dim, const long sb, const long ss, const long sh, const long total)
+{
+    const long e = get_global_id(0);
+    if (e >= total)
+        return;
+    const int d = (int)(e % head_dim);
+    const long r = e / head_dim;
+    const int h = (int)(r % heads);
+    const long bs = r / heads;
+    const int s = (int)(bs % seq);
+    const long b = bs / seq;
+    dst[e] = LOAD(src, b * sb + (long)s * ss + (long)h * sh + d);
+}
+
+/* dst (any strides, storage dtype) = src (contiguous (batch, seq, heads, dim) fp32). */
+__kernel void from_f32(__global const float *src, __global STORE_T *dst, const int seq, const int heads,
+                       const int head_dim, const long sb, const long ss, const long sh, const long total)
+{
+    const long e = get_global_id(0);
+    if (e >= total)
+        return;
+    const int d = (int)(e % head_dim);
+    const long r = e / head_dim;
+    const int h = (int)(r % heads);
+    const long bs = r / heads;
+    const int s = (int)(bs % seq);
+    const long b = bs / seq;
+    STORE(dst, b * sb + (long)s * ss + (long)h * sh + d, src[e]);
+}

@@ -1,0 +1,313 @@
+/*
+ * standard.c: standard attention, the baseline flash attention exists to beat: S = scale*Q*K^T as a
+ * batched CLBlast SGEMM into an n x n buffer in device memory, a row softmax kernel, then O = P*V as a
+ * second batched SGEMM. fp16 and bf16 tensors are converted to fp32 first (CLBlast's half GEMM needs
+ * cl_khr_fp16, which NVIDIA's OpenCL lacks). Everything is allocated at plan time and counted.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef FLASHCL_HAVE_CLBLAST
+#include <clblast_c.h>
+
+struct standard_state {
+    cl_mem scores;                  /* batch * heads_q * seq_q * seq_kv floats */
+    cl_mem q32, k32, v32, o32;      /* fp32 copies for fp16/bf16 storage, else NULL */
+    size_t *off;                    /* 6 arrays of batch*heads_q offsets: a1 b1 c1 a2 b2 c2 */
+    float *alphas, *betas, *ones;
+    cl_kernel softmax, to32, from32;
+    size_t softmax_wg;
+    uint64_t extra_bytes;
+};
+
+int flashcl_algorithm_available(flashcl_algorithm algorithm)
+{
+    return algorithm == FLASHCL_ALGO_FLASH || algorithm == FLASHCL_ALGO_NAIVE || algorithm == FLASHCL_ALGO_STANDARD;
+}
+
+void fcl_standard_free(standard_state *st)
+{
+    if (!st)
+        return;
+    cl_mem mems[5] = {st->scores, st->q32, st->k32, st->v32, st->o32};
+    for (int i = 0; i < 5; ++i)
+        if (mems[i])
+            clReleaseMemObject(mems[i]);
+    cl_kernel ks[3] = {st->softmax, st->to32, st->from32};
+    for (int i = 0; i < 3; ++i)
+        if (ks[i])
+            clReleaseKernel(ks[i]);
+    free(st->off);
+    free(st->alphas);
+    free(st->betas);
+    free(st->ones);
+    free(st);
+}
+
+/* Allocates a buffer and touches its last byte, so that a driver that allocates lazily fails here,
+ * at plan time, rather than in the middle of an enqueue. */
+static cl_mem alloc_touched(flashcl_context *ctx, uint64_t bytes, const char *what, flashcl_status *status)
+{
+    *status = FLASHCL_SUCCESS;
+    if (bytes > ctx->profile.max_alloc_size || bytes > ctx->profile.global_mem_size) {
+        *status = fcl_fail(ctx, FLASHCL_OUT_OF_DEVICE_MEMORY,
+                           "standard attention needs %llu bytes for %s; %s allows %llu per buffer and has %llu",
+                           (unsigned long long)bytes, what, ctx->profile.name,
+                           (unsigned long long)ctx->profile.max_alloc_size,
+                           (unsigned long long)ctx->profile.global_mem_size);
+        return NULL;
+    }
+    cl_int err;
+    cl_mem m = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, (size_t)bytes, NULL, &err);
+    if (m) {
+        const unsigned char zero = 0;
+        err = clEnqueueFillBuffer(ctx->queue, m, &zero, 1, (size_t)bytes - 1, 1, 0, NULL, NULL);
+        if (err == CL_SUCCESS)
+            err = clFinish(ctx->queue);
+        if (err != CL_SUCCESS) {
+            clReleaseMemObject(m);
+            m = NULL;
+        }
+    }
+    if (!m)
+        *status = fcl_fail(ctx, FLASHCL_OUT_OF_DEVICE_MEMORY, "standard attention: allocating %llu bytes for %s failed: %s",
+                           (unsigned long long)bytes, what, fcl_cl_error_name(err));
+    return m;
+}
+
+flashcl_status fcl_standard_setup(flashcl_plan *pl)
+{
+    flashcl_context *ctx = pl->ctx;
+    const flashcl_problem *p = &pl->problem;
+    standard_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "standard attention: out of host memory");
+    pl->standard = st;
+    const size_t heads = (size_t)p->batch * p->heads_q;
+    const uint64_t s_bytes = (uint64_t)heads * (uint64_t)p->seq_q * (uint64_t)p->seq_kv * sizeof(float);
+    flashcl_status status;
+    st->scores = alloc_touched(ctx, s_bytes, "the seq_q x seq_kv score matrices", &status);
+    if (!st->scores)
+        return status;
+    st->extra_bytes = s_bytes;
+
+    const int convert = p->dtype != FLASHCL_DTYPE_F32;
+    if (convert) {
+        const uint64_t qn = (uint64_t)p->batch * p->seq_q * p->heads_q * p->head_dim * sizeof(float);
+        const uint64_t kn = (uint64_t)p->batch * p->seq_kv * p->heads_kv * p->head_dim * sizeof(float);
+        if (!(st->q32 = alloc_touched(ctx, qn, "fp32 Q", &status)) || !(st->k32 = alloc_touched(ctx, kn, "fp32 K", &status)) ||
+            !(st->v32 = alloc_touched(ctx, kn, "fp32 V", &status)) || !(st->o32 = alloc_touched(ctx, qn, "fp32 O", &status)))
+            return status;
+        st->extra_bytes += 2 * qn + 2 * kn;
+    }
+
+    char options[256];
+    size_t wg = 256;
+    while (wg > ctx->profile.max_work_group_size)
+        wg /= 2;
+    snprintf(options, sizeof options, "-cl-std=CL1.2 %s -DWG=%zu",
+             p->dtype == FLASHCL_DTYPE_F16 ? "-DFLASHCL_DTYPE_F16" : p->dtype == FLASHCL_DTYPE_BF16 ? "-DFLASHCL_DTYPE_BF16" : "-DFLASHCL_DTYPE_F32",
+             wg);
+    fcl_strlcpy(pl->options, options, sizeof pl->options);
+    cl_program prog;
+    if ((status = fcl_get_program(ctx, "standard.cl", options, &prog)) != FLASHCL_SUCCESS)
+        return status;
+    cl_int err;
+    st->softmax = clCreateKernel(prog, "softmax_rows", &err);
+    if (st->softmax && convert) {
+        st->to32 = clCreateKernel(prog, "to_f32", &err);
+        if (st->to32)
+            st->from32 = clCreateKernel(prog, "from_f32", &err);
+    }
+    if (err != CL_SUCCESS)
+        return fcl_fail_cl(ctx, err, "standard attention: clCreateKernel");
+    size_t kwg = 0;
+    clGetKernelWorkGroupInfo(st->softmax, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL);
+    if (kwg < wg) {
+        /* The kernel is compiled for exactly WG work-items; rebuild for what the compiler allows. */
+        clReleaseKernel(st->softmax);
+        st->softmax = NULL;
+        while (wg > kwg && wg > 1)
+            wg /= 2;
+        char *w = strstr(options, "-DWG=");
+        snprintf(w, sizeof options - (size_t)(w - options), "-DWG=%zu", wg);
+        if ((status = fcl_get_program(ctx, "standard.cl", options, &prog)) != FLASHCL_SUCCESS)
+            return status;
+        st->softmax = clCreateKernel(prog, "softmax_rows", &err);
+        if (!st->softmax)
+            return fcl_fail_cl(ctx, err, "standard attention: clCreateKernel");
+        fcl_strlcpy(pl->options, options, sizeof pl->options);
+    }
+    st->softmax_wg = wg;
+    pl->config.work_group_size = (int32_t)wg;
+
+    st->off = malloc(6 * heads * sizeof *st->off);
+    st->alphas = malloc(heads * sizeof(float));
+    st->betas = calloc(heads, sizeof(float));
+    st->ones = malloc(heads * sizeof(float));
+    if (!st->off || !st->alphas || !st->betas || !st->ones)
+        return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "standard attention: out of host memory");
+    const resolved_layout *L = &pl->layout;
+    flashcl_strides q = L->q, k = L->k, v = L->v, o = L->o;
+    if (convert) { /* the GEMMs read and write the contiguous fp32 copies */
+        q.head = o.head = k.head = v.head = p->head_dim;
+        q.seq = o.seq = (int64_t)p->heads_q * p->head_dim;
+        k.seq = v.seq = (int64_t)p->heads_kv * p->head_dim;
+        q.batch = o.batch = q.seq * p->seq_q;
+        k.batch = v.batch = k.seq * p->seq_kv;
+    }
+    const int group = p->heads_q / p->heads_kv;
+    size_t *a1 = st->off, *b1 = a1 + heads, *c1 = b1 + heads, *a2 = c1 + heads, *b2 = a2 + heads, *c2 = b2 + heads;
+    for (size_t i = 0; i < heads; ++i) {
+        const int64_t b = (int64_t)i / p->heads_q, h = (int64_t)i % p->heads_q, hk = h / group;
+        a1[i] = (size_t)(b * q.batch + h * q.head);
+        b1[i] = (size_t)(b * k.batch + hk * k.head);
+        c1[i] = i * (size_t)p->seq_q * (size_t)p->seq_kv;
+        a2[i] = c1[i];
+        b2[i] = (size_t)(b * v.batch + hk * v.head);
+        c2[i] = (size_t)(b * o.batch + h * o.head);
+        st->alphas[i] = p->scale;
+        st->ones[i] = 1.0f;
+    }
+    pl->gemm_ld[0] = (size_t)q.seq;
+    pl->gemm_ld[1] = (size_t)k.seq;
+    pl->gemm_ld[2] = (size_t)v.seq;
+    pl->gemm_ld[3] = (size_t)o.seq;
+    return FLASHCL_SUCCESS;
+}
+
+/* One conversion kernel over a whole tensor: (batch, seq, heads, head_dim) at the given strides. */
+static cl_int convert(flashcl_context *ctx, cl_kernel kern, cl_mem src, cl_mem dst, int32_t batch, int32_t seq,
+                      int32_t heads, int32_t d, const flashcl_strides *s, cl_event *ev)
+{
+    const cl_long total = (cl_long)batch * seq * heads * d;
+    const cl_long sb = s->batch, ss = s->seq, sh = s->head;
+    cl_int err = clSetKernelArg(kern, 0, sizeof(cl_mem), &src);
+    err |= clSetKernelArg(kern, 1, sizeof(cl_mem), &dst);
+    err |= clSetKernelArg(kern, 2, sizeof(cl_int), &seq);
+    err |= clSetKernelArg(kern, 3, sizeof(cl_int), &heads);
+    err |= clSetKernelArg(kern, 4, sizeof(cl_int), &d);
+    err |= clSetKernelArg(kern, 5, sizeof(cl_long), &sb);
+    err |= clSetKernelArg(kern, 6, sizeof(cl_long), &ss);
+    err |= clSetKernelArg(kern, 7, sizeof(cl_long), &sh);
+    err |= clSetKernelArg(kern, 8, sizeof(cl_long), &total);
+    if (err != CL_SUCCESS)
+        return err;
+    const size_t local = 256 <= ctx->profile.max_work_group_size ? 256 : ctx->profile.max_work_group_size;
+    const size_t global = ((size_t)total + local - 1) / local * local;
+    return clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &local, 0, NULL, ev);
+}
+
+static flashcl_status clblast_fail(flashcl_context *ctx, CLBlastStatusCode code, const char *what)
+{
+    if (code > -1024) /* an OpenCL error code passed through */
+        return fcl_fail_cl(ctx, (cl_int)code, what);
+    return fcl_fail(ctx, FLASHCL_OPENCL_ERROR, "%s failed: CLBlast status %d", what, (int)code);
+}
+
+/* Enqueues the whole computation on the context's (in-order) queue; *event is the last command's. */
+flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
+                                    cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    flashcl_context *ctx = pl->ctx;
+    const flashcl_problem *p = &pl->problem;
+    standard_state *st = pl->standard;
+    const size_t heads = (size_t)p->batch * p->heads_q;
+    cl_int err = CL_SUCCESS;
+    if (num_events && (err = clEnqueueMarkerWithWaitList(ctx->queue, num_events, wait_list, NULL)) != CL_SUCCESS)
+        return fcl_fail_cl(ctx, err, "standard attention: clEnqueueMarkerWithWaitList");
+    cl_mem qa = q, ka = k, va = v, oa = o;
+    if (st->q32) {
+        const resolved_layout *L = &pl->layout;
+        err = convert(ctx, st->to32, q, st->q32, p->batch, p->seq_q, p->heads_q, p->head_dim, &L->q, NULL);
+        if (err == CL_SUCCESS)
+            err = convert(ctx, st->to32, k, st->k32, p->batch, p->seq_kv, p->heads_kv, p->head_dim, &L->k, NULL);
+        if (err == CL_SUCCESS)
+            err = convert(ctx, st->to32, v, st->v32, p->batch, p->seq_kv, p->heads_kv, p->head_dim, &L->v, NULL);
+        if (err != CL_SUCCESS)
+            return fcl_fail_cl(ctx, err, "standard attention: converting inputs to fp32");
+        qa = st->q32;
+        ka = st->k32;
+        va = st->v32;
+        oa = st->o32;
+    }
+    const size_t *a1 = st->off, *b1 = a1 + heads, *c1 = b1 + heads, *a2 = c1 + heads, *b2 = a2 + heads, *c2 = b2 + heads;
+    cl_command_queue queue = ctx->queue;
+    CLBlastStatusCode code = CLBlastSgemmBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeYes,
+                                                 (size_t)p->seq_q, (size_t)p->seq_kv, (size_t)p->head_dim, st->alphas,
+                                                 qa, a1, pl->gemm_ld[0], ka, b1, pl->gemm_ld[1], st->betas, st->scores,
+                                                 c1, (size_t)p->seq_kv, heads, &queue, NULL);
+    if (code != CLBlastSuccess)
+        return clblast_fail(ctx, code, "standard attention: S = Q K^T (CLBlastSgemmBatched)");
+
+    const cl_int sq = p->seq_q, sk = p->seq_kv, causal = p->causal != 0, write_lse = lse != NULL;
+    cl_mem lse_arg = lse ? lse : st->scores;
+    err = clSetKernelArg(st->softmax, 0, sizeof(cl_mem), &st->scores);
+    err |= clSetKernelArg(st->softmax, 1, sizeof(cl_int), &sq);
+    err |= clSetKernelArg(st->softmax, 2, sizeof(cl_int), &sk);
+    err |= clSetKernelArg(st->softmax, 3, sizeof(cl_int), &causal);
+    err |= clSetKernelArg(st->softmax, 4, sizeof(cl_mem), &lse_arg);
+    err |= clSetKernelArg(st->softmax, 5, sizeof(cl_int), &write_lse);
+    const size_t local = st->softmax_wg, global = heads * (size_t)p->seq_q * local;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(queue, st->softmax, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return fcl_fail_cl(ctx, err, "standard attention: softmax");
+
+    cl_event done = NULL;
+    code = CLBlastSgemmBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)p->seq_q,
+                               (size_t)p->head_dim, (size_t)p->seq_kv, st->ones, st->scores, a2, (size_t)p->seq_kv, va,
+                               b2, pl->gemm_ld[2], st->betas, oa, c2, pl->gemm_ld[3], heads, &queue,
+                               st->q32 ? NULL : &done);
+    if (code != CLBlastSuccess)
+        return clblast_fail(ctx, code, "standard attention: O = P V (CLBlastSgemmBatched)");
+    if (st->q32) {
+        err = convert(ctx, st->from32, st->o32, o, p->batch, p->seq_q, p->heads_q, p->head_dim, &pl->layout.o, &done);
+        if (err != CL_SUCCESS)
+            return fcl_fail_cl(ctx, err, "standard attention: converting O from fp32");
+    }
+    if (event)
+        *event = done;
+    else if (done)
+        clReleaseEvent(done);
+    return FLASHCL_SUCCESS;
+}
+
+uint64_t fcl_standard_extra_bytes(const standard_state *st)
+{
+    return st ? st->extra_bytes : 0;
+}
+
+#else /* built without CLBlast */
+
+int flashcl_algorithm_available(flashcl_algorithm algorithm)
+{
+    return algorithm == FLASHCL_ALGO_FLASH || algorithm == FLASHCL_ALGO_NAIVE;
+}
+
+void fcl_standard_free(standard_state *st)
+{
+    (void)st;
+}
+
+flashcl_status fcl_standard_setup(flashcl_plan *pl)
+{
+    return fcl_fail(pl->ctx, FLASHCL_UNSUPPORTED, "standard attention needs CLBlast, and this flashcl was built without it");
+}
+
+flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
+                                    cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    (void)q, (void)k, (void)v, (void)o, (void)lse, (void)num_events, (void)wait_list, (void)event;
+    return fcl_fail(pl->ctx, FLASHCL_UNSUPPORTED, "standard attention needs CLBlast");
+}
+
+uint64_t fcl_standard_extra_bytes(const standard_state *st)
+{
+    (void)st;
+    return 0;
+}
+#endif
