@@ -29,5 +29,6 @@ flashcl_status cli_time_plan(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, c
 /* FLOPs as FlashAttention counts them: 4*B*H*Sq*Sk*d, only computed pairs under a causal mask. */
 double cli_flops(const flashcl_problem *p);
 int cmd_tune(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

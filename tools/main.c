@@ -18,6 +18,7 @@ static void usage(FILE *f)
             "  devices   list OpenCL platforms and devices with the properties tile choice uses\n"
             "  tiles     the tile configuration a problem gets on a device, and where it came from\n"
             "  tune      time every tile configuration that fits, store the fastest in the tuning database\n"
+            "  bench     flash, naive and standard attention side by side: time, TFLOP/s, memory\n"
             "\n"
             "flashcl <command> --help describes a command's options. Environment: FLASHCL_DEVICE\n"
             "(device selector), FLASHCL_VALIDATE, FLASHCL_CACHE, FLASHCL_CACHE_DIR, FLASHCL_LOCAL_MEM_LIMIT.\n");
@@ -38,6 +39,8 @@ int main(int argc, char **argv)
         return cmd_tiles(argc - 1, argv + 1);
     if (!strcmp(cmd, "tune"))
         return cmd_tune(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench"))
+        return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;

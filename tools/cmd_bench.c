@@ -1,0 +1,520 @@
+/*
+ * cmd_bench.c: `flashcl bench`: flash, naive and standard attention side by side in one process on
+ * the same inputs: each validated against the naive kernel, timed (median of profiling events, warm-up
+ * and compilation excluded), with TFLOP/s, speedups and the extra device memory each allocated.
+ * Output: a table, JSON, CSV and an SVG plot.
+ */
+#include "cli.h"
+#include "hostmath.h"
+#include "plot.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_SHAPES 256
+#define N_ALGOS 3
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: flashcl bench [options]\n"
+            "Runs flash, naive and standard attention on the same random inputs, validates each against\n"
+            "the naive kernel and times it (median of profiling events after warm-up).\n"
+            "  --device SEL       \"P:D\" or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
+            "  --preset NAME      fa2: B*N = 16384 tokens, hidden 2048 (d=64 H=32, d=128 H=16),\n"
+            "                     N = 512 ... 16384, causal and not; long: N = 32768, 65536, d=128, H=16, B=1\n"
+            "  -n, --seq LIST     sequence lengths (seq_q = seq_kv), comma-separated, instead of a preset\n"
+            "  -d, --dim LIST     head dims (default 128); heads default to 2048 / d\n"
+            "  -H, --heads N      query heads; -b, --batch N (default tokens / N, at least 1)\n"
+            "  --tokens T         B*N for presets and lists (default 16384)\n"
+            "  --max-n N          leave out longer sequences (for slow devices)\n"
+            "  --causal           causal only; --both: causal and not (presets do both)\n"
+            "  --dtype T          f32, f16 or bf16 (default f32)\n"
+            "  --algos LIST       flash,naive,standard (default all three)\n"
+            "  --iters N          timed runs (default 10, fewer when a run is slower than --max-seconds/N)\n"
+            "  --warmup N         untimed runs first (default 2)\n"
+            "  --max-seconds S    time budget per algorithm and shape (default 10)\n"
+            "  --json FILE, --csv FILE, --plot FILE.svg   also write these ('-' for stdout)\n"
+            "exit status: 0 ok (a standard attention that cannot allocate is a result), 1 an error or a\n"
+            "validation failure, 2 bad usage\n");
+}
+
+typedef struct result {
+    flashcl_problem p;
+    int algo;
+    int ran;            /* 0: not run (see note) */
+    char note[200];     /* why not, or "" */
+    double median, min, max, tflops;
+    int runs, host_clock;
+    uint64_t extra_bytes, io_bytes; /* beyond the caller's buffers; the caller's Q, K, V, O */
+    int validated, passed;
+    int64_t rows_checked;
+    double max_rel_error;
+} result;
+
+static int parse_list(const char *opt, const char *val, long lo, long hi, long *out, int max, int *n)
+{
+    if (!val) {
+        fprintf(stderr, "flashcl bench: %s needs a value\n", opt);
+        return 0;
+    }
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", val);
+    *n = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (*n == max || !cli_int(opt, tok, lo, hi, &out[*n]))
+            return 0;
+        ++*n;
+    }
+    return *n > 0;
+}
+
+static void fill_buffer(cl_command_queue queue, cl_mem m, size_t bytes, flashcl_dtype t, hm_rng *rng)
+{
+    /* Generated in chunks so that huge inputs need no huge host buffer. */
+    const size_t es = flashcl_dtype_size(t), chunk = (size_t)1 << 24;
+    void *h = malloc(chunk * es);
+    if (!h)
+        return;
+    for (size_t off = 0; off < bytes / es; off += chunk) {
+        const size_t n = bytes / es - off < chunk ? bytes / es - off : chunk;
+        hm_fill_normal(h, t, n, rng, 1.0);
+        clEnqueueWriteBuffer(queue, m, CL_TRUE, off * es, n * es, h, 0, NULL, NULL);
+    }
+    free(h);
+}
+
+static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int *algos, long iters, long warmup,
+                      double max_seconds, result *res)
+{
+    cl_context clctx;
+    cl_command_queue queue;
+    flashcl_context_cl_objects(ctx, &clctx, NULL, &queue);
+    flashcl_plan *plans[N_ALGOS] = {0};
+    for (int a = 0; a < N_ALGOS; ++a) {
+        result *r = &res[a];
+        memset(r, 0, sizeof *r);
+        r->p = *p;
+        r->algo = a;
+        if (!algos[a]) {
+            snprintf(r->note, sizeof r->note, "not asked for");
+            continue;
+        }
+        if (!flashcl_algorithm_available((flashcl_algorithm)a)) {
+            snprintf(r->note, sizeof r->note, "not in this build (needs CLBlast)");
+            continue;
+        }
+        flashcl_status st = flashcl_plan_create_algo(ctx, p, (flashcl_algorithm)a, &plans[a]);
+        if (st) {
+            snprintf(r->note, sizeof r->note, "%s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
+            continue;
+        }
+        r->extra_bytes = flashcl_plan_extra_device_bytes(plans[a]);
+    }
+    flashcl_plan *any = plans[0] ? plans[0] : plans[1] ? plans[1] : plans[2];
+    if (!any)
+        return;
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(any, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    cl_mem b[4] = {0};
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; i < 4 && err == CL_SUCCESS; ++i)
+        b[i] = clCreateBuffer(clctx, CL_MEM_READ_WRITE, sz[i], NULL, &err);
+    if (err != CL_SUCCESS) {
+        for (int a = 0; a < N_ALGOS; ++a)
+            if (plans[a]) {
+                snprintf(res[a].note, sizeof res[a].note, "could not allocate the inputs (OpenCL error %d)", (int)err);
+                flashcl_plan_destroy(&plans[a]);
+            }
+        for (int i = 0; i < 4; ++i)
+            if (b[i])
+                clReleaseMemObject(b[i]);
+        return;
+    }
+    for (int a = 0; a < N_ALGOS; ++a)
+        res[a].io_bytes = (uint64_t)sz[0] + sz[1] + sz[2] + sz[3];
+    hm_rng rng;
+    hm_rng_seed(&rng, (uint64_t)p->seq_q * 31 + p->head_dim);
+    for (int i = 0; i < 3; ++i)
+        fill_buffer(queue, b[i], sz[i], p->dtype, &rng);
+
+    for (int a = 0; a < N_ALGOS; ++a) {
+        result *r = &res[a];
+        if (!plans[a])
+            continue;
+        /* Validated run: the naive kernel recomputes a sample of rows and compares. */
+        flashcl_context_set_validation(ctx, 1);
+        flashcl_status st = flashcl_plan_enqueue(plans[a], b[0], b[1], b[2], b[3], NULL, 0, NULL, NULL);
+        flashcl_context_set_validation(ctx, 0);
+        flashcl_validation rep;
+        flashcl_plan_last_validation(plans[a], &rep);
+        if (st && st != FLASHCL_VALIDATION_FAILED) {
+            snprintf(r->note, sizeof r->note, "%s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
+            flashcl_plan_destroy(&plans[a]);
+            continue;
+        }
+        r->validated = rep.ran;
+        r->passed = rep.passed;
+        r->rows_checked = rep.rows_checked;
+        r->max_rel_error = rep.max_rel_error;
+        /* One timed probe decides how many runs fit the budget. */
+        double med, mn, mx;
+        int host_clock = 0;
+        st = cli_time_plan(plans[a], b[0], b[1], b[2], b[3], NULL, 0, 1, &med, &mn, &mx, &host_clock);
+        long n = iters, w = warmup;
+        if (st == FLASHCL_SUCCESS && med > 0) {
+            const long fit = (long)(max_seconds * 1e3 / med);
+            if (fit < n + w) {
+                w = fit > 3 ? 1 : 0;
+                n = fit - w > 3 ? fit - w : 3;
+            }
+            st = cli_time_plan(plans[a], b[0], b[1], b[2], b[3], NULL, w, n, &r->median, &r->min, &r->max,
+                               &r->host_clock);
+        }
+        if (st) {
+            snprintf(r->note, sizeof r->note, "timing: %s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
+        } else {
+            r->ran = 1;
+            r->runs = (int)n;
+            r->tflops = cli_flops(p) / (r->median * 1e-3) / 1e12;
+        }
+        flashcl_plan_destroy(&plans[a]);
+    }
+    for (int i = 0; i < 4; ++i)
+        clReleaseMemObject(b[i]);
+}
+
+static FILE *open_out(const char *path)
+{
+    if (!strcmp(path, "-"))
+        return stdout;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        fprintf(stderr, "flashcl bench: cannot write %s\n", path);
+    return f;
+}
+
+static const char *mask_name(const flashcl_problem *p)
+{
+    return p->causal ? "causal" : "full";
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    const char *device = NULL, *preset = NULL, *json_path = NULL, *csv_path = NULL, *plot_path = NULL;
+    long seqs[32], dims[8] = {128}, heads = 0, batch = 0, tokens = 16384, max_n = 0, iters = 10, warmup = 2;
+    int n_seqs = 0, n_dims = 1, causal_mode = 0 /* 0 full, 1 causal, 2 both */;
+    double max_seconds = 10.0;
+    int algos[N_ALGOS] = {1, 1, 1};
+    flashcl_dtype dtype = FLASHCL_DTYPE_F32;
+    long v;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--device") && val) {
+            device = val;
+            ++i;
+        } else if (!strcmp(a, "--preset") && val) {
+            if (strcmp(val, "fa2") && strcmp(val, "long")) {
+                fprintf(stderr, "flashcl bench: --preset %s: expected fa2 or long\n", val);
+                return 2;
+            }
+            preset = val;
+            ++i;
+        } else if (!strcmp(a, "-n") || !strcmp(a, "--seq")) {
+            if (!parse_list(a, val, 1, 1L << 30, seqs, 32, &n_seqs))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "-d") || !strcmp(a, "--dim")) {
+            if (!parse_list(a, val, 8, 256, dims, 8, &n_dims))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "-H") || !strcmp(a, "--heads")) {
+            if (!cli_int(a, val, 1, 1L << 20, &heads))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) {
+            if (!cli_int(a, val, 1, 1L << 20, &batch))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "--tokens")) {
+            if (!cli_int(a, val, 1, 1L << 30, &tokens))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "--max-n")) {
+            if (!cli_int(a, val, 1, 1L << 30, &max_n))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "--iters")) {
+            if (!cli_int(a, val, 1, 100000, &iters))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "--warmup")) {
+            if (!cli_int(a, val, 0, 100000, &warmup))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "--max-seconds")) {
+            if (!cli_int(a, val, 1, 100000, &v))
+                return 2;
+            max_seconds = (double)v;
+            ++i;
+        } else if (!strcmp(a, "--dtype")) {
+            if (!cli_dtype(val, &dtype))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "--algos") && val) {
+            algos[0] = strstr(val, "flash") != NULL;
+            algos[1] = strstr(val, "naive") != NULL;
+            algos[2] = strstr(val, "standard") != NULL;
+            if (!algos[0] && !algos[1] && !algos[2]) {
+                fprintf(stderr, "flashcl bench: --algos %s: expected some of flash,naive,standard\n", val);
+                return 2;
+            }
+            ++i;
+        } else if (!strcmp(a, "--causal")) {
+            causal_mode = 1;
+        } else if (!strcmp(a, "--both")) {
+            causal_mode = 2;
+        } else if (!strcmp(a, "--json") && val) {
+            json_path = val;
+            ++i;
+        } else if (!strcmp(a, "--csv") && val) {
+            csv_path = val;
+            ++i;
+        } else if (!strcmp(a, "--plot") && val) {
+            plot_path = val;
+            ++i;
+        } else {
+            fprintf(stderr, "flashcl bench: unknown option or missing value '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (preset && !strcmp(preset, "fa2")) {
+        static const long fa2[] = {512, 1024, 2048, 4096, 8192, 16384};
+        n_seqs = 6;
+        memcpy(seqs, fa2, sizeof fa2);
+        dims[0] = 64;
+        dims[1] = 128;
+        n_dims = 2;
+        causal_mode = 2;
+    } else if (preset && !strcmp(preset, "long")) {
+        seqs[0] = 32768;
+        seqs[1] = 65536;
+        n_seqs = 2;
+        dims[0] = 128;
+        n_dims = 1;
+        tokens = 1; /* B = 1 */
+        if (!heads)
+            heads = 16;
+    }
+    if (!n_seqs) {
+        seqs[0] = 4096;
+        n_seqs = 1;
+    }
+
+    /* The shapes, in the order they run. */
+    static flashcl_problem shapes[MAX_SHAPES];
+    int n_shapes = 0;
+    for (int di = 0; di < n_dims; ++di)
+        for (int ci = 0; ci < 2; ++ci) {
+            if ((causal_mode == 0 && ci == 1) || (causal_mode == 1 && ci == 0))
+                continue;
+            for (int si = 0; si < n_seqs && n_shapes < MAX_SHAPES; ++si) {
+                if (max_n && seqs[si] > max_n)
+                    continue;
+                flashcl_problem *p = &shapes[n_shapes++];
+                flashcl_problem_default(p);
+                p->head_dim = (int32_t)dims[di];
+                p->seq_q = p->seq_kv = (int32_t)seqs[si];
+                p->heads_q = p->heads_kv = (int32_t)(heads ? heads : (2048 / dims[di] > 0 ? 2048 / dims[di] : 1));
+                p->batch = (int32_t)(batch ? batch : (tokens / seqs[si] > 0 ? tokens / seqs[si] : 1));
+                p->dtype = dtype;
+                p->causal = ci;
+            }
+        }
+
+    flashcl_context *ctx = NULL;
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.validate = 0;
+    flashcl_status st = flashcl_context_create_default(device, &s, &ctx);
+    if (st)
+        return cli_fail(NULL, "opening a device", st);
+    const flashcl_device_profile *pr = flashcl_context_profile(ctx);
+    fprintf(stderr, "flashcl bench on %s / %s (driver %s): %d shapes\n", pr->platform_name, pr->name,
+            pr->driver_version, n_shapes);
+
+    result *res = calloc((size_t)n_shapes * N_ALGOS, sizeof *res);
+    if (!res) {
+        flashcl_context_destroy(&ctx);
+        return 1;
+    }
+    int rc = 0;
+    for (int i = 0; i < n_shapes; ++i) {
+        const flashcl_problem *p = &shapes[i];
+        fprintf(stderr, "[%d/%d] B=%d H=%d N=%d d=%d %s %s ...", i + 1, n_shapes, p->batch, p->heads_q, p->seq_q,
+                p->head_dim, flashcl_dtype_name(p->dtype), mask_name(p));
+        fflush(stderr);
+        run_shape(ctx, p, algos, iters, warmup, max_seconds, &res[i * N_ALGOS]);
+        for (int a = 0; a < N_ALGOS; ++a) {
+            const result *r = &res[i * N_ALGOS + a];
+            if (r->ran)
+                fprintf(stderr, " %s %.3f ms%s", flashcl_algorithm_name((flashcl_algorithm)a), r->median,
+                        r->passed ? "" : " (VALIDATION FAILED)");
+            if (r->ran && !r->passed)
+                rc = 1;
+        }
+        fprintf(stderr, "\n");
+    }
+
+    /* The table. */
+    printf("flashcl bench: %s / %s, driver %s; medians of profiling events, warm-up excluded\n", pr->platform_name,
+           pr->name, pr->driver_version);
+    printf("%-5s %-4s %-6s %-4s %-6s | %-9s %10s %21s %8s %12s %-10s | %8s %8s\n", "B", "H", "N", "d", "mask", "algo",
+           "median ms", "spread (min-max) ms", "TFLOP/s", "extra MiB", "validated", "vs std", "vs naive");
+    for (int i = 0; i < n_shapes; ++i) {
+        const result *row = &res[i * N_ALGOS];
+        for (int a = 0; a < N_ALGOS; ++a) {
+            const result *r = &row[a];
+            if (!algos[a])
+                continue;
+            printf("%-5d %-4d %-6d %-4d %-6s | %-9s ", r->p.batch, r->p.heads_q, r->p.seq_q, r->p.head_dim,
+                   mask_name(&r->p), flashcl_algorithm_name((flashcl_algorithm)a));
+            if (!r->ran) {
+                printf("%s\n", r->note);
+                continue;
+            }
+            char spread[32], vs_std[16] = "", vs_naive[16] = "";
+            snprintf(spread, sizeof spread, "%.3f-%.3f", r->min, r->max);
+            if (a == FLASHCL_ALGO_FLASH && row[2].ran)
+                snprintf(vs_std, sizeof vs_std, "%.2fx", row[2].median / r->median);
+            if (a == FLASHCL_ALGO_FLASH && row[1].ran)
+                snprintf(vs_naive, sizeof vs_naive, "%.2fx", row[1].median / r->median);
+            printf("%10.3f %21s %8.2f %12.1f %-10s | %8s %8s\n", r->median, spread, r->tflops,
+                   (double)r->extra_bytes / 1048576.0, r->passed ? "pass" : "FAIL", vs_std, vs_naive);
+        }
+    }
+
+    char date[32];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+    if (json_path) {
+        FILE *f = open_out(json_path);
+        if (f) {
+            fprintf(f, "{\"date\": \"%s\", \"device\": ", date);
+            cli_json_string(f, pr->name);
+            fprintf(f, ", \"platform\": ");
+            cli_json_string(f, pr->platform_name);
+            fprintf(f, ", \"driver\": ");
+            cli_json_string(f, pr->driver_version);
+            fprintf(f, ", \"flashcl\": \"%s\", \"command\": ", flashcl_version_string());
+            char cmd[1024] = "flashcl";
+            for (int i = 0; i < argc; ++i) {
+                strncat(cmd, " ", sizeof cmd - strlen(cmd) - 1);
+                strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 1);
+            }
+            cli_json_string(f, cmd);
+            fprintf(f, ",\n \"results\": [");
+            int first = 1;
+            for (int i = 0; i < n_shapes * N_ALGOS; ++i) {
+                const result *r = &res[i];
+                if (!algos[r->algo])
+                    continue;
+                fprintf(f, "%s\n  {\"algo\": \"%s\", \"batch\": %d, \"heads\": %d, \"seq\": %d, \"head_dim\": %d, "
+                           "\"dtype\": \"%s\", \"causal\": %s, \"flops\": %.6g, \"ran\": %s, ",
+                        first ? "" : ",", flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch, r->p.heads_q,
+                        r->p.seq_q, r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal ? "true" : "false",
+                        cli_flops(&r->p), r->ran ? "true" : "false");
+                if (r->ran)
+                    fprintf(f, "\"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, \"runs\": %d, \"clock\": \"%s\", "
+                               "\"tflops\": %.4f, \"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, "
+                               "\"passed\": %s, \"rows_checked\": %lld, \"max_rel_error\": %.3e}",
+                            r->median, r->min, r->max, r->runs, r->host_clock ? "host" : "events", r->tflops,
+                            (unsigned long long)r->extra_bytes, (unsigned long long)r->io_bytes, r->validated ? "true" : "false",
+                            r->passed ? "true" : "false", (long long)r->rows_checked, r->max_rel_error);
+                else {
+                    fprintf(f, "\"note\": ");
+                    cli_json_string(f, r->note);
+                    fprintf(f, "}");
+                }
+                first = 0;
+            }
+            fprintf(f, "\n]}\n");
+            if (f != stdout)
+                fclose(f);
+        } else {
+            rc = 1;
+        }
+    }
+    if (csv_path) {
+        FILE *f = open_out(csv_path);
+        if (f) {
+            fprintf(f, "algo,batch,heads,seq,head_dim,dtype,causal,median_ms,min_ms,max_ms,runs,tflops,extra_bytes,passed,note\n");
+            for (int i = 0; i < n_shapes * N_ALGOS; ++i) {
+                const result *r = &res[i];
+                if (!algos[r->algo])
+                    continue;
+                char note[200];
+                snprintf(note, sizeof note, "%s", r->note);
+                for (char *c = note; *c; ++c)
+                    if (*c == ',' || *c == '"' || *c == '\n')
+                        *c = ';';
+                if (r->ran)
+                    fprintf(f, "%s,%d,%d,%d,%d,%s,%d,%.6f,%.6f,%.6f,%d,%.4f,%llu,%d,\n",
+                            flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch, r->p.heads_q, r->p.seq_q,
+                            r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal, r->median, r->min, r->max,
+                            r->runs, r->tflops, (unsigned long long)r->extra_bytes, r->passed);
+                else
+                    fprintf(f, "%s,%d,%d,%d,%d,%s,%d,,,,,,,,%s\n", flashcl_algorithm_name((flashcl_algorithm)r->algo),
+                            r->p.batch, r->p.heads_q, r->p.seq_q, r->p.head_dim, flashcl_dtype_name(r->p.dtype),
+                            r->p.causal, note);
+            }
+            if (f != stdout)
+                fclose(f);
+        } else {
+            rc = 1;
+        }
+    }
+    if (plot_path) {
+        /* One panel pair (time, extra memory) per head dim and mask, one line per algorithm. */
+        plot_series series[64];
+        int ns = 0;
+        for (int di = 0; di < n_dims; ++di)
+            for (int c = 0; c < 2; ++c)
+                for (int a = 0; a < N_ALGOS; ++a) {
+                    if (!algos[a] || ns == 64)
+                        continue;
+                    plot_series *ps = &series[ns];
+                    memset(ps, 0, sizeof *ps);
+                    snprintf(ps->panel, sizeof ps->panel, "d=%ld %s", dims[di], c ? "causal" : "non-causal");
+                    snprintf(ps->name, sizeof ps->name, "%s", flashcl_algorithm_name((flashcl_algorithm)a));
+                    ps->style = a;
+                    for (int i = 0; i < n_shapes; ++i) {
+                        const result *r = &res[i * N_ALGOS + a];
+                        if (r->p.head_dim != dims[di] || r->p.causal != c || ps->n == PLOT_MAX_POINTS)
+                            continue;
+                        ps->x[ps->n] = r->p.seq_q;
+                        ps->time_ms[ps->n] = r->ran ? r->median : NAN;
+                        ps->mem_bytes[ps->n] = r->ran ? (double)(r->extra_bytes + r->io_bytes) : NAN;
+                        ps->n++;
+                    }
+                    if (ps->n)
+                        ++ns;
+                }
+        char title[300];
+        snprintf(title, sizeof title, "flashcl bench on %s (%s), %s, %s", pr->name, pr->driver_version,
+                 flashcl_dtype_name(dtype), date);
+        if (plot_svg(plot_path, title, series, ns) != 0) {
+            fprintf(stderr, "flashcl bench: cannot write %s\n", plot_path);
+            rc = 1;
+        }
+    }
+    free(res);
+    flashcl_context_destroy(&ctx);
+    return rc;
+}
