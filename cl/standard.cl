@@ -7,18 +7,19 @@
 #define WG 256
 #endif
 
-/* One work-group per row of S (rows numbered (batch*heads + head)*seq_q + query): P = softmax(S) in
- * place with the causal mask (bottom-right aligned), and the natural log-sum-exp. A row that sees no
- * key becomes zeros with LSE -inf. */
+/* One work-group per row of a chunk of S holding rows [row0, row0 + rows) of heads head0... (heads
+ * numbered batch * heads_q + head): P = softmax(S) in place with the causal mask (bottom-right
+ * aligned), and the natural log-sum-exp. A row that sees no key becomes zeros with LSE -inf. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-softmax_rows(__global float *S, const int seq_q, const int seq_kv, const int causal, __global float *LSE,
-             const int write_lse)
+softmax_rows(__global float *S, const int rows, const int row0, const int head0, const int seq_q, const int seq_kv,
+             const int causal, __global float *LSE, const int write_lse)
 {
     __local float red[WG];
-    const long row = get_group_id(0);
-    const int i = (int)(row % seq_q);
+    const long local_row = get_group_id(0);
+    const int i = row0 + (int)(local_row % rows);
+    const long head = head0 + local_row / rows;
     const int tid = get_local_id(0);
-    __global float *s = S + row * (long)seq_kv;
+    __global float *s = S + local_row * (long)seq_kv;
     const int n = causal ? clamp(i + 1 + seq_kv - seq_q, 0, seq_kv) : seq_kv;
 
     float m = -INFINITY;
@@ -49,7 +50,7 @@ softmax_rows(__global float *S, const int seq_q, const int seq_kv, const int cau
     for (int j = tid; j < seq_kv; j += WG)
         s[j] = j < n ? exp(s[j] - m) * inv : 0.0f;
     if (write_lse && tid == 0)
-        LSE[row] = n > 0 ? m + log(l) : -INFINITY;
+        LSE[head * seq_q + i] = n > 0 ? m + log(l) : -INFINITY;
 }
 
 /* dst (contiguous (batch, seq, heads, dim) fp32) = src (any strides, storage dtype). */

@@ -13,10 +13,25 @@
 #ifdef FLASHCL_HAVE_CLBLAST
 #include <clblast_c.h>
 
+/*
+ * CLBlast's kernels take int offsets and index in int, so no GEMM may address more than 2^31 elements
+ * of a buffer. The score matrices are therefore cut into chunks of at most 2^28 floats (1 GiB), each a
+ * sub-buffer of one allocation: whole heads when a head's seq_q x seq_kv fits, else blocks of rows.
+ */
+#define CHUNK_MAX_FLOATS ((size_t)1 << 28)
+
+typedef struct score_chunk {
+    cl_mem sub;            /* sub-buffer of scores */
+    int32_t head0, nheads; /* flat (batch * heads_q + head) range */
+    int32_t row0, nrows;   /* query rows of each head */
+    size_t *off;           /* 6 arrays of nheads offsets: a1 b1 c1 a2 b2 c2 */
+} score_chunk;
+
 struct standard_state {
-    cl_mem scores;                  /* batch * heads_q * seq_q * seq_kv floats */
+    cl_mem scores;                  /* every chunk's scores, batch * heads_q * seq_q * seq_kv floats and padding */
+    score_chunk *chunks;
+    size_t n_chunks;
     cl_mem q32, k32, v32, o32;      /* fp32 copies for fp16/bf16 storage, else NULL */
-    size_t *off;                    /* 6 arrays of batch*heads_q offsets: a1 b1 c1 a2 b2 c2 */
     float *alphas, *betas, *ones;
     cl_kernel softmax, to32, from32;
     size_t softmax_wg;
@@ -32,6 +47,12 @@ void fcl_standard_free(standard_state *st)
 {
     if (!st)
         return;
+    for (size_t i = 0; i < st->n_chunks; ++i) {
+        if (st->chunks[i].sub)
+            clReleaseMemObject(st->chunks[i].sub);
+        free(st->chunks[i].off);
+    }
+    free(st->chunks);
     cl_mem mems[5] = {st->scores, st->q32, st->k32, st->v32, st->o32};
     for (int i = 0; i < 5; ++i)
         if (mems[i])
@@ -40,7 +61,6 @@ void fcl_standard_free(standard_state *st)
     for (int i = 0; i < 3; ++i)
         if (ks[i])
             clReleaseKernel(ks[i]);
-    free(st->off);
     free(st->alphas);
     free(st->betas);
     free(st->ones);
@@ -87,12 +107,50 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
         return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "standard attention: out of host memory");
     pl->standard = st;
     const size_t heads = (size_t)p->batch * p->heads_q;
-    const uint64_t s_bytes = (uint64_t)heads * (uint64_t)p->seq_q * (uint64_t)p->seq_kv * sizeof(float);
+    const size_t slice = (size_t)p->seq_q * (size_t)p->seq_kv; /* floats per head */
+    size_t chunk_max = CHUNK_MAX_FLOATS;
+    const char *env = getenv("FLASHCL_STANDARD_CHUNK_FLOATS"); /* smaller chunks, for tests */
+    if (env && *env && strtoull(env, NULL, 10) > 0 && strtoull(env, NULL, 10) < chunk_max)
+        chunk_max = (size_t)strtoull(env, NULL, 10);
+    size_t heads_per_chunk = 1, rows_per_chunk = (size_t)p->seq_q;
+    if (slice <= chunk_max)
+        heads_per_chunk = chunk_max / slice < heads ? chunk_max / slice : heads;
+    else
+        rows_per_chunk = chunk_max / (size_t)p->seq_kv;
     flashcl_status status;
+    validate_or_return(ctx, rows_per_chunk >= 1, FLASHCL_UNSUPPORTED,
+                       "standard attention: seq_kv = %d is too long for one GEMM row through CLBlast", (int)p->seq_kv);
+    cl_uint align_bits = 1024;
+    clGetDeviceInfo(ctx->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
+    const size_t align = align_bits / 8 ? align_bits / 8 : 128;
+    const size_t head_groups = (heads + heads_per_chunk - 1) / heads_per_chunk;
+    const size_t row_blocks = ((size_t)p->seq_q + rows_per_chunk - 1) / rows_per_chunk;
+    const size_t chunk_bytes = heads_per_chunk * rows_per_chunk * (size_t)p->seq_kv * sizeof(float);
+    const size_t stride = (chunk_bytes + align - 1) / align * align;
+    st->n_chunks = head_groups * row_blocks;
+    const uint64_t s_bytes = (uint64_t)st->n_chunks * stride;
     st->scores = alloc_touched(ctx, s_bytes, "the seq_q x seq_kv score matrices", &status);
     if (!st->scores)
         return status;
     st->extra_bytes = s_bytes;
+    st->chunks = calloc(st->n_chunks, sizeof *st->chunks);
+    if (!st->chunks)
+        return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "standard attention: out of host memory");
+    for (size_t g = 0, c = 0; g < head_groups; ++g)
+        for (size_t r = 0; r < row_blocks; ++r, ++c) {
+            score_chunk *ch = &st->chunks[c];
+            ch->head0 = (int32_t)(g * heads_per_chunk);
+            ch->nheads = (int32_t)(heads - g * heads_per_chunk < heads_per_chunk ? heads - g * heads_per_chunk
+                                                                                 : heads_per_chunk);
+            ch->row0 = (int32_t)(r * rows_per_chunk);
+            ch->nrows = (int32_t)((size_t)p->seq_q - r * rows_per_chunk < rows_per_chunk ? (size_t)p->seq_q - r * rows_per_chunk
+                                                                                         : rows_per_chunk);
+            cl_buffer_region region = {c * stride, (size_t)ch->nheads * ch->nrows * (size_t)p->seq_kv * sizeof(float)};
+            cl_int e;
+            ch->sub = clCreateSubBuffer(st->scores, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &e);
+            if (!ch->sub)
+                return fcl_fail_cl(ctx, e, "standard attention: clCreateSubBuffer");
+        }
 
     const int convert = p->dtype != FLASHCL_DTYPE_F32;
     if (convert) {
@@ -144,12 +202,15 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
     st->softmax_wg = wg;
     pl->config.work_group_size = (int32_t)wg;
 
-    st->off = malloc(6 * heads * sizeof *st->off);
-    st->alphas = malloc(heads * sizeof(float));
-    st->betas = calloc(heads, sizeof(float));
-    st->ones = malloc(heads * sizeof(float));
-    if (!st->off || !st->alphas || !st->betas || !st->ones)
+    st->alphas = malloc(heads_per_chunk * sizeof(float));
+    st->betas = calloc(heads_per_chunk, sizeof(float));
+    st->ones = malloc(heads_per_chunk * sizeof(float));
+    if (!st->alphas || !st->betas || !st->ones)
         return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "standard attention: out of host memory");
+    for (size_t i = 0; i < heads_per_chunk; ++i) {
+        st->alphas[i] = p->scale;
+        st->ones[i] = 1.0f;
+    }
     const resolved_layout *L = &pl->layout;
     flashcl_strides q = L->q, k = L->k, v = L->v, o = L->o;
     if (convert) { /* the GEMMs read and write the contiguous fp32 copies */
@@ -159,18 +220,32 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
         q.batch = o.batch = q.seq * p->seq_q;
         k.batch = v.batch = k.seq * p->seq_kv;
     }
+    /* CLBlast's int offsets: the caller's tensors must stay within 2^31 elements too. */
+    validate_or_return(ctx,
+                       L->q_bytes / flashcl_dtype_size(p->dtype) < ((uint64_t)1 << 31) &&
+                           L->k_bytes / flashcl_dtype_size(p->dtype) < ((uint64_t)1 << 31) &&
+                           L->v_bytes / flashcl_dtype_size(p->dtype) < ((uint64_t)1 << 31) &&
+                           L->o_bytes / flashcl_dtype_size(p->dtype) < ((uint64_t)1 << 31),
+                       FLASHCL_UNSUPPORTED,
+                       "standard attention: a tensor of more than 2^31 elements is beyond CLBlast's int offsets");
     const int group = p->heads_q / p->heads_kv;
-    size_t *a1 = st->off, *b1 = a1 + heads, *c1 = b1 + heads, *a2 = c1 + heads, *b2 = a2 + heads, *c2 = b2 + heads;
-    for (size_t i = 0; i < heads; ++i) {
-        const int64_t b = (int64_t)i / p->heads_q, h = (int64_t)i % p->heads_q, hk = h / group;
-        a1[i] = (size_t)(b * q.batch + h * q.head);
-        b1[i] = (size_t)(b * k.batch + hk * k.head);
-        c1[i] = i * (size_t)p->seq_q * (size_t)p->seq_kv;
-        a2[i] = c1[i];
-        b2[i] = (size_t)(b * v.batch + hk * v.head);
-        c2[i] = (size_t)(b * o.batch + h * o.head);
-        st->alphas[i] = p->scale;
-        st->ones[i] = 1.0f;
+    for (size_t c = 0; c < st->n_chunks; ++c) {
+        score_chunk *ch = &st->chunks[c];
+        const size_t n = (size_t)ch->nheads;
+        ch->off = malloc(6 * n * sizeof *ch->off);
+        if (!ch->off)
+            return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "standard attention: out of host memory");
+        size_t *a1 = ch->off, *b1 = a1 + n, *c1 = b1 + n, *a2 = c1 + n, *b2 = a2 + n, *c2 = b2 + n;
+        for (size_t i = 0; i < n; ++i) {
+            const int64_t flat = ch->head0 + (int64_t)i;
+            const int64_t b = flat / p->heads_q, h = flat % p->heads_q, hk = h / group;
+            a1[i] = (size_t)(b * q.batch + ch->row0 * q.seq + h * q.head);
+            b1[i] = (size_t)(b * k.batch + hk * k.head);
+            c1[i] = i * (size_t)ch->nrows * (size_t)p->seq_kv;
+            a2[i] = c1[i];
+            b2[i] = (size_t)(b * v.batch + hk * v.head);
+            c2[i] = (size_t)(b * o.batch + ch->row0 * o.seq + h * o.head);
+        }
     }
     pl->gemm_ld[0] = (size_t)q.seq;
     pl->gemm_ld[1] = (size_t)k.seq;
@@ -215,7 +290,6 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
     flashcl_context *ctx = pl->ctx;
     const flashcl_problem *p = &pl->problem;
     standard_state *st = pl->standard;
-    const size_t heads = (size_t)p->batch * p->heads_q;
     cl_int err = CL_SUCCESS;
     if (num_events && (err = clEnqueueMarkerWithWaitList(ctx->queue, num_events, wait_list, NULL)) != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "standard attention: clEnqueueMarkerWithWaitList");
@@ -234,36 +308,42 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
         va = st->v32;
         oa = st->o32;
     }
-    const size_t *a1 = st->off, *b1 = a1 + heads, *c1 = b1 + heads, *a2 = c1 + heads, *b2 = a2 + heads, *c2 = b2 + heads;
     cl_command_queue queue = ctx->queue;
-    CLBlastStatusCode code = CLBlastSgemmBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeYes,
-                                                 (size_t)p->seq_q, (size_t)p->seq_kv, (size_t)p->head_dim, st->alphas,
-                                                 qa, a1, pl->gemm_ld[0], ka, b1, pl->gemm_ld[1], st->betas, st->scores,
-                                                 c1, (size_t)p->seq_kv, heads, &queue, NULL);
-    if (code != CLBlastSuccess)
-        return clblast_fail(ctx, code, "standard attention: S = Q K^T (CLBlastSgemmBatched)");
-
+    cl_event done = NULL;
     const cl_int sq = p->seq_q, sk = p->seq_kv, causal = p->causal != 0, write_lse = lse != NULL;
     cl_mem lse_arg = lse ? lse : st->scores;
-    err = clSetKernelArg(st->softmax, 0, sizeof(cl_mem), &st->scores);
-    err |= clSetKernelArg(st->softmax, 1, sizeof(cl_int), &sq);
-    err |= clSetKernelArg(st->softmax, 2, sizeof(cl_int), &sk);
-    err |= clSetKernelArg(st->softmax, 3, sizeof(cl_int), &causal);
-    err |= clSetKernelArg(st->softmax, 4, sizeof(cl_mem), &lse_arg);
-    err |= clSetKernelArg(st->softmax, 5, sizeof(cl_int), &write_lse);
-    const size_t local = st->softmax_wg, global = heads * (size_t)p->seq_q * local;
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(queue, st->softmax, 1, NULL, &global, &local, 0, NULL, NULL);
-    if (err != CL_SUCCESS)
-        return fcl_fail_cl(ctx, err, "standard attention: softmax");
-
-    cl_event done = NULL;
-    code = CLBlastSgemmBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)p->seq_q,
-                               (size_t)p->head_dim, (size_t)p->seq_kv, st->ones, st->scores, a2, (size_t)p->seq_kv, va,
-                               b2, pl->gemm_ld[2], st->betas, oa, c2, pl->gemm_ld[3], heads, &queue,
-                               st->q32 ? NULL : &done);
-    if (code != CLBlastSuccess)
-        return clblast_fail(ctx, code, "standard attention: O = P V (CLBlastSgemmBatched)");
+    for (size_t c = 0; c < st->n_chunks; ++c) {
+        const score_chunk *ch = &st->chunks[c];
+        const size_t n = (size_t)ch->nheads;
+        const size_t *a1 = ch->off, *b1 = a1 + n, *c1 = b1 + n, *a2 = c1 + n, *b2 = a2 + n, *c2 = b2 + n;
+        CLBlastStatusCode code = CLBlastSgemmBatched(
+            CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeYes, (size_t)ch->nrows, (size_t)p->seq_kv,
+            (size_t)p->head_dim, st->alphas, qa, a1, pl->gemm_ld[0], ka, b1, pl->gemm_ld[1], st->betas, ch->sub, c1,
+            (size_t)p->seq_kv, n, &queue, NULL);
+        if (code != CLBlastSuccess)
+            return clblast_fail(ctx, code, "standard attention: S = Q K^T (CLBlastSgemmBatched)");
+        const cl_int rows = ch->nrows, row0 = ch->row0, head0 = ch->head0;
+        err = clSetKernelArg(st->softmax, 0, sizeof(cl_mem), &ch->sub);
+        err |= clSetKernelArg(st->softmax, 1, sizeof(cl_int), &rows);
+        err |= clSetKernelArg(st->softmax, 2, sizeof(cl_int), &row0);
+        err |= clSetKernelArg(st->softmax, 3, sizeof(cl_int), &head0);
+        err |= clSetKernelArg(st->softmax, 4, sizeof(cl_int), &sq);
+        err |= clSetKernelArg(st->softmax, 5, sizeof(cl_int), &sk);
+        err |= clSetKernelArg(st->softmax, 6, sizeof(cl_int), &causal);
+        err |= clSetKernelArg(st->softmax, 7, sizeof(cl_mem), &lse_arg);
+        err |= clSetKernelArg(st->softmax, 8, sizeof(cl_int), &write_lse);
+        const size_t local = st->softmax_wg, global = n * (size_t)ch->nrows * local;
+        if (err == CL_SUCCESS)
+            err = clEnqueueNDRangeKernel(queue, st->softmax, 1, NULL, &global, &local, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            return fcl_fail_cl(ctx, err, "standard attention: softmax");
+        const int last = c + 1 == st->n_chunks && !st->q32;
+        code = CLBlastSgemmBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)ch->nrows,
+                                   (size_t)p->head_dim, (size_t)p->seq_kv, st->ones, ch->sub, a2, (size_t)p->seq_kv, va,
+                                   b2, pl->gemm_ld[2], st->betas, oa, c2, pl->gemm_ld[3], n, &queue, last ? &done : NULL);
+        if (code != CLBlastSuccess)
+            return clblast_fail(ctx, code, "standard attention: O = P V (CLBlastSgemmBatched)");
+    }
     if (st->q32) {
         err = convert(ctx, st->from32, st->o32, o, p->batch, p->seq_q, p->heads_q, p->head_dim, &pl->layout.o, &done);
         if (err != CL_SUCCESS)

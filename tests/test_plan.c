@@ -261,12 +261,16 @@ START_TEST(test_standard_memory)
     flashcl_problem p = small_problem();
     flashcl_plan *plan = NULL;
     ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &plan), FLASHCL_SUCCESS);
-    ck_assert_uint_eq(flashcl_plan_extra_device_bytes(plan), (uint64_t)2 * 4 * 33 * 47 * sizeof(float));
+    /* The score matrices, plus at most an alignment's padding per chunk they are cut into. */
+    const uint64_t scores = (uint64_t)2 * 4 * 33 * 47 * sizeof(float);
+    ck_assert_uint_ge(flashcl_plan_extra_device_bytes(plan), scores);
+    ck_assert_uint_le(flashcl_plan_extra_device_bytes(plan), scores + 8 * 1024);
     flashcl_plan_destroy(&plan);
     p.dtype = FLASHCL_DTYPE_F16; /* plus fp32 copies of Q, K, V and O */
     ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &plan), FLASHCL_SUCCESS);
-    ck_assert_uint_eq(flashcl_plan_extra_device_bytes(plan),
-                      (uint64_t)4 * (2 * 4 * 33 * 47 + 2 * (2 * 33 * 4 * 32) + 2 * (2 * 47 * 2 * 32)));
+    const uint64_t copies = (uint64_t)4 * (2 * (2 * 33 * 4 * 32) + 2 * (2 * 47 * 2 * 32));
+    ck_assert_uint_ge(flashcl_plan_extra_device_bytes(plan), scores + copies);
+    ck_assert_uint_le(flashcl_plan_extra_device_bytes(plan), scores + copies + 8 * 1024);
     flashcl_plan_destroy(&plan);
 
     p = small_problem();
