@@ -118,6 +118,13 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
     else
         rows_per_chunk = chunk_max / (size_t)p->seq_kv;
     flashcl_status status;
+    const uint64_t need = (uint64_t)heads * slice * sizeof(float);
+    validate_or_return(ctx, need <= ctx->profile.max_alloc_size && need <= ctx->profile.global_mem_size,
+                       FLASHCL_OUT_OF_DEVICE_MEMORY,
+                       "standard attention needs %llu bytes for the seq_q x seq_kv score matrices; %s allows %llu per "
+                       "buffer and has %llu",
+                       (unsigned long long)need, ctx->profile.name, (unsigned long long)ctx->profile.max_alloc_size,
+                       (unsigned long long)ctx->profile.global_mem_size);
     validate_or_return(ctx, rows_per_chunk >= 1, FLASHCL_UNSUPPORTED,
                        "standard attention: seq_kv = %d is too long for one GEMM row through CLBlast", (int)p->seq_kv);
     cl_uint align_bits = 1024;
