@@ -15,20 +15,20 @@
 
 /*
  * CLBlast's kernels take int offsets and index in int, so no GEMM may address more than 2^31 elements
- * of a buffer. The score matrices are therefore cut into chunks of at most 2^28 floats (1 GiB), each a
- * sub-buffer of one allocation: whole heads when a head's seq_q x seq_kv fits, else blocks of rows.
+ * of a buffer. The score matrices are therefore cut into chunks of at most 2^28 floats (1 GiB), each
+ * its own buffer (sub-buffers at origins past 2 GiB crashed NVIDIA's driver): whole heads when a head's
+ * seq_q x seq_kv fits, else blocks of rows.
  */
 #define CHUNK_MAX_FLOATS ((size_t)1 << 28)
 
 typedef struct score_chunk {
-    cl_mem sub;            /* sub-buffer of scores */
+    cl_mem sub;            /* this chunk's scores */
     int32_t head0, nheads; /* flat (batch * heads_q + head) range */
     int32_t row0, nrows;   /* query rows of each head */
     size_t *off;           /* 6 arrays of nheads offsets: a1 b1 c1 a2 b2 c2 */
 } score_chunk;
 
 struct standard_state {
-    cl_mem scores;                  /* every chunk's scores, batch * heads_q * seq_q * seq_kv floats and padding */
     score_chunk *chunks;
     size_t n_chunks;
     cl_mem q32, k32, v32, o32;      /* fp32 copies for fp16/bf16 storage, else NULL */
@@ -53,8 +53,8 @@ void fcl_standard_free(standard_state *st)
         free(st->chunks[i].off);
     }
     free(st->chunks);
-    cl_mem mems[5] = {st->scores, st->q32, st->k32, st->v32, st->o32};
-    for (int i = 0; i < 5; ++i)
+    cl_mem mems[4] = {st->q32, st->k32, st->v32, st->o32};
+    for (int i = 0; i < 4; ++i)
         if (mems[i])
             clReleaseMemObject(mems[i]);
     cl_kernel ks[3] = {st->softmax, st->to32, st->from32};
@@ -127,19 +127,9 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
                        (unsigned long long)ctx->profile.global_mem_size);
     validate_or_return(ctx, rows_per_chunk >= 1, FLASHCL_UNSUPPORTED,
                        "standard attention: seq_kv = %d is too long for one GEMM row through CLBlast", (int)p->seq_kv);
-    cl_uint align_bits = 1024;
-    clGetDeviceInfo(ctx->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
-    const size_t align = align_bits / 8 ? align_bits / 8 : 128;
     const size_t head_groups = (heads + heads_per_chunk - 1) / heads_per_chunk;
     const size_t row_blocks = ((size_t)p->seq_q + rows_per_chunk - 1) / rows_per_chunk;
-    const size_t chunk_bytes = heads_per_chunk * rows_per_chunk * (size_t)p->seq_kv * sizeof(float);
-    const size_t stride = (chunk_bytes + align - 1) / align * align;
     st->n_chunks = head_groups * row_blocks;
-    const uint64_t s_bytes = (uint64_t)st->n_chunks * stride;
-    st->scores = alloc_touched(ctx, s_bytes, "the seq_q x seq_kv score matrices", &status);
-    if (!st->scores)
-        return status;
-    st->extra_bytes = s_bytes;
     st->chunks = calloc(st->n_chunks, sizeof *st->chunks);
     if (!st->chunks)
         return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "standard attention: out of host memory");
@@ -152,11 +142,10 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
             ch->row0 = (int32_t)(r * rows_per_chunk);
             ch->nrows = (int32_t)((size_t)p->seq_q - r * rows_per_chunk < rows_per_chunk ? (size_t)p->seq_q - r * rows_per_chunk
                                                                                          : rows_per_chunk);
-            cl_buffer_region region = {c * stride, (size_t)ch->nheads * ch->nrows * (size_t)p->seq_kv * sizeof(float)};
-            cl_int e;
-            ch->sub = clCreateSubBuffer(st->scores, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &e);
-            if (!ch->sub)
-                return fcl_fail_cl(ctx, e, "standard attention: clCreateSubBuffer");
+            const uint64_t bytes = (uint64_t)ch->nheads * ch->nrows * (uint64_t)p->seq_kv * sizeof(float);
+            if (!(ch->sub = alloc_touched(ctx, bytes, "the seq_q x seq_kv score matrices", &status)))
+                return status;
+            st->extra_bytes += bytes;
         }
 
     const int convert = p->dtype != FLASHCL_DTYPE_F32;
@@ -318,7 +307,7 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
     cl_command_queue queue = ctx->queue;
     cl_event done = NULL;
     const cl_int sq = p->seq_q, sk = p->seq_kv, causal = p->causal != 0, write_lse = lse != NULL;
-    cl_mem lse_arg = lse ? lse : st->scores;
+    cl_mem lse_arg = lse ? lse : st->chunks[0].sub;
     for (size_t c = 0; c < st->n_chunks; ++c) {
         const score_chunk *ch = &st->chunks[c];
         const size_t n = (size_t)ch->nheads;
