@@ -245,12 +245,42 @@ START_TEST(test_tune_dry_run)
 }
 END_TEST
 
+/* A small bench: every algorithm this build has runs, validates, and lands in the JSON and the plot. */
+START_TEST(test_bench_small)
+{
+    setup();
+    char args[512], *out, path[256];
+    snprintf(args, sizeof args, "bench -n 64,96 -d 32 --tokens 96 --both --iters 2 --warmup 1 --max-seconds 1 "
+                                "--json %s/b.json --csv %s/b.csv --plot %s/b.svg", dir, dir, dir);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "| flash "));
+    snprintf(path, sizeof path, "%s/b.json", dir);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char json[1 << 16];
+    size_t n = fread(json, 1, sizeof json - 1, f);
+    json[n] = '\0';
+    fclose(f);
+    int passed = 0;
+    for (const char *q = json; (q = strstr(q, "\"passed\": true")); ++q)
+        ++passed;
+    const int algos = 2 + flashcl_algorithm_available(FLASHCL_ALGO_STANDARD);
+    ck_assert_int_eq(passed, 4 * algos); /* 2 lengths x 2 masks */
+    ck_assert_ptr_null(strstr(json, "\"passed\": false"));
+    snprintf(path, sizeof path, "%s/b.svg", dir);
+    ck_assert_int_eq(access(path, F_OK), 0);
+    snprintf(path, sizeof path, "%s/b.csv", dir);
+    ck_assert_int_eq(access(path, F_OK), 0);
+    teardown();
+}
+END_TEST
+
 START_TEST(test_help_and_usage_errors)
 {
     setup();
-    static const char *cmds[] = {"run", "devices", "tiles", "tune"};
+    static const char *cmds[] = {"run", "devices", "tiles", "tune", "bench"};
     char args[64], *out;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 5; ++i) {
         snprintf(args, sizeof args, "%s --help", cmds[i]);
         ck_assert_int_eq(run_tool(args, &out), 0);
         ck_assert_ptr_nonnull(strstr(out, "usage: flashcl"));
@@ -274,6 +304,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_run_npy_refuses, 0, 4);
     tcase_add_test(tc, test_tiles_json_is_the_plan);
     tcase_add_test(tc, test_tune_dry_run);
+    tcase_add_test(tc, test_bench_small);
     tcase_add_test(tc, test_help_and_usage_errors);
     suite_add_tcase(s, tc);
     return s;

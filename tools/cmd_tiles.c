@@ -22,6 +22,9 @@ static void usage(FILE *f)
             "  --gqa R          query heads per kv head (default 1)\n"
             "  --decode         a decode step: seq_q = 1 (unless --seq-q is given)\n"
             "  --all            every supported head dim (8 to 256) x dtype\n"
+            "  --build          compile each plan and print what its compiled kernel allows (a driver may\n"
+            "                   report less local memory or a smaller work-group than the device promised;\n"
+            "                   plans then shrink their tiles); without it nothing is compiled\n"
             "  --json           machine-readable output\n"
             "exit status: 0 ok, 1 a flashcl error, 2 bad usage\n");
 }
@@ -51,7 +54,7 @@ static void print_json(const flashcl_problem *p, const flashcl_config *c, flashc
 int cmd_tiles(int argc, char **argv)
 {
     const char *device = NULL;
-    int all = 0, json = 0, decode = 0, seq_q_set = 0;
+    int all = 0, json = 0, decode = 0, seq_q_set = 0, build = 0;
     long gqa = 1, v;
     flashcl_problem p;
     flashcl_problem_default(&p);
@@ -100,6 +103,8 @@ int cmd_tiles(int argc, char **argv)
             decode = 1;
         } else if (!strcmp(a, "--all")) {
             all = 1;
+        } else if (!strcmp(a, "--build")) {
+            build = 1;
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else {
@@ -146,8 +151,10 @@ int cmd_tiles(int argc, char **argv)
                (unsigned long long)pr->local_mem_size, (unsigned long long)pr->local_mem_budget,
                pr->max_work_group_size, pr->wg_multiple);
         printf("tuning   %zu database entries; user file %s\n", flashcl_tuning_db_size(db), flashcl_tuning_db_user_path(db));
-        printf("problem  Sq=%d Sk=%d Hq/Hkv=%ld %s%s\n\n", p.seq_q, p.seq_kv, gqa, p.causal ? "causal " : "",
+        printf("problem  Sq=%d Sk=%d Hq/Hkv=%ld %s%s\n", p.seq_q, p.seq_kv, gqa, p.causal ? "causal " : "",
                p.seq_q <= 16 ? "decode" : "prefill");
+        printf("%s\n\n", build ? "checked against each compiled kernel (--build)"
+                               : "as chosen before compiling (--build checks them against the compiled kernel)");
         printf("%-4s %-5s %-9s %7s %7s %4s %6s %3s %16s  %s\n", "d", "dtype", "kernel", "block_m", "block_n", "tpr",
                "wg", "kv", "local B", "source: reason");
     }
@@ -157,7 +164,15 @@ int cmd_tiles(int argc, char **argv)
             p.head_dim = d;
             p.dtype = (flashcl_dtype)t;
             flashcl_config c;
-            st = flashcl_context_choose_config(ctx, &p, FLASHCL_ALGO_FLASH, &c);
+            if (build) {
+                flashcl_plan *plan = NULL;
+                st = flashcl_plan_create(ctx, &p, &plan);
+                if (!st)
+                    flashcl_plan_config(plan, &c);
+                flashcl_plan_destroy(&plan);
+            } else {
+                st = flashcl_context_choose_config(ctx, &p, FLASHCL_ALGO_FLASH, &c);
+            }
             const char *err = flashcl_context_last_error(ctx);
             if (st)
                 rc = 1;
