@@ -53,20 +53,24 @@ softmax_rows(__global float *S, const int rows, const int row0, const int head0,
         LSE[head * seq_q + i] = n > 0 ? m + log(l) : -INFINITY;
 }
 
+/* Where element e of a contiguous (batch, seq, heads, head_dim) tensor sits in a strided one. */
+inline long strided_offset(const long e, const int seq, const int heads, const int head_dim, const long sb,
+                           const long ss, const long sh)
+{
+    const int d = (int)(e % head_dim);
+    const long r = e / head_dim;
+    const int h = (int)(r % heads);
+    const long bs = r / heads;
+    return (bs / seq) * sb + (long)(bs % seq) * ss + (long)h * sh + d;
+}
+
 /* dst (contiguous (batch, seq, heads, dim) fp32) = src (any strides, storage dtype). */
 __kernel void to_f32(__global const STORE_T *src, __global float *dst, const int seq, const int heads,
                      const int head_dim, const long sb, const long ss, const long sh, const long total)
 {
     const long e = get_global_id(0);
-    if (e >= total)
-        return;
-    const int d = (int)(e % head_dim);
-    const long r = e / head_dim;
-    const int h = (int)(r % heads);
-    const long bs = r / heads;
-    const int s = (int)(bs % seq);
-    const long b = bs / seq;
-    dst[e] = LOAD(src, b * sb + (long)s * ss + (long)h * sh + d);
+    if (e < total)
+        dst[e] = LOAD(src, strided_offset(e, seq, heads, head_dim, sb, ss, sh));
 }
 
 /* dst (any strides, storage dtype) = src (contiguous (batch, seq, heads, dim) fp32). */
@@ -74,13 +78,6 @@ __kernel void from_f32(__global const float *src, __global STORE_T *dst, const i
                        const int head_dim, const long sb, const long ss, const long sh, const long total)
 {
     const long e = get_global_id(0);
-    if (e >= total)
-        return;
-    const int d = (int)(e % head_dim);
-    const long r = e / head_dim;
-    const int h = (int)(r % heads);
-    const long bs = r / heads;
-    const int s = (int)(bs % seq);
-    const long b = bs / seq;
-    STORE(dst, b * sb + (long)s * ss + (long)h * sh + d, src[e]);
+    if (e < total)
+        STORE(dst, strided_offset(e, seq, heads, head_dim, sb, ss, sh), src[e]);
 }

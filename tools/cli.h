@@ -16,6 +16,24 @@ int cmd_tiles(int argc, char **argv);
 /* Parses an integer option value; prints an error naming the option and returns 0 on bad input. */
 int cli_int(const char *opt, const char *value, long min, long max, long *out);
 int cli_dtype(const char *value, flashcl_dtype *out);
+
+/* Nonzero when arg is name or alias (alias may be NULL). */
+int cli_is(const char *arg, const char *name, const char *alias);
+
+/*
+ * Inside a subcommand's option loop (variables argc, argv, i): when argv[i] is name or alias (alias may
+ * be NULL), parses the next argument as an integer in [lo, hi] into dst and continues the loop; on a
+ * bad value the message names the option and the subcommand returns 2.
+ */
+#define CLI_INT_OPTION(name, alias, lo, hi, dst)                                                         \
+    if (cli_is(argv[i], name, alias)) {                                                              \
+        long cli_value_;                                                                             \
+        if (!cli_int(argv[i], i + 1 < argc ? argv[i + 1] : NULL, lo, hi, &cli_value_))               \
+            return 2;                                                                                \
+        dst = cli_value_;                                                                            \
+        ++i;                                                                                         \
+        continue;                                                                                    \
+    }
 /* Prints a flashcl failure with the context's message and returns the exit status 1. */
 int cli_fail(const flashcl_context *ctx, const char *what, flashcl_status st);
 void cli_json_string(FILE *f, const char *s);

@@ -212,6 +212,12 @@ int cmd_bench(int argc, char **argv)
     long v;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        CLI_INT_OPTION("-H", "--heads", 1, 1L << 20, heads)
+        CLI_INT_OPTION("-b", "--batch", 1, 1L << 20, batch)
+        CLI_INT_OPTION("--tokens", NULL, 1, 1L << 30, tokens)
+        CLI_INT_OPTION("--max-n", NULL, 1, 1L << 30, max_n)
+        CLI_INT_OPTION("--iters", NULL, 1, 100000, iters)
+        CLI_INT_OPTION("--warmup", NULL, 0, 100000, warmup)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -231,30 +237,6 @@ int cmd_bench(int argc, char **argv)
             ++i;
         } else if (!strcmp(a, "-d") || !strcmp(a, "--dim")) {
             if (!parse_list(a, val, 8, 256, dims, 8, &n_dims))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "-H") || !strcmp(a, "--heads")) {
-            if (!cli_int(a, val, 1, 1L << 20, &heads))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) {
-            if (!cli_int(a, val, 1, 1L << 20, &batch))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "--tokens")) {
-            if (!cli_int(a, val, 1, 1L << 30, &tokens))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "--max-n")) {
-            if (!cli_int(a, val, 1, 1L << 30, &max_n))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "--iters")) {
-            if (!cli_int(a, val, 1, 100000, &iters))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "--warmup")) {
-            if (!cli_int(a, val, 0, 100000, &warmup))
                 return 2;
             ++i;
         } else if (!strcmp(a, "--max-seconds")) {

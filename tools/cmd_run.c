@@ -73,17 +73,9 @@ static int parse(int argc, char **argv, run_opts *o)
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         long v;
-#define INTOPT(name1, name2, lo, hi, dst)                                 \
-    if (!strcmp(a, name1) || !strcmp(a, name2)) {                         \
-        if (!cli_int(a, val, lo, hi, &v))                                 \
-            return 2;                                                     \
-        dst = v;                                                          \
-        ++i;                                                              \
-        continue;                                                         \
-    }
-        INTOPT("-b", "--batch", 1, 1L << 30, p->batch)
-        INTOPT("-H", "--heads", 1, 1L << 20, p->heads_q)
-        INTOPT("--heads-kv", "--heads-kv", 1, 1L << 20, p->heads_kv)
+        CLI_INT_OPTION("-b", "--batch", 1, 1L << 30, p->batch)
+        CLI_INT_OPTION("-H", "--heads", 1, 1L << 20, p->heads_q)
+        CLI_INT_OPTION("--heads-kv", NULL, 1, 1L << 20, p->heads_kv)
         if (!strcmp(a, "-n") || !strcmp(a, "--seq")) {
             if (!cli_int(a, val, 1, 1L << 30, &v))
                 return 2;
@@ -91,13 +83,12 @@ static int parse(int argc, char **argv, run_opts *o)
             ++i;
             continue;
         }
-        INTOPT("--seq-q", "--seq-q", 1, 1L << 30, p->seq_q)
-        INTOPT("--seq-kv", "--seq-kv", 1, 1L << 30, p->seq_kv)
-        INTOPT("-d", "--dim", 1, 4096, p->head_dim)
-        INTOPT("--iters", "--iters", 1, 100000, o->iters)
-        INTOPT("--warmup", "--warmup", 0, 100000, o->warmup)
-        INTOPT("--seed", "--seed", 0, 1L << 62, o->seed)
-#undef INTOPT
+        CLI_INT_OPTION("--seq-q", NULL, 1, 1L << 30, p->seq_q)
+        CLI_INT_OPTION("--seq-kv", NULL, 1, 1L << 30, p->seq_kv)
+        CLI_INT_OPTION("-d", "--dim", 1, 4096, p->head_dim)
+        CLI_INT_OPTION("--iters", NULL, 1, 100000, o->iters)
+        CLI_INT_OPTION("--warmup", NULL, 0, 100000, o->warmup)
+        CLI_INT_OPTION("--seed", NULL, 0, 1L << 62, o->seed)
         const char **path = !strcmp(a, "--q") ? &o->q_path : !strcmp(a, "--k") ? &o->k_path
                           : !strcmp(a, "--v") ? &o->v_path : !strcmp(a, "--out") ? &o->out_path
                           : !strcmp(a, "--lse-out") || !strcmp(a, "--lse") ? &o->lse_path : NULL;

@@ -62,6 +62,7 @@ int cmd_tiles(int argc, char **argv)
     p.seq_q = p.seq_kv = 4096;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        CLI_INT_OPTION("--gqa", NULL, 1, 1024, gqa)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -92,10 +93,6 @@ int cmd_tiles(int argc, char **argv)
             if (!cli_int(a, val, 1, 1L << 30, &v))
                 return 2;
             p.seq_kv = (int32_t)v;
-            ++i;
-        } else if (!strcmp(a, "--gqa")) {
-            if (!cli_int(a, val, 1, 1024, &gqa))
-                return 2;
             ++i;
         } else if (!strcmp(a, "--causal")) {
             p.causal = 1;

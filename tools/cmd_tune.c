@@ -286,6 +286,10 @@ int cmd_tune(int argc, char **argv)
     int32_t seq_q = 4096, seq_kv = 4096;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        CLI_INT_OPTION("-b", "--batch", 1, 1L << 20, batch)
+        CLI_INT_OPTION("-H", "--heads", 1, 1L << 20, heads)
+        CLI_INT_OPTION("--gqa", NULL, 1, 1024, gqa)
+        CLI_INT_OPTION("--iters", NULL, 1, 100000, iters)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -324,22 +328,6 @@ int cmd_tune(int argc, char **argv)
             if (!cli_int(a, val, 1, 1L << 30, &v))
                 return 2;
             seq_kv = (int32_t)v;
-            ++i;
-        } else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) {
-            if (!cli_int(a, val, 1, 1L << 20, &batch))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "-H") || !strcmp(a, "--heads")) {
-            if (!cli_int(a, val, 1, 1L << 20, &heads))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "--gqa")) {
-            if (!cli_int(a, val, 1, 1024, &gqa))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "--iters")) {
-            if (!cli_int(a, val, 1, 100000, &iters))
-                return 2;
             ++i;
         } else if (!strcmp(a, "--causal")) {
             causal = 1;

@@ -54,6 +54,11 @@ int main(int argc, char **argv)
     return 2;
 }
 
+int cli_is(const char *arg, const char *name, const char *alias)
+{
+    return !strcmp(arg, name) || (alias && !strcmp(arg, alias));
+}
+
 int cli_int(const char *opt, const char *value, long min, long max, long *out)
 {
     if (!value) {

@@ -93,7 +93,7 @@ static void chart(FILE *f, double ox, double oy, const char *ylabel, int bytes, 
     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">sequence length N</text>\n",
             CHART_W / 2, CHART_H + 34);
     fprintf(f, "<text x=\"0\" y=\"-8\" font-size=\"12\">%s</text>\n", ylabel);
-    int legend = 0;
+    /* Drawn last to first, so that the first series (flash) lies on top where lines meet. */
     for (int i = ns - 1; i >= 0; --i) {
         if (strcmp(s[i].panel, panel))
             continue;
@@ -116,9 +116,7 @@ static void chart(FILE *f, double ox, double oy, const char *ylabel, int bytes, 
         }
         fprintf(f, "\n<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"%s\">%s</text>\n", CHART_W + 8,
                 16 + 16 * s[i].style, c, s[i].name);
-        ++legend;
     }
-    (void)legend;
     fprintf(f, "</g>\n");
 }
 
