@@ -33,3 +33,9 @@ inline ushort float_to_bf16(float f)
 #define LOG2E_F 1.4426950408889634f
 #define LN2_F 0.6931471805599453f
 
+
+/* max that keeps NaN (fmax drops it): a NaN score must poison its row, not vanish from the maximum. */
+inline float max_nan(float a, float b)
+{
+    return isnan(a) || isnan(b) ? NAN : fmax(a, b);
+}

@@ -116,14 +116,15 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 dot = fma(q_tile[row * LDQK + d], k_tile[c * LDQK + d], dot);
             const int j = n0 + c;
             s[jj] = (j < seq_kv && j <= last_key) ? dot : -INFINITY;
-            tile_max = fmax(tile_max, s[jj]);
+            tile_max = max_nan(tile_max, s[jj]);
         }
         red[tid] = tile_max;
         barrier(CLK_LOCAL_MEM_FENCE);
         float m_new = m_run;
         for (int t = 0; t < TPR; ++t)
-            m_new = fmax(m_new, red[row * TPR + t]);
-        /* A row that has seen no key yet keeps m = -inf: its weights are 0 and nothing rescales. */
+            m_new = max_nan(m_new, red[row * TPR + t]);
+        /* A row that has seen no key yet keeps m = -inf: its weights are 0 and nothing rescales. A NaN
+         * score makes m NaN, and with it every weight and output of its row (and of that row only). */
         const bool empty = m_new == -INFINITY;
         const float alpha = empty ? 1.0f : exp2(m_run - m_new);
         float psum = 0.0f;

@@ -1,0 +1,140 @@
+/*
+ * test_edges.c: numerical edges, every algorithm against the float64 reference: a NaN or an inf in one
+ * query row poisons that row only (never a hang, never another row); scores of 1e4 do not overflow
+ * (the softmax subtracts the row maximum); denormal inputs; a negative scale; rows that see no key.
+ */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EDGE_NAN_Q_ROW, EDGE_INF_Q_ROW, EDGE_HUGE_SCORES, EDGE_DENORMALS, EDGE_NEGATIVE_SCALE, EDGE_COUNT };
+static const char *edge_names[] = {"NaN in one query row", "inf in one query row", "scores of 1e4",
+                                   "denormal inputs", "negative scale"};
+
+static void run_edge(int edge, flashcl_algorithm algo)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.batch = 1;
+    p.heads_q = 2;
+    p.heads_kv = 1;
+    p.seq_q = 40;
+    p.seq_kv = 70;
+    p.head_dim = 32;
+    p.causal = edge == EDGE_NAN_Q_ROW;
+    p.return_lse = 1;
+    if (edge == EDGE_NEGATIVE_SCALE)
+        p.scale = -0.2f;
+    if (edge == EDGE_HUGE_SCORES)
+        p.scale = 1.0f;
+    flashcl_plan *plan = NULL;
+    flashcl_status st = flashcl_plan_create_algo(ctx, &p, algo, &plan);
+    ck_assert_msg(st == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
+    flashcl_plan_problem(plan, &p);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    float *h[3];
+    hm_rng rng;
+    hm_rng_seed(&rng, 1000 + (uint64_t)edge);
+    for (int i = 0; i < 3; ++i) {
+        h[i] = malloc(sz[i]);
+        hm_fill_normal(h[i], FLASHCL_DTYPE_F32, sz[i] / 4, &rng, 1.0);
+    }
+    const int bad_row = 17, bad_head = 1; /* query 17 of head 1 */
+    float *qrow = h[0] + hm_offset(&p.q_strides, 0, bad_row, bad_head);
+    switch (edge) {
+    case EDGE_NAN_Q_ROW:
+        qrow[5] = NAN;
+        break;
+    case EDGE_INF_Q_ROW:
+        qrow[3] = INFINITY;
+        break;
+    case EDGE_HUGE_SCORES: /* |q.k| up to about 1e4 with scale 1 */
+        for (size_t i = 0; i < sz[0] / 4; ++i)
+            h[0][i] *= 18.0f;
+        for (size_t i = 0; i < sz[1] / 4; ++i)
+            h[1][i] *= 18.0f;
+        break;
+    case EDGE_DENORMALS:
+        for (size_t i = 0; i < sz[2] / 4; ++i)
+            h[2][i] *= 1e-39f;
+        break;
+    }
+    cl_mem q = tu_buffer(sz[0], h[0]), k = tu_buffer(sz[1], h[1]), v = tu_buffer(sz[2], h[2]);
+    cl_mem o = tu_buffer(sz[3], NULL), l = tu_buffer(sz[4], NULL);
+    st = flashcl_plan_enqueue(plan, q, k, v, o, l, 0, NULL, NULL);
+    ck_assert_msg(st == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    float *out = tu_read(o, sz[3]), *lse = tu_read(l, sz[4]);
+
+    double ref[32], scores[70];
+    const int64_t rows = (int64_t)p.heads_q * p.seq_q;
+    for (int64_t r = 0; r < rows; ++r) {
+        const double rl = hm_reference_row(&p, h[0], h[1], h[2], r, ref, scores);
+        const int64_t i = r % p.seq_q, hd = r / p.seq_q;
+        const float *orow = out + hm_offset(&p.o_strides, 0, i, hd);
+        const int poisoned = (edge == EDGE_NAN_Q_ROW || edge == EDGE_INF_Q_ROW) && i == bad_row && hd == bad_head;
+        if (poisoned) {
+            /* The reference itself is NaN there (inf - inf or NaN in the scores): so must the output be,
+             * or at least not a finite number that pretends to be right. */
+            int nonfinite = 0;
+            for (int d = 0; d < p.head_dim; ++d)
+                nonfinite += !isfinite(orow[d]);
+            ck_assert_msg(nonfinite == p.head_dim, "%s, %s: the poisoned row has %d finite outputs",
+                          flashcl_algorithm_name(algo), edge_names[edge], p.head_dim - nonfinite);
+            continue;
+        }
+        double scale = 1e-300;
+        for (int d = 0; d < p.head_dim; ++d)
+            scale = fmax(scale, fabs(ref[d]));
+        for (int d = 0; d < p.head_dim; ++d) {
+            const double err = fabs(orow[d] - ref[d]);
+            /* fp32 arithmetic on 70 keys: a thousand ulps of the row's scale is generous and still fails
+             * any real corruption. Scores near 1e4 carry absolute fp32 errors near 1e-3, which the
+             * exponential turns into relative ones: 1e-2 there. Denormal V may be flushed to zero by
+             * devices without CL_FP_DENORM: any finite value no larger than the row's scale passes. */
+            const double tol = edge == EDGE_DENORMALS ? scale + 1e-45 : edge == EDGE_HUGE_SCORES ? 1e-2 * scale
+                                                                                                : 1e-4 * scale + 1e-30;
+            ck_assert_msg(err <= tol, "%s, %s: row %lld col %d: got %g, reference %g", flashcl_algorithm_name(algo),
+                          edge_names[edge], (long long)r, d, (double)orow[d], ref[d]);
+        }
+        ck_assert_msg(isfinite(lse[r]) && fabs(lse[r] - rl) <= 1e-4 * (1 + fabs(rl)), "%s, %s: lse of row %lld %g vs %g",
+                      flashcl_algorithm_name(algo), edge_names[edge], (long long)r, (double)lse[r], rl);
+    }
+    free(out);
+    free(lse);
+    for (int i = 0; i < 3; ++i)
+        free(h[i]);
+    cl_mem all[5] = {q, k, v, o, l};
+    for (int i = 0; i < 5; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+
+START_TEST(test_edge)
+{
+    run_edge(_i / 3, (flashcl_algorithm)(_i % 3));
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("edges");
+    TCase *tc = tcase_create("edges");
+    tcase_set_timeout(tc, 300);
+    for (int i = 0; i < EDGE_COUNT * 3; ++i)
+        if (flashcl_algorithm_available((flashcl_algorithm)(i % 3))) {
+            tcase_add_loop_test(tc, test_edge, i, i + 1);
+        }
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run(make_suite, 1);
+}
