@@ -100,6 +100,7 @@ int fcl_complete_flash_config(const flashcl_device_profile *pr, const flashcl_pr
 /* tuning.c */
 int fcl_seq_bucket(int32_t seq_kv);
 int fcl_mode_of(const flashcl_problem *p);
+flashcl_tuning_db *fcl_tuning_db_from_text(const char *text); /* the user-file parser, for the fuzzer */
 int fcl_tuning_lookup(const flashcl_tuning_db *db, const flashcl_device_profile *pr, const flashcl_problem *p,
                       flashcl_config *cfg, char *source, size_t source_len, char *detail, size_t detail_len);
 

@@ -98,8 +98,11 @@ static flashcl_status resolve_tensor(flashcl_context *ctx, const char *name, con
 {
     if (given->batch == 0 && given->seq == 0 && given->head == 0) {
         out->head = d;
-        out->seq = nh * d;
-        out->batch = ns * nh * d;
+        validate_or_return(ctx,
+                           !__builtin_mul_overflow(nh, d, &out->seq) && !__builtin_mul_overflow(ns, out->seq, &out->batch),
+                           FLASHCL_INVALID_ARGUMENT,
+                           "problem.%s: seq x heads x head_dim = %lld x %lld x %lld elements overflows 64 bits", name,
+                           (long long)ns, (long long)nh, (long long)d);
     } else {
         *out = *given;
     }

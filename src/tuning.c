@@ -263,6 +263,14 @@ static void parse_text(flashcl_tuning_db *db, const char *text, const char *orig
     }
 }
 
+flashcl_tuning_db *fcl_tuning_db_from_text(const char *text)
+{
+    flashcl_tuning_db *db = calloc(1, sizeof *db);
+    if (db)
+        parse_text(db, text, "text", 1);
+    return db;
+}
+
 static void default_user_path(char *buf, size_t n)
 {
     const char *env;

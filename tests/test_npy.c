@@ -109,6 +109,24 @@ START_TEST(test_refuses_short_and_foreign)
 }
 END_TEST
 
+/* Found by fuzz_npy: a shape whose last number runs to the end of the header, with the file ending
+ * there too, made strtoll read past the buffer. */
+START_TEST(test_regression_number_at_header_end)
+{
+    static const char dict[] = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 1234567";
+    unsigned char buf[128];
+    const size_t hlen = sizeof dict - 1;
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (unsigned char)hlen;
+    buf[9] = 0;
+    memcpy(buf + 10, dict, hlen); /* no newline, no data: the file ends with the digits */
+    npy_array a;
+    char err[256];
+    ck_assert_int_eq(npy_parse(buf, 10 + hlen, &a, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "shape"));
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("npy");
@@ -116,6 +134,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_round_trip, 0, 3);
     tcase_add_loop_test(tc, test_refuses_bad_files, 0, (int)(sizeof bad_files / sizeof *bad_files));
     tcase_add_test(tc, test_refuses_short_and_foreign);
+    tcase_add_test(tc, test_regression_number_at_header_end);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -77,6 +77,7 @@ static const bad_case bad_cases[] = {
     {"problem.scale", FLASHCL_INVALID_ARGUMENT},     {"problem.o_strides", FLASHCL_INVALID_ARGUMENT},
     {"problem.q_strides", FLASHCL_INVALID_ARGUMENT}, {"problem.k_strides", FLASHCL_INVALID_ARGUMENT},
     {"problem.batch * problem.heads_q", FLASHCL_INVALID_ARGUMENT},
+    {"overflows 64 bits", FLASHCL_INVALID_ARGUMENT},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -99,6 +100,8 @@ static void break_field(flashcl_problem *p, int i)
     case 14: p->q_strides = (flashcl_strides){-1, 64, 64}; break;
     case 15: p->k_strides = (flashcl_strides){INT64_MAX, INT64_MAX / 2, 64}; break;
     case 16: p->batch = INT_MAX; p->heads_q = 4; p->heads_kv = 4; break;
+    /* Found by fuzz_problem: default strides of seq x heads x head_dim past 2^63 (signed overflow). */
+    case 17: p->seq_q = INT_MAX; p->heads_q = INT_MAX; p->heads_kv = 1; p->batch = 1; p->head_dim = 256; break;
     }
 }
 

@@ -56,7 +56,13 @@ int npy_parse(const unsigned char *b, size_t len, npy_array *out, char *err, siz
     }
     if (hlen > len - hstart)
         return fail(err, en, "truncated header");
-    const char *h = (const char *)b + hstart, *end = h + hlen;
+    if (hlen > 65536)
+        return fail(err, en, "header larger than 64 KiB");
+    /* A NUL-terminated copy: the header's numbers are read with strtoll, which must not run past it. */
+    char hbuf[65537];
+    memcpy(hbuf, b + hstart, hlen);
+    hbuf[hlen] = '\0';
+    const char *h = hbuf, *end = h + hlen;
 
     const char *d = find_key(h, end, "descr");
     if (!d || d >= end || (*d != '\'' && *d != '"'))
