@@ -144,8 +144,9 @@ START_TEST(test_enqueue_bad_input)
     flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
     hm_rng rng;
     hm_rng_seed(&rng, 5);
-    float *host = malloc(sz[1]);
-    hm_fill_normal(host, FLASHCL_DTYPE_F32, sz[1] / 4, &rng, 1.0);
+    const size_t most = sz[0] > sz[1] ? sz[0] : sz[1]; /* one host block initialises Q, K and V */
+    float *host = malloc(most);
+    hm_fill_normal(host, FLASHCL_DTYPE_F32, most / 4, &rng, 1.0);
     cl_mem q = tu_buffer(sz[0], host), k = tu_buffer(sz[1], host), v = tu_buffer(sz[2], host);
     cl_mem o = tu_buffer(sz[3], NULL), lse = tu_buffer(sz[4] ? sz[4] : 4, NULL);
     cl_mem small = tu_buffer(sz[1] - 4, host);
@@ -201,10 +202,11 @@ START_TEST(test_wait_list)
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
     size_t sz[5];
     flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
-    float *host = malloc(sz[1]);
+    const size_t most = sz[0] > sz[1] ? sz[0] : sz[1];
+    float *host = malloc(most);
     hm_rng rng;
     hm_rng_seed(&rng, 9);
-    hm_fill_normal(host, FLASHCL_DTYPE_F32, sz[1] / 4, &rng, 1.0);
+    hm_fill_normal(host, FLASHCL_DTYPE_F32, most / 4, &rng, 1.0);
     cl_mem q = tu_buffer(sz[0], host), k = tu_buffer(sz[1], host), v = tu_buffer(sz[2], host), o = tu_buffer(sz[3], NULL);
     cl_int err;
     cl_event gate = clCreateUserEvent(tu_context, &err);
@@ -288,6 +290,51 @@ START_TEST(test_standard_memory)
 }
 END_TEST
 
+/* An override that does not fit a problem is refused by name; kernel_info refuses NULL and standard. */
+START_TEST(test_override_and_kernel_info)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem(); /* head_dim 32 */
+    flashcl_config c = {0};
+    c.block_m = 16;
+    c.block_n = 16;
+    c.threads_per_row = 3; /* does not divide 32 */
+    ck_assert_int_eq(flashcl_context_override_config(ctx, &c), FLASHCL_SUCCESS);
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "override"));
+    ck_assert_ptr_null(plan);
+    c.threads_per_row = 2;
+    c.block_m = 1 << 9; /* 1024 work-items: beyond the chooser's own limits, allowed if the device has them */
+    c.block_n = 1 << 9;
+    flashcl_context_override_config(ctx, &c);
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT); /* local memory */
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "local memory"));
+    c.block_m = 8;
+    c.block_n = 16;
+    flashcl_context_override_config(ctx, &c);
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    flashcl_config got;
+    flashcl_plan_config(plan, &got);
+    ck_assert_str_eq(got.source, "override");
+    ck_assert_int_eq(got.block_m, 8);
+    flashcl_kernel_info ki;
+    ck_assert_int_eq(flashcl_plan_kernel_info(plan, &ki), FLASHCL_SUCCESS);
+    ck_assert_uint_ge(ki.max_work_group_size, 16);
+    ck_assert_int_eq(flashcl_plan_kernel_info(plan, NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_int_eq(flashcl_plan_kernel_info(NULL, &ki), FLASHCL_INVALID_ARGUMENT);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_override_config(ctx, NULL);
+    ck_assert_int_eq(flashcl_context_override_config(NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+    if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD)) {
+        ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &plan), FLASHCL_SUCCESS);
+        ck_assert_int_eq(flashcl_plan_kernel_info(plan, &ki), FLASHCL_UNSUPPORTED);
+        flashcl_plan_destroy(&plan);
+    }
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("plan");
@@ -300,6 +347,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_enqueue_bad_input, 0, 8);
     tcase_add_test(tc, test_wait_list);
     tcase_add_loop_test(tc, test_config_fits, 0, 7);
+    tcase_add_test(tc, test_override_and_kernel_info);
     if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD))
         tcase_add_test(tc, test_standard_memory);
     suite_add_tcase(s, tc);

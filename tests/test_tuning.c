@@ -208,6 +208,9 @@ START_TEST(test_store_replaces)
     flashcl_tuning_db_destroy(&db);
     unlink(path);
     ck_assert_int_eq(flashcl_tuning_db_store(NULL, &pr, &p, &c, NULL), FLASHCL_INVALID_ARGUMENT);
+    /* A file that cannot be written: a status and a message, nothing half-written. */
+    ck_assert_int_eq(flashcl_tuning_db_store("/proc/flashcl/tuning.db", &pr, &p, &c, NULL), FLASHCL_CACHE_ERROR);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "cannot write"));
 }
 END_TEST
 
