@@ -335,6 +335,8 @@ typedef struct flashcl_stats {
     uint64_t program_cache_hits;  /* served from the context's in-memory cache */
     uint64_t disk_cache_writes;
     uint64_t disk_cache_rejected; /* files found but unusable (torn, stale, corrupt): rebuilt */
+    uint64_t disk_cache_write_failures; /* programs that could not be written (the first is also
+                                           reported once per process on stderr); flashcl goes on */
 } flashcl_stats;
 
 FLASHCL_API void flashcl_context_stats(const flashcl_context *ctx, flashcl_stats *stats);

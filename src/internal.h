@@ -31,7 +31,6 @@ struct flashcl_context {
     int32_t validate_max_rows;
     char *cache_dir;          /* NULL: disk cache off */
     char *extra_build_options;
-    int cache_warned;
     flashcl_tuning_db *tuning_db; /* NULL: heuristic only */
     int has_override;
     flashcl_config override;

@@ -377,6 +377,17 @@ flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
     validate_or_return(ctx, (num_events == 0) == (wait_list == NULL), FLASHCL_INVALID_ARGUMENT,
                        "flashcl_plan_enqueue: num_events_in_wait_list = %u but event_wait_list is %s",
                        num_events, wait_list ? "not NULL" : "NULL");
+    /* Drivers differ here (PoCL accepts a NULL event, or another context's, and then waits forever):
+     * check the events ourselves so that a bad list is refused the same way everywhere. */
+    for (cl_uint i = 0; i < num_events; ++i) {
+        cl_context ectx = NULL;
+        validate_or_return(ctx,
+                           wait_list[i] && clGetEventInfo(wait_list[i], CL_EVENT_CONTEXT, sizeof ectx, &ectx, NULL) ==
+                                               CL_SUCCESS && ectx == ctx->cl_ctx,
+                           FLASHCL_INVALID_ARGUMENT,
+                           "flashcl_plan_enqueue: event_wait_list[%u] is %s", i,
+                           !wait_list[i] ? "NULL" : ectx ? "an event of another OpenCL context" : "not a valid event");
+    }
 
     const int validate = ctx->validate;
     cl_event done = NULL;

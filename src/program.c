@@ -7,6 +7,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,10 +267,17 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
     if (key) {
         size_t len = 0;
         unsigned char *bin = program_binary(ctx, prog, &len);
-        if (bin && cache_write(ctx->cache_dir, path, key, bin, len) == 0)
+        if (bin && cache_write(ctx->cache_dir, path, key, bin, len) == 0) {
             ctx->stats.disk_cache_writes++;
-        else
-            ctx->cache_warned = 1; /* the cache is an optimisation: flashcl works on without it */
+        } else {
+            /* The cache is an optimisation: flashcl works on without it, and says so once. */
+            static atomic_flag reported = ATOMIC_FLAG_INIT;
+            const int saved = errno;
+            ctx->stats.disk_cache_write_failures++;
+            if (!atomic_flag_test_and_set(&reported))
+                fprintf(stderr, "flashcl: cannot write the program cache in %s (%s); compiling without it\n",
+                        ctx->cache_dir, bin ? strerror(saved) : "the driver gave no binary");
+        }
         free(bin);
         free(key);
     }

@@ -305,8 +305,8 @@ START_TEST(test_override_and_kernel_info)
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "override"));
     ck_assert_ptr_null(plan);
     c.threads_per_row = 2;
-    c.block_m = 1 << 9; /* 1024 work-items: beyond the chooser's own limits, allowed if the device has them */
-    c.block_n = 1 << 9;
+    c.block_m = 8;
+    c.block_n = 1024; /* 300 KiB of local memory: more than any device's budget */
     flashcl_context_override_config(ctx, &c);
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT); /* local memory */
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "local memory"));
@@ -335,6 +335,77 @@ START_TEST(test_override_and_kernel_info)
 }
 END_TEST
 
+/* A wait list holding a NULL event or another context's event is refused before anything is enqueued,
+ * for the flash plan and the standard one alike (drivers differ: PoCL accepts both, then waits forever). */
+START_TEST(test_bad_wait_list)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    const flashcl_algorithm algo = _i ? FLASHCL_ALGO_STANDARD : FLASHCL_ALGO_FLASH;
+    if (!flashcl_algorithm_available(algo)) {
+        flashcl_context_destroy(&ctx);
+        return;
+    }
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, algo, &plan), FLASHCL_SUCCESS);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    const size_t most = sz[0] > sz[1] ? sz[0] : sz[1];
+    float *host = calloc(most / 4, sizeof *host);
+    for (size_t i = 0; i < most / 4; ++i)
+        host[i] = (float)(i % 7) - 3.0f;
+    cl_mem q = tu_buffer(sz[0], host), k = tu_buffer(sz[1], host), v = tu_buffer(sz[2], host), o = tu_buffer(sz[3], NULL);
+    cl_int err;
+    cl_context other = clCreateContext(NULL, 1, &tu_device, NULL, NULL, &err);
+    cl_event list[2] = {NULL, clCreateUserEvent(other, &err)};
+    ck_assert_ptr_nonnull(list[1]);
+    flashcl_status st = flashcl_plan_enqueue(plan, q, k, v, o, NULL, 1, &list[0], NULL);
+    ck_assert_int_eq(st, FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "event_wait_list[0] is NULL"));
+    st = flashcl_plan_enqueue(plan, q, k, v, o, NULL, 1, &list[1], NULL);
+    ck_assert_int_eq(st, FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "another OpenCL context"));
+    clSetUserEventStatus(list[1], CL_COMPLETE);
+    clReleaseEvent(list[1]);
+    clReleaseContext(other);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert(still_poisoned(o, sz[3]));
+    cl_mem all[4] = {q, k, v, o};
+    for (int i = 0; i < 4; ++i)
+        clReleaseMemObject(all[i]);
+    free(host);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+/* Past 2^31 elements: a plan of B*H*N*d = 2^32 elements is made (nothing is allocated) and its buffer
+ * sizes are exact 64-bit products. */
+START_TEST(test_sizes_past_2_31)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = 32;
+    p.heads_kv = 8;
+    p.seq_q = 1 << 21;
+    p.seq_kv = 1 << 21;
+    p.head_dim = 64;
+    p.dtype = FLASHCL_DTYPE_F16;
+    p.return_lse = 1;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    ck_assert_uint_eq(sz[0], (size_t)1 << 33); /* 2^21 x 32 x 64 halves */
+    ck_assert_uint_eq(sz[1], (size_t)1 << 31);
+    ck_assert_uint_eq(sz[3], (size_t)1 << 33);
+    ck_assert_uint_eq(sz[4], (size_t)1 << 28); /* 32 x 2^21 floats */
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("plan");
@@ -348,6 +419,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_wait_list);
     tcase_add_loop_test(tc, test_config_fits, 0, 7);
     tcase_add_test(tc, test_override_and_kernel_info);
+    tcase_add_loop_test(tc, test_bad_wait_list, 0, 2);
+    tcase_add_test(tc, test_sizes_past_2_31);
     if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD))
         tcase_add_test(tc, test_standard_memory);
     suite_add_tcase(s, tc);

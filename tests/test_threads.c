@@ -1,0 +1,198 @@
+/*
+ * test_threads.c: one context used from several threads at once: plans created and enqueued
+ * concurrently on one queue, and several contexts on one cl_context with a queue each; every result
+ * is validated against the naive kernel. And the disk cache written by two processes at once: no torn
+ * file, nothing left behind, and a third process loads what they wrote.
+ */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define THREADS 4
+#define ROUNDS 3
+
+typedef struct worker {
+    flashcl_context *ctx;
+    int index;
+    int failures;
+    char message[512];
+} worker;
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    cl_context clctx;
+    flashcl_context_cl_objects(w->ctx, &clctx, NULL, NULL);
+    for (int round = 0; round < ROUNDS; ++round) {
+        flashcl_problem p;
+        flashcl_problem_default(&p);
+        p.heads_q = 2;
+        p.heads_kv = 1;
+        p.seq_q = 30 + 7 * w->index;
+        p.seq_kv = 50 + 11 * round;
+        p.head_dim = 16 * (1 + (w->index + round) % 4); /* threads build different programs, and the same */
+        p.causal = round % 2;
+        flashcl_plan *plan = NULL;
+        flashcl_status st = flashcl_plan_create(w->ctx, &p, &plan);
+        if (st) {
+            snprintf(w->message, sizeof w->message, "plan: %s", flashcl_status_name(st));
+            w->failures++;
+            continue;
+        }
+        size_t sz[5];
+        flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+        hm_rng rng;
+        hm_rng_seed(&rng, (uint64_t)(w->index * 100 + round));
+        cl_mem b[4];
+        cl_int err = CL_SUCCESS;
+        for (int i = 0; i < 4; ++i) {
+            float *h = malloc(sz[i]);
+            hm_fill_normal(h, FLASHCL_DTYPE_F32, sz[i] / 4, &rng, 1.0);
+            b[i] = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sz[i], h, &err);
+            free(h);
+        }
+        st = flashcl_plan_enqueue(plan, b[0], b[1], b[2], b[3], NULL, 0, NULL, NULL);
+        flashcl_validation rep;
+        flashcl_plan_last_validation(plan, &rep);
+        if (st || !rep.ran || !rep.passed) {
+            snprintf(w->message, sizeof w->message, "enqueue: %s, validation ran %d passed %d", flashcl_status_name(st),
+                     rep.ran, rep.passed);
+            w->failures++;
+        }
+        for (int i = 0; i < 4; ++i)
+            clReleaseMemObject(b[i]);
+        flashcl_plan_destroy(&plan);
+    }
+    return NULL;
+}
+
+static flashcl_context *validating_context(cl_command_queue queue)
+{
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.disk_cache = 0;
+    s.validate = 1;
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, queue, &s, &ctx), FLASHCL_SUCCESS);
+    return ctx;
+}
+
+/* _i = 0: every thread on one context and its queue; 1: a context and a queue per thread. */
+START_TEST(test_concurrent_plans)
+{
+    flashcl_context *shared = validating_context(tu_queue);
+    worker w[THREADS];
+    cl_command_queue queues[THREADS] = {0};
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; ++i) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].index = i;
+        if (_i == 0) {
+            w[i].ctx = shared;
+        } else {
+            cl_int err;
+            queues[i] = clCreateCommandQueue(tu_context, tu_device, 0, &err);
+            ck_assert_ptr_nonnull(queues[i]);
+            w[i].ctx = validating_context(queues[i]);
+        }
+    }
+    for (int i = 0; i < THREADS; ++i)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, work, &w[i]), 0);
+    for (int i = 0; i < THREADS; ++i)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < THREADS; ++i) {
+        ck_assert_msg(w[i].failures == 0, "thread %d: %d failures, last: %s", i, w[i].failures, w[i].message);
+        if (_i == 1) {
+            flashcl_context_destroy(&w[i].ctx);
+            clReleaseCommandQueue(queues[i]);
+        }
+    }
+    if (_i == 0) {
+        /* The threads built each distinct program once: as many as the same work done in one thread. */
+        flashcl_stats concurrent, sequential;
+        flashcl_context_stats(shared, &concurrent);
+        flashcl_context *alone = validating_context(tu_queue);
+        for (int i = 0; i < THREADS; ++i) {
+            worker one = {alone, i, 0, ""};
+            work(&one);
+            ck_assert_int_eq(one.failures, 0);
+        }
+        flashcl_context_stats(alone, &sequential);
+        ck_assert_uint_eq(concurrent.programs_built, sequential.programs_built);
+        flashcl_context_destroy(&alone);
+    }
+    flashcl_context_destroy(&shared);
+}
+END_TEST
+
+/* Two processes fill one cache directory at the same time; then a third loads it. */
+START_TEST(test_two_processes_one_cache)
+{
+    const char *tool = getenv("FLASHCL_TOOL");
+    ck_assert_msg(tool != NULL, "FLASHCL_TOOL is not set");
+    char dir[] = "/tmp/flashcl-cache-race-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "for i in 1 2; do FLASHCL_CACHE_DIR=%s FLASHCL_TUNING_DB=/nonexistent '%s' run --device '%s' -n 64 -d 48 "
+             "--iters 1 --warmup 0 > /dev/null 2>&1 & done; wait",
+             dir, tool, tu_device_label);
+    ck_assert_int_eq(system(cmd), 0);
+    int bins = 0, temps = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        bins += strstr(e->d_name, ".bin") && !strstr(e->d_name, ".tmp");
+        temps += strstr(e->d_name, ".tmp") != NULL;
+    }
+    closedir(d);
+    ck_assert_int_ge(bins, 2); /* the flash program and the naive one (validation) */
+    ck_assert_int_eq(temps, 0);
+
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.cache_dir = dir;
+    s.disk_cache = 1;
+    s.tuning_db_path = "/nonexistent";
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = p.heads_kv = 8;
+    p.seq_q = p.seq_kv = 64;
+    p.head_dim = 48;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    flashcl_stats st;
+    flashcl_context_stats(ctx, &st);
+    ck_assert_uint_eq(st.disk_cache_rejected, 0);
+    ck_assert_uint_eq(st.programs_built, 0);
+    ck_assert_uint_ge(st.programs_from_disk, 1);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("threads");
+    TCase *tc = tcase_create("threads");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_concurrent_plans, 0, 2);
+    tcase_add_test(tc, test_two_processes_one_cache);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run(make_suite, 1);
+}
