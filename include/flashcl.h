@@ -158,10 +158,19 @@ typedef struct flashcl_device_profile {
     char arch[32];                /* "sm_90" (NVIDIA), "gfx90a" (AMD), the CPU's LLVM name (PoCL), else "" */
     int has_fp16, has_fp64, has_subgroups;
     int has_intel_subgroup_matrix; /* cl_intel_subgroup_matrix_multiply_accumulate */
+    int compiler_available;       /* CL_DEVICE_COMPILER_AVAILABLE: flashcl compiles its kernels at run time */
+    int opencl_major, opencl_minor; /* from CL_DEVICE_VERSION */
     /* The local memory the tile chooser may use: min(local_mem_size, 64 KiB, a user cap), see
      * flashcl_settings.local_mem_limit. Filled by flashcl_device_profile_query. */
     uint64_t local_mem_budget;
 } flashcl_device_profile;
+
+/**
+ * Whether flashcl can run on a device with this profile: it needs OpenCL 1.2 or later, an OpenCL C
+ * compiler, and local memory and work-groups large enough for the smallest tile. Returns
+ * FLASHCL_SUCCESS or FLASHCL_UNSUPPORTED with the reason in `why` (may be NULL).
+ */
+FLASHCL_API flashcl_status flashcl_device_supported(const flashcl_device_profile *profile, char *why, size_t why_len);
 
 /** "nvidia", "amd", "intel", "pocl", "mesa", "apple", "arm", "qualcomm" or "other". */
 FLASHCL_API const char *flashcl_vendor_name(flashcl_vendor vendor);

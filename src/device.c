@@ -125,6 +125,11 @@ flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_
     pr->has_intel_subgroup_matrix = strstr(e, "cl_intel_subgroup_matrix_multiply_accumulate") != NULL;
     free(ext);
 
+    cl_bool compiler = CL_FALSE;
+    clGetDeviceInfo(device, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler, NULL);
+    pr->compiler_available = compiler == CL_TRUE;
+    if (sscanf(pr->device_version, "OpenCL %d.%d", &pr->opencl_major, &pr->opencl_minor) != 2)
+        pr->opencl_major = pr->opencl_minor = 0;
     pr->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     pr->vendor = classify_vendor(pr->vendor_name, pr->platform_name, pr->is_cpu);
     pr->local_mem_size = lms;
@@ -191,6 +196,30 @@ flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_
     return FLASHCL_SUCCESS;
 }
 
+flashcl_status flashcl_device_supported(const flashcl_device_profile *pr, char *why, size_t n)
+{
+    char buf[512] = ""; /* a device name (127) and a version (127) fit */
+    flashcl_status st = FLASHCL_SUCCESS;
+    if (!pr) {
+        snprintf(buf, sizeof buf, "profile is NULL");
+        st = FLASHCL_INVALID_ARGUMENT;
+    } else if (pr->opencl_major < 1 || (pr->opencl_major == 1 && pr->opencl_minor < 2)) {
+        snprintf(buf, sizeof buf, "%s reports \"%s\": flashcl needs OpenCL 1.2 or later", pr->name, pr->device_version);
+        st = FLASHCL_UNSUPPORTED;
+    } else if (!pr->compiler_available) {
+        snprintf(buf, sizeof buf, "%s has no OpenCL C compiler: flashcl compiles its kernels for the device at run time",
+                 pr->name);
+        st = FLASHCL_UNSUPPORTED;
+    } else if (pr->local_mem_budget < flashcl_flash_local_mem_bytes(8, 1, 8, 1, 1) || pr->max_work_group_size < 1) {
+        snprintf(buf, sizeof buf, "%s has %llu B of local memory for tiles: too little for the smallest tile", pr->name,
+                 (unsigned long long)pr->local_mem_budget);
+        st = FLASHCL_UNSUPPORTED;
+    }
+    if (why && n)
+        fcl_strlcpy(why, buf, n);
+    return st;
+}
+
 /* ------------------------------------------------------------------------------------------------ */
 
 void flashcl_settings_default(flashcl_settings *s)
@@ -240,6 +269,11 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
     if (st != FLASHCL_SUCCESS) {
         free(ctx);
         return fcl_fail(NULL, st, "flashcl_context_create: querying the device failed");
+    }
+    char why[512];
+    if ((st = flashcl_device_supported(&ctx->profile, why, sizeof why)) != FLASHCL_SUCCESS) {
+        free(ctx);
+        return fcl_fail(NULL, st, "flashcl_context_create: %s", why);
     }
     if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
         free(ctx);

@@ -149,6 +149,32 @@ START_TEST(test_limits_accepted)
 }
 END_TEST
 
+/* A device flashcl cannot use is refused with the reason: too old, no compiler, no local memory. */
+START_TEST(test_device_supported)
+{
+    flashcl_device_profile p = fake_gpu();
+    p.compiler_available = 1;
+    p.opencl_major = 3;
+    char why[160];
+    ck_assert_int_eq(flashcl_device_supported(&p, why, sizeof why), FLASHCL_SUCCESS);
+    ck_assert_str_eq(why, "");
+    p.opencl_major = 1;
+    p.opencl_minor = 1;
+    strcpy(p.device_version, "OpenCL 1.1 ");
+    ck_assert_int_eq(flashcl_device_supported(&p, why, sizeof why), FLASHCL_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(why, "OpenCL 1.2"));
+    p.opencl_minor = 2;
+    p.compiler_available = 0;
+    ck_assert_int_eq(flashcl_device_supported(&p, why, sizeof why), FLASHCL_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(why, "no OpenCL C compiler"));
+    p.compiler_available = 1;
+    p.local_mem_budget = 256;
+    ck_assert_int_eq(flashcl_device_supported(&p, why, sizeof why), FLASHCL_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(why, "local memory"));
+    ck_assert_int_eq(flashcl_device_supported(NULL, NULL, 0), FLASHCL_INVALID_ARGUMENT);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("problem");
@@ -158,6 +184,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_dtypes);
     tcase_add_loop_test(tc, test_bad_problem, 0, (int)(sizeof bad_cases / sizeof *bad_cases));
     tcase_add_test(tc, test_limits_accepted);
+    tcase_add_test(tc, test_device_supported);
     suite_add_tcase(s, tc);
     return s;
 }

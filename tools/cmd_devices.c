@@ -63,13 +63,14 @@ int cmd_devices(int argc, char **argv)
                        "\"local_mem_emulated\": %s, \"local_mem_budget\": %llu, \"max_work_group_size\": %zu, "
                        "\"wg_multiple\": %zu, \"global_mem_size\": %llu, \"max_alloc_size\": %llu, "
                        "\"nv_compute_capability\": \"%d.%d\", \"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, "
-                       "\"intel_subgroup_matrix\": %s}",
+                       "\"intel_subgroup_matrix\": %s, \"supported\": %s}",
                        pr.is_cpu ? "cpu" : "gpu", pr.compute_units, (unsigned long long)pr.local_mem_size,
                        pr.local_mem_is_global ? "true" : "false", (unsigned long long)pr.local_mem_budget,
                        pr.max_work_group_size, pr.wg_multiple, (unsigned long long)pr.global_mem_size,
                        (unsigned long long)pr.max_alloc_size, pr.nv_cc_major, pr.nv_cc_minor,
                        pr.has_fp16 ? "true" : "false", pr.has_fp64 ? "true" : "false",
-                       pr.has_subgroups ? "true" : "false", pr.has_intel_subgroup_matrix ? "true" : "false");
+                       pr.has_subgroups ? "true" : "false", pr.has_intel_subgroup_matrix ? "true" : "false",
+                       flashcl_device_supported(&pr, NULL, 0) == FLASHCL_SUCCESS ? "true" : "false");
             } else {
                 printf("%u:%u  %s / %s  [%s, %s]\n", p, d, pr.platform_name, pr.name, pr.is_cpu ? "CPU" : "GPU",
                        flashcl_vendor_name(pr.vendor));
@@ -85,7 +86,9 @@ int cmd_devices(int argc, char **argv)
                     printf(", compute capability %d.%d", pr.nv_cc_major, pr.nv_cc_minor);
                 if (pr.has_intel_subgroup_matrix)
                     printf(", Intel subgroup matrix");
-                printf("\n");
+                char why[512];
+                printf("\n     flashcl: %s\n",
+                       flashcl_device_supported(&pr, why, sizeof why) == FLASHCL_SUCCESS ? "supported" : why);
             }
             first = 0;
         }
