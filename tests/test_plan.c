@@ -406,6 +406,19 @@ START_TEST(test_sizes_past_2_31)
 }
 END_TEST
 
+/* In a build without CLBlast, standard attention is refused by name (CI builds one: .ci/run). */
+START_TEST(test_standard_unavailable)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &plan), FLASHCL_UNSUPPORTED);
+    ck_assert_ptr_null(plan);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "CLBlast"));
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("plan");
@@ -423,6 +436,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_sizes_past_2_31);
     if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD))
         tcase_add_test(tc, test_standard_memory);
+    else
+        tcase_add_test(tc, test_standard_unavailable);
     suite_add_tcase(s, tc);
     return s;
 }
