@@ -407,10 +407,11 @@ FLASHCL_API void flashcl_plan_buffer_sizes(const flashcl_plan *plan, size_t *q, 
 /**
  * Enqueues the attention on caller buffers. lse must be non-NULL iff the problem asked for it.
  * Sizes and contexts of the buffers are checked (CL_MEM_SIZE, CL_MEM_CONTEXT) before anything is
- * launched. `event` (may be NULL) receives the event of the last command enqueued.
- * In validation mode the naive kernel recomputes a sample of rows after the flash kernel, the call
- * waits for both and returns FLASHCL_VALIDATION_FAILED when the result is outside the tolerance;
- * the report is read with flashcl_plan_last_validation().
+ * launched; the events of the wait list must be valid events of the context's cl_context.
+ * `event` (may be NULL) receives the event of the attention's last command (the caller releases it).
+ * In validation mode the naive kernel recomputes a sample of rows after the attention, the call waits
+ * for both and returns FLASHCL_VALIDATION_FAILED when the result is outside the tolerance; `event` is
+ * still the attention's own (complete by then); the report is read with flashcl_plan_last_validation().
  */
 FLASHCL_API flashcl_status flashcl_plan_enqueue(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, cl_mem o,
                                                 cl_mem lse, cl_uint num_events_in_wait_list,
