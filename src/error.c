@@ -114,16 +114,6 @@ flashcl_status fcl_fail_cl(flashcl_context *ctx, cl_int err, const char *what)
     return fcl_status_from_cl(err);
 }
 
-void fcl_clear_error(flashcl_context *ctx)
-{
-    if (!ctx)
-        return;
-    pthread_mutex_lock(&ctx->err_lock);
-    ctx->errmsg[0] = '\0';
-    ctx->last_cl_error = CL_SUCCESS;
-    pthread_mutex_unlock(&ctx->err_lock);
-}
-
 const char *flashcl_context_last_error(const flashcl_context *ctx)
 {
     return ctx ? ctx->errmsg : thread_errmsg;

@@ -59,7 +59,6 @@ flashcl_status fcl_fail(flashcl_context *ctx, flashcl_status status, const char 
 flashcl_status fcl_fail_cl(flashcl_context *ctx, cl_int err, const char *what);
 flashcl_status fcl_status_from_cl(cl_int err);
 const char *fcl_cl_error_name(cl_int err);
-void fcl_clear_error(flashcl_context *ctx);
 
 /* Checks a condition at the API boundary; on failure records the message and returns the status. */
 #define validate_or_return(ctx, cond, status, ...)              \
@@ -82,9 +81,6 @@ typedef struct resolved_layout {
 } resolved_layout;
 flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout);
 float fcl_effective_scale(const flashcl_problem *p);
-int fcl_strides_overlap(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t nh, int64_t d);
-int fcl_tensor_extent(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t nh, int64_t d,
-                      uint64_t *elements);
 
 /* plan.c */
 void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n);
@@ -97,8 +93,6 @@ int fcl_complete_flash_config(const flashcl_device_profile *pr, const flashcl_pr
                               size_t max_wg, flashcl_config *cfg, char *why, size_t why_len);
 
 /* tuning.c */
-int fcl_seq_bucket(int32_t seq_kv);
-int fcl_mode_of(const flashcl_problem *p);
 flashcl_tuning_db *fcl_tuning_db_from_text(const char *text); /* the user-file parser, for the fuzzer */
 int fcl_tuning_lookup(const flashcl_tuning_db *db, const flashcl_device_profile *pr, const flashcl_problem *p,
                       flashcl_config *cfg, char *source, size_t source_len, char *detail, size_t detail_len);
@@ -114,7 +108,7 @@ uint64_t fcl_standard_extra_bytes(const standard_state *st);
 /* validate.c */
 typedef struct validation_state validation_state;
 flashcl_status fcl_validate_run(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
-                                cl_event flash_done, cl_event *event);
+                                cl_event flash_done);
 void fcl_validation_free(validation_state *vs);
 void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, double *atol, double *rtol);
 

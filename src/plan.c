@@ -401,7 +401,7 @@ flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
             return st;
     }
     if (validate) {
-        st = fcl_validate_run(pl, q, k, v, o, lse, done, NULL);
+        st = fcl_validate_run(pl, q, k, v, o, lse, done);
         if (event)
             *event = done;
         else

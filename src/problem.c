@@ -48,8 +48,8 @@ float fcl_effective_scale(const flashcl_problem *p)
 }
 
 /* Number of elements from the first to one past the last addressed element, or 0 on overflow. */
-int fcl_tensor_extent(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t nh, int64_t d,
-                      uint64_t *elements)
+static int tensor_extent(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t nh, int64_t d,
+                         uint64_t *elements)
 {
     int64_t a, b, c, sum;
     if (__builtin_mul_overflow(nb - 1, s->batch, &a) || __builtin_mul_overflow(ns - 1, s->seq, &b) ||
@@ -65,7 +65,7 @@ int fcl_tensor_extent(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t 
  * of extent > 1 by stride; the layout is injective iff each stride is at least the span of all
  * smaller ones (the usual sufficient test, exact for the layouts people use).
  */
-int fcl_strides_overlap(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t nh, int64_t d)
+static int strides_overlap(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t nh, int64_t d)
 {
     int64_t stride[3] = {s->batch, s->seq, s->head};
     int64_t extent[3] = {nb, ns, nh};
@@ -110,14 +110,14 @@ static flashcl_status resolve_tensor(flashcl_context *ctx, const char *name, con
                        "problem.%s_strides = {%lld, %lld, %lld}: strides must not be negative", name,
                        (long long)out->batch, (long long)out->seq, (long long)out->head);
     uint64_t elements;
-    validate_or_return(ctx, fcl_tensor_extent(out, nb, ns, nh, d, &elements), FLASHCL_INVALID_ARGUMENT,
+    validate_or_return(ctx, tensor_extent(out, nb, ns, nh, d, &elements), FLASHCL_INVALID_ARGUMENT,
                        "problem.%s_strides = {%lld, %lld, %lld}: the tensor's extent overflows 64 bits",
                        name, (long long)out->batch, (long long)out->seq, (long long)out->head);
     validate_or_return(ctx, elements <= (uint64_t)INT64_MAX / elem && elements * elem <= SIZE_MAX,
                        FLASHCL_INVALID_ARGUMENT, "problem.%s: %llu elements do not fit in memory", name,
                        (unsigned long long)elements);
     if (is_output)
-        validate_or_return(ctx, !fcl_strides_overlap(out, nb, ns, nh, d), FLASHCL_INVALID_ARGUMENT,
+        validate_or_return(ctx, !strides_overlap(out, nb, ns, nh, d), FLASHCL_INVALID_ARGUMENT,
                            "problem.%s_strides = {%lld, %lld, %lld}: output elements overlap (each "
                            "stride must cover the span of the smaller dimensions, head_dim %lld)",
                            name, (long long)out->batch, (long long)out->seq, (long long)out->head,

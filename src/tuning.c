@@ -39,12 +39,12 @@ const char *flashcl_vendor_name(flashcl_vendor v)
 static const char *seq_names[] = {"short", "medium", "long"};
 static const char *mode_names[] = {"prefill", "decode"};
 
-int fcl_seq_bucket(int32_t seq_kv)
+static int seq_bucket(int32_t seq_kv)
 {
     return seq_kv <= 512 ? 0 : seq_kv <= 4096 ? 1 : 2;
 }
 
-int fcl_mode_of(const flashcl_problem *p)
+static int mode_of(const flashcl_problem *p)
 {
     return p->seq_q <= 16 ? 1 : 0;
 }
@@ -388,8 +388,8 @@ static int problem_match(const db_entry *e, const flashcl_problem *p)
     int n = 0;
     const int fields[4][2] = {{e->dtype, (int)p->dtype},
                               {e->causal, p->causal != 0},
-                              {e->seq, fcl_seq_bucket(p->seq_kv)},
-                              {e->mode, fcl_mode_of(p)}};
+                              {e->seq, seq_bucket(p->seq_kv)},
+                              {e->mode, mode_of(p)}};
     for (int i = 0; i < 4; ++i) {
         if (fields[i][0] < 0)
             continue;
@@ -439,8 +439,8 @@ static void format_key(char *buf, size_t n, const flashcl_device_profile *pr, co
 {
     snprintf(buf, n, "vendor=%s arch=%s device=\"%s\" head_dim=%d dtype=%s causal=%d seq=%s mode=%s",
              flashcl_vendor_name(pr->vendor), pr->arch[0] ? pr->arch : "*", pr->name, p->head_dim,
-             flashcl_dtype_name(p->dtype), p->causal != 0, seq_names[fcl_seq_bucket(p->seq_kv)],
-             mode_names[fcl_mode_of(p)]);
+             flashcl_dtype_name(p->dtype), p->causal != 0, seq_names[seq_bucket(p->seq_kv)],
+             mode_names[mode_of(p)]);
 }
 
 flashcl_status flashcl_tuning_db_store(const char *path, const flashcl_device_profile *pr,
