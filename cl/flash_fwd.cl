@@ -1,37 +1,77 @@
 /*
- * flash_fwd.cl: the portable FlashAttention-2 forward kernel (no vendor extension).
+ * flash_fwd.cl: the portable FlashAttention-2 forward kernel (no vendor extension), register-blocked.
  *
- * One work-group computes BLOCK_M query rows of one (batch, head). Its Q tile stays in local memory;
- * K and V stream through local memory BLOCK_N keys at a time. TPR work-items share a query row:
- * each computes BLOCK_N/TPR scores of the row and owns HEAD_DIM/TPR columns of its output in
- * registers. The online softmax keeps a running maximum and sum per row and rescales the output when
- * the maximum moves, so the n x n score matrix never exists. Scores are kept in base 2 (Q is
- * pre-multiplied by scale*log2(e)) so every exponential is one exp2.
+ * One work-group computes BLOCK_M query rows of one (batch, head) and streams the keys BLOCK_N at a
+ * time. Its work-items form a grid of RG row groups by CG column groups (CG is the config's
+ * threads_per_row). Work-item (rg, cg) owns TM query rows, rg + i*RG for i < TM, and keeps in registers
+ *   - a TM x TN block of the scores S = Q*K^T, keys cg + j*CG for j < TN (TN = BLOCK_N / CG), and
+ *   - a TM x TD block of the output O, columns (v*CG + cg)*VW + e for v < TD/VW, e < VW (TD = HEAD_DIM/CG).
+ * Each value loaded from local memory feeds TN (or TM) multiply-adds instead of one: the loop over the
+ * head dimension does TM + TN float4 loads for 4*TM*TN FMAs. The strided ownership puts the CG
+ * work-items of a row group on neighbouring keys and columns, so their loads hit different banks and
+ * the loads of the RG row groups' Q rows are broadcasts.
  *
- * Specialised at build time by: HEAD_DIM, BLOCK_M, BLOCK_N, TPR, KV_SHARED and FLASHCL_DTYPE_*.
- * KV_SHARED=1 loads V into the K tile's memory once the scores are computed: one more barrier per
- * tile, BLOCK_N*HEAD_DIM floats less, for devices whose local memory cannot hold both.
- * Local memory, in floats (flashcl_flash_local_mem_bytes() must match this exactly):
- *   q_tile BLOCK_M*(HEAD_DIM+1) + k_tile BLOCK_N*(HEAD_DIM+1) + v_tile BLOCK_N*HEAD_DIM (0 if KV_SHARED)
- *   + p_tile BLOCK_M*(BLOCK_N+1) + red BLOCK_M*TPR
- * The +1 pads rows so that the TPR work-items of a row, reading different keys at the same depth,
- * hit different banks.
+ * Q*K^T runs over the head dimension D_CHUNK columns at a time: the chunk of Q and of K sit in local
+ * memory together. When D_CHUNK == HEAD_DIM, Q is loaded once and stays (Q_RESIDENT); otherwise its
+ * chunks are read again for every key tile (from cache: the work-group's Q is small). The online
+ * softmax keeps a running maximum and sum per row; the row maximum of a tile is reduced through local
+ * memory (no subgroup functions: OpenCL 1.2). P goes to local memory and P*V runs over the keys V_CHUNK
+ * at a time, V's chunk reusing the memory of the Q/K chunks. Scores are in base 2 (scale*log2(e) is
+ * applied to S) so every exponential is one exp2. Tiles wholly above the causal diagonal are never
+ * loaded.
+ *
+ * Specialised at build time by HEAD_DIM, BLOCK_M, BLOCK_N, TM, CG, D_CHUNK, V_CHUNK, FLASHCL_DTYPE_*.
+ * Local memory, in floats (flashcl_flash_local_mem_bytes() must match this exactly), LDC = D_CHUNK+4:
+ *   q_res  BLOCK_M*LDC if Q_RESIDENT, else 0
+ *   shared max(qk, V_CHUNK*HEAD_DIM, BLOCK_M*CG) where qk = BLOCK_N*LDC (+ BLOCK_M*LDC if not resident)
+ *   p_tile BLOCK_M*(BLOCK_N+4)
+ * The +4 keeps rows 16-byte aligned for float4 loads while shifting each row by four banks.
  */
-#if !defined(HEAD_DIM) || !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(TPR)
-#error "flash_fwd.cl needs HEAD_DIM, BLOCK_M, BLOCK_N and TPR"
+#if !defined(HEAD_DIM) || !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(TM) || !defined(CG) || \
+    !defined(D_CHUNK) || !defined(V_CHUNK)
+#error "flash_fwd.cl needs HEAD_DIM, BLOCK_M, BLOCK_N, TM, CG, D_CHUNK and V_CHUNK"
 #endif
-#if (HEAD_DIM % TPR) != 0 || (BLOCK_N % TPR) != 0
-#error "TPR must divide HEAD_DIM and BLOCK_N"
+#if (BLOCK_M % TM) != 0 || (BLOCK_N % CG) != 0 || (HEAD_DIM % CG) != 0
+#error "TM must divide BLOCK_M, CG must divide BLOCK_N and HEAD_DIM"
+#endif
+#if (D_CHUNK % 4) != 0 || (HEAD_DIM % D_CHUNK) != 0 || (V_CHUNK % 4) != 0 || (BLOCK_N % V_CHUNK) != 0
+#error "D_CHUNK must be a multiple of 4 dividing HEAD_DIM; V_CHUNK a multiple of 4 dividing BLOCK_N"
 #endif
 
-#ifndef KV_SHARED
-#define KV_SHARED 0
+#define RG (BLOCK_M / TM)
+#define WG_SIZE (RG * CG)
+#define TN (BLOCK_N / CG)
+#define TD (HEAD_DIM / CG)
+#define LDC (D_CHUNK + 4)
+#define LDP (BLOCK_N + 4)
+#define Q_RESIDENT (D_CHUNK == HEAD_DIM)
+
+/* Output columns travel as vectors of VW floats. */
+#if (TD % 4) == 0
+#define VW 4
+#define VEC float4
+#define VZERO ((float4)(0.0f))
+#define VSTORE(x, p) vstore4((x), 0, (p))
+#elif (TD % 2) == 0
+#define VW 2
+#define VEC float2
+#define VZERO ((float2)(0.0f))
+#define VSTORE(x, p) vstore2((x), 0, (p))
+#else
+#define VW 1
+#define VEC float
+#define VZERO 0.0f
+#define VSTORE(x, p) ((p)[0] = (x))
 #endif
-#define WG_SIZE (BLOCK_M * TPR)
-#define LDQK (HEAD_DIM + 1)
-#define LDP (BLOCK_N + 1)
-#define D_PER_T (HEAD_DIM / TPR)
-#define N_PER_T (BLOCK_N / TPR)
+#define NV (TD / VW)
+
+#if Q_RESIDENT
+#define QK_FLOATS (BLOCK_N * LDC)
+#else
+#define QK_FLOATS ((BLOCK_M + BLOCK_N) * LDC)
+#endif
+#define SH_MAX2(a, b) ((a) > (b) ? (a) : (b))
+#define SHARED_FLOATS SH_MAX2(SH_MAX2(QK_FLOATS, V_CHUNK * HEAD_DIM), BLOCK_M * CG)
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
 flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K,
@@ -43,41 +83,37 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
           const long v_sb, const long v_ss, const long v_sh,
           const long o_sb, const long o_ss, const long o_sh)
 {
-    __local float q_tile[BLOCK_M * LDQK];
-    __local float k_tile[BLOCK_N * LDQK];
-#if KV_SHARED
-#define V_AT(c, d) k_tile[(c) * LDQK + (d)]
+    /* Declared as float4 so that every row start is 16-byte aligned; scalar stores go through casts. */
+    __local float4 shared4[(SHARED_FLOATS + 3) / 4];
+    __local float4 p4[BLOCK_M * LDP / 4];
+#if Q_RESIDENT
+    __local float4 qres4[BLOCK_M * LDC / 4];
+    __local float *const q_s = (__local float *)qres4;
+    __local float *const k_s = (__local float *)shared4;
 #else
-    __local float v_tile[BLOCK_N * HEAD_DIM];
-#define V_AT(c, d) v_tile[(c) * HEAD_DIM + (d)]
+    __local float *const q_s = (__local float *)shared4;
+    __local float *const k_s = (__local float *)shared4 + BLOCK_M * LDC;
 #endif
-    __local float p_tile[BLOCK_M * LDP];
-    __local float red[BLOCK_M * TPR];
+    __local float *const v_s = (__local float *)shared4;
+    __local float *const red = (__local float *)shared4;
+    __local float *const p_s = (__local float *)p4;
 
 #ifdef FLASHCL_DEBUG_SCALE
     /* Fault injection for the validation tests: a kernel that is wrong on purpose. */
     scale_log2 *= FLASHCL_DEBUG_SCALE;
 #endif
     const int tid = get_local_id(0);
-    const int row = tid / TPR;
-    const int lane = tid - row * TPR;
+    const int rg = tid / CG;
+    const int cg = tid - rg * CG;
     const int m0 = get_group_id(0) * BLOCK_M;
     const int bh = get_group_id(1);
     const int b = bh / heads_q;
     const int h = bh - b * heads_q;
     const int hk = h / group;
-    const int qi = m0 + row;
 
     const long q_base = b * q_sb + h * q_sh;
     const long k_base = b * k_sb + hk * k_sh;
     const long v_base = b * v_sb + hk * v_sh;
-
-    for (int idx = tid; idx < BLOCK_M * HEAD_DIM; idx += WG_SIZE) {
-        const int r = idx / HEAD_DIM;
-        const int d = idx - r * HEAD_DIM;
-        const int i = m0 + r;
-        q_tile[r * LDQK + d] = i < seq_q ? LOAD(Q, q_base + (long)i * q_ss + d) * scale_log2 : 0.0f;
-    }
 
     /* Causal, bottom-right aligned: row i sees keys j <= i + seq_kv - seq_q. Tiles past the block's
      * last visible key are never loaded. */
@@ -85,89 +121,162 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     int n_end = seq_kv;
     if (causal)
         n_end = clamp(m0 + BLOCK_M + shift, 0, seq_kv);
-    const int last_key = causal ? qi + shift : seq_kv - 1;
 
-    float acc[D_PER_T];
-    for (int k = 0; k < D_PER_T; ++k)
-        acc[k] = 0.0f;
-    float m_run = -INFINITY;
-    float l_part = 0.0f; /* this work-item's share of the row sum, rescaled with the row */
+    VEC acc[TM][NV];
+    float m_run[TM], l_part[TM];
+    for (int i = 0; i < TM; ++i) {
+        for (int v = 0; v < NV; ++v)
+            acc[i][v] = VZERO;
+        m_run[i] = -INFINITY;
+        l_part[i] = 0.0f; /* this work-item's share of the row sum, rescaled with the row */
+    }
+
+#if Q_RESIDENT
+    for (int idx = tid; idx < BLOCK_M * HEAD_DIM; idx += WG_SIZE) {
+        const int r = idx / HEAD_DIM;
+        const int d = idx - r * HEAD_DIM;
+        const int qi = m0 + r;
+        q_s[r * LDC + d] = qi < seq_q ? LOAD(Q, q_base + (long)qi * q_ss + d) : 0.0f;
+    }
+#endif
 
     for (int n0 = 0; n0 < n_end; n0 += BLOCK_N) {
-        barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile is no longer read */
-        for (int idx = tid; idx < BLOCK_N * HEAD_DIM; idx += WG_SIZE) {
-            const int c = idx / HEAD_DIM;
-            const int d = idx - c * HEAD_DIM;
-            const int j = n0 + c;
-            const bool in = j < seq_kv;
-            k_tile[c * LDQK + d] = in ? LOAD(K, k_base + (long)j * k_ss + d) : 0.0f;
-#if !KV_SHARED
-            V_AT(c, d) = in ? LOAD(V, v_base + (long)j * v_ss + d) : 0.0f;
+        /* S = Q*K^T for this tile, D_CHUNK columns of the head dimension at a time. */
+        float s[TM][TN];
+        for (int i = 0; i < TM; ++i)
+            for (int j = 0; j < TN; ++j)
+                s[i][j] = 0.0f;
+        for (int d0 = 0; d0 < HEAD_DIM; d0 += D_CHUNK) {
+            barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk (or V, or the reductions) is read */
+#if !Q_RESIDENT
+            for (int idx = tid; idx < BLOCK_M * D_CHUNK; idx += WG_SIZE) {
+                const int r = idx / D_CHUNK;
+                const int d = idx - r * D_CHUNK;
+                const int qi = m0 + r;
+                q_s[r * LDC + d] = qi < seq_q ? LOAD(Q, q_base + (long)qi * q_ss + d0 + d) : 0.0f;
+            }
 #endif
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-
-        float s[N_PER_T];
-        float tile_max = -INFINITY;
-        for (int jj = 0; jj < N_PER_T; ++jj) {
-            const int c = lane + jj * TPR;
-            float dot = 0.0f;
-            for (int d = 0; d < HEAD_DIM; ++d)
-                dot = fma(q_tile[row * LDQK + d], k_tile[c * LDQK + d], dot);
-            const int j = n0 + c;
-            s[jj] = (j < seq_kv && j <= last_key) ? dot : -INFINITY;
-            tile_max = max_nan(tile_max, s[jj]);
-        }
-        red[tid] = tile_max;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        float m_new = m_run;
-        for (int t = 0; t < TPR; ++t)
-            m_new = max_nan(m_new, red[row * TPR + t]);
-        /* A row that has seen no key yet keeps m = -inf: its weights are 0 and nothing rescales. A NaN
-         * score makes m NaN, and with it every weight and output of its row (and of that row only). */
-        const bool empty = m_new == -INFINITY;
-        const float alpha = empty ? 1.0f : exp2(m_run - m_new);
-        float psum = 0.0f;
-        for (int jj = 0; jj < N_PER_T; ++jj) {
-            const float p = empty ? 0.0f : exp2(s[jj] - m_new);
-            p_tile[row * LDP + lane + jj * TPR] = p;
-            psum += p;
-        }
-        l_part = l_part * alpha + psum;
-        for (int k = 0; k < D_PER_T; ++k)
-            acc[k] *= alpha;
-        m_run = m_new;
-        barrier(CLK_LOCAL_MEM_FENCE); /* p_tile complete, k_tile no longer read */
-#if KV_SHARED
-        for (int idx = tid; idx < BLOCK_N * HEAD_DIM; idx += WG_SIZE) {
-            const int c = idx / HEAD_DIM;
-            const int d = idx - c * HEAD_DIM;
-            const int j = n0 + c;
-            V_AT(c, d) = j < seq_kv ? LOAD(V, v_base + (long)j * v_ss + d) : 0.0f;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+            for (int idx = tid; idx < BLOCK_N * D_CHUNK; idx += WG_SIZE) {
+                const int c = idx / D_CHUNK;
+                const int d = idx - c * D_CHUNK;
+                const int j = n0 + c;
+                k_s[c * LDC + d] = j < seq_kv ? LOAD(K, k_base + (long)j * k_ss + d0 + d) : 0.0f;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+#if Q_RESIDENT
+            __local const float *const qc = q_s + d0;
+#else
+            __local const float *const qc = q_s;
 #endif
+            for (int d = 0; d < D_CHUNK; d += 4) {
+                float4 qv[TM], kv[TN];
+                for (int i = 0; i < TM; ++i)
+                    qv[i] = *(__local const float4 *)(qc + (rg + i * RG) * LDC + d);
+                for (int j = 0; j < TN; ++j)
+                    kv[j] = *(__local const float4 *)(k_s + (cg + j * CG) * LDC + d);
+                for (int i = 0; i < TM; ++i)
+                    for (int j = 0; j < TN; ++j) {
+                        float t = s[i][j];
+                        t = fma(qv[i].x, kv[j].x, t);
+                        t = fma(qv[i].y, kv[j].y, t);
+                        t = fma(qv[i].z, kv[j].z, t);
+                        t = fma(qv[i].w, kv[j].w, t);
+                        s[i][j] = t;
+                    }
+            }
+        }
 
-        for (int c = 0; c < BLOCK_N; ++c) {
-            const float p = p_tile[row * LDP + c];
-            for (int k = 0; k < D_PER_T; ++k)
-                acc[k] = fma(p, V_AT(c, lane + k * TPR), acc[k]);
+        /* Mask, scale, and this work-item's maximum of each of its rows. */
+        float mx[TM];
+        for (int i = 0; i < TM; ++i) {
+            const int last_key = causal ? m0 + rg + i * RG + shift : seq_kv - 1;
+            mx[i] = -INFINITY;
+            for (int j = 0; j < TN; ++j) {
+                const int key = n0 + cg + j * CG;
+                s[i][j] = (key < seq_kv && key <= last_key) ? s[i][j] * scale_log2 : -INFINITY;
+                mx[i] = max_nan(mx[i], s[i][j]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE); /* the last K chunk is read: red may reuse its memory */
+        for (int i = 0; i < TM; ++i)
+            red[(rg + i * RG) * CG + cg] = mx[i];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int i = 0; i < TM; ++i) {
+            const int r = rg + i * RG;
+            float m_new = m_run[i];
+            for (int t = 0; t < CG; ++t)
+                m_new = max_nan(m_new, red[r * CG + t]);
+            /* A row that has seen no key yet keeps m = -inf: its weights are 0 and nothing rescales.
+             * A NaN score makes m NaN, and with it every weight and output of its row (only). */
+            const bool empty = m_new == -INFINITY;
+            const float alpha = empty ? 1.0f : exp2(m_run[i] - m_new);
+            float psum = 0.0f;
+            for (int j = 0; j < TN; ++j) {
+                const float p = empty ? 0.0f : exp2(s[i][j] - m_new);
+                p_s[r * LDP + cg + j * CG] = p;
+                psum += p;
+            }
+            l_part[i] = l_part[i] * alpha + psum;
+            for (int v = 0; v < NV; ++v)
+                acc[i][v] *= alpha;
+            m_run[i] = m_new;
+        }
+
+        /* O += P*V, V_CHUNK keys at a time. Columns (v*CG + cg)*VW: neighbouring work-items read
+         * neighbouring vectors of a V row. */
+        for (int c0 = 0; c0 < BLOCK_N; c0 += V_CHUNK) {
+            barrier(CLK_LOCAL_MEM_FENCE); /* P is complete; red (or the previous V chunk) is read */
+            for (int idx = tid; idx < V_CHUNK * HEAD_DIM; idx += WG_SIZE) {
+                const int c = idx / HEAD_DIM;
+                const int d = idx - c * HEAD_DIM;
+                const int j = n0 + c0 + c;
+                v_s[c * HEAD_DIM + d] = j < seq_kv ? LOAD(V, v_base + (long)j * v_ss + d) : 0.0f;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int c = 0; c < V_CHUNK; c += 4) {
+                float4 pv[TM];
+                for (int i = 0; i < TM; ++i)
+                    pv[i] = *(__local const float4 *)(p_s + (rg + i * RG) * LDP + c0 + c);
+                for (int v = 0; v < NV; ++v) {
+                    __local const VEC *const vrow = (__local const VEC *)(v_s + c * HEAD_DIM) + v * CG + cg;
+                    const VEC v0 = vrow[0];
+                    const VEC v1 = vrow[HEAD_DIM / VW];
+                    const VEC v2 = vrow[2 * (HEAD_DIM / VW)];
+                    const VEC v3 = vrow[3 * (HEAD_DIM / VW)];
+                    for (int i = 0; i < TM; ++i) {
+                        VEC a = acc[i][v];
+                        a = fma((VEC)(pv[i].x), v0, a);
+                        a = fma((VEC)(pv[i].y), v1, a);
+                        a = fma((VEC)(pv[i].z), v2, a);
+                        a = fma((VEC)(pv[i].w), v3, a);
+                        acc[i][v] = a;
+                    }
+                }
+            }
         }
     }
 
     barrier(CLK_LOCAL_MEM_FENCE);
-    red[tid] = l_part;
+    for (int i = 0; i < TM; ++i)
+        red[(rg + i * RG) * CG + cg] = l_part[i];
     barrier(CLK_LOCAL_MEM_FENCE);
-    float l = 0.0f;
-    for (int t = 0; t < TPR; ++t)
-        l += red[row * TPR + t];
-
-    if (qi < seq_q) {
+    for (int i = 0; i < TM; ++i) {
+        const int r = rg + i * RG;
+        const int qi = m0 + r;
+        float l = 0.0f;
+        for (int t = 0; t < CG; ++t)
+            l += red[r * CG + t];
+        if (qi >= seq_q)
+            continue;
         const float inv = l > 0.0f ? 1.0f / l : 0.0f; /* no visible key: zeros, never NaN */
         const long o_base = b * o_sb + (long)qi * o_ss + h * o_sh;
-        for (int k = 0; k < D_PER_T; ++k)
-            STORE(O, o_base + lane + k * TPR, acc[k] * inv);
-        if (write_lse && lane == 0)
-            LSE[((long)b * heads_q + h) * seq_q + qi] = l > 0.0f ? (m_run + log2(l)) * LN2_F : -INFINITY;
+        for (int v = 0; v < NV; ++v) {
+            float out[VW];
+            VSTORE(acc[i][v] * inv, out);
+            for (int e = 0; e < VW; ++e)
+                STORE(O, o_base + (v * CG + cg) * VW + e, out[e]);
+        }
+        if (write_lse && cg == 0)
+            LSE[((long)b * heads_q + h) * seq_q + qi] = l > 0.0f ? (m_run[i] + log2(l)) * LN2_F : -INFINITY;
     }
 }

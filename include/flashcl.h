@@ -197,11 +197,15 @@ FLASHCL_API int flashcl_algorithm_available(flashcl_algorithm algorithm);
 
 typedef struct flashcl_config {
     flashcl_algorithm algorithm;
-    int32_t block_m;        /* query rows per work-group */
-    int32_t block_n;        /* keys per tile */
-    int32_t threads_per_row;
-    int32_t work_group_size;
-    int32_t kv_shared;         /* V reuses the K tile's local memory (for small local memories) */
+    int32_t block_m;         /* query rows per work-group */
+    int32_t block_n;         /* keys per tile */
+    int32_t threads_per_row; /* work-items sharing a group of rows: each holds block_n/threads_per_row
+                                scores and head_dim/threads_per_row output columns of each of its rows */
+    int32_t rows_per_item;   /* query rows each work-item owns (its register block is rows x columns) */
+    int32_t d_chunk;         /* head-dimension columns of Q and K in local memory at once (head_dim: Q
+                                stays in local memory for the whole run) */
+    int32_t v_chunk;         /* keys of V in local memory at once */
+    int32_t work_group_size; /* block_m / rows_per_item * threads_per_row */
     uint64_t local_mem_bytes;  /* from the kernel's exact formula */
     uint64_t local_mem_budget; /* what the chooser was allowed */
     char kernel[32];           /* the kernel path, e.g. "flash_fwd" */
@@ -222,7 +226,7 @@ FLASHCL_API flashcl_status flashcl_choose_config(const flashcl_device_profile *p
  * the least specific identity (device, architecture, vendor), the user's entries before the shipped
  * ones at each level, then falls back to the heuristic. One entry per line:
  *   vendor=nvidia arch=sm_90 device="NVIDIA H200" head_dim=128 dtype=f32 causal=0 seq=long mode=prefill
- *     : block_m=32 block_n=16 tpr=4 kv_shared=0   # an optional comment
+ *     : block_m=64 block_n=64 tpr=16 rows=4 dchunk=32 vchunk=32   # an optional comment
  * (on one line). Match fields other than vendor and head_dim may be left out or set to *.
  * seq is short (seq_kv <= 512), medium (<= 4096) or long; mode is decode (seq_q <= 16) or prefill.
  * Thread-safety: a loaded database is immutable and may be read from any thread.
@@ -256,9 +260,9 @@ FLASHCL_API flashcl_status flashcl_choose_config_db(const flashcl_device_profile
                                                     const flashcl_problem *problem, flashcl_algorithm algorithm,
                                                     const flashcl_tuning_db *db, flashcl_config *config);
 
-/** The exact local-memory bytes the flash kernel uses for a tile configuration. */
-FLASHCL_API uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, int32_t block_m, int32_t block_n,
-                                                   int32_t threads_per_row, int32_t kv_shared);
+/** The exact local-memory bytes the flash kernel uses for a tile configuration of `config` (its
+ * block_m, block_n, threads_per_row, d_chunk and v_chunk) at `head_dim`. */
+FLASHCL_API uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flashcl_config *config);
 
 /* ---------------------------------------------------------------------------------------------------
  * Context.
@@ -325,10 +329,12 @@ FLASHCL_API const flashcl_device_profile *flashcl_context_profile(const flashcl_
 FLASHCL_API flashcl_status flashcl_context_choose_config(flashcl_context *ctx, const flashcl_problem *problem,
                                                          flashcl_algorithm algorithm, flashcl_config *config);
 /**
- * Forces the flash tiles of plans created from now on (block_m, block_n, threads_per_row, kv_shared
- * are read; the rest is derived). NULL clears the override. A plan whose problem the override does
- * not fit (threads_per_row must divide head_dim and block_n; the tile must fit local memory and the
- * work-group limit) fails with FLASHCL_INVALID_ARGUMENT.
+ * Forces the flash tiles of plans created from now on (block_m, block_n, threads_per_row,
+ * rows_per_item, d_chunk and v_chunk are read; the rest is derived). NULL clears the override. A plan
+ * whose problem the override does not fit (threads_per_row must divide head_dim and block_n,
+ * rows_per_item block_m; d_chunk a multiple of 4 dividing head_dim, v_chunk a multiple of 4 dividing
+ * block_n; the tile must fit local memory and the work-group limit) fails with
+ * FLASHCL_INVALID_ARGUMENT.
  */
 FLASHCL_API flashcl_status flashcl_context_override_config(flashcl_context *ctx, const flashcl_config *config);
 /** The tuning database the context consults (NULL when off). */

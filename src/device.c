@@ -196,6 +196,16 @@ flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_
     return FLASHCL_SUCCESS;
 }
 
+/* The flash kernel's smallest tile: head_dim 8, one row, four keys, one work-item. */
+static uint64_t smallest_tile_bytes(void)
+{
+    flashcl_config c = {0};
+    c.block_m = c.threads_per_row = c.rows_per_item = 1;
+    c.block_n = c.v_chunk = 4;
+    c.d_chunk = 8;
+    return flashcl_flash_local_mem_bytes(8, &c);
+}
+
 flashcl_status flashcl_device_supported(const flashcl_device_profile *pr, char *why, size_t n)
 {
     char buf[512] = ""; /* a device name (127) and a version (127) fit */
@@ -210,7 +220,7 @@ flashcl_status flashcl_device_supported(const flashcl_device_profile *pr, char *
         snprintf(buf, sizeof buf, "%s has no OpenCL C compiler: flashcl compiles its kernels for the device at run time",
                  pr->name);
         st = FLASHCL_UNSUPPORTED;
-    } else if (pr->local_mem_budget < flashcl_flash_local_mem_bytes(8, 1, 8, 1, 1) || pr->max_work_group_size < 1) {
+    } else if (pr->local_mem_budget < smallest_tile_bytes() || pr->max_work_group_size < 1) {
         snprintf(buf, sizeof buf, "%s has %llu B of local memory for tiles: too little for the smallest tile", pr->name,
                  (unsigned long long)pr->local_mem_budget);
         st = FLASHCL_UNSUPPORTED;

@@ -24,8 +24,10 @@ static const char *dtype_define(flashcl_dtype t)
 void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     if (c->algorithm == FLASHCL_ALGO_FLASH)
-        snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTPR=%d -DKV_SHARED=%d",
-                 dtype_define(p->dtype), p->head_dim, c->block_m, c->block_n, c->threads_per_row, c->kv_shared);
+        snprintf(buf, n,
+                 "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d",
+                 dtype_define(p->dtype), p->head_dim, c->block_m, c->block_n, c->rows_per_item, c->threads_per_row,
+                 c->d_chunk, c->v_chunk);
     else
         snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d", dtype_define(p->dtype), p->head_dim);
 }

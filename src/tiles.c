@@ -9,19 +9,38 @@
 #include <string.h>
 
 /* Work-items per work-group never exceed this, whatever the device allows: past 256 the flash kernel
- * gains no reuse (its K/V reuse comes from BLOCK_M) and loses occupancy and barrier speed. */
+ * gains no reuse (its K/V reuse comes from block_m) and loses occupancy and barrier speed. */
 #define FCL_MAX_WG 256
-/* Output columns a work-item keeps in registers: 32 floats of accumulator plus BLOCK_N/TPR scores
- * stay within the 64 to 128 registers a GPU thread can have at good occupancy. */
-#define FCL_MAX_COLS_PER_ITEM 32
+/* Registers a work-item spends on its output block (rows_per_item x head_dim/threads_per_row floats)
+ * and on its score block (rows_per_item x block_n/threads_per_row): with the float4 operands of the
+ * inner loops this stays within the ~128 registers a GPU thread has at two work-groups of 256 per
+ * compute unit (NVIDIA: 64 K registers per SM; AMD: 512 VGPRs per SIMD lane at wave64). */
+#define FCL_MAX_ACC 64
+#define FCL_MAX_SCORES 32
+/* Query rows per work-group: past 128 the K/V reuse gains little and a short sequence wastes rows. */
+#define FCL_MAX_ROWS 128
 
-uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, int32_t block_m, int32_t block_n, int32_t tpr,
-                                       int32_t kv_shared)
+static uint64_t flash_floats(int32_t d, int32_t bm, int32_t bn, int32_t tpr, int32_t dc, int32_t vc)
 {
-    const uint64_t d = (uint64_t)head_dim, bm = (uint64_t)block_m, bn = (uint64_t)block_n;
-    const uint64_t floats = bm * (d + 1) + bn * (d + 1) + (kv_shared ? 0 : bn * d) + bm * (bn + 1) +
-                            bm * (uint64_t)tpr;
-    return floats * sizeof(float);
+    const uint64_t ldc = (uint64_t)dc + 4, ldp = (uint64_t)bn + 4;
+    const int resident = dc == d;
+    const uint64_t q_res = resident ? (uint64_t)bm * ldc : 0;
+    uint64_t shared = (uint64_t)bn * ldc + (resident ? 0 : (uint64_t)bm * ldc);
+    if ((uint64_t)vc * (uint64_t)d > shared)
+        shared = (uint64_t)vc * (uint64_t)d;
+    if ((uint64_t)bm * (uint64_t)tpr > shared)
+        shared = (uint64_t)bm * (uint64_t)tpr;
+    shared = (shared + 3) / 4 * 4;
+    return q_res + shared + (uint64_t)bm * ldp;
+}
+
+uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flashcl_config *c)
+{
+    if (!c || head_dim < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 ||
+        c->v_chunk < 1)
+        return 0;
+    return flash_floats(head_dim, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
+           sizeof(float);
 }
 
 static uint32_t next_pow2(uint32_t x)
@@ -30,6 +49,16 @@ static uint32_t next_pow2(uint32_t x)
     while (p < x && p < (1u << 30))
         p <<= 1;
     return p;
+}
+
+/* The largest multiple of 4 that divides bn and keeps V's chunk within `floats` (at least 4). */
+static int32_t choose_v_chunk(int32_t d, int32_t bn, uint64_t floats)
+{
+    int32_t best = 4;
+    for (int32_t vc = 4; vc <= bn; vc += 4)
+        if (bn % vc == 0 && (uint64_t)vc * (uint64_t)d <= floats)
+            best = vc;
+    return best;
 }
 
 /* The chooser proper, with explicit limits so that plans can shrink after the compiler reports more
@@ -42,61 +71,99 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
         max_wg = FCL_MAX_WG;
     const size_t multiple = pr->wg_multiple ? pr->wg_multiple : 1;
 
-    /* Threads per query row: the fewest that keep each work-item's accumulator within its register
-     * share (d / tpr <= 32), so d=64 gets 2, d=128 gets 4, d=256 gets 8. */
+    /* Column groups (threads_per_row): each work-item holds head_dim/tpr output columns of its rows.
+     * Eight columns (two float4) reuse each P value loaded from local memory eight times; the most
+     * groups that still give 8 (else 4) columns, at most 16 so a row group's keys and columns span
+     * at most 16 neighbouring work-items (one half-warp: their loads fall in distinct banks). */
     int32_t tpr = 1;
-    while (d / tpr > FCL_MAX_COLS_PER_ITEM)
-        tpr *= 2;
+    for (int32_t want = 8; want >= 4 && tpr == 1; want /= 2)
+        for (int32_t g = 16; g >= 2; g /= 2)
+            if (d % g == 0 && d / g >= want) {
+                tpr = g;
+                break;
+            }
+    const int32_t cols = d / tpr;
+    /* Rows per work-item: 4 (each K value feeds 4 rows) while the output block stays in registers. */
+    int32_t tm = 4;
+    while (tm > 1 && tm * cols > FCL_MAX_ACC)
+        tm /= 2;
 
-    /* Query rows: as many as the work-group and local memory allow (each K/V tile loaded is reused
-     * by block_m rows), but no more than the problem has (a decode step of 1 to 16 rows would
-     * otherwise compute empty rows). Keys per tile: as many as fit next to them, at least 16 when
-     * possible (fewer makes the three barriers per tile dominate), never more than 64 (the scores a
-     * work-item holds, block_n / tpr, are registers too). */
+    /* Row groups: as many as the work-group allows (every K/V tile is reused by block_m rows), but no
+     * more rows than the problem has unless a smaller group would leave a warp/wavefront partly
+     * empty (a decode step of 1 to 16 rows). Keys per tile: 4 per work-item (a 4x4 score block: half
+     * a local load per FMA), fewer where local memory is short. Q and K go through local memory in
+     * chunks of the head dimension: all of it (Q loaded once) where it fits, else 32, 16 or 8 columns.
+     * Preference: work-group size first (reuse and latency hiding), then keys per tile, then the
+     * chunk. Whole warps/wavefronts before partial ones. */
     const uint32_t rows_cap = next_pow2((uint32_t)p->seq_q);
     const uint32_t keys_cap = next_pow2((uint32_t)p->seq_kv);
-    /* Passes from the preferred to the last resort: whole warps/wavefronts before partial ones;
-     * within those, separate K and V tiles with at least 16 keys, then V sharing K's memory with at
-     * least 16 keys, then the same with as few keys as tpr. */
-    int32_t best_m = 0, best_n = 0, shared = 0;
-    for (int pass = 0; pass < 8 && !best_m; ++pass) {
-        const int whole_warps = pass < 4;
-        const int32_t min_n = (pass % 4) < 2 ? 16 : tpr;
-        shared = pass % 2;
-        for (int32_t bm = 64; bm >= 1 && !best_m; bm /= 2) {
-            const size_t wg = (size_t)bm * tpr;
-            if (wg > max_wg || (whole_warps && wg % multiple))
+    /* Chunks of the head dimension to try, largest first: all of it, then its divisors that are
+     * multiples of 4 (float4 loads), at most 64. */
+    int32_t chunks[20], n_chunks = 0;
+    chunks[n_chunks++] = d;
+    for (int32_t dc = d / 2 < 64 ? d / 2 : 64; dc >= 4 && n_chunks < 20; dc -= 4)
+        if (d % dc == 0)
+            chunks[n_chunks++] = dc;
+    /* Keys per work-item: 4, or more where 4 would give tiles of fewer than 16 keys (small head
+     * dims, few column groups: short tiles pay a barrier for little work), within the score budget. */
+    int32_t tn_max = 4;
+    while (tn_max * tpr < 16 && tm * tn_max * 2 <= FCL_MAX_SCORES)
+        tn_max *= 2;
+    int32_t best_rg = 0, best_tn = 0, best_dc = 0, best_vc = 0, tmu = tm;
+    for (int pass = 0; pass < 2 && !best_rg; ++pass) {
+        for (int32_t rg = 64; rg >= 1 && !best_rg; rg /= 2) {
+            const size_t wg = (size_t)rg * tpr;
+            if (wg > max_wg || (pass == 0 && wg % multiple))
                 continue;
-            if ((uint32_t)bm > rows_cap && bm > 1 && (uint32_t)(bm / 2) * tpr >= multiple)
-                continue; /* a smaller tile still fills a warp/wavefront and wastes fewer rows */
-            for (int32_t bn = 64; bn >= min_n; bn /= 2) {
-                if (bn % tpr || ((uint32_t)bn > keys_cap && bn > 16))
+            int32_t t = tm;
+            while (t > 1 && (uint32_t)(rg * t) > rows_cap)
+                t /= 2; /* fewer rows per item before fewer items: a short query still fills the group */
+            if (rg * t > FCL_MAX_ROWS)
+                continue;
+            if ((uint32_t)(rg * t) > rows_cap && rg > 1 && (size_t)(rg / 2) * tpr >= multiple)
+                continue;
+            for (int32_t tn = tn_max; tn >= 1 && !best_rg; tn /= 2) {
+                const int32_t bn = tn * tpr;
+                if (bn % 4 || (tn > 1 && (uint32_t)bn > keys_cap && bn > 16))
                     continue;
-                if (flashcl_flash_local_mem_bytes(d, bm, bn, tpr, shared) <= budget) {
-                    best_m = bm;
-                    best_n = bn;
-                    break;
+                for (int k = 0; k < n_chunks; ++k) {
+                    const int32_t dc = chunks[k];
+                    const int32_t bm = rg * t;
+                    const uint64_t ldc = (uint64_t)dc + 4;
+                    const uint64_t qk = (uint64_t)bn * ldc + (dc == d ? 0 : (uint64_t)bm * ldc);
+                    const int32_t vc = choose_v_chunk(d, bn, qk > (uint64_t)bm * tpr ? qk : (uint64_t)bm * tpr);
+                    if (flash_floats(d, bm, bn, tpr, dc, vc) * sizeof(float) <= budget) {
+                        best_rg = rg;
+                        best_tn = tn;
+                        best_dc = dc;
+                        best_vc = vc;
+                        tmu = t;
+                        break;
+                    }
                 }
             }
         }
     }
-    if (!best_m)
+    if (!best_rg)
         return FLASHCL_UNSUPPORTED;
 
     memset(cfg, 0, sizeof *cfg);
     cfg->algorithm = FLASHCL_ALGO_FLASH;
-    cfg->block_m = best_m;
-    cfg->block_n = best_n;
+    cfg->block_m = best_rg * tmu;
+    cfg->block_n = best_tn * tpr;
     cfg->threads_per_row = tpr;
-    cfg->work_group_size = best_m * tpr;
-    cfg->kv_shared = shared;
-    cfg->local_mem_bytes = flashcl_flash_local_mem_bytes(d, best_m, best_n, tpr, shared);
+    cfg->rows_per_item = tmu;
+    cfg->d_chunk = best_dc;
+    cfg->v_chunk = best_vc;
+    cfg->work_group_size = best_rg * tpr;
+    cfg->local_mem_bytes = flashcl_flash_local_mem_bytes(d, cfg);
     cfg->local_mem_budget = budget;
     fcl_strlcpy(cfg->kernel, "flash_fwd", sizeof cfg->kernel);
     fcl_strlcpy(cfg->source, "heuristic", sizeof cfg->source);
     snprintf(cfg->reason, sizeof cfg->reason,
-             "%d threads per row hold %d outputs each; %dx%d%s is the largest tile in %llu B, %zu items",
-             (int)tpr, (int)(d / tpr), (int)best_m, (int)best_n, shared ? " (V shares K's tile)" : "",
+             "%d items per row group hold %dx%d outputs and %dx%d scores each; Q/K %s of %d; fits %llu B, %zu items",
+             (int)tpr, (int)tmu, (int)cols, (int)tmu, (int)best_tn,
+             best_dc == d ? "whole (Q loaded once)" : "in column chunks", (int)best_dc,
              (unsigned long long)budget, max_wg);
     return FLASHCL_SUCCESS;
 }
@@ -113,6 +180,7 @@ static void choose_naive(const flashcl_device_profile *pr, flashcl_config *cfg)
     cfg->block_m = 1;
     cfg->block_n = 1;
     cfg->threads_per_row = 1;
+    cfg->rows_per_item = 1;
     cfg->work_group_size = (int32_t)wg;
     cfg->local_mem_budget = pr->local_mem_budget;
     fcl_strlcpy(cfg->kernel, "naive_fwd", sizeof cfg->kernel);
@@ -124,28 +192,42 @@ int fcl_complete_flash_config(const flashcl_device_profile *pr, const flashcl_pr
                               size_t max_wg, flashcl_config *cfg, char *why, size_t why_len)
 {
     const int32_t d = p->head_dim, bm = cfg->block_m, bn = cfg->block_n, tpr = cfg->threads_per_row;
-    if (bm < 1 || bn < 1 || tpr < 1 || bm > 1024 || bn > 1024) {
-        snprintf(why, why_len, "block_m %d, block_n %d, threads_per_row %d must be 1 to 1024", bm, bn, tpr);
+    const int32_t tm = cfg->rows_per_item, dc = cfg->d_chunk, vc = cfg->v_chunk;
+    if (bm < 1 || bn < 1 || tpr < 1 || tm < 1 || dc < 1 || vc < 1 || bm > 1024 || bn > 1024 || tpr > 1024 ||
+        tm > 64) {
+        snprintf(why, why_len,
+                 "block_m %d, block_n %d, threads_per_row %d must be 1 to 1024, rows_per_item %d 1 to 64, "
+                 "d_chunk %d and v_chunk %d positive",
+                 bm, bn, tpr, tm, dc, vc);
         return 0;
     }
-    if (d % tpr || bn % tpr) {
-        snprintf(why, why_len, "threads_per_row %d must divide head_dim %d and block_n %d", tpr, d, bn);
+    if (d % tpr || bn % tpr || bm % tm) {
+        snprintf(why, why_len,
+                 "threads_per_row %d must divide head_dim %d and block_n %d; rows_per_item %d must divide block_m %d",
+                 tpr, d, bn, tm, bm);
         return 0;
     }
-    const uint64_t bytes = flashcl_flash_local_mem_bytes(d, bm, bn, tpr, cfg->kv_shared != 0);
-    if ((size_t)bm * tpr > max_wg || (size_t)bm * tpr > pr->max_work_group_size) {
-        snprintf(why, why_len, "%d x %d work-items exceed the work-group limit %zu", bm, tpr,
+    if (dc % 4 || d % dc || vc % 4 || bn % vc) {
+        snprintf(why, why_len,
+                 "d_chunk %d must be a multiple of 4 dividing head_dim %d; v_chunk %d a multiple of 4 dividing "
+                 "block_n %d",
+                 dc, d, vc, bn);
+        return 0;
+    }
+    const size_t wg = (size_t)(bm / tm) * (size_t)tpr;
+    if (wg > max_wg || wg > pr->max_work_group_size) {
+        snprintf(why, why_len, "%d row groups x %d work-items exceed the work-group limit %zu", bm / tm, tpr,
                  max_wg < pr->max_work_group_size ? max_wg : pr->max_work_group_size);
         return 0;
     }
+    const uint64_t bytes = flashcl_flash_local_mem_bytes(d, cfg);
     if (bytes > budget) {
         snprintf(why, why_len, "%llu B of local memory exceed the budget %llu B", (unsigned long long)bytes,
                  (unsigned long long)budget);
         return 0;
     }
     cfg->algorithm = FLASHCL_ALGO_FLASH;
-    cfg->kv_shared = cfg->kv_shared != 0;
-    cfg->work_group_size = bm * tpr;
+    cfg->work_group_size = (int32_t)wg;
     cfg->local_mem_bytes = bytes;
     cfg->local_mem_budget = budget;
     fcl_strlcpy(cfg->kernel, "flash_fwd", sizeof cfg->kernel);
@@ -173,6 +255,7 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
         config->block_m = 64; /* the tile validation samples rows from */
         config->block_n = problem->seq_kv;
         config->threads_per_row = 1;
+        config->rows_per_item = 1;
         config->work_group_size = 256;
         fcl_strlcpy(config->kernel, "standard", sizeof config->kernel);
         fcl_strlcpy(config->source, "fixed", sizeof config->source);

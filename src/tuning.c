@@ -17,7 +17,7 @@ enum { LEVEL_VENDOR = 0, LEVEL_ARCH = 1, LEVEL_DEVICE = 2 };
 typedef struct db_entry {
     char vendor[16], arch[32], device[128]; /* arch/device "" = any */
     int head_dim, dtype, causal, seq, mode; /* -1 = any */
-    int block_m, block_n, tpr, kv_shared;
+    int block_m, block_n, tpr, rows, dchunk, vchunk;
     int user; /* from the user's file */
     int line;
 } db_entry;
@@ -139,9 +139,7 @@ static int lookup_name(const char *v, const char **names, int n, int *out)
 static int parse_line(const char *line, db_entry *e, const char **why)
 {
     memset(e, 0, sizeof *e);
-    e->head_dim = e->block_m = e->block_n = e->tpr = 0;
     e->dtype = e->causal = e->seq = e->mode = -1;
-    e->kv_shared = 0;
     const char *cur = line;
     char key[32], val[160];
     int bad = 0, side = 0;
@@ -186,9 +184,16 @@ static int parse_line(const char *line, db_entry *e, const char **why)
                 ok = parse_int(val, 1, 1024, &e->block_n);
             else if (!strcmp(key, "tpr"))
                 ok = parse_int(val, 1, 256, &e->tpr);
-            else if (!strcmp(key, "kv_shared"))
-                ok = parse_int(val, 0, 1, &e->kv_shared);
-            else
+            else if (!strcmp(key, "rows"))
+                ok = parse_int(val, 1, 64, &e->rows);
+            else if (!strcmp(key, "dchunk"))
+                ok = parse_int(val, 4, 256, &e->dchunk);
+            else if (!strcmp(key, "vchunk"))
+                ok = parse_int(val, 4, 1024, &e->vchunk);
+            else if (!strcmp(key, "kv_shared")) {
+                *why = "kv_shared: an entry for the earlier kernel (no rows/dchunk/vchunk); run flashcl tune again";
+                return 0;
+            } else
                 ok = 0;
         }
         if (!ok) {
@@ -206,8 +211,9 @@ static int parse_line(const char *line, db_entry *e, const char **why)
         *why = "no ':' between the match fields and the tiles";
         return 0;
     }
-    if (!e->vendor[0] || !e->head_dim || !e->block_m || !e->block_n || !e->tpr) {
-        *why = "vendor, head_dim, block_m, block_n and tpr are required";
+    if (!e->vendor[0] || !e->head_dim || !e->block_m || !e->block_n || !e->tpr || !e->rows || !e->dchunk ||
+        !e->vchunk) {
+        *why = "vendor, head_dim, block_m, block_n, tpr, rows, dchunk and vchunk are required";
         return 0;
     }
     return 1;
@@ -426,7 +432,9 @@ int fcl_tuning_lookup(const flashcl_tuning_db *db, const flashcl_device_profile 
             cfg->block_m = best->block_m;
             cfg->block_n = best->block_n;
             cfg->threads_per_row = best->tpr;
-            cfg->kv_shared = best->kv_shared;
+            cfg->rows_per_item = best->rows;
+            cfg->d_chunk = best->dchunk;
+            cfg->v_chunk = best->vchunk;
             snprintf(source, source_len, "tuning-db:%s:%s", user ? "user" : "shipped", level_names[level]);
             snprintf(detail, detail_len, "%s line %d matches %s and %d of 4 problem fields",
                      user ? db->user_path : "shipped tuning.db", best->line, level_names[level], best_fields);
@@ -451,9 +459,9 @@ flashcl_status flashcl_tuning_db_store(const char *path, const flashcl_device_pr
                         !path ? "path" : !pr ? "profile" : !p ? "problem" : "config");
     char key[512], entry[768];
     format_key(key, sizeof key, pr, p);
-    snprintf(entry, sizeof entry, "%s : block_m=%d block_n=%d tpr=%d kv_shared=%d%s%s\n", key, c->block_m,
-             c->block_n, c->threads_per_row, c->kv_shared, comment && *comment ? "  # " : "",
-             comment && *comment ? comment : "");
+    snprintf(entry, sizeof entry, "%s : block_m=%d block_n=%d tpr=%d rows=%d dchunk=%d vchunk=%d%s%s\n", key,
+             c->block_m, c->block_n, c->threads_per_row, c->rows_per_item, c->d_chunk, c->v_chunk,
+             comment && *comment ? "  # " : "", comment && *comment ? comment : "");
     for (char *q = entry; *q && q[1]; ++q) /* one line, whatever the comment holds */
         if (*q == '\n' || *q == '\r')
             *q = ' ';

@@ -62,16 +62,23 @@ START_TEST(test_every_head_dim)
             /* deterministic: the same answer twice */
             ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &again), FLASHCL_SUCCESS);
             ck_assert_mem_eq(&c, &again, sizeof c);
-            ck_assert_uint_eq(c.local_mem_bytes,
-                              flashcl_flash_local_mem_bytes(d, c.block_m, c.block_n, c.threads_per_row, c.kv_shared));
+            ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(d, &c));
             ck_assert_msg(c.local_mem_bytes <= prof.local_mem_budget, "%s d=%d: %llu B > budget %llu", f->name, d,
                           (unsigned long long)c.local_mem_bytes, (unsigned long long)prof.local_mem_budget);
-            ck_assert_int_eq(c.work_group_size, c.block_m * c.threads_per_row);
+            ck_assert_int_eq(c.block_m % c.rows_per_item, 0);
+            ck_assert_int_eq(c.work_group_size, c.block_m / c.rows_per_item * c.threads_per_row);
             ck_assert_int_le(c.work_group_size, (int)(f->max_wg < 256 ? f->max_wg : 256));
+            /* what the kernel's #error lines demand */
             ck_assert_int_eq(d % c.threads_per_row, 0);
             ck_assert_int_eq(c.block_n % c.threads_per_row, 0);
-            ck_assert_int_le(d / c.threads_per_row, 32); /* accumulator registers per work-item */
-            ck_assert_int_le(c.block_m, 64);
+            ck_assert_int_eq(c.d_chunk % 4, 0);
+            ck_assert_int_eq(d % c.d_chunk, 0);
+            ck_assert_int_eq(c.v_chunk % 4, 0);
+            ck_assert_int_eq(c.block_n % c.v_chunk, 0);
+            /* registers per work-item: the output block and the score block */
+            ck_assert_int_le(c.rows_per_item * (d / c.threads_per_row), 64);
+            ck_assert_int_le(c.rows_per_item * (c.block_n / c.threads_per_row), 32);
+            ck_assert_int_le(c.block_m, 128);
             ck_assert_int_le(c.block_n, 64);
             if (seqs[s / 3] >= 113) {
                 /* Long problems: whole warps/wavefronts, and at least 16 keys per tile when the

@@ -54,10 +54,10 @@ static flashcl_config choose(const flashcl_device_profile *pr, const flashcl_pro
 START_TEST(test_lookup_order)
 {
     write_file("# three levels for d=64\n"
-               "vendor=nvidia head_dim=64 : block_m=16 block_n=16 tpr=2\n"
-               "vendor=nvidia arch=sm_90 head_dim=64 : block_m=32 block_n=16 tpr=2\n"
-               "vendor=nvidia arch=sm_90 device=\"NVIDIA H200\" head_dim=64 dtype=f32 : block_m=64 block_n=8 tpr=2\n"
-               "vendor=amd head_dim=64 : block_m=8 block_n=8 tpr=1\n");
+               "vendor=nvidia head_dim=64 : block_m=16 block_n=16 tpr=2 rows=1 dchunk=64 vchunk=4\n"
+               "vendor=nvidia arch=sm_90 head_dim=64 : block_m=32 block_n=16 tpr=2 rows=1 dchunk=64 vchunk=4\n"
+               "vendor=nvidia arch=sm_90 device=\"NVIDIA H200\" head_dim=64 dtype=f32 : block_m=64 block_n=8 tpr=2 rows=1 dchunk=64 vchunk=4\n"
+               "vendor=amd head_dim=64 : block_m=8 block_n=8 tpr=1 rows=1 dchunk=64 vchunk=4\n");
     flashcl_tuning_db *db = NULL;
     ck_assert_int_eq(flashcl_tuning_db_load(path, 0, &db), FLASHCL_SUCCESS);
     ck_assert_str_eq(flashcl_tuning_db_warnings(db), "");
@@ -70,7 +70,7 @@ START_TEST(test_lookup_order)
     ck_assert_int_eq(c.block_m, 64);
     ck_assert_int_eq(c.block_n, 8);
     ck_assert_int_eq(c.work_group_size, 128);
-    ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(64, 64, 8, 2, 0));
+    ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(64, &c));
 
     p.dtype = FLASHCL_DTYPE_F16; /* the device entry pins f32: the arch entry answers */
     c = choose(&pr, &p, db);
@@ -110,7 +110,7 @@ START_TEST(test_user_over_shipped)
     ck_assert_str_eq(c.source, "tuning-db:shipped:device");
     flashcl_tuning_db_destroy(&shipped);
 
-    write_file("vendor=nvidia arch=sm_90 device=\"NVIDIA H200\" head_dim=128 : block_m=16 block_n=16 tpr=4\n");
+    write_file("vendor=nvidia arch=sm_90 device=\"NVIDIA H200\" head_dim=128 : block_m=16 block_n=16 tpr=4 rows=1 dchunk=128 vchunk=4\n");
     flashcl_tuning_db *both = NULL;
     ck_assert_int_eq(flashcl_tuning_db_load(path, 1, &both), FLASHCL_SUCCESS);
     c = choose(&pr, &p, both);
@@ -125,8 +125,8 @@ END_TEST
  * passed over for the heuristic rather than planned. */
 START_TEST(test_entry_must_fit)
 {
-    write_file("vendor=nvidia head_dim=64 : block_m=64 block_n=64 tpr=2\n"
-               "vendor=nvidia head_dim=40 : block_m=32 block_n=16 tpr=16\n");
+    write_file("vendor=nvidia head_dim=64 : block_m=64 block_n=64 tpr=2 rows=1 dchunk=64 vchunk=4\n"
+               "vendor=nvidia head_dim=40 : block_m=32 block_n=16 tpr=16 rows=1 dchunk=40 vchunk=4\n");
     flashcl_tuning_db *db = NULL;
     flashcl_tuning_db_load(path, 0, &db);
     flashcl_device_profile pr = h200();
@@ -147,14 +147,15 @@ END_TEST
 /* Garbage of every kind: reported line by line, never a crash, the good lines still used. */
 START_TEST(test_corrupt_file)
 {
-    static const char bad[] = "vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=2\n"
+    static const char bad[] = "vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=2 rows=1 dchunk=64 vchunk=4\n"
                               "this is not an entry\n"
-                              "vendor=nvidia head_dim=65 : block_m=32 block_n=16 tpr=2\n"
+                              "vendor=nvidia head_dim=65 : block_m=32 block_n=16 tpr=2 rows=1 dchunk=8 vchunk=4\n"
                               "vendor=nvidia head_dim=64 block_m=32\n"
-                              "vendor=nvidia head_dim=64 : block_m=-3 block_n=16 tpr=2\n"
-                              "vendor=nvidia device=\"unterminated head_dim=64 : block_m=1 block_n=8 tpr=1\n"
-                              "vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=2 extra\n"
-                              "vendor=nvidia head_dim=64 colour=blue : block_m=32 block_n=16 tpr=2\n"
+                              "vendor=nvidia head_dim=64 : block_m=-3 block_n=16 tpr=2 rows=1 dchunk=64 vchunk=4\n"
+                              "vendor=nvidia device=\"unterminated head_dim=64 : block_m=1 block_n=8 tpr=1 rows=1 dchunk=64 vchunk=4\n"
+                              "vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=2 rows=1 dchunk=64 vchunk=4 extra\n"
+                              "vendor=nvidia head_dim=64 colour=blue : block_m=32 block_n=16 tpr=2 rows=1 dchunk=64 vchunk=4\n"
+                              "vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=2 kv_shared=0\n"
                               "\x01\x02\xff\xfe binary\n";
     write_file(bad);
     flashcl_tuning_db *db = NULL;
@@ -164,8 +165,9 @@ START_TEST(test_corrupt_file)
     int lines = 0;
     for (const char *q = w; *q; ++q)
         lines += *q == '\n';
-    ck_assert_int_eq(lines, 8);
+    ck_assert_int_eq(lines, 9);
     ck_assert_ptr_nonnull(strstr(w, ":2: "));
+    ck_assert_ptr_nonnull(strstr(w, "run flashcl tune again")); /* an entry for the earlier kernel */
     flashcl_tuning_db_destroy(&db);
 
     /* A directory where the file should be, and a missing file: empty database, no crash. */
@@ -189,6 +191,9 @@ START_TEST(test_store_replaces)
     c.block_m = 32;
     c.block_n = 16;
     c.threads_per_row = 4;
+    c.rows_per_item = 2;
+    c.d_chunk = 32;
+    c.v_chunk = 16;
     ck_assert_int_eq(flashcl_tuning_db_store(path, &pr, &p, &c, "first"), FLASHCL_SUCCESS);
     c.block_m = 16;
     ck_assert_int_eq(flashcl_tuning_db_store(path, &pr, &p, &c, "second\nwith a newline"), FLASHCL_SUCCESS);

@@ -46,6 +46,8 @@ flashcl_status cli_time_plan(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, c
                              long iters, double *median, double *min, double *max, int *host_clock);
 /* FLOPs as FlashAttention counts them: 4*B*H*Sq*Sk*d, only computed pairs under a causal mask. */
 double cli_flops(const flashcl_problem *p);
+/* A flash configuration's tiles in a few characters: "64x64 tpr16 r4 dc32 vc32". */
+const char *cli_tiles(const flashcl_config *c, char *buf, size_t n);
 int cmd_tune(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 

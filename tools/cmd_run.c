@@ -278,10 +278,11 @@ int cmd_run(int argc, char **argv)
                p->batch, p->heads_q, p->heads_kv, p->seq_q, p->seq_kv, p->head_dim, flashcl_dtype_name(p->dtype),
                p->causal ? "true" : "false", (double)p->scale);
         printf(" \"config\": {\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, "
-               "\"work_group_size\": %d, \"kv_shared\": %s, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, "
+               "\"rows_per_item\": %d, \"d_chunk\": %d, \"v_chunk\": %d, "
+               "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, "
                "\"source\": \"%s\", \"reason\": ",
-               cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.work_group_size,
-               cfg.kv_shared ? "true" : "false", (unsigned long long)cfg.local_mem_bytes,
+               cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.rows_per_item, cfg.d_chunk,
+               cfg.v_chunk, cfg.work_group_size, (unsigned long long)cfg.local_mem_bytes,
                (unsigned long long)cfg.local_mem_budget, cfg.source);
         cli_json_string(stdout, cfg.reason);
         printf("},\n \"plan_ms\": %.3f, \"time_ms\": {\"median\": %.6f, \"min\": %.6f, \"max\": %.6f, \"runs\": %ld}, "
@@ -299,8 +300,10 @@ int cmd_run(int argc, char **argv)
         printf("device      %s / %s (driver %s)\n", dev->platform_name, dev->name, dev->driver_version);
         printf("problem     B=%d Hq=%d Hkv=%d Sq=%d Sk=%d d=%d %s%s\n", p->batch, p->heads_q, p->heads_kv, p->seq_q,
                p->seq_kv, p->head_dim, flashcl_dtype_name(p->dtype), p->causal ? " causal" : "");
-        printf("kernel      %s: block_m=%d block_n=%d threads/row=%d work-group=%d, local memory %llu of %llu B\n",
-               cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.work_group_size,
+        printf("kernel      %s: block_m=%d block_n=%d threads/row=%d rows/item=%d d_chunk=%d v_chunk=%d "
+               "work-group=%d, local memory %llu of %llu B\n",
+               cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.rows_per_item, cfg.d_chunk, cfg.v_chunk,
+               cfg.work_group_size,
                (unsigned long long)cfg.local_mem_bytes, (unsigned long long)cfg.local_mem_budget);
         printf("            %s: %s\n", cfg.source, cfg.reason);
         printf("plan        %.1f ms (tile choice and program build or cache load); extra device memory %llu B\n",

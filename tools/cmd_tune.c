@@ -58,36 +58,64 @@ typedef struct candidate {
     char detail[96];
 } candidate;
 
-/* Every (block_m, block_n, tpr, kv_shared) the kernel accepts that fits the device's limits. */
+/*
+ * The configurations worth timing that the kernel accepts and the device's limits allow: column groups
+ * (tpr) giving 4 to 32 output columns per work-item, 1 to 8 rows per work-item with at most 64
+ * accumulators and 4 to 32 scores, work-groups of whole warps from 64 to 256 items, 1 to 8 keys per
+ * item, and Q/K chunks of the whole head dimension, 64 or 32 columns. V's chunk is the largest that
+ * fits beside them (it only sets how often the P*V loop waits at a barrier).
+ */
 static int enumerate(const flashcl_device_profile *pr, const flashcl_problem *p, candidate *out)
 {
     int n = 0;
-    const size_t max_wg = pr->max_work_group_size < 1024 ? pr->max_work_group_size : 1024;
+    const int d = p->head_dim;
+    const size_t max_wg = pr->max_work_group_size < 256 ? pr->max_work_group_size : 256;
     const size_t mult = pr->wg_multiple ? pr->wg_multiple : 1;
     for (int tpr = 1; tpr <= 32; tpr *= 2) {
-        if (p->head_dim % tpr || p->head_dim / tpr > 64)
+        if (d % tpr || d / tpr > 32 || d / tpr < 4)
             continue;
-        for (int bm = 1; bm <= 128; bm *= 2)
-            for (int bn = 8; bn <= 64; bn *= 2)
-                for (int shared = 0; shared <= 1; ++shared) {
-                    const size_t wg = (size_t)bm * tpr;
-                    if (bn % tpr || wg > max_wg || wg % mult || n >= MAX_CANDIDATES)
+        for (int tm = 1; tm <= 8; tm *= 2) {
+            if (tm * (d / tpr) > 64)
+                continue;
+            for (int rg = 1; rg <= 256; rg *= 2) {
+                const size_t wg = (size_t)rg * tpr;
+                if (wg > max_wg || wg % mult || wg < 64 || rg * tm > 128)
+                    continue;
+                for (int tn = 1; tn <= 8; tn *= 2) {
+                    const int bn = tn * tpr;
+                    if (tm * tn < 4 || tm * tn > 32 || bn % 4 || bn > 128)
                         continue;
-                    if (flashcl_flash_local_mem_bytes(p->head_dim, bm, bn, tpr, shared) > pr->local_mem_budget)
-                        continue;
-                    /* V sharing K's memory only when separate tiles do not fit: otherwise it only
-                     * adds a barrier. */
-                    if (shared && flashcl_flash_local_mem_bytes(p->head_dim, bm, bn, tpr, 0) <= pr->local_mem_budget)
-                        continue;
-                    candidate *c = &out[n++];
-                    memset(c, 0, sizeof *c);
-                    c->cfg.block_m = bm;
-                    c->cfg.block_n = bn;
-                    c->cfg.threads_per_row = tpr;
-                    c->cfg.kv_shared = shared;
-                    c->cfg.work_group_size = (int32_t)wg;
-                    c->cfg.local_mem_bytes = flashcl_flash_local_mem_bytes(p->head_dim, bm, bn, tpr, shared);
+                    const int chunks[] = {d, 64, 32};
+                    for (int k = 0; k < 3; ++k) {
+                        const int dc = chunks[k];
+                        if (dc > d || d % dc || (k > 0 && dc == d) || n >= MAX_CANDIDATES)
+                            continue;
+                        flashcl_config c0;
+                        memset(&c0, 0, sizeof c0);
+                        c0.block_m = rg * tm;
+                        c0.block_n = bn;
+                        c0.threads_per_row = tpr;
+                        c0.rows_per_item = tm;
+                        c0.d_chunk = dc;
+                        int vc = 0;
+                        for (int v = 4; v <= bn; v += 4) { /* the largest V chunk that adds no memory */
+                            c0.v_chunk = v;
+                            if (bn % v == 0 && (!vc || flashcl_flash_local_mem_bytes(d, &c0) ==
+                                                           (c0.v_chunk = vc, flashcl_flash_local_mem_bytes(d, &c0))))
+                                vc = v;
+                        }
+                        c0.v_chunk = vc;
+                        c0.work_group_size = (int32_t)wg;
+                        c0.local_mem_bytes = flashcl_flash_local_mem_bytes(d, &c0);
+                        if (c0.local_mem_bytes > pr->local_mem_budget)
+                            continue;
+                        candidate *c = &out[n++];
+                        memset(c, 0, sizeof *c);
+                        c->cfg = c0;
+                    }
                 }
+            }
+        }
     }
     return n;
 }
@@ -104,8 +132,8 @@ static void progress(int tty, int i, int n, const candidate *c, double best)
         if (i == n)
             fprintf(stderr, "\n");
     } else if (c) {
-        fprintf(stderr, "  %3d/%d  %3dx%-3d tpr %-2d%s: %s\n", i, n, c->cfg.block_m, c->cfg.block_n,
-                c->cfg.threads_per_row, c->cfg.kv_shared ? " kv-shared" : "", c->verdict ? c->verdict : c->detail);
+        char t[64];
+        fprintf(stderr, "  %3d/%d  %s: %s\n", i, n, cli_tiles(&c->cfg, t, sizeof t), c->verdict ? c->verdict : c->detail);
     }
     fflush(stderr);
 }
@@ -113,7 +141,7 @@ static void progress(int tty, int i, int n, const candidate *c, double best)
 static int same_tiles(const flashcl_config *a, const flashcl_config *b)
 {
     return a->block_m == b->block_m && a->block_n == b->block_n && a->threads_per_row == b->threads_per_row &&
-           a->kv_shared == b->kv_shared;
+           a->rows_per_item == b->rows_per_item && a->d_chunk == b->d_chunk && a->v_chunk == b->v_chunk;
 }
 
 /* Builds, checks, validates and times one candidate on the given buffers. */
@@ -183,14 +211,14 @@ static int tune_class(flashcl_context *ctx, flashcl_problem *p, long iters, int 
         cands[n].cfg = heur;
         heur_index = n++;
     }
-    printf("class  d=%d %s %s Sq=%d Sk=%d B=%d Hq=%d Hkv=%d: %d candidates; heuristic %dx%d tpr %d%s\n", p->head_dim,
+    char tag[64];
+    printf("class  d=%d %s %s Sq=%d Sk=%d B=%d Hq=%d Hkv=%d: %d candidates; heuristic %s\n", p->head_dim,
            flashcl_dtype_name(p->dtype), p->causal ? "causal" : "non-causal", p->seq_q, p->seq_kv, p->batch, p->heads_q,
-           p->heads_kv, n, heur.block_m, heur.block_n, heur.threads_per_row, heur.kv_shared ? " kv-shared" : "");
+           p->heads_kv, n, cli_tiles(&heur, tag, sizeof tag));
     if (dry_run) {
         for (int i = 0; i < n; ++i)
-            printf("  %3dx%-3d tpr %-2d wg %-4d local %6llu B%s%s\n", cands[i].cfg.block_m, cands[i].cfg.block_n,
-                   cands[i].cfg.threads_per_row, cands[i].cfg.work_group_size,
-                   (unsigned long long)cands[i].cfg.local_mem_bytes, cands[i].cfg.kv_shared ? " kv-shared" : "",
+            printf("  %-30s wg %-4d local %6llu B%s\n", cli_tiles(&cands[i].cfg, tag, sizeof tag),
+                   cands[i].cfg.work_group_size, (unsigned long long)cands[i].cfg.local_mem_bytes,
                    i == heur_index ? "  <- heuristic" : "");
         free(cands);
         return 0;
@@ -240,8 +268,7 @@ static int tune_class(flashcl_context *ctx, flashcl_problem *p, long iters, int 
         if (cands[i].verdict) {
             if (!rejected++)
                 printf("  rejected:\n");
-            printf("    %3dx%-3d tpr %-2d%s  %s %s\n", cands[i].cfg.block_m, cands[i].cfg.block_n,
-                   cands[i].cfg.threads_per_row, cands[i].cfg.kv_shared ? " kv-shared" : "", cands[i].verdict,
+            printf("    %-30s  %s %s\n", cli_tiles(&cands[i].cfg, tag, sizeof tag), cands[i].verdict,
                    cands[i].detail);
         }
     int rc = 0;
@@ -251,8 +278,7 @@ static int tune_class(flashcl_context *ctx, flashcl_problem *p, long iters, int 
     } else {
         const candidate *w = &cands[best], *h = &cands[heur_index];
         const double tflops = cli_flops(p) / (w->median * 1e-3) / 1e12;
-        printf("  winner %dx%d tpr %d%s: %s, %.2f TFLOP/s", w->cfg.block_m, w->cfg.block_n, w->cfg.threads_per_row,
-               w->cfg.kv_shared ? " kv-shared" : "", w->detail, tflops);
+        printf("  winner %s: %s, %.2f TFLOP/s", cli_tiles(&w->cfg, tag, sizeof tag), w->detail, tflops);
         if (!h->verdict)
             printf("; heuristic %s: %.2fx faster\n", h->detail, h->median / w->median);
         else

@@ -186,3 +186,10 @@ double cli_flops(const flashcl_problem *p)
     }
     return 4.0 * p->batch * p->heads_q * pairs * p->head_dim;
 }
+
+const char *cli_tiles(const flashcl_config *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "%dx%d tpr%d r%d dc%d vc%d", c->block_m, c->block_n, c->threads_per_row, c->rows_per_item,
+             c->d_chunk, c->v_chunk);
+    return buf;
+}
