@@ -131,12 +131,14 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
         l_part[i] = 0.0f; /* this work-item's share of the row sum, rescaled with the row */
     }
 
+    /* Global to local copies move float4s: a quarter of the load, store and index instructions. */
 #if Q_RESIDENT
-    for (int idx = tid; idx < BLOCK_M * HEAD_DIM; idx += WG_SIZE) {
-        const int r = idx / HEAD_DIM;
-        const int d = idx - r * HEAD_DIM;
+    for (int idx = tid; idx < BLOCK_M * HEAD_DIM / 4; idx += WG_SIZE) {
+        const int r = idx / (HEAD_DIM / 4);
+        const int d = (idx - r * (HEAD_DIM / 4)) * 4;
         const int qi = m0 + r;
-        q_s[r * LDC + d] = qi < seq_q ? LOAD(Q, q_base + (long)qi * q_ss + d) : 0.0f;
+        *(__local float4 *)(q_s + r * LDC + d) =
+            qi < seq_q ? LOAD4(Q, q_base + (long)qi * q_ss + d) : (float4)(0.0f);
     }
 #endif
 
@@ -149,18 +151,20 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
         for (int d0 = 0; d0 < HEAD_DIM; d0 += D_CHUNK) {
             barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk (or V, or the reductions) is read */
 #if !Q_RESIDENT
-            for (int idx = tid; idx < BLOCK_M * D_CHUNK; idx += WG_SIZE) {
-                const int r = idx / D_CHUNK;
-                const int d = idx - r * D_CHUNK;
+            for (int idx = tid; idx < BLOCK_M * D_CHUNK / 4; idx += WG_SIZE) {
+                const int r = idx / (D_CHUNK / 4);
+                const int d = (idx - r * (D_CHUNK / 4)) * 4;
                 const int qi = m0 + r;
-                q_s[r * LDC + d] = qi < seq_q ? LOAD(Q, q_base + (long)qi * q_ss + d0 + d) : 0.0f;
+                *(__local float4 *)(q_s + r * LDC + d) =
+                    qi < seq_q ? LOAD4(Q, q_base + (long)qi * q_ss + d0 + d) : (float4)(0.0f);
             }
 #endif
-            for (int idx = tid; idx < BLOCK_N * D_CHUNK; idx += WG_SIZE) {
-                const int c = idx / D_CHUNK;
-                const int d = idx - c * D_CHUNK;
+            for (int idx = tid; idx < BLOCK_N * D_CHUNK / 4; idx += WG_SIZE) {
+                const int c = idx / (D_CHUNK / 4);
+                const int d = (idx - c * (D_CHUNK / 4)) * 4;
                 const int j = n0 + c;
-                k_s[c * LDC + d] = j < seq_kv ? LOAD(K, k_base + (long)j * k_ss + d0 + d) : 0.0f;
+                *(__local float4 *)(k_s + c * LDC + d) =
+                    j < seq_kv ? LOAD4(K, k_base + (long)j * k_ss + d0 + d) : (float4)(0.0f);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
 #if Q_RESIDENT
@@ -226,11 +230,12 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
          * neighbouring vectors of a V row. */
         for (int c0 = 0; c0 < BLOCK_N; c0 += V_CHUNK) {
             barrier(CLK_LOCAL_MEM_FENCE); /* P is complete; red (or the previous V chunk) is read */
-            for (int idx = tid; idx < V_CHUNK * HEAD_DIM; idx += WG_SIZE) {
-                const int c = idx / HEAD_DIM;
-                const int d = idx - c * HEAD_DIM;
+            for (int idx = tid; idx < V_CHUNK * HEAD_DIM / 4; idx += WG_SIZE) {
+                const int c = idx / (HEAD_DIM / 4);
+                const int d = (idx - c * (HEAD_DIM / 4)) * 4;
                 const int j = n0 + c0 + c;
-                v_s[c * HEAD_DIM + d] = j < seq_kv ? LOAD(V, v_base + (long)j * v_ss + d) : 0.0f;
+                *(__local float4 *)(v_s + c * HEAD_DIM + d) =
+                    j < seq_kv ? LOAD4(V, v_base + (long)j * v_ss + d) : (float4)(0.0f);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             for (int c = 0; c < V_CHUNK; c += 4) {

@@ -278,7 +278,10 @@ typedef struct flashcl_settings {
     const char *cache_dir;     /* NULL: $FLASHCL_CACHE_DIR, else $XDG_CACHE_HOME/flashcl, else ~/.cache/flashcl */
     uint64_t local_mem_limit;  /* bytes the tile chooser may use; 0: FLASHCL_LOCAL_MEM_LIMIT or no cap */
     int32_t validate_max_rows; /* validation checks every row up to this many, else a sample; 0: 4096 */
-    const char *extra_build_options; /* appended to every kernel build (diagnostics, fault injection) */
+    const char *extra_build_options; /* appended to every kernel build (diagnostics, fault injection);
+                                        NULL: $FLASHCL_BUILD_OPTIONS. With $FLASHCL_BUILD_LOG set, the
+                                        compiler's log of each successful build goes to stderr (with
+                                        -cl-nv-verbose, NVIDIA's register and spill counts) */
     int tuning_db;             /* -1 or 1: shipped table and user file; 0: heuristic only */
     const char *tuning_db_path; /* NULL: $FLASHCL_TUNING_DB or the default location */
 } flashcl_settings;

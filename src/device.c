@@ -299,8 +299,11 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
     int disk = settings->disk_cache >= 0 ? settings->disk_cache != 0 : env_flag("FLASHCL_CACHE", 1);
     if (disk)
         ctx->cache_dir = fcl_resolve_cache_dir(settings->cache_dir);
-    if (settings->extra_build_options && *settings->extra_build_options)
-        ctx->extra_build_options = fcl_strdup(settings->extra_build_options);
+    const char *extra = settings->extra_build_options;
+    if (!extra || !*extra)
+        extra = getenv("FLASHCL_BUILD_OPTIONS");
+    if (extra && *extra)
+        ctx->extra_build_options = fcl_strdup(extra);
     if (settings->tuning_db != 0)
         flashcl_tuning_db_load(settings->tuning_db_path, 1, &ctx->tuning_db); /* NULL on OOM: heuristic */
     snprintf(ctx->device_identity, sizeof ctx->device_identity, "%s|%s|%s|%s|%s", ctx->profile.platform_name,

@@ -153,6 +153,20 @@ static int cache_write(const char *dir, const char *path, const char *key, const
     return 0;
 }
 
+/* Diagnostics on request ($FLASHCL_BUILD_LOG): what the compiler said about a build that worked. */
+static void print_build_log(flashcl_context *ctx, cl_program prog, const char *name, const char *options)
+{
+    size_t len = 0;
+    if (clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) != CL_SUCCESS)
+        return;
+    char *log = malloc(len + 1);
+    if (log && clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, len, log, NULL) == CL_SUCCESS) {
+        log[len] = '\0';
+        fprintf(stderr, "flashcl: build log of %s (%s):\n%s\n", name, options, log);
+    }
+    free(log);
+}
+
 static flashcl_status build_failed(flashcl_context *ctx, cl_program prog, cl_int err, const char *name,
                                    const char *options)
 {
@@ -264,6 +278,8 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
         return st;
     }
     ctx->stats.programs_built++;
+    if (getenv("FLASHCL_BUILD_LOG"))
+        print_build_log(ctx, prog, source_name, options);
     if (key) {
         size_t len = 0;
         unsigned char *bin = program_binary(ctx, prog, &len);

@@ -60,10 +60,11 @@ typedef struct candidate {
 
 /*
  * The configurations worth timing that the kernel accepts and the device's limits allow: column groups
- * (tpr) giving 4 to 32 output columns per work-item, 1 to 8 rows per work-item with at most 64
- * accumulators and 4 to 32 scores, work-groups of whole warps from 64 to 256 items, 1 to 8 keys per
- * item, and Q/K chunks of the whole head dimension, 64 or 32 columns. V's chunk is the largest that
- * fits beside them (it only sets how often the P*V loop waits at a barrier).
+ * (tpr) giving 4 to 32 output columns per work-item, 1 to 8 rows per work-item with 16 to 64
+ * accumulators and 8 to 32 scores (smaller register blocks reload local memory too often to
+ * compete), work-groups of whole warps of 128 or 256 items (64 where the device allows no more),
+ * 1 to 8 keys per item, and Q/K chunks of the whole head dimension or of 32 columns. V's chunk is the
+ * largest that fits beside them (it only sets how often the P*V loop waits at a barrier).
  */
 static int enumerate(const flashcl_device_profile *pr, const flashcl_problem *p, candidate *out)
 {
@@ -75,18 +76,18 @@ static int enumerate(const flashcl_device_profile *pr, const flashcl_problem *p,
         if (d % tpr || d / tpr > 32 || d / tpr < 4)
             continue;
         for (int tm = 1; tm <= 8; tm *= 2) {
-            if (tm * (d / tpr) > 64)
+            if (tm * (d / tpr) > 64 || tm * (d / tpr) < 16)
                 continue;
             for (int rg = 1; rg <= 256; rg *= 2) {
                 const size_t wg = (size_t)rg * tpr;
-                if (wg > max_wg || wg % mult || wg < 64 || rg * tm > 128)
+                if (wg > max_wg || wg % mult || wg < (max_wg >= 128 ? 128 : 64) || rg * tm > 128)
                     continue;
                 for (int tn = 1; tn <= 8; tn *= 2) {
                     const int bn = tn * tpr;
-                    if (tm * tn < 4 || tm * tn > 32 || bn % 4 || bn > 128)
+                    if (tm * tn < 8 || tm * tn > 32 || bn % 4 || bn > 128)
                         continue;
-                    const int chunks[] = {d, 64, 32};
-                    for (int k = 0; k < 3; ++k) {
+                    const int chunks[] = {d, 32};
+                    for (int k = 0; k < 2; ++k) {
                         const int dc = chunks[k];
                         if (dc > d || d % dc || (k > 0 && dc == d) || n >= MAX_CANDIDATES)
                             continue;
