@@ -71,17 +71,18 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
         max_wg = FCL_MAX_WG;
     const size_t multiple = pr->wg_multiple ? pr->wg_multiple : 1;
 
-    /* Column groups (threads_per_row): each work-item holds head_dim/tpr output columns of its rows.
-     * Eight columns (two float4) reuse each P value loaded from local memory eight times; the most
-     * groups that still give 8 (else 4) columns, at most 16 so a row group's keys and columns span
-     * at most 16 neighbouring work-items (one half-warp: their loads fall in distinct banks). */
+    /* Column groups (threads_per_row): each work-item holds head_dim/tpr output columns of its rows,
+     * and each P value it loads from local memory feeds that many FMAs. Eight groups where the head
+     * dim allows at least 4 columns each (one float4), else fewer: a row group then spans 8
+     * neighbouring work-items, whose K and V loads fall in distinct banks. Eight beat sixteen on the
+     * H200 at d=64 and d=128 (docs/NOTES.md): with sixteen, the key tile that fits beside a resident
+     * Q gives each work-item a single key, and the Q*K^T loop does one FMA per local load. */
     int32_t tpr = 1;
-    for (int32_t want = 8; want >= 4 && tpr == 1; want /= 2)
-        for (int32_t g = 16; g >= 2; g /= 2)
-            if (d % g == 0 && d / g >= want) {
-                tpr = g;
-                break;
-            }
+    for (int32_t g = 8; g >= 2; g /= 2)
+        if (d % g == 0 && d / g >= 4) {
+            tpr = g;
+            break;
+        }
     const int32_t cols = d / tpr;
     /* Rows per work-item: 4 (each K value feeds 4 rows) while the output block stays in registers. */
     int32_t tm = 4;
@@ -92,9 +93,11 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
      * more rows than the problem has unless a smaller group would leave a warp/wavefront partly
      * empty (a decode step of 1 to 16 rows). Keys per tile: 4 per work-item (a 4x4 score block: half
      * a local load per FMA), fewer where local memory is short. Q and K go through local memory in
-     * chunks of the head dimension: all of it (Q loaded once) where it fits, else 32, 16 or 8 columns.
-     * Preference: work-group size first (reuse and latency hiding), then keys per tile, then the
-     * chunk. Whole warps/wavefronts before partial ones. */
+     * chunks of the head dimension: all of it (Q loaded once) where it fits, else the largest divisor
+     * that fits. Preference, from the H200's tuning runs (a resident Q was 1.1 to 1.3x faster than
+     * any chunked tile): first a resident Q with a work-group of at least 128 items (or the device's
+     * limit) and tiles of at least 16 keys; then the largest work-group, keys per tile, chunk. Whole
+     * warps/wavefronts before partial ones. */
     const uint32_t rows_cap = next_pow2((uint32_t)p->seq_q);
     const uint32_t keys_cap = next_pow2((uint32_t)p->seq_kv);
     /* Chunks of the head dimension to try, largest first: all of it, then its divisors that are
@@ -110,10 +113,12 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     while (tn_max * tpr < 16 && tm * tn_max * 2 <= FCL_MAX_SCORES)
         tn_max *= 2;
     int32_t best_rg = 0, best_tn = 0, best_dc = 0, best_vc = 0, tmu = tm;
-    for (int pass = 0; pass < 2 && !best_rg; ++pass) {
+    const size_t good_wg = max_wg < 128 ? max_wg : 128;
+    for (int pass = 0; pass < 3 && !best_rg; ++pass) {
+        const int resident_only = pass == 0;
         for (int32_t rg = 64; rg >= 1 && !best_rg; rg /= 2) {
             const size_t wg = (size_t)rg * tpr;
-            if (wg > max_wg || (pass == 0 && wg % multiple))
+            if (wg > max_wg || (pass < 2 && wg % multiple) || (resident_only && wg < good_wg))
                 continue;
             int32_t t = tm;
             while (t > 1 && (uint32_t)(rg * t) > rows_cap)
@@ -126,7 +131,9 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
                 const int32_t bn = tn * tpr;
                 if (bn % 4 || (tn > 1 && (uint32_t)bn > keys_cap && bn > 16))
                     continue;
-                for (int k = 0; k < n_chunks; ++k) {
+                if (resident_only && bn < 16 && (uint32_t)bn < keys_cap)
+                    continue;
+                for (int k = 0; k < (resident_only ? 1 : n_chunks); ++k) {
                     const int32_t dc = chunks[k];
                     const int32_t bm = rg * t;
                     const uint64_t ldc = (uint64_t)dc + 4;
