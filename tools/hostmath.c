@@ -126,6 +126,13 @@ void hm_fill_normal(void *buf, flashcl_dtype t, size_t count, hm_rng *r, double 
         hm_store(buf, t, i, (float)(sigma * hm_rng_normal(r)));
 }
 
+void hm_fill_unit_uniform(void *buf, flashcl_dtype t, size_t count, hm_rng *r)
+{
+    const double half_width = 1.7320508075688772; /* sqrt(3): variance 1 */
+    for (size_t i = 0; i < count; ++i)
+        hm_store(buf, t, i, (float)((2.0 * hm_rng_uniform(r) - 1.0) * half_width));
+}
+
 void hm_decode(const void *buf, flashcl_dtype t, size_t count, float *out)
 {
     for (size_t i = 0; i < count; ++i)

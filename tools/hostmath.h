@@ -28,6 +28,8 @@ double hm_rng_uniform(hm_rng *r); /* (0, 1) */
 double hm_rng_normal(hm_rng *r);
 
 /* Fills `count` elements of a dtype buffer with N(0, sigma) values (rounded to the dtype). */
+/* Uniform on [-sqrt(3), sqrt(3)] (mean 0, variance 1): no log or cos, for tensors of billions. */
+void hm_fill_unit_uniform(void *buf, flashcl_dtype t, size_t count, hm_rng *r);
 void hm_fill_normal(void *buf, flashcl_dtype t, size_t count, hm_rng *r, double sigma);
 
 /* Decodes `count` dtype elements to floats (exactly: every fp16 and bf16 value is a float). */
