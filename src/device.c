@@ -84,18 +84,27 @@ flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_
     cl_ulong lms, gms, mas;
     size_t wgs;
     cl_uint cu;
-    cl_int err = clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
-    err |= clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
-    err |= clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_TYPE, sizeof lmt, &lmt, NULL);
-    err |= clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lms, &lms, NULL);
-    err |= clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gms, &gms, NULL);
-    err |= clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof mas, &mas, NULL);
-    err |= clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wgs, &wgs, NULL);
-    err |= clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
-    err |= device_string(device, CL_DEVICE_NAME, pr->name, sizeof pr->name);
-    err |= device_string(device, CL_DEVICE_VENDOR, pr->vendor_name, sizeof pr->vendor_name);
-    err |= device_string(device, CL_DRIVER_VERSION, pr->driver_version, sizeof pr->driver_version);
-    err |= device_string(device, CL_DEVICE_VERSION, pr->device_version, sizeof pr->device_version);
+    /* The first failure is the one reported (OR-ing error codes would mix them). */
+    cl_int err = CL_SUCCESS;
+#define FIRST_ERR(call)                                                                                    \
+    do {                                                                                                   \
+        const cl_int e_ = (call);                                                                          \
+        if (e_ != CL_SUCCESS && err == CL_SUCCESS)                                                         \
+            err = e_;                                                                                      \
+    } while (0)
+    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL));
+    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL));
+    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_TYPE, sizeof lmt, &lmt, NULL));
+    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lms, &lms, NULL));
+    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gms, &gms, NULL));
+    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof mas, &mas, NULL));
+    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wgs, &wgs, NULL));
+    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL));
+    FIRST_ERR(device_string(device, CL_DEVICE_NAME, pr->name, sizeof pr->name));
+    FIRST_ERR(device_string(device, CL_DEVICE_VENDOR, pr->vendor_name, sizeof pr->vendor_name));
+    FIRST_ERR(device_string(device, CL_DRIVER_VERSION, pr->driver_version, sizeof pr->driver_version));
+    FIRST_ERR(device_string(device, CL_DEVICE_VERSION, pr->device_version, sizeof pr->device_version));
+#undef FIRST_ERR
     if (err == CL_SUCCESS) {
         char buf[1024];
         size_t len = 0;
@@ -104,7 +113,7 @@ flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_
         fcl_strlcpy(pr->platform_name, buf, sizeof pr->platform_name);
     }
     if (err != CL_SUCCESS)
-        return FLASHCL_OPENCL_ERROR;
+        return fcl_fail_cl(NULL, err, "clGetDeviceInfo/clGetPlatformInfo (the device's name and limits)");
 
     size_t ext_len = 0;
     char *ext = NULL;
@@ -278,7 +287,9 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
     flashcl_status st = flashcl_device_profile_query(device, settings->local_mem_limit, &ctx->profile);
     if (st != FLASHCL_SUCCESS) {
         free(ctx);
-        return fcl_fail(NULL, st, "flashcl_context_create: querying the device failed");
+        char cause[512];
+        fcl_strlcpy(cause, flashcl_context_last_error(NULL), sizeof cause);
+        return fcl_fail(NULL, st, "flashcl_context_create: querying the device failed: %s", cause);
     }
     char why[512];
     if ((st = flashcl_device_supported(&ctx->profile, why, sizeof why)) != FLASHCL_SUCCESS) {

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 static flashcl_problem small_problem(void)
@@ -250,6 +251,16 @@ START_TEST(test_config_fits)
     ck_assert_uint_le(c.local_mem_bytes, pr->local_mem_budget);
     ck_assert_uint_le((size_t)c.work_group_size, pr->max_work_group_size);
     ck_assert(strlen(c.reason) > 0);
+    /* The kernel's layout comment and flashcl_flash_local_mem_bytes agree with the compiler: it never
+     * reports less than the formula (an undercount could choose a tile that does not fit). */
+    ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(p.head_dim, &c));
+    flashcl_kernel_info ki;
+    ck_assert_int_eq(flashcl_plan_kernel_info(plan, &ki), FLASHCL_SUCCESS);
+    if (ki.local_mem_bytes)
+        ck_assert_msg(ki.local_mem_bytes >= c.local_mem_bytes, "d=%d: compiler reports %llu B, formula %llu B",
+                      p.head_dim, (unsigned long long)ki.local_mem_bytes, (unsigned long long)c.local_mem_bytes);
+    printf("  d=%-3d %s: formula %llu B, compiled kernel %llu B\n", p.head_dim, c.source,
+           (unsigned long long)c.local_mem_bytes, (unsigned long long)ki.local_mem_bytes);
     flashcl_problem r;
     flashcl_plan_problem(plan, &r);
     ck_assert(fabsf(r.scale - 1.0f / sqrtf((float)p.head_dim)) < 1e-7f);
@@ -303,13 +314,32 @@ START_TEST(test_override_and_kernel_info)
     flashcl_config c = {0};
     c.block_m = 16;
     c.block_n = 16;
+    c.rows_per_item = 2;
+    c.d_chunk = 32;
+    c.v_chunk = 16;
     c.threads_per_row = 3; /* does not divide 32 */
     ck_assert_int_eq(flashcl_context_override_config(ctx, &c), FLASHCL_SUCCESS);
     flashcl_plan *plan = NULL;
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "override"));
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "threads_per_row 3"));
     ck_assert_ptr_null(plan);
     c.threads_per_row = 2;
+    c.rows_per_item = 3; /* does not divide block_m 16 */
+    flashcl_context_override_config(ctx, &c);
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "rows_per_item 3"));
+    c.rows_per_item = 2;
+    c.d_chunk = 12; /* a multiple of 4 that does not divide 32 */
+    flashcl_context_override_config(ctx, &c);
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "d_chunk 12"));
+    c.d_chunk = 16;
+    c.v_chunk = 6; /* not a multiple of 4 */
+    flashcl_context_override_config(ctx, &c);
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "v_chunk 6"));
+    c.v_chunk = 16;
     c.block_m = 8;
     c.block_n = 1024; /* 300 KiB of local memory: more than any device's budget */
     flashcl_context_override_config(ctx, &c);

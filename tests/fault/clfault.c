@@ -1,0 +1,126 @@
+/*
+ * clfault.c: a fault-injecting OpenCL layer for the tests. Preloaded (LD_PRELOAD) in front of the ICD
+ * loader, it passes every call through except the one it was armed for, which returns the armed error
+ * instead of reaching the driver. Tests arm it through clfault_arm(), found with dlsym: a test that
+ * cannot find it (the layer is not preloaded, as under the sanitizer builds) skips.
+ *
+ * Faults: clEnqueueNDRangeKernel, clCreateBuffer, clWaitForEvents, clFinish, clCreateKernel,
+ * clEnqueueReadBuffer, clGetDeviceInfo.
+ */
+#define _GNU_SOURCE
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <string.h>
+
+static char armed_fn[64];
+static cl_int armed_err;
+static atomic_int skip_calls, fail_calls, fired;
+
+/* Makes the call named `fn` fail with `err` after `skip` successful calls, `count` times (0 disarms). */
+void clfault_arm(const char *fn, cl_int err, int skip, int count)
+{
+    atomic_store(&fail_calls, 0);
+    strncpy(armed_fn, fn ? fn : "", sizeof armed_fn - 1);
+    armed_err = err;
+    atomic_store(&skip_calls, skip);
+    atomic_store(&fired, 0);
+    atomic_store(&fail_calls, fn ? count : 0);
+}
+
+/* How many calls failed since the last clfault_arm. */
+int clfault_fired(void)
+{
+    return atomic_load(&fired);
+}
+
+static int should_fail(const char *fn, cl_int *err)
+{
+    if (atomic_load(&fail_calls) <= 0 || strcmp(fn, armed_fn) != 0)
+        return 0;
+    if (atomic_fetch_sub(&skip_calls, 1) > 0)
+        return 0;
+    if (atomic_fetch_sub(&fail_calls, 1) <= 0)
+        return 0;
+    atomic_fetch_add(&fired, 1);
+    *err = armed_err;
+    return 1;
+}
+
+#define REAL(fn) ((__typeof__(&fn))dlsym(RTLD_NEXT, #fn))
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim,
+                                                       const size_t *off, const size_t *global,
+                                                       const size_t *local, cl_uint nw, const cl_event *wl,
+                                                       cl_event *ev)
+{
+    cl_int err;
+    if (should_fail("clEnqueueNDRangeKernel", &err))
+        return err;
+    return REAL(clEnqueueNDRangeKernel)(q, k, dim, off, global, local, nw, wl, ev);
+}
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateBuffer(cl_context c, cl_mem_flags flags, size_t size, void *host,
+                                               cl_int *errcode)
+{
+    cl_int err;
+    if (should_fail("clCreateBuffer", &err)) {
+        if (errcode)
+            *errcode = err;
+        return NULL;
+    }
+    return REAL(clCreateBuffer)(c, flags, size, host, errcode);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *events)
+{
+    cl_int err;
+    if (should_fail("clWaitForEvents", &err)) {
+        REAL(clWaitForEvents)(n, events); /* the work still drains; only the report is lost */
+        return err;
+    }
+    return REAL(clWaitForEvents)(n, events);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue q)
+{
+    cl_int err;
+    if (should_fail("clFinish", &err)) {
+        REAL(clFinish)(q);
+        return err;
+    }
+    return REAL(clFinish)(q);
+}
+
+CL_API_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program p, const char *name, cl_int *errcode)
+{
+    cl_int err;
+    if (should_fail("clCreateKernel", &err)) {
+        if (errcode)
+            *errcode = err;
+        return NULL;
+    }
+    return REAL(clCreateKernel)(p, name, errcode);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off,
+                                                    size_t size, void *ptr, cl_uint nw, const cl_event *wl,
+                                                    cl_event *ev)
+{
+    cl_int err;
+    if (should_fail("clEnqueueReadBuffer", &err)) {
+        REAL(clFinish)(q);
+        return err;
+    }
+    return REAL(clEnqueueReadBuffer)(q, m, blocking, off, size, ptr, nw, wl, ev);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info what, size_t size, void *value,
+                                                size_t *size_ret)
+{
+    cl_int err;
+    if (should_fail("clGetDeviceInfo", &err))
+        return err;
+    return REAL(clGetDeviceInfo)(d, what, size, value, size_ret);
+}
