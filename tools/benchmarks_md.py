@@ -189,7 +189,7 @@ def before_after(runs, before):
             o = old.get((run['file'], r['dtype'], r['head_dim'], r['seq'], r['causal']))
             if r['algo'] == 'flash' and r['ran'] and o:
                 out.append(f"| {run['device']} | {r['dtype']} | {r['head_dim']} | {r['seq']} | "
-                           f"{'causal' if r['causal'] else 'full'} | {o['tflops']:.2f} | {r['tflops']:.2f} | "
+                           f"{'causal' if r['causal'] else 'full'} | {o['tflops']:.3g} | {r['tflops']:.3g} | "
                            f"{o['median_ms'] / r['median_ms']:.2f}× |")
     return '\n'.join(out)
 
