@@ -17,8 +17,12 @@
  * softmax keeps a running maximum and sum per row; the row maximum of a tile is reduced through local
  * memory (no subgroup functions: OpenCL 1.2). P goes to local memory and P*V runs over the keys V_CHUNK
  * at a time, V's chunk reusing the memory of the Q/K chunks. Scores are in base 2 (scale*log2(e) is
- * applied to S) so every exponential is one exp2. Tiles wholly above the causal diagonal are never
- * loaded.
+ * applied to S) so every exponential is one exp2. Tiles wholly outside the causal mask or the sliding
+ * window are never loaded.
+ *
+ * Biases and masks, each compiled in only when the problem has it (HAS_ALIBI, HAS_MASK, HAS_KPM):
+ * ALiBi's -slope*|i' - j|, an fp32 additive mask, a uint8 key-padding mask; a row left with no key
+ * writes zeros and LSE -inf, as under the causal mask.
  *
  * Specialised at build time by HEAD_DIM, BLOCK_M, BLOCK_N, TM, CG, D_CHUNK, V_CHUNK, FLASHCL_DTYPE_*.
  * Local memory, in floats (flashcl_flash_local_mem_bytes() must match this exactly), LDC = D_CHUNK+4:
@@ -36,6 +40,16 @@
 #endif
 #if (D_CHUNK % 4) != 0 || (HEAD_DIM % D_CHUNK) != 0 || (V_CHUNK % 4) != 0 || (BLOCK_N % V_CHUNK) != 0
 #error "D_CHUNK must be a multiple of 4 dividing HEAD_DIM; V_CHUNK a multiple of 4 dividing BLOCK_N"
+#endif
+
+#ifndef HAS_ALIBI
+#define HAS_ALIBI 0
+#endif
+#ifndef HAS_MASK
+#define HAS_MASK 0
+#endif
+#ifndef HAS_KPM
+#define HAS_KPM 0
 #endif
 
 #define RG (BLOCK_M / TM)
@@ -77,11 +91,14 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
 flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K,
           __global const STORE_T *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
           const int seq_q, const int seq_kv, const int heads_q, const int group, float scale_log2,
-          const int causal, const int write_lse,
+          const int win_left, const int win_right, const float softcap_log2, const int write_lse,
           const long q_sb, const long q_ss, const long q_sh,
           const long k_sb, const long k_ss, const long k_sh,
           const long v_sb, const long v_ss, const long v_sh,
-          const long o_sb, const long o_ss, const long o_sh)
+          const long o_sb, const long o_ss, const long o_sh,
+          __global const float *restrict ALIBI, const int alibi_per_batch,
+          __global const float *restrict MASK, const long m_sb, const long m_ss, const long m_sh,
+          __global const uchar *restrict KPM)
 {
     /* Declared as float4 so that every row start is 16-byte aligned; scalar stores go through casts. */
     __local float4 shared4[(SHARED_FLOATS + 3) / 4];
@@ -111,16 +128,22 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     const int h = bh - b * heads_q;
     const int hk = h / group;
 
+#if HAS_ALIBI
+    const float alibi_log2 = ALIBI[alibi_per_batch ? (long)b * heads_q + h : h] * LOG2E_F;
+#endif
     const long q_base = b * q_sb + h * q_sh;
     const long k_base = b * k_sb + hk * k_sh;
     const long v_base = b * v_sb + hk * v_sh;
 
-    /* Causal, bottom-right aligned: row i sees keys j <= i + seq_kv - seq_q. Tiles past the block's
-     * last visible key are never loaded. */
+    /* Row i sees keys i + shift - win_left ... i + shift + win_right (shift = seq_kv - seq_q: the
+     * causal mask's bottom-right alignment; -1: that side unbounded; causal is win_right = 0). Tiles
+     * before the block's first visible key or past its last are never loaded. */
     const int shift = seq_kv - seq_q;
-    int n_end = seq_kv;
-    if (causal)
-        n_end = clamp(m0 + BLOCK_M + shift, 0, seq_kv);
+    int n_begin = 0, n_end = seq_kv;
+    if (win_left >= 0)
+        n_begin = clamp(m0 + shift - win_left, 0, seq_kv) / BLOCK_N * BLOCK_N;
+    if (win_right >= 0)
+        n_end = clamp(m0 + BLOCK_M - 1 + shift + win_right + 1, 0, seq_kv);
 
     VEC acc[TM][NV];
     float m_run[TM], l_part[TM];
@@ -142,7 +165,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     }
 #endif
 
-    for (int n0 = 0; n0 < n_end; n0 += BLOCK_N) {
+    for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
         /* S = Q*K^T for this tile, D_CHUNK columns of the head dimension at a time. */
         float s[TM][TN];
         for (int i = 0; i < TM; ++i)
@@ -190,14 +213,32 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
             }
         }
 
-        /* Mask, scale, and this work-item's maximum of each of its rows. */
+        /* Scale (and softcap: cap*tanh(s/cap), in base 2 as c2*tanh(s2/c2) with c2 = cap*log2(e)),
+         * mask, and this work-item's maximum of each of its rows. */
         float mx[TM];
         for (int i = 0; i < TM; ++i) {
-            const int last_key = causal ? m0 + rg + i * RG + shift : seq_kv - 1;
+            const int pos = m0 + rg + i * RG + shift;
+            const int first_key = win_left >= 0 ? pos - win_left : 0;
+            const int last_key = win_right >= 0 ? min(pos + win_right, seq_kv - 1) : seq_kv - 1;
             mx[i] = -INFINITY;
             for (int j = 0; j < TN; ++j) {
                 const int key = n0 + cg + j * CG;
-                s[i][j] = (key < seq_kv && key <= last_key) ? s[i][j] * scale_log2 : -INFINITY;
+                float t = s[i][j] * scale_log2;
+                if (softcap_log2 > 0.0f)
+                    t = softcap_log2 * tanh(t / softcap_log2);
+                bool visible = key >= first_key && key <= last_key;
+#if HAS_ALIBI
+                t -= alibi_log2 * fabs((float)(pos - key));
+#endif
+#if HAS_MASK
+                if (visible && m0 + rg + i * RG < seq_q)
+                    t += MASK[b * m_sb + (long)(m0 + rg + i * RG) * m_ss + h * m_sh + key] * LOG2E_F;
+#endif
+#if HAS_KPM
+                if (visible && KPM[(long)b * seq_kv + key])
+                    visible = false;
+#endif
+                s[i][j] = visible ? t : -INFINITY;
                 mx[i] = max_nan(mx[i], s[i][j]);
             }
         }

@@ -11,12 +11,53 @@
 #error "naive.cl needs HEAD_DIM"
 #endif
 
+/* win_left/win_right: the keys row i sees, as offsets from i + seq_kv - seq_q (-1: unbounded; the
+ * causal mask is win_right = 0). softcap: > 0 caps each scaled score s to softcap*tanh(s/softcap). */
+#ifndef HAS_ALIBI
+#define HAS_ALIBI 0
+#endif
+#ifndef HAS_MASK
+#define HAS_MASK 0
+#endif
+#ifndef HAS_KPM
+#define HAS_KPM 0
+#endif
+
+/* alibi/mask/kpm: ALiBi slopes, the fp32 additive mask (strides m_sb, m_ss, m_sh; keys contiguous) and
+ * the uint8 key-padding mask, read only when compiled in (HAS_ALIBI, HAS_MASK, HAS_KPM). */
 #define ATTN_PARAMS                                                                                  \
     const int seq_q, const int seq_kv, const int heads_q, const int group, const float scale,        \
-        const int causal, const long q_sb, const long q_ss, const long q_sh, const long k_sb,        \
-        const long k_ss, const long k_sh, const long v_sb, const long v_ss, const long v_sh
+        const int win_left, const int win_right, const float softcap, const long q_sb, const long q_ss, \
+        const long q_sh, const long k_sb, const long k_ss, const long k_sh, const long v_sb,          \
+        const long v_ss, const long v_sh, __global const float *alibi, const int alibi_per_batch,     \
+        __global const float *mask, const long m_sb, const long m_ss, const long m_sh,                \
+        __global const uchar *kpm
 #define ATTN_ARGS                                                                                    \
-    seq_q, seq_kv, heads_q, group, scale, causal, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss, v_sh
+    seq_q, seq_kv, heads_q, group, scale, win_left, win_right, softcap, q_sb, q_ss, q_sh, k_sb, k_ss, \
+        k_sh, v_sb, v_ss, v_sh, alibi, alibi_per_batch, mask, m_sb, m_ss, m_sh, kpm
+
+/* The score of (row i of head h in batch b, key j): scaled, softcapped, biased, masked (-inf). */
+inline float naive_score(__global const STORE_T *Q, __global const STORE_T *K, long qb, long kb, long b, int h,
+                         int i, int j, ATTN_PARAMS)
+{
+    float dot = 0.0f;
+    for (int d = 0; d < HEAD_DIM; ++d)
+        dot += LOAD(Q, qb + d) * LOAD(K, kb + (long)j * k_ss + d);
+    float s = dot * scale;
+    if (softcap > 0.0f)
+        s = softcap * tanh(s / softcap);
+#if HAS_ALIBI
+    s -= alibi[alibi_per_batch ? b * heads_q + h : h] * fabs((float)(i + seq_kv - seq_q - j));
+#endif
+#if HAS_MASK
+    s += mask[b * m_sb + (long)i * m_ss + h * m_sh + j];
+#endif
+#if HAS_KPM
+    if (kpm[b * seq_kv + j])
+        s = -INFINITY;
+#endif
+    return s;
+}
 
 /* out[d] = softmax(scale * q.K^T) V for one row; returns the natural log-sum-exp (-inf: no key). */
 inline float naive_row(long flat, __global const STORE_T *Q, __global const STORE_T *K,
@@ -30,25 +71,21 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const STOR
     const long qb = b * q_sb + (long)i * q_ss + h * q_sh;
     const long kb = b * k_sb + hk * k_sh;
     const long vb = b * v_sb + hk * v_sh;
-    const int last = causal ? min(seq_kv - 1, i + seq_kv - seq_q) : seq_kv - 1;
+    const int pos = i + seq_kv - seq_q;
+    const int first = win_left >= 0 ? max(0, pos - win_left) : 0;
+    const int last = win_right >= 0 ? min(seq_kv - 1, pos + win_right) : seq_kv - 1;
 
     float m = -INFINITY;
-    for (int j = 0; j <= last; ++j) {
-        float dot = 0.0f;
-        for (int d = 0; d < HEAD_DIM; ++d)
-            dot += LOAD(Q, qb + d) * LOAD(K, kb + (long)j * k_ss + d);
-        m = fmax(m, dot * scale);
-    }
+    for (int j = first; j <= last; ++j)
+        m = fmax(m, naive_score(Q, K, qb, kb, b, h, i, j, ATTN_ARGS));
     for (int d = 0; d < HEAD_DIM; ++d)
         out[d] = 0.0f;
-    if (last < 0)
+    if (last < first || m == -INFINITY) /* no visible key (the window, or masks on every key) */
         return -INFINITY;
     float l = 0.0f;
-    for (int j = 0; j <= last; ++j) {
-        float dot = 0.0f;
-        for (int d = 0; d < HEAD_DIM; ++d)
-            dot += LOAD(Q, qb + d) * LOAD(K, kb + (long)j * k_ss + d);
-        const float p = exp(dot * scale - m);
+    for (int j = first; j <= last; ++j) {
+        const float s = naive_score(Q, K, qb, kb, b, h, i, j, ATTN_ARGS);
+        const float p = exp(s - m);
         l += p;
         for (int d = 0; d < HEAD_DIM; ++d)
             out[d] += p * LOAD(V, vb + (long)j * v_ss + d);

@@ -8,11 +8,12 @@
 #endif
 
 /* One work-group per row of a chunk of S holding rows [row0, row0 + rows) of heads head0... (heads
- * numbered batch * heads_q + head): P = softmax(S) in place with the causal mask (bottom-right
- * aligned), and the natural log-sum-exp. A row that sees no key becomes zeros with LSE -inf. */
+ * numbered batch * heads_q + head): P = softmax(S) in place over the keys the row sees (the causal
+ * mask and sliding window as offsets from the bottom-right aligned position, -1 unbounded), after
+ * the softcap, and the natural log-sum-exp. A row that sees no key becomes zeros with LSE -inf. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 softmax_rows(__global float *S, const int rows, const int row0, const int head0, const int seq_q, const int seq_kv,
-             const int causal, __global float *LSE, const int write_lse)
+             const int win_left, const int win_right, const float softcap, __global float *LSE, const int write_lse)
 {
     __local float red[WG];
     const long local_row = get_group_id(0);
@@ -20,10 +21,15 @@ softmax_rows(__global float *S, const int rows, const int row0, const int head0,
     const long head = head0 + local_row / rows;
     const int tid = get_local_id(0);
     __global float *s = S + local_row * (long)seq_kv;
-    const int n = causal ? clamp(i + 1 + seq_kv - seq_q, 0, seq_kv) : seq_kv;
+    const int pos = i + seq_kv - seq_q;
+    const int lo = win_left >= 0 ? clamp(pos - win_left, 0, seq_kv) : 0;
+    const int n = win_right >= 0 ? clamp(pos + win_right + 1, 0, seq_kv) : seq_kv; /* keys [lo, n) */
 
+    if (softcap > 0.0f)
+        for (int j = lo + tid; j < n; j += WG)
+            s[j] = softcap * tanh(s[j] / softcap);
     float m = -INFINITY;
-    for (int j = tid; j < n; j += WG)
+    for (int j = lo + tid; j < n; j += WG)
         m = fmax(m, s[j]);
     red[tid] = m;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -36,7 +42,7 @@ softmax_rows(__global float *S, const int rows, const int row0, const int head0,
     barrier(CLK_LOCAL_MEM_FENCE);
 
     float l = 0.0f;
-    for (int j = tid; j < n; j += WG)
+    for (int j = lo + tid; j < n; j += WG)
         l += exp(s[j] - m);
     red[tid] = l;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -46,11 +52,12 @@ softmax_rows(__global float *S, const int rows, const int row0, const int head0,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     l = red[0];
-    const float inv = n > 0 ? 1.0f / l : 0.0f;
+    const bool any = n > lo;
+    const float inv = any ? 1.0f / l : 0.0f;
     for (int j = tid; j < seq_kv; j += WG)
-        s[j] = j < n ? exp(s[j] - m) * inv : 0.0f;
+        s[j] = j >= lo && j < n ? exp(s[j] - m) * inv : 0.0f;
     if (write_lse && tid == 0)
-        LSE[head * seq_q + i] = n > 0 ? m + log(l) : -INFINITY;
+        LSE[head * seq_q + i] = any ? m + log(l) : -INFINITY;
 }
 
 /* Where element e of a contiguous (batch, seq, heads, head_dim) tensor sits in a strided one. */

@@ -117,6 +117,22 @@ typedef struct flashcl_problem {
     float scale;        /* 0 means 1/sqrt(head_dim) */
     int32_t causal;     /* nonzero: bottom-right aligned, query i sees key j iff j <= i + seq_kv - seq_q */
     int32_t return_lse; /* nonzero: write fp32 log-sum-exp, (batch, heads_q, seq_q) contiguous */
+    /* Sliding window (FlashAttention's (left, right), with the causal mask's alignment): when
+     * `window` is nonzero, query i sees key j iff i + seq_kv - seq_q - window_left <= j <=
+     * i + seq_kv - seq_q + window_right; -1 leaves that side unbounded. With causal, the right side is
+     * min(window_right, 0). Tiles wholly outside the window are skipped. */
+    int32_t window;
+    int32_t window_left, window_right;
+    float softcap;      /* > 0: each scaled score s becomes softcap * tanh(s / softcap); 0: none */
+    /* Biases and masks added to the (softcapped) scores, in this order; their buffers are passed to
+     * flashcl_plan_enqueue_tensors(). Flash and naive support them; standard attention does not. */
+    int32_t alibi;      /* 0: none; 1: ALiBi slopes per query head (heads_q fp32); 2: per batch and head
+                           (batch * heads_q fp32). The score of (i, j) gains -slope * |i + seq_kv - seq_q - j| */
+    int32_t attn_mask;  /* nonzero: an fp32 additive mask; -inf removes a pair */
+    flashcl_strides mask_strides; /* the mask's element strides (batch, seq = query row, head); keys are
+                                     contiguous; 0 broadcasts; all zero: (batch, heads_q, seq_q, seq_kv) */
+    int32_t key_padding; /* nonzero: a uint8 (batch, seq_kv) mask, contiguous; nonzero marks a padding
+                            key that no query sees (PyTorch's key_padding_mask) */
     flashcl_strides q_strides, k_strides, v_strides, o_strides;
 } flashcl_problem;
 
@@ -425,6 +441,24 @@ FLASHCL_API void flashcl_plan_buffer_sizes(const flashcl_plan *plan, size_t *q, 
 FLASHCL_API flashcl_status flashcl_plan_enqueue(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, cl_mem o,
                                                 cl_mem lse, cl_uint num_events_in_wait_list,
                                                 const cl_event *event_wait_list, cl_event *event);
+
+/** Every buffer an enqueue may read or write. Optional ones are NULL unless the problem asks for them. */
+typedef struct flashcl_tensors {
+    cl_mem q, k, v, o;
+    cl_mem lse;          /* iff problem.return_lse */
+    cl_mem alibi_slopes; /* iff problem.alibi: fp32, heads_q (alibi 1) or batch * heads_q (alibi 2) */
+    cl_mem mask;         /* iff problem.attn_mask: fp32, laid out by problem.mask_strides */
+    cl_mem key_padding;  /* iff problem.key_padding: uint8, (batch, seq_kv) */
+} flashcl_tensors;
+
+/**
+ * flashcl_plan_enqueue with every buffer in one struct: the call for problems with ALiBi, an additive
+ * mask or a key-padding mask (flashcl_plan_enqueue refuses those, naming the missing buffer). The same
+ * checks, events and validation as flashcl_plan_enqueue; the extra buffers are checked too.
+ */
+FLASHCL_API flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *plan, const flashcl_tensors *tensors,
+                                                        cl_uint num_events_in_wait_list,
+                                                        const cl_event *event_wait_list, cl_event *event);
 
 /*
  * Validation report. Tolerance for each element: |out - ref| <= rtol*|ref| + atol*row_scale, where

@@ -78,9 +78,14 @@ uint64_t fcl_hash64(const void *data, size_t len, uint64_t seed);
 typedef struct resolved_layout {
     flashcl_strides q, k, v, o;
     uint64_t q_bytes, k_bytes, v_bytes, o_bytes, lse_bytes; /* minimum buffer sizes */
+    flashcl_strides mask;                         /* resolved mask strides (when attn_mask) */
+    uint64_t alibi_bytes, mask_bytes, key_padding_bytes;
 } resolved_layout;
 flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout);
 float fcl_effective_scale(const flashcl_problem *p);
+/* The keys row i sees, as offsets from its aligned position i + seq_kv - seq_q: [-left, +right], -1 for
+ * an unbounded side; the causal mask folded in (right <= 0). */
+void fcl_visible_window(const flashcl_problem *p, int32_t *left, int32_t *right);
 
 /* plan.c */
 void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n);
@@ -107,7 +112,7 @@ uint64_t fcl_standard_extra_bytes(const standard_state *st);
 
 /* validate.c */
 typedef struct validation_state validation_state;
-flashcl_status fcl_validate_run(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
+flashcl_status fcl_validate_run(flashcl_plan *plan, const flashcl_tensors *t,
                                 cl_event flash_done);
 void fcl_validation_free(validation_state *vs);
 void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, double *atol, double *rtol);

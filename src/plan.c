@@ -10,11 +10,13 @@
 #include <string.h>
 
 /* Flash kernel argument order (cl/flash_fwd.cl). */
-enum { FA_Q, FA_K, FA_V, FA_O, FA_LSE, FA_SEQ_Q, FA_SEQ_KV, FA_HEADS_Q, FA_GROUP, FA_SCALE, FA_CAUSAL,
-       FA_WRITE_LSE, FA_STRIDES };
+enum { FA_Q, FA_K, FA_V, FA_O, FA_LSE, FA_SEQ_Q, FA_SEQ_KV, FA_HEADS_Q, FA_GROUP, FA_SCALE, FA_WIN_LEFT,
+       FA_WIN_RIGHT, FA_SOFTCAP, FA_WRITE_LSE, FA_STRIDES, FA_ALIBI = FA_STRIDES + 12, FA_ALIBI_PER_BATCH, FA_MASK,
+       FA_MASK_STRIDES, FA_KPM = FA_MASK_STRIDES + 3 };
 /* Naive kernel argument order (cl/naive.cl, naive_fwd). */
-enum { NA_Q, NA_K, NA_V, NA_SEQ_Q, NA_SEQ_KV, NA_HEADS_Q, NA_GROUP, NA_SCALE, NA_CAUSAL, NA_STRIDES,
-       NA_O = NA_STRIDES + 9, NA_LSE, NA_WRITE_LSE, NA_TOTAL_ROWS, NA_O_STRIDES };
+enum { NA_Q, NA_K, NA_V, NA_SEQ_Q, NA_SEQ_KV, NA_HEADS_Q, NA_GROUP, NA_SCALE, NA_WIN_LEFT, NA_WIN_RIGHT,
+       NA_SOFTCAP, NA_STRIDES, NA_ALIBI = NA_STRIDES + 9, NA_ALIBI_PER_BATCH, NA_MASK, NA_MASK_STRIDES,
+       NA_KPM = NA_MASK_STRIDES + 3, NA_O, NA_LSE, NA_WRITE_LSE, NA_TOTAL_ROWS, NA_O_STRIDES };
 
 static const char *dtype_define(flashcl_dtype t)
 {
@@ -23,13 +25,18 @@ static const char *dtype_define(flashcl_dtype t)
 
 void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
+    /* Biases and masks are compiled in only where the problem has them. */
+    char extras[64] = "";
+    if (p->alibi || p->attn_mask || p->key_padding)
+        snprintf(extras, sizeof extras, " -DHAS_ALIBI=%d -DHAS_MASK=%d -DHAS_KPM=%d", p->alibi != 0,
+                 p->attn_mask != 0, p->key_padding != 0);
     if (c->algorithm == FLASHCL_ALGO_FLASH)
         snprintf(buf, n,
-                 "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d",
+                 "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d%s",
                  dtype_define(p->dtype), p->head_dim, c->block_m, c->block_n, c->rows_per_item, c->threads_per_row,
-                 c->d_chunk, c->v_chunk);
+                 c->d_chunk, c->v_chunk, extras);
     else
-        snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d", dtype_define(p->dtype), p->head_dim);
+        snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s", dtype_define(p->dtype), p->head_dim, extras);
 }
 
 static cl_int set_arg(cl_kernel k, cl_uint i, size_t size, const void *v, cl_int err)
@@ -42,31 +49,47 @@ static cl_int set_constant_args(flashcl_plan *pl)
 {
     const flashcl_problem *p = &pl->problem;
     const resolved_layout *L = &pl->layout;
-    cl_int group = p->heads_q / p->heads_kv, causal = p->causal != 0, write_lse = p->return_lse != 0;
+    cl_int group = p->heads_q / p->heads_kv, write_lse = p->return_lse != 0;
+    cl_int win_left, win_right;
+    fcl_visible_window(p, &win_left, &win_right);
     cl_long strides[12] = {L->q.batch, L->q.seq, L->q.head, L->k.batch, L->k.seq, L->k.head,
                            L->v.batch, L->v.seq, L->v.head, L->o.batch, L->o.seq, L->o.head};
     cl_kernel k = pl->kernel;
     cl_int err = CL_SUCCESS;
+    cl_int alibi_per_batch = p->alibi == 2;
+    cl_long mstr[3] = {L->mask.batch, L->mask.seq, L->mask.head};
     if (pl->config.algorithm == FLASHCL_ALGO_FLASH) {
+        err = set_arg(k, FA_ALIBI_PER_BATCH, sizeof(cl_int), &alibi_per_batch, err);
+        for (int i = 0; i < 3; ++i)
+            err = set_arg(k, FA_MASK_STRIDES + i, sizeof(cl_long), &mstr[i], err);
         cl_float scale_log2 = fcl_effective_scale(p) * 1.4426950408889634f;
         err = set_arg(k, FA_SEQ_Q, sizeof(cl_int), &p->seq_q, err);
         err = set_arg(k, FA_SEQ_KV, sizeof(cl_int), &p->seq_kv, err);
         err = set_arg(k, FA_HEADS_Q, sizeof(cl_int), &p->heads_q, err);
         err = set_arg(k, FA_GROUP, sizeof(cl_int), &group, err);
         err = set_arg(k, FA_SCALE, sizeof(cl_float), &scale_log2, err);
-        err = set_arg(k, FA_CAUSAL, sizeof(cl_int), &causal, err);
+        cl_float softcap_log2 = p->softcap * 1.4426950408889634f;
+        err = set_arg(k, FA_WIN_LEFT, sizeof(cl_int), &win_left, err);
+        err = set_arg(k, FA_WIN_RIGHT, sizeof(cl_int), &win_right, err);
+        err = set_arg(k, FA_SOFTCAP, sizeof(cl_float), &softcap_log2, err);
         err = set_arg(k, FA_WRITE_LSE, sizeof(cl_int), &write_lse, err);
         for (int i = 0; i < 12; ++i)
             err = set_arg(k, FA_STRIDES + i, sizeof(cl_long), &strides[i], err);
     } else {
         cl_float scale = fcl_effective_scale(p);
         cl_long total = (cl_long)p->batch * p->heads_q * p->seq_q;
+        err = set_arg(k, NA_ALIBI_PER_BATCH, sizeof(cl_int), &alibi_per_batch, err);
+        for (int i = 0; i < 3; ++i)
+            err = set_arg(k, NA_MASK_STRIDES + i, sizeof(cl_long), &mstr[i], err);
         err = set_arg(k, NA_SEQ_Q, sizeof(cl_int), &p->seq_q, err);
         err = set_arg(k, NA_SEQ_KV, sizeof(cl_int), &p->seq_kv, err);
         err = set_arg(k, NA_HEADS_Q, sizeof(cl_int), &p->heads_q, err);
         err = set_arg(k, NA_GROUP, sizeof(cl_int), &group, err);
         err = set_arg(k, NA_SCALE, sizeof(cl_float), &scale, err);
-        err = set_arg(k, NA_CAUSAL, sizeof(cl_int), &causal, err);
+        cl_float softcap = p->softcap;
+        err = set_arg(k, NA_WIN_LEFT, sizeof(cl_int), &win_left, err);
+        err = set_arg(k, NA_WIN_RIGHT, sizeof(cl_int), &win_right, err);
+        err = set_arg(k, NA_SOFTCAP, sizeof(cl_float), &softcap, err);
         for (int i = 0; i < 9; ++i)
             err = set_arg(k, NA_STRIDES + i, sizeof(cl_long), &strides[i], err);
         err = set_arg(k, NA_WRITE_LSE, sizeof(cl_int), &write_lse, err);
@@ -204,6 +227,8 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
     pl->problem.k_strides = layout.k;
     pl->problem.v_strides = layout.v;
     pl->problem.o_strides = layout.o;
+    if (problem->attn_mask)
+        pl->problem.mask_strides = layout.mask;
     pl->layout = layout;
 
     st = flashcl_context_choose_config(ctx, &pl->problem, algorithm, &pl->config);
@@ -352,30 +377,56 @@ static flashcl_status check_buffer(flashcl_context *ctx, cl_mem m, const char *n
     return FLASHCL_SUCCESS;
 }
 
-static flashcl_status launch_kernel(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
-                                    cl_uint num_events, const cl_event *wait_list, cl_event *done);
+static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, cl_uint num_events,
+                                    const cl_event *wait_list, cl_event *done);
 
-flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
-                                    cl_uint num_events, const cl_event *wait_list, cl_event *event)
+/* An optional input: present iff the problem asks for it, then checked like the others. */
+static flashcl_status check_optional(flashcl_context *ctx, cl_mem m, int wanted, const char *name,
+                                     const char *field, uint64_t need)
+{
+    if (wanted) {
+        validate_or_return(ctx, m, FLASHCL_INVALID_ARGUMENT,
+                           "flashcl_plan_enqueue: problem.%s is set but %s is NULL (pass it with "
+                           "flashcl_plan_enqueue_tensors)",
+                           field, name);
+        return check_buffer(ctx, m, name, need);
+    }
+    validate_or_return(ctx, !m, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: %s given but problem.%s is 0",
+                       name, field);
+    return FLASHCL_SUCCESS;
+}
+
+flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *pl, const flashcl_tensors *t, cl_uint num_events,
+                                            const cl_event *wait_list, cl_event *event)
 {
     if (!pl)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: plan is NULL");
     flashcl_context *ctx = pl->ctx;
+    validate_or_return(ctx, t, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue_tensors: tensors is NULL");
+    const cl_mem q = t->q, k = t->k, v = t->v, o = t->o, lse = t->lse;
+    const flashcl_problem *p = &pl->problem;
     const resolved_layout *L = &pl->layout;
     flashcl_status st;
     if ((st = check_buffer(ctx, q, "q", L->q_bytes)) || (st = check_buffer(ctx, k, "k", L->k_bytes)) ||
         (st = check_buffer(ctx, v, "v", L->v_bytes)) || (st = check_buffer(ctx, o, "o", L->o_bytes)))
         return st;
-    if (pl->problem.return_lse) {
+    if (p->return_lse) {
         if ((st = check_buffer(ctx, lse, "lse", L->lse_bytes)))
             return st;
     } else {
         validate_or_return(ctx, !lse, FLASHCL_INVALID_ARGUMENT,
                            "flashcl_plan_enqueue: lse given but problem.return_lse is 0");
     }
-    validate_or_return(ctx, o != q && o != k && o != v && (!lse || (lse != q && lse != k && lse != v && lse != o)),
-                       FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: %s aliases an input buffer",
-                       (o == q || o == k || o == v) ? "o" : "lse");
+    if ((st = check_optional(ctx, t->alibi_slopes, p->alibi != 0, "alibi_slopes", "alibi", L->alibi_bytes)) ||
+        (st = check_optional(ctx, t->mask, p->attn_mask != 0, "mask", "attn_mask", L->mask_bytes)) ||
+        (st = check_optional(ctx, t->key_padding, p->key_padding != 0, "key_padding", "key_padding",
+                             L->key_padding_bytes)))
+        return st;
+    const cl_mem ins[6] = {q, k, v, t->alibi_slopes, t->mask, t->key_padding};
+    for (int i = 0; i < 6; ++i)
+        validate_or_return(ctx, !ins[i] || (ins[i] != o && ins[i] != lse), FLASHCL_INVALID_ARGUMENT,
+                           "flashcl_plan_enqueue: %s aliases an input buffer", ins[i] == o ? "o" : "lse");
+    validate_or_return(ctx, !lse || lse != o, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: lse aliases o");
     validate_or_return(ctx, (num_events == 0) == (wait_list == NULL), FLASHCL_INVALID_ARGUMENT,
                        "flashcl_plan_enqueue: num_events_in_wait_list = %u but event_wait_list is %s",
                        num_events, wait_list ? "not NULL" : "NULL");
@@ -398,12 +449,12 @@ flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
         if (st != FLASHCL_SUCCESS)
             return st;
     } else {
-        st = launch_kernel(pl, q, k, v, o, lse, num_events, wait_list, (event || validate) ? &done : NULL);
+        st = launch_kernel(pl, t, num_events, wait_list, (event || validate) ? &done : NULL);
         if (st != FLASHCL_SUCCESS)
             return st;
     }
     if (validate) {
-        st = fcl_validate_run(pl, q, k, v, o, lse, done);
+        st = fcl_validate_run(pl, t, done);
         if (event)
             *event = done;
         else
@@ -415,19 +466,32 @@ flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
     return FLASHCL_SUCCESS;
 }
 
-/* The flash or naive kernel: five buffer arguments, then the launch. */
-static flashcl_status launch_kernel(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
-                                    cl_uint num_events, const cl_event *wait_list, cl_event *done)
+flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
+                                    cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    const flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o, .lse = lse};
+    return flashcl_plan_enqueue_tensors(pl, &t, num_events, wait_list, event);
+}
+
+/* The flash or naive kernel: the buffer arguments, then the launch. */
+static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, cl_uint num_events,
+                                    const cl_event *wait_list, cl_event *done)
 {
     flashcl_context *ctx = pl->ctx;
     cl_kernel kern = pl->kernel;
     const int flash = pl->config.algorithm == FLASHCL_ALGO_FLASH;
+    /* Optional inputs are read only when compiled in; q stands in for absent ones. */
+    const cl_mem alibi = t->alibi_slopes ? t->alibi_slopes : t->q, mask = t->mask ? t->mask : t->q,
+                 kpm = t->key_padding ? t->key_padding : t->q;
     cl_int err = CL_SUCCESS;
-    err = set_arg(kern, flash ? FA_Q : NA_Q, sizeof(cl_mem), &q, err);
-    err = set_arg(kern, flash ? FA_K : NA_K, sizeof(cl_mem), &k, err);
-    err = set_arg(kern, flash ? FA_V : NA_V, sizeof(cl_mem), &v, err);
-    err = set_arg(kern, flash ? FA_O : NA_O, sizeof(cl_mem), &o, err);
-    err = set_arg(kern, flash ? FA_LSE : NA_LSE, sizeof(cl_mem), &lse, err);
+    err = set_arg(kern, flash ? FA_Q : NA_Q, sizeof(cl_mem), &t->q, err);
+    err = set_arg(kern, flash ? FA_K : NA_K, sizeof(cl_mem), &t->k, err);
+    err = set_arg(kern, flash ? FA_V : NA_V, sizeof(cl_mem), &t->v, err);
+    err = set_arg(kern, flash ? FA_O : NA_O, sizeof(cl_mem), &t->o, err);
+    err = set_arg(kern, flash ? FA_LSE : NA_LSE, sizeof(cl_mem), &t->lse, err);
+    err = set_arg(kern, flash ? FA_ALIBI : NA_ALIBI, sizeof(cl_mem), &alibi, err);
+    err = set_arg(kern, flash ? FA_MASK : NA_MASK, sizeof(cl_mem), &mask, err);
+    err = set_arg(kern, flash ? FA_KPM : NA_KPM, sizeof(cl_mem), &kpm, err);
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "clSetKernelArg");
 

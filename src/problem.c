@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 void flashcl_problem_default(flashcl_problem *p)
 {
@@ -15,6 +16,15 @@ void flashcl_problem_default(flashcl_problem *p)
     p->batch = p->heads_q = p->heads_kv = p->seq_q = p->seq_kv = 1;
     p->head_dim = 64;
     p->dtype = FLASHCL_DTYPE_F32;
+    p->window_left = p->window_right = -1;
+}
+
+void fcl_visible_window(const flashcl_problem *p, int32_t *left, int32_t *right)
+{
+    *left = p->window ? p->window_left : -1;
+    *right = p->window ? p->window_right : -1;
+    if (p->causal) /* min(window_right, 0), and 0 when unbounded */
+        *right = 0;
 }
 
 size_t flashcl_dtype_size(flashcl_dtype dtype)
@@ -151,6 +161,12 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                        "problem.dtype = %d: not a flashcl_dtype", (int)p->dtype);
     validate_or_return(ctx, isfinite(p->scale), FLASHCL_INVALID_ARGUMENT,
                        "problem.scale = %g: must be finite (0 means 1/sqrt(head_dim))", (double)p->scale);
+    validate_or_return(ctx, !p->window || (p->window_left >= -1 && p->window_right >= -1),
+                       FLASHCL_INVALID_ARGUMENT,
+                       "problem.window_left = %d, window_right = %d: each must be >= 0, or -1 for unbounded",
+                       (int)p->window_left, (int)p->window_right);
+    validate_or_return(ctx, isfinite(p->softcap) && p->softcap >= 0.0f, FLASHCL_INVALID_ARGUMENT,
+                       "problem.softcap = %g: must be finite and >= 0 (0: no softcap)", (double)p->softcap);
     /* Work-group indices along batch x heads are int in the kernels. */
     validate_or_return(ctx, (int64_t)p->batch * p->heads_q <= INT32_MAX, FLASHCL_INVALID_ARGUMENT,
                        "problem.batch * problem.heads_q = %lld: must fit in 31 bits",
@@ -169,5 +185,28 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                              &layout->o, &layout->o_bytes)))
         return st;
     layout->lse_bytes = p->return_lse ? (uint64_t)p->batch * p->heads_q * p->seq_q * sizeof(float) : 0;
+
+    validate_or_return(ctx, p->alibi >= 0 && p->alibi <= 2, FLASHCL_INVALID_ARGUMENT,
+                       "problem.alibi = %d: 0 (none), 1 (slopes per head) or 2 (per batch and head)", (int)p->alibi);
+    layout->alibi_bytes = p->alibi ? (uint64_t)(p->alibi == 2 ? p->batch : 1) * p->heads_q * sizeof(float) : 0;
+    layout->key_padding_bytes = p->key_padding ? (uint64_t)p->batch * p->seq_kv : 0;
+    layout->mask_bytes = 0;
+    memset(&layout->mask, 0, sizeof layout->mask);
+    if (p->attn_mask) {
+        /* The mask is a (batch, seq_q, heads_q, seq_kv) tensor to resolve_tensor, keys contiguous; its
+         * default layout is PyTorch's (batch, heads_q, seq_q, seq_kv). */
+        flashcl_strides m = p->mask_strides;
+        if (m.batch == 0 && m.seq == 0 && m.head == 0) {
+            m.seq = p->seq_kv;
+            validate_or_return(ctx,
+                               !__builtin_mul_overflow((int64_t)p->seq_q, (int64_t)p->seq_kv, &m.head) &&
+                                   !__builtin_mul_overflow((int64_t)p->heads_q, m.head, &m.batch),
+                               FLASHCL_INVALID_ARGUMENT,
+                               "problem.mask: heads_q x seq_q x seq_kv elements overflow 64 bits");
+        }
+        if ((st = resolve_tensor(ctx, "mask", &m, p->batch, p->seq_q, p->heads_q, p->seq_kv, sizeof(float), 0,
+                                 &layout->mask, &layout->mask_bytes)))
+            return st;
+    }
     return FLASHCL_SUCCESS;
 }

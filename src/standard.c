@@ -102,6 +102,11 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
 {
     flashcl_context *ctx = pl->ctx;
     const flashcl_problem *p = &pl->problem;
+    if (p->alibi || p->attn_mask || p->key_padding)
+        return fcl_fail(ctx, FLASHCL_UNSUPPORTED,
+                        "standard attention has no %s: use flash or naive",
+                        p->alibi ? "ALiBi (problem.alibi)" : p->attn_mask ? "additive mask (problem.attn_mask)"
+                                                                         : "key-padding mask (problem.key_padding)");
     standard_state *st = calloc(1, sizeof *st);
     if (!st)
         return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "standard attention: out of host memory");
@@ -306,7 +311,10 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
     }
     cl_command_queue queue = ctx->queue;
     cl_event done = NULL;
-    const cl_int sq = p->seq_q, sk = p->seq_kv, causal = p->causal != 0, write_lse = lse != NULL;
+    const cl_int sq = p->seq_q, sk = p->seq_kv, write_lse = lse != NULL;
+    cl_int win_left, win_right;
+    fcl_visible_window(p, &win_left, &win_right);
+    const cl_float softcap = p->softcap;
     cl_mem lse_arg = lse ? lse : st->chunks[0].sub;
     for (size_t c = 0; c < st->n_chunks; ++c) {
         const score_chunk *ch = &st->chunks[c];
@@ -325,9 +333,11 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
         err |= clSetKernelArg(st->softmax, 3, sizeof(cl_int), &head0);
         err |= clSetKernelArg(st->softmax, 4, sizeof(cl_int), &sq);
         err |= clSetKernelArg(st->softmax, 5, sizeof(cl_int), &sk);
-        err |= clSetKernelArg(st->softmax, 6, sizeof(cl_int), &causal);
-        err |= clSetKernelArg(st->softmax, 7, sizeof(cl_mem), &lse_arg);
-        err |= clSetKernelArg(st->softmax, 8, sizeof(cl_int), &write_lse);
+        err |= clSetKernelArg(st->softmax, 6, sizeof(cl_int), &win_left);
+        err |= clSetKernelArg(st->softmax, 7, sizeof(cl_int), &win_right);
+        err |= clSetKernelArg(st->softmax, 8, sizeof(cl_float), &softcap);
+        err |= clSetKernelArg(st->softmax, 9, sizeof(cl_mem), &lse_arg);
+        err |= clSetKernelArg(st->softmax, 10, sizeof(cl_int), &write_lse);
         const size_t local = st->softmax_wg, global = n * (size_t)ch->nrows * local;
         if (err == CL_SUCCESS)
             err = clEnqueueNDRangeKernel(queue, st->softmax, 1, NULL, &global, &local, 0, NULL, NULL);

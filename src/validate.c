@@ -128,10 +128,13 @@ static flashcl_status setup(flashcl_plan *pl)
     if (!vs->info)
         return fcl_fail_cl(ctx, err, "validation: clCreateBuffer");
 
-    /* Constant arguments. naive_ref_rows: Q K V, 15 problem args, rows, n_rows, ref, ref_lse. */
+    /* Constant arguments. naive_ref_rows: Q K V, 24 problem args (17 scalars and strides, then the
+     * optional ALiBi slopes, mask and key padding with their scalars), rows, n_rows, ref, ref_lse. */
     const resolved_layout *L = &pl->layout;
-    cl_int group = p->heads_q / p->heads_kv, causal = p->causal != 0, has_lse = p->return_lse != 0;
-    cl_float scale = p->scale;
+    cl_int group = p->heads_q / p->heads_kv, has_lse = p->return_lse != 0;
+    cl_int win_left, win_right;
+    fcl_visible_window(p, &win_left, &win_right);
+    cl_float scale = p->scale, softcap = p->softcap;
     cl_long strides[9] = {L->q.batch, L->q.seq, L->q.head, L->k.batch, L->k.seq, L->k.head,
                           L->v.batch, L->v.seq, L->v.head};
     cl_kernel r = vs->ref_kernel;
@@ -140,13 +143,20 @@ static flashcl_status setup(flashcl_plan *pl)
     err |= clSetKernelArg(r, 5, sizeof(cl_int), &p->heads_q);
     err |= clSetKernelArg(r, 6, sizeof(cl_int), &group);
     err |= clSetKernelArg(r, 7, sizeof(cl_float), &scale);
-    err |= clSetKernelArg(r, 8, sizeof(cl_int), &causal);
+    err |= clSetKernelArg(r, 8, sizeof(cl_int), &win_left);
+    err |= clSetKernelArg(r, 9, sizeof(cl_int), &win_right);
+    err |= clSetKernelArg(r, 10, sizeof(cl_float), &softcap);
     for (int i = 0; i < 9; ++i)
-        err |= clSetKernelArg(r, 9 + i, sizeof(cl_long), &strides[i]);
-    err |= clSetKernelArg(r, 18, sizeof(cl_mem), &vs->rows);
-    err |= clSetKernelArg(r, 19, sizeof(cl_long), &vs->n_rows);
-    err |= clSetKernelArg(r, 20, sizeof(cl_mem), &vs->ref);
-    err |= clSetKernelArg(r, 21, sizeof(cl_mem), &vs->ref_lse);
+        err |= clSetKernelArg(r, 11 + i, sizeof(cl_long), &strides[i]);
+    cl_int alibi_per_batch = p->alibi == 2;
+    cl_long mstr[3] = {L->mask.batch, L->mask.seq, L->mask.head};
+    err |= clSetKernelArg(r, 21, sizeof(cl_int), &alibi_per_batch);
+    for (int i = 0; i < 3; ++i)
+        err |= clSetKernelArg(r, 23 + i, sizeof(cl_long), &mstr[i]);
+    err |= clSetKernelArg(r, 27, sizeof(cl_mem), &vs->rows);
+    err |= clSetKernelArg(r, 28, sizeof(cl_long), &vs->n_rows);
+    err |= clSetKernelArg(r, 29, sizeof(cl_mem), &vs->ref);
+    err |= clSetKernelArg(r, 30, sizeof(cl_mem), &vs->ref_lse);
 
     /* compare_rows: O, LSE, has_lse, seq_q, heads_q, o strides (3), rows, n_rows, ref, ref_lse, atol,
      * rtol, stats, info. */
@@ -173,9 +183,9 @@ static flashcl_status setup(flashcl_plan *pl)
     return FLASHCL_SUCCESS;
 }
 
-flashcl_status fcl_validate_run(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
-                                cl_event flash_done)
+flashcl_status fcl_validate_run(flashcl_plan *pl, const flashcl_tensors *t, cl_event flash_done)
 {
+    const cl_mem q = t->q, k = t->k, v = t->v, o = t->o, lse = t->lse;
     flashcl_context *ctx = pl->ctx;
     const flashcl_problem *p = &pl->problem;
     flashcl_status st;
@@ -189,6 +199,12 @@ flashcl_status fcl_validate_run(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, 
     cl_int err = clSetKernelArg(vs->ref_kernel, 0, sizeof(cl_mem), &q);
     err |= clSetKernelArg(vs->ref_kernel, 1, sizeof(cl_mem), &k);
     err |= clSetKernelArg(vs->ref_kernel, 2, sizeof(cl_mem), &v);
+    /* The optional inputs (the kernel reads them only when compiled in); q stands in for absent ones. */
+    const cl_mem alibi = t->alibi_slopes ? t->alibi_slopes : q, mask = t->mask ? t->mask : q,
+                 kpm = t->key_padding ? t->key_padding : q;
+    err |= clSetKernelArg(vs->ref_kernel, 20, sizeof(cl_mem), &alibi);
+    err |= clSetKernelArg(vs->ref_kernel, 22, sizeof(cl_mem), &mask);
+    err |= clSetKernelArg(vs->ref_kernel, 26, sizeof(cl_mem), &kpm);
     err |= clSetKernelArg(vs->compare_kernel, 0, sizeof(cl_mem), &o);
     cl_mem lse_arg = lse ? lse : o; /* never read when has_lse is 0 */
     err |= clSetKernelArg(vs->compare_kernel, 1, sizeof(cl_mem), &lse_arg);

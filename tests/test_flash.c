@@ -20,6 +20,11 @@ typedef struct case_params {
     int head_dim, causal, gqa, seq_q, seq_kv, batch, heads_kv;
     int custom_layout; /* Q and O as (batch, heads, seq, dim), K and V with padded rows */
     float scale;
+    int window, window_left, window_right; /* a sliding window when window is nonzero */
+    float softcap;
+    int alibi;       /* 0, 1 (slopes per head), 2 (per batch and head) */
+    int attn_mask;   /* 0; 1: a full (B, H, Sq, Sk) mask; 2: one (Sq, Sk) mask broadcast over batch and heads */
+    int key_padding; /* nonzero: a key-padding mask with the last keys of each batch padded */
 } case_params;
 
 typedef struct errors {
@@ -57,6 +62,15 @@ static void run_case(const case_params *c)
     p.dtype = c->dtype;
     p.causal = c->causal;
     p.scale = c->scale;
+    p.window = c->window;
+    p.window_left = c->window ? c->window_left : -1;
+    p.window_right = c->window ? c->window_right : -1;
+    p.softcap = c->softcap;
+    p.alibi = c->alibi;
+    p.attn_mask = c->attn_mask != 0;
+    if (c->attn_mask == 2) /* broadcast over batch and heads */
+        p.mask_strides = (flashcl_strides){0, c->seq_kv, 0};
+    p.key_padding = c->key_padding;
     p.return_lse = 1;
     if (c->custom_layout)
         set_layout(&p);
@@ -68,10 +82,17 @@ static void run_case(const case_params *c)
     st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_NAIVE, &naive);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive plan: %s: %s", flashcl_status_string(st),
                   flashcl_context_last_error(ctx));
+    const int extras = c->alibi || c->attn_mask || c->key_padding;
     if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD)) {
         st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &standard);
-        ck_assert_msg(st == FLASHCL_SUCCESS, "standard plan: %s: %s", flashcl_status_string(st),
-                      flashcl_context_last_error(ctx));
+        if (extras) { /* standard attention has no biases or masks: refused by name */
+            ck_assert_int_eq(st, FLASHCL_UNSUPPORTED);
+            ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "standard attention has no"));
+            ck_assert_ptr_null(standard);
+        } else {
+            ck_assert_msg(st == FLASHCL_SUCCESS, "standard plan: %s: %s", flashcl_status_string(st),
+                          flashcl_context_last_error(ctx));
+        }
     }
     flashcl_plan_problem(flash, &p); /* resolved strides and scale */
     flashcl_config cfg;
@@ -96,9 +117,49 @@ static void run_case(const case_params *c)
     cl_mem o_n = tu_buffer(sz[3], NULL), l_n = tu_buffer(sz[4], NULL);
     cl_mem o_s = tu_buffer(sz[3], NULL), l_s = tu_buffer(sz[4], NULL);
 
-    st = flashcl_plan_enqueue(flash, q, k, v, o_f, l_f, 0, NULL, NULL);
+    /* Biases and masks: random slopes in (0, 1); mask values N(0, 1) with about one pair in eight at
+     * -inf; the last seq_kv/5 keys of every other batch padded (and, with a mask, some rows masked
+     * whole, to check that they come out as zeros). */
+    hm_extras x = {0};
+    cl_mem alibi_m = NULL, mask_m = NULL, kpm_m = NULL;
+    float *slopes = NULL, *mask = NULL;
+    unsigned char *kpm = NULL;
+    if (c->alibi) {
+        const size_t n = (size_t)(c->alibi == 2 ? p.batch : 1) * p.heads_q;
+        slopes = malloc(n * sizeof(float));
+        for (size_t i = 0; i < n; ++i)
+            slopes[i] = (float)hm_rng_uniform(&rng);
+        alibi_m = tu_buffer(n * sizeof(float), slopes);
+        x.alibi_slopes = slopes;
+    }
+    if (c->attn_mask) {
+        const size_t n = c->attn_mask == 2 ? (size_t)p.seq_q * p.seq_kv
+                                           : (size_t)p.batch * p.heads_q * p.seq_q * p.seq_kv;
+        mask = malloc(n * sizeof(float));
+        for (size_t i = 0; i < n; ++i)
+            mask[i] = hm_rng_uniform(&rng) < 0.125 ? -INFINITY : (float)hm_rng_normal(&rng);
+        for (size_t i = 0; i < (size_t)p.seq_kv; ++i) /* the third query row of the first head sees nothing */
+            mask[2 * (size_t)p.seq_kv + i] = -INFINITY;
+        mask_m = tu_buffer(n * sizeof(float), mask);
+        x.mask = mask;
+    }
+    if (c->key_padding) {
+        kpm = calloc((size_t)p.batch * p.seq_kv, 1);
+        for (int b = 0; b < p.batch; b += 2)
+            for (int j = p.seq_kv - p.seq_kv / 5; j < p.seq_kv; ++j)
+                kpm[(size_t)b * p.seq_kv + j] = 1;
+        kpm_m = tu_buffer((size_t)p.batch * p.seq_kv, kpm);
+        x.key_padding = kpm;
+    }
+
+    flashcl_tensors tf = {q, k, v, o_f, l_f, alibi_m, mask_m, kpm_m}, tn = tf;
+    tn.o = o_n;
+    tn.lse = l_n;
+    if (extras) /* the plain enqueue refuses a problem that needs more buffers, naming the missing one */
+        ck_assert_int_eq(flashcl_plan_enqueue(flash, q, k, v, o_f, l_f, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+    st = flashcl_plan_enqueue_tensors(flash, &tf, 0, NULL, NULL);
     ck_assert_msg(st == FLASHCL_SUCCESS, "flash enqueue: %s", flashcl_context_last_error(ctx));
-    st = flashcl_plan_enqueue(naive, q, k, v, o_n, l_n, 0, NULL, NULL);
+    st = flashcl_plan_enqueue_tensors(naive, &tn, 0, NULL, NULL);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive enqueue: %s", flashcl_context_last_error(ctx));
     if (standard) {
         st = flashcl_plan_enqueue(standard, q, k, v, o_s, l_s, 0, NULL, NULL);
@@ -114,7 +175,7 @@ static void run_case(const case_params *c)
     double *scores = malloc((size_t)p.seq_kv * sizeof(double));
     ck_assert(ref && ref_lse && scores);
     for (int64_t r = 0; r < rows; ++r)
-        ref_lse[r] = hm_reference_row(&p, dec[0], dec[1], dec[2], r, ref + r * p.head_dim, scores);
+        ref_lse[r] = hm_reference_row_ex(&p, dec[0], dec[1], dec[2], &x, r, ref + r * p.head_dim, scores);
 
     /* Pass 0: the naive kernel's error, the yardstick. Then the flash kernel and standard attention
      * against it. */
@@ -169,9 +230,13 @@ static void run_case(const case_params *c)
             }
         }
     }
-    printf("  %-4s d=%-3d %s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s tile %dx%d/%d: max err flash %.2e naive %.2e "
+    char extra[128] = "";
+    if (p.window || p.softcap > 0.0f || extras)
+        snprintf(extra, sizeof extra, " window %d (%d,%d) softcap %g alibi %d mask %d kpm %d", p.window,
+                 p.window_left, p.window_right, (double)p.softcap, c->alibi, c->attn_mask, c->key_padding);
+    printf("  %-4s d=%-3d %s%s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s tile %dx%d/%d: max err flash %.2e naive %.2e "
            "standard %.2e (eps %.1e), lse %.2e/%.2e\n",
-           flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full  ", c->gqa, p.batch, p.heads_q,
+           flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full  ", extra, c->gqa, p.batch, p.heads_q,
            p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg.block_m, cfg.block_n, cfg.threads_per_row,
            ef.max_err, en.max_err, es_.max_err, eps_of(p.dtype), ef.max_lse_err, en.max_lse_err);
     fflush(stdout);
@@ -189,9 +254,13 @@ static void run_case(const case_params *c)
         free(host[i]);
         free(dec[i]);
     }
-    cl_mem all[9] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s};
-    for (int i = 0; i < 9; ++i)
-        clReleaseMemObject(all[i]);
+    cl_mem all[12] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m};
+    for (int i = 0; i < 12; ++i)
+        if (all[i])
+            clReleaseMemObject(all[i]);
+    free(slopes);
+    free(mask);
+    free(kpm);
     flashcl_plan_destroy(&standard);
     flashcl_plan_destroy(&flash);
     flashcl_plan_destroy(&naive);
@@ -230,7 +299,7 @@ END_TEST
 /* Strided layouts (Q and O head-major, K and V with padded rows), an explicit scale, every dtype. */
 START_TEST(test_strided)
 {
-    case_params c = {(flashcl_dtype)(_i % 3), _i < 3 ? 64 : 128, _i % 2, 2, 77, 150, 2, 2, 1, 0.3f};
+    case_params c = {(flashcl_dtype)(_i % 3), _i < 3 ? 64 : 128, _i % 2, 2, 77, 150, 2, 2, 1, 0.3f, 0, 0, 0, 0.0f, 0, 0, 0};
     run_case(&c);
 }
 END_TEST
@@ -238,8 +307,48 @@ END_TEST
 /* More queries than keys under the causal mask: the first rows see no key and must be exactly 0. */
 START_TEST(test_empty_rows)
 {
-    case_params c = {(flashcl_dtype)_i, 32, 1, 1, 200, 50, 1, 1, 0, 0.0f};
+    case_params c = {(flashcl_dtype)_i, 32, 1, 1, 200, 50, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0};
     run_case(&c);
+}
+END_TEST
+
+/* Sliding windows (one-sided, two-sided, the diagonal alone, with causal, windows that leave rows
+ * without a key) and the softcap, alone and with a window; every dtype. */
+static const case_params window_cases[] = {
+    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm */
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 300, 300, 1, 2, 0, 0.0f, 1, 32, 0, 0.0f, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 40, 0, 1, 200, 260, 2, 1, 0, 0.0f, 1, 16, 16, 0.0f, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 128, 1, 4, 160, 160, 1, 1, 0, 0.0f, 1, 50, -1, 0.0f, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 32, 0, 1, 100, 100, 2, 2, 0, 0.0f, 1, 0, 0, 0.0f, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 48, 0, 1, 200, 50, 1, 2, 0, 0.0f, 1, 3, 3, 0.0f, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 1, 150, 170, 1, 2, 0, 1.0f, 0, 0, 0, 5.0f, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 96, 1, 2, 129, 200, 1, 1, 1, 0.0f, 1, 40, 7, 2.0f, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 80, 0, 1, 70, 90, 2, 1, 0, 0.0f, 1, -1, 5, 30.0f, 0, 0, 0},
+};
+#define N_WINDOW_CASES ((int)(sizeof window_cases / sizeof *window_cases))
+
+/* ALiBi (per head, per batch and head), additive masks (full, broadcast), key padding, alone and
+ * together with GQA, causal, a window and a softcap; every dtype. */
+static const case_params bias_cases[] = {
+    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm */
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 120, 150, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0},
+    {FLASHCL_DTYPE_F16, 32, 1, 1, 100, 100, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 2, 0, 0},
+    {FLASHCL_DTYPE_F32, 48, 0, 1, 90, 130, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 1, 0},
+    {FLASHCL_DTYPE_BF16, 64, 1, 4, 64, 200, 1, 1, 1, 0.0f, 0, 0, 0, 0.0f, 0, 2, 0},
+    {FLASHCL_DTYPE_F32, 40, 0, 1, 77, 140, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 1},
+    {FLASHCL_DTYPE_F16, 80, 1, 2, 70, 160, 2, 1, 0, 0.0f, 1, 64, -1, 20.0f, 2, 1, 1},
+};
+#define N_BIAS_CASES ((int)(sizeof bias_cases / sizeof *bias_cases))
+
+START_TEST(test_biases_masks)
+{
+    run_case(&bias_cases[_i]);
+}
+END_TEST
+
+START_TEST(test_window_softcap)
+{
+    run_case(&window_cases[_i]);
 }
 END_TEST
 
@@ -275,6 +384,18 @@ static Suite *make_suite(void)
         else
             left_out += 3;
         tcase_add_loop_test(tc, test_empty_rows, 0, 3);
+        for (int i = 0; i < N_WINDOW_CASES; ++i) {
+            if (loop_limited(&window_cases[i]))
+                ++left_out;
+            else
+                tcase_add_loop_test(tc, test_window_softcap, i, i + 1);
+        }
+        for (int i = 0; i < N_BIAS_CASES; ++i) {
+            if (loop_limited(&bias_cases[i]))
+                ++left_out;
+            else
+                tcase_add_loop_test(tc, test_biases_masks, i, i + 1);
+        }
     }
     if (left_out)
         printf("left out on this device: %d cases, driver bug llvmpipe-loop-limit (tests/rusticl/README.md)\n",

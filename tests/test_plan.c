@@ -446,6 +446,70 @@ START_TEST(test_standard_unavailable)
 }
 END_TEST
 
+/* flashcl_plan_enqueue_tensors: a problem with ALiBi, a mask and key padding; each optional buffer
+ * missing, unasked for, too small or aliasing the output is refused by name, nothing launched. */
+START_TEST(test_enqueue_tensors_bad_input)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    p.alibi = 2;
+    p.attn_mask = 1;
+    p.key_padding = 1;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    cl_mem q, k, v;
+    upload_inputs(sz, 5, &q, &k, &v);
+    const size_t n_slopes = (size_t)p.batch * p.heads_q, n_mask = (size_t)p.batch * p.heads_q * p.seq_q * p.seq_kv;
+    float *host = calloc(n_mask, sizeof(float)); /* zero mask, zero slopes: plain attention */
+    unsigned char *pad = calloc((size_t)p.batch * p.seq_kv, 1);
+    cl_mem o = tu_buffer(sz[3], NULL), slopes = tu_buffer(n_slopes * 4, host), mask = tu_buffer(n_mask * 4, host);
+    cl_mem kpm = tu_buffer((size_t)p.batch * p.seq_kv, pad), short_mask = tu_buffer(n_mask * 4 - 4, host);
+    flashcl_tensors t = {q, k, v, o, NULL, slopes, mask, kpm};
+    flashcl_status st = FLASHCL_SUCCESS, expect = FLASHCL_INVALID_ARGUMENT;
+    const char *word = NULL;
+    switch (_i) {
+    case 0: t.alibi_slopes = NULL; word = "problem.alibi is set but alibi_slopes is NULL"; break;
+    case 1: t.mask = short_mask; expect = FLASHCL_BUFFER_TOO_SMALL; word = "mask holds"; break;
+    case 2: t.key_padding = o; word = "aliases"; break;
+    case 3: t.lse = slopes; word = "return_lse is 0"; break;
+    case 4: st = flashcl_plan_enqueue_tensors(plan, NULL, 0, NULL, NULL); word = "tensors is NULL"; break;
+    case 5: st = flashcl_plan_enqueue(plan, q, k, v, o, NULL, 0, NULL, NULL); word = "flashcl_plan_enqueue_tensors"; break;
+    }
+    if (_i < 4)
+        st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
+    ck_assert_msg(st == expect, "case %d: %s (%s)", _i, flashcl_status_name(st), flashcl_context_last_error(ctx));
+    ck_assert_msg(strstr(flashcl_context_last_error(ctx), word) != NULL, "case %d: '%s' lacks '%s'", _i,
+                  flashcl_context_last_error(ctx), word);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert_msg(still_poisoned(o, sz[3]), "case %d: something was launched", _i);
+
+    /* A problem without them refuses them. */
+    flashcl_problem plain = small_problem();
+    flashcl_plan *plain_plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &plain, &plain_plan), FLASHCL_SUCCESS);
+    flashcl_tensors extra = {q, k, v, o, NULL, slopes, NULL, NULL};
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plain_plan, &extra, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "alibi_slopes given but problem.alibi is 0"));
+
+    /* The good call runs. */
+    t = (flashcl_tensors){q, k, v, o, NULL, slopes, mask, kpm};
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert(!still_poisoned(o, sz[3]));
+
+    cl_mem all[9] = {q, k, v, o, slopes, mask, kpm, short_mask, NULL};
+    for (int i = 0; all[i]; ++i)
+        clReleaseMemObject(all[i]);
+    free(host);
+    free(pad);
+    flashcl_plan_destroy(&plain_plan);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("plan");
@@ -457,6 +521,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_plan_bad_input);
     tcase_add_loop_test(tc, test_enqueue_bad_input, 0, 8);
     tcase_add_test(tc, test_wait_list);
+    tcase_add_loop_test(tc, test_enqueue_tensors_bad_input, 0, 6);
     tcase_add_loop_test(tc, test_config_fits, 0, 7);
     tcase_add_test(tc, test_override_and_kernel_info);
     /* the flash plan, and the standard one where this build has it */

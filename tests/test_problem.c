@@ -78,6 +78,8 @@ static const bad_case bad_cases[] = {
     {"problem.q_strides", FLASHCL_INVALID_ARGUMENT}, {"problem.k_strides", FLASHCL_INVALID_ARGUMENT},
     {"problem.batch * problem.heads_q", FLASHCL_INVALID_ARGUMENT},
     {"overflows 64 bits", FLASHCL_INVALID_ARGUMENT},
+    {"problem.window_left", FLASHCL_INVALID_ARGUMENT},  {"window_right = -2", FLASHCL_INVALID_ARGUMENT},
+    {"problem.softcap", FLASHCL_INVALID_ARGUMENT},      {"problem.softcap", FLASHCL_INVALID_ARGUMENT},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -102,6 +104,10 @@ static void break_field(flashcl_problem *p, int i)
     case 16: p->batch = INT_MAX; p->heads_q = 4; p->heads_kv = 4; break;
     /* Found by fuzz_problem: default strides of seq x heads x head_dim past 2^63 (signed overflow). */
     case 17: p->seq_q = INT_MAX; p->heads_q = INT_MAX; p->heads_kv = 1; p->batch = 1; p->head_dim = 256; break;
+    case 18: p->window = 1; p->window_left = INT_MIN; break;
+    case 19: p->window = 1; p->window_left = 4; p->window_right = -2; break;
+    case 20: p->softcap = -1.0f; break;
+    case 21: p->softcap = 0.0f / 0.0f; break;
     }
 }
 

@@ -42,10 +42,22 @@ void cli_stats(double *v, int n, double *median, double *min, double *max);
 
 /* Times `iters` enqueues after `warmup` ones, in milliseconds, from profiling events (the host clock
  * around each run when the driver's events give no duration, *host_clock then set). */
-flashcl_status cli_time_plan(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse, long warmup,
-                             long iters, double *median, double *min, double *max, int *host_clock);
+flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *t, long warmup, long iters,
+                             double *median, double *min, double *max, int *host_clock);
 /* FLOPs as FlashAttention counts them: 4*B*H*Sq*Sk*d, only computed pairs under a causal mask. */
 double cli_flops(const flashcl_problem *p);
+/*
+ * The mask and bias options every command shares: --window L,R (a sliding window; -1 unbounded) and
+ * --softcap C, and --alibi (ALiBi slopes 2^(-8(h+1)/H), no value). Returns 1 when `a` was one with a
+ * value (consumed, stored in *p), 3 for --alibi, 0 when it was none of them, 2 on a bad value (a
+ * message on stderr naming `cmd`).
+ */
+int cli_mask_option(const char *cmd, const char *a, const char *val, flashcl_problem *p);
+/* ALiBi's slopes for problem.alibi == 1: 2^(-8(h+1)/heads_q) for head h, in a new buffer (NULL, *err
+ * set, on failure). */
+cl_mem cli_alibi_slopes(cl_context ctx, const flashcl_problem *p, cl_int *err);
+/* "causal", "full", plus " window L,R", " softcap C" and " alibi" when set. */
+const char *cli_mask_name(const flashcl_problem *p, char *buf, size_t n);
 /* A flash configuration's tiles in a few characters: "64x64 tpr16 r4 dc32 vc32". */
 const char *cli_tiles(const flashcl_config *c, char *buf, size_t n);
 int cmd_tune(int argc, char **argv);

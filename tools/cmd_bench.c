@@ -31,6 +31,11 @@ static void usage(FILE *f)
             "  --tokens T         B*N for presets and lists (default 16384)\n"
             "  --max-n N          leave out longer sequences (for slow devices)\n"
             "  --causal           causal only; --both: causal and not (presets do both)\n"
+            "  --window L,R       a sliding window on every shape (see flashcl run --help); FLOPs count\n"
+            "                     only the pairs inside it\n"
+            "  --softcap C        scores become C * tanh(scores / C), every shape\n"
+            "  --alibi            ALiBi biases (slopes 2^(-8(h+1)/H)), every shape; standard attention has\n"
+            "                     none and is reported as not run\n"
             "  --dtype T          f32, f16 or bf16 (default f32)\n"
             "  --algos LIST       flash,naive,standard (default all three)\n"
             "  --iters N          timed runs (default 10, fewer when a run is slower than --max-seconds/N)\n"
@@ -133,6 +138,8 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
                 clReleaseMemObject(b[i]);
         return;
     }
+    cl_mem alibi = p->alibi ? cli_alibi_slopes(clctx, p, &err) : NULL;
+    const flashcl_tensors t = {b[0], b[1], b[2], b[3], NULL, alibi, NULL, NULL};
     for (int a = 0; a < N_ALGOS; ++a)
         res[a].io_bytes = (uint64_t)sz[0] + sz[1] + sz[2] + sz[3];
     hm_rng rng;
@@ -146,7 +153,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
             continue;
         /* Validated run: the naive kernel recomputes a sample of rows and compares. */
         flashcl_context_set_validation(ctx, 1);
-        flashcl_status st = flashcl_plan_enqueue(plans[a], b[0], b[1], b[2], b[3], NULL, 0, NULL, NULL);
+        flashcl_status st = flashcl_plan_enqueue_tensors(plans[a], &t, 0, NULL, NULL);
         flashcl_context_set_validation(ctx, 0);
         flashcl_validation rep;
         flashcl_plan_last_validation(plans[a], &rep);
@@ -162,7 +169,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         /* One timed probe decides how many runs fit the budget. */
         double med, mn, mx;
         int host_clock = 0;
-        st = cli_time_plan(plans[a], b[0], b[1], b[2], b[3], NULL, 0, 1, &med, &mn, &mx, &host_clock);
+        st = cli_time_plan(plans[a], &t, 0, 1, &med, &mn, &mx, &host_clock);
         long n = iters, w = warmup;
         if (st == FLASHCL_SUCCESS && med > 0) {
             const long fit = (long)(max_seconds * 1e3 / med);
@@ -170,7 +177,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
                 w = fit > 3 ? 1 : 0;
                 n = fit - w > 3 ? fit - w : 3;
             }
-            st = cli_time_plan(plans[a], b[0], b[1], b[2], b[3], NULL, w, n, &r->median, &r->min, &r->max,
+            st = cli_time_plan(plans[a], &t, w, n, &r->median, &r->min, &r->max,
                                &r->host_clock);
         }
         if (st) {
@@ -184,6 +191,8 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
     }
     for (int i = 0; i < 4; ++i)
         clReleaseMemObject(b[i]);
+    if (alibi)
+        clReleaseMemObject(alibi);
 }
 
 static FILE *open_out(const char *path)
@@ -206,6 +215,9 @@ int cmd_bench(int argc, char **argv)
     const char *device = NULL, *preset = NULL, *json_path = NULL, *csv_path = NULL, *plot_path = NULL;
     long seqs[32], dims[8] = {128}, heads = 0, batch = 0, tokens = 16384, max_n = 0, iters = 10, warmup = 2;
     int n_seqs = 0, n_dims = 1, causal_mode = 0 /* 0 full, 1 causal, 2 both */;
+    flashcl_problem masks; /* --window and --softcap, applied to every shape */
+    flashcl_problem_default(&masks);
+    int mask_rc;
     double max_seconds = 10.0;
     int algos[N_ALGOS] = {1, 1, 1};
     flashcl_dtype dtype = FLASHCL_DTYPE_F32;
@@ -224,6 +236,10 @@ int cmd_bench(int argc, char **argv)
         } else if (!strcmp(a, "--device") && val) {
             device = val;
             ++i;
+        } else if ((mask_rc = cli_mask_option("bench", a, val, &masks)) != 0) {
+            if (mask_rc == 2)
+                return 2;
+            i += mask_rc == 1;
         } else if (!strcmp(a, "--preset") && val) {
             if (strcmp(val, "fa2") && strcmp(val, "long")) {
                 fprintf(stderr, "flashcl bench: --preset %s: expected fa2 or long\n", val);
@@ -317,6 +333,11 @@ int cmd_bench(int argc, char **argv)
                 p->batch = (int32_t)(batch ? batch : (tokens / seqs[si] > 0 ? tokens / seqs[si] : 1));
                 p->dtype = dtype;
                 p->causal = ci;
+                p->window = masks.window;
+                p->window_left = masks.window_left;
+                p->window_right = masks.window_right;
+                p->softcap = masks.softcap;
+                p->alibi = masks.alibi;
             }
         }
 
@@ -328,8 +349,13 @@ int cmd_bench(int argc, char **argv)
     if (st)
         return cli_fail(NULL, "opening a device", st);
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
-    fprintf(stderr, "flashcl bench on %s / %s (driver %s): %d shapes\n", pr->platform_name, pr->name,
-            pr->driver_version, n_shapes);
+    char mask_desc[96] = "";
+    if (masks.window || masks.softcap > 0.0f || masks.alibi) {
+        masks.causal = 0;
+        cli_mask_name(&masks, mask_desc, sizeof mask_desc);
+    }
+    fprintf(stderr, "flashcl bench on %s / %s (driver %s): %d shapes%s%s\n", pr->platform_name, pr->name,
+            pr->driver_version, n_shapes, mask_desc[0] ? ", every one with " : "", mask_desc[0] ? mask_desc + 5 : "");
 
     result *res = calloc((size_t)n_shapes * N_ALGOS, sizeof *res);
     if (!res) {
@@ -412,6 +438,10 @@ int cmd_bench(int argc, char **argv)
                         first ? "" : ",", flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch, r->p.heads_q,
                         r->p.seq_q, r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal ? "true" : "false",
                         cli_flops(&r->p), r->ran ? "true" : "false");
+                if (r->p.window)
+                    fprintf(f, "\"window_left\": %d, \"window_right\": %d, ", r->p.window_left, r->p.window_right);
+                if (r->p.softcap > 0.0f)
+                    fprintf(f, "\"softcap\": %.9g, ", (double)r->p.softcap);
                 if (r->ran)
                     fprintf(f, "\"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, \"runs\": %d, \"clock\": \"%s\", "
                                "\"tflops\": %.4f, \"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, "

@@ -26,6 +26,10 @@ static void usage(FILE *f)
             "  -d, --dim N      head dim, a multiple of 8 up to 256 (default 64)\n"
             "  --dtype T        f32, f16 or bf16 (default f32)\n"
             "  --causal         causal mask, bottom-right aligned\n"
+            "  --window L,R     sliding window: query i sees keys i' - L .. i' + R (i' = i + seq_kv - seq_q;\n"
+            "                   -1 leaves a side unbounded), FlashAttention's (left, right)\n"
+            "  --softcap C      scores become C * tanh(scores / C) before the softmax\n"
+            "  --alibi          ALiBi biases, slopes 2^(-8(h+1)/H) for head h\n"
             "  --lse            also write the log-sum-exp\n"
             "  --algo A         flash (default), naive, or standard (CLBlast GEMMs, n x n memory)\n"
             "  --naive          the same as --algo naive\n"
@@ -35,7 +39,8 @@ static void usage(FILE *f)
             "  --json           machine-readable output\n"
             "\n"
             "usage: flashcl run --q Q.npy --k K.npy --v V.npy --out O.npy [--lse LSE.npy] [--causal]\n"
-            "                   [--scale S] [--bf16] [--validate] [--device SEL] [--json]\n"
+            "                   [--window L,R] [--softcap C] [--scale S] [--bf16] [--validate] [--device SEL]\n"
+            "                   [--json]\n"
             "Runs attention on .npy files of shape (batch, seq, heads, dim), float32 or float16 (bf16 as\n"
             "uint16 with --bf16), C order; GQA follows from the head counts. O is written in the input\n"
             "dtype, LSE as float32 (batch, heads, seq_q). Nothing is written when anything fails.\n"
@@ -110,6 +115,13 @@ static int parse(int argc, char **argv, run_opts *o)
             }
             o->scale_set = 1;
             ++i;
+            continue;
+        }
+        const int mask = cli_mask_option("run", a, val, p);
+        if (mask == 2)
+            return 2;
+        if (mask == 1 || mask == 3) {
+            i += mask == 1;
             continue;
         }
         if (!strcmp(a, "--bf16")) {
@@ -198,7 +210,7 @@ int cmd_run(int argc, char **argv)
     settings.validate = 0; /* the validated run below is separate from the timed runs */
     flashcl_context *ctx = NULL;
     flashcl_plan *plan = NULL;
-    cl_mem bufs[5] = {0};
+    cl_mem bufs[5] = {0}, alibi = NULL;
     void *host[3] = {0};
     flashcl_status st = flashcl_context_create_default(o.device, &settings, &ctx);
     if (st)
@@ -244,16 +256,19 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < 5 && err == CL_SUCCESS; ++i)
         if (i < 4 || sz[4])
             bufs[i] = make_buffer(clctx, sz[i], i < 3 ? host[i] : NULL, &err);
+    if (err == CL_SUCCESS && p->alibi)
+        alibi = cli_alibi_slopes(clctx, p, &err);
     if (err != CL_SUCCESS) {
         fprintf(stderr, "flashcl: allocating device buffers failed (OpenCL error %d)\n", (int)err);
         goto done;
     }
+    const flashcl_tensors tensors = {bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], alibi, NULL, NULL};
 
     /* Validated run first: it also compiles the naive kernel outside the timed runs. */
     flashcl_validation report = {0};
     if (o.validate) {
         flashcl_context_set_validation(ctx, 1);
-        st = flashcl_plan_enqueue(plan, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], 0, NULL, NULL);
+        st = flashcl_plan_enqueue_tensors(plan, &tensors, 0, NULL, NULL);
         flashcl_context_set_validation(ctx, 0);
         flashcl_plan_last_validation(plan, &report);
         if (st && st != FLASHCL_VALIDATION_FAILED) {
@@ -264,7 +279,7 @@ int cmd_run(int argc, char **argv)
 
     double med, tmin, tmax;
     int host_clock = 0;
-    st = cli_time_plan(plan, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], o.warmup, o.iters, &med, &tmin, &tmax,
+    st = cli_time_plan(plan, &tensors, o.warmup, o.iters, &med, &tmin, &tmax,
                        &host_clock);
     if (st) {
         cli_fail(ctx, "timed runs", st);
@@ -280,9 +295,11 @@ int cmd_run(int argc, char **argv)
         printf(", \"driver\": ");
         cli_json_string(stdout, dev->driver_version);
         printf(",\n \"problem\": {\"batch\": %d, \"heads_q\": %d, \"heads_kv\": %d, \"seq_q\": %d, \"seq_kv\": %d, "
-               "\"head_dim\": %d, \"dtype\": \"%s\", \"causal\": %s, \"scale\": %.9g},\n",
+               "\"head_dim\": %d, \"dtype\": \"%s\", \"causal\": %s, \"scale\": %.9g, \"window\": %s, "
+               "\"window_left\": %d, \"window_right\": %d, \"softcap\": %.9g},\n",
                p->batch, p->heads_q, p->heads_kv, p->seq_q, p->seq_kv, p->head_dim, flashcl_dtype_name(p->dtype),
-               p->causal ? "true" : "false", (double)p->scale);
+               p->causal ? "true" : "false", (double)p->scale, p->window ? "true" : "false", p->window_left,
+               p->window_right, (double)p->softcap);
         printf(" \"config\": {\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, "
                "\"rows_per_item\": %d, \"d_chunk\": %d, \"v_chunk\": %d, "
                "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, "
@@ -304,8 +321,9 @@ int cmd_run(int argc, char **argv)
             printf(" \"validation\": null}\n");
     } else {
         printf("device      %s / %s (driver %s)\n", dev->platform_name, dev->name, dev->driver_version);
-        printf("problem     B=%d Hq=%d Hkv=%d Sq=%d Sk=%d d=%d %s%s\n", p->batch, p->heads_q, p->heads_kv, p->seq_q,
-               p->seq_kv, p->head_dim, flashcl_dtype_name(p->dtype), p->causal ? " causal" : "");
+        char mask[96];
+        printf("problem     B=%d Hq=%d Hkv=%d Sq=%d Sk=%d d=%d %s %s\n", p->batch, p->heads_q, p->heads_kv, p->seq_q,
+               p->seq_kv, p->head_dim, flashcl_dtype_name(p->dtype), cli_mask_name(p, mask, sizeof mask));
         printf("kernel      %s: block_m=%d block_n=%d threads/row=%d rows/item=%d d_chunk=%d v_chunk=%d "
                "work-group=%d, local memory %llu of %llu B\n",
                cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.rows_per_item, cfg.d_chunk, cfg.v_chunk,
@@ -331,6 +349,8 @@ done:
     for (int i = 0; i < 5; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
+    if (alibi)
+        clReleaseMemObject(alibi);
     for (int i = 0; i < 3; ++i)
         free(host[i]);
     flashcl_plan_destroy(&plan);
@@ -365,6 +385,10 @@ static int run_npy(run_opts *o)
 {
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path) {
         fprintf(stderr, "flashcl run: --q, --k, --v and --out are all needed to run on .npy files\n");
+        return 2;
+    }
+    if (o->problem.alibi) {
+        fprintf(stderr, "flashcl run: --alibi applies to random inputs; a run on .npy files takes no slopes\n");
         return 2;
     }
     npy_array a[3];
@@ -420,6 +444,10 @@ static int run_npy(run_opts *o)
     p.heads_kv = (int32_t)a[1].shape[2];
     p.dtype = types[0];
     p.causal = o->problem.causal;
+    p.window = o->problem.window;
+    p.window_left = o->problem.window_left;
+    p.window_right = o->problem.window_right;
+    p.softcap = o->problem.softcap;
     p.scale = o->scale_set ? o->scale : 0.0f;
     p.return_lse = o->lse_path != NULL;
 

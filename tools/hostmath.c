@@ -142,31 +142,53 @@ void hm_decode(const void *buf, flashcl_dtype t, size_t count, float *out)
 double hm_reference_row(const flashcl_problem *p, const float *q, const float *k, const float *v, int64_t row,
                         double *out, double *scores)
 {
+    return hm_reference_row_ex(p, q, k, v, NULL, row, out, scores);
+}
+
+double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float *k, const float *v,
+                           const hm_extras *x, int64_t row, double *out, double *scores)
+{
     const int64_t i = row % p->seq_q, bh = row / p->seq_q;
     const int64_t h = bh % p->heads_q, b = bh / p->heads_q;
     const int64_t hk = h / (p->heads_q / p->heads_kv);
     const int d = p->head_dim;
-    int64_t last = p->seq_kv - 1;
-    if (p->causal && i + p->seq_kv - p->seq_q < last)
-        last = i + p->seq_kv - p->seq_q;
+    /* Visible keys: the causal mask and the sliding window, from the aligned position. */
+    const int64_t pos = i + p->seq_kv - p->seq_q;
+    int64_t first = 0, last = p->seq_kv - 1;
+    if (p->window && p->window_left >= 0 && pos - p->window_left > first)
+        first = pos - p->window_left;
+    if (p->window && p->window_right >= 0 && pos + p->window_right < last)
+        last = pos + p->window_right;
+    if (p->causal && pos < last)
+        last = pos;
     const float *qr = q + hm_offset(&p->q_strides, b, i, h);
     for (int c = 0; c < d; ++c)
         out[c] = 0.0;
-    if (last < 0)
+    if (last < first)
         return -INFINITY;
     double m = -INFINITY;
-    for (int64_t j = 0; j <= last; ++j) {
+    for (int64_t j = first; j <= last; ++j) {
         const float *kr = k + hm_offset(&p->k_strides, b, j, hk);
         double s = 0.0;
         for (int c = 0; c < d; ++c)
             s += (double)qr[c] * kr[c];
         s *= p->scale;
+        if (p->softcap > 0.0f)
+            s = p->softcap * tanh(s / p->softcap);
+        if (x && p->alibi && x->alibi_slopes)
+            s -= (double)x->alibi_slopes[p->alibi == 2 ? b * p->heads_q + h : h] * fabs((double)(pos - j));
+        if (x && p->attn_mask && x->mask)
+            s += x->mask[b * p->mask_strides.batch + i * p->mask_strides.seq + h * p->mask_strides.head + j];
+        if (x && p->key_padding && x->key_padding && x->key_padding[b * p->seq_kv + j])
+            s = -INFINITY;
         scores[j] = s;
         if (s > m)
             m = s;
     }
+    if (m == -INFINITY) /* every visible key masked */
+        return -INFINITY;
     double l = 0.0;
-    for (int64_t j = 0; j <= last; ++j) {
+    for (int64_t j = first; j <= last; ++j) {
         const float *vr = v + hm_offset(&p->v_strides, b, j, hk);
         const double w = exp(scores[j] - m);
         l += w;

@@ -40,6 +40,15 @@ void hm_decode(const void *buf, flashcl_dtype t, size_t count, float *out);
  * inputs. Writes head_dim doubles to out and returns the natural log-sum-exp (-inf: no key).
  * scores must hold seq_kv doubles. row = (batch * heads_q + head) * seq_q + query.
  */
+/* The optional inputs of a problem with ALiBi, an additive mask or a key-padding mask (NULL: absent). */
+typedef struct hm_extras {
+    const float *alibi_slopes;        /* heads_q, or batch * heads_q (problem.alibi 2) */
+    const float *mask;                /* laid out by problem.mask_strides (resolved) */
+    const unsigned char *key_padding; /* (batch, seq_kv), nonzero: a padding key */
+} hm_extras;
+/* hm_reference_row with the biases and masks of `x` (may be NULL). */
+double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float *k, const float *v,
+                           const hm_extras *x, int64_t row, double *out, double *scores);
 double hm_reference_row(const flashcl_problem *p, const float *q, const float *k, const float *v, int64_t row,
                         double *out, double *scores);
 

@@ -4,6 +4,9 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -128,8 +131,8 @@ void cli_stats(double *v, int n, double *median, double *min, double *max)
     *median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-flashcl_status cli_time_plan(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse, long warmup,
-                             long iters, double *median, double *min, double *max, int *host_clock)
+flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors, long warmup, long iters,
+                             double *median, double *min, double *max, int *host_clock)
 {
     double *t = calloc((size_t)iters, sizeof *t);
     if (!t)
@@ -147,7 +150,7 @@ flashcl_status cli_time_plan(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, c
         clock_gettime(CLOCK_MONOTONIC, &t0);
         if (clEnqueueMarkerWithWaitList(queue, 0, NULL, &mark) != CL_SUCCESS)
             mark = NULL;
-        st = flashcl_plan_enqueue(plan, q, k, v, o, lse, 0, NULL, &ev);
+        st = flashcl_plan_enqueue_tensors(plan, tensors, 0, NULL, &ev);
         if (st != CL_SUCCESS) {
             if (mark)
                 clReleaseEvent(mark);
@@ -175,16 +178,82 @@ flashcl_status cli_time_plan(flashcl_plan *plan, cl_mem q, cl_mem k, cl_mem v, c
 
 double cli_flops(const flashcl_problem *p)
 {
-    double pairs = (double)p->seq_q * p->seq_kv;
-    if (p->causal) {
-        /* rows i = 0..seq_q-1 see min(seq_kv, max(0, i + 1 + seq_kv - seq_q)) keys */
-        pairs = 0;
-        for (int64_t i = 0; i < p->seq_q; ++i) {
-            int64_t n = i + 1 + p->seq_kv - p->seq_q;
-            pairs += (double)(n < 0 ? 0 : n > p->seq_kv ? p->seq_kv : n);
-        }
+    /* Only the computed pairs: row i sees keys [pos - left, pos + right] within [0, seq_kv), pos =
+     * i + seq_kv - seq_q, under the causal mask (right <= 0) and the sliding window. */
+    const int64_t left = p->window ? p->window_left : -1;
+    int64_t right = p->window ? p->window_right : -1;
+    if (p->causal)
+        right = 0;
+    double pairs = 0;
+    for (int64_t i = 0; i < p->seq_q; ++i) {
+        const int64_t pos = i + p->seq_kv - p->seq_q;
+        int64_t lo = left >= 0 ? pos - left : 0, hi = right >= 0 ? pos + right : p->seq_kv - 1;
+        if (lo < 0)
+            lo = 0;
+        if (hi > p->seq_kv - 1)
+            hi = p->seq_kv - 1;
+        pairs += hi >= lo ? (double)(hi - lo + 1) : 0.0;
     }
     return 4.0 * p->batch * p->heads_q * pairs * p->head_dim;
+}
+
+cl_mem cli_alibi_slopes(cl_context ctx, const flashcl_problem *p, cl_int *err)
+{
+    float *s = malloc((size_t)p->heads_q * sizeof(float));
+    if (!s) {
+        *err = CL_OUT_OF_HOST_MEMORY;
+        return NULL;
+    }
+    for (int h = 0; h < p->heads_q; ++h)
+        s[h] = (float)exp2(-8.0 * (h + 1) / p->heads_q);
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)p->heads_q * sizeof(float), s, err);
+    free(s);
+    return m;
+}
+
+int cli_mask_option(const char *cmd, const char *a, const char *val, flashcl_problem *p)
+{
+    if (!strcmp(a, "--alibi")) {
+        p->alibi = 1;
+        return 3;
+    }
+    if (!strcmp(a, "--window")) {
+        long l, r;
+        char *end;
+        if (!val || (l = strtol(val, &end, 10), *end != ',') || (r = strtol(end + 1, &end, 10), *end) || l < -1 ||
+            r < -1 || l > INT32_MAX || r > INT32_MAX) {
+            fprintf(stderr, "flashcl %s: --window %s: expected LEFT,RIGHT, each >= 0 or -1 (unbounded)\n", cmd,
+                    val ? val : "(missing)");
+            return 2;
+        }
+        p->window = 1;
+        p->window_left = (int32_t)l;
+        p->window_right = (int32_t)r;
+        return 1;
+    }
+    if (!strcmp(a, "--softcap")) {
+        char *end;
+        float c = 0.0f;
+        if (!val || (c = strtof(val, &end), end == val || *end) || !(c >= 0.0f) || isinf(c)) {
+            fprintf(stderr, "flashcl %s: --softcap %s: expected a number >= 0\n", cmd, val ? val : "(missing)");
+            return 2;
+        }
+        p->softcap = c;
+        return 1;
+    }
+    return 0;
+}
+
+const char *cli_mask_name(const flashcl_problem *p, char *buf, size_t n)
+{
+    int k = snprintf(buf, n, "%s", p->causal ? "causal" : "full");
+    if (p->window && k >= 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - (size_t)k, " window %d,%d", p->window_left, p->window_right);
+    if (p->softcap > 0.0f && k >= 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - (size_t)k, " softcap %g", (double)p->softcap);
+    if (p->alibi && k >= 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " alibi");
+    return buf;
 }
 
 const char *cli_tiles(const flashcl_config *c, char *buf, size_t n)
