@@ -24,6 +24,8 @@
  * ALiBi's -slope*|i' - j|, an fp32 additive mask, a uint8 key-padding mask; a row left with no key
  * writes zeros and LSE -inf, as under the causal mask.
  *
+ * VARLEN: packed sequences of different lengths (CU_Q, CU_K: cumulative lengths, batch + 1 each).
+ *
  * Specialised at build time by HEAD_DIM, BLOCK_M, BLOCK_N, TM, CG, D_CHUNK, V_CHUNK, FLASHCL_DTYPE_*.
  * Local memory, in floats (flashcl_flash_local_mem_bytes() must match this exactly), LDC = D_CHUNK+4:
  *   q_res  BLOCK_M*LDC if Q_RESIDENT, else 0
@@ -50,6 +52,9 @@
 #endif
 #ifndef HAS_KPM
 #define HAS_KPM 0
+#endif
+#ifndef VARLEN
+#define VARLEN 0
 #endif
 
 #define RG (BLOCK_M / TM)
@@ -98,7 +103,8 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
           const long o_sb, const long o_ss, const long o_sh,
           __global const float *restrict ALIBI, const int alibi_per_batch,
           __global const float *restrict MASK, const long m_sb, const long m_ss, const long m_sh,
-          __global const uchar *restrict KPM)
+          __global const uchar *restrict KPM, __global const int *restrict CU_Q, __global const int *restrict CU_K,
+          const int total_q, const int total_kv)
 {
     /* Declared as float4 so that every row start is 16-byte aligned; scalar stores go through casts. */
     __local float4 shared4[(SHARED_FLOATS + 3) / 4];
@@ -131,19 +137,37 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
 #if HAS_ALIBI
     const float alibi_log2 = ALIBI[alibi_per_batch ? (long)b * heads_q + h : h] * LOG2E_F;
 #endif
+#if VARLEN
+    /* Packed sequences: sequence b is rows CU_Q[b] .. CU_Q[b+1] of Q and O, CU_K[b] .. of K and V;
+     * seq_q and seq_kv are only the maxima (the grid). LSE is (heads_q, total_q). A block past its
+     * sequence's end loads nothing and stores nothing (no early return: see tests/rusticl). */
+    /* Clamped to the buffers: cu_seqlens that are wrong give wrong rows, never an access outside. */
+    const int q_start = clamp(CU_Q[b], 0, total_q), k_start = clamp(CU_K[b], 0, total_kv);
+    const int sq = clamp(CU_Q[b + 1], q_start, total_q) - q_start;
+    const int skv = clamp(CU_K[b + 1], k_start, total_kv) - k_start;
+    const long q_base = (long)q_start * q_ss + h * q_sh;
+    const long k_base = (long)k_start * k_ss + hk * k_sh;
+    const long v_base = (long)k_start * v_ss + hk * v_sh;
+    const long o_row0 = (long)q_start * o_ss + h * o_sh;
+    const long lse_row0 = (long)h * total_q + q_start;
+#else
+    const int sq = seq_q, skv = seq_kv;
     const long q_base = b * q_sb + h * q_sh;
     const long k_base = b * k_sb + hk * k_sh;
     const long v_base = b * v_sb + hk * v_sh;
+    const long o_row0 = b * o_sb + h * o_sh;
+    const long lse_row0 = ((long)b * heads_q + h) * seq_q;
+#endif
 
-    /* Row i sees keys i + shift - win_left ... i + shift + win_right (shift = seq_kv - seq_q: the
-     * causal mask's bottom-right alignment; -1: that side unbounded; causal is win_right = 0). Tiles
-     * before the block's first visible key or past its last are never loaded. */
-    const int shift = seq_kv - seq_q;
-    int n_begin = 0, n_end = seq_kv;
+    /* Row i sees keys i + shift - win_left ... i + shift + win_right (shift = skv - sq: the causal
+     * mask's bottom-right alignment; -1: that side unbounded; causal is win_right = 0). Tiles before
+     * the block's first visible key or past its last are never loaded. */
+    const int shift = skv - sq;
+    int n_begin = 0, n_end = m0 < sq ? skv : 0;
     if (win_left >= 0)
-        n_begin = clamp(m0 + shift - win_left, 0, seq_kv) / BLOCK_N * BLOCK_N;
+        n_begin = clamp(m0 + shift - win_left, 0, skv) / BLOCK_N * BLOCK_N;
     if (win_right >= 0)
-        n_end = clamp(m0 + BLOCK_M - 1 + shift + win_right + 1, 0, seq_kv);
+        n_end = min(n_end, clamp(m0 + BLOCK_M - 1 + shift + win_right + 1, 0, skv));
 
     VEC acc[TM][NV];
     float m_run[TM], l_part[TM];
@@ -161,7 +185,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
         const int d = (idx - r * (HEAD_DIM / 4)) * 4;
         const int qi = m0 + r;
         *(__local float4 *)(q_s + r * LDC + d) =
-            qi < seq_q ? LOAD4(Q, q_base + (long)qi * q_ss + d) : (float4)(0.0f);
+            qi < sq ? LOAD4(Q, q_base + (long)qi * q_ss + d) : (float4)(0.0f);
     }
 #endif
 
@@ -179,7 +203,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 const int d = (idx - r * (D_CHUNK / 4)) * 4;
                 const int qi = m0 + r;
                 *(__local float4 *)(q_s + r * LDC + d) =
-                    qi < seq_q ? LOAD4(Q, q_base + (long)qi * q_ss + d0 + d) : (float4)(0.0f);
+                    qi < sq ? LOAD4(Q, q_base + (long)qi * q_ss + d0 + d) : (float4)(0.0f);
             }
 #endif
             for (int idx = tid; idx < BLOCK_N * D_CHUNK / 4; idx += WG_SIZE) {
@@ -187,7 +211,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 const int d = (idx - c * (D_CHUNK / 4)) * 4;
                 const int j = n0 + c;
                 *(__local float4 *)(k_s + c * LDC + d) =
-                    j < seq_kv ? LOAD4(K, k_base + (long)j * k_ss + d0 + d) : (float4)(0.0f);
+                    j < skv ? LOAD4(K, k_base + (long)j * k_ss + d0 + d) : (float4)(0.0f);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
 #if Q_RESIDENT
@@ -219,7 +243,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
         for (int i = 0; i < TM; ++i) {
             const int pos = m0 + rg + i * RG + shift;
             const int first_key = win_left >= 0 ? pos - win_left : 0;
-            const int last_key = win_right >= 0 ? min(pos + win_right, seq_kv - 1) : seq_kv - 1;
+            const int last_key = win_right >= 0 ? min(pos + win_right, skv - 1) : skv - 1;
             mx[i] = -INFINITY;
             for (int j = 0; j < TN; ++j) {
                 const int key = n0 + cg + j * CG;
@@ -231,7 +255,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 t -= alibi_log2 * fabs((float)(pos - key));
 #endif
 #if HAS_MASK
-                if (visible && m0 + rg + i * RG < seq_q)
+                if (visible && m0 + rg + i * RG < sq)
                     t += MASK[b * m_sb + (long)(m0 + rg + i * RG) * m_ss + h * m_sh + key] * LOG2E_F;
 #endif
 #if HAS_KPM
@@ -276,7 +300,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 const int d = (idx - c * (HEAD_DIM / 4)) * 4;
                 const int j = n0 + c0 + c;
                 *(__local float4 *)(v_s + c * HEAD_DIM + d) =
-                    j < seq_kv ? LOAD4(V, v_base + (long)j * v_ss + d) : (float4)(0.0f);
+                    j < skv ? LOAD4(V, v_base + (long)j * v_ss + d) : (float4)(0.0f);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             for (int c = 0; c < V_CHUNK; c += 4) {
@@ -312,10 +336,10 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
         float l = 0.0f;
         for (int t = 0; t < CG; ++t)
             l += red[r * CG + t];
-        if (qi >= seq_q)
+        if (qi >= sq)
             continue;
         const float inv = l > 0.0f ? 1.0f / l : 0.0f; /* no visible key: zeros, never NaN */
-        const long o_base = b * o_sb + (long)qi * o_ss + h * o_sh;
+        const long o_base = o_row0 + (long)qi * o_ss;
         for (int v = 0; v < NV; ++v) {
             float out[VW];
             VSTORE(acc[i][v] * inv, out);
@@ -323,6 +347,6 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 STORE(O, o_base + (v * CG + cg) * VW + e, out[e]);
         }
         if (write_lse && cg == 0)
-            LSE[((long)b * heads_q + h) * seq_q + qi] = l > 0.0f ? (m_run[i] + log2(l)) * LN2_F : -INFINITY;
+            LSE[lse_row0 + qi] = l > 0.0f ? (m_run[i] + log2(l)) * LN2_F : -INFINITY;
     }
 }

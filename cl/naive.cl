@@ -31,14 +31,80 @@
         const long q_sh, const long k_sb, const long k_ss, const long k_sh, const long v_sb,          \
         const long v_ss, const long v_sh, __global const float *alibi, const int alibi_per_batch,     \
         __global const float *mask, const long m_sb, const long m_ss, const long m_sh,                \
-        __global const uchar *kpm
+        __global const uchar *kpm, __global const int *cu_q, __global const int *cu_k, const int total_q, \
+        const int total_kv, const int batch
 #define ATTN_ARGS                                                                                    \
     seq_q, seq_kv, heads_q, group, scale, win_left, win_right, softcap, q_sb, q_ss, q_sh, k_sb, k_ss, \
-        k_sh, v_sb, v_ss, v_sh, alibi, alibi_per_batch, mask, m_sb, m_ss, m_sh, kpm
+        k_sh, v_sb, v_ss, v_sh, alibi, alibi_per_batch, mask, m_sb, m_ss, m_sh, kpm, cu_q, cu_k, total_q,   \
+        total_kv, batch
 
-/* The score of (row i of head h in batch b, key j): scaled, softcapped, biased, masked (-inf). */
+#ifndef VARLEN
+#define VARLEN 0
+#endif
+
+/*
+ * Where a flat row lives. Padded batches: row = (b * heads_q + h) * seq_q + i. Packed sequences
+ * (VARLEN): row = h * total_q + t for token t, which belongs to the sequence b with cu_q[b] <= t <
+ * cu_q[b+1]; that is also where its LSE goes. Gives b, h, i, the sequence's lengths, and the element
+ * offsets of its query row and of its sequence's first key and value rows (head hk); o_row is the
+ * row's offset in O.
+ */
+typedef struct row_place {
+    long b, qb, kb, vb, o_row;
+    int h, i, sq, skv;
+} row_place;
+
+inline row_place place_row(long flat, const int seq_q, const int seq_kv, const int heads_q, const int group,
+                           const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss,
+                           const long k_sh, const long v_sb, const long v_ss, const long v_sh, const long o_sb,
+                           const long o_ss, const long o_sh, __global const int *cu_q, __global const int *cu_k,
+                           const int total_q, const int total_kv, const int batch)
+{
+    row_place r;
+#if VARLEN
+    r.h = (int)(flat / total_q);
+    const int t = (int)(flat % total_q);
+    int lo = 0, hi = batch - 1; /* the last sequence that starts at or before t */
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (cu_q[mid] <= t)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    /* Clamped to the buffers, as in flash_fwd: wrong cu_seqlens never reach outside them. */
+    const int q0 = clamp(cu_q[lo], 0, total_q), k0 = clamp(cu_k[lo], 0, total_kv);
+    r.b = lo;
+    r.i = t - q0;
+    r.sq = clamp(cu_q[lo + 1], q0, total_q) - q0;
+    r.skv = clamp(cu_k[lo + 1], k0, total_kv) - k0;
+    if (r.i < 0 || r.i >= r.sq) /* a token outside every sequence: no keys */
+        r.skv = 0;
+    const int hk = r.h / group;
+    r.qb = (long)t * q_ss + r.h * q_sh;
+    r.kb = (long)k0 * k_ss + hk * k_sh;
+    r.vb = (long)k0 * v_ss + hk * v_sh;
+    r.o_row = (long)t * o_ss + r.h * o_sh;
+#else
+    r.i = (int)(flat % seq_q);
+    const long bh = flat / seq_q;
+    r.h = (int)(bh % heads_q);
+    r.b = bh / heads_q;
+    r.sq = seq_q;
+    r.skv = seq_kv;
+    const int hk = r.h / group;
+    r.qb = r.b * q_sb + (long)r.i * q_ss + r.h * q_sh;
+    r.kb = r.b * k_sb + hk * k_sh;
+    r.vb = r.b * v_sb + hk * v_sh;
+    r.o_row = r.b * o_sb + (long)r.i * o_ss + r.h * o_sh;
+#endif
+    return r;
+}
+
+/* The score of (row i of head h in batch b, key j; pos = i's aligned position): scaled, softcapped,
+ * biased, masked (-inf). */
 inline float naive_score(__global const STORE_T *Q, __global const STORE_T *K, long qb, long kb, long b, int h,
-                         int i, int j, ATTN_PARAMS)
+                         int i, int pos, int j, ATTN_PARAMS)
 {
     float dot = 0.0f;
     for (int d = 0; d < HEAD_DIM; ++d)
@@ -47,7 +113,7 @@ inline float naive_score(__global const STORE_T *Q, __global const STORE_T *K, l
     if (softcap > 0.0f)
         s = softcap * tanh(s / softcap);
 #if HAS_ALIBI
-    s -= alibi[alibi_per_batch ? b * heads_q + h : h] * fabs((float)(i + seq_kv - seq_q - j));
+    s -= alibi[alibi_per_batch ? b * heads_q + h : h] * fabs((float)(pos - j));
 #endif
 #if HAS_MASK
     s += mask[b * m_sb + (long)i * m_ss + h * m_sh + j];
@@ -63,28 +129,24 @@ inline float naive_score(__global const STORE_T *Q, __global const STORE_T *K, l
 inline float naive_row(long flat, __global const STORE_T *Q, __global const STORE_T *K,
                        __global const STORE_T *V, ATTN_PARAMS, float *out)
 {
-    const int i = (int)(flat % seq_q);
-    const long bh = flat / seq_q;
-    const int h = (int)(bh % heads_q);
-    const long b = bh / heads_q;
-    const int hk = h / group;
-    const long qb = b * q_sb + (long)i * q_ss + h * q_sh;
-    const long kb = b * k_sb + hk * k_sh;
-    const long vb = b * v_sb + hk * v_sh;
-    const int pos = i + seq_kv - seq_q;
+    const row_place r = place_row(flat, seq_q, seq_kv, heads_q, group, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb,
+                                  v_ss, v_sh, 0, 0, 0, cu_q, cu_k, total_q, total_kv, batch);
+    const long b = r.b, qb = r.qb, kb = r.kb, vb = r.vb;
+    const int h = r.h, i = r.i;
+    const int pos = i + r.skv - r.sq;
     const int first = win_left >= 0 ? max(0, pos - win_left) : 0;
-    const int last = win_right >= 0 ? min(seq_kv - 1, pos + win_right) : seq_kv - 1;
+    const int last = win_right >= 0 ? min(r.skv - 1, pos + win_right) : r.skv - 1;
 
     float m = -INFINITY;
     for (int j = first; j <= last; ++j)
-        m = fmax(m, naive_score(Q, K, qb, kb, b, h, i, j, ATTN_ARGS));
+        m = max_nan(m, naive_score(Q, K, qb, kb, b, h, i, pos, j, ATTN_ARGS)); /* a NaN row stays NaN */
     for (int d = 0; d < HEAD_DIM; ++d)
         out[d] = 0.0f;
     if (last < first || m == -INFINITY) /* no visible key (the window, or masks on every key) */
         return -INFINITY;
     float l = 0.0f;
     for (int j = first; j <= last; ++j) {
-        const float s = naive_score(Q, K, qb, kb, b, h, i, j, ATTN_ARGS);
+        const float s = naive_score(Q, K, qb, kb, b, h, i, pos, j, ATTN_ARGS);
         const float p = exp(s - m);
         l += p;
         for (int d = 0; d < HEAD_DIM; ++d)
@@ -107,9 +169,9 @@ __kernel void naive_fwd(__global const STORE_T *Q, __global const STORE_T *K, __
     const long flat = valid ? gid : 0;
     float out[HEAD_DIM];
     const float lse = naive_row(flat, Q, K, V, ATTN_ARGS, out);
-    const int i = (int)(flat % seq_q);
-    const long bh = flat / seq_q;
-    const long ob = (bh / heads_q) * o_sb + (long)i * o_ss + (bh % heads_q) * o_sh;
+    const long ob = place_row(flat, seq_q, seq_kv, heads_q, group, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss,
+                              v_sh, o_sb, o_ss, o_sh, cu_q, cu_k, total_q, total_kv, batch)
+                        .o_row;
     if (valid) {
         for (int d = 0; d < HEAD_DIM; ++d)
             STORE(O, ob + d, out[d]);

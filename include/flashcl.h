@@ -133,6 +133,16 @@ typedef struct flashcl_problem {
                                      contiguous; 0 broadcasts; all zero: (batch, heads_q, seq_q, seq_kv) */
     int32_t key_padding; /* nonzero: a uint8 (batch, seq_kv) mask, contiguous; nonzero marks a padding
                             key that no query sees (PyTorch's key_padding_mask) */
+    /* Variable-length batches (FlashAttention's varlen): when `varlen` is nonzero, Q and O hold
+     * total_q rows and K and V total_kv rows, packed: sequence b is rows cu_seqlens_q[b] ..
+     * cu_seqlens_q[b+1]-1 of Q/O and cu_seqlens_k[b] .. of K/V (int32 buffers of batch + 1 entries,
+     * nondecreasing, from 0 to total; passed to flashcl_plan_enqueue_tensors). seq_q and seq_kv are
+     * then the longest lengths (no sequence may be longer). Strides: q_strides.seq is the row stride,
+     * .head the head stride, .batch unused (all zero: (total, heads, head_dim) contiguous). The causal
+     * mask and window align each sequence on its own lengths. LSE is (heads_q, total_q). Not with
+     * attn_mask or key_padding (a padding mask is what varlen replaces). */
+    int32_t varlen;
+    int64_t total_q, total_kv;
     flashcl_strides q_strides, k_strides, v_strides, o_strides;
 } flashcl_problem;
 
@@ -449,6 +459,8 @@ typedef struct flashcl_tensors {
     cl_mem alibi_slopes; /* iff problem.alibi: fp32, heads_q (alibi 1) or batch * heads_q (alibi 2) */
     cl_mem mask;         /* iff problem.attn_mask: fp32, laid out by problem.mask_strides */
     cl_mem key_padding;  /* iff problem.key_padding: uint8, (batch, seq_kv) */
+    cl_mem cu_seqlens_q; /* iff problem.varlen: int32, batch + 1 */
+    cl_mem cu_seqlens_k; /* iff problem.varlen: int32, batch + 1 */
 } flashcl_tensors;
 
 /**

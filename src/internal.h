@@ -79,7 +79,10 @@ typedef struct resolved_layout {
     flashcl_strides q, k, v, o;
     uint64_t q_bytes, k_bytes, v_bytes, o_bytes, lse_bytes; /* minimum buffer sizes */
     flashcl_strides mask;                         /* resolved mask strides (when attn_mask) */
-    uint64_t alibi_bytes, mask_bytes, key_padding_bytes;
+    uint64_t alibi_bytes, mask_bytes, key_padding_bytes, cu_seqlens_bytes;
+    /* Output rows as (groups, rows per group): (batch * heads_q, seq_q), or (heads_q, total_q) for
+     * packed sequences; flat row = group * rows + row, the LSE's layout too. */
+    int64_t row_groups, group_rows;
 } resolved_layout;
 flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout);
 float fcl_effective_scale(const flashcl_problem *p);

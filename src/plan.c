@@ -12,11 +12,12 @@
 /* Flash kernel argument order (cl/flash_fwd.cl). */
 enum { FA_Q, FA_K, FA_V, FA_O, FA_LSE, FA_SEQ_Q, FA_SEQ_KV, FA_HEADS_Q, FA_GROUP, FA_SCALE, FA_WIN_LEFT,
        FA_WIN_RIGHT, FA_SOFTCAP, FA_WRITE_LSE, FA_STRIDES, FA_ALIBI = FA_STRIDES + 12, FA_ALIBI_PER_BATCH, FA_MASK,
-       FA_MASK_STRIDES, FA_KPM = FA_MASK_STRIDES + 3 };
+       FA_MASK_STRIDES, FA_KPM = FA_MASK_STRIDES + 3, FA_CU_Q, FA_CU_K, FA_TOTAL_Q, FA_TOTAL_KV };
 /* Naive kernel argument order (cl/naive.cl, naive_fwd). */
 enum { NA_Q, NA_K, NA_V, NA_SEQ_Q, NA_SEQ_KV, NA_HEADS_Q, NA_GROUP, NA_SCALE, NA_WIN_LEFT, NA_WIN_RIGHT,
        NA_SOFTCAP, NA_STRIDES, NA_ALIBI = NA_STRIDES + 9, NA_ALIBI_PER_BATCH, NA_MASK, NA_MASK_STRIDES,
-       NA_KPM = NA_MASK_STRIDES + 3, NA_O, NA_LSE, NA_WRITE_LSE, NA_TOTAL_ROWS, NA_O_STRIDES };
+       NA_KPM = NA_MASK_STRIDES + 3, NA_CU_Q, NA_CU_K, NA_TOTAL_Q, NA_TOTAL_KV, NA_BATCH, NA_O, NA_LSE, NA_WRITE_LSE,
+       NA_TOTAL_ROWS, NA_O_STRIDES };
 
 static const char *dtype_define(flashcl_dtype t)
 {
@@ -26,10 +27,10 @@ static const char *dtype_define(flashcl_dtype t)
 void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     /* Biases and masks are compiled in only where the problem has them. */
-    char extras[64] = "";
-    if (p->alibi || p->attn_mask || p->key_padding)
-        snprintf(extras, sizeof extras, " -DHAS_ALIBI=%d -DHAS_MASK=%d -DHAS_KPM=%d", p->alibi != 0,
-                 p->attn_mask != 0, p->key_padding != 0);
+    char extras[80] = "";
+    if (p->alibi || p->attn_mask || p->key_padding || p->varlen)
+        snprintf(extras, sizeof extras, " -DHAS_ALIBI=%d -DHAS_MASK=%d -DHAS_KPM=%d -DVARLEN=%d", p->alibi != 0,
+                 p->attn_mask != 0, p->key_padding != 0, p->varlen != 0);
     if (c->algorithm == FLASHCL_ALGO_FLASH)
         snprintf(buf, n,
                  "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d%s",
@@ -58,7 +59,10 @@ static cl_int set_constant_args(flashcl_plan *pl)
     cl_int err = CL_SUCCESS;
     cl_int alibi_per_batch = p->alibi == 2;
     cl_long mstr[3] = {L->mask.batch, L->mask.seq, L->mask.head};
+    cl_int total_q = p->varlen ? (cl_int)p->total_q : 0, total_kv = p->varlen ? (cl_int)p->total_kv : 0;
     if (pl->config.algorithm == FLASHCL_ALGO_FLASH) {
+        err = set_arg(k, FA_TOTAL_Q, sizeof(cl_int), &total_q, err);
+        err = set_arg(k, FA_TOTAL_KV, sizeof(cl_int), &total_kv, err);
         err = set_arg(k, FA_ALIBI_PER_BATCH, sizeof(cl_int), &alibi_per_batch, err);
         for (int i = 0; i < 3; ++i)
             err = set_arg(k, FA_MASK_STRIDES + i, sizeof(cl_long), &mstr[i], err);
@@ -77,7 +81,10 @@ static cl_int set_constant_args(flashcl_plan *pl)
             err = set_arg(k, FA_STRIDES + i, sizeof(cl_long), &strides[i], err);
     } else {
         cl_float scale = fcl_effective_scale(p);
-        cl_long total = (cl_long)p->batch * p->heads_q * p->seq_q;
+        cl_long total = (cl_long)(L->row_groups * L->group_rows);
+        err = set_arg(k, NA_TOTAL_Q, sizeof(cl_int), &total_q, err);
+        err = set_arg(k, NA_TOTAL_KV, sizeof(cl_int), &total_kv, err);
+        err = set_arg(k, NA_BATCH, sizeof(cl_int), &p->batch, err);
         err = set_arg(k, NA_ALIBI_PER_BATCH, sizeof(cl_int), &alibi_per_batch, err);
         for (int i = 0; i < 3; ++i)
             err = set_arg(k, NA_MASK_STRIDES + i, sizeof(cl_long), &mstr[i], err);
@@ -255,7 +262,7 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
         pl->global[0] = tiles * pl->local[0];
         pl->global[1] = (size_t)p->batch * p->heads_q;
     } else {
-        size_t total = (size_t)p->batch * p->heads_q * p->seq_q;
+        size_t total = (size_t)(pl->layout.row_groups * pl->layout.group_rows);
         size_t wg = (size_t)pl->config.work_group_size;
         pl->local[0] = wg;
         pl->local[1] = 1;
@@ -420,10 +427,12 @@ flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *pl, const flashcl_tens
     if ((st = check_optional(ctx, t->alibi_slopes, p->alibi != 0, "alibi_slopes", "alibi", L->alibi_bytes)) ||
         (st = check_optional(ctx, t->mask, p->attn_mask != 0, "mask", "attn_mask", L->mask_bytes)) ||
         (st = check_optional(ctx, t->key_padding, p->key_padding != 0, "key_padding", "key_padding",
-                             L->key_padding_bytes)))
+                             L->key_padding_bytes)) ||
+        (st = check_optional(ctx, t->cu_seqlens_q, p->varlen != 0, "cu_seqlens_q", "varlen", L->cu_seqlens_bytes)) ||
+        (st = check_optional(ctx, t->cu_seqlens_k, p->varlen != 0, "cu_seqlens_k", "varlen", L->cu_seqlens_bytes)))
         return st;
-    const cl_mem ins[6] = {q, k, v, t->alibi_slopes, t->mask, t->key_padding};
-    for (int i = 0; i < 6; ++i)
+    const cl_mem ins[8] = {q, k, v, t->alibi_slopes, t->mask, t->key_padding, t->cu_seqlens_q, t->cu_seqlens_k};
+    for (int i = 0; i < 8; ++i)
         validate_or_return(ctx, !ins[i] || (ins[i] != o && ins[i] != lse), FLASHCL_INVALID_ARGUMENT,
                            "flashcl_plan_enqueue: %s aliases an input buffer", ins[i] == o ? "o" : "lse");
     validate_or_return(ctx, !lse || lse != o, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: lse aliases o");
@@ -482,8 +491,11 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
     const int flash = pl->config.algorithm == FLASHCL_ALGO_FLASH;
     /* Optional inputs are read only when compiled in; q stands in for absent ones. */
     const cl_mem alibi = t->alibi_slopes ? t->alibi_slopes : t->q, mask = t->mask ? t->mask : t->q,
-                 kpm = t->key_padding ? t->key_padding : t->q;
+                 kpm = t->key_padding ? t->key_padding : t->q, cu_q = t->cu_seqlens_q ? t->cu_seqlens_q : t->q,
+                 cu_k = t->cu_seqlens_k ? t->cu_seqlens_k : t->q;
     cl_int err = CL_SUCCESS;
+    err = set_arg(kern, flash ? FA_CU_Q : NA_CU_Q, sizeof(cl_mem), &cu_q, err);
+    err = set_arg(kern, flash ? FA_CU_K : NA_CU_K, sizeof(cl_mem), &cu_k, err);
     err = set_arg(kern, flash ? FA_Q : NA_Q, sizeof(cl_mem), &t->q, err);
     err = set_arg(kern, flash ? FA_K : NA_K, sizeof(cl_mem), &t->k, err);
     err = set_arg(kern, flash ? FA_V : NA_V, sizeof(cl_mem), &t->v, err);

@@ -175,16 +175,34 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     const size_t elem = flashcl_dtype_size(p->dtype);
     const int64_t d = p->head_dim;
     flashcl_status st;
-    if ((st = resolve_tensor(ctx, "q", &p->q_strides, p->batch, p->seq_q, p->heads_q, d, elem, 0,
-                             &layout->q, &layout->q_bytes)) ||
-        (st = resolve_tensor(ctx, "k", &p->k_strides, p->batch, p->seq_kv, p->heads_kv, d, elem, 0,
-                             &layout->k, &layout->k_bytes)) ||
-        (st = resolve_tensor(ctx, "v", &p->v_strides, p->batch, p->seq_kv, p->heads_kv, d, elem, 0,
-                             &layout->v, &layout->v_bytes)) ||
-        (st = resolve_tensor(ctx, "o", &p->o_strides, p->batch, p->seq_q, p->heads_q, d, elem, 1,
-                             &layout->o, &layout->o_bytes)))
+    /* Packed sequences are one batch of total rows to the layout (the batch stride unused). */
+    int64_t nb = p->batch, nq = p->seq_q, nk = p->seq_kv;
+    if (p->varlen) {
+        validate_or_return(ctx, p->total_q >= 1 && p->total_kv >= 1 && p->total_q <= INT32_MAX &&
+                                    p->total_kv <= INT32_MAX,
+                           FLASHCL_INVALID_ARGUMENT,
+                           "problem.total_q = %lld, total_kv = %lld: each must be 1 to 2^31-1 (int32 cu_seqlens)",
+                           (long long)p->total_q, (long long)p->total_kv);
+        validate_or_return(ctx, p->seq_q <= p->total_q && p->seq_kv <= p->total_kv, FLASHCL_INVALID_ARGUMENT,
+                           "problem.seq_q = %d / seq_kv = %d (the longest sequences) exceed total_q = %lld / "
+                           "total_kv = %lld",
+                           (int)p->seq_q, (int)p->seq_kv, (long long)p->total_q, (long long)p->total_kv);
+        validate_or_return(ctx, !p->attn_mask && !p->key_padding, FLASHCL_UNSUPPORTED,
+                           "problem.varlen with %s: packed sequences take neither (varlen replaces padding)",
+                           p->attn_mask ? "attn_mask" : "key_padding");
+        nb = 1;
+        nq = p->total_q;
+        nk = p->total_kv;
+    }
+    if ((st = resolve_tensor(ctx, "q", &p->q_strides, nb, nq, p->heads_q, d, elem, 0, &layout->q, &layout->q_bytes)) ||
+        (st = resolve_tensor(ctx, "k", &p->k_strides, nb, nk, p->heads_kv, d, elem, 0, &layout->k, &layout->k_bytes)) ||
+        (st = resolve_tensor(ctx, "v", &p->v_strides, nb, nk, p->heads_kv, d, elem, 0, &layout->v, &layout->v_bytes)) ||
+        (st = resolve_tensor(ctx, "o", &p->o_strides, nb, nq, p->heads_q, d, elem, 1, &layout->o, &layout->o_bytes)))
         return st;
-    layout->lse_bytes = p->return_lse ? (uint64_t)p->batch * p->heads_q * p->seq_q * sizeof(float) : 0;
+    layout->row_groups = p->varlen ? p->heads_q : (int64_t)p->batch * p->heads_q;
+    layout->group_rows = p->varlen ? p->total_q : p->seq_q;
+    layout->lse_bytes = p->return_lse ? (uint64_t)layout->row_groups * (uint64_t)layout->group_rows * sizeof(float) : 0;
+    layout->cu_seqlens_bytes = p->varlen ? ((uint64_t)p->batch + 1) * sizeof(int32_t) : 0;
 
     validate_or_return(ctx, p->alibi >= 0 && p->alibi <= 2, FLASHCL_INVALID_ARGUMENT,
                        "problem.alibi = %d: 0 (none), 1 (slopes per head) or 2 (per batch and head)", (int)p->alibi);

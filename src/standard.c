@@ -102,11 +102,12 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
 {
     flashcl_context *ctx = pl->ctx;
     const flashcl_problem *p = &pl->problem;
-    if (p->alibi || p->attn_mask || p->key_padding)
-        return fcl_fail(ctx, FLASHCL_UNSUPPORTED,
-                        "standard attention has no %s: use flash or naive",
-                        p->alibi ? "ALiBi (problem.alibi)" : p->attn_mask ? "additive mask (problem.attn_mask)"
-                                                                         : "key-padding mask (problem.key_padding)");
+    if (p->alibi || p->attn_mask || p->key_padding || p->varlen)
+        return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "standard attention has no %s: use flash or naive",
+                        p->alibi       ? "ALiBi (problem.alibi)"
+                        : p->attn_mask ? "additive mask (problem.attn_mask)"
+                        : p->varlen    ? "packed sequences (problem.varlen)"
+                                       : "key-padding mask (problem.key_padding)");
     standard_state *st = calloc(1, sizeof *st);
     if (!st)
         return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "standard attention: out of host memory");

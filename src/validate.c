@@ -53,8 +53,7 @@ static cl_long row_in_tile(cl_long head, cl_long tile, cl_long len)
 
 static cl_long *sample_rows(const flashcl_plan *pl, cl_long *count)
 {
-    const flashcl_problem *p = &pl->problem;
-    const cl_long heads = (cl_long)p->batch * p->heads_q, sq = p->seq_q, total = heads * sq;
+    const cl_long heads = pl->layout.row_groups, sq = pl->layout.group_rows, total = heads * sq;
     const cl_long bm = pl->config.block_m > 1 ? pl->config.block_m : 64;
     if (total <= pl->ctx->validate_max_rows) {
         cl_long *rows = malloc((size_t)total * sizeof *rows);
@@ -128,8 +127,9 @@ static flashcl_status setup(flashcl_plan *pl)
     if (!vs->info)
         return fcl_fail_cl(ctx, err, "validation: clCreateBuffer");
 
-    /* Constant arguments. naive_ref_rows: Q K V, 24 problem args (17 scalars and strides, then the
-     * optional ALiBi slopes, mask and key padding with their scalars), rows, n_rows, ref, ref_lse. */
+    /* Constant arguments. naive_ref_rows: Q K V, 29 problem args (17 scalars and strides, then the
+     * optional ALiBi slopes, mask and key padding with their scalars, then the packed sequences'
+     * cu_seqlens, total_q, total_kv and batch), rows, n_rows, ref, ref_lse. */
     const resolved_layout *L = &pl->layout;
     cl_int group = p->heads_q / p->heads_kv, has_lse = p->return_lse != 0;
     cl_int win_left, win_right;
@@ -153,10 +153,15 @@ static flashcl_status setup(flashcl_plan *pl)
     err |= clSetKernelArg(r, 21, sizeof(cl_int), &alibi_per_batch);
     for (int i = 0; i < 3; ++i)
         err |= clSetKernelArg(r, 23 + i, sizeof(cl_long), &mstr[i]);
-    err |= clSetKernelArg(r, 27, sizeof(cl_mem), &vs->rows);
-    err |= clSetKernelArg(r, 28, sizeof(cl_long), &vs->n_rows);
-    err |= clSetKernelArg(r, 29, sizeof(cl_mem), &vs->ref);
-    err |= clSetKernelArg(r, 30, sizeof(cl_mem), &vs->ref_lse);
+    cl_int total_q = p->varlen ? (cl_int)p->total_q : 0, total_kv = p->varlen ? (cl_int)p->total_kv : 0;
+    cl_int group_rows = (cl_int)pl->layout.group_rows;
+    err |= clSetKernelArg(r, 29, sizeof(cl_int), &total_q);
+    err |= clSetKernelArg(r, 30, sizeof(cl_int), &total_kv);
+    err |= clSetKernelArg(r, 31, sizeof(cl_int), &p->batch);
+    err |= clSetKernelArg(r, 32, sizeof(cl_mem), &vs->rows);
+    err |= clSetKernelArg(r, 33, sizeof(cl_long), &vs->n_rows);
+    err |= clSetKernelArg(r, 34, sizeof(cl_mem), &vs->ref);
+    err |= clSetKernelArg(r, 35, sizeof(cl_mem), &vs->ref_lse);
 
     /* compare_rows: O, LSE, has_lse, seq_q, heads_q, o strides (3), rows, n_rows, ref, ref_lse, atol,
      * rtol, stats, info. */
@@ -166,7 +171,7 @@ static flashcl_status setup(flashcl_plan *pl)
     cl_long ostr[3] = {L->o.batch, L->o.seq, L->o.head};
     cl_kernel c = vs->compare_kernel;
     err |= clSetKernelArg(c, 2, sizeof(cl_int), &has_lse);
-    err |= clSetKernelArg(c, 3, sizeof(cl_int), &p->seq_q);
+    err |= clSetKernelArg(c, 3, sizeof(cl_int), &group_rows); /* packed: total_q, and the head is row / total_q */
     err |= clSetKernelArg(c, 4, sizeof(cl_int), &p->heads_q);
     for (int i = 0; i < 3; ++i)
         err |= clSetKernelArg(c, 5 + i, sizeof(cl_long), &ostr[i]);
@@ -201,10 +206,13 @@ flashcl_status fcl_validate_run(flashcl_plan *pl, const flashcl_tensors *t, cl_e
     err |= clSetKernelArg(vs->ref_kernel, 2, sizeof(cl_mem), &v);
     /* The optional inputs (the kernel reads them only when compiled in); q stands in for absent ones. */
     const cl_mem alibi = t->alibi_slopes ? t->alibi_slopes : q, mask = t->mask ? t->mask : q,
-                 kpm = t->key_padding ? t->key_padding : q;
+                 kpm = t->key_padding ? t->key_padding : q, cu_q = t->cu_seqlens_q ? t->cu_seqlens_q : q,
+                 cu_k = t->cu_seqlens_k ? t->cu_seqlens_k : q;
     err |= clSetKernelArg(vs->ref_kernel, 20, sizeof(cl_mem), &alibi);
     err |= clSetKernelArg(vs->ref_kernel, 22, sizeof(cl_mem), &mask);
     err |= clSetKernelArg(vs->ref_kernel, 26, sizeof(cl_mem), &kpm);
+    err |= clSetKernelArg(vs->ref_kernel, 27, sizeof(cl_mem), &cu_q);
+    err |= clSetKernelArg(vs->ref_kernel, 28, sizeof(cl_mem), &cu_k);
     err |= clSetKernelArg(vs->compare_kernel, 0, sizeof(cl_mem), &o);
     cl_mem lse_arg = lse ? lse : o; /* never read when has_lse is 0 */
     err |= clSetKernelArg(vs->compare_kernel, 1, sizeof(cl_mem), &lse_arg);
@@ -236,7 +244,7 @@ flashcl_status fcl_validate_run(flashcl_plan *pl, const flashcl_tensors *t, cl_e
     fcl_tolerance(p->dtype, p->seq_kv, &R->atol, &R->rtol);
     R->ran = 1;
     R->rows_checked = vs->n_rows;
-    R->rows_total = (int64_t)p->batch * p->heads_q * p->seq_q;
+    R->rows_total = pl->layout.row_groups * pl->layout.group_rows;
     R->worst_row = -1;
     double worst_rel = -1.0;
     for (size_t r = 0; r < n; ++r) {

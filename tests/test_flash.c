@@ -25,6 +25,7 @@ typedef struct case_params {
     int alibi;       /* 0, 1 (slopes per head), 2 (per batch and head) */
     int attn_mask;   /* 0; 1: a full (B, H, Sq, Sk) mask; 2: one (Sq, Sk) mask broadcast over batch and heads */
     int key_padding; /* nonzero: a key-padding mask with the last keys of each batch padded */
+    int varlen;      /* nonzero: packed sequences of lengths up to seq_q / seq_kv (one of each at the max) */
 } case_params;
 
 typedef struct errors {
@@ -72,6 +73,22 @@ static void run_case(const case_params *c)
         p.mask_strides = (flashcl_strides){0, c->seq_kv, 0};
     p.key_padding = c->key_padding;
     p.return_lse = 1;
+    /* Packed sequences: lengths from a fixed pattern, the first query and the second key sequence
+     * at the maximum, one sequence of a single query. */
+    int32_t *cu_q = NULL, *cu_k = NULL;
+    if (c->varlen) {
+        cu_q = calloc((size_t)c->batch + 1, sizeof *cu_q);
+        cu_k = calloc((size_t)c->batch + 1, sizeof *cu_k);
+        for (int b = 0; b < c->batch; ++b) {
+            const int lq = b == 0 ? c->seq_q : b == c->batch - 1 ? 1 : 1 + (b * 37 + 11) % c->seq_q;
+            const int lk = b == 1 % c->batch ? c->seq_kv : 1 + (b * 53 + 5) % c->seq_kv;
+            cu_q[b + 1] = cu_q[b] + lq;
+            cu_k[b + 1] = cu_k[b] + lk;
+        }
+        p.varlen = 1;
+        p.total_q = cu_q[c->batch];
+        p.total_kv = cu_k[c->batch];
+    }
     if (c->custom_layout)
         set_layout(&p);
 
@@ -82,7 +99,7 @@ static void run_case(const case_params *c)
     st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_NAIVE, &naive);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive plan: %s: %s", flashcl_status_string(st),
                   flashcl_context_last_error(ctx));
-    const int extras = c->alibi || c->attn_mask || c->key_padding;
+    const int extras = c->alibi || c->attn_mask || c->key_padding || c->varlen;
     if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD)) {
         st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &standard);
         if (extras) { /* standard attention has no biases or masks: refused by name */
@@ -121,7 +138,13 @@ static void run_case(const case_params *c)
      * -inf; the last seq_kv/5 keys of every other batch padded (and, with a mask, some rows masked
      * whole, to check that they come out as zeros). */
     hm_extras x = {0};
-    cl_mem alibi_m = NULL, mask_m = NULL, kpm_m = NULL;
+    cl_mem alibi_m = NULL, mask_m = NULL, kpm_m = NULL, cuq_m = NULL, cuk_m = NULL;
+    if (c->varlen) {
+        cuq_m = tu_buffer(((size_t)c->batch + 1) * sizeof(int32_t), cu_q);
+        cuk_m = tu_buffer(((size_t)c->batch + 1) * sizeof(int32_t), cu_k);
+        x.cu_seqlens_q = cu_q;
+        x.cu_seqlens_k = cu_k;
+    }
     float *slopes = NULL, *mask = NULL;
     unsigned char *kpm = NULL;
     if (c->alibi) {
@@ -152,7 +175,9 @@ static void run_case(const case_params *c)
         x.key_padding = kpm;
     }
 
-    flashcl_tensors tf = {q, k, v, o_f, l_f, alibi_m, mask_m, kpm_m}, tn = tf;
+    flashcl_tensors tf = {.q = q, .k = k, .v = v, .o = o_f, .lse = l_f, .alibi_slopes = alibi_m, .mask = mask_m,
+                          .key_padding = kpm_m, .cu_seqlens_q = cuq_m, .cu_seqlens_k = cuk_m},
+                    tn = tf;
     tn.o = o_n;
     tn.lse = l_n;
     if (extras) /* the plain enqueue refuses a problem that needs more buffers, naming the missing one */
@@ -169,7 +194,7 @@ static void run_case(const case_params *c)
     void *of = tu_read(o_f, sz[3]), *on = tu_read(o_n, sz[3]), *os = tu_read(o_s, sz[3]);
     float *lf = tu_read(l_f, sz[4]), *ln = tu_read(l_n, sz[4]), *ls = tu_read(l_s, sz[4]);
 
-    const int64_t rows = (int64_t)p.batch * p.heads_q * p.seq_q;
+    const int64_t rows = p.varlen ? (int64_t)p.heads_q * p.total_q : (int64_t)p.batch * p.heads_q * p.seq_q;
     double *ref = malloc((size_t)rows * p.head_dim * sizeof(double));
     double *ref_lse = malloc((size_t)rows * sizeof(double));
     double *scores = malloc((size_t)p.seq_kv * sizeof(double));
@@ -188,7 +213,8 @@ static void run_case(const case_params *c)
         errors *e = pass == 2 ? &es_ : pass ? &ef : &en;
         for (int64_t r = 0; r < rows; ++r) {
             const int64_t i = r % p.seq_q, bh = r / p.seq_q;
-            const int64_t base = hm_offset(&p.o_strides, bh / p.heads_q, i, bh % p.heads_q);
+            const int64_t base = p.varlen ? hm_offset(&p.o_strides, 0, r % p.total_q, r / p.total_q)
+                                          : hm_offset(&p.o_strides, bh / p.heads_q, i, bh % p.heads_q);
             const double *rr = ref + r * p.head_dim;
             double scale = 0;
             for (int d = 0; d < p.head_dim; ++d)
@@ -254,13 +280,15 @@ static void run_case(const case_params *c)
         free(host[i]);
         free(dec[i]);
     }
-    cl_mem all[12] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m};
-    for (int i = 0; i < 12; ++i)
+    cl_mem all[14] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m};
+    for (int i = 0; i < 14; ++i)
         if (all[i])
             clReleaseMemObject(all[i]);
     free(slopes);
     free(mask);
     free(kpm);
+    free(cu_q);
+    free(cu_k);
     flashcl_plan_destroy(&standard);
     flashcl_plan_destroy(&flash);
     flashcl_plan_destroy(&naive);
@@ -299,7 +327,7 @@ END_TEST
 /* Strided layouts (Q and O head-major, K and V with padded rows), an explicit scale, every dtype. */
 START_TEST(test_strided)
 {
-    case_params c = {(flashcl_dtype)(_i % 3), _i < 3 ? 64 : 128, _i % 2, 2, 77, 150, 2, 2, 1, 0.3f, 0, 0, 0, 0.0f, 0, 0, 0};
+    case_params c = {(flashcl_dtype)(_i % 3), _i < 3 ? 64 : 128, _i % 2, 2, 77, 150, 2, 2, 1, 0.3f, 0, 0, 0, 0.0f, 0, 0, 0, 0};
     run_case(&c);
 }
 END_TEST
@@ -307,7 +335,7 @@ END_TEST
 /* More queries than keys under the causal mask: the first rows see no key and must be exactly 0. */
 START_TEST(test_empty_rows)
 {
-    case_params c = {(flashcl_dtype)_i, 32, 1, 1, 200, 50, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0};
+    case_params c = {(flashcl_dtype)_i, 32, 1, 1, 200, 50, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0};
     run_case(&c);
 }
 END_TEST
@@ -315,30 +343,47 @@ END_TEST
 /* Sliding windows (one-sided, two-sided, the diagonal alone, with causal, windows that leave rows
  * without a key) and the softcap, alone and with a window; every dtype. */
 static const case_params window_cases[] = {
-    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 300, 300, 1, 2, 0, 0.0f, 1, 32, 0, 0.0f, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 40, 0, 1, 200, 260, 2, 1, 0, 0.0f, 1, 16, 16, 0.0f, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 128, 1, 4, 160, 160, 1, 1, 0, 0.0f, 1, 50, -1, 0.0f, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 32, 0, 1, 100, 100, 2, 2, 0, 0.0f, 1, 0, 0, 0.0f, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 48, 0, 1, 200, 50, 1, 2, 0, 0.0f, 1, 3, 3, 0.0f, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 64, 0, 1, 150, 170, 1, 2, 0, 1.0f, 0, 0, 0, 5.0f, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 96, 1, 2, 129, 200, 1, 1, 1, 0.0f, 1, 40, 7, 2.0f, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 80, 0, 1, 70, 90, 2, 1, 0, 0.0f, 1, -1, 5, 30.0f, 0, 0, 0},
+    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm, varlen */
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 300, 300, 1, 2, 0, 0.0f, 1, 32, 0, 0.0f, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 40, 0, 1, 200, 260, 2, 1, 0, 0.0f, 1, 16, 16, 0.0f, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 128, 1, 4, 160, 160, 1, 1, 0, 0.0f, 1, 50, -1, 0.0f, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 32, 0, 1, 100, 100, 2, 2, 0, 0.0f, 1, 0, 0, 0.0f, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 48, 0, 1, 200, 50, 1, 2, 0, 0.0f, 1, 3, 3, 0.0f, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 1, 150, 170, 1, 2, 0, 1.0f, 0, 0, 0, 5.0f, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 96, 1, 2, 129, 200, 1, 1, 1, 0.0f, 1, 40, 7, 2.0f, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 80, 0, 1, 70, 90, 2, 1, 0, 0.0f, 1, -1, 5, 30.0f, 0, 0, 0, 0},
 };
 #define N_WINDOW_CASES ((int)(sizeof window_cases / sizeof *window_cases))
 
 /* ALiBi (per head, per batch and head), additive masks (full, broadcast), key padding, alone and
  * together with GQA, causal, a window and a softcap; every dtype. */
 static const case_params bias_cases[] = {
-    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 120, 150, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0},
-    {FLASHCL_DTYPE_F16, 32, 1, 1, 100, 100, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 2, 0, 0},
-    {FLASHCL_DTYPE_F32, 48, 0, 1, 90, 130, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 1, 0},
-    {FLASHCL_DTYPE_BF16, 64, 1, 4, 64, 200, 1, 1, 1, 0.0f, 0, 0, 0, 0.0f, 0, 2, 0},
-    {FLASHCL_DTYPE_F32, 40, 0, 1, 77, 140, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 1},
-    {FLASHCL_DTYPE_F16, 80, 1, 2, 70, 160, 2, 1, 0, 0.0f, 1, 64, -1, 20.0f, 2, 1, 1},
+    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm, varlen */
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 120, 150, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 32, 1, 1, 100, 100, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 2, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 48, 0, 1, 90, 130, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 1, 0, 0},
+    {FLASHCL_DTYPE_BF16, 64, 1, 4, 64, 200, 1, 1, 1, 0.0f, 0, 0, 0, 0.0f, 0, 2, 0, 0},
+    {FLASHCL_DTYPE_F32, 40, 0, 1, 77, 140, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 1, 0},
+    {FLASHCL_DTYPE_F16, 80, 1, 2, 70, 160, 2, 1, 0, 0.0f, 1, 64, -1, 20.0f, 2, 1, 1, 0},
 };
 #define N_BIAS_CASES ((int)(sizeof bias_cases / sizeof *bias_cases))
+
+/* Packed sequences of different lengths: with GQA, causal (each sequence aligned on its own
+ * lengths), a window, ALiBi, strided rows; every dtype. */
+static const case_params varlen_cases[] = {
+    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, l, r, softcap, alibi, mask, kpm, varlen */
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 130, 150, 4, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1},
+    {FLASHCL_DTYPE_F16, 32, 1, 1, 90, 70, 5, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1},
+    {FLASHCL_DTYPE_BF16, 128, 1, 4, 70, 120, 3, 1, 0, 0.0f, 1, 20, -1, 0.0f, 1, 0, 0, 1},
+    {FLASHCL_DTYPE_F32, 40, 0, 1, 66, 66, 3, 2, 0, 0.0f, 1, 8, 8, 15.0f, 2, 0, 0, 1},
+};
+#define N_VARLEN_CASES ((int)(sizeof varlen_cases / sizeof *varlen_cases))
+
+START_TEST(test_varlen)
+{
+    run_case(&varlen_cases[_i]);
+}
+END_TEST
 
 START_TEST(test_biases_masks)
 {
@@ -395,6 +440,12 @@ static Suite *make_suite(void)
                 ++left_out;
             else
                 tcase_add_loop_test(tc, test_biases_masks, i, i + 1);
+        }
+        for (int i = 0; i < N_VARLEN_CASES; ++i) {
+            if (loop_limited(&varlen_cases[i]))
+                ++left_out;
+            else
+                tcase_add_loop_test(tc, test_varlen, i, i + 1);
         }
     }
     if (left_out)

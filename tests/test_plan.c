@@ -466,7 +466,7 @@ START_TEST(test_enqueue_tensors_bad_input)
     unsigned char *pad = calloc((size_t)p.batch * p.seq_kv, 1);
     cl_mem o = tu_buffer(sz[3], NULL), slopes = tu_buffer(n_slopes * 4, host), mask = tu_buffer(n_mask * 4, host);
     cl_mem kpm = tu_buffer((size_t)p.batch * p.seq_kv, pad), short_mask = tu_buffer(n_mask * 4 - 4, host);
-    flashcl_tensors t = {q, k, v, o, NULL, slopes, mask, kpm};
+    flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o, .alibi_slopes = slopes, .mask = mask, .key_padding = kpm};
     flashcl_status st = FLASHCL_SUCCESS, expect = FLASHCL_INVALID_ARGUMENT;
     const char *word = NULL;
     switch (_i) {
@@ -489,12 +489,12 @@ START_TEST(test_enqueue_tensors_bad_input)
     flashcl_problem plain = small_problem();
     flashcl_plan *plain_plan = NULL;
     ck_assert_int_eq(flashcl_plan_create(ctx, &plain, &plain_plan), FLASHCL_SUCCESS);
-    flashcl_tensors extra = {q, k, v, o, NULL, slopes, NULL, NULL};
+    flashcl_tensors extra = {.q = q, .k = k, .v = v, .o = o, .alibi_slopes = slopes};
     ck_assert_int_eq(flashcl_plan_enqueue_tensors(plain_plan, &extra, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "alibi_slopes given but problem.alibi is 0"));
 
     /* The good call runs. */
-    t = (flashcl_tensors){q, k, v, o, NULL, slopes, mask, kpm};
+    t = (flashcl_tensors){.q = q, .k = k, .v = v, .o = o, .alibi_slopes = slopes, .mask = mask, .key_padding = kpm};
     ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_SUCCESS);
     ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
     ck_assert(!still_poisoned(o, sz[3]));
@@ -505,6 +505,42 @@ START_TEST(test_enqueue_tensors_bad_input)
     free(host);
     free(pad);
     flashcl_plan_destroy(&plain_plan);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+/* Packed sequences with cu_seqlens that lie (past the totals, decreasing): the kernels clamp them to
+ * the buffers, so the run completes, reads and writes nothing outside, and rows outside every
+ * sequence are zeros. */
+START_TEST(test_varlen_bad_cu_seqlens)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    p.varlen = 1;
+    p.total_q = 60;
+    p.total_kv = 80;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, _i ? FLASHCL_ALGO_NAIVE : FLASHCL_ALGO_FLASH, &plan),
+                     FLASHCL_SUCCESS);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    cl_mem q, k, v;
+    upload_inputs(sz, 9, &q, &k, &v);
+    const int32_t bad_q[3] = {0, 1000000, 5}, bad_k[3] = {-7, 40, 2000000000};
+    cl_mem o = tu_buffer(sz[3], NULL), cq = tu_buffer(sizeof bad_q, bad_q), ck = tu_buffer(sizeof bad_k, bad_k);
+    const flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o, .cu_seqlens_q = cq, .cu_seqlens_k = ck};
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    float *out = tu_read(o, sz[3]);
+    size_t finite = 0;
+    for (size_t i = 0; i < sz[3] / sizeof(float); ++i)
+        finite += isfinite(out[i]) != 0;
+    ck_assert_uint_gt(finite, 0); /* the clamped first sequence was computed */
+    free(out);
+    cl_mem all[6] = {q, k, v, o, cq, ck};
+    for (int i = 0; i < 6; ++i)
+        clReleaseMemObject(all[i]);
     flashcl_plan_destroy(&plan);
     flashcl_context_destroy(&ctx);
 }
@@ -522,6 +558,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_enqueue_bad_input, 0, 8);
     tcase_add_test(tc, test_wait_list);
     tcase_add_loop_test(tc, test_enqueue_tensors_bad_input, 0, 6);
+    tcase_add_loop_test(tc, test_varlen_bad_cu_seqlens, 0, 2);
     tcase_add_loop_test(tc, test_config_fits, 0, 7);
     tcase_add_test(tc, test_override_and_kernel_info);
     /* the flash plan, and the standard one where this build has it */

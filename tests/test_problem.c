@@ -80,6 +80,9 @@ static const bad_case bad_cases[] = {
     {"overflows 64 bits", FLASHCL_INVALID_ARGUMENT},
     {"problem.window_left", FLASHCL_INVALID_ARGUMENT},  {"window_right = -2", FLASHCL_INVALID_ARGUMENT},
     {"problem.softcap", FLASHCL_INVALID_ARGUMENT},      {"problem.softcap", FLASHCL_INVALID_ARGUMENT},
+    {"problem.alibi", FLASHCL_INVALID_ARGUMENT},        {"problem.mask_strides", FLASHCL_INVALID_ARGUMENT},
+    {"problem.total_q", FLASHCL_INVALID_ARGUMENT},      {"exceed total_q", FLASHCL_INVALID_ARGUMENT},
+    {"problem.varlen with key_padding", FLASHCL_UNSUPPORTED},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -108,6 +111,11 @@ static void break_field(flashcl_problem *p, int i)
     case 19: p->window = 1; p->window_left = 4; p->window_right = -2; break;
     case 20: p->softcap = -1.0f; break;
     case 21: p->softcap = 0.0f / 0.0f; break;
+    case 22: p->alibi = 3; break;
+    case 23: p->attn_mask = 1; p->mask_strides = (flashcl_strides){-5, 100, 0}; break;
+    case 24: p->varlen = 1; p->total_q = 0; p->total_kv = 100; break;
+    case 25: p->varlen = 1; p->total_q = 50; p->total_kv = 500; break; /* seq_q 100 > total_q */
+    case 26: p->varlen = 1; p->total_q = 300; p->total_kv = 300; p->key_padding = 1; break;
     }
 }
 

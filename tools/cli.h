@@ -46,6 +46,8 @@ flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *t, long 
                              double *median, double *min, double *max, int *host_clock);
 /* FLOPs as FlashAttention counts them: 4*B*H*Sq*Sk*d, only computed pairs under a causal mask. */
 double cli_flops(const flashcl_problem *p);
+/* cli_flops for packed sequences (problem.varlen): the sum over the sequences' own lengths. */
+double cli_flops_packed(const flashcl_problem *p, const int32_t *cu_q, const int32_t *cu_k);
 /*
  * The mask and bias options every command shares: --window L,R (a sliding window; -1 unbounded) and
  * --softcap C, and --alibi (ALiBi slopes 2^(-8(h+1)/H), no value). Returns 1 when `a` was one with a

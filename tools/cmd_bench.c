@@ -139,7 +139,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         return;
     }
     cl_mem alibi = p->alibi ? cli_alibi_slopes(clctx, p, &err) : NULL;
-    const flashcl_tensors t = {b[0], b[1], b[2], b[3], NULL, alibi, NULL, NULL};
+    const flashcl_tensors t = {.q = b[0], .k = b[1], .v = b[2], .o = b[3], .alibi_slopes = alibi};
     for (int a = 0; a < N_ALGOS; ++a)
         res[a].io_bytes = (uint64_t)sz[0] + sz[1] + sz[2] + sz[3];
     hm_rng rng;

@@ -30,6 +30,8 @@ static void usage(FILE *f)
             "                   -1 leaves a side unbounded), FlashAttention's (left, right)\n"
             "  --softcap C      scores become C * tanh(scores / C) before the softmax\n"
             "  --alibi          ALiBi biases, slopes 2^(-8(h+1)/H) for head h\n"
+            "  --varlen         packed sequences: the batch's query and key lengths drawn from N/2..N\n"
+            "                   (seeded), Q/K/V/O (total, heads, dim) with cu_seqlens\n"
             "  --lse            also write the log-sum-exp\n"
             "  --algo A         flash (default), naive, or standard (CLBlast GEMMs, n x n memory)\n"
             "  --naive          the same as --algo naive\n"
@@ -124,6 +126,10 @@ static int parse(int argc, char **argv, run_opts *o)
             i += mask == 1;
             continue;
         }
+        if (!strcmp(a, "--varlen")) {
+            p->varlen = 1;
+            continue;
+        }
         if (!strcmp(a, "--bf16")) {
             o->bf16 = 1;
             continue;
@@ -204,6 +210,29 @@ int cmd_run(int argc, char **argv)
         return run_npy(&o);
     }
     flashcl_problem *p = &o.problem;
+    /* --varlen: lengths from seq/2 to seq, the first sequence at the maximum. */
+    int32_t *cu[2] = {NULL, NULL};
+    cl_mem cu_m[2] = {NULL, NULL};
+    if (p->varlen) {
+        hm_rng lr;
+        hm_rng_seed(&lr, (uint64_t)o.seed * 7919u + 17u);
+        const int32_t maxlen[2] = {p->seq_q, p->seq_kv};
+        for (int s = 0; s < 2; ++s) {
+            cu[s] = calloc((size_t)p->batch + 1, sizeof(int32_t));
+            if (!cu[s]) {
+                free(cu[0]);
+                fprintf(stderr, "flashcl run: out of host memory\n");
+                return 1;
+            }
+            for (int b = 0; b < p->batch; ++b) {
+                const int32_t half = (maxlen[s] + 1) / 2;
+                const int32_t len = b == 0 ? maxlen[s] : half + (int32_t)(hm_rng_uniform(&lr) * (maxlen[s] - half + 1));
+                cu[s][b + 1] = cu[s][b] + (len > maxlen[s] ? maxlen[s] : len);
+            }
+        }
+        p->total_q = cu[0][p->batch];
+        p->total_kv = cu[1][p->batch];
+    }
 
     flashcl_settings settings;
     flashcl_settings_default(&settings);
@@ -258,11 +287,14 @@ int cmd_run(int argc, char **argv)
             bufs[i] = make_buffer(clctx, sz[i], i < 3 ? host[i] : NULL, &err);
     if (err == CL_SUCCESS && p->alibi)
         alibi = cli_alibi_slopes(clctx, p, &err);
+    for (int s = 0; s < 2 && err == CL_SUCCESS && p->varlen; ++s)
+        cu_m[s] = make_buffer(clctx, ((size_t)p->batch + 1) * sizeof(int32_t), cu[s], &err);
     if (err != CL_SUCCESS) {
         fprintf(stderr, "flashcl: allocating device buffers failed (OpenCL error %d)\n", (int)err);
         goto done;
     }
-    const flashcl_tensors tensors = {bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], alibi, NULL, NULL};
+    const flashcl_tensors tensors = {.q = bufs[0], .k = bufs[1], .v = bufs[2], .o = bufs[3], .lse = bufs[4],
+                                     .alibi_slopes = alibi, .cu_seqlens_q = cu_m[0], .cu_seqlens_k = cu_m[1]};
 
     /* Validated run first: it also compiles the naive kernel outside the timed runs. */
     flashcl_validation report = {0};
@@ -285,7 +317,7 @@ int cmd_run(int argc, char **argv)
         cli_fail(ctx, "timed runs", st);
         goto done;
     }
-    const double tflops = cli_flops(p) / (med * 1e-3) / 1e12;
+    const double tflops = (p->varlen ? cli_flops_packed(p, cu[0], cu[1]) : cli_flops(p)) / (med * 1e-3) / 1e12;
 
     if (o.json) {
         printf("{\"device\": ");
@@ -296,10 +328,13 @@ int cmd_run(int argc, char **argv)
         cli_json_string(stdout, dev->driver_version);
         printf(",\n \"problem\": {\"batch\": %d, \"heads_q\": %d, \"heads_kv\": %d, \"seq_q\": %d, \"seq_kv\": %d, "
                "\"head_dim\": %d, \"dtype\": \"%s\", \"causal\": %s, \"scale\": %.9g, \"window\": %s, "
-               "\"window_left\": %d, \"window_right\": %d, \"softcap\": %.9g},\n",
+               "\"window_left\": %d, \"window_right\": %d, \"softcap\": %.9g, \"alibi\": %d, \"varlen\": %s, "
+               "\"total_q\": %lld, \"total_kv\": %lld},\n",
                p->batch, p->heads_q, p->heads_kv, p->seq_q, p->seq_kv, p->head_dim, flashcl_dtype_name(p->dtype),
                p->causal ? "true" : "false", (double)p->scale, p->window ? "true" : "false", p->window_left,
-               p->window_right, (double)p->softcap);
+               p->window_right, (double)p->softcap, p->alibi, p->varlen ? "true" : "false",
+               (long long)(p->varlen ? p->total_q : (int64_t)p->batch * p->seq_q),
+               (long long)(p->varlen ? p->total_kv : (int64_t)p->batch * p->seq_kv));
         printf(" \"config\": {\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, "
                "\"rows_per_item\": %d, \"d_chunk\": %d, \"v_chunk\": %d, "
                "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, "
@@ -322,8 +357,12 @@ int cmd_run(int argc, char **argv)
     } else {
         printf("device      %s / %s (driver %s)\n", dev->platform_name, dev->name, dev->driver_version);
         char mask[96];
-        printf("problem     B=%d Hq=%d Hkv=%d Sq=%d Sk=%d d=%d %s %s\n", p->batch, p->heads_q, p->heads_kv, p->seq_q,
+        printf("problem     B=%d Hq=%d Hkv=%d Sq=%d Sk=%d d=%d %s %s", p->batch, p->heads_q, p->heads_kv, p->seq_q,
                p->seq_kv, p->head_dim, flashcl_dtype_name(p->dtype), cli_mask_name(p, mask, sizeof mask));
+        if (p->varlen)
+            printf(", packed: %lld query and %lld key rows in all (Sq, Sk the longest)", (long long)p->total_q,
+                   (long long)p->total_kv);
+        printf("\n");
         printf("kernel      %s: block_m=%d block_n=%d threads/row=%d rows/item=%d d_chunk=%d v_chunk=%d "
                "work-group=%d, local memory %llu of %llu B\n",
                cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.rows_per_item, cfg.d_chunk, cfg.v_chunk,
@@ -351,6 +390,11 @@ done:
             clReleaseMemObject(bufs[i]);
     if (alibi)
         clReleaseMemObject(alibi);
+    for (int s = 0; s < 2; ++s) {
+        if (cu_m[s])
+            clReleaseMemObject(cu_m[s]);
+        free(cu[s]);
+    }
     for (int i = 0; i < 3; ++i)
         free(host[i]);
     flashcl_plan_destroy(&plan);

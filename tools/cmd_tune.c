@@ -181,7 +181,7 @@ static void try_candidate(flashcl_context *ctx, const flashcl_problem *p, cl_mem
             snprintf(c->detail, sizeof c->detail, "%s", flashcl_status_name(st));
         } else {
             int host_clock;
-            const flashcl_tensors t = {b[0], b[1], b[2], b[3], b[4], NULL, NULL, NULL};
+            const flashcl_tensors t = {.q = b[0], .k = b[1], .v = b[2], .o = b[3], .lse = b[4]};
             st = cli_time_plan(plan, &t, 2, iters, &c->median, &c->min, &c->max, &host_clock);
             if (st) {
                 c->verdict = "rejected: timed run failed";

@@ -148,27 +148,48 @@ double hm_reference_row(const flashcl_problem *p, const float *q, const float *k
 double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float *k, const float *v,
                            const hm_extras *x, int64_t row, double *out, double *scores)
 {
-    const int64_t i = row % p->seq_q, bh = row / p->seq_q;
-    const int64_t h = bh % p->heads_q, b = bh / p->heads_q;
+    int64_t i, h, b, sq = p->seq_q, skv = p->seq_kv;
+    int64_t qrow, krow0, bo; /* Q's row, K/V's first row, and the batch index for the strides */
+    if (p->varlen) { /* row = h * total_q + token; the token's sequence from cu_seqlens_q */
+        h = row / p->total_q;
+        const int64_t t = row % p->total_q;
+        b = 0;
+        while (b + 1 < p->batch && x->cu_seqlens_q[b + 1] <= t)
+            ++b;
+        i = t - x->cu_seqlens_q[b];
+        sq = x->cu_seqlens_q[b + 1] - x->cu_seqlens_q[b];
+        skv = x->cu_seqlens_k[b + 1] - x->cu_seqlens_k[b];
+        qrow = t;
+        krow0 = x->cu_seqlens_k[b];
+        bo = 0;
+    } else {
+        i = row % p->seq_q;
+        const int64_t bh = row / p->seq_q;
+        h = bh % p->heads_q;
+        b = bh / p->heads_q;
+        qrow = i;
+        krow0 = 0;
+        bo = b;
+    }
     const int64_t hk = h / (p->heads_q / p->heads_kv);
     const int d = p->head_dim;
     /* Visible keys: the causal mask and the sliding window, from the aligned position. */
-    const int64_t pos = i + p->seq_kv - p->seq_q;
-    int64_t first = 0, last = p->seq_kv - 1;
+    const int64_t pos = i + skv - sq;
+    int64_t first = 0, last = skv - 1;
     if (p->window && p->window_left >= 0 && pos - p->window_left > first)
         first = pos - p->window_left;
     if (p->window && p->window_right >= 0 && pos + p->window_right < last)
         last = pos + p->window_right;
     if (p->causal && pos < last)
         last = pos;
-    const float *qr = q + hm_offset(&p->q_strides, b, i, h);
+    const float *qr = q + hm_offset(&p->q_strides, bo, qrow, h);
     for (int c = 0; c < d; ++c)
         out[c] = 0.0;
     if (last < first)
         return -INFINITY;
     double m = -INFINITY;
     for (int64_t j = first; j <= last; ++j) {
-        const float *kr = k + hm_offset(&p->k_strides, b, j, hk);
+        const float *kr = k + hm_offset(&p->k_strides, bo, krow0 + j, hk);
         double s = 0.0;
         for (int c = 0; c < d; ++c)
             s += (double)qr[c] * kr[c];
@@ -182,14 +203,14 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
         if (x && p->key_padding && x->key_padding && x->key_padding[b * p->seq_kv + j])
             s = -INFINITY;
         scores[j] = s;
-        if (s > m)
-            m = s;
+        if (s > m || isnan(s))
+            m = isnan(m) ? m : s; /* a NaN score makes the row NaN, as in the kernels */
     }
     if (m == -INFINITY) /* every visible key masked */
         return -INFINITY;
     double l = 0.0;
     for (int64_t j = first; j <= last; ++j) {
-        const float *vr = v + hm_offset(&p->v_strides, b, j, hk);
+        const float *vr = v + hm_offset(&p->v_strides, bo, krow0 + j, hk);
         const double w = exp(scores[j] - m);
         l += w;
         for (int c = 0; c < d; ++c)

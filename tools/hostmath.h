@@ -45,6 +45,7 @@ typedef struct hm_extras {
     const float *alibi_slopes;        /* heads_q, or batch * heads_q (problem.alibi 2) */
     const float *mask;                /* laid out by problem.mask_strides (resolved) */
     const unsigned char *key_padding; /* (batch, seq_kv), nonzero: a padding key */
+    const int32_t *cu_seqlens_q, *cu_seqlens_k; /* problem.varlen: batch + 1 each */
 } hm_extras;
 /* hm_reference_row with the biases and masks of `x` (may be NULL). */
 double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float *k, const float *v,

@@ -211,6 +211,20 @@ cl_mem cli_alibi_slopes(cl_context ctx, const flashcl_problem *p, cl_int *err)
     return m;
 }
 
+double cli_flops_packed(const flashcl_problem *p, const int32_t *cu_q, const int32_t *cu_k)
+{
+    flashcl_problem one = *p;
+    one.varlen = 0;
+    one.batch = 1;
+    double f = 0;
+    for (int b = 0; b < p->batch; ++b) {
+        one.seq_q = cu_q[b + 1] - cu_q[b];
+        one.seq_kv = cu_k[b + 1] - cu_k[b];
+        f += cli_flops(&one);
+    }
+    return f;
+}
+
 int cli_mask_option(const char *cmd, const char *a, const char *val, flashcl_problem *p)
 {
     if (!strcmp(a, "--alibi")) {
