@@ -104,7 +104,8 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
           __global const float *restrict ALIBI, const int alibi_per_batch,
           __global const float *restrict MASK, const long m_sb, const long m_ss, const long m_sh,
           __global const uchar *restrict KPM, __global const int *restrict CU_Q, __global const int *restrict CU_K,
-          const int total_q, const int total_kv)
+          const int total_q, const int total_kv, const int n_splits, __global float *restrict OP,
+          __global float *restrict LP, const long rows_total)
 {
     /* Declared as float4 so that every row start is 16-byte aligned; scalar stores go through casts. */
     __local float4 shared4[(SHARED_FLOATS + 3) / 4];
@@ -129,7 +130,11 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     const int rg = tid / CG;
     const int cg = tid - rg * CG;
     const int m0 = get_group_id(0) * BLOCK_M;
-    const int bh = get_group_id(1);
+    /* Split-KV (flash-decoding): dimension 1 numbers (batch * heads_q) x n_splits work-groups; split
+     * s covers one contiguous range of the keys and writes its normalised partial output and its
+     * log-sum-exp to OP/LP, which flash_combine merges. n_splits == 1: the direct path. */
+    const int split = get_group_id(1) % n_splits;
+    const int bh = get_group_id(1) / n_splits;
     const int b = bh / heads_q;
     const int h = bh - b * heads_q;
     const int hk = h / group;
@@ -164,8 +169,13 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
      * the block's first visible key or past its last are never loaded. */
     const int shift = skv - sq;
     int n_begin = 0, n_end = m0 < sq ? skv : 0;
+    if (n_splits > 1) { /* this split's keys: an equal share, whole tiles */
+        const int share = ((skv + n_splits - 1) / n_splits + BLOCK_N - 1) / BLOCK_N * BLOCK_N;
+        n_begin = split * share;
+        n_end = min(n_end, n_begin + share);
+    }
     if (win_left >= 0)
-        n_begin = clamp(m0 + shift - win_left, 0, skv) / BLOCK_N * BLOCK_N;
+        n_begin = max(n_begin, clamp(m0 + shift - win_left, 0, skv) / BLOCK_N * BLOCK_N);
     if (win_right >= 0)
         n_end = min(n_end, clamp(m0 + BLOCK_M - 1 + shift + win_right + 1, 0, skv));
 
@@ -339,6 +349,19 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
         if (qi >= sq)
             continue;
         const float inv = l > 0.0f ? 1.0f / l : 0.0f; /* no visible key: zeros, never NaN */
+        const float lse = l > 0.0f ? (m_run[i] + log2(l)) * LN2_F : -INFINITY;
+        if (n_splits > 1) { /* partial result, fp32, (split, row, head_dim); its LSE (split, row) */
+            const long prow = (long)split * rows_total + lse_row0 + qi;
+            for (int v = 0; v < NV; ++v) {
+                float out[VW];
+                VSTORE(acc[i][v] * inv, out);
+                for (int e = 0; e < VW; ++e)
+                    OP[prow * HEAD_DIM + (v * CG + cg) * VW + e] = out[e];
+            }
+            if (cg == 0)
+                LP[prow] = lse;
+            continue;
+        }
         const long o_base = o_row0 + (long)qi * o_ss;
         for (int v = 0; v < NV; ++v) {
             float out[VW];
@@ -347,6 +370,42 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 STORE(O, o_base + (v * CG + cg) * VW + e, out[e]);
         }
         if (write_lse && cg == 0)
-            LSE[lse_row0 + qi] = l > 0.0f ? (m_run[i] + log2(l)) * LN2_F : -INFINITY;
+            LSE[lse_row0 + qi] = lse;
     }
+}
+
+/*
+ * Merges the splits of split-KV: for each row, O = sum_s w_s O_s / sum_s w_s with w_s = exp(LSE_s - m),
+ * m = max_s LSE_s, and LSE = m + log(sum_s w_s). Splits that saw no key (LSE -inf) weigh 0; a row no
+ * split saw is zeros with LSE -inf. A NaN partial keeps its row NaN. One work-item per (row, column);
+ * rows numbered as LSE is (padded: (b * heads_q + h) * seq_q + i; packed: h * total_q + token).
+ */
+__kernel void flash_combine(__global const float *restrict OP, __global const float *restrict LP,
+                            const int n_splits, const long rows_total, __global STORE_T *restrict O,
+                            __global float *restrict LSE, const int write_lse, const int group_rows,
+                            const int heads_q, const long o_sb, const long o_ss, const long o_sh,
+                            const int varlen)
+{
+    const long gid = get_global_id(0);
+    if (gid >= rows_total * HEAD_DIM)
+        return;
+    const long row = gid / HEAD_DIM;
+    const int d = (int)(gid - row * HEAD_DIM);
+    float m = -INFINITY;
+    for (int s = 0; s < n_splits; ++s)
+        m = max_nan(m, LP[s * rows_total + row]);
+    float num = 0.0f, den = 0.0f;
+    if (m != -INFINITY)
+        for (int s = 0; s < n_splits; ++s) {
+            const float lse = LP[s * rows_total + row];
+            const float w = lse == -INFINITY ? 0.0f : exp(lse - m);
+            num += w * OP[(s * rows_total + row) * HEAD_DIM + d];
+            den += w;
+        }
+    const long g = row / group_rows, i = row - g * group_rows;
+    /* padded: g = b * heads_q + h, i the query; packed: g = h, i the token (batch stride unused) */
+    const long o = varlen ? i * o_ss + g * o_sh : (g / heads_q) * o_sb + i * o_ss + (g % heads_q) * o_sh;
+    STORE(O, o + d, m == -INFINITY ? 0.0f : num / den);
+    if (write_lse && d == 0)
+        LSE[row] = m == -INFINITY ? -INFINITY : m + log(den);
 }

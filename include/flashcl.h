@@ -143,6 +143,11 @@ typedef struct flashcl_problem {
      * attn_mask or key_padding (a padding mask is what varlen replaces). */
     int32_t varlen;
     int64_t total_q, total_kv;
+    /* Split-KV (flash-decoding): the keys of each (batch, head) are split across this many
+     * work-groups whose partial results are merged through their log-sum-exp. 0: chosen from the
+     * device (splits only where one work-group per (batch, head, query block) would leave compute
+     * units idle: decode steps); 1: never; n: n (flash only, up to 1024). */
+    int32_t kv_splits;
     flashcl_strides q_strides, k_strides, v_strides, o_strides;
 } flashcl_problem;
 
@@ -232,6 +237,7 @@ typedef struct flashcl_config {
                                 stays in local memory for the whole run) */
     int32_t v_chunk;         /* keys of V in local memory at once */
     int32_t work_group_size; /* block_m / rows_per_item * threads_per_row */
+    int32_t kv_splits;       /* key splits (split-KV); 1: none. Set by the chooser from the problem */
     uint64_t local_mem_bytes;  /* from the kernel's exact formula */
     uint64_t local_mem_budget; /* what the chooser was allowed */
     char kernel[32];           /* the kernel path, e.g. "flash_fwd" */

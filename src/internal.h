@@ -96,6 +96,8 @@ void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *
 /* tiles.c */
 flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
                                 size_t max_wg, flashcl_config *cfg);
+/* Key splits (split-KV) for flash tiles cfg: the problem's kv_splits, or the device's choice. */
+int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_problem *p, const flashcl_config *cfg);
 /* Checks given flash tiles against a problem and limits; fills the derived fields. why gets the reason. */
 int fcl_complete_flash_config(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
                               size_t max_wg, flashcl_config *cfg, char *why, size_t why_len);
@@ -131,6 +133,9 @@ struct flashcl_plan {
     validation_state *validation;
     flashcl_validation report;
     standard_state *standard; /* FLASHCL_ALGO_STANDARD only */
+    cl_kernel combine;        /* split-KV: merges the splits' partial results */
+    cl_mem partial_o, partial_lse; /* split-KV: (splits, rows, head_dim) and (splits, rows), fp32 */
+    size_t combine_global, combine_local;
     size_t gemm_ld[4];        /* its GEMMs' row strides for Q, K, V, O */
 };
 

@@ -12,7 +12,7 @@
 /* Flash kernel argument order (cl/flash_fwd.cl). */
 enum { FA_Q, FA_K, FA_V, FA_O, FA_LSE, FA_SEQ_Q, FA_SEQ_KV, FA_HEADS_Q, FA_GROUP, FA_SCALE, FA_WIN_LEFT,
        FA_WIN_RIGHT, FA_SOFTCAP, FA_WRITE_LSE, FA_STRIDES, FA_ALIBI = FA_STRIDES + 12, FA_ALIBI_PER_BATCH, FA_MASK,
-       FA_MASK_STRIDES, FA_KPM = FA_MASK_STRIDES + 3, FA_CU_Q, FA_CU_K, FA_TOTAL_Q, FA_TOTAL_KV };
+       FA_MASK_STRIDES, FA_KPM = FA_MASK_STRIDES + 3, FA_CU_Q, FA_CU_K, FA_TOTAL_Q, FA_TOTAL_KV, FA_SPLITS, FA_OP, FA_LP, FA_ROWS_TOTAL };
 /* Naive kernel argument order (cl/naive.cl, naive_fwd). */
 enum { NA_Q, NA_K, NA_V, NA_SEQ_Q, NA_SEQ_KV, NA_HEADS_Q, NA_GROUP, NA_SCALE, NA_WIN_LEFT, NA_WIN_RIGHT,
        NA_SOFTCAP, NA_STRIDES, NA_ALIBI = NA_STRIDES + 9, NA_ALIBI_PER_BATCH, NA_MASK, NA_MASK_STRIDES,
@@ -63,6 +63,13 @@ static cl_int set_constant_args(flashcl_plan *pl)
     if (pl->config.algorithm == FLASHCL_ALGO_FLASH) {
         err = set_arg(k, FA_TOTAL_Q, sizeof(cl_int), &total_q, err);
         err = set_arg(k, FA_TOTAL_KV, sizeof(cl_int), &total_kv, err);
+        cl_int splits = pl->config.kv_splits > 1 ? pl->config.kv_splits : 1;
+        cl_long rows_total = (cl_long)(L->row_groups * L->group_rows);
+        cl_mem op = pl->partial_o ? pl->partial_o : NULL, lp = pl->partial_lse ? pl->partial_lse : NULL;
+        err = set_arg(k, FA_SPLITS, sizeof(cl_int), &splits, err);
+        err = set_arg(k, FA_OP, sizeof(cl_mem), &op, err);
+        err = set_arg(k, FA_LP, sizeof(cl_mem), &lp, err);
+        err = set_arg(k, FA_ROWS_TOTAL, sizeof(cl_long), &rows_total, err);
         err = set_arg(k, FA_ALIBI_PER_BATCH, sizeof(cl_int), &alibi_per_batch, err);
         for (int i = 0; i < 3; ++i)
             err = set_arg(k, FA_MASK_STRIDES + i, sizeof(cl_long), &mstr[i], err);
@@ -105,6 +112,50 @@ static cl_int set_constant_args(flashcl_plan *pl)
             err = set_arg(k, NA_O_STRIDES + i, sizeof(cl_long), &strides[9 + i], err);
     }
     return err;
+}
+
+/* Split-KV: the partial results' memory and the merge kernel (from the flash kernel's program). */
+static flashcl_status setup_splits(flashcl_plan *pl)
+{
+    flashcl_context *ctx = pl->ctx;
+    const flashcl_problem *p = &pl->problem;
+    const cl_long rows = (cl_long)(pl->layout.row_groups * pl->layout.group_rows);
+    const cl_int splits = pl->config.kv_splits;
+    const size_t lse_bytes = (size_t)splits * (size_t)rows * sizeof(float);
+    const size_t o_bytes = lse_bytes * (size_t)p->head_dim;
+    cl_int err;
+    pl->partial_o = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, o_bytes, NULL, &err);
+    if (!pl->partial_o)
+        return fcl_fail_cl(ctx, err, "split-KV: allocating the partial outputs");
+    pl->partial_lse = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, lse_bytes, NULL, &err);
+    if (!pl->partial_lse)
+        return fcl_fail_cl(ctx, err, "split-KV: allocating the partial log-sum-exps");
+    cl_program prog = NULL;
+    err = clGetKernelInfo(pl->kernel, CL_KERNEL_PROGRAM, sizeof prog, &prog, NULL);
+    if (err == CL_SUCCESS)
+        pl->combine = clCreateKernel(prog, "flash_combine", &err);
+    if (!pl->combine)
+        return fcl_fail_cl(ctx, err, "split-KV: clCreateKernel(flash_combine)");
+    const resolved_layout *L = &pl->layout;
+    cl_int write_lse = p->return_lse != 0, group_rows = (cl_int)L->group_rows, varlen = p->varlen != 0;
+    cl_long ostr[3] = {L->o.batch, L->o.seq, L->o.head};
+    cl_kernel c = pl->combine;
+    err = set_arg(c, 0, sizeof(cl_mem), &pl->partial_o, CL_SUCCESS);
+    err = set_arg(c, 1, sizeof(cl_mem), &pl->partial_lse, err);
+    err = set_arg(c, 2, sizeof(cl_int), &splits, err);
+    err = set_arg(c, 3, sizeof(cl_long), &rows, err);
+    err = set_arg(c, 6, sizeof(cl_int), &write_lse, err);
+    err = set_arg(c, 7, sizeof(cl_int), &group_rows, err);
+    err = set_arg(c, 8, sizeof(cl_int), &p->heads_q, err);
+    for (int i = 0; i < 3; ++i)
+        err = set_arg(c, 9 + i, sizeof(cl_long), &ostr[i], err);
+    err = set_arg(c, 12, sizeof(cl_int), &varlen, err);
+    if (err != CL_SUCCESS)
+        return fcl_fail_cl(ctx, err, "split-KV: clSetKernelArg(flash_combine)");
+    pl->combine_local = 64;
+    const size_t items = (size_t)rows * (size_t)p->head_dim;
+    pl->combine_global = (items + pl->combine_local - 1) / pl->combine_local * pl->combine_local;
+    return FLASHCL_SUCCESS;
 }
 
 /* Builds the kernel for pl->config; when the compiled kernel needs more local memory or allows a
@@ -160,6 +211,7 @@ static flashcl_status build_kernel(flashcl_plan *pl)
         snprintf(smaller.reason, sizeof smaller.reason,
                  "shrunk after compiling: the kernel allowed %zu work-items and needed %llu B of local memory",
                  kwg, (unsigned long long)klocal);
+        smaller.kv_splits = fcl_choose_splits(&ctx->profile, &pl->problem, &smaller);
         pl->config = smaller;
     }
     return fcl_fail(ctx, FLASHCL_UNSUPPORTED,
@@ -188,6 +240,7 @@ flashcl_status flashcl_context_choose_config(flashcl_context *ctx, const flashcl
                                                      ctx->profile.max_work_group_size, &c, why, sizeof why),
                            FLASHCL_INVALID_ARGUMENT, "the context's override config does not fit this problem: %s", why);
         fcl_strlcpy(c.source, "override", sizeof c.source);
+        c.kv_splits = fcl_choose_splits(&ctx->profile, problem, &c);
         snprintf(c.reason, sizeof c.reason, "set by flashcl_context_override_config");
         *config = c;
         return FLASHCL_SUCCESS;
@@ -249,6 +302,9 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
     }
     if ((st = build_kernel(pl)) != FLASHCL_SUCCESS)
         goto fail;
+    if (pl->config.algorithm == FLASHCL_ALGO_FLASH && pl->config.kv_splits > 1 &&
+        (st = setup_splits(pl)) != FLASHCL_SUCCESS)
+        goto fail;
     cl_int err = set_constant_args(pl);
     if (err != CL_SUCCESS) {
         st = fcl_fail_cl(ctx, err, "clSetKernelArg");
@@ -260,7 +316,7 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
         pl->local[0] = (size_t)pl->config.work_group_size;
         pl->local[1] = 1;
         pl->global[0] = tiles * pl->local[0];
-        pl->global[1] = (size_t)p->batch * p->heads_q;
+        pl->global[1] = (size_t)p->batch * p->heads_q * (size_t)(pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
     } else {
         size_t total = (size_t)(pl->layout.row_groups * pl->layout.group_rows);
         size_t wg = (size_t)pl->config.work_group_size;
@@ -288,6 +344,12 @@ void flashcl_plan_destroy(flashcl_plan **plan)
     flashcl_plan *pl = *plan;
     if (pl->kernel)
         clReleaseKernel(pl->kernel);
+    if (pl->combine)
+        clReleaseKernel(pl->combine);
+    if (pl->partial_o)
+        clReleaseMemObject(pl->partial_o);
+    if (pl->partial_lse)
+        clReleaseMemObject(pl->partial_lse);
     fcl_validation_free(pl->validation);
     fcl_standard_free(pl->standard);
     free(pl);
@@ -319,7 +381,13 @@ flashcl_context *flashcl_plan_context(const flashcl_plan *plan)
 
 uint64_t flashcl_plan_extra_device_bytes(const flashcl_plan *plan)
 {
-    return plan ? fcl_standard_extra_bytes(plan->standard) : 0;
+    if (!plan)
+        return 0;
+    uint64_t bytes = fcl_standard_extra_bytes(plan->standard);
+    if (plan->partial_o) /* split-KV's partial results */
+        bytes += (uint64_t)plan->config.kv_splits * (uint64_t)(plan->layout.row_groups * plan->layout.group_rows) *
+                 ((uint64_t)plan->problem.head_dim + 1) * sizeof(float);
+    return bytes;
 }
 
 flashcl_status flashcl_plan_kernel_info(const flashcl_plan *plan, flashcl_kernel_info *info)
@@ -507,9 +575,21 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "clSetKernelArg");
 
-    err = clEnqueueNDRangeKernel(ctx->queue, kern, 2, NULL, pl->global, pl->local, num_events, wait_list, done);
+    cl_event partial = NULL;
+    err = clEnqueueNDRangeKernel(ctx->queue, kern, 2, NULL, pl->global, pl->local, num_events, wait_list,
+                                 pl->combine ? &partial : done);
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "clEnqueueNDRangeKernel");
+    if (pl->combine) { /* split-KV: merge the partial results, after them (the queue may be out of order) */
+        err = set_arg(pl->combine, 4, sizeof(cl_mem), &t->o, CL_SUCCESS);
+        err = set_arg(pl->combine, 5, sizeof(cl_mem), &t->lse, err);
+        if (err == CL_SUCCESS)
+            err = clEnqueueNDRangeKernel(ctx->queue, pl->combine, 1, NULL, &pl->combine_global, &pl->combine_local,
+                                         1, &partial, done);
+        clReleaseEvent(partial);
+        if (err != CL_SUCCESS)
+            return fcl_fail_cl(ctx, err, "split-KV: clEnqueueNDRangeKernel(flash_combine)");
+    }
     return FLASHCL_SUCCESS;
 }
 

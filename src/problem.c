@@ -165,6 +165,8 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                        FLASHCL_INVALID_ARGUMENT,
                        "problem.window_left = %d, window_right = %d: each must be >= 0, or -1 for unbounded",
                        (int)p->window_left, (int)p->window_right);
+    validate_or_return(ctx, p->kv_splits >= 0 && p->kv_splits <= 1024, FLASHCL_INVALID_ARGUMENT,
+                       "problem.kv_splits = %d: 0 (chosen), 1 (none) to 1024", (int)p->kv_splits);
     validate_or_return(ctx, isfinite(p->softcap) && p->softcap >= 0.0f, FLASHCL_INVALID_ARGUMENT,
                        "problem.softcap = %g: must be finite and >= 0 (0: no softcap)", (double)p->softcap);
     /* Work-group indices along batch x heads are int in the kernels. */

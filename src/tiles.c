@@ -175,6 +175,27 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     return FLASHCL_SUCCESS;
 }
 
+int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_problem *p, const flashcl_config *cfg)
+{
+    if (p->kv_splits > 0)
+        return p->kv_splits;
+    /* Split the keys only where the direct grid leaves compute units idle: at least two work-groups
+     * per compute unit keep each busy while another waits at a barrier. Each split keeps at least
+     * four key tiles, so that its merge costs less than the keys it takes over. At most 64. */
+    const uint64_t blocks = ((uint64_t)p->seq_q + (uint64_t)cfg->block_m - 1) / (uint64_t)cfg->block_m;
+    const uint64_t groups = blocks * (uint64_t)p->batch * (uint64_t)p->heads_q;
+    const uint64_t want = 2 * (uint64_t)(pr->compute_units ? pr->compute_units : 1);
+    if (groups >= want)
+        return 1;
+    uint64_t splits = (want + groups - 1) / groups;
+    const uint64_t by_keys = (uint64_t)p->seq_kv / (4 * (uint64_t)cfg->block_n);
+    if (splits > by_keys)
+        splits = by_keys;
+    if (splits > 64)
+        splits = 64;
+    return splits < 1 ? 1 : (int32_t)splits;
+}
+
 /* The naive kernel uses no local memory; one row per work-item, work-groups of one warp/wavefront
  * width (at least 32, at most what the device allows). */
 static void choose_naive(const flashcl_device_profile *pr, flashcl_config *cfg)
@@ -188,6 +209,7 @@ static void choose_naive(const flashcl_device_profile *pr, flashcl_config *cfg)
     cfg->block_n = 1;
     cfg->threads_per_row = 1;
     cfg->rows_per_item = 1;
+    cfg->kv_splits = 1;
     cfg->work_group_size = (int32_t)wg;
     cfg->local_mem_budget = pr->local_mem_budget;
     fcl_strlcpy(cfg->kernel, "naive_fwd", sizeof cfg->kernel);
@@ -263,6 +285,7 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
         config->block_n = problem->seq_kv;
         config->threads_per_row = 1;
         config->rows_per_item = 1;
+        config->kv_splits = 1;
         config->work_group_size = 256;
         fcl_strlcpy(config->kernel, "standard", sizeof config->kernel);
         fcl_strlcpy(config->source, "fixed", sizeof config->source);
@@ -282,6 +305,7 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
                                       &tuned, why, sizeof why)) {
             fcl_strlcpy(tuned.source, source, sizeof tuned.source);
             fcl_strlcpy(tuned.reason, detail, sizeof tuned.reason);
+            tuned.kv_splits = fcl_choose_splits(profile, problem, &tuned);
             *config = tuned;
             return FLASHCL_SUCCESS;
         }
@@ -290,6 +314,7 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
     if (st != FLASHCL_SUCCESS)
         return fcl_fail(NULL, st, "no tile configuration for head_dim %d fits %llu B of local memory",
                         (int)problem->head_dim, (unsigned long long)profile->local_mem_budget);
+    config->kv_splits = fcl_choose_splits(profile, problem, config);
     return FLASHCL_SUCCESS;
 }
 

@@ -26,6 +26,7 @@ typedef struct case_params {
     int attn_mask;   /* 0; 1: a full (B, H, Sq, Sk) mask; 2: one (Sq, Sk) mask broadcast over batch and heads */
     int key_padding; /* nonzero: a key-padding mask with the last keys of each batch padded */
     int varlen;      /* nonzero: packed sequences of lengths up to seq_q / seq_kv (one of each at the max) */
+    int kv_splits;   /* problem.kv_splits: 0 chosen, 1 none, n */
 } case_params;
 
 typedef struct errors {
@@ -72,6 +73,7 @@ static void run_case(const case_params *c)
     if (c->attn_mask == 2) /* broadcast over batch and heads */
         p.mask_strides = (flashcl_strides){0, c->seq_kv, 0};
     p.key_padding = c->key_padding;
+    p.kv_splits = c->kv_splits;
     p.return_lse = 1;
     /* Packed sequences: lengths from a fixed pattern, the first query and the second key sequence
      * at the maximum, one sequence of a single query. */
@@ -114,6 +116,10 @@ static void run_case(const case_params *c)
     flashcl_plan_problem(flash, &p); /* resolved strides and scale */
     flashcl_config cfg;
     flashcl_plan_config(flash, &cfg);
+    if (c->kv_splits > 0)
+        ck_assert_int_eq(cfg.kv_splits, c->kv_splits);
+    /* split-KV keeps its partial results in memory of its own, and says so */
+    ck_assert((cfg.kv_splits > 1) == (flashcl_plan_extra_device_bytes(flash) > 0));
 
     size_t sz[5];
     flashcl_plan_buffer_sizes(flash, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
@@ -257,9 +263,10 @@ static void run_case(const case_params *c)
         }
     }
     char extra[128] = "";
-    if (p.window || p.softcap > 0.0f || extras)
-        snprintf(extra, sizeof extra, " window %d (%d,%d) softcap %g alibi %d mask %d kpm %d", p.window,
-                 p.window_left, p.window_right, (double)p.softcap, c->alibi, c->attn_mask, c->key_padding);
+    if (p.window || p.softcap > 0.0f || extras || cfg.kv_splits > 1)
+        snprintf(extra, sizeof extra, " window %d (%d,%d) softcap %g alibi %d mask %d kpm %d varlen %d splits %d",
+                 p.window, p.window_left, p.window_right, (double)p.softcap, c->alibi, c->attn_mask, c->key_padding,
+                 c->varlen, cfg.kv_splits);
     printf("  %-4s d=%-3d %s%s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s tile %dx%d/%d: max err flash %.2e naive %.2e "
            "standard %.2e (eps %.1e), lse %.2e/%.2e\n",
            flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full  ", extra, c->gqa, p.batch, p.heads_q,
@@ -327,7 +334,7 @@ END_TEST
 /* Strided layouts (Q and O head-major, K and V with padded rows), an explicit scale, every dtype. */
 START_TEST(test_strided)
 {
-    case_params c = {(flashcl_dtype)(_i % 3), _i < 3 ? 64 : 128, _i % 2, 2, 77, 150, 2, 2, 1, 0.3f, 0, 0, 0, 0.0f, 0, 0, 0, 0};
+    case_params c = {(flashcl_dtype)(_i % 3), _i < 3 ? 64 : 128, _i % 2, 2, 77, 150, 2, 2, 1, 0.3f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0};
     run_case(&c);
 }
 END_TEST
@@ -335,7 +342,7 @@ END_TEST
 /* More queries than keys under the causal mask: the first rows see no key and must be exactly 0. */
 START_TEST(test_empty_rows)
 {
-    case_params c = {(flashcl_dtype)_i, 32, 1, 1, 200, 50, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0};
+    case_params c = {(flashcl_dtype)_i, 32, 1, 1, 200, 50, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0};
     run_case(&c);
 }
 END_TEST
@@ -344,14 +351,14 @@ END_TEST
  * without a key) and the softcap, alone and with a window; every dtype. */
 static const case_params window_cases[] = {
     /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm, varlen */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 300, 300, 1, 2, 0, 0.0f, 1, 32, 0, 0.0f, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 40, 0, 1, 200, 260, 2, 1, 0, 0.0f, 1, 16, 16, 0.0f, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 128, 1, 4, 160, 160, 1, 1, 0, 0.0f, 1, 50, -1, 0.0f, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 32, 0, 1, 100, 100, 2, 2, 0, 0.0f, 1, 0, 0, 0.0f, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 48, 0, 1, 200, 50, 1, 2, 0, 0.0f, 1, 3, 3, 0.0f, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 64, 0, 1, 150, 170, 1, 2, 0, 1.0f, 0, 0, 0, 5.0f, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 96, 1, 2, 129, 200, 1, 1, 1, 0.0f, 1, 40, 7, 2.0f, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 80, 0, 1, 70, 90, 2, 1, 0, 0.0f, 1, -1, 5, 30.0f, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 300, 300, 1, 2, 0, 0.0f, 1, 32, 0, 0.0f, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 40, 0, 1, 200, 260, 2, 1, 0, 0.0f, 1, 16, 16, 0.0f, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 128, 1, 4, 160, 160, 1, 1, 0, 0.0f, 1, 50, -1, 0.0f, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 32, 0, 1, 100, 100, 2, 2, 0, 0.0f, 1, 0, 0, 0.0f, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 48, 0, 1, 200, 50, 1, 2, 0, 0.0f, 1, 3, 3, 0.0f, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 1, 150, 170, 1, 2, 0, 1.0f, 0, 0, 0, 5.0f, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 96, 1, 2, 129, 200, 1, 1, 1, 0.0f, 1, 40, 7, 2.0f, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 80, 0, 1, 70, 90, 2, 1, 0, 0.0f, 1, -1, 5, 30.0f, 0, 0, 0, 0, 0},
 };
 #define N_WINDOW_CASES ((int)(sizeof window_cases / sizeof *window_cases))
 
@@ -359,12 +366,12 @@ static const case_params window_cases[] = {
  * together with GQA, causal, a window and a softcap; every dtype. */
 static const case_params bias_cases[] = {
     /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm, varlen */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 120, 150, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 32, 1, 1, 100, 100, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 2, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 48, 0, 1, 90, 130, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 1, 0, 0},
-    {FLASHCL_DTYPE_BF16, 64, 1, 4, 64, 200, 1, 1, 1, 0.0f, 0, 0, 0, 0.0f, 0, 2, 0, 0},
-    {FLASHCL_DTYPE_F32, 40, 0, 1, 77, 140, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 1, 0},
-    {FLASHCL_DTYPE_F16, 80, 1, 2, 70, 160, 2, 1, 0, 0.0f, 1, 64, -1, 20.0f, 2, 1, 1, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 120, 150, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 32, 1, 1, 100, 100, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 2, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 48, 0, 1, 90, 130, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 1, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 64, 1, 4, 64, 200, 1, 1, 1, 0.0f, 0, 0, 0, 0.0f, 0, 2, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 40, 0, 1, 77, 140, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 1, 0, 0},
+    {FLASHCL_DTYPE_F16, 80, 1, 2, 70, 160, 2, 1, 0, 0.0f, 1, 64, -1, 20.0f, 2, 1, 1, 0, 0},
 };
 #define N_BIAS_CASES ((int)(sizeof bias_cases / sizeof *bias_cases))
 
@@ -372,12 +379,31 @@ static const case_params bias_cases[] = {
  * lengths), a window, ALiBi, strided rows; every dtype. */
 static const case_params varlen_cases[] = {
     /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, l, r, softcap, alibi, mask, kpm, varlen */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 130, 150, 4, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1},
-    {FLASHCL_DTYPE_F16, 32, 1, 1, 90, 70, 5, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1},
-    {FLASHCL_DTYPE_BF16, 128, 1, 4, 70, 120, 3, 1, 0, 0.0f, 1, 20, -1, 0.0f, 1, 0, 0, 1},
-    {FLASHCL_DTYPE_F32, 40, 0, 1, 66, 66, 3, 2, 0, 0.0f, 1, 8, 8, 15.0f, 2, 0, 0, 1},
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 130, 150, 4, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 0},
+    {FLASHCL_DTYPE_F16, 32, 1, 1, 90, 70, 5, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 0},
+    {FLASHCL_DTYPE_BF16, 128, 1, 4, 70, 120, 3, 1, 0, 0.0f, 1, 20, -1, 0.0f, 1, 0, 0, 1, 0},
+    {FLASHCL_DTYPE_F32, 40, 0, 1, 66, 66, 3, 2, 0, 0.0f, 1, 8, 8, 15.0f, 2, 0, 0, 1, 0},
 };
 #define N_VARLEN_CASES ((int)(sizeof varlen_cases / sizeof *varlen_cases))
+
+/* Split-KV (decode shapes): forced and chosen splits, with GQA, causal decode with several queries,
+ * a window that leaves some splits without a key, packed sequences, more splits than key tiles. */
+static const case_params split_cases[] = {
+    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, l, r, softcap, alibi, mask, kpm, varlen, splits */
+    {FLASHCL_DTYPE_F32, 64, 0, 4, 1, 1000, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 5},
+    {FLASHCL_DTYPE_F16, 128, 1, 1, 4, 700, 1, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 3},
+    {FLASHCL_DTYPE_BF16, 32, 0, 2, 16, 500, 1, 1, 1, 0.0f, 1, 100, -1, 0.0f, 1, 0, 0, 0, 7},
+    {FLASHCL_DTYPE_F32, 64, 1, 2, 12, 300, 3, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 4},
+    {FLASHCL_DTYPE_F32, 40, 0, 1, 1, 900, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 64, 0, 1, 2, 100, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 16},
+};
+#define N_SPLIT_CASES ((int)(sizeof split_cases / sizeof *split_cases))
+
+START_TEST(test_split_kv)
+{
+    run_case(&split_cases[_i]);
+}
+END_TEST
 
 START_TEST(test_varlen)
 {
@@ -440,6 +466,12 @@ static Suite *make_suite(void)
                 ++left_out;
             else
                 tcase_add_loop_test(tc, test_biases_masks, i, i + 1);
+        }
+        for (int i = 0; i < N_SPLIT_CASES; ++i) {
+            if (loop_limited(&split_cases[i]))
+                ++left_out;
+            else
+                tcase_add_loop_test(tc, test_split_kv, i, i + 1);
         }
         for (int i = 0; i < N_VARLEN_CASES; ++i) {
             if (loop_limited(&varlen_cases[i]))

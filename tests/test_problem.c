@@ -83,6 +83,7 @@ static const bad_case bad_cases[] = {
     {"problem.alibi", FLASHCL_INVALID_ARGUMENT},        {"problem.mask_strides", FLASHCL_INVALID_ARGUMENT},
     {"problem.total_q", FLASHCL_INVALID_ARGUMENT},      {"exceed total_q", FLASHCL_INVALID_ARGUMENT},
     {"problem.varlen with key_padding", FLASHCL_UNSUPPORTED},
+    {"problem.kv_splits", FLASHCL_INVALID_ARGUMENT},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -116,6 +117,7 @@ static void break_field(flashcl_problem *p, int i)
     case 24: p->varlen = 1; p->total_q = 0; p->total_kv = 100; break;
     case 25: p->varlen = 1; p->total_q = 50; p->total_kv = 500; break; /* seq_q 100 > total_q */
     case 26: p->varlen = 1; p->total_q = 300; p->total_kv = 300; p->key_padding = 1; break;
+    case 27: p->kv_splits = 1025; break;
     }
 }
 

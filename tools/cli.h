@@ -50,7 +50,8 @@ double cli_flops(const flashcl_problem *p);
 double cli_flops_packed(const flashcl_problem *p, const int32_t *cu_q, const int32_t *cu_k);
 /*
  * The mask and bias options every command shares: --window L,R (a sliding window; -1 unbounded) and
- * --softcap C, and --alibi (ALiBi slopes 2^(-8(h+1)/H), no value). Returns 1 when `a` was one with a
+ * --softcap C, --kv-splits N (split-KV: 0 chosen, 1 none) and --alibi (ALiBi slopes 2^(-8(h+1)/H), no
+ * value). Returns 1 when `a` was one with a
  * value (consumed, stored in *p), 3 for --alibi, 0 when it was none of them, 2 on a bad value (a
  * message on stderr naming `cmd`).
  */

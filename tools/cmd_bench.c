@@ -34,6 +34,7 @@ static void usage(FILE *f)
             "  --window L,R       a sliding window on every shape (see flashcl run --help); FLOPs count\n"
             "                     only the pairs inside it\n"
             "  --softcap C        scores become C * tanh(scores / C), every shape\n"
+            "  --kv-splits N      split-KV on every shape (0: chosen from the device, 1: never)\n"
             "  --alibi            ALiBi biases (slopes 2^(-8(h+1)/H)), every shape; standard attention has\n"
             "                     none and is reported as not run\n"
             "  --dtype T          f32, f16 or bf16 (default f32)\n"
@@ -338,6 +339,7 @@ int cmd_bench(int argc, char **argv)
                 p->window_right = masks.window_right;
                 p->softcap = masks.softcap;
                 p->alibi = masks.alibi;
+                p->kv_splits = masks.kv_splits;
             }
         }
 

@@ -30,6 +30,8 @@ static void usage(FILE *f)
             "                   -1 leaves a side unbounded), FlashAttention's (left, right)\n"
             "  --softcap C      scores become C * tanh(scores / C) before the softmax\n"
             "  --alibi          ALiBi biases, slopes 2^(-8(h+1)/H) for head h\n"
+            "  --kv-splits N    split-KV: the keys of each (batch, head) over N work-groups, merged by\n"
+            "                   log-sum-exp (default 0: chosen from the device for decode shapes; 1: never)\n"
             "  --varlen         packed sequences: the batch's query and key lengths drawn from N/2..N\n"
             "                   (seeded), Q/K/V/O (total, heads, dim) with cu_seqlens\n"
             "  --lse            also write the log-sum-exp\n"
@@ -336,11 +338,11 @@ int cmd_run(int argc, char **argv)
                (long long)(p->varlen ? p->total_q : (int64_t)p->batch * p->seq_q),
                (long long)(p->varlen ? p->total_kv : (int64_t)p->batch * p->seq_kv));
         printf(" \"config\": {\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, "
-               "\"rows_per_item\": %d, \"d_chunk\": %d, \"v_chunk\": %d, "
+               "\"rows_per_item\": %d, \"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, "
                "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, "
                "\"source\": \"%s\", \"reason\": ",
                cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.rows_per_item, cfg.d_chunk,
-               cfg.v_chunk, cfg.work_group_size, (unsigned long long)cfg.local_mem_bytes,
+               cfg.v_chunk, cfg.kv_splits, cfg.work_group_size, (unsigned long long)cfg.local_mem_bytes,
                (unsigned long long)cfg.local_mem_budget, cfg.source);
         cli_json_string(stdout, cfg.reason);
         printf("},\n \"plan_ms\": %.3f, \"time_ms\": {\"median\": %.6f, \"min\": %.6f, \"max\": %.6f, \"runs\": %ld}, "
@@ -363,9 +365,10 @@ int cmd_run(int argc, char **argv)
             printf(", packed: %lld query and %lld key rows in all (Sq, Sk the longest)", (long long)p->total_q,
                    (long long)p->total_kv);
         printf("\n");
-        printf("kernel      %s: block_m=%d block_n=%d threads/row=%d rows/item=%d d_chunk=%d v_chunk=%d "
+        printf("kernel      %s: block_m=%d block_n=%d threads/row=%d rows/item=%d d_chunk=%d v_chunk=%d kv_splits=%d "
                "work-group=%d, local memory %llu of %llu B\n",
                cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.rows_per_item, cfg.d_chunk, cfg.v_chunk,
+               cfg.kv_splits,
                cfg.work_group_size,
                (unsigned long long)cfg.local_mem_bytes, (unsigned long long)cfg.local_mem_budget);
         printf("            %s: %s\n", cfg.source, cfg.reason);

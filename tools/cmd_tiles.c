@@ -42,9 +42,9 @@ static void print_json(const flashcl_problem *p, const flashcl_config *c, flashc
         return;
     }
     printf("\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, \"rows_per_item\": %d, "
-           "\"d_chunk\": %d, \"v_chunk\": %d, "
+           "\"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, "
            "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, \"source\": ",
-           c->kernel, c->block_m, c->block_n, c->threads_per_row, c->rows_per_item, c->d_chunk, c->v_chunk,
+           c->kernel, c->block_m, c->block_n, c->threads_per_row, c->rows_per_item, c->d_chunk, c->v_chunk, c->kv_splits,
            c->work_group_size,
            (unsigned long long)c->local_mem_bytes, (unsigned long long)c->local_mem_budget);
     cli_json_string(stdout, c->source);
@@ -154,8 +154,8 @@ int cmd_tiles(int argc, char **argv)
                p.seq_q <= 16 ? "decode" : "prefill");
         printf("%s\n\n", build ? "checked against each compiled kernel (--build)"
                                : "as chosen before compiling (--build checks them against the compiled kernel)");
-        printf("%-4s %-5s %-9s %7s %7s %4s %4s %6s %6s %5s %16s  %s\n", "d", "dtype", "kernel", "block_m", "block_n",
-               "tpr", "rows", "dchunk", "vchunk", "wg", "local B", "source: reason");
+        printf("%-4s %-5s %-9s %7s %7s %4s %4s %6s %6s %6s %5s %16s  %s\n", "d", "dtype", "kernel", "block_m",
+               "block_n", "tpr", "rows", "dchunk", "vchunk", "splits", "wg", "local B", "source: reason");
     }
     int first = 1;
     for (int d = d_first; d <= d_last; d += 8)
@@ -183,9 +183,9 @@ int cmd_tiles(int argc, char **argv)
                 char local[32];
                 snprintf(local, sizeof local, "%llu/%llu", (unsigned long long)c.local_mem_bytes,
                          (unsigned long long)pr->local_mem_size);
-                printf("%-4d %-5s %-9s %7d %7d %4d %4d %6d %6d %5d %16s  %s: %s\n", d, flashcl_dtype_name(p.dtype),
+                printf("%-4d %-5s %-9s %7d %7d %4d %4d %6d %6d %6d %5d %16s  %s: %s\n", d, flashcl_dtype_name(p.dtype),
                        c.kernel, c.block_m, c.block_n, c.threads_per_row, c.rows_per_item, c.d_chunk, c.v_chunk,
-                       c.work_group_size, local, c.source, c.reason);
+                       c.kv_splits, c.work_group_size, local, c.source, c.reason);
             }
             first = 0;
         }

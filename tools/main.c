@@ -245,6 +245,16 @@ int cli_mask_option(const char *cmd, const char *a, const char *val, flashcl_pro
         p->window_right = (int32_t)r;
         return 1;
     }
+    if (!strcmp(a, "--kv-splits")) {
+        char *end;
+        long n = val ? strtol(val, &end, 10) : -1;
+        if (!val || *end || n < 0 || n > 1024) {
+            fprintf(stderr, "flashcl %s: --kv-splits %s: expected 0 (chosen) to 1024\n", cmd, val ? val : "(missing)");
+            return 2;
+        }
+        p->kv_splits = (int32_t)n;
+        return 1;
+    }
     if (!strcmp(a, "--softcap")) {
         char *end;
         float c = 0.0f;
@@ -272,7 +282,9 @@ const char *cli_mask_name(const flashcl_problem *p, char *buf, size_t n)
 
 const char *cli_tiles(const flashcl_config *c, char *buf, size_t n)
 {
-    snprintf(buf, n, "%dx%d tpr%d r%d dc%d vc%d", c->block_m, c->block_n, c->threads_per_row, c->rows_per_item,
-             c->d_chunk, c->v_chunk);
+    int k = snprintf(buf, n, "%dx%d tpr%d r%d dc%d vc%d", c->block_m, c->block_n, c->threads_per_row,
+                     c->rows_per_item, c->d_chunk, c->v_chunk);
+    if (c->kv_splits > 1 && k >= 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " splits%d", c->kv_splits);
     return buf;
 }
