@@ -56,6 +56,15 @@
 #ifndef VARLEN
 #define VARLEN 0
 #endif
+#ifndef KV_CACHE
+#define KV_CACHE 0
+#endif
+#ifndef KV_APPEND
+#define KV_APPEND 0
+#endif
+#ifndef PAGE_SIZE
+#define PAGE_SIZE 0
+#endif
 
 #define RG (BLOCK_M / TM)
 #define WG_SIZE (RG * CG)
@@ -105,7 +114,8 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
           __global const float *restrict MASK, const long m_sb, const long m_ss, const long m_sh,
           __global const uchar *restrict KPM, __global const int *restrict CU_Q, __global const int *restrict CU_K,
           const int total_q, const int total_kv, const int n_splits, __global float *restrict OP,
-          __global float *restrict LP, const long rows_total)
+          __global float *restrict LP, const long rows_total, __global const int *restrict CACHE_LENS,
+          __global const int *restrict BT, const int max_pages, const int num_pages)
 {
     /* Declared as float4 so that every row start is 16-byte aligned; scalar stores go through casts. */
     __local float4 shared4[(SHARED_FLOATS + 3) / 4];
@@ -135,6 +145,13 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
      * log-sum-exp to OP/LP, which flash_combine merges. n_splits == 1: the direct path. */
     const int split = get_group_id(1) % n_splits;
     const int bh = get_group_id(1) / n_splits;
+    /* Where key row j of this sequence sits in K (and V): contiguous, or page BT[b][j / PAGE_SIZE]. */
+#if PAGE_SIZE
+#define KV_ROW(j, rs, ps)                                                                                \
+    ((long)clamp(BT[(long)b * max_pages + (j) / PAGE_SIZE], 0, num_pages - 1) * (ps) + (long)((j) % PAGE_SIZE) * (rs))
+#else
+#define KV_ROW(j, rs, ps) ((long)(j) * (rs))
+#endif
     const int b = bh / heads_q;
     const int h = bh - b * heads_q;
     const int hk = h / group;
@@ -156,10 +173,20 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     const long o_row0 = (long)q_start * o_ss + h * o_sh;
     const long lse_row0 = (long)h * total_q + q_start;
 #else
-    const int sq = seq_q, skv = seq_kv;
+    const int sq = seq_q;
+#if KV_CACHE /* the filled part of this sequence's cache (after the append) */
+    const int skv = clamp(CACHE_LENS[b] + (KV_APPEND ? seq_q : 0), 0, seq_kv);
+#else
+    const int skv = seq_kv;
+#endif
     const long q_base = b * q_sb + h * q_sh;
+#if PAGE_SIZE /* K/V rows through the block table; the "batch" stride is the page stride */
+    const long k_base = hk * k_sh;
+    const long v_base = hk * v_sh;
+#else
     const long k_base = b * k_sb + hk * k_sh;
     const long v_base = b * v_sb + hk * v_sh;
+#endif
     const long o_row0 = b * o_sb + h * o_sh;
     const long lse_row0 = ((long)b * heads_q + h) * seq_q;
 #endif
@@ -221,7 +248,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 const int d = (idx - c * (D_CHUNK / 4)) * 4;
                 const int j = n0 + c;
                 *(__local float4 *)(k_s + c * LDC + d) =
-                    j < skv ? LOAD4(K, k_base + (long)j * k_ss + d0 + d) : (float4)(0.0f);
+                    j < skv ? LOAD4(K, k_base + KV_ROW(j, k_ss, k_sb) + d0 + d) : (float4)(0.0f);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
 #if Q_RESIDENT
@@ -310,7 +337,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 const int d = (idx - c * (HEAD_DIM / 4)) * 4;
                 const int j = n0 + c0 + c;
                 *(__local float4 *)(v_s + c * HEAD_DIM + d) =
-                    j < skv ? LOAD4(V, v_base + (long)j * v_ss + d) : (float4)(0.0f);
+                    j < skv ? LOAD4(V, v_base + KV_ROW(j, v_ss, v_sb) + d) : (float4)(0.0f);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             for (int c = 0; c < V_CHUNK; c += 4) {

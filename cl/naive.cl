@@ -32,14 +32,33 @@
         const long v_ss, const long v_sh, __global const float *alibi, const int alibi_per_batch,     \
         __global const float *mask, const long m_sb, const long m_ss, const long m_sh,                \
         __global const uchar *kpm, __global const int *cu_q, __global const int *cu_k, const int total_q, \
-        const int total_kv, const int batch
+        const int total_kv, const int batch, __global const int *cache_lens, __global const int *bt,      \
+        const int max_pages, const int num_pages
 #define ATTN_ARGS                                                                                    \
     seq_q, seq_kv, heads_q, group, scale, win_left, win_right, softcap, q_sb, q_ss, q_sh, k_sb, k_ss, \
         k_sh, v_sb, v_ss, v_sh, alibi, alibi_per_batch, mask, m_sb, m_ss, m_sh, kpm, cu_q, cu_k, total_q,   \
-        total_kv, batch
+        total_kv, batch, cache_lens, bt, max_pages, num_pages
 
 #ifndef VARLEN
 #define VARLEN 0
+#endif
+#ifndef KV_CACHE
+#define KV_CACHE 0
+#endif
+#ifndef KV_APPEND
+#define KV_APPEND 0
+#endif
+#ifndef PAGE_SIZE
+#define PAGE_SIZE 0
+#endif
+
+/* Offset of key/value row j of sequence b (rs: row stride, ps: page or batch stride): contiguous, or
+ * through the block table of a paged cache. */
+#if PAGE_SIZE
+#define KV_ROW(b, j, rs, ps)                                                                             \
+    ((long)clamp(bt[(long)(b) * max_pages + (j) / PAGE_SIZE], 0, num_pages - 1) * (ps) + (long)((j) % PAGE_SIZE) * (rs))
+#else
+#define KV_ROW(b, j, rs, ps) ((long)(j) * (rs))
 #endif
 
 /*
@@ -94,8 +113,8 @@ inline row_place place_row(long flat, const int seq_q, const int seq_kv, const i
     r.skv = seq_kv;
     const int hk = r.h / group;
     r.qb = r.b * q_sb + (long)r.i * q_ss + r.h * q_sh;
-    r.kb = r.b * k_sb + hk * k_sh;
-    r.vb = r.b * v_sb + hk * v_sh;
+    r.kb = (PAGE_SIZE ? 0 : r.b * k_sb) + hk * k_sh; /* a paged cache adds the page per row */
+    r.vb = (PAGE_SIZE ? 0 : r.b * v_sb) + hk * v_sh;
     r.o_row = r.b * o_sb + (long)r.i * o_ss + r.h * o_sh;
 #endif
     return r;
@@ -108,7 +127,7 @@ inline float naive_score(__global const STORE_T *Q, __global const STORE_T *K, l
 {
     float dot = 0.0f;
     for (int d = 0; d < HEAD_DIM; ++d)
-        dot += LOAD(Q, qb + d) * LOAD(K, kb + (long)j * k_ss + d);
+        dot += LOAD(Q, qb + d) * LOAD(K, kb + KV_ROW(b, j, k_ss, k_sb) + d);
     float s = dot * scale;
     if (softcap > 0.0f)
         s = softcap * tanh(s / softcap);
@@ -133,9 +152,14 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const STOR
                                   v_ss, v_sh, 0, 0, 0, cu_q, cu_k, total_q, total_kv, batch);
     const long b = r.b, qb = r.qb, kb = r.kb, vb = r.vb;
     const int h = r.h, i = r.i;
-    const int pos = i + r.skv - r.sq;
+#if KV_CACHE /* the filled part of the sequence's cache (after the append) */
+    const int skv = clamp(cache_lens[b] + (KV_APPEND ? seq_q : 0), 0, seq_kv);
+#else
+    const int skv = r.skv;
+#endif
+    const int pos = i + skv - r.sq;
     const int first = win_left >= 0 ? max(0, pos - win_left) : 0;
-    const int last = win_right >= 0 ? min(r.skv - 1, pos + win_right) : r.skv - 1;
+    const int last = win_right >= 0 ? min(skv - 1, pos + win_right) : skv - 1;
 
     float m = -INFINITY;
     for (int j = first; j <= last; ++j)
@@ -150,7 +174,7 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const STOR
         const float p = exp(s - m);
         l += p;
         for (int d = 0; d < HEAD_DIM; ++d)
-            out[d] += p * LOAD(V, vb + (long)j * v_ss + d);
+            out[d] += p * LOAD(V, vb + KV_ROW(b, j, v_ss, v_sb) + d);
     }
     for (int d = 0; d < HEAD_DIM; ++d)
         out[d] /= l;

@@ -148,6 +148,21 @@ typedef struct flashcl_problem {
      * device (splits only where one work-group per (batch, head, query block) would leave compute
      * units idle: decode steps); 1: never; n: n (flash only, up to 1024). */
     int32_t kv_splits;
+    /* KV cache (FlashAttention's flash_attn_with_kvcache): when `kv_cache` is nonzero, K and V hold
+     * seq_kv rows per sequence (the capacity) of which cache_seqlens[b] are filled (int32, batch
+     * entries). With `kv_append`, k_new and v_new ((batch, seq_q, heads_kv, head_dim), the problem's
+     * dtype, contiguous) are first written into the cache at rows cache_seqlens[b] .. + seq_q - 1 (rows
+     * past the capacity are dropped) and the attention sees cache_seqlens[b] + seq_q keys; flashcl
+     * does not update cache_seqlens. Masks and windows align on each sequence's own key count. Not with
+     * varlen; flash and naive only. */
+    int32_t kv_cache;
+    int32_t kv_append;
+    /* Paged cache (with kv_cache): page_size > 0, a multiple of 16, makes K and V (num_pages,
+     * page_size, heads_kv, head_dim): k_strides.batch is the page stride, .seq the row stride. The
+     * block table (int32, batch x ceil(seq_kv / page_size)) gives the page of each sequence's p-th
+     * block of page_size rows; entries are clamped to 0 .. num_pages - 1. */
+    int32_t page_size;
+    int32_t num_pages;
     flashcl_strides q_strides, k_strides, v_strides, o_strides;
 } flashcl_problem;
 
@@ -467,6 +482,9 @@ typedef struct flashcl_tensors {
     cl_mem key_padding;  /* iff problem.key_padding: uint8, (batch, seq_kv) */
     cl_mem cu_seqlens_q; /* iff problem.varlen: int32, batch + 1 */
     cl_mem cu_seqlens_k; /* iff problem.varlen: int32, batch + 1 */
+    cl_mem cache_seqlens; /* iff problem.kv_cache: int32, batch */
+    cl_mem block_table;   /* iff problem.page_size: int32, batch x ceil(seq_kv / page_size) */
+    cl_mem k_new, v_new;  /* iff problem.kv_append: (batch, seq_q, heads_kv, head_dim), contiguous */
 } flashcl_tensors;
 
 /**

@@ -80,6 +80,8 @@ typedef struct resolved_layout {
     uint64_t q_bytes, k_bytes, v_bytes, o_bytes, lse_bytes; /* minimum buffer sizes */
     flashcl_strides mask;                         /* resolved mask strides (when attn_mask) */
     uint64_t alibi_bytes, mask_bytes, key_padding_bytes, cu_seqlens_bytes;
+    uint64_t cache_seqlens_bytes, block_table_bytes, kv_new_bytes;
+    int32_t max_pages; /* paged cache: pages per sequence, ceil(seq_kv / page_size) */
     /* Output rows as (groups, rows per group): (batch * heads_q, seq_q), or (heads_q, total_q) for
      * packed sequences; flat row = group * rows + row, the LSE's layout too. */
     int64_t row_groups, group_rows;
@@ -136,6 +138,8 @@ struct flashcl_plan {
     cl_kernel combine;        /* split-KV: merges the splits' partial results */
     cl_mem partial_o, partial_lse; /* split-KV: (splits, rows, head_dim) and (splits, rows), fp32 */
     size_t combine_global, combine_local;
+    cl_kernel append;         /* kv_append: writes k_new/v_new into the cache first */
+    size_t append_global;
     size_t gemm_ld[4];        /* its GEMMs' row strides for Q, K, V, O */
 };
 

@@ -12,11 +12,13 @@
 /* Flash kernel argument order (cl/flash_fwd.cl). */
 enum { FA_Q, FA_K, FA_V, FA_O, FA_LSE, FA_SEQ_Q, FA_SEQ_KV, FA_HEADS_Q, FA_GROUP, FA_SCALE, FA_WIN_LEFT,
        FA_WIN_RIGHT, FA_SOFTCAP, FA_WRITE_LSE, FA_STRIDES, FA_ALIBI = FA_STRIDES + 12, FA_ALIBI_PER_BATCH, FA_MASK,
-       FA_MASK_STRIDES, FA_KPM = FA_MASK_STRIDES + 3, FA_CU_Q, FA_CU_K, FA_TOTAL_Q, FA_TOTAL_KV, FA_SPLITS, FA_OP, FA_LP, FA_ROWS_TOTAL };
+       FA_MASK_STRIDES, FA_KPM = FA_MASK_STRIDES + 3, FA_CU_Q, FA_CU_K, FA_TOTAL_Q, FA_TOTAL_KV, FA_SPLITS, FA_OP, FA_LP, FA_ROWS_TOTAL, FA_CACHE_LENS, FA_BT,
+       FA_MAX_PAGES, FA_NUM_PAGES };
 /* Naive kernel argument order (cl/naive.cl, naive_fwd). */
 enum { NA_Q, NA_K, NA_V, NA_SEQ_Q, NA_SEQ_KV, NA_HEADS_Q, NA_GROUP, NA_SCALE, NA_WIN_LEFT, NA_WIN_RIGHT,
        NA_SOFTCAP, NA_STRIDES, NA_ALIBI = NA_STRIDES + 9, NA_ALIBI_PER_BATCH, NA_MASK, NA_MASK_STRIDES,
-       NA_KPM = NA_MASK_STRIDES + 3, NA_CU_Q, NA_CU_K, NA_TOTAL_Q, NA_TOTAL_KV, NA_BATCH, NA_O, NA_LSE, NA_WRITE_LSE,
+       NA_KPM = NA_MASK_STRIDES + 3, NA_CU_Q, NA_CU_K, NA_TOTAL_Q, NA_TOTAL_KV, NA_BATCH, NA_CACHE_LENS, NA_BT, NA_MAX_PAGES,
+       NA_NUM_PAGES, NA_O, NA_LSE, NA_WRITE_LSE,
        NA_TOTAL_ROWS, NA_O_STRIDES };
 
 static const char *dtype_define(flashcl_dtype t)
@@ -27,10 +29,12 @@ static const char *dtype_define(flashcl_dtype t)
 void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     /* Biases and masks are compiled in only where the problem has them. */
-    char extras[80] = "";
-    if (p->alibi || p->attn_mask || p->key_padding || p->varlen)
-        snprintf(extras, sizeof extras, " -DHAS_ALIBI=%d -DHAS_MASK=%d -DHAS_KPM=%d -DVARLEN=%d", p->alibi != 0,
-                 p->attn_mask != 0, p->key_padding != 0, p->varlen != 0);
+    char extras[160] = "";
+    if (p->alibi || p->attn_mask || p->key_padding || p->varlen || p->kv_cache)
+        snprintf(extras, sizeof extras,
+                 " -DHAS_ALIBI=%d -DHAS_MASK=%d -DHAS_KPM=%d -DVARLEN=%d -DKV_CACHE=%d -DKV_APPEND=%d -DPAGE_SIZE=%d",
+                 p->alibi != 0, p->attn_mask != 0, p->key_padding != 0, p->varlen != 0, p->kv_cache != 0,
+                 p->kv_cache && p->kv_append, p->kv_cache ? p->page_size : 0);
     if (c->algorithm == FLASHCL_ALGO_FLASH)
         snprintf(buf, n,
                  "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d%s",
@@ -60,6 +64,10 @@ static cl_int set_constant_args(flashcl_plan *pl)
     cl_int alibi_per_batch = p->alibi == 2;
     cl_long mstr[3] = {L->mask.batch, L->mask.seq, L->mask.head};
     cl_int total_q = p->varlen ? (cl_int)p->total_q : 0, total_kv = p->varlen ? (cl_int)p->total_kv : 0;
+    cl_int max_pages = L->max_pages, num_pages = p->kv_cache && p->page_size ? p->num_pages : 1;
+    const int flash_k = pl->config.algorithm == FLASHCL_ALGO_FLASH;
+    err = set_arg(k, flash_k ? FA_MAX_PAGES : NA_MAX_PAGES, sizeof(cl_int), &max_pages, err);
+    err = set_arg(k, flash_k ? FA_NUM_PAGES : NA_NUM_PAGES, sizeof(cl_int), &num_pages, err);
     if (pl->config.algorithm == FLASHCL_ALGO_FLASH) {
         err = set_arg(k, FA_TOTAL_Q, sizeof(cl_int), &total_q, err);
         err = set_arg(k, FA_TOTAL_KV, sizeof(cl_int), &total_kv, err);
@@ -112,6 +120,41 @@ static cl_int set_constant_args(flashcl_plan *pl)
             err = set_arg(k, NA_O_STRIDES + i, sizeof(cl_long), &strides[9 + i], err);
     }
     return err;
+}
+
+/* kv_append: the kernel that writes a step's new keys and values into the cache (cl/kvcache.cl). */
+static flashcl_status setup_append(flashcl_plan *pl)
+{
+    flashcl_context *ctx = pl->ctx;
+    const flashcl_problem *p = &pl->problem;
+    const resolved_layout *L = &pl->layout;
+    char options[160];
+    snprintf(options, sizeof options, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DPAGE_SIZE=%d", dtype_define(p->dtype),
+             p->head_dim, p->page_size);
+    cl_program prog;
+    flashcl_status st = fcl_get_program(ctx, "kvcache.cl", options, &prog);
+    if (st != FLASHCL_SUCCESS)
+        return st;
+    cl_int err;
+    pl->append = clCreateKernel(prog, "kv_append", &err);
+    if (!pl->append)
+        return fcl_fail_cl(ctx, err, "clCreateKernel(kv_append)");
+    const cl_long total = (cl_long)p->batch * p->seq_q * p->heads_kv * p->head_dim;
+    cl_int num_pages = p->page_size ? p->num_pages : 1;
+    cl_long str[6] = {L->k.batch, L->k.seq, L->k.head, L->v.batch, L->v.seq, L->v.head};
+    cl_kernel a = pl->append;
+    err = set_arg(a, 6, sizeof(cl_int), &p->seq_q, CL_SUCCESS);
+    err = set_arg(a, 7, sizeof(cl_int), &p->heads_kv, err);
+    err = set_arg(a, 8, sizeof(cl_int), &p->seq_kv, err);
+    err = set_arg(a, 9, sizeof(cl_int), &L->max_pages, err);
+    err = set_arg(a, 10, sizeof(cl_int), &num_pages, err);
+    for (int i = 0; i < 6; ++i)
+        err = set_arg(a, 11 + i, sizeof(cl_long), &str[i], err);
+    err = set_arg(a, 17, sizeof(cl_long), &total, err);
+    if (err != CL_SUCCESS)
+        return fcl_fail_cl(ctx, err, "clSetKernelArg(kv_append)");
+    pl->append_global = ((size_t)total + 63) / 64 * 64;
+    return FLASHCL_SUCCESS;
 }
 
 /* Split-KV: the partial results' memory and the merge kernel (from the flash kernel's program). */
@@ -305,6 +348,8 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
     if (pl->config.algorithm == FLASHCL_ALGO_FLASH && pl->config.kv_splits > 1 &&
         (st = setup_splits(pl)) != FLASHCL_SUCCESS)
         goto fail;
+    if (pl->problem.kv_cache && pl->problem.kv_append && (st = setup_append(pl)) != FLASHCL_SUCCESS)
+        goto fail;
     cl_int err = set_constant_args(pl);
     if (err != CL_SUCCESS) {
         st = fcl_fail_cl(ctx, err, "clSetKernelArg");
@@ -346,6 +391,8 @@ void flashcl_plan_destroy(flashcl_plan **plan)
         clReleaseKernel(pl->kernel);
     if (pl->combine)
         clReleaseKernel(pl->combine);
+    if (pl->append)
+        clReleaseKernel(pl->append);
     if (pl->partial_o)
         clReleaseMemObject(pl->partial_o);
     if (pl->partial_lse)
@@ -497,10 +544,19 @@ flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *pl, const flashcl_tens
         (st = check_optional(ctx, t->key_padding, p->key_padding != 0, "key_padding", "key_padding",
                              L->key_padding_bytes)) ||
         (st = check_optional(ctx, t->cu_seqlens_q, p->varlen != 0, "cu_seqlens_q", "varlen", L->cu_seqlens_bytes)) ||
-        (st = check_optional(ctx, t->cu_seqlens_k, p->varlen != 0, "cu_seqlens_k", "varlen", L->cu_seqlens_bytes)))
+        (st = check_optional(ctx, t->cu_seqlens_k, p->varlen != 0, "cu_seqlens_k", "varlen", L->cu_seqlens_bytes)) ||
+        (st = check_optional(ctx, t->cache_seqlens, p->kv_cache != 0, "cache_seqlens", "kv_cache",
+                             L->cache_seqlens_bytes)) ||
+        (st = check_optional(ctx, t->block_table, p->kv_cache && p->page_size, "block_table", "page_size",
+                             L->block_table_bytes)) ||
+        (st = check_optional(ctx, t->k_new, p->kv_cache && p->kv_append, "k_new", "kv_append", L->kv_new_bytes)) ||
+        (st = check_optional(ctx, t->v_new, p->kv_cache && p->kv_append, "v_new", "kv_append", L->kv_new_bytes)))
         return st;
-    const cl_mem ins[8] = {q, k, v, t->alibi_slopes, t->mask, t->key_padding, t->cu_seqlens_q, t->cu_seqlens_k};
-    for (int i = 0; i < 8; ++i)
+    validate_or_return(ctx, !t->k_new || (t->k_new != k && t->k_new != v && t->v_new != k && t->v_new != v),
+                       FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: k_new or v_new aliases the cache it is appended to");
+    const cl_mem ins[12] = {q, k, v, t->alibi_slopes, t->mask, t->key_padding, t->cu_seqlens_q, t->cu_seqlens_k,
+                            t->cache_seqlens, t->block_table, t->k_new, t->v_new};
+    for (int i = 0; i < 12; ++i)
         validate_or_return(ctx, !ins[i] || (ins[i] != o && ins[i] != lse), FLASHCL_INVALID_ARGUMENT,
                            "flashcl_plan_enqueue: %s aliases an input buffer", ins[i] == o ? "o" : "lse");
     validate_or_return(ctx, !lse || lse != o, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: lse aliases o");
@@ -560,8 +616,11 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
     /* Optional inputs are read only when compiled in; q stands in for absent ones. */
     const cl_mem alibi = t->alibi_slopes ? t->alibi_slopes : t->q, mask = t->mask ? t->mask : t->q,
                  kpm = t->key_padding ? t->key_padding : t->q, cu_q = t->cu_seqlens_q ? t->cu_seqlens_q : t->q,
-                 cu_k = t->cu_seqlens_k ? t->cu_seqlens_k : t->q;
+                 cu_k = t->cu_seqlens_k ? t->cu_seqlens_k : t->q,
+                 lens = t->cache_seqlens ? t->cache_seqlens : t->q, bt = t->block_table ? t->block_table : t->q;
     cl_int err = CL_SUCCESS;
+    err = set_arg(kern, flash ? FA_CACHE_LENS : NA_CACHE_LENS, sizeof(cl_mem), &lens, err);
+    err = set_arg(kern, flash ? FA_BT : NA_BT, sizeof(cl_mem), &bt, err);
     err = set_arg(kern, flash ? FA_CU_Q : NA_CU_Q, sizeof(cl_mem), &cu_q, err);
     err = set_arg(kern, flash ? FA_CU_K : NA_CU_K, sizeof(cl_mem), &cu_k, err);
     err = set_arg(kern, flash ? FA_Q : NA_Q, sizeof(cl_mem), &t->q, err);
@@ -575,9 +634,29 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "clSetKernelArg");
 
+    cl_event appended = NULL;
+    if (pl->append) { /* the step's keys and values into the cache, then the attention after it */
+        const cl_mem bt = t->block_table ? t->block_table : t->q;
+        err = set_arg(pl->append, 0, sizeof(cl_mem), &t->k, CL_SUCCESS);
+        err = set_arg(pl->append, 1, sizeof(cl_mem), &t->v, err);
+        err = set_arg(pl->append, 2, sizeof(cl_mem), &t->k_new, err);
+        err = set_arg(pl->append, 3, sizeof(cl_mem), &t->v_new, err);
+        err = set_arg(pl->append, 4, sizeof(cl_mem), &t->cache_seqlens, err);
+        err = set_arg(pl->append, 5, sizeof(cl_mem), &bt, err);
+        const size_t local = 64;
+        if (err == CL_SUCCESS)
+            err = clEnqueueNDRangeKernel(ctx->queue, pl->append, 1, NULL, &pl->append_global, &local, num_events,
+                                         wait_list, &appended);
+        if (err != CL_SUCCESS)
+            return fcl_fail_cl(ctx, err, "kv_append: clEnqueueNDRangeKernel");
+        num_events = 1;
+        wait_list = &appended;
+    }
     cl_event partial = NULL;
     err = clEnqueueNDRangeKernel(ctx->queue, kern, 2, NULL, pl->global, pl->local, num_events, wait_list,
                                  pl->combine ? &partial : done);
+    if (appended)
+        clReleaseEvent(appended);
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "clEnqueueNDRangeKernel");
     if (pl->combine) { /* split-KV: merge the partial results, after them (the queue may be out of order) */

@@ -177,8 +177,26 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     const size_t elem = flashcl_dtype_size(p->dtype);
     const int64_t d = p->head_dim;
     flashcl_status st;
-    /* Packed sequences are one batch of total rows to the layout (the batch stride unused). */
-    int64_t nb = p->batch, nq = p->seq_q, nk = p->seq_kv;
+    /* Packed sequences are one batch of total rows to the layout (the batch stride unused); a paged
+     * cache is num_pages batches of page_size rows. */
+    int64_t nb = p->batch, nq = p->seq_q, nk = p->seq_kv, nbk = p->batch;
+    layout->max_pages = 0;
+    if (p->kv_cache) {
+        validate_or_return(ctx, !p->varlen, FLASHCL_UNSUPPORTED,
+                           "problem.kv_cache with varlen: a cache takes padded batches (cache_seqlens)");
+        validate_or_return(ctx, p->page_size >= 0 && p->page_size % 16 == 0, FLASHCL_INVALID_ARGUMENT,
+                           "problem.page_size = %d: 0 (contiguous) or a multiple of 16", (int)p->page_size);
+        if (p->page_size) {
+            validate_or_return(ctx, p->num_pages >= 1, FLASHCL_INVALID_ARGUMENT,
+                               "problem.num_pages = %d: a paged cache needs at least one page", (int)p->num_pages);
+            layout->max_pages = (int32_t)(((int64_t)p->seq_kv + p->page_size - 1) / p->page_size);
+            nbk = p->num_pages;
+        }
+    } else {
+        validate_or_return(ctx, !p->kv_append && !p->page_size, FLASHCL_INVALID_ARGUMENT,
+                           "problem.%s is set without problem.kv_cache", p->kv_append ? "kv_append" : "page_size");
+    }
+    int64_t nkr = p->kv_cache && p->page_size ? p->page_size : nk; /* rows per K/V "batch" */
     if (p->varlen) {
         validate_or_return(ctx, p->total_q >= 1 && p->total_kv >= 1 && p->total_q <= INT32_MAX &&
                                     p->total_kv <= INT32_MAX,
@@ -192,19 +210,24 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
         validate_or_return(ctx, !p->attn_mask && !p->key_padding, FLASHCL_UNSUPPORTED,
                            "problem.varlen with %s: packed sequences take neither (varlen replaces padding)",
                            p->attn_mask ? "attn_mask" : "key_padding");
-        nb = 1;
+        nb = nbk = 1;
         nq = p->total_q;
-        nk = p->total_kv;
+        nk = nkr = p->total_kv;
     }
     if ((st = resolve_tensor(ctx, "q", &p->q_strides, nb, nq, p->heads_q, d, elem, 0, &layout->q, &layout->q_bytes)) ||
-        (st = resolve_tensor(ctx, "k", &p->k_strides, nb, nk, p->heads_kv, d, elem, 0, &layout->k, &layout->k_bytes)) ||
-        (st = resolve_tensor(ctx, "v", &p->v_strides, nb, nk, p->heads_kv, d, elem, 0, &layout->v, &layout->v_bytes)) ||
+        (st = resolve_tensor(ctx, "k", &p->k_strides, nbk, nkr, p->heads_kv, d, elem, 0, &layout->k, &layout->k_bytes)) ||
+        (st = resolve_tensor(ctx, "v", &p->v_strides, nbk, nkr, p->heads_kv, d, elem, 0, &layout->v, &layout->v_bytes)) ||
         (st = resolve_tensor(ctx, "o", &p->o_strides, nb, nq, p->heads_q, d, elem, 1, &layout->o, &layout->o_bytes)))
         return st;
     layout->row_groups = p->varlen ? p->heads_q : (int64_t)p->batch * p->heads_q;
     layout->group_rows = p->varlen ? p->total_q : p->seq_q;
     layout->lse_bytes = p->return_lse ? (uint64_t)layout->row_groups * (uint64_t)layout->group_rows * sizeof(float) : 0;
     layout->cu_seqlens_bytes = p->varlen ? ((uint64_t)p->batch + 1) * sizeof(int32_t) : 0;
+    layout->cache_seqlens_bytes = p->kv_cache ? (uint64_t)p->batch * sizeof(int32_t) : 0;
+    layout->block_table_bytes =
+        p->kv_cache && p->page_size ? (uint64_t)p->batch * (uint64_t)layout->max_pages * sizeof(int32_t) : 0;
+    layout->kv_new_bytes =
+        p->kv_cache && p->kv_append ? (uint64_t)p->batch * p->seq_q * p->heads_kv * p->head_dim * elem : 0;
 
     validate_or_return(ctx, p->alibi >= 0 && p->alibi <= 2, FLASHCL_INVALID_ARGUMENT,
                        "problem.alibi = %d: 0 (none), 1 (slopes per head) or 2 (per batch and head)", (int)p->alibi);

@@ -102,11 +102,12 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
 {
     flashcl_context *ctx = pl->ctx;
     const flashcl_problem *p = &pl->problem;
-    if (p->alibi || p->attn_mask || p->key_padding || p->varlen)
+    if (p->alibi || p->attn_mask || p->key_padding || p->varlen || p->kv_cache)
         return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "standard attention has no %s: use flash or naive",
                         p->alibi       ? "ALiBi (problem.alibi)"
                         : p->attn_mask ? "additive mask (problem.attn_mask)"
                         : p->varlen    ? "packed sequences (problem.varlen)"
+                        : p->kv_cache  ? "KV cache (problem.kv_cache)"
                                        : "key-padding mask (problem.key_padding)");
     standard_state *st = calloc(1, sizeof *st);
     if (!st)

@@ -127,9 +127,10 @@ static flashcl_status setup(flashcl_plan *pl)
     if (!vs->info)
         return fcl_fail_cl(ctx, err, "validation: clCreateBuffer");
 
-    /* Constant arguments. naive_ref_rows: Q K V, 29 problem args (17 scalars and strides, then the
+    /* Constant arguments. naive_ref_rows: Q K V, 33 problem args (17 scalars and strides, then the
      * optional ALiBi slopes, mask and key padding with their scalars, then the packed sequences'
-     * cu_seqlens, total_q, total_kv and batch), rows, n_rows, ref, ref_lse. */
+     * cu_seqlens, total_q, total_kv and batch, then the KV cache's lengths, block table and page
+     * counts), rows, n_rows, ref, ref_lse. */
     const resolved_layout *L = &pl->layout;
     cl_int group = p->heads_q / p->heads_kv, has_lse = p->return_lse != 0;
     cl_int win_left, win_right;
@@ -158,10 +159,13 @@ static flashcl_status setup(flashcl_plan *pl)
     err |= clSetKernelArg(r, 29, sizeof(cl_int), &total_q);
     err |= clSetKernelArg(r, 30, sizeof(cl_int), &total_kv);
     err |= clSetKernelArg(r, 31, sizeof(cl_int), &p->batch);
-    err |= clSetKernelArg(r, 32, sizeof(cl_mem), &vs->rows);
-    err |= clSetKernelArg(r, 33, sizeof(cl_long), &vs->n_rows);
-    err |= clSetKernelArg(r, 34, sizeof(cl_mem), &vs->ref);
-    err |= clSetKernelArg(r, 35, sizeof(cl_mem), &vs->ref_lse);
+    cl_int max_pages = L->max_pages, num_pages = p->kv_cache && p->page_size ? p->num_pages : 1;
+    err |= clSetKernelArg(r, 34, sizeof(cl_int), &max_pages);
+    err |= clSetKernelArg(r, 35, sizeof(cl_int), &num_pages);
+    err |= clSetKernelArg(r, 36, sizeof(cl_mem), &vs->rows);
+    err |= clSetKernelArg(r, 37, sizeof(cl_long), &vs->n_rows);
+    err |= clSetKernelArg(r, 38, sizeof(cl_mem), &vs->ref);
+    err |= clSetKernelArg(r, 39, sizeof(cl_mem), &vs->ref_lse);
 
     /* compare_rows: O, LSE, has_lse, seq_q, heads_q, o strides (3), rows, n_rows, ref, ref_lse, atol,
      * rtol, stats, info. */
@@ -213,6 +217,9 @@ flashcl_status fcl_validate_run(flashcl_plan *pl, const flashcl_tensors *t, cl_e
     err |= clSetKernelArg(vs->ref_kernel, 26, sizeof(cl_mem), &kpm);
     err |= clSetKernelArg(vs->ref_kernel, 27, sizeof(cl_mem), &cu_q);
     err |= clSetKernelArg(vs->ref_kernel, 28, sizeof(cl_mem), &cu_k);
+    const cl_mem lens = t->cache_seqlens ? t->cache_seqlens : q, bt = t->block_table ? t->block_table : q;
+    err |= clSetKernelArg(vs->ref_kernel, 32, sizeof(cl_mem), &lens);
+    err |= clSetKernelArg(vs->ref_kernel, 33, sizeof(cl_mem), &bt);
     err |= clSetKernelArg(vs->compare_kernel, 0, sizeof(cl_mem), &o);
     cl_mem lse_arg = lse ? lse : o; /* never read when has_lse is 0 */
     err |= clSetKernelArg(vs->compare_kernel, 1, sizeof(cl_mem), &lse_arg);

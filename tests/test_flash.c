@@ -27,6 +27,9 @@ typedef struct case_params {
     int key_padding; /* nonzero: a key-padding mask with the last keys of each batch padded */
     int varlen;      /* nonzero: packed sequences of lengths up to seq_q / seq_kv (one of each at the max) */
     int kv_splits;   /* problem.kv_splits: 0 chosen, 1 none, n */
+    int kv_cache;    /* nonzero: K/V are a cache of seq_kv rows, partly filled (cache_seqlens) */
+    int kv_append;   /* nonzero: seq_q new rows appended first */
+    int page_size;   /* nonzero: a paged cache with a shuffled block table */
 } case_params;
 
 typedef struct errors {
@@ -74,7 +77,27 @@ static void run_case(const case_params *c)
         p.mask_strides = (flashcl_strides){0, c->seq_kv, 0};
     p.key_padding = c->key_padding;
     p.kv_splits = c->kv_splits;
+    p.kv_cache = c->kv_cache;
+    p.kv_append = c->kv_append;
+    p.page_size = c->page_size;
     p.return_lse = 1;
+    /* A cache of seq_kv rows per sequence, filled to different lengths; paged: every page of every
+     * sequence somewhere in a pool with spare pages, in shuffled order. */
+    int32_t *cache_lens = NULL, *block_table = NULL;
+    int max_pages = 0;
+    if (c->kv_cache) {
+        cache_lens = calloc((size_t)c->batch, sizeof *cache_lens);
+        const int room = c->kv_append ? c->seq_kv - c->seq_q : c->seq_kv;
+        for (int b = 0; b < c->batch; ++b)
+            cache_lens[b] = b == 0 ? room : (room / 2 + b * 37) % (room + 1);
+        if (c->page_size) {
+            max_pages = (c->seq_kv + c->page_size - 1) / c->page_size;
+            p.num_pages = c->batch * max_pages + 3;
+            block_table = calloc((size_t)c->batch * max_pages, sizeof *block_table);
+            for (int e = 0; e < c->batch * max_pages; ++e)
+                block_table[e] = (int32_t)((e * 7 + 3) % p.num_pages); /* 7 and num_pages coprime below */
+        }
+    }
     /* Packed sequences: lengths from a fixed pattern, the first query and the second key sequence
      * at the maximum, one sequence of a single query. */
     int32_t *cu_q = NULL, *cu_k = NULL;
@@ -101,7 +124,7 @@ static void run_case(const case_params *c)
     st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_NAIVE, &naive);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive plan: %s: %s", flashcl_status_string(st),
                   flashcl_context_last_error(ctx));
-    const int extras = c->alibi || c->attn_mask || c->key_padding || c->varlen;
+    const int extras = c->alibi || c->attn_mask || c->key_padding || c->varlen || c->kv_cache;
     if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD)) {
         st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &standard);
         if (extras) { /* standard attention has no biases or masks: refused by name */
@@ -145,6 +168,42 @@ static void run_case(const case_params *c)
      * whole, to check that they come out as zeros). */
     hm_extras x = {0};
     cl_mem alibi_m = NULL, mask_m = NULL, kpm_m = NULL, cuq_m = NULL, cuk_m = NULL;
+    cl_mem lens_m = NULL, bt_m = NULL, knew_m = NULL, vnew_m = NULL;
+    void *knew = NULL, *vnew = NULL;
+    if (c->kv_cache) {
+        lens_m = tu_buffer((size_t)c->batch * sizeof(int32_t), cache_lens);
+        x.cache_seqlens = cache_lens;
+        if (c->page_size) {
+            bt_m = tu_buffer((size_t)c->batch * max_pages * sizeof(int32_t), block_table);
+            x.block_table = block_table;
+        }
+        if (c->kv_append) { /* the new rows, and the host's copy of the cache updated with them */
+            const size_t n = (size_t)c->batch * c->seq_q * p.heads_kv * p.head_dim;
+            knew = malloc(n * es);
+            vnew = malloc(n * es);
+            hm_fill_normal(knew, p.dtype, n, &rng, 1.0);
+            hm_fill_normal(vnew, p.dtype, n, &rng, 1.0);
+            knew_m = tu_buffer(n * es, knew);
+            vnew_m = tu_buffer(n * es, vnew);
+            for (int b = 0; b < c->batch; ++b)
+                for (int i = 0; i < c->seq_q; ++i) {
+                    const int j = cache_lens[b] + i;
+                    if (j >= c->seq_kv)
+                        continue;
+                    for (int hk = 0; hk < p.heads_kv; ++hk) {
+                        const int64_t ko = c->page_size ? hm_offset(&p.k_strides, block_table[b * max_pages + j / c->page_size], j % c->page_size, hk)
+                                                        : hm_offset(&p.k_strides, b, j, hk);
+                        const int64_t vo = c->page_size ? hm_offset(&p.v_strides, block_table[b * max_pages + j / c->page_size], j % c->page_size, hk)
+                                                        : hm_offset(&p.v_strides, b, j, hk);
+                        const size_t src = (((size_t)b * c->seq_q + i) * p.heads_kv + hk) * p.head_dim;
+                        for (int d = 0; d < p.head_dim; ++d) {
+                            dec[1][ko + d] = hm_load(knew, p.dtype, src + d);
+                            dec[2][vo + d] = hm_load(vnew, p.dtype, src + d);
+                        }
+                    }
+                }
+        }
+    }
     if (c->varlen) {
         cuq_m = tu_buffer(((size_t)c->batch + 1) * sizeof(int32_t), cu_q);
         cuk_m = tu_buffer(((size_t)c->batch + 1) * sizeof(int32_t), cu_k);
@@ -182,7 +241,8 @@ static void run_case(const case_params *c)
     }
 
     flashcl_tensors tf = {.q = q, .k = k, .v = v, .o = o_f, .lse = l_f, .alibi_slopes = alibi_m, .mask = mask_m,
-                          .key_padding = kpm_m, .cu_seqlens_q = cuq_m, .cu_seqlens_k = cuk_m},
+                          .key_padding = kpm_m, .cu_seqlens_q = cuq_m, .cu_seqlens_k = cuk_m,
+                          .cache_seqlens = lens_m, .block_table = bt_m, .k_new = knew_m, .v_new = vnew_m},
                     tn = tf;
     tn.o = o_n;
     tn.lse = l_n;
@@ -287,8 +347,9 @@ static void run_case(const case_params *c)
         free(host[i]);
         free(dec[i]);
     }
-    cl_mem all[14] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m};
-    for (int i = 0; i < 14; ++i)
+    cl_mem all[18] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m,
+                      lens_m, bt_m, knew_m, vnew_m};
+    for (int i = 0; i < 18; ++i)
         if (all[i])
             clReleaseMemObject(all[i]);
     free(slopes);
@@ -296,6 +357,10 @@ static void run_case(const case_params *c)
     free(kpm);
     free(cu_q);
     free(cu_k);
+    free(cache_lens);
+    free(block_table);
+    free(knew);
+    free(vnew);
     flashcl_plan_destroy(&standard);
     flashcl_plan_destroy(&flash);
     flashcl_plan_destroy(&naive);
@@ -334,7 +399,7 @@ END_TEST
 /* Strided layouts (Q and O head-major, K and V with padded rows), an explicit scale, every dtype. */
 START_TEST(test_strided)
 {
-    case_params c = {(flashcl_dtype)(_i % 3), _i < 3 ? 64 : 128, _i % 2, 2, 77, 150, 2, 2, 1, 0.3f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0};
+    case_params c = {(flashcl_dtype)(_i % 3), _i < 3 ? 64 : 128, _i % 2, 2, 77, 150, 2, 2, 1, 0.3f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0};
     run_case(&c);
 }
 END_TEST
@@ -342,7 +407,7 @@ END_TEST
 /* More queries than keys under the causal mask: the first rows see no key and must be exactly 0. */
 START_TEST(test_empty_rows)
 {
-    case_params c = {(flashcl_dtype)_i, 32, 1, 1, 200, 50, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0};
+    case_params c = {(flashcl_dtype)_i, 32, 1, 1, 200, 50, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0};
     run_case(&c);
 }
 END_TEST
@@ -351,14 +416,14 @@ END_TEST
  * without a key) and the softcap, alone and with a window; every dtype. */
 static const case_params window_cases[] = {
     /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm, varlen */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 300, 300, 1, 2, 0, 0.0f, 1, 32, 0, 0.0f, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 40, 0, 1, 200, 260, 2, 1, 0, 0.0f, 1, 16, 16, 0.0f, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 128, 1, 4, 160, 160, 1, 1, 0, 0.0f, 1, 50, -1, 0.0f, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 32, 0, 1, 100, 100, 2, 2, 0, 0.0f, 1, 0, 0, 0.0f, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 48, 0, 1, 200, 50, 1, 2, 0, 0.0f, 1, 3, 3, 0.0f, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 64, 0, 1, 150, 170, 1, 2, 0, 1.0f, 0, 0, 0, 5.0f, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 96, 1, 2, 129, 200, 1, 1, 1, 0.0f, 1, 40, 7, 2.0f, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 80, 0, 1, 70, 90, 2, 1, 0, 0.0f, 1, -1, 5, 30.0f, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 300, 300, 1, 2, 0, 0.0f, 1, 32, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 40, 0, 1, 200, 260, 2, 1, 0, 0.0f, 1, 16, 16, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 128, 1, 4, 160, 160, 1, 1, 0, 0.0f, 1, 50, -1, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 32, 0, 1, 100, 100, 2, 2, 0, 0.0f, 1, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 48, 0, 1, 200, 50, 1, 2, 0, 0.0f, 1, 3, 3, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 1, 150, 170, 1, 2, 0, 1.0f, 0, 0, 0, 5.0f, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 96, 1, 2, 129, 200, 1, 1, 1, 0.0f, 1, 40, 7, 2.0f, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 80, 0, 1, 70, 90, 2, 1, 0, 0.0f, 1, -1, 5, 30.0f, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 #define N_WINDOW_CASES ((int)(sizeof window_cases / sizeof *window_cases))
 
@@ -366,12 +431,12 @@ static const case_params window_cases[] = {
  * together with GQA, causal, a window and a softcap; every dtype. */
 static const case_params bias_cases[] = {
     /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm, varlen */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 120, 150, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 32, 1, 1, 100, 100, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 2, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 48, 0, 1, 90, 130, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 1, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 64, 1, 4, 64, 200, 1, 1, 1, 0.0f, 0, 0, 0, 0.0f, 0, 2, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 40, 0, 1, 77, 140, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 1, 0, 0},
-    {FLASHCL_DTYPE_F16, 80, 1, 2, 70, 160, 2, 1, 0, 0.0f, 1, 64, -1, 20.0f, 2, 1, 1, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 120, 150, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 32, 1, 1, 100, 100, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 2, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 48, 0, 1, 90, 130, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 1, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 64, 1, 4, 64, 200, 1, 1, 1, 0.0f, 0, 0, 0, 0.0f, 0, 2, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 40, 0, 1, 77, 140, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 1, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 80, 1, 2, 70, 160, 2, 1, 0, 0.0f, 1, 64, -1, 20.0f, 2, 1, 1, 0, 0, 0, 0, 0},
 };
 #define N_BIAS_CASES ((int)(sizeof bias_cases / sizeof *bias_cases))
 
@@ -379,10 +444,10 @@ static const case_params bias_cases[] = {
  * lengths), a window, ALiBi, strided rows; every dtype. */
 static const case_params varlen_cases[] = {
     /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, l, r, softcap, alibi, mask, kpm, varlen */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 130, 150, 4, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 0},
-    {FLASHCL_DTYPE_F16, 32, 1, 1, 90, 70, 5, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 0},
-    {FLASHCL_DTYPE_BF16, 128, 1, 4, 70, 120, 3, 1, 0, 0.0f, 1, 20, -1, 0.0f, 1, 0, 0, 1, 0},
-    {FLASHCL_DTYPE_F32, 40, 0, 1, 66, 66, 3, 2, 0, 0.0f, 1, 8, 8, 15.0f, 2, 0, 0, 1, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 130, 150, 4, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 32, 1, 1, 90, 70, 5, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 128, 1, 4, 70, 120, 3, 1, 0, 0.0f, 1, 20, -1, 0.0f, 1, 0, 0, 1, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 40, 0, 1, 66, 66, 3, 2, 0, 0.0f, 1, 8, 8, 15.0f, 2, 0, 0, 1, 0, 0, 0, 0},
 };
 #define N_VARLEN_CASES ((int)(sizeof varlen_cases / sizeof *varlen_cases))
 
@@ -390,14 +455,34 @@ static const case_params varlen_cases[] = {
  * a window that leaves some splits without a key, packed sequences, more splits than key tiles. */
 static const case_params split_cases[] = {
     /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, l, r, softcap, alibi, mask, kpm, varlen, splits */
-    {FLASHCL_DTYPE_F32, 64, 0, 4, 1, 1000, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 5},
-    {FLASHCL_DTYPE_F16, 128, 1, 1, 4, 700, 1, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 3},
-    {FLASHCL_DTYPE_BF16, 32, 0, 2, 16, 500, 1, 1, 1, 0.0f, 1, 100, -1, 0.0f, 1, 0, 0, 0, 7},
-    {FLASHCL_DTYPE_F32, 64, 1, 2, 12, 300, 3, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 4},
-    {FLASHCL_DTYPE_F32, 40, 0, 1, 1, 900, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 64, 0, 1, 2, 100, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 16},
+    {FLASHCL_DTYPE_F32, 64, 0, 4, 1, 1000, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 5, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 128, 1, 1, 4, 700, 1, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 3, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 32, 0, 2, 16, 500, 1, 1, 1, 0.0f, 1, 100, -1, 0.0f, 1, 0, 0, 0, 7, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 1, 2, 12, 300, 3, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 4, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 40, 0, 1, 1, 900, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 64, 0, 1, 2, 100, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 16, 0, 0, 0},
 };
 #define N_SPLIT_CASES ((int)(sizeof split_cases / sizeof *split_cases))
+
+/* KV caches: contiguous and paged (page sizes 16 and 48: not a power of two), filled to different
+ * lengths, with and without appending the step's rows; decode and prefill-into-cache shapes, causal,
+ * GQA, a window, split-KV. */
+static const case_params cache_cases[] = {
+    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, win, l, r, cap, alibi, mask, kpm, varlen, splits,
+     * kv_cache, append, page */
+    {FLASHCL_DTYPE_F32, 64, 0, 4, 1, 300, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 1, 0, 0},
+    {FLASHCL_DTYPE_F16, 32, 1, 2, 4, 200, 2, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 1, 1, 0},
+    {FLASHCL_DTYPE_F32, 64, 1, 1, 1, 250, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 3, 1, 1, 16},
+    {FLASHCL_DTYPE_BF16, 128, 1, 2, 8, 160, 2, 1, 0, 0.0f, 1, 40, -1, 0.0f, 0, 0, 0, 0, 0, 1, 1, 48},
+    {FLASHCL_DTYPE_F16, 40, 0, 1, 20, 96, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0, 0, 0, 1, 0, 16},
+};
+#define N_CACHE_CASES ((int)(sizeof cache_cases / sizeof *cache_cases))
+
+START_TEST(test_kv_cache)
+{
+    run_case(&cache_cases[_i]);
+}
+END_TEST
 
 START_TEST(test_split_kv)
 {
@@ -466,6 +551,12 @@ static Suite *make_suite(void)
                 ++left_out;
             else
                 tcase_add_loop_test(tc, test_biases_masks, i, i + 1);
+        }
+        for (int i = 0; i < N_CACHE_CASES; ++i) {
+            if (loop_limited(&cache_cases[i]))
+                ++left_out;
+            else
+                tcase_add_loop_test(tc, test_kv_cache, i, i + 1);
         }
         for (int i = 0; i < N_SPLIT_CASES; ++i) {
             if (loop_limited(&split_cases[i]))

@@ -84,6 +84,9 @@ static const bad_case bad_cases[] = {
     {"problem.total_q", FLASHCL_INVALID_ARGUMENT},      {"exceed total_q", FLASHCL_INVALID_ARGUMENT},
     {"problem.varlen with key_padding", FLASHCL_UNSUPPORTED},
     {"problem.kv_splits", FLASHCL_INVALID_ARGUMENT},
+    {"problem.page_size = 10", FLASHCL_INVALID_ARGUMENT}, {"problem.num_pages = 0", FLASHCL_INVALID_ARGUMENT},
+    {"problem.kv_append is set without problem.kv_cache", FLASHCL_INVALID_ARGUMENT},
+    {"problem.kv_cache with varlen", FLASHCL_UNSUPPORTED},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -118,6 +121,10 @@ static void break_field(flashcl_problem *p, int i)
     case 25: p->varlen = 1; p->total_q = 50; p->total_kv = 500; break; /* seq_q 100 > total_q */
     case 26: p->varlen = 1; p->total_q = 300; p->total_kv = 300; p->key_padding = 1; break;
     case 27: p->kv_splits = 1025; break;
+    case 28: p->kv_cache = 1; p->page_size = 10; break;
+    case 29: p->kv_cache = 1; p->page_size = 16; p->num_pages = 0; break;
+    case 30: p->kv_append = 1; break;
+    case 31: p->kv_cache = 1; p->varlen = 1; p->total_q = 300; p->total_kv = 300; break;
     }
 }
 

@@ -31,6 +31,9 @@ static void usage(FILE *f)
             "  --tokens T         B*N for presets and lists (default 16384)\n"
             "  --max-n N          leave out longer sequences (for slow devices)\n"
             "  --causal           causal only; --both: causal and not (presets do both)\n"
+            "  --decode           one query per sequence against the N keys (a decode step); --seq-q Q: Q\n"
+            "                     queries; with -b and -H for the batch and heads\n"
+            "  --heads-kv N       key/value heads (GQA), dividing the query heads\n"
             "  --window L,R       a sliding window on every shape (see flashcl run --help); FLOPs count\n"
             "                     only the pairs inside it\n"
             "  --softcap C        scores become C * tanh(scores / C), every shape\n"
@@ -216,6 +219,8 @@ int cmd_bench(int argc, char **argv)
     const char *device = NULL, *preset = NULL, *json_path = NULL, *csv_path = NULL, *plot_path = NULL;
     long seqs[32], dims[8] = {128}, heads = 0, batch = 0, tokens = 16384, max_n = 0, iters = 10, warmup = 2;
     int n_seqs = 0, n_dims = 1, causal_mode = 0 /* 0 full, 1 causal, 2 both */;
+    long decode_q = 0;     /* --decode / --seq-q: queries per step against N keys */
+    long heads_kv = 0;     /* --heads-kv: GQA */
     flashcl_problem masks; /* --window and --softcap, applied to every shape */
     flashcl_problem_default(&masks);
     int mask_rc;
@@ -276,6 +281,18 @@ int cmd_bench(int argc, char **argv)
             ++i;
         } else if (!strcmp(a, "--causal")) {
             causal_mode = 1;
+        } else if (!strcmp(a, "--heads-kv") && val) {
+            if (!cli_int(a, val, 1, 1 << 20, &heads_kv))
+                return 2;
+            ++i;
+        } else if (!strcmp(a, "--decode")) {
+            decode_q = 1;
+        } else if (!strcmp(a, "--seq-q") && val) {
+            long v = 0;
+            if (!cli_int(a, val, 1, 1 << 20, &v))
+                return 2;
+            decode_q = v;
+            ++i;
         } else if (!strcmp(a, "--both")) {
             causal_mode = 2;
         } else if (!strcmp(a, "--json") && val) {
@@ -330,7 +347,11 @@ int cmd_bench(int argc, char **argv)
                 flashcl_problem_default(p);
                 p->head_dim = (int32_t)dims[di];
                 p->seq_q = p->seq_kv = (int32_t)seqs[si];
+                if (decode_q) /* decode: a few queries against the N keys of a cache */
+                    p->seq_q = (int32_t)decode_q;
                 p->heads_q = p->heads_kv = (int32_t)(heads ? heads : (2048 / dims[di] > 0 ? 2048 / dims[di] : 1));
+                if (heads_kv)
+                    p->heads_kv = (int32_t)heads_kv; /* must divide the query heads: the plan says so if not */
                 p->batch = (int32_t)(batch ? batch : (tokens / seqs[si] > 0 ? tokens / seqs[si] : 1));
                 p->dtype = dtype;
                 p->causal = ci;
@@ -393,7 +414,7 @@ int cmd_bench(int argc, char **argv)
             const result *r = &row[a];
             if (!algos[a])
                 continue;
-            printf("%-5d %-4d %-6d %-4d %-6s | %-9s ", r->p.batch, r->p.heads_q, r->p.seq_q, r->p.head_dim,
+            printf("%-5d %-4d %-6d %-4d %-6s | %-9s ", r->p.batch, r->p.heads_q, r->p.seq_kv, r->p.head_dim,
                    mask_name(&r->p), flashcl_algorithm_name((flashcl_algorithm)a));
             if (!r->ran) {
                 printf("%s\n", r->note);
@@ -435,11 +456,13 @@ int cmd_bench(int argc, char **argv)
                 const result *r = &res[i];
                 if (!algos[r->algo])
                     continue;
+                /* "seq" is N: the keys (the queries too, except for --decode / --seq-q) */
                 fprintf(f, "%s\n  {\"algo\": \"%s\", \"batch\": %d, \"heads\": %d, \"seq\": %d, \"head_dim\": %d, "
-                           "\"dtype\": \"%s\", \"causal\": %s, \"flops\": %.6g, \"ran\": %s, ",
+                           "\"dtype\": \"%s\", \"causal\": %s, \"flops\": %.6g, \"ran\": %s, \"seq_q\": %d, "
+                           "\"heads_kv\": %d, ",
                         first ? "" : ",", flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch, r->p.heads_q,
-                        r->p.seq_q, r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal ? "true" : "false",
-                        cli_flops(&r->p), r->ran ? "true" : "false");
+                        r->p.seq_kv, r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal ? "true" : "false",
+                        cli_flops(&r->p), r->ran ? "true" : "false", r->p.seq_q, r->p.heads_kv);
                 if (r->p.window)
                     fprintf(f, "\"window_left\": %d, \"window_right\": %d, ", r->p.window_left, r->p.window_right);
                 if (r->p.softcap > 0.0f)
@@ -480,12 +503,12 @@ int cmd_bench(int argc, char **argv)
                         *c = ';';
                 if (r->ran)
                     fprintf(f, "%s,%d,%d,%d,%d,%s,%d,%.6f,%.6f,%.6f,%d,%.4f,%llu,%d,\n",
-                            flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch, r->p.heads_q, r->p.seq_q,
+                            flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch, r->p.heads_q, r->p.seq_kv,
                             r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal, r->median, r->min, r->max,
                             r->runs, r->tflops, (unsigned long long)r->extra_bytes, r->passed);
                 else
                     fprintf(f, "%s,%d,%d,%d,%d,%s,%d,,,,,,,,%s\n", flashcl_algorithm_name((flashcl_algorithm)r->algo),
-                            r->p.batch, r->p.heads_q, r->p.seq_q, r->p.head_dim, flashcl_dtype_name(r->p.dtype),
+                            r->p.batch, r->p.heads_q, r->p.seq_kv, r->p.head_dim, flashcl_dtype_name(r->p.dtype),
                             r->p.causal, note);
             }
             if (f != stdout)

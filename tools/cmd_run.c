@@ -32,6 +32,9 @@ static void usage(FILE *f)
             "  --alibi          ALiBi biases, slopes 2^(-8(h+1)/H) for head h\n"
             "  --kv-splits N    split-KV: the keys of each (batch, head) over N work-groups, merged by\n"
             "                   log-sum-exp (default 0: chosen from the device for decode shapes; 1: never)\n"
+            "  --kv-cache       K/V are a cache of --seq-kv rows per sequence, filled to lengths drawn from\n"
+            "                   half to all of it (seeded); --append: the step's --seq-q rows appended first\n"
+            "  --paged PAGE     the cache in pages of PAGE rows (a multiple of 16), shuffled block table\n"
             "  --varlen         packed sequences: the batch's query and key lengths drawn from N/2..N\n"
             "                   (seeded), Q/K/V/O (total, heads, dim) with cu_seqlens\n"
             "  --lse            also write the log-sum-exp\n"
@@ -132,6 +135,24 @@ static int parse(int argc, char **argv, run_opts *o)
             p->varlen = 1;
             continue;
         }
+        if (!strcmp(a, "--kv-cache") || !strcmp(a, "--append")) {
+            p->kv_cache = 1;
+            p->kv_append |= !strcmp(a, "--append");
+            continue;
+        }
+        if (!strcmp(a, "--paged")) {
+            long v = 0;
+            if (!cli_int(a, val, 16, 1 << 20, &v))
+                return 2;
+            if (v % 16) {
+                fprintf(stderr, "flashcl run: --paged %ld: the page size must be a multiple of 16\n", v);
+                return 2;
+            }
+            p->kv_cache = 1;
+            p->page_size = (int32_t)v;
+            ++i;
+            continue;
+        }
         if (!strcmp(a, "--bf16")) {
             o->bf16 = 1;
             continue;
@@ -187,6 +208,13 @@ static int parse(int argc, char **argv, run_opts *o)
     return -1;
 }
 
+static cl_command_queue queue_of(flashcl_context *ctx)
+{
+    cl_command_queue q = NULL;
+    flashcl_context_cl_objects(ctx, NULL, NULL, &q);
+    return q;
+}
+
 static cl_mem make_buffer(cl_context c, size_t bytes, const void *init, cl_int *err)
 {
     return clCreateBuffer(c, CL_MEM_READ_WRITE | (init ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 4,
@@ -235,13 +263,52 @@ int cmd_run(int argc, char **argv)
         p->total_q = cu[0][p->batch];
         p->total_kv = cu[1][p->batch];
     }
+    /* --kv-cache: fill lengths from half the room to all of it (room: the capacity less the appended
+     * rows), the first sequence full; --paged: every page of every sequence in a pool with spare
+     * pages, in a shuffled order. */
+    int32_t *cache_lens = NULL, *block_table = NULL;
+    int32_t max_pages = 0;
+    if (p->kv_cache) {
+        hm_rng lr;
+        hm_rng_seed(&lr, (uint64_t)o.seed * 104729u + 3u);
+        const int32_t room = p->kv_append ? (p->seq_kv > p->seq_q ? p->seq_kv - p->seq_q : 0) : p->seq_kv;
+        cache_lens = calloc((size_t)p->batch, sizeof *cache_lens);
+        if (p->page_size) {
+            max_pages = (p->seq_kv + p->page_size - 1) / p->page_size;
+            p->num_pages = p->batch * max_pages + max_pages;
+            block_table = calloc((size_t)p->batch * max_pages, sizeof *block_table);
+        }
+        if (!cache_lens || (p->page_size && !block_table)) {
+            fprintf(stderr, "flashcl run: out of host memory\n");
+            free(cache_lens);
+            free(block_table);
+            return 1;
+        }
+        for (int b = 0; b < p->batch; ++b)
+            cache_lens[b] = b == 0 ? room : room / 2 + (int32_t)(hm_rng_uniform(&lr) * (room - room / 2 + 1));
+        if (p->page_size) { /* a random permutation of the pool, its first batch * max_pages pages used */
+            int32_t *perm = malloc((size_t)p->num_pages * sizeof *perm);
+            if (perm) {
+                for (int e = 0; e < p->num_pages; ++e)
+                    perm[e] = e;
+                for (int e = p->num_pages - 1; e > 0; --e) {
+                    const int r = (int)(hm_rng_uniform(&lr) * (e + 1));
+                    const int32_t tmp = perm[e];
+                    perm[e] = perm[r > e ? e : r];
+                    perm[r > e ? e : r] = tmp;
+                }
+                memcpy(block_table, perm, (size_t)p->batch * max_pages * sizeof *block_table);
+                free(perm);
+            }
+        }
+    }
 
     flashcl_settings settings;
     flashcl_settings_default(&settings);
     settings.validate = 0; /* the validated run below is separate from the timed runs */
     flashcl_context *ctx = NULL;
     flashcl_plan *plan = NULL;
-    cl_mem bufs[5] = {0}, alibi = NULL;
+    cl_mem bufs[5] = {0}, alibi = NULL, lens_m = NULL, bt_m = NULL, knew_m = NULL, vnew_m = NULL;
     void *host[3] = {0};
     flashcl_status st = flashcl_context_create_default(o.device, &settings, &ctx);
     if (st)
@@ -291,12 +358,27 @@ int cmd_run(int argc, char **argv)
         alibi = cli_alibi_slopes(clctx, p, &err);
     for (int s = 0; s < 2 && err == CL_SUCCESS && p->varlen; ++s)
         cu_m[s] = make_buffer(clctx, ((size_t)p->batch + 1) * sizeof(int32_t), cu[s], &err);
+    if (err == CL_SUCCESS && p->kv_cache)
+        lens_m = make_buffer(clctx, (size_t)p->batch * sizeof(int32_t), cache_lens, &err);
+    if (err == CL_SUCCESS && p->page_size)
+        bt_m = make_buffer(clctx, (size_t)p->batch * max_pages * sizeof(int32_t), block_table, &err);
+    if (err == CL_SUCCESS && p->kv_append) { /* the step's rows: the first seq_q rows' worth of K/V values */
+        const size_t n = (size_t)p->batch * p->seq_q * p->heads_kv * p->head_dim * es;
+        knew_m = make_buffer(clctx, n, NULL, &err);
+        if (err == CL_SUCCESS)
+            vnew_m = make_buffer(clctx, n, NULL, &err);
+        if (err == CL_SUCCESS)
+            err = clEnqueueCopyBuffer(queue_of(ctx), bufs[1], knew_m, 0, 0, n < sz[1] ? n : sz[1], 0, NULL, NULL);
+        if (err == CL_SUCCESS)
+            err = clEnqueueCopyBuffer(queue_of(ctx), bufs[2], vnew_m, 0, 0, n < sz[2] ? n : sz[2], 0, NULL, NULL);
+    }
     if (err != CL_SUCCESS) {
         fprintf(stderr, "flashcl: allocating device buffers failed (OpenCL error %d)\n", (int)err);
         goto done;
     }
     const flashcl_tensors tensors = {.q = bufs[0], .k = bufs[1], .v = bufs[2], .o = bufs[3], .lse = bufs[4],
-                                     .alibi_slopes = alibi, .cu_seqlens_q = cu_m[0], .cu_seqlens_k = cu_m[1]};
+                                     .alibi_slopes = alibi, .cu_seqlens_q = cu_m[0], .cu_seqlens_k = cu_m[1],
+                                     .cache_seqlens = lens_m, .block_table = bt_m, .k_new = knew_m, .v_new = vnew_m};
 
     /* Validated run first: it also compiles the naive kernel outside the timed runs. */
     flashcl_validation report = {0};
@@ -319,7 +401,18 @@ int cmd_run(int argc, char **argv)
         cli_fail(ctx, "timed runs", st);
         goto done;
     }
-    const double tflops = (p->varlen ? cli_flops_packed(p, cu[0], cu[1]) : cli_flops(p)) / (med * 1e-3) / 1e12;
+    double flops = p->varlen ? cli_flops_packed(p, cu[0], cu[1]) : cli_flops(p);
+    if (p->kv_cache) { /* each sequence's own key count, not the capacity */
+        flashcl_problem one = *p;
+        one.batch = 1;
+        flops = 0;
+        for (int b = 0; b < p->batch; ++b) {
+            const int64_t n = (int64_t)cache_lens[b] + (p->kv_append ? p->seq_q : 0);
+            one.seq_kv = (int32_t)(n < p->seq_kv ? n : p->seq_kv);
+            flops += one.seq_kv > 0 ? cli_flops(&one) : 0.0;
+        }
+    }
+    const double tflops = flops / (med * 1e-3) / 1e12;
 
     if (o.json) {
         printf("{\"device\": ");
@@ -398,6 +491,12 @@ done:
             clReleaseMemObject(cu_m[s]);
         free(cu[s]);
     }
+    cl_mem extra[4] = {lens_m, bt_m, knew_m, vnew_m};
+    for (int e = 0; e < 4; ++e)
+        if (extra[e])
+            clReleaseMemObject(extra[e]);
+    free(cache_lens);
+    free(block_table);
     for (int i = 0; i < 3; ++i)
         free(host[i]);
     flashcl_plan_destroy(&plan);

@@ -170,7 +170,19 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
         qrow = i;
         krow0 = 0;
         bo = b;
+        if (p->kv_cache) { /* the filled part of the cache, after the append */
+            skv = x->cache_seqlens[b] + (p->kv_append ? p->seq_q : 0);
+            if (skv > p->seq_kv)
+                skv = p->seq_kv;
+            if (skv < 0)
+                skv = 0;
+        }
     }
+    const int64_t max_pages = p->page_size ? (p->seq_kv + p->page_size - 1) / p->page_size : 0;
+#define KV_AT(strides, j)                                                                                \
+    (p->kv_cache && p->page_size                                                                         \
+         ? hm_offset(&(strides), x->block_table[b * max_pages + (j) / p->page_size], (j) % p->page_size, hk) \
+         : hm_offset(&(strides), bo, krow0 + (j), hk))
     const int64_t hk = h / (p->heads_q / p->heads_kv);
     const int d = p->head_dim;
     /* Visible keys: the causal mask and the sliding window, from the aligned position. */
@@ -189,7 +201,7 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
         return -INFINITY;
     double m = -INFINITY;
     for (int64_t j = first; j <= last; ++j) {
-        const float *kr = k + hm_offset(&p->k_strides, bo, krow0 + j, hk);
+        const float *kr = k + KV_AT(p->k_strides, j);
         double s = 0.0;
         for (int c = 0; c < d; ++c)
             s += (double)qr[c] * kr[c];
@@ -210,7 +222,7 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
         return -INFINITY;
     double l = 0.0;
     for (int64_t j = first; j <= last; ++j) {
-        const float *vr = v + hm_offset(&p->v_strides, bo, krow0 + j, hk);
+        const float *vr = v + KV_AT(p->v_strides, j);
         const double w = exp(scores[j] - m);
         l += w;
         for (int c = 0; c < d; ++c)
