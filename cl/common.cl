@@ -43,3 +43,28 @@ inline float max_nan(float a, float b)
 {
     return isnan(a) || isnan(b) ? NAN : fmax(a, b);
 }
+
+/* The problem's optional features, each compiled in only when a plan's build options ask for it
+ * (src/plan.c fcl_build_options): ALiBi, an additive mask, a key-padding mask, packed sequences, a
+ * KV cache, appending to it, and a paged cache's page size. */
+#ifndef HAS_ALIBI
+#define HAS_ALIBI 0
+#endif
+#ifndef HAS_MASK
+#define HAS_MASK 0
+#endif
+#ifndef HAS_KPM
+#define HAS_KPM 0
+#endif
+#ifndef VARLEN
+#define VARLEN 0
+#endif
+#ifndef KV_CACHE
+#define KV_CACHE 0
+#endif
+#ifndef KV_APPEND
+#define KV_APPEND 0
+#endif
+#ifndef PAGE_SIZE
+#define PAGE_SIZE 0
+#endif

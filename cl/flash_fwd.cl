@@ -44,28 +44,6 @@
 #error "D_CHUNK must be a multiple of 4 dividing HEAD_DIM; V_CHUNK a multiple of 4 dividing BLOCK_N"
 #endif
 
-#ifndef HAS_ALIBI
-#define HAS_ALIBI 0
-#endif
-#ifndef HAS_MASK
-#define HAS_MASK 0
-#endif
-#ifndef HAS_KPM
-#define HAS_KPM 0
-#endif
-#ifndef VARLEN
-#define VARLEN 0
-#endif
-#ifndef KV_CACHE
-#define KV_CACHE 0
-#endif
-#ifndef KV_APPEND
-#define KV_APPEND 0
-#endif
-#ifndef PAGE_SIZE
-#define PAGE_SIZE 0
-#endif
-
 #define RG (BLOCK_M / TM)
 #define WG_SIZE (RG * CG)
 #define TN (BLOCK_N / CG)

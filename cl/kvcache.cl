@@ -5,10 +5,6 @@
  * row cache_lens[b] + i, contiguous or through the block table (PAGE_SIZE); rows past the capacity
  * (seq_kv) are dropped. Specialised by HEAD_DIM, PAGE_SIZE and FLASHCL_DTYPE_*.
  */
-#ifndef PAGE_SIZE
-#define PAGE_SIZE 0
-#endif
-
 __kernel void kv_append(__global STORE_T *K, __global STORE_T *V, __global const STORE_T *K_NEW,
                         __global const STORE_T *V_NEW, __global const int *cache_lens, __global const int *bt,
                         const int seq_new, const int heads_kv, const int seq_kv, const int max_pages,

@@ -13,16 +13,6 @@
 
 /* win_left/win_right: the keys row i sees, as offsets from i + seq_kv - seq_q (-1: unbounded; the
  * causal mask is win_right = 0). softcap: > 0 caps each scaled score s to softcap*tanh(s/softcap). */
-#ifndef HAS_ALIBI
-#define HAS_ALIBI 0
-#endif
-#ifndef HAS_MASK
-#define HAS_MASK 0
-#endif
-#ifndef HAS_KPM
-#define HAS_KPM 0
-#endif
-
 /* alibi/mask/kpm: ALiBi slopes, the fp32 additive mask (strides m_sb, m_ss, m_sh; keys contiguous) and
  * the uint8 key-padding mask, read only when compiled in (HAS_ALIBI, HAS_MASK, HAS_KPM). */
 #define ATTN_PARAMS                                                                                  \
@@ -39,18 +29,6 @@
         k_sh, v_sb, v_ss, v_sh, alibi, alibi_per_batch, mask, m_sb, m_ss, m_sh, kpm, cu_q, cu_k, total_q,   \
         total_kv, batch, cache_lens, bt, max_pages, num_pages
 
-#ifndef VARLEN
-#define VARLEN 0
-#endif
-#ifndef KV_CACHE
-#define KV_CACHE 0
-#endif
-#ifndef KV_APPEND
-#define KV_APPEND 0
-#endif
-#ifndef PAGE_SIZE
-#define PAGE_SIZE 0
-#endif
 
 /* Offset of key/value row j of sequence b (rs: row stride, ps: page or batch stride): contiguous, or
  * through the block table of a paged cache. */
