@@ -295,6 +295,37 @@ START_TEST(test_help_and_usage_errors)
 }
 END_TEST
 
+/* The inference options of `run` and `bench`: each runs validated against the naive kernel (exit 0,
+ * "PASS"), bad values are usage errors (exit 2) that name the option. */
+START_TEST(test_inference_options)
+{
+    setup();
+    static const char *runs[] = {
+        "run -n 96 -d 32 -H 2 --iters 1 --window 16,0 --softcap 20",
+        "run -n 96 -d 32 -H 4 --heads-kv 2 --iters 1 --alibi --causal",
+        "run -n 80 -d 32 -H 2 -b 3 --iters 1 --varlen --causal",
+        "run --seq-q 3 --seq-kv 200 -d 32 -H 2 -b 2 --iters 1 --paged 32 --append --kv-splits 3",
+        "run --seq-q 1 --seq-kv 150 -d 64 -H 2 --iters 1 --kv-cache --causal",
+    };
+    char *out;
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; ++i) {
+        ck_assert_msg(run_tool(runs[i], &out) == 0, "%s: %s", runs[i], out);
+        ck_assert_msg(strstr(out, "validation  PASS") != NULL, "%s: %s", runs[i], out);
+    }
+    ck_assert_int_eq(run_tool("bench --decode -n 300 -d 32 -H 4 --heads-kv 2 --paged 16 --algos flash,naive --iters 1", &out),
+                     0);
+    ck_assert_ptr_nonnull(strstr(out, "pass"));
+    static const char *bad[] = {"run --window 3", "run --softcap -1", "run --paged 20", "run --kv-splits 2000",
+                                "bench --paged 8"};
+    static const char *named[] = {"--window 3", "--softcap -1", "--paged 20", "--kv-splits 2000", "--paged"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+        ck_assert_msg(run_tool(bad[i], &out) == 2, "%s: %s", bad[i], out);
+        ck_assert_msg(strstr(out, named[i]) != NULL, "%s: %s", bad[i], out);
+    }
+    teardown();
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -306,6 +337,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_tune_dry_run);
     tcase_add_test(tc, test_bench_small);
     tcase_add_test(tc, test_help_and_usage_errors);
+    tcase_add_test(tc, test_inference_options);
     suite_add_tcase(s, tc);
     return s;
 }

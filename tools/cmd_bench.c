@@ -34,6 +34,8 @@ static void usage(FILE *f)
             "  --decode           one query per sequence against the N keys (a decode step); --seq-q Q: Q\n"
             "                     queries; with -b and -H for the batch and heads\n"
             "  --heads-kv N       key/value heads (GQA), dividing the query heads\n"
+            "  --paged PAGE       K/V as a full KV cache in pages of PAGE rows (a multiple of 16), the block\n"
+            "                     table a fixed shuffle; standard attention has no cache and is not run\n"
             "  --window L,R       a sliding window on every shape (see flashcl run --help); FLOPs count\n"
             "                     only the pairs inside it\n"
             "  --softcap C        scores become C * tanh(scores / C), every shape\n"
@@ -143,7 +145,31 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         return;
     }
     cl_mem alibi = p->alibi ? cli_alibi_slopes(clctx, p, &err) : NULL;
-    const flashcl_tensors t = {.q = b[0], .k = b[1], .v = b[2], .o = b[3], .alibi_slopes = alibi};
+    /* --paged: a full cache (every sequence's N keys) in pages, the block table a fixed shuffle of
+     * the pool (e -> 7e + 1 mod the page count, which 7 does not divide: a permutation). */
+    cl_mem lens_m = NULL, bt_m = NULL;
+    if (p->kv_cache && err == CL_SUCCESS) {
+        const int32_t max_pages = (p->seq_kv + p->page_size - 1) / p->page_size;
+        int32_t *lens = malloc((size_t)p->batch * sizeof *lens);
+        int32_t *table = malloc((size_t)p->batch * max_pages * sizeof *table);
+        if (lens && table) {
+            for (int i = 0; i < p->batch; ++i)
+                lens[i] = p->seq_kv;
+            for (int e = 0; e < p->batch * max_pages; ++e)
+                table[e] = (int32_t)(((int64_t)e * 7 + 1) % p->num_pages);
+            lens_m = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)p->batch * sizeof *lens,
+                                    lens, &err);
+            if (err == CL_SUCCESS)
+                bt_m = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                      (size_t)p->batch * max_pages * sizeof *table, table, &err);
+        } else {
+            err = CL_OUT_OF_HOST_MEMORY;
+        }
+        free(lens);
+        free(table);
+    }
+    const flashcl_tensors t = {.q = b[0], .k = b[1], .v = b[2], .o = b[3], .alibi_slopes = alibi,
+                               .cache_seqlens = lens_m, .block_table = bt_m};
     for (int a = 0; a < N_ALGOS; ++a)
         res[a].io_bytes = (uint64_t)sz[0] + sz[1] + sz[2] + sz[3];
     hm_rng rng;
@@ -197,6 +223,10 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         clReleaseMemObject(b[i]);
     if (alibi)
         clReleaseMemObject(alibi);
+    if (lens_m)
+        clReleaseMemObject(lens_m);
+    if (bt_m)
+        clReleaseMemObject(bt_m);
 }
 
 static FILE *open_out(const char *path)
@@ -221,6 +251,7 @@ int cmd_bench(int argc, char **argv)
     int n_seqs = 0, n_dims = 1, causal_mode = 0 /* 0 full, 1 causal, 2 both */;
     long decode_q = 0;     /* --decode / --seq-q: queries per step against N keys */
     long heads_kv = 0;     /* --heads-kv: GQA */
+    long paged = 0;        /* --paged PAGE: K/V as a full paged cache */
     flashcl_problem masks; /* --window and --softcap, applied to every shape */
     flashcl_problem_default(&masks);
     int mask_rc;
@@ -284,6 +315,16 @@ int cmd_bench(int argc, char **argv)
         } else if (!strcmp(a, "--heads-kv") && val) {
             if (!cli_int(a, val, 1, 1 << 20, &heads_kv))
                 return 2;
+            ++i;
+        } else if (!strcmp(a, "--paged") && val) {
+            long v = 0;
+            if (!cli_int(a, val, 16, 1 << 20, &v))
+                return 2;
+            if (v % 16) {
+                fprintf(stderr, "flashcl bench: --paged %ld: the page size must be a multiple of 16\n", v);
+                return 2;
+            }
+            paged = v;
             ++i;
         } else if (!strcmp(a, "--decode")) {
             decode_q = 1;
@@ -349,6 +390,12 @@ int cmd_bench(int argc, char **argv)
                 p->seq_q = p->seq_kv = (int32_t)seqs[si];
                 if (decode_q) /* decode: a few queries against the N keys of a cache */
                     p->seq_q = (int32_t)decode_q;
+                if (paged) { /* the pool: every sequence's pages, one more if 7 divides their count */
+                    p->kv_cache = 1;
+                    p->page_size = (int32_t)paged;
+                    const int64_t pages = (int64_t)p->batch * ((p->seq_kv + paged - 1) / paged);
+                    p->num_pages = (int32_t)(pages % 7 ? pages : pages + 1);
+                }
                 p->heads_q = p->heads_kv = (int32_t)(heads ? heads : (2048 / dims[di] > 0 ? 2048 / dims[di] : 1));
                 if (heads_kv)
                     p->heads_kv = (int32_t)heads_kv; /* must divide the query heads: the plan says so if not */
@@ -467,6 +514,12 @@ int cmd_bench(int argc, char **argv)
                     fprintf(f, "\"window_left\": %d, \"window_right\": %d, ", r->p.window_left, r->p.window_right);
                 if (r->p.softcap > 0.0f)
                     fprintf(f, "\"softcap\": %.9g, ", (double)r->p.softcap);
+                if (r->p.page_size)
+                    fprintf(f, "\"page_size\": %d, ", r->p.page_size);
+                if (r->p.kv_splits)
+                    fprintf(f, "\"kv_splits\": %d, ", r->p.kv_splits);
+                if (r->p.alibi)
+                    fprintf(f, "\"alibi\": %d, ", r->p.alibi);
                 if (r->ran)
                     fprintf(f, "\"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, \"runs\": %d, \"clock\": \"%s\", "
                                "\"tflops\": %.4f, \"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, "
