@@ -68,3 +68,6 @@ inline float max_nan(float a, float b)
 #ifndef PAGE_SIZE
 #define PAGE_SIZE 0
 #endif
+#ifndef GQA_PACK /* query heads per KV head packed into one work-group's rows (decode); 1: none */
+#define GQA_PACK 1
+#endif

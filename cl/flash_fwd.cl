@@ -130,13 +130,22 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
 #else
 #define KV_ROW(j, rs, ps) ((long)(j) * (rs))
 #endif
+#if GQA_PACK > 1
+    /* GQA packing (decode): the GQA_PACK query heads that share KV head hk are rows of one block, so
+     * K and V are loaded once for all of them. Packed row pr is query pr / GQA_PACK of head
+     * hk * GQA_PACK + pr % GQA_PACK; dimension 1 numbers (batch, KV head). */
+    const int b = bh / (heads_q / GQA_PACK);
+    const int hk = bh - b * (heads_q / GQA_PACK);
+#define ROW_Q(pr) ((pr) / GQA_PACK)
+#define ROW_H(pr) (hk * GQA_PACK + (pr) % GQA_PACK)
+#else
     const int b = bh / heads_q;
     const int h = bh - b * heads_q;
     const int hk = h / group;
-
-#if HAS_ALIBI
-    const float alibi_log2 = ALIBI[alibi_per_batch ? (long)b * heads_q + h : h] * LOG2E_F;
+#define ROW_Q(pr) (pr)
+#define ROW_H(pr) (h)
 #endif
+
 #if VARLEN
     /* Packed sequences: sequence b is rows CU_Q[b] .. CU_Q[b+1] of Q and O, CU_K[b] .. of K and V;
      * seq_q and seq_kv are only the maxima (the grid). LSE is (heads_q, total_q). A block past its
@@ -145,11 +154,11 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     const int q_start = clamp(CU_Q[b], 0, total_q), k_start = clamp(CU_K[b], 0, total_kv);
     const int sq = clamp(CU_Q[b + 1], q_start, total_q) - q_start;
     const int skv = clamp(CU_K[b + 1], k_start, total_kv) - k_start;
-    const long q_base = (long)q_start * q_ss + h * q_sh;
+    const long q_base = (long)q_start * q_ss; /* + the row's head */
     const long k_base = (long)k_start * k_ss + hk * k_sh;
     const long v_base = (long)k_start * v_ss + hk * v_sh;
-    const long o_row0 = (long)q_start * o_ss + h * o_sh;
-    const long lse_row0 = (long)h * total_q + q_start;
+    const long o_row0 = (long)q_start * o_ss;
+#define LSE_ROW(hh, qq) ((long)(hh) * total_q + q_start + (qq))
 #else
     const int sq = seq_q;
 #if KV_CACHE /* the filled part of this sequence's cache (after the append) */
@@ -157,7 +166,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
 #else
     const int skv = seq_kv;
 #endif
-    const long q_base = b * q_sb + h * q_sh;
+    const long q_base = b * q_sb; /* + the row's head */
 #if PAGE_SIZE /* K/V rows through the block table; the "batch" stride is the page stride */
     const long k_base = hk * k_sh;
     const long v_base = hk * v_sh;
@@ -165,24 +174,26 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     const long k_base = b * k_sb + hk * k_sh;
     const long v_base = b * v_sb + hk * v_sh;
 #endif
-    const long o_row0 = b * o_sb + h * o_sh;
-    const long lse_row0 = ((long)b * heads_q + h) * seq_q;
+    const long o_row0 = b * o_sb;
+#define LSE_ROW(hh, qq) (((long)b * heads_q + (hh)) * seq_q + (qq))
 #endif
 
     /* Row i sees keys i + shift - win_left ... i + shift + win_right (shift = skv - sq: the causal
      * mask's bottom-right alignment; -1: that side unbounded; causal is win_right = 0). Tiles before
      * the block's first visible key or past its last are never loaded. */
     const int shift = skv - sq;
-    int n_begin = 0, n_end = m0 < sq ? skv : 0;
+    /* The block's queries: q_lo .. q_hi (packed: GQA_PACK rows per query). */
+    const int q_lo = ROW_Q(m0), q_hi = ROW_Q(m0 + BLOCK_M - 1);
+    int n_begin = 0, n_end = q_lo < sq ? skv : 0;
     if (n_splits > 1) { /* this split's keys: an equal share, whole tiles */
         const int share = ((skv + n_splits - 1) / n_splits + BLOCK_N - 1) / BLOCK_N * BLOCK_N;
         n_begin = split * share;
         n_end = min(n_end, n_begin + share);
     }
     if (win_left >= 0)
-        n_begin = max(n_begin, clamp(m0 + shift - win_left, 0, skv) / BLOCK_N * BLOCK_N);
+        n_begin = max(n_begin, clamp(q_lo + shift - win_left, 0, skv) / BLOCK_N * BLOCK_N);
     if (win_right >= 0)
-        n_end = min(n_end, clamp(m0 + BLOCK_M - 1 + shift + win_right + 1, 0, skv));
+        n_end = min(n_end, clamp(q_hi + shift + win_right + 1, 0, skv));
 
     VEC acc[TM][NV];
     float m_run[TM], l_part[TM];
@@ -198,9 +209,9 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     for (int idx = tid; idx < BLOCK_M * HEAD_DIM / 4; idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / 4);
         const int d = (idx - r * (HEAD_DIM / 4)) * 4;
-        const int qi = m0 + r;
+        const int qi = ROW_Q(m0 + r);
         *(__local float4 *)(q_s + r * LDC + d) =
-            qi < sq ? LOAD4(Q, q_base + (long)qi * q_ss + d) : (float4)(0.0f);
+            qi < sq ? LOAD4(Q, q_base + (long)ROW_H(m0 + r) * q_sh + (long)qi * q_ss + d) : (float4)(0.0f);
     }
 #endif
 
@@ -216,9 +227,10 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
             for (int idx = tid; idx < BLOCK_M * D_CHUNK / 4; idx += WG_SIZE) {
                 const int r = idx / (D_CHUNK / 4);
                 const int d = (idx - r * (D_CHUNK / 4)) * 4;
-                const int qi = m0 + r;
+                const int qi = ROW_Q(m0 + r);
                 *(__local float4 *)(q_s + r * LDC + d) =
-                    qi < sq ? LOAD4(Q, q_base + (long)qi * q_ss + d0 + d) : (float4)(0.0f);
+                    qi < sq ? LOAD4(Q, q_base + (long)ROW_H(m0 + r) * q_sh + (long)qi * q_ss + d0 + d)
+                            : (float4)(0.0f);
             }
 #endif
             for (int idx = tid; idx < BLOCK_N * D_CHUNK / 4; idx += WG_SIZE) {
@@ -256,7 +268,11 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
          * mask, and this work-item's maximum of each of its rows. */
         float mx[TM];
         for (int i = 0; i < TM; ++i) {
-            const int pos = m0 + rg + i * RG + shift;
+            const int qrow = ROW_Q(m0 + rg + i * RG), hrow = ROW_H(m0 + rg + i * RG);
+            const int pos = qrow + shift;
+#if HAS_ALIBI
+            const float alibi_log2 = ALIBI[alibi_per_batch ? (long)b * heads_q + hrow : hrow] * LOG2E_F;
+#endif
             const int first_key = win_left >= 0 ? pos - win_left : 0;
             const int last_key = win_right >= 0 ? min(pos + win_right, skv - 1) : skv - 1;
             mx[i] = -INFINITY;
@@ -270,8 +286,8 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 t -= alibi_log2 * fabs((float)(pos - key));
 #endif
 #if HAS_MASK
-                if (visible && m0 + rg + i * RG < sq)
-                    t += MASK[b * m_sb + (long)(m0 + rg + i * RG) * m_ss + h * m_sh + key] * LOG2E_F;
+                if (visible && qrow < sq)
+                    t += MASK[b * m_sb + (long)qrow * m_ss + (long)hrow * m_sh + key] * LOG2E_F;
 #endif
 #if HAS_KPM
                 if (visible && KPM[(long)b * seq_kv + key])
@@ -347,7 +363,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int i = 0; i < TM; ++i) {
         const int r = rg + i * RG;
-        const int qi = m0 + r;
+        const int qi = ROW_Q(m0 + r), hi = ROW_H(m0 + r);
         float l = 0.0f;
         for (int t = 0; t < CG; ++t)
             l += red[r * CG + t];
@@ -356,7 +372,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
         const float inv = l > 0.0f ? 1.0f / l : 0.0f; /* no visible key: zeros, never NaN */
         const float lse = l > 0.0f ? (m_run[i] + log2(l)) * LN2_F : -INFINITY;
         if (n_splits > 1) { /* partial result, fp32, (split, row, head_dim); its LSE (split, row) */
-            const long prow = (long)split * rows_total + lse_row0 + qi;
+            const long prow = (long)split * rows_total + LSE_ROW(hi, qi);
             for (int v = 0; v < NV; ++v) {
                 float out[VW];
                 VSTORE(acc[i][v] * inv, out);
@@ -367,7 +383,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 LP[prow] = lse;
             continue;
         }
-        const long o_base = o_row0 + (long)qi * o_ss;
+        const long o_base = o_row0 + (long)hi * o_sh + (long)qi * o_ss;
         for (int v = 0; v < NV; ++v) {
             float out[VW];
             VSTORE(acc[i][v] * inv, out);
@@ -375,7 +391,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 STORE(O, o_base + (v * CG + cg) * VW + e, out[e]);
         }
         if (write_lse && cg == 0)
-            LSE[lse_row0 + qi] = lse;
+            LSE[LSE_ROW(hi, qi)] = lse;
     }
 }
 

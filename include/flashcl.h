@@ -253,6 +253,8 @@ typedef struct flashcl_config {
     int32_t v_chunk;         /* keys of V in local memory at once */
     int32_t work_group_size; /* block_m / rows_per_item * threads_per_row */
     int32_t kv_splits;       /* key splits (split-KV); 1: none. Set by the chooser from the problem */
+    int32_t gqa_pack;        /* decode with GQA: the heads_q / heads_kv query heads of a KV head share a
+                                work-group (K/V read once for them); 1: none. Set by the chooser */
     uint64_t local_mem_bytes;  /* from the kernel's exact formula */
     uint64_t local_mem_budget; /* what the chooser was allowed */
     char kernel[32];           /* the kernel path, e.g. "flash_fwd" */

@@ -98,6 +98,10 @@ void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *
 /* tiles.c */
 flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
                                 size_t max_wg, flashcl_config *cfg);
+/* Query heads packed per work-group for flash: heads_q / heads_kv for GQA decode steps (seq_q <= 16),
+ * else 1. The problem as the tiles see it then has seq_q * pack rows and heads_q / pack heads. */
+int32_t fcl_gqa_pack(const flashcl_problem *p);
+void fcl_packed_view(const flashcl_problem *p, int32_t pack, flashcl_problem *view);
 /* Key splits (split-KV) for flash tiles cfg: the problem's kv_splits, or the device's choice. */
 int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_problem *p, const flashcl_config *cfg);
 /* Checks given flash tiles against a problem and limits; fills the derived fields. why gets the reason. */

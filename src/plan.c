@@ -37,9 +37,10 @@ void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *
                  p->kv_cache && p->kv_append, p->kv_cache ? p->page_size : 0);
     if (c->algorithm == FLASHCL_ALGO_FLASH)
         snprintf(buf, n,
-                 "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d%s",
+                 "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d "
+                 "-DGQA_PACK=%d%s",
                  dtype_define(p->dtype), p->head_dim, c->block_m, c->block_n, c->rows_per_item, c->threads_per_row,
-                 c->d_chunk, c->v_chunk, extras);
+                 c->d_chunk, c->v_chunk, c->gqa_pack > 1 ? c->gqa_pack : 1, extras);
     else
         snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s", dtype_define(p->dtype), p->head_dim, extras);
 }
@@ -248,8 +249,11 @@ static flashcl_status build_kernel(flashcl_plan *pl)
                                 (double)klocal);
         }
         flashcl_config smaller;
-        if (fcl_choose_flash(&ctx->profile, &pl->problem, budget, max_wg, &smaller) != FLASHCL_SUCCESS)
+        flashcl_problem view;
+        fcl_packed_view(&pl->problem, pl->config.gqa_pack, &view);
+        if (fcl_choose_flash(&ctx->profile, &view, budget, max_wg, &smaller) != FLASHCL_SUCCESS)
             break;
+        smaller.gqa_pack = pl->config.gqa_pack;
         fcl_strlcpy(smaller.source, "heuristic (shrunk)", sizeof smaller.source);
         snprintf(smaller.reason, sizeof smaller.reason,
                  "shrunk after compiling: the kernel allowed %zu work-items and needed %llu B of local memory",
@@ -283,6 +287,7 @@ flashcl_status flashcl_context_choose_config(flashcl_context *ctx, const flashcl
                                                      ctx->profile.max_work_group_size, &c, why, sizeof why),
                            FLASHCL_INVALID_ARGUMENT, "the context's override config does not fit this problem: %s", why);
         fcl_strlcpy(c.source, "override", sizeof c.source);
+        c.gqa_pack = fcl_gqa_pack(problem);
         c.kv_splits = fcl_choose_splits(&ctx->profile, problem, &c);
         snprintf(c.reason, sizeof c.reason, "set by flashcl_context_override_config");
         *config = c;
@@ -357,11 +362,12 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
     }
     const flashcl_problem *p = &pl->problem;
     if (pl->config.algorithm == FLASHCL_ALGO_FLASH) {
-        size_t tiles = ((size_t)p->seq_q + pl->config.block_m - 1) / pl->config.block_m;
+        const size_t pack = pl->config.gqa_pack > 1 ? (size_t)pl->config.gqa_pack : 1;
+        size_t tiles = ((size_t)p->seq_q * pack + pl->config.block_m - 1) / pl->config.block_m;
         pl->local[0] = (size_t)pl->config.work_group_size;
         pl->local[1] = 1;
         pl->global[0] = tiles * pl->local[0];
-        pl->global[1] = (size_t)p->batch * p->heads_q * (size_t)(pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
+        pl->global[1] = (size_t)p->batch * p->heads_q / pack * (size_t)(pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
     } else {
         size_t total = (size_t)(pl->layout.row_groups * pl->layout.group_rows);
         size_t wg = (size_t)pl->config.work_group_size;

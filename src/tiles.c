@@ -175,6 +175,25 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     return FLASHCL_SUCCESS;
 }
 
+int32_t fcl_gqa_pack(const flashcl_problem *p)
+{
+    /* A decode step has too few query rows to fill a work-group; the query heads that read the same
+     * KV head fill it instead, and K/V come from memory once for all of them (FlashAttention packs
+     * the same way for seqlen_q == 1). */
+    const int32_t group = p->heads_q / p->heads_kv;
+    return group > 1 && p->seq_q <= 16 ? group : 1;
+}
+
+void fcl_packed_view(const flashcl_problem *p, int32_t pack, flashcl_problem *view)
+{
+    *view = *p;
+    if (pack > 1) {
+        view->seq_q = p->seq_q * pack;
+        view->heads_q = p->heads_q / pack;
+        view->heads_kv = view->heads_q;
+    }
+}
+
 int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_problem *p, const flashcl_config *cfg)
 {
     if (p->kv_splits > 0)
@@ -182,8 +201,9 @@ int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_proble
     /* Split the keys only where the direct grid leaves compute units idle: at least two work-groups
      * per compute unit keep each busy while another waits at a barrier. Each split keeps at least
      * four key tiles, so that its merge costs less than the keys it takes over. At most 64. */
-    const uint64_t blocks = ((uint64_t)p->seq_q + (uint64_t)cfg->block_m - 1) / (uint64_t)cfg->block_m;
-    const uint64_t groups = blocks * (uint64_t)p->batch * (uint64_t)p->heads_q;
+    const uint64_t pack = cfg->gqa_pack > 1 ? (uint64_t)cfg->gqa_pack : 1;
+    const uint64_t blocks = ((uint64_t)p->seq_q * pack + (uint64_t)cfg->block_m - 1) / (uint64_t)cfg->block_m;
+    const uint64_t groups = blocks * (uint64_t)p->batch * (uint64_t)p->heads_q / pack;
     const uint64_t want = 2 * (uint64_t)(pr->compute_units ? pr->compute_units : 1);
     if (groups >= want)
         return 1;
@@ -210,6 +230,7 @@ static void choose_naive(const flashcl_device_profile *pr, flashcl_config *cfg)
     cfg->threads_per_row = 1;
     cfg->rows_per_item = 1;
     cfg->kv_splits = 1;
+    cfg->gqa_pack = 1;
     cfg->work_group_size = (int32_t)wg;
     cfg->local_mem_budget = pr->local_mem_budget;
     fcl_strlcpy(cfg->kernel, "naive_fwd", sizeof cfg->kernel);
@@ -286,6 +307,7 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
         config->threads_per_row = 1;
         config->rows_per_item = 1;
         config->kv_splits = 1;
+        config->gqa_pack = 1;
         config->work_group_size = 256;
         fcl_strlcpy(config->kernel, "standard", sizeof config->kernel);
         fcl_strlcpy(config->source, "fixed", sizeof config->source);
@@ -305,15 +327,20 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
                                       &tuned, why, sizeof why)) {
             fcl_strlcpy(tuned.source, source, sizeof tuned.source);
             fcl_strlcpy(tuned.reason, detail, sizeof tuned.reason);
+            tuned.gqa_pack = fcl_gqa_pack(problem);
             tuned.kv_splits = fcl_choose_splits(profile, problem, &tuned);
             *config = tuned;
             return FLASHCL_SUCCESS;
         }
     }
-    st = fcl_choose_flash(profile, problem, profile->local_mem_budget, profile->max_work_group_size, config);
+    flashcl_problem view; /* the rows the tiles see: packed query heads for a GQA decode step */
+    const int32_t pack = fcl_gqa_pack(problem);
+    fcl_packed_view(problem, pack, &view);
+    st = fcl_choose_flash(profile, &view, profile->local_mem_budget, profile->max_work_group_size, config);
     if (st != FLASHCL_SUCCESS)
         return fcl_fail(NULL, st, "no tile configuration for head_dim %d fits %llu B of local memory",
                         (int)problem->head_dim, (unsigned long long)profile->local_mem_budget);
+    config->gqa_pack = pack;
     config->kv_splits = fcl_choose_splits(profile, problem, config);
     return FLASHCL_SUCCESS;
 }

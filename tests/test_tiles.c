@@ -133,12 +133,47 @@ START_TEST(test_monotone_in_budget)
 }
 END_TEST
 
+/* GQA decode steps pack the query heads of a KV head into one work-group; prefill and MHA do not.
+ * Split-KV only where the grid leaves compute units idle. */
+START_TEST(test_decode_packing_and_splits)
+{
+    flashcl_device_profile prof = profile_of(&fakes[0]);
+    prof.compute_units = 132;
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.head_dim = 128;
+    p.heads_q = 32;
+    p.heads_kv = 8;
+    p.seq_q = 1;
+    p.seq_kv = 65536;
+    flashcl_config c;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.gqa_pack, 4);
+    ck_assert_int_ge(c.block_m, 4); /* the 4 packed heads' rows fit one block */
+    ck_assert_int_gt(c.kv_splits, 1); /* 8 work-groups for 132 compute units: split */
+    p.kv_splits = 1;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.kv_splits, 1); /* forced */
+    p.kv_splits = 0;
+    p.seq_q = p.seq_kv = 4096; /* prefill: neither */
+    p.batch = 4;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.gqa_pack, 1);
+    ck_assert_int_eq(c.kv_splits, 1);
+    p.seq_q = 1;
+    p.heads_kv = 32; /* MHA decode: no packing */
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.gqa_pack, 1);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("tiles");
     TCase *tc = tcase_create("chooser");
     tcase_add_loop_test(tc, test_every_head_dim, 0, N_FAKES);
     tcase_add_test(tc, test_cpu_cache_not_local_memory);
+    tcase_add_test(tc, test_decode_packing_and_splits);
     tcase_add_loop_test(tc, test_monotone_in_budget, 0, 32);
     suite_add_tcase(s, tc);
     return s;

@@ -459,9 +459,9 @@ int cmd_run(int argc, char **argv)
                    (long long)p->total_kv);
         printf("\n");
         printf("kernel      %s: block_m=%d block_n=%d threads/row=%d rows/item=%d d_chunk=%d v_chunk=%d kv_splits=%d "
-               "work-group=%d, local memory %llu of %llu B\n",
+               "gqa_pack=%d work-group=%d, local memory %llu of %llu B\n",
                cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.rows_per_item, cfg.d_chunk, cfg.v_chunk,
-               cfg.kv_splits,
+               cfg.kv_splits, cfg.gqa_pack,
                cfg.work_group_size,
                (unsigned long long)cfg.local_mem_bytes, (unsigned long long)cfg.local_mem_budget);
         printf("            %s: %s\n", cfg.source, cfg.reason);

@@ -42,9 +42,9 @@ static void print_json(const flashcl_problem *p, const flashcl_config *c, flashc
         return;
     }
     printf("\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, \"rows_per_item\": %d, "
-           "\"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, "
+           "\"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, \"gqa_pack\": %d, "
            "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, \"source\": ",
-           c->kernel, c->block_m, c->block_n, c->threads_per_row, c->rows_per_item, c->d_chunk, c->v_chunk, c->kv_splits,
+           c->kernel, c->block_m, c->block_n, c->threads_per_row, c->rows_per_item, c->d_chunk, c->v_chunk, c->kv_splits, c->gqa_pack,
            c->work_group_size,
            (unsigned long long)c->local_mem_bytes, (unsigned long long)c->local_mem_budget);
     cli_json_string(stdout, c->source);

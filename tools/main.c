@@ -285,6 +285,8 @@ const char *cli_tiles(const flashcl_config *c, char *buf, size_t n)
     int k = snprintf(buf, n, "%dx%d tpr%d r%d dc%d vc%d", c->block_m, c->block_n, c->threads_per_row,
                      c->rows_per_item, c->d_chunk, c->v_chunk);
     if (c->kv_splits > 1 && k >= 0 && (size_t)k < n)
-        snprintf(buf + k, n - (size_t)k, " splits%d", c->kv_splits);
+        k += snprintf(buf + k, n - (size_t)k, " splits%d", c->kv_splits);
+    if (c->gqa_pack > 1 && k >= 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " pack%d", c->gqa_pack);
     return buf;
 }
