@@ -478,33 +478,28 @@ static const case_params cache_cases[] = {
 };
 #define N_CACHE_CASES ((int)(sizeof cache_cases / sizeof *cache_cases))
 
-START_TEST(test_kv_cache)
-{
-    run_case(&cache_cases[_i]);
-}
-END_TEST
+/* The feature cases, one numbering over all the lists above. */
+static const struct {
+    const case_params *cases;
+    int n;
+} feature_lists[] = {
+    {window_cases, N_WINDOW_CASES}, {bias_cases, N_BIAS_CASES}, {varlen_cases, N_VARLEN_CASES},
+    {split_cases, N_SPLIT_CASES},   {cache_cases, N_CACHE_CASES},
+};
 
-START_TEST(test_split_kv)
+static const case_params *feature_case(int i)
 {
-    run_case(&split_cases[_i]);
+    for (size_t l = 0; l < sizeof feature_lists / sizeof *feature_lists; ++l) {
+        if (i < feature_lists[l].n)
+            return &feature_lists[l].cases[i];
+        i -= feature_lists[l].n;
+    }
+    return NULL;
 }
-END_TEST
 
-START_TEST(test_varlen)
+START_TEST(test_features)
 {
-    run_case(&varlen_cases[_i]);
-}
-END_TEST
-
-START_TEST(test_biases_masks)
-{
-    run_case(&bias_cases[_i]);
-}
-END_TEST
-
-START_TEST(test_window_softcap)
-{
-    run_case(&window_cases[_i]);
+    run_case(feature_case(_i));
 }
 END_TEST
 
@@ -540,35 +535,11 @@ static Suite *make_suite(void)
         else
             left_out += 3;
         tcase_add_loop_test(tc, test_empty_rows, 0, 3);
-        for (int i = 0; i < N_WINDOW_CASES; ++i) {
-            if (loop_limited(&window_cases[i]))
+        for (int i = 0; feature_case(i); ++i) {
+            if (loop_limited(feature_case(i)))
                 ++left_out;
             else
-                tcase_add_loop_test(tc, test_window_softcap, i, i + 1);
-        }
-        for (int i = 0; i < N_BIAS_CASES; ++i) {
-            if (loop_limited(&bias_cases[i]))
-                ++left_out;
-            else
-                tcase_add_loop_test(tc, test_biases_masks, i, i + 1);
-        }
-        for (int i = 0; i < N_CACHE_CASES; ++i) {
-            if (loop_limited(&cache_cases[i]))
-                ++left_out;
-            else
-                tcase_add_loop_test(tc, test_kv_cache, i, i + 1);
-        }
-        for (int i = 0; i < N_SPLIT_CASES; ++i) {
-            if (loop_limited(&split_cases[i]))
-                ++left_out;
-            else
-                tcase_add_loop_test(tc, test_split_kv, i, i + 1);
-        }
-        for (int i = 0; i < N_VARLEN_CASES; ++i) {
-            if (loop_limited(&varlen_cases[i]))
-                ++left_out;
-            else
-                tcase_add_loop_test(tc, test_varlen, i, i + 1);
+                tcase_add_loop_test(tc, test_features, i, i + 1);
         }
     }
     if (left_out)
