@@ -181,7 +181,9 @@ int32_t fcl_gqa_pack(const flashcl_problem *p)
      * KV head fill it instead, and K/V come from memory once for all of them (FlashAttention packs
      * the same way for seqlen_q == 1). */
     const int32_t group = p->heads_q / p->heads_kv;
-    return group > 1 && p->seq_q <= 16 ? group : 1;
+    /* At most 4096 packed rows: past that the heads fill a device anyway (and seq_q * group stays an
+     * int; fuzz_problem found 8 x 1.5e9 heads). */
+    return group > 1 && p->seq_q <= 16 && (int64_t)p->seq_q * group <= 4096 ? group : 1;
 }
 
 void fcl_packed_view(const flashcl_problem *p, int32_t pack, flashcl_problem *view)

@@ -164,6 +164,14 @@ START_TEST(test_decode_packing_and_splits)
     p.heads_kv = 32; /* MHA decode: no packing */
     ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.gqa_pack, 1);
+    /* Regression (fuzz_problem): 8 queries x 1.56e9 query heads on one KV head overflowed the packed
+     * row count; such a group is not packed. */
+    p.batch = 1;
+    p.seq_q = 8;
+    p.heads_q = 1560281089;
+    p.heads_kv = 1;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.gqa_pack, 1);
 }
 END_TEST
 
