@@ -315,6 +315,8 @@ START_TEST(test_inference_options)
     ck_assert_int_eq(run_tool("bench --decode -n 300 -d 32 -H 4 --heads-kv 2 --paged 16 --algos flash,naive --iters 1", &out),
                      0);
     ck_assert_ptr_nonnull(strstr(out, "pass"));
+    ck_assert_int_eq(run_tool("bench -n 96 -d 32 -b 3 -H 2 --varlen --causal --algos flash,naive --iters 1", &out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "pass"));
     static const char *bad[] = {"run --window 3", "run --softcap -1", "run --paged 20", "run --kv-splits 2000",
                                 "bench --paged 8"};
     static const char *named[] = {"--window 3", "--softcap -1", "--paged 20", "--kv-splits 2000", "--paged"};

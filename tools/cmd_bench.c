@@ -34,6 +34,8 @@ static void usage(FILE *f)
             "  --decode           one query per sequence against the N keys (a decode step); --seq-q Q: Q\n"
             "                     queries; with -b and -H for the batch and heads\n"
             "  --heads-kv N       key/value heads (GQA), dividing the query heads\n"
+            "  --varlen           packed sequences of lengths N/2 .. N (seeded, the first at N); standard\n"
+            "                     attention has none and is not run\n"
             "  --paged PAGE       K/V as a full KV cache in pages of PAGE rows (a multiple of 16), the block\n"
             "                     table a fixed shuffle; standard attention has no cache and is not run\n"
             "  --window L,R       a sliding window on every shape (see flashcl run --help); FLOPs count\n"
@@ -97,6 +99,35 @@ static void fill_buffer(cl_command_queue queue, cl_mem m, size_t bytes, flashcl_
     free(h);
 }
 
+/* --varlen: the sequences' lengths, drawn from N/2 to N (the first at N) by a generator seeded with
+ * the shape, so that the shape's totals and its run agree. cu_q and cu_k hold batch + 1 entries. */
+static void varlen_lengths(const flashcl_problem *p, int32_t *cu_q, int32_t *cu_k)
+{
+    hm_rng r;
+    hm_rng_seed(&r, (uint64_t)p->batch * 1000003u + (uint64_t)p->seq_q * 31u + (uint64_t)p->seq_kv);
+    cu_q[0] = cu_k[0] = 0;
+    for (int b = 0; b < p->batch; ++b) {
+        const int32_t lq = b == 0 ? p->seq_q : (p->seq_q + 1) / 2 + (int32_t)(hm_rng_uniform(&r) * (p->seq_q / 2));
+        const int32_t lk = b == 0 ? p->seq_kv : (p->seq_kv + 1) / 2 + (int32_t)(hm_rng_uniform(&r) * (p->seq_kv / 2));
+        cu_q[b + 1] = cu_q[b] + (lq < p->seq_q ? lq : p->seq_q);
+        cu_k[b + 1] = cu_k[b] + (lk < p->seq_kv ? lk : p->seq_kv);
+    }
+}
+
+/* FLOPs of a shape: packed sequences count their own lengths. */
+static double shape_flops(const flashcl_problem *p)
+{
+    if (!p->varlen)
+        return cli_flops(p);
+    int32_t *cu = malloc(2 * ((size_t)p->batch + 1) * sizeof *cu);
+    if (!cu)
+        return cli_flops(p);
+    varlen_lengths(p, cu, cu + p->batch + 1);
+    const double f = cli_flops_packed(p, cu, cu + p->batch + 1);
+    free(cu);
+    return f;
+}
+
 static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int *algos, long iters, long warmup,
                       double max_seconds, result *res)
 {
@@ -147,7 +178,19 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
     cl_mem alibi = p->alibi ? cli_alibi_slopes(clctx, p, &err) : NULL;
     /* --paged: a full cache (every sequence's N keys) in pages, the block table a fixed shuffle of
      * the pool (e -> 7e + 1 mod the page count, which 7 does not divide: a permutation). */
-    cl_mem lens_m = NULL, bt_m = NULL;
+    cl_mem lens_m = NULL, bt_m = NULL, cu_m[2] = {NULL, NULL};
+    if (p->varlen && err == CL_SUCCESS) {
+        int32_t *cu = malloc(2 * ((size_t)p->batch + 1) * sizeof *cu);
+        if (cu) {
+            varlen_lengths(p, cu, cu + p->batch + 1);
+            for (int s = 0; s < 2 && err == CL_SUCCESS; ++s)
+                cu_m[s] = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                         ((size_t)p->batch + 1) * sizeof *cu, cu + s * (p->batch + 1), &err);
+            free(cu);
+        } else {
+            err = CL_OUT_OF_HOST_MEMORY;
+        }
+    }
     if (p->kv_cache && err == CL_SUCCESS) {
         const int32_t max_pages = (p->seq_kv + p->page_size - 1) / p->page_size;
         int32_t *lens = malloc((size_t)p->batch * sizeof *lens);
@@ -169,7 +212,8 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         free(table);
     }
     const flashcl_tensors t = {.q = b[0], .k = b[1], .v = b[2], .o = b[3], .alibi_slopes = alibi,
-                               .cache_seqlens = lens_m, .block_table = bt_m};
+                               .cache_seqlens = lens_m, .block_table = bt_m, .cu_seqlens_q = cu_m[0],
+                               .cu_seqlens_k = cu_m[1]};
     for (int a = 0; a < N_ALGOS; ++a)
         res[a].io_bytes = (uint64_t)sz[0] + sz[1] + sz[2] + sz[3];
     hm_rng rng;
@@ -215,7 +259,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         } else {
             r->ran = 1;
             r->runs = (int)n;
-            r->tflops = cli_flops(p) / (r->median * 1e-3) / 1e12;
+            r->tflops = shape_flops(p) / (r->median * 1e-3) / 1e12;
         }
         flashcl_plan_destroy(&plans[a]);
     }
@@ -225,6 +269,9 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         clReleaseMemObject(alibi);
     if (lens_m)
         clReleaseMemObject(lens_m);
+    for (int s = 0; s < 2; ++s)
+        if (cu_m[s])
+            clReleaseMemObject(cu_m[s]);
     if (bt_m)
         clReleaseMemObject(bt_m);
 }
@@ -252,6 +299,7 @@ int cmd_bench(int argc, char **argv)
     long decode_q = 0;     /* --decode / --seq-q: queries per step against N keys */
     long heads_kv = 0;     /* --heads-kv: GQA */
     long paged = 0;        /* --paged PAGE: K/V as a full paged cache */
+    int varlen = 0;        /* --varlen: packed sequences of lengths N/2 .. N */
     flashcl_problem masks; /* --window and --softcap, applied to every shape */
     flashcl_problem_default(&masks);
     int mask_rc;
@@ -326,6 +374,8 @@ int cmd_bench(int argc, char **argv)
             }
             paged = v;
             ++i;
+        } else if (!strcmp(a, "--varlen")) {
+            varlen = 1;
         } else if (!strcmp(a, "--decode")) {
             decode_q = 1;
         } else if (!strcmp(a, "--seq-q") && val) {
@@ -390,6 +440,16 @@ int cmd_bench(int argc, char **argv)
                 p->seq_q = p->seq_kv = (int32_t)seqs[si];
                 if (decode_q) /* decode: a few queries against the N keys of a cache */
                     p->seq_q = (int32_t)decode_q;
+                if (varlen) { /* packed: the totals of the lengths this shape's run will use */
+                    int32_t *cu = malloc(2 * ((size_t)p->batch + 1) * sizeof *cu);
+                    if (cu) {
+                        p->varlen = 1;
+                        varlen_lengths(p, cu, cu + p->batch + 1);
+                        p->total_q = cu[p->batch];
+                        p->total_kv = cu[2 * p->batch + 1];
+                        free(cu);
+                    }
+                }
                 if (paged) { /* the pool: every sequence's pages, one more if 7 divides their count */
                     p->kv_cache = 1;
                     p->page_size = (int32_t)paged;
@@ -509,7 +569,7 @@ int cmd_bench(int argc, char **argv)
                            "\"heads_kv\": %d, ",
                         first ? "" : ",", flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch, r->p.heads_q,
                         r->p.seq_kv, r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal ? "true" : "false",
-                        cli_flops(&r->p), r->ran ? "true" : "false", r->p.seq_q, r->p.heads_kv);
+                        shape_flops(&r->p), r->ran ? "true" : "false", r->p.seq_q, r->p.heads_kv);
                 if (r->p.window)
                     fprintf(f, "\"window_left\": %d, \"window_right\": %d, ", r->p.window_left, r->p.window_right);
                 if (r->p.softcap > 0.0f)
@@ -520,6 +580,9 @@ int cmd_bench(int argc, char **argv)
                     fprintf(f, "\"kv_splits\": %d, ", r->p.kv_splits);
                 if (r->p.alibi)
                     fprintf(f, "\"alibi\": %d, ", r->p.alibi);
+                if (r->p.varlen)
+                    fprintf(f, "\"varlen\": true, \"total_q\": %lld, \"total_kv\": %lld, ", (long long)r->p.total_q,
+                            (long long)r->p.total_kv);
                 if (r->ran)
                     fprintf(f, "\"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, \"runs\": %d, \"clock\": \"%s\", "
                                "\"tflops\": %.4f, \"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, "
