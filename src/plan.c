@@ -74,10 +74,9 @@ static cl_int set_constant_args(flashcl_plan *pl)
         err = set_arg(k, FA_TOTAL_KV, sizeof(cl_int), &total_kv, err);
         cl_int splits = pl->config.kv_splits > 1 ? pl->config.kv_splits : 1;
         cl_long rows_total = (cl_long)(L->row_groups * L->group_rows);
-        cl_mem op = pl->partial_o ? pl->partial_o : NULL, lp = pl->partial_lse ? pl->partial_lse : NULL;
         err = set_arg(k, FA_SPLITS, sizeof(cl_int), &splits, err);
-        err = set_arg(k, FA_OP, sizeof(cl_mem), &op, err);
-        err = set_arg(k, FA_LP, sizeof(cl_mem), &lp, err);
+        err = set_arg(k, FA_OP, sizeof(cl_mem), &pl->partial_o, err); /* NULL without splits: never read */
+        err = set_arg(k, FA_LP, sizeof(cl_mem), &pl->partial_lse, err);
         err = set_arg(k, FA_ROWS_TOTAL, sizeof(cl_long), &rows_total, err);
         err = set_arg(k, FA_ALIBI_PER_BATCH, sizeof(cl_int), &alibi_per_batch, err);
         for (int i = 0; i < 3; ++i)

@@ -177,9 +177,9 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     const size_t elem = flashcl_dtype_size(p->dtype);
     const int64_t d = p->head_dim;
     flashcl_status st;
-    /* Packed sequences are one batch of total rows to the layout (the batch stride unused); a paged
-     * cache is num_pages batches of page_size rows. */
-    int64_t nb = p->batch, nq = p->seq_q, nk = p->seq_kv, nbk = p->batch;
+    /* Q/O are nb batches of nq rows, K/V nbk batches of nk rows. Packed sequences are one batch of
+     * total rows (the batch stride unused); a paged cache is num_pages batches of page_size rows. */
+    int64_t nb = p->batch, nq = p->seq_q, nbk = p->batch, nk = p->seq_kv;
     layout->max_pages = 0;
     if (p->kv_cache) {
         validate_or_return(ctx, !p->varlen, FLASHCL_UNSUPPORTED,
@@ -191,12 +191,12 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                                "problem.num_pages = %d: a paged cache needs at least one page", (int)p->num_pages);
             layout->max_pages = (int32_t)(((int64_t)p->seq_kv + p->page_size - 1) / p->page_size);
             nbk = p->num_pages;
+            nk = p->page_size;
         }
     } else {
         validate_or_return(ctx, !p->kv_append && !p->page_size, FLASHCL_INVALID_ARGUMENT,
                            "problem.%s is set without problem.kv_cache", p->kv_append ? "kv_append" : "page_size");
     }
-    int64_t nkr = p->kv_cache && p->page_size ? p->page_size : nk; /* rows per K/V "batch" */
     if (p->varlen) {
         validate_or_return(ctx, p->total_q >= 1 && p->total_kv >= 1 && p->total_q <= INT32_MAX &&
                                     p->total_kv <= INT32_MAX,
@@ -212,11 +212,11 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                            p->attn_mask ? "attn_mask" : "key_padding");
         nb = nbk = 1;
         nq = p->total_q;
-        nk = nkr = p->total_kv;
+        nk = p->total_kv;
     }
     if ((st = resolve_tensor(ctx, "q", &p->q_strides, nb, nq, p->heads_q, d, elem, 0, &layout->q, &layout->q_bytes)) ||
-        (st = resolve_tensor(ctx, "k", &p->k_strides, nbk, nkr, p->heads_kv, d, elem, 0, &layout->k, &layout->k_bytes)) ||
-        (st = resolve_tensor(ctx, "v", &p->v_strides, nbk, nkr, p->heads_kv, d, elem, 0, &layout->v, &layout->v_bytes)) ||
+        (st = resolve_tensor(ctx, "k", &p->k_strides, nbk, nk, p->heads_kv, d, elem, 0, &layout->k, &layout->k_bytes)) ||
+        (st = resolve_tensor(ctx, "v", &p->v_strides, nbk, nk, p->heads_kv, d, elem, 0, &layout->v, &layout->v_bytes)) ||
         (st = resolve_tensor(ctx, "o", &p->o_strides, nb, nq, p->heads_q, d, elem, 1, &layout->o, &layout->o_bytes)))
         return st;
     layout->row_groups = p->varlen ? p->heads_q : (int64_t)p->batch * p->heads_q;

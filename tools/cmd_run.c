@@ -292,10 +292,11 @@ int cmd_run(int argc, char **argv)
                 for (int e = 0; e < p->num_pages; ++e)
                     perm[e] = e;
                 for (int e = p->num_pages - 1; e > 0; --e) {
-                    const int r = (int)(hm_rng_uniform(&lr) * (e + 1));
+                    int r = (int)(hm_rng_uniform(&lr) * (e + 1));
+                    r = r > e ? e : r; /* the uniform value can round up to 1.0 */
                     const int32_t tmp = perm[e];
-                    perm[e] = perm[r > e ? e : r];
-                    perm[r > e ? e : r] = tmp;
+                    perm[e] = perm[r];
+                    perm[r] = tmp;
                 }
                 memcpy(block_table, perm, (size_t)p->batch * max_pages * sizeof *block_table);
                 free(perm);

@@ -231,4 +231,5 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
     for (int c = 0; c < d; ++c)
         out[c] /= l;
     return m + log(l);
+#undef KV_AT
 }
