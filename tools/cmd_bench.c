@@ -50,6 +50,8 @@ static void usage(FILE *f)
             "  --warmup N         untimed runs first (default 2)\n"
             "  --max-seconds S    time budget per algorithm and shape (default 10)\n"
             "  --json FILE, --csv FILE, --plot FILE.svg   also write these ('-' for stdout)\n"
+            "GB/s in the table: the bytes of the caller's Q, K, V and O over the median time (for a decode\n"
+            "step, nearly all of it the K/V cache read once).\n"
             "exit status: 0 ok (a standard attention that cannot allocate is a result), 1 an error or a\n"
             "validation failure, 2 bad usage\n");
 }
@@ -513,8 +515,8 @@ int cmd_bench(int argc, char **argv)
     /* The table. */
     printf("flashcl bench: %s / %s, driver %s; medians of profiling events, warm-up excluded\n", pr->platform_name,
            pr->name, pr->driver_version);
-    printf("%-5s %-4s %-6s %-4s %-6s | %-9s %10s %21s %8s %12s %-10s | %8s %8s\n", "B", "H", "N", "d", "mask", "algo",
-           "median ms", "spread (min-max) ms", "TFLOP/s", "extra MiB", "validated", "vs std", "vs naive");
+    printf("%-5s %-4s %-6s %-4s %-6s | %-9s %10s %21s %8s %7s %12s %-10s | %8s %8s\n", "B", "H", "N", "d", "mask", "algo",
+           "median ms", "spread (min-max) ms", "TFLOP/s", "GB/s", "extra MiB", "validated", "vs std", "vs naive");
     for (int i = 0; i < n_shapes; ++i) {
         const result *row = &res[i * N_ALGOS];
         for (int a = 0; a < N_ALGOS; ++a) {
@@ -533,8 +535,8 @@ int cmd_bench(int argc, char **argv)
                 snprintf(vs_std, sizeof vs_std, "%.2fx", row[2].median / r->median);
             if (a == FLASHCL_ALGO_FLASH && row[1].ran)
                 snprintf(vs_naive, sizeof vs_naive, "%.2fx", row[1].median / r->median);
-            printf("%10.3f %21s %8.2f %12.1f %-10s | %8s %8s\n", r->median, spread, r->tflops,
-                   (double)r->extra_bytes / 1048576.0, r->passed ? "pass" : "FAIL", vs_std, vs_naive);
+            printf("%10.3f %21s %8.2f %7.0f %12.1f %-10s | %8s %8s\n", r->median, spread, r->tflops,
+                   (double)r->io_bytes / (r->median * 1e6), (double)r->extra_bytes / 1048576.0, r->passed ? "pass" : "FAIL", vs_std, vs_naive);
         }
     }
 
@@ -585,9 +587,10 @@ int cmd_bench(int argc, char **argv)
                             (long long)r->p.total_kv);
                 if (r->ran)
                     fprintf(f, "\"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, \"runs\": %d, \"clock\": \"%s\", "
-                               "\"tflops\": %.4f, \"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, "
+                               "\"tflops\": %.4f, \"gb_per_s\": %.1f, \"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, "
                                "\"passed\": %s, \"rows_checked\": %lld, \"max_rel_error\": %.3e}",
                             r->median, r->min, r->max, r->runs, r->host_clock ? "host" : "events", r->tflops,
+                            (double)r->io_bytes / (r->median * 1e6),
                             (unsigned long long)r->extra_bytes, (unsigned long long)r->io_bytes, r->validated ? "true" : "false",
                             r->passed ? "true" : "false", (long long)r->rows_checked, r->max_rel_error);
                 else {

@@ -1,0 +1,43 @@
+"""PyTorch SDPA on flashcl's decode shapes (seq_q = 1, Hq = 32, Hkv = 8, d = 128, fp16), for BENCHMARKS.md.
+Median of CUDA events over 50 runs after 10 warm-ups; GQA through enable_gqa (no K/V copies).
+Prints one JSON line per (backend, batch, cache length)."""
+import json
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+dev = torch.device("cuda")
+backends = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+            "math": SDPBackend.MATH, "cudnn": SDPBackend.CUDNN_ATTENTION}
+print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name()}), flush=True)
+for batch in (1, 8):
+    for cache in (8192, 16384, 32768, 65536, 131072):
+        q = torch.randn(batch, 32, 1, 128, device=dev, dtype=torch.float16)
+        k = torch.randn(batch, 8, cache, 128, device=dev, dtype=torch.float16)
+        v = torch.randn(batch, 8, cache, 128, device=dev, dtype=torch.float16)
+        io = (q.numel() * 2 + k.numel() + v.numel()) * 2
+        for name, be in backends.items():
+            try:
+                with sdpa_kernel(be):
+                    for _ in range(10):
+                        F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+                    torch.cuda.synchronize()
+                    times = []
+                    for _ in range(50):
+                        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        s.record()
+                        F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+                        e.record()
+                        e.synchronize()
+                        times.append(s.elapsed_time(e))
+                med = statistics.median(times)
+                print(json.dumps({"backend": name, "batch": batch, "cache": cache, "median_ms": med,
+                                  "min_ms": min(times), "max_ms": max(times), "gb_per_s": io / med / 1e6}), flush=True)
+            except Exception as ex:  # a backend that refuses the shape is a result too
+                print(json.dumps({"backend": name, "batch": batch, "cache": cache, "error": str(ex)[:160]}), flush=True)
+        del q, k, v
+        torch.cuda.empty_cache()
+sys.exit(0)
