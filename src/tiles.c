@@ -77,8 +77,13 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
      * neighbouring work-items, whose K and V loads fall in distinct banks. Eight beat sixteen on the
      * H200 at d=64 and d=128 (docs/NOTES.md): with sixteen, the key tile that fits beside a resident
      * Q gives each work-item a single key, and the Q*K^T loop does one FMA per local load. */
+    /* A decode step (at most 16 rows, packed query heads included) has too few rows to fill a
+     * work-group with row groups: up to 32 column groups instead, so that a work-group of 128 items
+     * loads each K/V tile (on the H200, 4 packed rows: 999 GB/s with 32 groups and 64-key tiles
+     * against 537 GB/s with 8 groups and 32-key tiles at 256 splits; docs/NOTES.md). */
+    const int decode_rows = p->seq_q <= 16;
     int32_t tpr = 1;
-    for (int32_t g = 8; g >= 2; g /= 2)
+    for (int32_t g = decode_rows ? 32 : 8; g >= 2; g /= 2)
         if (d % g == 0 && d / g >= 4) {
             tpr = g;
             break;
@@ -200,21 +205,25 @@ int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_proble
 {
     if (p->kv_splits > 0)
         return p->kv_splits;
-    /* Split the keys only where the direct grid leaves compute units idle: at least two work-groups
-     * per compute unit keep each busy while another waits at a barrier. Each split keeps at least
-     * four key tiles, so that its merge costs less than the keys it takes over. At most 64. */
+    /* Split the keys only where the direct grid leaves compute units idle. Prefill: at least two
+     * work-groups per compute unit keep each busy while another waits at a barrier, and each split
+     * keeps at least four key tiles, so that its merge costs less than the keys it takes over. A
+     * decode step only streams K/V, and the memory system needs many loads in flight: 32 work-groups
+     * per compute unit, splits of at least two tiles (on the H200, batch 1, 131072 keys: 8 groups x 33
+     * splits 150 GB/s, x 512 splits 633 GB/s; docs/NOTES.md). At most 1024. */
     const uint64_t pack = cfg->gqa_pack > 1 ? (uint64_t)cfg->gqa_pack : 1;
     const uint64_t blocks = ((uint64_t)p->seq_q * pack + (uint64_t)cfg->block_m - 1) / (uint64_t)cfg->block_m;
     const uint64_t groups = blocks * (uint64_t)p->batch * (uint64_t)p->heads_q / pack;
-    const uint64_t want = 2 * (uint64_t)(pr->compute_units ? pr->compute_units : 1);
+    const int decode = p->seq_q <= 16;
+    const uint64_t want = (decode ? 32u : 2u) * (uint64_t)(pr->compute_units ? pr->compute_units : 1);
     if (groups >= want)
         return 1;
     uint64_t splits = (want + groups - 1) / groups;
-    const uint64_t by_keys = (uint64_t)p->seq_kv / (4 * (uint64_t)cfg->block_n);
+    const uint64_t by_keys = (uint64_t)p->seq_kv / ((decode ? 2u : 4u) * (uint64_t)cfg->block_n);
     if (splits > by_keys)
         splits = by_keys;
-    if (splits > 64)
-        splits = 64;
+    if (splits > 1024)
+        splits = 1024;
     return splits < 1 ? 1 : (int32_t)splits;
 }
 

@@ -151,6 +151,11 @@ START_TEST(test_decode_packing_and_splits)
     ck_assert_int_eq(c.gqa_pack, 4);
     ck_assert_int_ge(c.block_m, 4); /* the 4 packed heads' rows fit one block */
     ck_assert_int_gt(c.kv_splits, 1); /* 8 work-groups for 132 compute units: split */
+    /* A decode step streams K/V: work-groups of 128 items (32 column groups x 4 packed rows), and
+     * enough splits for 32 work-groups per compute unit (capped at two 64-key tiles per split). */
+    ck_assert_int_eq(c.threads_per_row, 32);
+    ck_assert_int_eq(c.work_group_size, 128);
+    ck_assert_int_eq(c.kv_splits, (int)(65536 / (2 * c.block_n) < 528 ? 65536 / (2 * c.block_n) : 528));
     p.kv_splits = 1;
     ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.kv_splits, 1); /* forced */

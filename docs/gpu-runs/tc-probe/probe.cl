@@ -47,7 +47,7 @@ __kernel void probe(__global const ushort *A, __global const ushort *Bt, __globa
     uint la[4], lb[2], lv[2];
     __asm__ volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                      : "=r"(la[0]), "=r"(la[1]), "=r"(la[2]), "=r"(la[3])
-                     : ACON(SH(&lA[(r + (m & 1) * 8) * 16 + (m >> 1) * 8)]));
+                     : ACON(SH(&lA[(r + (m & 1) * 8) * 16 + (m >> 1) * 8])));
     __asm__ volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
                      : "=r"(lb[0]), "=r"(lb[1]) : ACON(SH(&lBt[r * 16 + (m & 1) * 8])));
     __asm__ volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];"
