@@ -185,6 +185,17 @@ typedef enum flashcl_vendor {
     FLASHCL_VENDOR_QUALCOMM = 8
 } flashcl_vendor;
 
+/* Which flash kernel a plan uses. AUTO: the matrix-unit kernel (cl/flash_mma.cl) where the device has
+ * matrix units and the problem suits it (fp16/bf16, head_dim a multiple of 32 up to 128, more than 16
+ * queries, no biases, masks, packed sequences, KV cache or forced splits), else the portable kernel.
+ * PORTABLE: always the portable kernel. MMA: the matrix-unit kernel wherever the problem suits it,
+ * emulated (correct, slow) on a device without matrix units, so that its logic can be tested anywhere. */
+typedef enum flashcl_path {
+    FLASHCL_PATH_AUTO = 0,
+    FLASHCL_PATH_PORTABLE = 1,
+    FLASHCL_PATH_MMA = 2
+} flashcl_path;
+
 typedef struct flashcl_device_profile {
     char name[128];
     char vendor_name[64];
@@ -209,6 +220,11 @@ typedef struct flashcl_device_profile {
     /* The local memory the tile chooser may use: min(local_mem_size, 64 KiB, a user cap), see
      * flashcl_settings.local_mem_limit. Filled by flashcl_device_profile_query. */
     uint64_t local_mem_budget;
+    /* The matrix-unit kernel (cl/flash_mma.cl): 1 where the device runs mma.sync.m16n8k16 from
+     * inline PTX (NVIDIA, compute capability 8.0 and up), proven by compiling that kernel when a
+     * context is created; 0 otherwise (and in a profile from flashcl_device_profile_query alone). */
+    int matrix_units;
+    flashcl_path path; /* which flash kernel plans use: settings.path / $FLASHCL_PATH (0: auto) */
 } flashcl_device_profile;
 
 /**
@@ -238,6 +254,9 @@ typedef enum flashcl_algorithm {
 
 /** "flash", "naive", "standard" or "?". */
 FLASHCL_API const char *flashcl_algorithm_name(flashcl_algorithm algorithm);
+/** "auto", "portable" or "mma"; parse returns FLASHCL_INVALID_ARGUMENT for any other name. */
+FLASHCL_API const char *flashcl_path_name(flashcl_path path);
+FLASHCL_API flashcl_status flashcl_path_parse(const char *name, flashcl_path *path);
 /** Nonzero when this build of the library has the algorithm (standard needs CLBlast). */
 FLASHCL_API int flashcl_algorithm_available(flashcl_algorithm algorithm);
 
@@ -257,9 +276,12 @@ typedef struct flashcl_config {
                                 work-group (K/V read once for them); 1: none. Set by the chooser */
     uint64_t local_mem_bytes;  /* from the kernel's exact formula */
     uint64_t local_mem_budget; /* what the chooser was allowed */
-    char kernel[32];           /* the kernel path, e.g. "flash_fwd" */
+    char kernel[32];           /* the kernel: "flash_fwd" (portable), "flash_mma" (matrix units) */
+    int32_t mma;               /* 0: portable kernel; 1: flash_mma on the matrix units; 2: flash_mma
+                                  emulated (FLASHCL_PATH_MMA on a device without them) */
     char source[48];           /* "heuristic", "override", or "tuning-db:<user|shipped>:<device|arch|vendor>" */
     char reason[160];          /* why these tiles, in words */
+    char path_reason[128];     /* why this kernel (matrix units or portable), in words */
 } flashcl_config;
 
 /** Chooses the configuration the heuristic gives `problem` on a device with `profile` (no database). */
@@ -333,6 +355,8 @@ typedef struct flashcl_settings {
                                         -cl-nv-verbose, NVIDIA's register and spill counts) */
     int tuning_db;             /* -1 or 1: shipped table and user file; 0: heuristic only */
     const char *tuning_db_path; /* NULL: $FLASHCL_TUNING_DB or the default location */
+    int path;                  /* -1: $FLASHCL_PATH ("auto", "portable" or "mma"; unset: auto); else a
+                                  flashcl_path */
 } flashcl_settings;
 
 /** Fills settings with defaults (everything from the environment). */

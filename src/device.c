@@ -249,6 +249,7 @@ void flashcl_settings_default(flashcl_settings *s)
     s->validate = -1;
     s->disk_cache = -1;
     s->tuning_db = -1;
+    s->path = -1;
 }
 
 static int env_flag(const char *name, int fallback)
@@ -281,10 +282,24 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT,
                         "flashcl_context_create: queue does not belong to the given context and device");
 
+    flashcl_path path = FLASHCL_PATH_AUTO;
+    if (settings->path >= 0) {
+        if (settings->path > FLASHCL_PATH_MMA)
+            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT,
+                            "flashcl_context_create: settings.path = %d is not a flashcl_path", settings->path);
+        path = (flashcl_path)settings->path;
+    } else {
+        const char *env = getenv("FLASHCL_PATH");
+        if (env && *env && flashcl_path_parse(env, &path) != FLASHCL_SUCCESS)
+            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT,
+                            "flashcl_context_create: FLASHCL_PATH=\"%.40s\": use auto, portable or mma", env);
+    }
+
     flashcl_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return FLASHCL_OUT_OF_HOST_MEMORY;
     flashcl_status st = flashcl_device_profile_query(device, settings->local_mem_limit, &ctx->profile);
+    ctx->profile.path = path;
     if (st != FLASHCL_SUCCESS) {
         free(ctx);
         char cause[512];
@@ -327,6 +342,7 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
     ctx->cl_ctx = context;
     ctx->device = device;
     ctx->queue = queue;
+    fcl_probe_matrix_units(ctx);
     *out = ctx;
     return FLASHCL_SUCCESS;
 }

@@ -68,6 +68,8 @@ const char *fcl_cl_error_name(cl_int err);
     } while (0)
 
 /* program.c: build with in-memory and disk caches. */
+/* Sets ctx->profile.matrix_units: 1 when the device compiles cl/flash_mma.cl with FCL_PTX=1. */
+void fcl_probe_matrix_units(flashcl_context *ctx);
 flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, const char *options,
                                cl_program *out);
 void fcl_release_programs(flashcl_context *ctx);
@@ -126,7 +128,7 @@ typedef struct validation_state validation_state;
 flashcl_status fcl_validate_run(flashcl_plan *plan, const flashcl_tensors *t,
                                 cl_event flash_done);
 void fcl_validation_free(validation_state *vs);
-void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, double *atol, double *rtol);
+void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, int p_rounded, double *atol, double *rtol);
 
 struct flashcl_plan {
     flashcl_context *ctx;

@@ -35,7 +35,15 @@ void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *
                  " -DHAS_ALIBI=%d -DHAS_MASK=%d -DHAS_KPM=%d -DVARLEN=%d -DKV_CACHE=%d -DKV_APPEND=%d -DPAGE_SIZE=%d",
                  p->alibi != 0, p->attn_mask != 0, p->key_padding != 0, p->varlen != 0, p->kv_cache != 0,
                  p->kv_cache && p->kv_append, p->kv_cache ? p->page_size : 0);
-    if (c->algorithm == FLASHCL_ALGO_FLASH)
+    if (c->algorithm == FLASHCL_ALGO_FLASH && c->mma) {
+        /* 16-byte copies where every Q, K and V row starts at a multiple of 8 elements */
+        const flashcl_strides *st[3] = {&p->q_strides, &p->k_strides, &p->v_strides};
+        int aligned = 1;
+        for (int i = 0; i < 3; ++i)
+            aligned &= st[i]->batch % 8 == 0 && st[i]->seq % 8 == 0 && st[i]->head % 8 == 0;
+        snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DROWS_ALIGNED=%d",
+                 dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 16, c->mma == 1, aligned);
+    } else if (c->algorithm == FLASHCL_ALGO_FLASH)
         snprintf(buf, n,
                  "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d "
                  "-DGQA_PACK=%d%s",
@@ -211,7 +219,9 @@ static flashcl_status build_kernel(flashcl_plan *pl)
     for (int attempt = 0; attempt < 8; ++attempt) {
         fcl_build_options(&pl->problem, &pl->config, pl->options, sizeof pl->options);
         cl_program prog;
-        const char *src = pl->config.algorithm == FLASHCL_ALGO_FLASH ? "flash_fwd.cl" : "naive.cl";
+        const char *src = pl->config.algorithm != FLASHCL_ALGO_FLASH ? "naive.cl"
+                          : pl->config.mma                          ? "flash_mma.cl"
+                                                                    : "flash_fwd.cl";
         flashcl_status st = fcl_get_program(ctx, src, pl->options, &prog);
         if (st != FLASHCL_SUCCESS)
             return st;
@@ -258,6 +268,12 @@ static flashcl_status build_kernel(flashcl_plan *pl)
                  "shrunk after compiling: the kernel allowed %zu work-items and needed %llu B of local memory",
                  kwg, (unsigned long long)klocal);
         smaller.kv_splits = fcl_choose_splits(&ctx->profile, &pl->problem, &smaller);
+        if (pl->config.mma) /* the matrix-unit kernel has one tile shape: the portable kernel instead */
+            snprintf(smaller.path_reason, sizeof smaller.path_reason,
+                     "portable: the compiled matrix-unit kernel allowed %zu work-items, needed %llu B", kwg,
+                     (unsigned long long)klocal);
+        else
+            fcl_strlcpy(smaller.path_reason, pl->config.path_reason, sizeof smaller.path_reason);
         pl->config = smaller;
     }
     return fcl_fail(ctx, FLASHCL_UNSUPPORTED,

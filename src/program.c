@@ -355,3 +355,34 @@ void fcl_release_programs(flashcl_context *ctx)
     }
     ctx->programs = NULL;
 }
+
+/* The matrix-unit kernel needs NVIDIA's inline PTX with mma.sync.m16n8k16, ldmatrix and shfl.sync
+ * (compute capability 8.0 and up). The capability alone does not prove that this driver's compiler
+ * takes them: the kernel itself is compiled once, in its smallest configuration (one warp, head_dim
+ * 32), when the context is created; a device whose compiler refuses it gets the portable kernel. The
+ * build bypasses the program cache and its statistics (it is not a plan's program). */
+void fcl_probe_matrix_units(flashcl_context *ctx)
+{
+    flashcl_device_profile *pr = &ctx->profile;
+    pr->matrix_units = 0;
+    if (pr->vendor != FLASHCL_VENDOR_NVIDIA || pr->nv_cc_major < 8 || pr->path == FLASHCL_PATH_PORTABLE)
+        return;
+    const char *srcs[2] = {flashcl_source_text("common.cl"), flashcl_source_text("flash_mma.cl")};
+    if (!srcs[0] || !srcs[1])
+        return;
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(ctx->cl_ctx, 2, srcs, NULL, &err);
+    if (!prog)
+        return;
+    err = clBuildProgram(prog, 1, &ctx->device,
+                         "-cl-std=CL1.2 -DFLASHCL_DTYPE_F16 -DHEAD_DIM=32 -DBLOCK_N=16 -DWARPS=1 -DFCL_PTX=1", NULL,
+                         NULL);
+    if (err == CL_SUCCESS) {
+        cl_kernel k = clCreateKernel(prog, "flash_mma", &err);
+        if (k) {
+            pr->matrix_units = 1;
+            clReleaseKernel(k);
+        }
+    }
+    clReleaseProgram(prog);
+}

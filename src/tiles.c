@@ -34,11 +34,21 @@ static uint64_t flash_floats(int32_t d, int32_t bm, int32_t bn, int32_t tpr, int
     return q_res + shared + (uint64_t)bm * ldp;
 }
 
+/* cl/flash_mma.cl's layout comment: K (Q's block first) and V tiles of 16-bit elements, rows of
+ * head_dim + 8, and the emulation's exchange area of 8 uints per lane. */
+static uint64_t mma_bytes(int32_t d, int32_t bm, int32_t bn, int emulated)
+{
+    const uint64_t rows = (uint64_t)(bm > bn ? bm : bn) + (uint64_t)bn;
+    return rows * ((uint64_t)d + 8) * 2 + (emulated ? (uint64_t)(bm / 16) * 32 * 8 * 4 : 0);
+}
+
 uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flashcl_config *c)
 {
     if (!c || head_dim < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 ||
         c->v_chunk < 1)
         return 0;
+    if (c->mma)
+        return mma_bytes(head_dim, c->block_m, c->block_n, c->mma == 2);
     return flash_floats(head_dim, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
            sizeof(float);
 }
@@ -178,6 +188,86 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
              best_dc == d ? "whole (Q loaded once)" : "in column chunks", (int)best_dc,
              (unsigned long long)budget, max_wg);
     return FLASHCL_SUCCESS;
+}
+
+/* Whether a problem suits cl/flash_mma.cl; if not, why. */
+static int mma_suits(const flashcl_problem *p, char *why, size_t n)
+{
+    const char *no = NULL;
+    if (p->dtype == FLASHCL_DTYPE_F32)
+        no = "fp32 storage (the matrix units take fp16 and bf16)";
+    else if (p->head_dim % 32 || p->head_dim > 128)
+        no = "head_dim not a multiple of 32 up to 128";
+    else if (p->seq_q <= 16)
+        no = "a decode step (16 queries or fewer: the portable kernel splits the keys and packs GQA heads)";
+    else if (p->alibi || p->attn_mask || p->key_padding || p->softcap > 0.0f)
+        no = "biases, masks or softcap";
+    else if (p->varlen || p->kv_cache)
+        no = "packed sequences or a KV cache";
+    else if (p->kv_splits > 1)
+        no = "forced key splits";
+    if (no)
+        snprintf(why, n, "%s", no);
+    return no == NULL;
+}
+
+/* The matrix-unit kernel, where the path, the device and the problem allow it: four warps of 16 query
+ * rows (FlashAttention-2's partitioning), 64-key tiles (32 where local memory is short). Returns 1 with
+ * cfg filled, or 0 with cfg->path_reason saying why the portable kernel runs. */
+static int choose_mma(const flashcl_device_profile *pr, const flashcl_problem *p, flashcl_config *cfg)
+{
+    char why[112];
+    const int emulated = !pr->matrix_units;
+    if (pr->path == FLASHCL_PATH_PORTABLE) {
+        snprintf(cfg->path_reason, sizeof cfg->path_reason, "portable: the path is forced to portable");
+        return 0;
+    }
+    if (pr->path == FLASHCL_PATH_AUTO && !pr->matrix_units) {
+        snprintf(cfg->path_reason, sizeof cfg->path_reason, "portable: %s",
+                 pr->vendor == FLASHCL_VENDOR_NVIDIA && pr->nv_cc_major >= 8
+                     ? "the matrix-unit kernel did not compile here (test compile at context creation)"
+                     : "no matrix units reachable (inline PTX mma: NVIDIA, compute capability 8.0+)");
+        return 0;
+    }
+    if (!mma_suits(p, why, sizeof why)) {
+        snprintf(cfg->path_reason, sizeof cfg->path_reason, "portable: %s", why);
+        return 0;
+    }
+    const int32_t warps = 4, bm = 16 * warps;
+    int32_t bn = 64;
+    while (bn > 16 && mma_bytes(p->head_dim, bm, bn, emulated) > pr->local_mem_budget)
+        bn /= 2;
+    if (mma_bytes(p->head_dim, bm, bn, emulated) > pr->local_mem_budget || pr->max_work_group_size < 32u * warps) {
+        snprintf(cfg->path_reason, sizeof cfg->path_reason,
+                 "portable: the matrix-unit tiles need %llu B of local memory and %d work-items",
+                 (unsigned long long)mma_bytes(p->head_dim, bm, 16, emulated), 32 * warps);
+        return 0;
+    }
+    char reason[sizeof cfg->path_reason];
+    snprintf(reason, sizeof reason, "%s",
+             emulated ? "matrix-unit kernel, emulated (forced on a device without matrix units: for testing)"
+                      : "matrix units: mma.sync m16n8k16 through inline PTX, fp32 accumulation");
+    memset(cfg, 0, sizeof *cfg);
+    cfg->algorithm = FLASHCL_ALGO_FLASH;
+    cfg->mma = emulated ? 2 : 1;
+    cfg->block_m = bm;
+    cfg->block_n = bn;
+    cfg->threads_per_row = 4; /* the lanes sharing a row of the m16n8 fragments */
+    cfg->rows_per_item = 2;   /* rows g and g + 8 */
+    cfg->d_chunk = p->head_dim;
+    cfg->v_chunk = bn;
+    cfg->work_group_size = 32 * warps;
+    cfg->kv_splits = 1;
+    cfg->gqa_pack = 1;
+    cfg->local_mem_bytes = mma_bytes(p->head_dim, bm, bn, emulated);
+    cfg->local_mem_budget = pr->local_mem_budget;
+    fcl_strlcpy(cfg->kernel, "flash_mma", sizeof cfg->kernel);
+    fcl_strlcpy(cfg->source, "heuristic", sizeof cfg->source);
+    snprintf(cfg->reason, sizeof cfg->reason,
+             "%d warps x 16 query rows, Q in registers, %d-key K/V tiles in local memory (ldmatrix)", (int)warps,
+             (int)bn);
+    fcl_strlcpy(cfg->path_reason, reason, sizeof cfg->path_reason);
+    return 1;
 }
 
 int32_t fcl_gqa_pack(const flashcl_problem *p)
@@ -329,6 +419,10 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
     if (algorithm != FLASHCL_ALGO_FLASH)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_choose_config: algorithm = %d is not a flashcl_algorithm",
                         (int)algorithm);
+    char path_reason[sizeof config->path_reason];
+    if (choose_mma(profile, problem, config))
+        return FLASHCL_SUCCESS;
+    fcl_strlcpy(path_reason, config->path_reason, sizeof path_reason);
     flashcl_config tuned;
     char source[48], detail[160], why[160];
     if (fcl_tuning_lookup(db, profile, problem, &tuned, source, sizeof source, detail, sizeof detail)) {
@@ -340,6 +434,7 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
             fcl_strlcpy(tuned.reason, detail, sizeof tuned.reason);
             tuned.gqa_pack = fcl_gqa_pack(problem);
             tuned.kv_splits = fcl_choose_splits(profile, problem, &tuned);
+            fcl_strlcpy(tuned.path_reason, path_reason, sizeof tuned.path_reason);
             *config = tuned;
             return FLASHCL_SUCCESS;
         }
@@ -353,6 +448,7 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
                         (int)problem->head_dim, (unsigned long long)profile->local_mem_budget);
     config->gqa_pack = pack;
     config->kv_splits = fcl_choose_splits(profile, problem, config);
+    fcl_strlcpy(config->path_reason, path_reason, sizeof config->path_reason);
     return FLASHCL_SUCCESS;
 }
 
@@ -367,6 +463,23 @@ const char *flashcl_algorithm_name(flashcl_algorithm algorithm)
         return "standard";
     }
     return "?";
+}
+
+const char *flashcl_path_name(flashcl_path path)
+{
+    return path == FLASHCL_PATH_AUTO ? "auto" : path == FLASHCL_PATH_PORTABLE ? "portable" : path == FLASHCL_PATH_MMA ? "mma" : "?";
+}
+
+flashcl_status flashcl_path_parse(const char *name, flashcl_path *path)
+{
+    if (!name || !path)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: %s is NULL", !name ? "name" : "path");
+    for (int i = FLASHCL_PATH_AUTO; i <= FLASHCL_PATH_MMA; ++i)
+        if (!strcmp(name, flashcl_path_name((flashcl_path)i))) {
+            *path = (flashcl_path)i;
+            return FLASHCL_SUCCESS;
+        }
+    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: \"%.40s\" is not auto, portable or mma", name);
 }
 
 flashcl_status flashcl_choose_config(const flashcl_device_profile *profile, const flashcl_problem *problem,

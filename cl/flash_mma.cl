@@ -1,0 +1,368 @@
+/*
+ * flash_mma.cl: the FlashAttention-2 forward kernel on NVIDIA's matrix units (tensor cores), through
+ * inline PTX from OpenCL C. fp16 or bf16 Q, K, V (FLASHCL_DTYPE_F16 / _BF16), fp32 accumulation.
+ *
+ * A work-group is WARPS warps; warp w owns query rows 16w .. 16w+15 of the block (BLOCK_M = 16*WARPS)
+ * and keeps, in registers,
+ *   - its Q rows as m16n8k16 A fragments (loaded once, through local memory, by ldmatrix),
+ *   - the scores S of a BLOCK_N-key tile as BLOCK_N/8 m16n8 accumulators (fp32),
+ *   - the output O as HEAD_DIM/8 m16n8 accumulators (fp32),
+ *   - the running maximum and sum of its two rows per lane (rows g and g+8, g = lane/4).
+ * K and V tiles go global -> local (16-byte copies) and local -> registers through ldmatrix (V
+ * transposed by ldmatrix.trans). S = Q*K^T and O += P*V are mma.sync.m16n8k16 with fp32 accumulators;
+ * the online softmax runs on the S accumulators in registers (the row maximum over the 4 lanes that
+ * share a row by two butterfly shuffles), and P is converted to fp16/bf16 pairs that are already the
+ * A fragments of P*V (the C layout of two neighbouring n8 tiles is the A layout of one k16 step).
+ * Scores are in base 2 (S * scale*log2(e)), as in flash_fwd.cl.
+ *
+ * Semantics as flash_fwd.cl's direct path: bottom-right causal alignment and sliding windows (tiles
+ * outside never loaded), GQA (heads_q / group KV heads), LSE in natural log, a NaN score poisoning its
+ * row, a row with no visible key written as zeros with LSE -inf. The host sends other problems (biases,
+ * masks, packed sequences, KV caches, split-KV, fp32 storage) to flash_fwd.cl; the argument list is
+ * flash_fwd's, so one plan code path sets both.
+ *
+ * FCL_PTX=1: the PTX instructions (NVIDIA, compute capability 8.0 and up). FCL_PTX=0: each instruction
+ * emulated with the same fragment layout through a per-warp exchange area in local memory and
+ * work-group barriers, so that PoCL and rusticl test this kernel's indexing and softmax in CI. The
+ * emulation is slow and exists only for that; every barrier in it is reached by all warps because the
+ * kernel's control flow is uniform across the work-group.
+ *
+ * Local memory (ushort; flashcl_flash_local_mem_bytes() must match): LDS = HEAD_DIM + 8,
+ *   k_s  max(BLOCK_M, BLOCK_N) * LDS   (Q's block first, then each K tile)
+ *   v_s  BLOCK_N * LDS
+ * and, emulated only, WARPS*32*8 uints of exchange area. The +8 (16 bytes) shifts each row by four banks,
+ * so the eight row addresses of an ldmatrix hit distinct banks.
+ */
+#if !defined(HEAD_DIM) || !defined(BLOCK_N) || !defined(WARPS)
+#error "flash_mma.cl needs HEAD_DIM, BLOCK_N and WARPS"
+#endif
+#if (HEAD_DIM % 32) != 0 || HEAD_DIM > 256 || (BLOCK_N % 16) != 0
+#error "HEAD_DIM must be a multiple of 32, BLOCK_N of 16"
+#endif
+#if !defined(FLASHCL_DTYPE_F16) && !defined(FLASHCL_DTYPE_BF16)
+#error "flash_mma.cl needs fp16 or bf16 storage"
+#endif
+#ifndef FCL_PTX
+#define FCL_PTX 0
+#endif
+#ifndef ROWS_ALIGNED /* every Q, K and V row start a multiple of 8 elements: 16-byte loads */
+#define ROWS_ALIGNED 0
+#endif
+
+#define BLOCK_M (16 * WARPS)
+#define WG_SIZE (32 * WARPS)
+#define LDS (HEAD_DIM + 8)
+#define KSTEPS (HEAD_DIM / 16) /* k16 steps of Q*K^T */
+#define NT (BLOCK_N / 8)       /* n8 tiles of S */
+#define DT (HEAD_DIM / 8)      /* n8 tiles of O */
+#define KROWS (BLOCK_M > BLOCK_N ? BLOCK_M : BLOCK_N)
+
+#if FCL_PTX
+#define EXP2(x) native_exp2(x)
+#else
+#define EXP2(x) exp2(x)
+#endif
+
+/* ---- The four warp-level instructions, as PTX or emulated ---------------------------------------- */
+#if FCL_PTX
+
+#if defined(FLASHCL_DTYPE_F16)
+#define MMA_TYPE "f16"
+#else
+#define MMA_TYPE "bf16"
+#endif
+#define WARP_ARGS(xw, lane)
+#define MMA(c, a0, a1, a2, a3, b0, b1)                                                                         \
+    __asm__ volatile("mma.sync.aligned.m16n8k16.row.col.f32." MMA_TYPE "." MMA_TYPE ".f32 {%0,%1,%2,%3}, "    \
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                                                  \
+                     : "+f"((c)[0]), "+f"((c)[1]), "+f"((c)[2]), "+f"((c)[3])                                   \
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))
+/* ldmatrix .x4: lane l gives the address of row l%8 of matrix l/8 (local memory, 16 bytes a row). */
+#define LDSM_X4(r, base, off)                                                                                  \
+    __asm__ volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"                          \
+                     : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                  \
+                     : "r"((uint)(size_t)((base) + (off))))
+#define LDSM_X4_T(r, base, off)                                                                                \
+    __asm__ volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"                    \
+                     : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                  \
+                     : "r"((uint)(size_t)((base) + (off))))
+inline float shfl_xor(float v, int m)
+{
+    float r;
+    __asm__ volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(m));
+    return r;
+}
+#define SHFL_XOR(v, m) shfl_xor((v), (m))
+/* Two floats to one register of two 16-bit values, lo in the low half; round to nearest even. */
+inline uint pack2(float lo, float hi)
+{
+    uint r;
+#if defined(FLASHCL_DTYPE_F16)
+    __asm__("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    __asm__("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+    return r;
+}
+
+#else /* emulated */
+
+inline float bits_to_float(uint h)
+{
+#if defined(FLASHCL_DTYPE_F16)
+    const ushort s = (ushort)h;
+    return vload_half(0, (const half *)&s);
+#else
+    return as_float((h & 0xffffu) << 16);
+#endif
+}
+inline uint pack2(float lo, float hi)
+{
+#if defined(FLASHCL_DTYPE_F16)
+    ushort l, h;
+    vstore_half_rte(lo, 0, (half *)&l);
+    vstore_half_rte(hi, 0, (half *)&h);
+    return (uint)l | ((uint)h << 16);
+#else
+    return (uint)float_to_bf16(lo) | ((uint)float_to_bf16(hi) << 16);
+#endif
+}
+/* Every emulated instruction: barrier, each lane publishes its registers in its warp's area xw,
+ * barrier, each lane reads what the instruction would have given it. */
+inline void mma_emu(float *c, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1, __local uint *xw, int lane)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    xw[lane * 8 + 0] = a0;
+    xw[lane * 8 + 1] = a1;
+    xw[lane * 8 + 2] = a2;
+    xw[lane * 8 + 3] = a3;
+    xw[lane * 8 + 4] = b0;
+    xw[lane * 8 + 5] = b1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int g = lane >> 2, t = lane & 3;
+    for (int o = 0; o < 4; ++o) {
+        const int row = g + (o >> 1) * 8, col = 2 * t + (o & 1);
+        float sum = 0.0f;
+        for (int k = 0; k < 16; ++k) {
+            /* A(row, k): lane (row%8)*4 + (k%8)/2, register (row/8) + 2*(k/8), half k%2 */
+            const uint ar = xw[((row & 7) * 4 + ((k & 7) >> 1)) * 8 + (row >> 3) + 2 * (k >> 3)];
+            /* B(k, col): lane col*4 + (k%8)/2, register 4 + k/8, half k%2 */
+            const uint br = xw[(col * 4 + ((k & 7) >> 1)) * 8 + 4 + (k >> 3)];
+            sum = fma(bits_to_float(ar >> (16 * (k & 1))), bits_to_float(br >> (16 * (k & 1))), sum);
+        }
+        c[o] += sum;
+    }
+}
+inline void ldsm_emu(uint *r, __local const ushort *base, int off, int trans, __local uint *xw, int lane)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    xw[lane] = (uint)off;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = 0; i < 4; ++i) {
+        uint lo, hi;
+        if (trans) { /* element (2*(lane%4) + e, lane/4) of matrix i */
+            lo = base[xw[i * 8 + 2 * (lane & 3)] + (lane >> 2)];
+            hi = base[xw[i * 8 + 2 * (lane & 3) + 1] + (lane >> 2)];
+        } else { /* element (lane/4, 2*(lane%4) + e) of matrix i */
+            lo = base[xw[i * 8 + (lane >> 2)] + 2 * (lane & 3)];
+            hi = base[xw[i * 8 + (lane >> 2)] + 2 * (lane & 3) + 1];
+        }
+        r[i] = lo | (hi << 16);
+    }
+}
+inline float shfl_emu(float v, int m, __local uint *xw, int lane)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    xw[lane] = as_uint(v);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return as_float(xw[lane ^ m]);
+}
+#define MMA(c, a0, a1, a2, a3, b0, b1) mma_emu((c), (a0), (a1), (a2), (a3), (b0), (b1), xw, lane)
+#define LDSM_X4(r, base, off) ldsm_emu((r), (base), (off), 0, xw, lane)
+#define LDSM_X4_T(r, base, off) ldsm_emu((r), (base), (off), 1, xw, lane)
+#define SHFL_XOR(v, m) shfl_emu((v), (m), xw, lane)
+#endif
+
+/* A 16-byte copy of 8 elements, global -> local. */
+#if ROWS_ALIGNED
+#define COPY8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? *(__global const uint4 *)(src) : (uint4)(0))
+#else
+#define COPY8(dst, src, ok) (*(__local ushort8 *)(dst) = (ok) ? vload8(0, (src)) : (ushort8)(0))
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
+flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, __global const ushort *restrict V,
+          __global STORE_T *restrict O, __global float *restrict LSE, const int seq_q, const int seq_kv,
+          const int heads_q, const int group, const float scale_log2, const int win_left, const int win_right,
+          const float softcap_log2, const int write_lse, const long q_sb, const long q_ss, const long q_sh,
+          const long k_sb, const long k_ss, const long k_sh, const long v_sb, const long v_ss, const long v_sh,
+          const long o_sb, const long o_ss, const long o_sh, __global const float *restrict ALIBI,
+          const int alibi_per_batch, __global const float *restrict MASK, const long m_sb, const long m_ss,
+          const long m_sh, __global const uchar *restrict KPM, __global const int *restrict CU_Q,
+          __global const int *restrict CU_K, const int total_q, const int total_kv, const int n_splits,
+          __global float *restrict OP, __global float *restrict LP, const long rows_total,
+          __global const int *restrict CACHE_LENS, __global const int *restrict BT, const int max_pages,
+          const int num_pages)
+{
+    __local uint4 k4[KROWS * LDS / 8];
+    __local uint4 v4[BLOCK_N * LDS / 8];
+    __local ushort *const k_s = (__local ushort *)k4;
+    __local ushort *const v_s = (__local ushort *)v4;
+#if !FCL_PTX
+    __local uint xchg[WARPS * 32 * 8];
+#endif
+#ifdef FLASHCL_DEBUG_SCALE
+    const float scale2 = scale_log2 * FLASHCL_DEBUG_SCALE;
+#else
+    const float scale2 = scale_log2;
+#endif
+    const int tid = get_local_id(0);
+    const int warp = tid >> 5, lane = tid & 31;
+    const int g = lane >> 2, t = lane & 3;
+#if !FCL_PTX
+    __local uint *const xw = xchg + warp * 32 * 8;
+#endif
+    const int m0 = get_group_id(0) * BLOCK_M;
+    const int bh = get_group_id(1);
+    const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
+    const int sq = seq_q, skv = seq_kv;
+    const long q_base = b * q_sb + h * q_sh;
+    const long k_base = b * k_sb + hk * k_sh;
+    const long v_base = b * v_sb + hk * v_sh;
+    const int shift = skv - sq;
+
+    /* Keys this block can see (tiles outside are never loaded), as in flash_fwd.cl. */
+    const int q_lo = m0, q_hi = min(m0 + BLOCK_M, sq) - 1;
+    int n_begin = 0, n_end = q_lo < sq ? skv : 0;
+    if (win_left >= 0)
+        n_begin = clamp(q_lo + shift - win_left, 0, skv) / BLOCK_N * BLOCK_N;
+    if (win_right >= 0)
+        n_end = min(n_end, clamp(q_hi + shift + win_right + 1, 0, skv));
+
+    /* Q's block -> local -> A fragments (ldmatrix x4: rows 0-7/8-15 x columns 0-7/8-15 of a k step). */
+    for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
+        const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
+        COPY8(k_s + r * LDS + c, Q + q_base + (long)(m0 + r) * q_ss + c, m0 + r < sq);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int mi = lane >> 3, mr = lane & 7; /* the matrix and row this lane addresses in an ldmatrix */
+    uint qa[KSTEPS][4];
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks)
+        LDSM_X4(qa[ks], k_s, (warp * 16 + (mi & 1) * 8 + mr) * LDS + ks * 16 + (mi >> 1) * 8);
+
+    float o[DT][4];
+#pragma unroll
+    for (int j = 0; j < DT; ++j)
+        o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}; /* l: this lane's columns only */
+    const int row0 = m0 + warp * 16 + g;                               /* and row0 + 8 */
+
+    for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
+        barrier(CLK_LOCAL_MEM_FENCE); /* Q's fragments, or the previous tile, are read */
+        for (int idx = tid; idx < BLOCK_N * (HEAD_DIM / 8); idx += WG_SIZE) {
+            const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
+            const bool ok = n0 + r < skv;
+            COPY8(k_s + r * LDS + c, K + k_base + (long)(n0 + r) * k_ss + c, ok);
+            COPY8(v_s + r * LDS + c, V + v_base + (long)(n0 + r) * v_ss + c, ok);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* S = Q*K^T: for each 8-key tile j, ldmatrix x4 gives the B fragments of two k steps. */
+        float s[NT][4];
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+            s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll
+            for (int k2 = 0; k2 < KSTEPS / 2; ++k2) {
+                uint kb[4];
+                LDSM_X4(kb, k_s, (j * 8 + mr) * LDS + k2 * 32 + mi * 8);
+                MMA(s[j], qa[2 * k2][0], qa[2 * k2][1], qa[2 * k2][2], qa[2 * k2][3], kb[0], kb[1]);
+                MMA(s[j], qa[2 * k2 + 1][0], qa[2 * k2 + 1][1], qa[2 * k2 + 1][2], qa[2 * k2 + 1][3], kb[2], kb[3]);
+            }
+        }
+
+        /* Scale; mask only the tiles that cross the sequence's end, the causal diagonal or a window edge. */
+        const bool edge = n0 + BLOCK_N > skv || (win_right >= 0 && n0 + BLOCK_N - 1 > q_lo + shift + win_right) ||
+                          (win_left >= 0 && n0 < q_hi + shift - win_left);
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                float x = s[j][e] * scale2;
+                if (edge) {
+                    const int key = n0 + j * 8 + 2 * t + (e & 1), pos = row0 + (e >> 1) * 8 + shift;
+                    const bool visible = key < skv && (win_right < 0 || key <= pos + win_right) &&
+                                         (win_left < 0 || key >= pos - win_left);
+                    x = visible ? x : -INFINITY;
+                }
+                s[j][e] = x;
+            }
+
+        /* Online softmax on the two rows of this lane (r = 0: row0, elements 0 and 1; r = 1: row0 + 8). */
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            float mx = -INFINITY;
+#pragma unroll
+            for (int j = 0; j < NT; ++j)
+                mx = max_nan(mx, max_nan(s[j][2 * r], s[j][2 * r + 1]));
+            mx = max_nan(mx, SHFL_XOR(mx, 1));
+            mx = max_nan(mx, SHFL_XOR(mx, 2));
+            const float m_new = max_nan(m_run[r], mx);
+            /* No key yet: m stays -inf, weights 0, nothing rescaled. NaN: the row goes NaN. */
+            const bool empty = m_new == -INFINITY;
+            const float alpha = empty ? 1.0f : EXP2(m_run[r] - m_new);
+            float psum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < NT; ++j) {
+                const float p0 = empty ? 0.0f : EXP2(s[j][2 * r] - m_new);
+                const float p1 = empty ? 0.0f : EXP2(s[j][2 * r + 1] - m_new);
+                s[j][2 * r] = p0;
+                s[j][2 * r + 1] = p1;
+                psum += p0 + p1;
+            }
+            l_run[r] = l_run[r] * alpha + psum;
+            m_run[r] = m_new;
+#pragma unroll
+            for (int j = 0; j < DT; ++j) {
+                o[j][2 * r] *= alpha;
+                o[j][2 * r + 1] *= alpha;
+            }
+        }
+
+        /* O += P*V: P's k16 step kk is S tiles 2kk and 2kk+1; ldmatrix.trans x4 gives V's B fragments
+         * for two n8 tiles of the output (columns 16e .. 16e+15). */
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
+            const uint pa0 = pack2(s[2 * kk][0], s[2 * kk][1]), pa1 = pack2(s[2 * kk][2], s[2 * kk][3]);
+            const uint pa2 = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pa3 = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+            for (int e = 0; e < HEAD_DIM / 16; ++e) {
+                uint vb[4];
+                LDSM_X4_T(vb, v_s, (kk * 16 + (mi & 1) * 8 + mr) * LDS + e * 16 + (mi >> 1) * 8);
+                MMA(o[2 * e], pa0, pa1, pa2, pa3, vb[0], vb[1]);
+                MMA(o[2 * e + 1], pa0, pa1, pa2, pa3, vb[2], vb[3]);
+            }
+        }
+    }
+
+    /* The row sums over the 4 lanes of each row; normalise and store. */
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        float l = l_run[r];
+        l += SHFL_XOR(l, 1);
+        l += SHFL_XOR(l, 2);
+        const int qi = row0 + r * 8;
+        const float inv = l > 0.0f ? 1.0f / l : 0.0f; /* no visible key: zeros, never NaN */
+        if (qi < sq) {
+            const long ob = b * o_sb + h * o_sh + (long)qi * o_ss;
+#pragma unroll
+            for (int j = 0; j < DT; ++j) {
+                STORE(O, ob + j * 8 + 2 * t, o[j][2 * r] * inv);
+                STORE(O, ob + j * 8 + 2 * t + 1, o[j][2 * r + 1] * inv);
+            }
+            if (write_lse && t == 0)
+                LSE[((long)b * heads_q + h) * sq + qi] = l > 0.0f ? (m_run[r] + log2(l)) * LN2_F : -INFINITY;
+        }
+    }
+}
