@@ -23,6 +23,7 @@ static void usage(FILE *f)
             "Runs flash, naive and standard attention on the same random inputs, validates each against\n"
             "the naive kernel and times it (median of profiling events after warm-up).\n"
             "  --device SEL       \"P:D\" or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
+            "  --path P           flash kernel: auto, portable or mma (see flashcl run --help)\n"
             "  --preset NAME      fa2: B*N = 16384 tokens, hidden 2048 (d=64 H=32, d=128 H=16),\n"
             "                     N = 512 ... 16384, causal and not; long: N = 32768, 65536, d=128, H=16, B=1\n"
             "  -n, --seq LIST     sequence lengths (seq_q = seq_kv), comma-separated, instead of a preset\n"
@@ -64,6 +65,7 @@ typedef struct result {
     double median, min, max, tflops;
     int runs, host_clock;
     uint64_t extra_bytes, io_bytes; /* beyond the caller's buffers; the caller's Q, K, V, O */
+    char kernel[32];                /* the plan's kernel ("flash_fwd", "flash_mma", ...) */
     int validated, passed;
     int64_t rows_checked;
     double max_rel_error;
@@ -158,6 +160,9 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
             continue;
         }
         r->extra_bytes = flashcl_plan_extra_device_bytes(plans[a]);
+        flashcl_config cfg;
+        if (flashcl_plan_config(plans[a], &cfg) == FLASHCL_SUCCESS)
+            snprintf(r->kernel, sizeof r->kernel, "%s", cfg.kernel);
     }
     flashcl_plan *any = plans[0] ? plans[0] : plans[1] ? plans[1] : plans[2];
     if (!any)
@@ -301,6 +306,7 @@ int cmd_bench(int argc, char **argv)
     long seqs[32], dims[8] = {128}, heads = 0, batch = 0, tokens = 16384, max_n = 0, iters = 10, warmup = 2;
     int n_seqs = 0, n_dims = 1, causal_mode = 0 /* 0 full, 1 causal, 2 both */;
     long decode_q = 0;     /* --decode / --seq-q: queries per step against N keys */
+    int path = -1;         /* --path: flash kernel (-1: $FLASHCL_PATH) */
     long heads_kv = 0;     /* --heads-kv: GQA */
     long paged = 0;        /* --paged PAGE: K/V as a full paged cache */
     int varlen = 0;        /* --varlen: packed sequences of lengths N/2 .. N */
@@ -322,6 +328,14 @@ int cmd_bench(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(a, "--path")) {
+            flashcl_path fp;
+            if (!val || flashcl_path_parse(val, &fp) != FLASHCL_SUCCESS) {
+                fprintf(stderr, "flashcl bench: --path needs auto, portable or mma\n");
+                return 2;
+            }
+            path = (int)fp;
+            ++i;
         } else if (!strcmp(a, "--device") && val) {
             device = val;
             ++i;
@@ -479,6 +493,7 @@ int cmd_bench(int argc, char **argv)
     flashcl_settings s;
     flashcl_settings_default(&s);
     s.validate = 0;
+    s.path = path;
     flashcl_status st = flashcl_context_create_default(device, &s, &ctx);
     if (st)
         return cli_fail(NULL, "opening a device", st);
@@ -526,7 +541,7 @@ int cmd_bench(int argc, char **argv)
             if (!algos[a])
                 continue;
             printf("%-5d %-4d %-6d %-4d %-6s | %-9s ", r->p.batch, r->p.heads_q, r->p.seq_kv, r->p.head_dim,
-                   mask_name(&r->p), flashcl_algorithm_name((flashcl_algorithm)a));
+                   mask_name(&r->p), !strcmp(r->kernel, "flash_mma") ? "flash-mma" : flashcl_algorithm_name((flashcl_algorithm)a));
             if (!r->ran) {
                 printf("%s\n", r->note);
                 continue;
@@ -587,6 +602,8 @@ int cmd_bench(int argc, char **argv)
                 if (r->p.varlen)
                     fprintf(f, "\"varlen\": true, \"total_q\": %lld, \"total_kv\": %lld, ", (long long)r->p.total_q,
                             (long long)r->p.total_kv);
+                if (r->ran && r->kernel[0])
+                    fprintf(f, "\"kernel\": \"%s\", ", r->kernel);
                 if (r->ran)
                     fprintf(f, "\"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, \"runs\": %d, \"clock\": \"%s\", "
                                "\"tflops\": %.4f, \"gb_per_s\": %.1f, \"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, "

@@ -18,6 +18,8 @@ static void usage(FILE *f)
             "Runs flash attention on random N(0,1) inputs (tensors past 2^26 elements: uniform, variance 1),\n"
             "validated against the naive kernel.\n"
             "  --device SEL     \"P:D\" indices or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
+            "  --path P         flash kernel: auto (matrix units where the device and problem allow), portable,\n"
+            "                   or mma (the matrix-unit kernel, emulated without matrix units) ($FLASHCL_PATH)\n"
             "  -b, --batch N    batch (default 1)\n"
             "  -H, --heads N    query heads (default 8)\n"
             "  --heads-kv N     key/value heads, divides --heads (default: --heads)\n"
@@ -47,6 +49,7 @@ static void usage(FILE *f)
             "\n"
             "usage: flashcl run --q Q.npy --k K.npy --v V.npy --out O.npy [--lse LSE.npy] [--causal]\n"
             "                   [--window L,R] [--softcap C] [--scale S] [--bf16] [--validate] [--device SEL]\n"
+            "                   [--path P]\n"
             "                   [--json]\n"
             "Runs attention on .npy files of shape (batch, seq, heads, dim), float32 or float16 (bf16 as\n"
             "uint16 with --bf16), C order; GQA follows from the head counts. O is written in the input\n"
@@ -57,6 +60,7 @@ static void usage(FILE *f)
 
 typedef struct run_opts {
     const char *device;
+    int path; /* -1: $FLASHCL_PATH */
     const char *q_path, *k_path, *v_path, *out_path, *lse_path;
     int bf16, scale_set;
     float scale;
@@ -74,6 +78,7 @@ static int parse(int argc, char **argv, run_opts *o)
     p->heads_kv = 0;
     p->seq_q = p->seq_kv = 1024;
     o->device = NULL;
+    o->path = -1;
     o->q_path = o->k_path = o->v_path = o->out_path = o->lse_path = NULL;
     o->bf16 = o->scale_set = 0;
     o->scale = 0.0f;
@@ -171,6 +176,14 @@ static int parse(int argc, char **argv, run_opts *o)
                 return 2;
             }
             o->device = val;
+            ++i;
+        } else if (!strcmp(a, "--path")) {
+            flashcl_path path;
+            if (!val || flashcl_path_parse(val, &path) != FLASHCL_SUCCESS) {
+                fprintf(stderr, "flashcl: --path needs auto, portable or mma\n");
+                return 2;
+            }
+            o->path = (int)path;
             ++i;
         } else if (!strcmp(a, "--causal")) {
             p->causal = 1;
@@ -306,6 +319,7 @@ int cmd_run(int argc, char **argv)
 
     flashcl_settings settings;
     flashcl_settings_default(&settings);
+    settings.path = o.path;
     settings.validate = 0; /* the validated run below is separate from the timed runs */
     flashcl_context *ctx = NULL;
     flashcl_plan *plan = NULL;
@@ -439,6 +453,8 @@ int cmd_run(int argc, char **argv)
                cfg.v_chunk, cfg.kv_splits, cfg.work_group_size, (unsigned long long)cfg.local_mem_bytes,
                (unsigned long long)cfg.local_mem_budget, cfg.source);
         cli_json_string(stdout, cfg.reason);
+        printf(", \"mma\": %d, \"path_reason\": ", cfg.mma);
+        cli_json_string(stdout, cfg.path_reason);
         printf("},\n \"plan_ms\": %.3f, \"time_ms\": {\"median\": %.6f, \"min\": %.6f, \"max\": %.6f, \"runs\": %ld}, "
                "\"clock\": \"%s\", \"tflops\": %.4f,\n",
                plan_ms, med, tmin, tmax, o.iters, host_clock ? "host" : "events", tflops);
@@ -466,6 +482,7 @@ int cmd_run(int argc, char **argv)
                cfg.work_group_size,
                (unsigned long long)cfg.local_mem_bytes, (unsigned long long)cfg.local_mem_budget);
         printf("            %s: %s\n", cfg.source, cfg.reason);
+        printf("path        %s\n", cfg.path_reason);
         printf("plan        %.1f ms (tile choice and program build or cache load); extra device memory %llu B\n",
                plan_ms, (unsigned long long)flashcl_plan_extra_device_bytes(plan));
         printf("time        median %.3f ms (min %.3f, max %.3f) over %ld runs, %s; %.3f TFLOP/s\n", med, tmin,
@@ -600,6 +617,7 @@ static int run_npy(run_opts *o)
 
     flashcl_settings settings;
     flashcl_settings_default(&settings);
+    settings.path = o->path;
     settings.validate = o->validate;
     flashcl_status st = flashcl_context_create_default(o->device, &settings, &ctx);
     if (st) {

@@ -25,7 +25,10 @@ static void usage(FILE *f)
             "  --build          compile each plan and print what its compiled kernel allows (a driver may\n"
             "                   report less local memory or a smaller work-group than the device promised;\n"
             "                   plans then shrink their tiles); without it nothing is compiled\n"
+            "  --path P         flash kernel: auto, portable or mma (see flashcl run --help)\n"
             "  --json           machine-readable output\n"
+            "Each line ends with the kernel's path and why: the matrix units (flash_mma) or the portable\n"
+            "kernel (flash_fwd), and what decided it.\n"
             "exit status: 0 ok, 1 a flashcl error, 2 bad usage\n");
 }
 
@@ -50,6 +53,8 @@ static void print_json(const flashcl_problem *p, const flashcl_config *c, flashc
     cli_json_string(stdout, c->source);
     printf(", \"reason\": ");
     cli_json_string(stdout, c->reason);
+    printf(", \"mma\": %d, \"path_reason\": ", c->mma);
+    cli_json_string(stdout, c->path_reason);
     printf("}");
 }
 
@@ -58,6 +63,8 @@ int cmd_tiles(int argc, char **argv)
     const char *device = NULL;
     int all = 0, json = 0, decode = 0, seq_q_set = 0, build = 0;
     long gqa = 1, v;
+    flashcl_settings settings;
+    flashcl_settings_default(&settings);
     flashcl_problem p;
     flashcl_problem_default(&p);
     p.head_dim = 128;
@@ -106,6 +113,13 @@ int cmd_tiles(int argc, char **argv)
             build = 1;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--path") && i + 1 < argc) {
+            flashcl_path fp;
+            if (flashcl_path_parse(argv[++i], &fp) != FLASHCL_SUCCESS) {
+                fprintf(stderr, "flashcl tiles: --path needs auto, portable or mma\n");
+                return 2;
+            }
+            settings.path = (int)fp;
         } else {
             fprintf(stderr, "flashcl tiles: unknown option or missing value '%s'\n", a);
             usage(stderr);
@@ -118,7 +132,7 @@ int cmd_tiles(int argc, char **argv)
     p.heads_q = (int32_t)gqa;
 
     flashcl_context *ctx = NULL;
-    flashcl_status st = flashcl_context_create_default(device, NULL, &ctx);
+    flashcl_status st = flashcl_context_create_default(device, &settings, &ctx);
     if (st)
         return cli_fail(NULL, "opening a device", st);
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
@@ -186,6 +200,7 @@ int cmd_tiles(int argc, char **argv)
                 printf("%-4d %-5s %-9s %7d %7d %4d %4d %6d %6d %6d %5d %16s  %s: %s\n", d, flashcl_dtype_name(p.dtype),
                        c.kernel, c.block_m, c.block_n, c.threads_per_row, c.rows_per_item, c.d_chunk, c.v_chunk,
                        c.kv_splits, c.work_group_size, local, c.source, c.reason);
+                printf("%-16s path: %s\n", "", c.path_reason);
             }
             first = 0;
         }
