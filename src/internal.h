@@ -102,6 +102,9 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
                                 size_t max_wg, flashcl_config *cfg);
 /* Query heads packed per work-group for flash: heads_q / heads_kv for GQA decode steps (seq_q <= 16),
  * else 1. The problem as the tiles see it then has seq_q * pack rows and heads_q / pack heads. */
+/* The matrix-unit kernel's config where path, device and problem allow it (tiles.c). */
+int fcl_choose_mma(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget, size_t max_wg,
+                   flashcl_config *cfg);
 int32_t fcl_gqa_pack(const flashcl_problem *p);
 void fcl_packed_view(const flashcl_problem *p, int32_t pack, flashcl_problem *view);
 /* Key splits (split-KV) for flash tiles cfg: the problem's kv_splits, or the device's choice. */

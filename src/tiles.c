@@ -212,9 +212,11 @@ static int mma_suits(const flashcl_problem *p, char *why, size_t n)
 }
 
 /* The matrix-unit kernel, where the path, the device and the problem allow it: four warps of 16 query
- * rows (FlashAttention-2's partitioning), 64-key tiles (32 where local memory is short). Returns 1 with
- * cfg filled, or 0 with cfg->path_reason saying why the portable kernel runs. */
-static int choose_mma(const flashcl_device_profile *pr, const flashcl_problem *p, flashcl_config *cfg)
+ * rows (FlashAttention-2's partitioning), 64-key tiles, within `budget` bytes of local memory and
+ * `max_wg` work-items. Returns 1 with cfg filled, or 0 with cfg->path_reason saying why the portable
+ * kernel runs. */
+int fcl_choose_mma(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget, size_t max_wg,
+                   flashcl_config *cfg)
 {
     char why[112];
     const int emulated = !pr->matrix_units;
@@ -233,14 +235,19 @@ static int choose_mma(const flashcl_device_profile *pr, const flashcl_problem *p
         snprintf(cfg->path_reason, sizeof cfg->path_reason, "portable: %s", why);
         return 0;
     }
-    const int32_t warps = 4, bm = 16 * warps;
+    /* Four warps, fewer where the (compiled) kernel allows fewer work-items; 64-key tiles, fewer where
+     * local memory is short. */
+    int32_t warps = 4;
+    while (warps > 1 && (size_t)(32 * warps) > max_wg)
+        warps /= 2;
+    const int32_t bm = 16 * warps;
     int32_t bn = 64;
-    while (bn > 16 && mma_bytes(p->head_dim, bm, bn, emulated) > pr->local_mem_budget)
+    while (bn > 16 && mma_bytes(p->head_dim, bm, bn, emulated) > budget)
         bn /= 2;
-    if (mma_bytes(p->head_dim, bm, bn, emulated) > pr->local_mem_budget || pr->max_work_group_size < 32u * warps) {
+    if (mma_bytes(p->head_dim, bm, bn, emulated) > budget || max_wg < 32) {
         snprintf(cfg->path_reason, sizeof cfg->path_reason,
-                 "portable: the matrix-unit tiles need %llu B of local memory and %d work-items",
-                 (unsigned long long)mma_bytes(p->head_dim, bm, 16, emulated), 32 * warps);
+                 "portable: the matrix-unit tiles need %llu B of local memory and 32 work-items",
+                 (unsigned long long)mma_bytes(p->head_dim, bm, bn, emulated));
         return 0;
     }
     char reason[sizeof cfg->path_reason];
@@ -420,7 +427,7 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_choose_config: algorithm = %d is not a flashcl_algorithm",
                         (int)algorithm);
     char path_reason[sizeof config->path_reason];
-    if (choose_mma(profile, problem, config))
+    if (fcl_choose_mma(profile, problem, profile->local_mem_budget, profile->max_work_group_size, config))
         return FLASHCL_SUCCESS;
     fcl_strlcpy(path_reason, config->path_reason, sizeof path_reason);
     flashcl_config tuned;

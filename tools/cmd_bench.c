@@ -458,7 +458,11 @@ int cmd_bench(int argc, char **argv)
                 p->seq_q = p->seq_kv = (int32_t)seqs[si];
                 if (decode_q) /* decode: a few queries against the N keys of a cache */
                     p->seq_q = (int32_t)decode_q;
-                if (varlen) { /* packed: the totals of the lengths this shape's run will use */
+                p->heads_q = p->heads_kv = (int32_t)(heads ? heads : (2048 / dims[di] > 0 ? 2048 / dims[di] : 1));
+                if (heads_kv)
+                    p->heads_kv = (int32_t)heads_kv; /* must divide the query heads: the plan says so if not */
+                p->batch = (int32_t)(batch ? batch : (tokens / seqs[si] > 0 ? tokens / seqs[si] : 1));
+                if (varlen) { /* packed: the totals of the lengths this shape's run will use (after the batch) */
                     int32_t *cu = malloc(2 * ((size_t)p->batch + 1) * sizeof *cu);
                     if (cu) {
                         p->varlen = 1;
@@ -468,16 +472,14 @@ int cmd_bench(int argc, char **argv)
                         free(cu);
                     }
                 }
-                if (paged) { /* the pool: every sequence's pages, one more if 7 divides their count */
+                /* The pool: every sequence's pages (one more if 7 divides their count), sized after the
+                 * batch is known (it was once sized for batch 1: a batch-8 run read one pool 8 times). */
+                if (paged) {
                     p->kv_cache = 1;
                     p->page_size = (int32_t)paged;
                     const int64_t pages = (int64_t)p->batch * ((p->seq_kv + paged - 1) / paged);
                     p->num_pages = (int32_t)(pages % 7 ? pages : pages + 1);
                 }
-                p->heads_q = p->heads_kv = (int32_t)(heads ? heads : (2048 / dims[di] > 0 ? 2048 / dims[di] : 1));
-                if (heads_kv)
-                    p->heads_kv = (int32_t)heads_kv; /* must divide the query heads: the plan says so if not */
-                p->batch = (int32_t)(batch ? batch : (tokens / seqs[si] > 0 ? tokens / seqs[si] : 1));
                 p->dtype = dtype;
                 p->causal = ci;
                 p->window = masks.window;
