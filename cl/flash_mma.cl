@@ -8,7 +8,8 @@
  *   - the scores S of a BLOCK_N-key tile as BLOCK_N/8 m16n8 accumulators (fp32),
  *   - the output O as HEAD_DIM/8 m16n8 accumulators (fp32),
  *   - the running maximum and sum of its two rows per lane (rows g and g+8, g = lane/4).
- * K and V tiles go global -> local (16-byte copies) and local -> registers through ldmatrix (V
+ * K and V tiles go global -> local (16-byte copies; cp.async where rows are 16-byte aligned, V's tile
+ * in flight during Q*K^T and the next K tile during P*V) and local -> registers through ldmatrix (V
  * transposed by ldmatrix.trans). S = Q*K^T and O += P*V are mma.sync.m16n8k16 with fp32 accumulators;
  * the online softmax runs on the S accumulators in registers (the row maximum over the 4 lanes that
  * share a row by two butterfly shuffles), and P is converted to fp16/bf16 pairs that are already the
@@ -190,6 +191,34 @@ inline float shfl_emu(float v, int m, __local uint *xw, int lane)
 #define COPY8(dst, src, ok) (*(__local ushort8 *)(dst) = (ok) ? vload8(0, (src)) : (ushort8)(0))
 #endif
 
+/* MMA_PIPELINE: K and V tiles through cp.async (asynchronous global -> local copies, compute
+ * capability 8.0+, 16-byte aligned rows): V's tile loads while S = Q*K^T is computed, the next K tile
+ * while O += P*V is. Otherwise (and emulated) the same order with synchronous copies. */
+#ifndef MMA_PIPELINE
+#define MMA_PIPELINE (FCL_PTX && ROWS_ALIGNED)
+#endif
+#if MMA_PIPELINE
+/* src_size 0 (a row past the keys) fills the 16 bytes with zeros and reads nothing. */
+#define ASYNC8(dst, src, ok)                                                                                   \
+    __asm__ volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)(dst)),              \
+                     "l"((ulong)(size_t)(src)), "r"((ok) ? 16 : 0)                                             \
+                     : "memory")
+#define ASYNC_COMMIT() __asm__ volatile("cp.async.commit_group;" ::: "memory")
+#define ASYNC_WAIT() __asm__ volatile("cp.async.wait_group 0;" ::: "memory")
+#else
+#define ASYNC8(dst, src, ok) COPY8(dst, src, ok)
+#define ASYNC_COMMIT()
+#define ASYNC_WAIT()
+#endif
+/* One K or V tile (BLOCK_N rows from key n0) into local memory; rows past skv are zeros (their
+ * source address clamped to a real row). */
+#define LOAD_TILE(dst, src, base, stride, n0)                                                                  \
+    for (int idx = tid; idx < BLOCK_N * (HEAD_DIM / 8); idx += WG_SIZE) {                                       \
+        const int r_ = idx / (HEAD_DIM / 8), c_ = (idx - r_ * (HEAD_DIM / 8)) * 8;                              \
+        const bool ok_ = (n0) + r_ < skv;                                                                       \
+        ASYNC8((dst) + r_ * LDS + c_, (src) + (base) + (long)(ok_ ? (n0) + r_ : 0) * (stride) + c_, ok_);         \
+    }
+
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
 flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, __global const ushort *restrict V,
           __global STORE_T *restrict O, __global float *restrict LSE, const int seq_q, const int seq_kv,
@@ -258,15 +287,16 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}; /* l: this lane's columns only */
     const int row0 = m0 + warp * 16 + g;                               /* and row0 + 8 */
 
+    barrier(CLK_LOCAL_MEM_FENCE); /* every warp holds its Q fragments: k_s is free */
+    if (n_begin < n_end) {
+        LOAD_TILE(k_s, K, k_base, k_ss, n_begin);
+        ASYNC_COMMIT();
+    }
     for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
-        barrier(CLK_LOCAL_MEM_FENCE); /* Q's fragments, or the previous tile, are read */
-        for (int idx = tid; idx < BLOCK_N * (HEAD_DIM / 8); idx += WG_SIZE) {
-            const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
-            const bool ok = n0 + r < skv;
-            COPY8(k_s + r * LDS + c, K + k_base + (long)(n0 + r) * k_ss + c, ok);
-            COPY8(v_s + r * LDS + c, V + v_base + (long)(n0 + r) * v_ss + c, ok);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        ASYNC_WAIT();                 /* this thread's copies of K(n0) have landed */
+        barrier(CLK_LOCAL_MEM_FENCE); /* everyone's have; and P*V of the previous tile is done: v_s is free */
+        LOAD_TILE(v_s, V, v_base, v_ss, n0);
+        ASYNC_COMMIT();
 
         /* S = Q*K^T: for each 8-key tile j, ldmatrix x4 gives the B fragments of two k steps. */
         float s[NT][4];
@@ -328,6 +358,13 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
                 o[j][2 * r] *= alpha;
                 o[j][2 * r + 1] *= alpha;
             }
+        }
+
+        ASYNC_WAIT();                 /* V(n0) has landed */
+        barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies too; and S is done: k_s is free */
+        if (n0 + BLOCK_N < n_end) {
+            LOAD_TILE(k_s, K, k_base, k_ss, n0 + BLOCK_N);
+            ASYNC_COMMIT();
         }
 
         /* O += P*V: P's k16 step kk is S tiles 2kk and 2kk+1; ldmatrix.trans x4 gives V's B fragments

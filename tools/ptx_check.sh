@@ -1,0 +1,34 @@
+#!/bin/sh
+# Assembles cl/flash_mma.cl for an NVIDIA GPU without one: clang emits PTX for OpenCL C, CUDA's ptxas
+# assembles it and prints registers, spills and local memory. clang's code generation is not NVIDIA's
+# OpenCL compiler's (register counts differ), but the inline PTX is checked by the same assembler.
+# Usage: tools/ptx_check.sh [head_dim [dtype_define [extra -D options]]], e.g.
+#   tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DMMA_PIPELINE=0
+set -e
+cd "$(dirname "$0")/.."
+d=${1:-128}
+t=${2:-FLASHCL_DTYPE_BF16}
+[ $# -gt 2 ] && shift 2 || set --
+ptxas=${PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# OpenCL built-ins that the nvcl target leaves unresolved, mapped to NVVM intrinsics.
+cat > "$tmp/prelude.cl" <<'PRE'
+#define get_local_id(x) ((size_t)__nvvm_read_ptx_sreg_tid_x())
+#define get_group_id(x) ((size_t)((x) == 0 ? __nvvm_read_ptx_sreg_ctaid_x() : __nvvm_read_ptx_sreg_ctaid_y()))
+#define barrier(x) __nvvm_bar_sync(0)
+#define native_exp2(x) __nvvm_ex2_approx_f(x)
+#define exp2(x) __nvvm_ex2_approx_f(x)
+#define log2(x) __nvvm_lg2_approx_f(x)
+#define isnan(x) __builtin_isnan(x)
+#define fmax(a, b) __builtin_fmaxf(a, b)
+#define clamp(x, a, b) ((x) < (a) ? (a) : (x) > (b) ? (b) : (x))
+#define min(a, b) ((a) < (b) ? (a) : (b))
+#define max(a, b) ((a) > (b) ? (a) : (b))
+PRE
+cat "$tmp/prelude.cl" cl/common.cl cl/flash_mma.cl > "$tmp/k.cl"
+clang -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -O3 -S \
+  -D"$t" -DHEAD_DIM="$d" -DBLOCK_N=64 -DWARPS=4 -DFCL_PTX=1 -DROWS_ALIGNED=1 "$@" -o "$tmp/k.ptx" "$tmp/k.cl" \
+  2>&1 | grep -v "warning:" | grep -E "error" || true
+sed -i 's/^\.version .*/.version 7.8/; s/^\.target .*/.target sm_90/' "$tmp/k.ptx"
+"$ptxas" -arch=sm_90 -v "$tmp/k.ptx" -o "$tmp/k.cubin" 2>&1 | grep -E "error|Used|spill"
