@@ -58,10 +58,14 @@
 #define DT (HEAD_DIM / 8)      /* n8 tiles of O */
 #define KROWS (BLOCK_M > BLOCK_N ? BLOCK_M : BLOCK_N)
 
+/* The fragment loops are unrolled on the GPU (the fragments must live in registers); emulated they
+ * are not (PoCL compiled the unrolled emulation for a minute a configuration). */
 #if FCL_PTX
 #define EXP2(x) native_exp2(x)
+#define UNROLL _Pragma("unroll")
 #else
 #define EXP2(x) exp2(x)
+#define UNROLL _Pragma("nounroll")
 #endif
 
 /* ---- The four warp-level instructions, as PTX or emulated ---------------------------------------- */
@@ -276,12 +280,12 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
     barrier(CLK_LOCAL_MEM_FENCE);
     const int mi = lane >> 3, mr = lane & 7; /* the matrix and row this lane addresses in an ldmatrix */
     uint qa[KSTEPS][4];
-#pragma unroll
+UNROLL
     for (int ks = 0; ks < KSTEPS; ++ks)
         LDSM_X4(qa[ks], k_s, (warp * 16 + (mi & 1) * 8 + mr) * LDS + ks * 16 + (mi >> 1) * 8);
 
     float o[DT][4];
-#pragma unroll
+UNROLL
     for (int j = 0; j < DT; ++j)
         o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}; /* l: this lane's columns only */
@@ -300,10 +304,10 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
 
         /* S = Q*K^T: for each 8-key tile j, ldmatrix x4 gives the B fragments of two k steps. */
         float s[NT][4];
-#pragma unroll
+UNROLL
         for (int j = 0; j < NT; ++j) {
             s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-#pragma unroll
+UNROLL
             for (int k2 = 0; k2 < KSTEPS / 2; ++k2) {
                 uint kb[4];
                 LDSM_X4(kb, k_s, (j * 8 + mr) * LDS + k2 * 32 + mi * 8);
@@ -315,9 +319,9 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
         /* Scale; mask only the tiles that cross the sequence's end, the causal diagonal or a window edge. */
         const bool edge = n0 + BLOCK_N > skv || (win_right >= 0 && n0 + BLOCK_N - 1 > q_lo + shift + win_right) ||
                           (win_left >= 0 && n0 < q_hi + shift - win_left);
-#pragma unroll
+UNROLL
         for (int j = 0; j < NT; ++j)
-#pragma unroll
+UNROLL
             for (int e = 0; e < 4; ++e) {
                 float x = s[j][e] * scale2;
                 if (edge) {
@@ -330,10 +334,10 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
             }
 
         /* Online softmax on the two rows of this lane (r = 0: row0, elements 0 and 1; r = 1: row0 + 8). */
-#pragma unroll
+UNROLL
         for (int r = 0; r < 2; ++r) {
             float mx = -INFINITY;
-#pragma unroll
+UNROLL
             for (int j = 0; j < NT; ++j)
                 mx = max_nan(mx, max_nan(s[j][2 * r], s[j][2 * r + 1]));
             mx = max_nan(mx, SHFL_XOR(mx, 1));
@@ -343,7 +347,7 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
             const bool empty = m_new == -INFINITY;
             const float alpha = empty ? 1.0f : EXP2(m_run[r] - m_new);
             float psum = 0.0f;
-#pragma unroll
+UNROLL
             for (int j = 0; j < NT; ++j) {
                 const float p0 = empty ? 0.0f : EXP2(s[j][2 * r] - m_new);
                 const float p1 = empty ? 0.0f : EXP2(s[j][2 * r + 1] - m_new);
@@ -353,7 +357,7 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
             }
             l_run[r] = l_run[r] * alpha + psum;
             m_run[r] = m_new;
-#pragma unroll
+UNROLL
             for (int j = 0; j < DT; ++j) {
                 o[j][2 * r] *= alpha;
                 o[j][2 * r + 1] *= alpha;
@@ -369,11 +373,11 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
 
         /* O += P*V: P's k16 step kk is S tiles 2kk and 2kk+1; ldmatrix.trans x4 gives V's B fragments
          * for two n8 tiles of the output (columns 16e .. 16e+15). */
-#pragma unroll
+UNROLL
         for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
             const uint pa0 = pack2(s[2 * kk][0], s[2 * kk][1]), pa1 = pack2(s[2 * kk][2], s[2 * kk][3]);
             const uint pa2 = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pa3 = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-#pragma unroll
+UNROLL
             for (int e = 0; e < HEAD_DIM / 16; ++e) {
                 uint vb[4];
                 LDSM_X4_T(vb, v_s, (kk * 16 + (mi & 1) * 8 + mr) * LDS + e * 16 + (mi >> 1) * 8);
@@ -384,7 +388,7 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
     }
 
     /* The row sums over the 4 lanes of each row; normalise and store. */
-#pragma unroll
+UNROLL
     for (int r = 0; r < 2; ++r) {
         float l = l_run[r];
         l += SHFL_XOR(l, 1);
@@ -393,7 +397,7 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
         const float inv = l > 0.0f ? 1.0f / l : 0.0f; /* no visible key: zeros, never NaN */
         if (qi < sq) {
             const long ob = b * o_sb + h * o_sh + (long)qi * o_ss;
-#pragma unroll
+UNROLL
             for (int j = 0; j < DT; ++j) {
                 STORE(O, ob + j * 8 + 2 * t, o[j][2 * r] * inv);
                 STORE(O, ob + j * 8 + 2 * t + 1, o[j][2 * r + 1] * inv);

@@ -30,6 +30,7 @@ typedef struct case_params {
     int kv_cache;    /* nonzero: K/V are a cache of seq_kv rows, partly filled (cache_seqlens) */
     int kv_append;   /* nonzero: seq_q new rows appended first */
     int page_size;   /* nonzero: a paged cache with a shuffled block table */
+    int path;        /* 0: the context's default; else a flashcl_path the context is created with */
 } case_params;
 
 typedef struct errors {
@@ -42,20 +43,31 @@ static double eps_of(flashcl_dtype t)
     return t == FLASHCL_DTYPE_F32 ? ldexp(1.0, -23) : t == FLASHCL_DTYPE_F16 ? ldexp(1.0, -10) : ldexp(1.0, -7);
 }
 
-static void set_layout(flashcl_problem *p)
+static void set_layout(flashcl_problem *p, int pad)
 {
     const int64_t d = p->head_dim;
-    /* Q and O: (batch, heads, seq, dim). K and V: default order with 8 spare elements per row. */
+    /* Q and O: (batch, heads, seq, dim). K and V: default order with `pad` spare elements per row
+     * (8: rows stay 16-byte aligned for fp16/bf16; 3: they do not). */
     p->q_strides = (flashcl_strides){(int64_t)p->heads_q * p->seq_q * d, d, (int64_t)p->seq_q * d};
     p->o_strides = p->q_strides;
-    const int64_t row = (int64_t)p->heads_kv * d + 8;
+    const int64_t row = (int64_t)p->heads_kv * d + pad;
     p->k_strides = (flashcl_strides){(int64_t)p->seq_kv * row, row, d};
     p->v_strides = p->k_strides;
 }
 
 static void run_case(const case_params *c)
 {
-    flashcl_context *ctx = tu_context_create();
+    flashcl_context *ctx = NULL;
+    if (c->path) {
+        flashcl_settings s;
+        flashcl_settings_default(&s);
+        s.disk_cache = 0;
+        s.validate = 0;
+        s.path = c->path;
+        ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    } else {
+        ctx = tu_context_create();
+    }
     flashcl_problem p;
     flashcl_problem_default(&p);
     p.batch = c->batch;
@@ -115,7 +127,7 @@ static void run_case(const case_params *c)
         p.total_kv = cu_k[c->batch];
     }
     if (c->custom_layout)
-        set_layout(&p);
+        set_layout(&p, c->custom_layout == 2 ? 3 : 8);
 
     flashcl_plan *flash = NULL, *naive = NULL, *standard = NULL;
     flashcl_status st = flashcl_plan_create(ctx, &p, &flash);
@@ -139,6 +151,8 @@ static void run_case(const case_params *c)
     flashcl_plan_problem(flash, &p); /* resolved strides and scale */
     flashcl_config cfg;
     flashcl_plan_config(flash, &cfg);
+    if (c->path == FLASHCL_PATH_MMA) /* the case is there to test the matrix-unit kernel */
+        ck_assert_msg(cfg.mma != 0, "expected flash_mma, got %s: %s", cfg.kernel, cfg.path_reason);
     if (c->kv_splits > 0)
         ck_assert_int_eq(cfg.kv_splits, c->kv_splits);
     /* split-KV keeps its partial results in memory of its own, and says so */
@@ -296,7 +310,12 @@ static void run_case(const case_params *c)
                     ck_assert_msg(isfinite(x), "naive: row %lld col %d = %g", (long long)r, d, x);
                     e->max_err = fmax(e->max_err, err);
                 } else {
-                    const double tol = 2.0 * en.max_err + 4.0 * eps32 * scale;
+                    /* flash_mma rounds P to the storage type for P*V (FlashAttention-2 does too): up
+                     * to that type's unit roundoff of the row's scale more */
+                    const double p_round = pass == 1 && cfg.mma ? (p.dtype == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8)
+                                                                                              : ldexp(1.0, -11))
+                                                                : 0.0;
+                    const double tol = 2.0 * en.max_err + 4.0 * (eps32 + p_round) * scale;
                     ck_assert_msg(err <= tol,
                                   "%s: row %lld col %d: got %.9g, reference %.9g, error %.3g > tolerance "
                                   "%.3g (naive's max error %.3g) [tile %dx%d tpr %d]",
@@ -327,10 +346,11 @@ static void run_case(const case_params *c)
         snprintf(extra, sizeof extra, " window %d (%d,%d) softcap %g alibi %d mask %d kpm %d varlen %d splits %d",
                  p.window, p.window_left, p.window_right, (double)p.softcap, c->alibi, c->attn_mask, c->key_padding,
                  c->varlen, cfg.kv_splits);
-    printf("  %-4s d=%-3d %s%s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s tile %dx%d/%d: max err flash %.2e naive %.2e "
+    printf("  %-4s d=%-3d %s%s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s %s %dx%d/%d: max err flash %.2e naive %.2e "
            "standard %.2e (eps %.1e), lse %.2e/%.2e\n",
            flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full  ", extra, c->gqa, p.batch, p.heads_q,
-           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg.block_m, cfg.block_n, cfg.threads_per_row,
+           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg.mma ? "mma" : "tile", cfg.block_m, cfg.block_n,
+           cfg.threads_per_row,
            ef.max_err, en.max_err, es_.max_err, eps_of(p.dtype), ef.max_lse_err, en.max_lse_err);
     fflush(stdout);
 
@@ -399,7 +419,7 @@ END_TEST
 /* Strided layouts (Q and O head-major, K and V with padded rows), an explicit scale, every dtype. */
 START_TEST(test_strided)
 {
-    case_params c = {(flashcl_dtype)(_i % 3), _i < 3 ? 64 : 128, _i % 2, 2, 77, 150, 2, 2, 1, 0.3f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0};
+    case_params c = {(flashcl_dtype)(_i % 3), _i < 3 ? 64 : 128, _i % 2, 2, 77, 150, 2, 2, 1, 0.3f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     run_case(&c);
 }
 END_TEST
@@ -407,7 +427,7 @@ END_TEST
 /* More queries than keys under the causal mask: the first rows see no key and must be exactly 0. */
 START_TEST(test_empty_rows)
 {
-    case_params c = {(flashcl_dtype)_i, 32, 1, 1, 200, 50, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0};
+    case_params c = {(flashcl_dtype)_i, 32, 1, 1, 200, 50, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     run_case(&c);
 }
 END_TEST
@@ -416,14 +436,14 @@ END_TEST
  * without a key) and the softcap, alone and with a window; every dtype. */
 static const case_params window_cases[] = {
     /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm, varlen */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 300, 300, 1, 2, 0, 0.0f, 1, 32, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 40, 0, 1, 200, 260, 2, 1, 0, 0.0f, 1, 16, 16, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 128, 1, 4, 160, 160, 1, 1, 0, 0.0f, 1, 50, -1, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 32, 0, 1, 100, 100, 2, 2, 0, 0.0f, 1, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 48, 0, 1, 200, 50, 1, 2, 0, 0.0f, 1, 3, 3, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 64, 0, 1, 150, 170, 1, 2, 0, 1.0f, 0, 0, 0, 5.0f, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 96, 1, 2, 129, 200, 1, 1, 1, 0.0f, 1, 40, 7, 2.0f, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 80, 0, 1, 70, 90, 2, 1, 0, 0.0f, 1, -1, 5, 30.0f, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 300, 300, 1, 2, 0, 0.0f, 1, 32, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 40, 0, 1, 200, 260, 2, 1, 0, 0.0f, 1, 16, 16, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 128, 1, 4, 160, 160, 1, 1, 0, 0.0f, 1, 50, -1, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 32, 0, 1, 100, 100, 2, 2, 0, 0.0f, 1, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 48, 0, 1, 200, 50, 1, 2, 0, 0.0f, 1, 3, 3, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 1, 150, 170, 1, 2, 0, 1.0f, 0, 0, 0, 5.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 96, 1, 2, 129, 200, 1, 1, 1, 0.0f, 1, 40, 7, 2.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 80, 0, 1, 70, 90, 2, 1, 0, 0.0f, 1, -1, 5, 30.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 #define N_WINDOW_CASES ((int)(sizeof window_cases / sizeof *window_cases))
 
@@ -431,12 +451,12 @@ static const case_params window_cases[] = {
  * together with GQA, causal, a window and a softcap; every dtype. */
 static const case_params bias_cases[] = {
     /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm, varlen */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 120, 150, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 32, 1, 1, 100, 100, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 2, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 48, 0, 1, 90, 130, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 1, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 64, 1, 4, 64, 200, 1, 1, 1, 0.0f, 0, 0, 0, 0.0f, 0, 2, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 40, 0, 1, 77, 140, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 1, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 80, 1, 2, 70, 160, 2, 1, 0, 0.0f, 1, 64, -1, 20.0f, 2, 1, 1, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 120, 150, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 32, 1, 1, 100, 100, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 2, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 48, 0, 1, 90, 130, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 1, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 64, 1, 4, 64, 200, 1, 1, 1, 0.0f, 0, 0, 0, 0.0f, 0, 2, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 40, 0, 1, 77, 140, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 80, 1, 2, 70, 160, 2, 1, 0, 0.0f, 1, 64, -1, 20.0f, 2, 1, 1, 0, 0, 0, 0, 0, 0},
 };
 #define N_BIAS_CASES ((int)(sizeof bias_cases / sizeof *bias_cases))
 
@@ -444,10 +464,10 @@ static const case_params bias_cases[] = {
  * lengths), a window, ALiBi, strided rows; every dtype. */
 static const case_params varlen_cases[] = {
     /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, l, r, softcap, alibi, mask, kpm, varlen */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 130, 150, 4, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 32, 1, 1, 90, 70, 5, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 128, 1, 4, 70, 120, 3, 1, 0, 0.0f, 1, 20, -1, 0.0f, 1, 0, 0, 1, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 40, 0, 1, 66, 66, 3, 2, 0, 0.0f, 1, 8, 8, 15.0f, 2, 0, 0, 1, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 2, 130, 150, 4, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 32, 1, 1, 90, 70, 5, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 128, 1, 4, 70, 120, 3, 1, 0, 0.0f, 1, 20, -1, 0.0f, 1, 0, 0, 1, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 40, 0, 1, 66, 66, 3, 2, 0, 0.0f, 1, 8, 8, 15.0f, 2, 0, 0, 1, 0, 0, 0, 0, 0},
 };
 #define N_VARLEN_CASES ((int)(sizeof varlen_cases / sizeof *varlen_cases))
 
@@ -455,12 +475,12 @@ static const case_params varlen_cases[] = {
  * a window that leaves some splits without a key, packed sequences, more splits than key tiles. */
 static const case_params split_cases[] = {
     /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, l, r, softcap, alibi, mask, kpm, varlen, splits */
-    {FLASHCL_DTYPE_F32, 64, 0, 4, 1, 1000, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 5, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 128, 1, 1, 4, 700, 1, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 3, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 32, 0, 2, 16, 500, 1, 1, 1, 0.0f, 1, 100, -1, 0.0f, 1, 0, 0, 0, 7, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 64, 1, 2, 12, 300, 3, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 4, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 40, 0, 1, 1, 900, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 64, 0, 1, 2, 100, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 16, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 0, 4, 1, 1000, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 5, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 128, 1, 1, 4, 700, 1, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 3, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_BF16, 32, 0, 2, 16, 500, 1, 1, 1, 0.0f, 1, 100, -1, 0.0f, 1, 0, 0, 0, 7, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 1, 2, 12, 300, 3, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 4, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F32, 40, 0, 1, 1, 900, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 64, 0, 1, 2, 100, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 16, 0, 0, 0, 0},
 };
 #define N_SPLIT_CASES ((int)(sizeof split_cases / sizeof *split_cases))
 
@@ -470,13 +490,29 @@ static const case_params split_cases[] = {
 static const case_params cache_cases[] = {
     /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, win, l, r, cap, alibi, mask, kpm, varlen, splits,
      * kv_cache, append, page */
-    {FLASHCL_DTYPE_F32, 64, 0, 4, 1, 300, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 1, 0, 0},
-    {FLASHCL_DTYPE_F16, 32, 1, 2, 4, 200, 2, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 1, 1, 0},
-    {FLASHCL_DTYPE_F32, 64, 1, 1, 1, 250, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 3, 1, 1, 16},
-    {FLASHCL_DTYPE_BF16, 128, 1, 2, 8, 160, 2, 1, 0, 0.0f, 1, 40, -1, 0.0f, 0, 0, 0, 0, 0, 1, 1, 48},
-    {FLASHCL_DTYPE_F16, 40, 0, 1, 20, 96, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0, 0, 0, 1, 0, 16},
+    {FLASHCL_DTYPE_F32, 64, 0, 4, 1, 300, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+    {FLASHCL_DTYPE_F16, 32, 1, 2, 4, 200, 2, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 1, 1, 0, 0},
+    {FLASHCL_DTYPE_F32, 64, 1, 1, 1, 250, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 3, 1, 1, 16, 0},
+    {FLASHCL_DTYPE_BF16, 128, 1, 2, 8, 160, 2, 1, 0, 0.0f, 1, 40, -1, 0.0f, 0, 0, 0, 0, 0, 1, 1, 48, 0},
+    {FLASHCL_DTYPE_F16, 40, 0, 1, 20, 96, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0, 0, 0, 1, 0, 16, 0},
 };
 #define N_CACHE_CASES ((int)(sizeof cache_cases / sizeof *cache_cases))
+
+/* The matrix-unit kernel, forced (FLASHCL_PATH_MMA: emulated where the device has no matrix units):
+ * fp16 and bf16, head dims 32 to 128, GQA, causal with rows that see no key, a window, an explicit
+ * scale, boundary lengths (a 65th query row, exactly one key tile), strided rows that are 16-byte
+ * aligned (cp.async on the GPU) and rows that are not (synchronous copies). */
+static const case_params mma_cases[] = {
+    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, win, l, r, cap, alibi, mask, kpm, varlen, splits,
+     * kv_cache, append, page, path */
+    {FLASHCL_DTYPE_F16, 64, 0, 2, 130, 150, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, FLASHCL_PATH_MMA},
+    {FLASHCL_DTYPE_BF16, 32, 1, 1, 200, 77, 1, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, FLASHCL_PATH_MMA},
+    {FLASHCL_DTYPE_F16, 96, 1, 4, 100, 300, 1, 1, 1, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, FLASHCL_PATH_MMA},
+    {FLASHCL_DTYPE_F16, 32, 0, 1, 150, 150, 1, 2, 2, 0.0f, 1, 20, 5, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, FLASHCL_PATH_MMA},
+    {FLASHCL_DTYPE_BF16, 128, 0, 1, 65, 64, 1, 1, 0, 0.5f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, FLASHCL_PATH_MMA},
+    {FLASHCL_DTYPE_BF16, 64, 1, 2, 90, 130, 2, 1, 2, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, FLASHCL_PATH_MMA},
+};
+#define N_MMA_CASES ((int)(sizeof mma_cases / sizeof *mma_cases))
 
 /* The feature cases, one numbering over all the lists above. */
 static const struct {
@@ -484,7 +520,7 @@ static const struct {
     int n;
 } feature_lists[] = {
     {window_cases, N_WINDOW_CASES}, {bias_cases, N_BIAS_CASES}, {varlen_cases, N_VARLEN_CASES},
-    {split_cases, N_SPLIT_CASES},   {cache_cases, N_CACHE_CASES},
+    {split_cases, N_SPLIT_CASES},   {cache_cases, N_CACHE_CASES},   {mma_cases, N_MMA_CASES},
 };
 
 static const case_params *feature_case(int i)

@@ -76,6 +76,33 @@ START_TEST(test_context_bad_input)
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "no such device name anywhere"));
     ck_assert_int_eq(flashcl_context_create_default("99:99", NULL, &ctx), FLASHCL_NO_DEVICE);
 
+    /* The kernel path: a settings value out of range, an unknown $FLASHCL_PATH (named in the
+     * message); a valid one lands in the profile. */
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.path = 7;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_null(ctx);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "settings.path = 7"));
+    s.path = -1;
+    const char *saved = getenv("FLASHCL_PATH");
+    char keep[64] = "";
+    if (saved)
+        snprintf(keep, sizeof keep, "%s", saved);
+    setenv("FLASHCL_PATH", "tensorcores", 1);
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_null(ctx);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "FLASHCL_PATH=\"tensorcores\""));
+    setenv("FLASHCL_PATH", "portable", 1);
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    ck_assert_int_eq(flashcl_context_profile(ctx)->path, FLASHCL_PATH_PORTABLE);
+    ck_assert_int_eq(flashcl_context_profile(ctx)->matrix_units, 0); /* forced portable: not probed */
+    flashcl_context_destroy(&ctx);
+    if (saved)
+        setenv("FLASHCL_PATH", keep, 1);
+    else
+        unsetenv("FLASHCL_PATH");
+
     flashcl_context_destroy(NULL);
     flashcl_context *null_ctx = NULL;
     flashcl_context_destroy(&null_ctx);

@@ -135,6 +135,120 @@ END_TEST
 
 /* GQA decode steps pack the query heads of a KV head into one work-group; prefill and MHA do not.
  * Split-KV only where the grid leaves compute units idle. */
+/* The matrix-unit path: chosen on a device with matrix units for the problems flash_mma.cl takes, the
+ * portable kernel (with the reason) for the rest, forced either way by the profile's path. */
+START_TEST(test_matrix_unit_path)
+{
+    flashcl_device_profile prof = profile_of(&fakes[0]);
+    prof.nv_cc_major = 9;
+    prof.matrix_units = 1;
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.head_dim = 128;
+    p.heads_q = p.heads_kv = 16;
+    p.seq_q = p.seq_kv = 4096;
+    p.dtype = FLASHCL_DTYPE_F16;
+    flashcl_config c;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_mma");
+    ck_assert_int_eq(c.mma, 1);
+    ck_assert_int_eq(c.block_m, 64); /* four warps of 16 rows */
+    ck_assert_int_eq(c.work_group_size, 128);
+    ck_assert_int_eq(c.block_n, 64);
+    ck_assert_int_eq(c.kv_splits, 1);
+    ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(128, &c));
+    ck_assert_uint_eq(c.local_mem_bytes, (64 + 64) * (128 + 8) * 2); /* cl/flash_mma.cl's layout */
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "matrix units"));
+
+    /* Windows, causal, GQA, bf16 and head dims 32..128 in steps of 32 stay on the matrix units. */
+    static const int dims_ok[] = {32, 64, 96, 128};
+    for (int i = 0; i < 4; ++i) {
+        flashcl_problem q = p;
+        q.head_dim = dims_ok[i];
+        q.dtype = FLASHCL_DTYPE_BF16;
+        q.causal = 1;
+        q.heads_kv = 4;
+        q.window = 1;
+        q.window_left = 100;
+        q.window_right = 0;
+        ck_assert_int_eq(flashcl_choose_config(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_msg(c.mma == 1, "d=%d: %s", dims_ok[i], c.path_reason);
+        ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_budget);
+    }
+
+    /* What goes to the portable kernel, and the reason it gives. */
+    struct {
+        const char *what, *reason;
+        flashcl_problem q;
+    } no[8];
+    int n = 0;
+    for (int i = 0; i < 8; ++i)
+        no[i].q = p;
+    no[n].what = "fp32", no[n].reason = "fp32", no[n++].q.dtype = FLASHCL_DTYPE_F32;
+    no[n].what = "d=80", no[n].reason = "head_dim", no[n++].q.head_dim = 80;
+    no[n].what = "d=256", no[n].reason = "head_dim", no[n++].q.head_dim = 256;
+    no[n].what = "decode", no[n].reason = "decode", no[n++].q.seq_q = 1;
+    no[n].what = "alibi", no[n].reason = "biases", no[n++].q.alibi = 1;
+    no[n].what = "softcap", no[n].reason = "softcap", no[n++].q.softcap = 30.0f;
+    no[n].what = "splits", no[n].reason = "splits", no[n++].q.kv_splits = 4;
+    no[n].what = "cache", no[n].reason = "KV cache", no[n++].q.kv_cache = 1;
+    for (int i = 0; i < n; ++i) {
+        ck_assert_int_eq(flashcl_choose_config(&prof, &no[i].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_msg(c.mma == 0 && !strcmp(c.kernel, "flash_fwd"), "%s: got %s", no[i].what, c.kernel);
+        ck_assert_msg(strstr(c.path_reason, "portable: ") && strstr(c.path_reason, no[i].reason), "%s: \"%s\"",
+                      no[i].what, c.path_reason);
+    }
+
+    /* Forced portable; a device without matrix units (auto: portable; forced: emulated). */
+    prof.path = FLASHCL_PATH_PORTABLE;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.mma, 0);
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "forced"));
+    prof.path = FLASHCL_PATH_AUTO;
+    prof.matrix_units = 0;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.mma, 0);
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "did not compile")); /* cc 9.0 yet no proof */
+    prof.nv_cc_major = 7;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "no matrix units"));
+    prof.path = FLASHCL_PATH_MMA;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_mma");
+    ck_assert_int_eq(c.mma, 2); /* emulated: the exchange area counts in local memory */
+    ck_assert_uint_eq(c.local_mem_bytes, (64 + 64) * (128 + 8) * 2 + 4 * 32 * 8 * 4);
+    ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(128, &c));
+
+    /* Short of local memory: shorter key tiles; far too short: the portable kernel. */
+    prof = profile_of(&fakes[10]); /* 16 KiB, 128 items */
+    prof.path = FLASHCL_PATH_MMA;
+    p.head_dim = 64;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.mma, 2);
+    ck_assert_int_lt(c.block_n, 64);
+    ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_budget);
+    prof.local_mem_budget = 4096;
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.mma, 0);
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "local memory"));
+}
+END_TEST
+
+START_TEST(test_path_names)
+{
+    for (int i = FLASHCL_PATH_AUTO; i <= FLASHCL_PATH_MMA; ++i) {
+        flashcl_path back;
+        ck_assert_int_eq(flashcl_path_parse(flashcl_path_name((flashcl_path)i), &back), FLASHCL_SUCCESS);
+        ck_assert_int_eq(back, i);
+    }
+    flashcl_path back = FLASHCL_PATH_MMA;
+    ck_assert_int_eq(flashcl_path_parse("tensor", &back), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_int_eq(back, FLASHCL_PATH_MMA); /* untouched */
+    ck_assert_int_eq(flashcl_path_parse(NULL, &back), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_int_eq(flashcl_path_parse("auto", NULL), FLASHCL_INVALID_ARGUMENT);
+}
+END_TEST
+
 START_TEST(test_decode_packing_and_splits)
 {
     flashcl_device_profile prof = profile_of(&fakes[0]);
@@ -187,6 +301,8 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_every_head_dim, 0, N_FAKES);
     tcase_add_test(tc, test_cpu_cache_not_local_memory);
     tcase_add_test(tc, test_decode_packing_and_splits);
+    tcase_add_test(tc, test_matrix_unit_path);
+    tcase_add_test(tc, test_path_names);
     tcase_add_loop_test(tc, test_monotone_in_budget, 0, 32);
     suite_add_tcase(s, tc);
     return s;
