@@ -71,23 +71,24 @@ def table(run):
     return '\n'.join(out)
 
 
-def anchors(runs):
+def anchors(runs, mma=()):
     by = {}
-    for run in runs:
+    for run in list(runs) + [m for m in mma if 'h200_mma_f16.' in m['file']]:
         if 'H200' not in run['device']:
             continue
         for r in run['results']:
             if r['algo'] in ('flash', 'standard') and r['ran'] and r['head_dim'] == 128 and r['heads'] == 16:
-                by[(r['dtype'], r['algo'], r['seq'], r['causal'])] = r['tflops']
-    out = ['| N | mask | flashcl flash f32 | flashcl flash f16 | flashcl standard f32 (CLBlast) | PyTorch fp32 mem-efficient | '
-           'PyTorch fp32 standard (cuBLAS) | PyTorch fp16 FA2 |', '|---|---|---|---|---|---|---|---|']
+                by[(r['dtype'], algo_of(r), r['seq'], r['causal'])] = r['tflops']
+    out = ['| N | mask | flashcl flash f32 (portable) | flashcl flash_mma f16 (tensor cores) | flashcl standard f32 (CLBlast) | '
+           'PyTorch fp32 mem-efficient | PyTorch fp32 standard (cuBLAS) | PyTorch fp16 mem-efficient | PyTorch fp16 FA2 |',
+           '|---|---|---|---|---|---|---|---|---|']
     for (n, causal), a in ANCHORS.items():
         def get(dtype, algo):
             v = by.get((dtype, algo, n, causal))
             return f'{v:.1f}' if v is not None else '—'
         mask = 'causal' if causal else 'full'
-        out.append(f"| {n} | {mask} | {get('f32', 'flash')} | {get('f16', 'flash')} | {get('f32', 'standard')} | "
-                   f"{a['fp32 mem-efficient']} | {a['fp32 standard (cuBLAS)']} | {a['fp16 FA2']} |")
+        out.append(f"| {n} | {mask} | {get('f32', 'flash')} | {get('f16', 'flash-mma')} | {get('f32', 'standard')} | "
+                   f"{a['fp32 mem-efficient']} | {a['fp32 standard (cuBLAS)']} | {a['fp16 mem-efficient']} | {a['fp16 FA2']} |")
     return '\n'.join(out)
 
 
@@ -194,6 +195,144 @@ def before_after(runs, before):
     return '\n'.join(out)
 
 
+COPY_BW = 4.3e3  # GB/s: the H200's copy bandwidth, measured for the design notes
+
+
+def algo_of(r):
+    """'flash-mma' for the matrix-unit kernel's rows, else the algorithm."""
+    return 'flash-mma' if r.get('kernel') == 'flash_mma' else r['algo']
+
+
+def find(runs, file_part, **want):
+    for run in runs:
+        if file_part not in run['file']:
+            continue
+        for r in run['results']:
+            if r['ran'] and all(r.get(k) == v for k, v in want.items()):
+                return r
+    return None
+
+
+def mma_section(mma, main_runs):
+    """The matrix-unit kernel: targets, then each shape against its earlier versions, the portable
+    kernel and PyTorch."""
+    out = ['| target | measured (H200, flash_mma, fp16 unless said) | met |', '|---|---|---|']
+    tf = lambda n, d, c, dt='f16', f='h200_mma_f16.': find(mma, f, seq=n, head_dim=d, causal=c, dtype=dt)
+    def row(name, cells, ok):
+        out.append(f'| {name} | {cells} | {ok} |')
+    for d, goal, stretch in ((128, 150.0, 250.0), (64, 120.0, None)):
+        got = [(n, tf(n, d, False)) for n in (4096, 16384)]
+        if all(r for _, r in got):
+            name = f'd={d}, N ≥ 4096, non-causal: ≥ {goal:.0f} TFLOP/s' + (f' (stretch {stretch:.0f})' if stretch else '')
+            ok = all(r['tflops'] >= goal for _, r in got)
+            okt = 'yes' + ('; stretch no' if stretch and not all(r['tflops'] >= stretch for _, r in got) else '') if ok else 'no'
+            row(name, ', '.join(f"N={n}: {r['tflops']:.1f}" for n, r in got), okt)
+    for d in (64, 128):
+        cells, ok, short = [], True, True
+        for n in (1024, 4096, 16384):
+            a, c = tf(n, d, False), tf(n, d, True)
+            if a and c:
+                cells.append(f"N={n}: {100 * c['tflops'] / a['tflops']:.0f}%")
+                if n >= 4096:
+                    ok = ok and c['tflops'] >= 0.85 * a['tflops']
+                else:
+                    short = short and c['tflops'] >= 0.85 * a['tflops']
+        if cells:
+            row(f'd={d}, N ≥ 4096: causal within 15% of non-causal', ', '.join(cells),
+                ('yes' if ok else 'no') + ('' if short else ' (N=1024: no)'))
+    cells, ok = [], True
+    for n in (4096, 16384):
+        for c in (False, True):
+            a, b = tf(n, 128, c), tf(n, 128, c, 'bf16', 'h200_mma_bf16.')
+            if a and b:
+                cells.append(f"N={n} {'causal' if c else 'full'}: {b['tflops']:.1f} vs {a['tflops']:.1f}")
+                ok = ok and b['tflops'] >= 0.95 * a['tflops']
+    if cells:
+        row('bf16 the same as fp16 (within 5%), d=128', ', '.join(cells), 'yes' if ok else 'no')
+    out.append('')
+    out.append('Each shape (B·N = 16384, hidden 2048), TFLOP/s. "pipelined" is the kernel as shipped (K/V tiles')
+    out.append('through cp.async); "synchronous" the same kernel built with `-DMMA_PIPELINE=0` in the same run;')
+    out.append('"first" the first version (one barrier a tile, K and V loaded together; docs/gpu-runs/mma-1);')
+    out.append('"portable f32" the register-blocked portable kernel on fp32 (`bench/h200_fa2_f32.json`); PyTorch')
+    out.append("FA2 fp16 the design notes' anchor (d=128 only).\n")
+    out.append('| d | N | mask | pipelined fp16 ms (min–max) | pipelined fp16 | bf16 | synchronous | first | portable f32 | PyTorch FA2 fp16 |')
+    out.append('|---|---|---|---|---|---|---|---|---|---|')
+    for d in (64, 128):
+        for c in (False, True):
+            for n in (512, 1024, 2048, 4096, 8192, 16384):
+                p = tf(n, d, c)
+                first = find(mma, 'v1_fa2', seq=n, head_dim=d, causal=c, dtype='f16')
+                if not p and not first:
+                    continue
+                b = tf(n, d, c, 'bf16', 'h200_mma_bf16.')
+                sync = tf(n, d, c, 'f16', 'sync')
+                port = flash_tflops(main_runs, 'H200', 'f32', d, n, c)
+                anchor = ANCHORS.get((n, c), {}).get('fp16 FA2') if d == 128 else None
+                v = lambda r: f"{r['tflops']:.1f}" if r else '—'
+                out.append(f"| {d} | {n} | {'causal' if c else 'full'} | {ms(p) if p else '—'} | {v(p)} | {v(b)} | "
+                           f"{v(sync)} | {v(first)} | {v(port)} | {anchor if anchor else '—'} |")
+    cmds = sorted({run['command'] for run in mma})
+    out.append('\nCommands: ' + '; '.join(f'`{c}`' for c in cmds) + '. Data: `bench/mma/`.')
+    return '\n'.join(out)
+
+
+def sdpa_decode(directory):
+    rows = {}
+    path = os.path.join(directory, 'decode', 'h200_sdpa.txt')
+    if os.path.exists(path):
+        for line in open(path):
+            f = line.split()
+            if len(f) == 5 and not line.startswith('#'):
+                rows[(f[0], int(f[1]), int(f[2]))] = (float(f[3]), float(f[4]))
+    return rows
+
+
+def decode_section(dec, directory):
+    sd = sdpa_decode(directory)
+    get = lambda f, b, n: find(dec, f, batch=b, seq=n)
+    out = ['| target | measured (H200, seq_q=1, Hq=32, Hkv=8, d=128, fp16 K/V) | met |', '|---|---|---|']
+    cells, ok = [], True
+    for b, f in ((1, 'h200_b1.'), (8, 'h200_b8.')):
+        for n in (32768, 131072):
+            r = get(f, b, n)
+            if r:
+                cells.append(f"B={b} {n}: {r['gb_per_s']:.0f} GB/s ({100 * r['gb_per_s'] / COPY_BW:.0f}%)")
+                ok = ok and r['gb_per_s'] >= 0.6 * COPY_BW
+    out.append(f'| K/V bandwidth ≥ 60% of copy bandwidth ({COPY_BW / 1e3:.1f} TB/s) at cache ≥ 32768 | {", ".join(cells)} | {"yes" if ok else "no"} |')
+    s, u = get('h200_b1.', 1, 131072), get('unsplit', 1, 131072)
+    if s and u:
+        x = u['median_ms'] / s['median_ms']
+        out.append(f"| split-KV ≥ 4× unsplit, B=1, cache 131072 | {u['median_ms']:.2f} ms unsplit / {s['median_ms']:.3f} ms = {x:.0f}× | {'yes' if x >= 4 else 'no'} |")
+    cells, ok = [], True
+    # each paged run against the contiguous run of the same session (B=8's paged run came with its own)
+    for b, f, fp in ((1, 'h200_b1.', 'h200_b1_paged'), (8, 'h200_b8_contiguous_beside', 'h200_b8_paged')):
+        r, p = get(f, b, 131072), get(fp, b, 131072)
+        if r and p:
+            cells.append(f"B={b}: {100 * (p['median_ms'] / r['median_ms'] - 1):+.1f}%")
+            ok = ok and p['median_ms'] <= 1.10 * r['median_ms']
+    out.append(f'| paged (pages of 256) within 10% of contiguous, cache 131072 | {", ".join(cells)} | {"yes" if ok else "no"} |')
+    out.append('')
+    out.append('Each shape: flashcl (the portable kernel with split-KV and GQA packing; medians of 20 runs) against')
+    out.append('PyTorch SDPA on the same GPU (`docs/gpu-runs/decode/sdpa.py`: median of 50 CUDA-event runs, GQA')
+    out.append('through enable_gqa); ms and GB/s (the bytes of Q, K, V and O over the time).\n')
+    out.append('| B | cache | flashcl ms (min–max) | flashcl GB/s | paged 256 ms | PyTorch flash ms | GB/s | PyTorch cuDNN ms | GB/s | PyTorch math ms |')
+    out.append('|---|---|---|---|---|---|---|---|---|---|')
+    for b, f, fp in ((1, 'h200_b1.', 'h200_b1_paged'), (8, 'h200_b8.', 'h200_b8_paged')):
+        for n in (8192, 16384, 32768, 65536, 131072):
+            r, p = get(f, b, n), get(fp, b, n)
+            fl, cu, ma = sd.get(('flash', b, n)), sd.get(('cudnn', b, n)), sd.get(('math', b, n))
+            if not r and not fl:
+                continue
+            out.append(f"| {b} | {n} | {ms(r) if r else '—'} | {r['gb_per_s']:.0f} |".replace(" | None", "") if r else f"| {b} | {n} | — | — |")
+            out[-1] += (f" {p['median_ms']:.3f} |" if p else ' — |')
+            for t in (fl, cu):
+                out[-1] += f' {t[0]:.4f} | {t[1]:.0f} |' if t else ' — | — |'
+            out[-1] += f' {ma[0]:.3f} |' if ma else ' — |'
+    cmds = sorted({run['command'] for run in dec})
+    out.append('\nCommands: ' + '; '.join(f'`{c}`' for c in cmds) + '. Data: `bench/decode/` (PyTorch: `h200_sdpa.txt`).')
+    return '\n'.join(out)
+
+
 def main():
     directory = sys.argv[1] if len(sys.argv) > 1 else 'bench'
     runs = load(directory)
@@ -206,15 +345,28 @@ def main():
     print('output was validated against the naive kernel in the same run. "Extra" is the device memory an')
     print("algorithm allocates beyond the caller's Q, K, V and O (`flashcl_plan_extra_device_bytes`).\n")
     print('## Against PyTorch on the same GPU (d=128, H=16, B·N=16384, TFLOP/s)\n')
+    mma = load(os.path.join(directory, 'mma'))
     print("PyTorch 2.11 SDPA figures are the anchors measured on this H200 for the design notes; flashcl's are from the")
-    print('tables below (the portable, register-blocked kernel; no vendor extension).\n')
-    print(anchors(runs) + '\n')
-    print('## Speed targets of the portable kernel\n')
+    print('tables below: the portable register-blocked kernel (no vendor extension) on fp32, and the matrix-unit')
+    print('kernel (inline PTX mma.sync) on fp16.\n')
+    print(anchors(runs, mma) + '\n')
+    print('## Speed targets of the portable kernel (fp32)\n')
     print('Computed from the tables below. What limits the figures that miss, what was tried, and the prediction')
     print('written before each change are in `docs/NOTES.md` ("The speed work"). In short: NVIDIA\'s OpenCL gives')
     print('a work-group 48 KiB of local memory (CUDA allows 227 KiB); at d=128 a resident fp32 Q tile of 64 rows')
     print('takes 33 KiB of it, which leaves room for 16-key tiles only, and the kernel already uses 128 registers.\n')
     print(targets(runs) + '\n')
+    if mma:
+        print('## The matrix-unit kernel (flash_mma: tensor cores through inline PTX)\n')
+        print('fp16/bf16 on NVIDIA GPUs of compute capability 8.0 and up, chosen automatically (`flashcl tiles` says')
+        print('which kernel a problem gets and why). Predictions, what each change moved and what limits it:')
+        print('`docs/NOTES.md` ("The matrix-unit kernel").\n')
+        print(mma_section(mma, runs) + '\n')
+    dec = load(os.path.join(directory, 'decode'))
+    if dec:
+        print('## Decode (one query against a long KV cache) on the H200\n')
+        print('What limits these and what was tried: `docs/NOTES.md` ("Decode on the H200").\n')
+        print(decode_section(dec, directory) + '\n')
     print('## Before and after register blocking (flash, same shapes and command)\n')
     print('"Before" is the first portable kernel (one local load per FMA, `bench/before/`), "now" the tables below.\n')
     print(before_after(runs, before) + '\n')
