@@ -328,6 +328,30 @@ START_TEST(test_inference_options)
 }
 END_TEST
 
+/* --path: the matrix-unit kernel forced (emulated without matrix units) runs validated and says so;
+ * tiles names the kernel and why; a bad value is a usage error naming the option. */
+START_TEST(test_path_option)
+{
+    setup();
+    char *out;
+    ck_assert_msg(run_tool("run -n 80 -d 32 -H 2 --dtype f16 --causal --iters 1 --path mma", &out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "kernel      flash_mma") && strstr(out, "validation  PASS"), "%s", out);
+    ck_assert_msg(run_tool("run -n 80 -d 32 -H 2 --dtype f16 --iters 1 --path portable", &out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "kernel      flash_fwd") && strstr(out, "path        portable: the path is forced"),
+                  "%s", out);
+    ck_assert_int_eq(run_tool("tiles -d 64 --dtype bf16 --path mma --json", &out), 0);
+    ck_assert_msg(strstr(out, "\"kernel\": \"flash_mma\"") && strstr(out, "\"path_reason\""), "%s", out);
+    ck_assert_int_eq(run_tool("tiles -d 64 --dtype f32 --path mma", &out), 0); /* fp32: portable, and why */
+    ck_assert_msg(strstr(out, "path: portable: fp32 storage"), "%s", out);
+    static const char *bad[] = {"run --path gpu", "bench --path", "tiles --path tensor"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+        ck_assert_msg(run_tool(bad[i], &out) == 2, "%s: %s", bad[i], out);
+        ck_assert_msg(strstr(out, "--path") != NULL, "%s: %s", bad[i], out);
+    }
+    teardown();
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -338,6 +362,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_tiles_json_is_the_plan);
     tcase_add_test(tc, test_tune_dry_run);
     tcase_add_test(tc, test_bench_small);
+    tcase_add_test(tc, test_path_option);
     tcase_add_test(tc, test_help_and_usage_errors);
     tcase_add_test(tc, test_inference_options);
     suite_add_tcase(s, tc);

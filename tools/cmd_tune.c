@@ -376,6 +376,9 @@ int cmd_tune(int argc, char **argv)
     flashcl_settings_default(&s);
     s.validate = 0;
     s.tuning_db = 0; /* candidates are forced; the database is only written */
+    /* The database holds the portable kernel's tiles (the matrix-unit kernel has one shape): its
+     * heuristic baseline must be the portable kernel's too. */
+    s.path = FLASHCL_PATH_PORTABLE;
     flashcl_context *ctx = NULL;
     flashcl_status st = flashcl_context_create_default(device, &s, &ctx);
     if (st)
