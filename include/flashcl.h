@@ -187,7 +187,8 @@ typedef enum flashcl_vendor {
 
 /* Which flash kernel a plan uses. AUTO: the matrix-unit kernel (cl/flash_mma.cl) where the device has
  * matrix units and the problem suits it (fp16/bf16, head_dim a multiple of 32 up to 128, more than 16
- * queries, no biases, masks, packed sequences, KV cache or forced splits), else the portable kernel.
+ * queries, no biases, masks, softcap, packed sequences, KV cache or forced splits), else the portable
+ * kernel.
  * PORTABLE: always the portable kernel. MMA: the matrix-unit kernel wherever the problem suits it,
  * emulated (correct, slow) on a device without matrix units, so that its logic can be tested anywhere. */
 typedef enum flashcl_path {
@@ -222,7 +223,8 @@ typedef struct flashcl_device_profile {
     uint64_t local_mem_budget;
     /* The matrix-unit kernel (cl/flash_mma.cl): 1 where the device runs mma.sync.m16n8k16 from
      * inline PTX (NVIDIA, compute capability 8.0 and up), proven by compiling that kernel when a
-     * context is created; 0 otherwise (and in a profile from flashcl_device_profile_query alone). */
+     * context is created; 0 otherwise, in a profile from flashcl_device_profile_query alone, and in a
+     * context whose path is FLASHCL_PATH_PORTABLE (the compile is skipped there). */
     int matrix_units;
     flashcl_path path; /* which flash kernel plans use: settings.path / $FLASHCL_PATH (0: auto) */
 } flashcl_device_profile;
@@ -326,12 +328,13 @@ FLASHCL_API flashcl_status flashcl_tuning_db_store(const char *path, const flash
                                                    const flashcl_problem *problem, const flashcl_config *config,
                                                    const char *comment);
 
-/** flashcl_choose_config with a tuning database consulted first (db may be NULL: heuristic only). */
+/** flashcl_choose_config with a tuning database consulted for the portable kernel's tiles (db may be
+ * NULL: heuristic only); the matrix-unit kernel, where chosen, comes before the database. */
 FLASHCL_API flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile,
                                                     const flashcl_problem *problem, flashcl_algorithm algorithm,
                                                     const flashcl_tuning_db *db, flashcl_config *config);
 
-/** The exact local-memory bytes the flash kernel uses for a tile configuration of `config` (its
+/** The exact local-memory bytes the flash kernel uses for a tile configuration of `config` (its mma,
  * block_m, block_n, threads_per_row, d_chunk and v_chunk) at `head_dim`. */
 FLASHCL_API uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flashcl_config *config);
 
@@ -399,8 +402,9 @@ FLASHCL_API void flashcl_context_cl_objects(const flashcl_context *ctx, cl_conte
 FLASHCL_API const flashcl_device_profile *flashcl_context_profile(const flashcl_context *ctx);
 
 /**
- * The configuration a plan for `problem` gets on this context: the context's override if set, else
- * the tuning database, else the heuristic. This is the function plans call.
+ * The configuration a plan for `problem` gets on this context: the context's override if set (always
+ * the portable kernel); else the matrix-unit kernel where the path, the device and the problem allow
+ * it; else the tuning database, else the heuristic. This is the function plans call.
  */
 FLASHCL_API flashcl_status flashcl_context_choose_config(flashcl_context *ctx, const flashcl_problem *problem,
                                                          flashcl_algorithm algorithm, flashcl_config *config);
@@ -527,8 +531,9 @@ FLASHCL_API flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *plan, cons
  * ref is the naive kernel's fp32 result, rtol is the output dtype's rounding (2^-23 fp32, 2^-10 fp16,
  * 2^-7 bf16), row_scale = max |ref| over the row (at least 1e-30), and atol = 2^-23*(8 + 2*sqrt(seq_kv)):
  * two fp32 computations of a sum of seq_kv terms in different orders differ by a few ulps growing like
- * sqrt(seq_kv) (the random-walk bound; the worst case is linear, oneDNN's (1 + n)*eps). LSE, when
- * requested, is checked with the same atol. NaN never passes.
+ * sqrt(seq_kv) (the random-walk bound; the worst case is linear, oneDNN's (1 + n)*eps). The
+ * matrix-unit kernel rounds P to the storage type for P*V: its atol is at least 4*2^-11 (fp16) or
+ * 4*2^-8 (bf16). LSE, when requested, is checked with the same atol. NaN never passes.
  */
 typedef struct flashcl_validation {
     int ran;              /* a validated enqueue happened */

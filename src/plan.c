@@ -223,6 +223,18 @@ static flashcl_status build_kernel(flashcl_plan *pl)
                           : pl->config.mma                          ? "flash_mma.cl"
                                                                     : "flash_fwd.cl";
         flashcl_status st = fcl_get_program(ctx, src, pl->options, &prog);
+        if (st != FLASHCL_SUCCESS && pl->config.mma) {
+            /* The context's test compile built a smaller variant; this one did not build (the log is
+             * in the context's last error): the portable kernel instead, with the reason. */
+            flashcl_device_profile portable = ctx->profile;
+            portable.path = FLASHCL_PATH_PORTABLE;
+            if (flashcl_choose_config_db(&portable, &pl->problem, FLASHCL_ALGO_FLASH, ctx->tuning_db, &pl->config) !=
+                FLASHCL_SUCCESS)
+                return st;
+            snprintf(pl->config.path_reason, sizeof pl->config.path_reason,
+                     "portable: the matrix-unit kernel did not build for this problem");
+            continue;
+        }
         if (st != FLASHCL_SUCCESS)
             return st;
         cl_int err;
@@ -316,6 +328,7 @@ flashcl_status flashcl_context_choose_config(flashcl_context *ctx, const flashcl
                                                      ctx->profile.max_work_group_size, &c, why, sizeof why),
                            FLASHCL_INVALID_ARGUMENT, "the context's override config does not fit this problem: %s", why);
         fcl_strlcpy(c.source, "override", sizeof c.source);
+        fcl_strlcpy(c.path_reason, "portable: tiles set by flashcl_context_override_config", sizeof c.path_reason);
         c.gqa_pack = fcl_gqa_pack(problem);
         c.kv_splits = fcl_choose_splits(&ctx->profile, problem, &c);
         snprintf(c.reason, sizeof c.reason, "set by flashcl_context_override_config");

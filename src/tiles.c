@@ -224,7 +224,7 @@ int fcl_choose_mma(const flashcl_device_profile *pr, const flashcl_problem *p, u
         snprintf(cfg->path_reason, sizeof cfg->path_reason, "portable: the path is forced to portable");
         return 0;
     }
-    if (pr->path == FLASHCL_PATH_AUTO && !pr->matrix_units) {
+    if (pr->path != FLASHCL_PATH_MMA && !pr->matrix_units) { /* auto (an unknown value counts as auto) */
         snprintf(cfg->path_reason, sizeof cfg->path_reason, "portable: %s",
                  pr->vendor == FLASHCL_VENDOR_NVIDIA && pr->nv_cc_major >= 8
                      ? "the matrix-unit kernel did not compile here (test compile at context creation)"
@@ -389,6 +389,7 @@ int fcl_complete_flash_config(const flashcl_device_profile *pr, const flashcl_pr
     cfg->local_mem_bytes = bytes;
     cfg->local_mem_budget = budget;
     fcl_strlcpy(cfg->kernel, "flash_fwd", sizeof cfg->kernel);
+    cfg->mma = 0; /* the tiles of a database entry or an override are the portable kernel's */
     return 1;
 }
 

@@ -394,6 +394,34 @@ START_TEST(test_override_and_kernel_info)
         flashcl_plan_destroy(&plan);
     }
     flashcl_context_destroy(&ctx);
+
+    /* Regression: a config of the matrix-unit kernel given back as an override (its mma field set,
+     * as flashcl_context_choose_config returned it) once made the plan build flash_mma.cl and ask it
+     * for "flash_fwd". An override is the portable kernel's tiles, whatever else the struct holds. */
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.disk_cache = 0;
+    s.path = FLASHCL_PATH_MMA;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    p.dtype = FLASHCL_DTYPE_F16;
+    ck_assert_int_eq(flashcl_context_choose_config(ctx, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_ne(c.mma, 0);
+    c.block_m = 16; /* portable tiles in a struct that still says mma */
+    c.block_n = 16;
+    c.threads_per_row = 4;
+    c.rows_per_item = 2;
+    c.d_chunk = 32;
+    c.v_chunk = 16;
+    memset(c.path_reason, 'x', sizeof c.path_reason); /* unterminated */
+    ck_assert_int_eq(flashcl_context_override_config(ctx, &c), FLASHCL_SUCCESS);
+    ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
+    flashcl_plan_config(plan, &got);
+    ck_assert_str_eq(got.kernel, "flash_fwd");
+    ck_assert_int_eq(got.mma, 0);
+    ck_assert_ptr_nonnull(memchr(got.path_reason, 0, sizeof got.path_reason));
+    ck_assert_ptr_nonnull(strstr(got.path_reason, "override"));
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
 }
 END_TEST
 
