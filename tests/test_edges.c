@@ -2,6 +2,7 @@
  * test_edges.c: numerical edges, every algorithm against the float64 reference: a NaN or an inf in one
  * query row poisons that row only (never a hang, never another row); scores of 1e4 do not overflow
  * (the softmax subtracts the row maximum); denormal inputs; a negative scale; rows that see no key.
+ * The matrix-unit kernel (fp16/bf16) on the same edges against the naive kernel.
  */
 #include "testutil.h"
 
@@ -121,6 +122,95 @@ START_TEST(test_edge)
 }
 END_TEST
 
+/* The matrix-unit kernel (forced: emulated without matrix units) keeps the same edges: a NaN and an
+ * inf query row poison their own rows only, LSE included, against the naive kernel on the same fp16
+ * and bf16 inputs; a causal problem with more queries than keys writes zeros and -inf for the rows that
+ * see no key. */
+START_TEST(test_edge_mma)
+{
+    const flashcl_dtype t = _i ? FLASHCL_DTYPE_BF16 : FLASHCL_DTYPE_F16;
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.disk_cache = 0;
+    s.path = FLASHCL_PATH_MMA;
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = 2;
+    p.heads_kv = 1;
+    p.seq_q = 90; /* more queries than keys: with causal, rows 0..19 see no key */
+    p.seq_kv = 70;
+    p.head_dim = 32;
+    p.dtype = t;
+    p.causal = 1;
+    p.return_lse = 1;
+    flashcl_plan *flash = NULL, *naive = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &flash), FLASHCL_SUCCESS);
+    ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_NAIVE, &naive), FLASHCL_SUCCESS);
+    flashcl_config cfg;
+    flashcl_plan_config(flash, &cfg);
+    ck_assert_msg(cfg.mma != 0, "%s", cfg.path_reason);
+    flashcl_plan_problem(flash, &p);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(flash, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    void *h[3];
+    hm_rng rng;
+    hm_rng_seed(&rng, 77);
+    for (int i = 0; i < 3; ++i) {
+        h[i] = malloc(sz[i]);
+        hm_fill_normal(h[i], t, sz[i] / 2, &rng, 1.0);
+    }
+    const int nan_row = 50, inf_row = 71; /* both of head 1, both see keys */
+    hm_store(h[0], t, (size_t)hm_offset(&p.q_strides, 0, nan_row, 1) + 5, NAN);
+    hm_store(h[0], t, (size_t)hm_offset(&p.q_strides, 0, inf_row, 1) + 3, INFINITY);
+    cl_mem q = tu_buffer(sz[0], h[0]), k = tu_buffer(sz[1], h[1]), v = tu_buffer(sz[2], h[2]);
+    cl_mem of = tu_buffer(sz[3], NULL), lf = tu_buffer(sz[4], NULL), on = tu_buffer(sz[3], NULL),
+           ln = tu_buffer(sz[4], NULL);
+    ck_assert_int_eq(flashcl_plan_enqueue(flash, q, k, v, of, lf, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(flashcl_plan_enqueue(naive, q, k, v, on, ln, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    void *xf = tu_read(of, sz[3]), *xn = tu_read(on, sz[3]);
+    float *lsf = tu_read(lf, sz[4]), *lsn = tu_read(ln, sz[4]);
+    const double u = t == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8) : ldexp(1.0, -11);
+    for (int hd = 0; hd < 2; ++hd)
+        for (int i = 0; i < p.seq_q; ++i) {
+            const int64_t base = hm_offset(&p.o_strides, 0, i, hd), r = (int64_t)hd * p.seq_q + i;
+            const int poisoned = hd == 1 && (i == nan_row || i == inf_row), empty = i < p.seq_q - p.seq_kv;
+            double scale = 0;
+            for (int d = 0; d < p.head_dim; ++d)
+                scale = fmax(scale, fabs(hm_load(xn, t, (size_t)(base + d))));
+            for (int d = 0; d < p.head_dim; ++d) {
+                const double a = hm_load(xf, t, (size_t)(base + d)), b = hm_load(xn, t, (size_t)(base + d));
+                if (poisoned)
+                    ck_assert_msg(!isfinite(a), "row %d of head 1: col %d = %g, must not be finite", i, d, a);
+                else if (empty)
+                    ck_assert_msg(a == 0.0, "row %d sees no key: col %d = %g", i, d, a);
+                else /* the output's rounding twice and P's rounding (4 units) */
+                    ck_assert_msg(fabs(a - b) <= (2.0 * u + 4.0 * u) * scale + 1e-6,
+                                  "row %d head %d col %d: flash_mma %g, naive %g", i, hd, d, a, b);
+            }
+            if (empty)
+                ck_assert_msg(isinf(lsf[r]) && lsf[r] < 0, "row %d sees no key: lse %g", i, (double)lsf[r]);
+            else if (!poisoned)
+                ck_assert_msg(fabs(lsf[r] - lsn[r]) <= 1e-4 * (1 + fabs(lsn[r])), "lse of row %lld: %g vs %g",
+                              (long long)r, (double)lsf[r], (double)lsn[r]);
+        }
+    free(xf);
+    free(xn);
+    free(lsf);
+    free(lsn);
+    for (int i = 0; i < 3; ++i)
+        free(h[i]);
+    cl_mem all[7] = {q, k, v, of, lf, on, ln};
+    for (int i = 0; i < 7; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&flash);
+    flashcl_plan_destroy(&naive);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("edges");
@@ -130,6 +220,7 @@ static Suite *make_suite(void)
         if (flashcl_algorithm_available((flashcl_algorithm)(i % 3))) {
             tcase_add_loop_test(tc, test_edge, i, i + 1);
         }
+    tcase_add_loop_test(tc, test_edge_mma, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
