@@ -267,7 +267,7 @@ int fcl_choose_mma(const flashcl_device_profile *pr, const flashcl_problem *p, u
     cfg->kv_splits = 1;
     cfg->gqa_pack = 1;
     cfg->local_mem_bytes = mma_bytes(p->head_dim, bm, bn, emulated);
-    cfg->local_mem_budget = pr->local_mem_budget;
+    cfg->local_mem_budget = budget;
     fcl_strlcpy(cfg->kernel, "flash_mma", sizeof cfg->kernel);
     fcl_strlcpy(cfg->source, "heuristic", sizeof cfg->source);
     snprintf(cfg->reason, sizeof cfg->reason,
