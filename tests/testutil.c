@@ -13,7 +13,7 @@ cl_device_id tu_device;
 cl_command_queue tu_queue;
 char tu_device_label[512];
 
-static int matches(const char *label, const char *filter)
+int tu_matches(const char *label, const char *filter)
 {
     if (!filter || !*filter)
         return 1;
@@ -66,7 +66,7 @@ int tu_run(Suite *(*make_suite)(void), int needs_device)
             char dname[256] = "";
             clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof dname - 1, dname, NULL);
             snprintf(tu_device_label, sizeof tu_device_label, "%s / %s", pname, dname);
-            if (!matches(tu_device_label, filter))
+            if (!tu_matches(tu_device_label, filter))
                 continue;
             cl_int err;
             tu_context = clCreateContext(NULL, 1, &devs[d], NULL, NULL, &err);

@@ -23,6 +23,9 @@ extern char tu_device_label[512];
  */
 int tu_run(Suite *(*make_suite)(void), int needs_device);
 
+/* Whether a "platform / device" label contains filter, case-insensitively (NULL or "" matches all). */
+int tu_matches(const char *label, const char *filter);
+
 /* A flashcl context on the current device with test settings (disk cache off, validation off). */
 flashcl_context *tu_context_create(void);
 

@@ -1,0 +1,121 @@
+/*
+ * test_mma.c: the matrix-unit kernel on a device that has matrix units (NVIDIA, compute capability
+ * 8.0 and up): the context's test compile proves them, the automatic path takes them for fp16/bf16,
+ * and validated runs of the real kernel (cp.async on aligned rows, synchronous copies on unaligned
+ * ones) pass. Everywhere else this suite exits 77 (skipped): the emulated kernel is tested by
+ * test_flash and test_edges on every device. Run on a GPU: FLASHCL_TEST_PLATFORM=NVIDIA build/tests/test_mma
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether the device is an NVIDIA GPU of compute capability 8.0 or more (from the profile query). */
+static int has_matrix_units(cl_device_id dev)
+{
+    flashcl_device_profile pr;
+    return flashcl_device_profile_query(dev, 0, &pr) == FLASHCL_SUCCESS && pr.vendor == FLASHCL_VENDOR_NVIDIA &&
+           pr.nv_cc_major >= 8;
+}
+
+/* fp16 d=128 (aligned rows: the cp.async path) and bf16 d=64 causal GQA with padded K/V rows (3
+ * spare elements: synchronous copies), each validated against the naive kernel in validation mode. */
+START_TEST(test_real_kernel)
+{
+    ck_assert(has_matrix_units(tu_device)); /* main() narrowed the filter to such a device */
+    flashcl_context *ctx = tu_context_create();
+    ck_assert_int_eq(flashcl_context_profile(ctx)->matrix_units, 1); /* the test compile passed */
+    flashcl_context_set_validation(ctx, 1);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.batch = 2;
+    p.heads_q = 4;
+    p.heads_kv = _i ? 2 : 4;
+    p.seq_q = 300;
+    p.seq_kv = 517;
+    p.head_dim = _i ? 64 : 128;
+    p.dtype = _i ? FLASHCL_DTYPE_BF16 : FLASHCL_DTYPE_F16;
+    p.causal = _i;
+    p.return_lse = 1;
+    if (_i) { /* K and V rows padded by 3 elements: not 16-byte aligned */
+        const int64_t row = (int64_t)p.heads_kv * p.head_dim + 3;
+        p.k_strides = (flashcl_strides){(int64_t)p.seq_kv * row, row, p.head_dim};
+        p.v_strides = p.k_strides;
+    }
+    flashcl_plan *plan = NULL;
+    ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
+    flashcl_config c;
+    flashcl_plan_config(plan, &c);
+    ck_assert_msg(c.mma == 1, "auto path took %s: %s", c.kernel, c.path_reason);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    void *h[3];
+    hm_rng rng;
+    hm_rng_seed(&rng, 11 + (uint64_t)_i);
+    for (int i = 0; i < 3; ++i) {
+        h[i] = malloc(sz[i]);
+        hm_fill_normal(h[i], p.dtype, sz[i] / 2, &rng, 1.0);
+    }
+    cl_mem q = tu_buffer(sz[0], h[0]), k = tu_buffer(sz[1], h[1]), v = tu_buffer(sz[2], h[2]);
+    cl_mem o = tu_buffer(sz[3], NULL), l = tu_buffer(sz[4], NULL);
+    const flashcl_status st = flashcl_plan_enqueue(plan, q, k, v, o, l, 0, NULL, NULL);
+    flashcl_validation rep;
+    flashcl_plan_last_validation(plan, &rep);
+    ck_assert_msg(st == FLASHCL_SUCCESS && rep.ran && rep.passed, "%s: %s (max rel error %.3g, %lld failures)",
+                  flashcl_status_string(st), flashcl_context_last_error(ctx), rep.max_rel_error,
+                  (long long)rep.failures);
+    printf("  %s d=%d %s: flash_mma validated on %lld rows, max rel error %.2e\n", flashcl_dtype_name(p.dtype),
+           p.head_dim, p.causal ? "causal" : "full", (long long)rep.rows_checked, rep.max_rel_error);
+    for (int i = 0; i < 3; ++i)
+        free(h[i]);
+    cl_mem all[5] = {q, k, v, o, l};
+    for (int i = 0; i < 5; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("mma");
+    TCase *tc = tcase_create("mma");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_real_kernel, 0, 2);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    /* Skipped (77) unless a device that FLASHCL_TEST_PLATFORM selects has matrix units. */
+    const char *filter = getenv("FLASHCL_TEST_PLATFORM");
+    cl_platform_id plats[16];
+    cl_uint np = 0;
+    int found = 0;
+    static char label[600];
+    if (clGetPlatformIDs(16, plats, &np) == CL_SUCCESS)
+        for (cl_uint i = 0; i < np && i < 16 && !found; ++i) {
+            cl_device_id devs[16];
+            cl_uint nd = 0;
+            char pname[256] = "";
+            clGetPlatformInfo(plats[i], CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
+            if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 16, devs, &nd) != CL_SUCCESS)
+                continue;
+            for (cl_uint d = 0; d < nd && d < 16 && !found; ++d) {
+                char dname[256] = "";
+                clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof dname - 1, dname, NULL);
+                snprintf(label, sizeof label, "%s / %s", pname, dname);
+                found = tu_matches(label, filter) && has_matrix_units(devs[d]);
+            }
+        }
+    if (!found) {
+        printf("SKIP: no device with matrix units (NVIDIA, compute capability 8.0+)%s%s\n",
+               filter && *filter ? " matching " : "", filter && *filter ? filter : "");
+        return 77;
+    }
+    /* Only that device: the suite's checks assume matrix units. */
+    setenv("FLASHCL_TEST_PLATFORM", label, 1);
+    return tu_run(make_suite, 1);
+}
