@@ -304,7 +304,7 @@ def decode_section(dec, directory):
         x = u['median_ms'] / s['median_ms']
         out.append(f"| split-KV ≥ 4× unsplit, B=1, cache 131072 | {u['median_ms']:.2f} ms unsplit / {s['median_ms']:.3f} ms = {x:.0f}× | {'yes' if x >= 4 else 'no'} |")
     cells, ok = [], True
-    # each paged run against the contiguous run of the same session (B=8's paged run came with its own)
+    # each paged run against the contiguous run of the same device run (B=8's paged run came with its own)
     for b, f, fp in ((1, 'h200_b1.', 'h200_b1_paged'), (8, 'h200_b8_contiguous_beside', 'h200_b8_paged')):
         r, p = get(f, b, 131072), get(fp, b, 131072)
         if r and p:
