@@ -271,15 +271,13 @@ static flashcl_status build_kernel(flashcl_plan *pl)
         }
         flashcl_config smaller;
         if (pl->config.mma) { /* fewer warps or shorter key tiles, else the portable kernel */
-            char before[sizeof pl->config.path_reason];
-            fcl_strlcpy(before, pl->config.path_reason, sizeof before);
             if (fcl_choose_mma(&ctx->profile, &pl->problem, budget, max_wg, &smaller) &&
                 (smaller.block_m < pl->config.block_m || smaller.block_n < pl->config.block_n)) {
                 fcl_strlcpy(smaller.source, "heuristic (shrunk)", sizeof smaller.source);
                 snprintf(smaller.reason, sizeof smaller.reason,
                          "shrunk after compiling: the kernel allowed %zu work-items and needed %llu B of local memory",
                          kwg, (unsigned long long)klocal);
-                fcl_strlcpy(smaller.path_reason, before, sizeof smaller.path_reason);
+                fcl_strlcpy(smaller.path_reason, pl->config.path_reason, sizeof smaller.path_reason);
                 pl->config = smaller;
                 continue;
             }

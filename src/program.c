@@ -359,8 +359,9 @@ void fcl_release_programs(flashcl_context *ctx)
 /* The matrix-unit kernel needs NVIDIA's inline PTX with mma.sync.m16n8k16, ldmatrix and shfl.sync
  * (compute capability 8.0 and up). The capability alone does not prove that this driver's compiler
  * takes them: the kernel itself is compiled once, in its smallest configuration (one warp, head_dim
- * 32, fp16, aligned rows: cp.async included), when the context is created; a device whose compiler refuses it gets the portable kernel. The
- * build bypasses the program cache and its statistics (it is not a plan's program). */
+ * 32, fp16, aligned rows: cp.async included), when the context is created; a device whose compiler
+ * refuses it gets the portable kernel. The build bypasses the program cache and its statistics (it is
+ * not a plan's program). */
 void fcl_probe_matrix_units(flashcl_context *ctx)
 {
     flashcl_device_profile *pr = &ctx->profile;
@@ -377,8 +378,7 @@ void fcl_probe_matrix_units(flashcl_context *ctx)
     err = clBuildProgram(prog, 1, &ctx->device,
                          "-cl-std=CL1.2 -DFLASHCL_DTYPE_F16 -DHEAD_DIM=32 -DBLOCK_N=16 -DWARPS=1 -DFCL_PTX=1 "
                          "-DROWS_ALIGNED=1",
-                         NULL,
-                         NULL);
+                         NULL, NULL);
     if (err == CL_SUCCESS) {
         cl_kernel k = clCreateKernel(prog, "flash_mma", &err);
         if (k) {
