@@ -1,5 +1,6 @@
 /*
- * common.cl: storage types shared by every flashcl kernel, prepended to each program's source.
+ * common.cl: storage types and feature switches shared by every flashcl kernel, the first part of
+ * each program's source (src/kernels.c lists each program's parts).
  * Arithmetic is always fp32; Q, K, V and O are stored as fp32, fp16 or bf16 (one -D picks which).
  * fp16 goes through vload_half/vstore_half, which OpenCL 1.2 has without cl_khr_fp16. LOAD4 reads four
  * consecutive elements (element alignment is enough for vloadn) as a float4.
@@ -44,9 +45,26 @@ inline float max_nan(float a, float b)
     return isnan(a) || isnan(b) ? NAN : fmax(a, b);
 }
 
-/* The problem's optional features, each compiled in only when a plan's build options ask for it
- * (src/plan.c fcl_build_options): ALiBi, an additive mask, a key-padding mask, packed sequences, a
- * KV cache, appending to it, and a paged cache's page size. */
+/*
+ * The problem's optional features, each a -D of the program's build options (src/kernels.c writes
+ * them from the problem; left out, a feature is off). The rule: whatever costs inside a kernel's key
+ * loop is compiled in only when a problem uses it (a constant here, so the off case is no code at all);
+ * values read once per work-group or per row (sizes, strides, the window's bounds, the cap, the
+ * number of splits) are runtime arguments, so that problems differing only in them share a program.
+ *   HAS_WINDOW   causal or a sliding window: keys bounded per row (win_left, win_right)
+ *   HAS_SOFTCAP  scores capped (softcap_log2 / softcap)
+ *   HAS_ALIBI, HAS_MASK, HAS_KPM   ALiBi slopes, an fp32 additive mask, a uint8 key-padding mask
+ *   VARLEN       packed sequences (cu_seqlens)
+ *   KV_CACHE, KV_APPEND, PAGE_SIZE a KV cache, the step's keys appended first, a paged cache's page
+ *   SPLIT_KV     the keys split across work-groups (flash-decoding), merged by flash_combine
+ *   GQA_PACK     query heads per KV head packed into one work-group's rows (decode); 1: none
+ */
+#ifndef HAS_WINDOW
+#define HAS_WINDOW 0
+#endif
+#ifndef HAS_SOFTCAP
+#define HAS_SOFTCAP 0
+#endif
 #ifndef HAS_ALIBI
 #define HAS_ALIBI 0
 #endif
@@ -68,6 +86,9 @@ inline float max_nan(float a, float b)
 #ifndef PAGE_SIZE
 #define PAGE_SIZE 0
 #endif
-#ifndef GQA_PACK /* query heads per KV head packed into one work-group's rows (decode); 1: none */
+#ifndef SPLIT_KV
+#define SPLIT_KV 0
+#endif
+#ifndef GQA_PACK
 #define GQA_PACK 1
 #endif

@@ -20,11 +20,12 @@
  * applied to S) so every exponential is one exp2. Tiles wholly outside the causal mask or the sliding
  * window are never loaded.
  *
- * Biases and masks, each compiled in only when the problem has it (HAS_ALIBI, HAS_MASK, HAS_KPM):
- * ALiBi's -slope*|i' - j|, an fp32 additive mask, a uint8 key-padding mask; a row left with no key
- * writes zeros and LSE -inf, as under the causal mask.
- *
- * VARLEN: packed sequences of different lengths (CU_Q, CU_K: cumulative lengths, batch + 1 each).
+ * Its parts: common.cl (storage, feature switches), geometry.cl (sequences, the visible keys),
+ * scores.cl (softcap, biases, masks), softmax.cl (the online softmax). Every feature that costs in
+ * the key loop is compiled in only when the problem has it (common.cl): the causal mask or a window
+ * (HAS_WINDOW: scores are masked only in the tiles that cross a row's window edge or the sequence's
+ * end), the softcap, ALiBi, masks, packed sequences, caches, paging, split-KV, GQA packing. A row left
+ * with no key writes zeros and LSE -inf.
  *
  * Specialised at build time by HEAD_DIM, BLOCK_M, BLOCK_N, TM, CG, D_CHUNK, V_CHUNK, FLASHCL_DTYPE_*.
  * Local memory, in floats (flashcl_flash_local_mem_bytes() must match this exactly), LDC = D_CHUNK+4:
@@ -79,6 +80,17 @@
 #define SH_MAX2(a, b) ((a) > (b) ? (a) : (b))
 #define SHARED_FLOATS SH_MAX2(SH_MAX2(QK_FLOATS, V_CHUNK * HEAD_DIM), BLOCK_M * CG)
 
+/* Packed rows (GQA_PACK > 1, decode): block row pr is query pr / GQA_PACK of head h0 + pr % GQA_PACK,
+ * so that the query heads sharing a KV head share its K/V tiles; otherwise row pr is query pr of h0. */
+inline int row_query(const int pr)
+{
+    return pr / GQA_PACK;
+}
+inline int row_head(const int pr, const int h0)
+{
+    return h0 + pr % GQA_PACK;
+}
+
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
 flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K,
           __global const STORE_T *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
@@ -118,82 +130,47 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     const int rg = tid / CG;
     const int cg = tid - rg * CG;
     const int m0 = get_group_id(0) * BLOCK_M;
-    /* Split-KV (flash-decoding): dimension 1 numbers (batch * heads_q) x n_splits work-groups; split
-     * s covers one contiguous range of the keys and writes its normalised partial output and its
-     * log-sum-exp to OP/LP, which flash_combine merges. n_splits == 1: the direct path. */
+#if SPLIT_KV
+    /* Split-KV (flash-decoding): dimension 1 numbers (batch * heads) x n_splits work-groups; split s
+     * covers one contiguous range of the keys and writes its normalised partial output and its
+     * log-sum-exp to OP/LP, which flash_combine merges. */
     const int split = get_group_id(1) % n_splits;
     const int bh = get_group_id(1) / n_splits;
-    /* Where key row j of this sequence sits in K (and V): contiguous, or page BT[b][j / PAGE_SIZE]. */
-#if PAGE_SIZE
-#define KV_ROW(j, rs, ps)                                                                                \
-    ((long)clamp(BT[(long)b * max_pages + (j) / PAGE_SIZE], 0, num_pages - 1) * (ps) + (long)((j) % PAGE_SIZE) * (rs))
 #else
-#define KV_ROW(j, rs, ps) ((long)(j) * (rs))
+    const int bh = get_group_id(1);
 #endif
-#if GQA_PACK > 1
-    /* GQA packing (decode): the GQA_PACK query heads that share KV head hk are rows of one block, so
-     * K and V are loaded once for all of them. Packed row pr is query pr / GQA_PACK of head
-     * hk * GQA_PACK + pr % GQA_PACK; dimension 1 numbers (batch, KV head). */
-    const int b = bh / (heads_q / GQA_PACK);
-    const int hk = bh - b * (heads_q / GQA_PACK);
-#define ROW_Q(pr) ((pr) / GQA_PACK)
-#define ROW_H(pr) (hk * GQA_PACK + (pr) % GQA_PACK)
-#else
-    const int b = bh / heads_q;
-    const int h = bh - b * heads_q;
-    const int hk = h / group;
-#define ROW_Q(pr) (pr)
-#define ROW_H(pr) (h)
-#endif
+    /* Dimension 1 numbers (batch, query head), or (batch, KV head) when query heads are packed. */
+    const int heads_per_batch = heads_q / GQA_PACK;
+    const int b = bh / heads_per_batch;
+    const int h0 = (bh - b * heads_per_batch) * GQA_PACK; /* the block's first query head */
+    const int hk = h0 / group;
+    const seq_view sv = seq_view_of(b, seq_q, seq_kv, CU_Q, CU_K, total_q, total_kv, CACHE_LENS);
+    const int sq = sv.sq, skv = sv.skv;
+    const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
+    const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
 
-#if VARLEN
-    /* Packed sequences: sequence b is rows CU_Q[b] .. CU_Q[b+1] of Q and O, CU_K[b] .. of K and V;
-     * seq_q and seq_kv are only the maxima (the grid). LSE is (heads_q, total_q). A block past its
-     * sequence's end loads nothing and stores nothing (no early return: see tests/rusticl). */
-    /* Clamped to the buffers: cu_seqlens that are wrong give wrong rows, never an access outside. */
-    const int q_start = clamp(CU_Q[b], 0, total_q), k_start = clamp(CU_K[b], 0, total_kv);
-    const int sq = clamp(CU_Q[b + 1], q_start, total_q) - q_start;
-    const int skv = clamp(CU_K[b + 1], k_start, total_kv) - k_start;
-    const long q_base = (long)q_start * q_ss; /* + the row's head */
-    const long k_base = (long)k_start * k_ss + hk * k_sh;
-    const long v_base = (long)k_start * v_ss + hk * v_sh;
-    const long o_row0 = (long)q_start * o_ss;
-#define LSE_ROW(hh, qq) ((long)(hh) * total_q + q_start + (qq))
-#else
-    const int sq = seq_q;
-#if KV_CACHE /* the filled part of this sequence's cache (after the append) */
-    const int skv = clamp(CACHE_LENS[b] + (KV_APPEND ? seq_q : 0), 0, seq_kv);
-#else
-    const int skv = seq_kv;
-#endif
-    const long q_base = b * q_sb; /* + the row's head */
-#if PAGE_SIZE /* K/V rows through the block table; the "batch" stride is the page stride */
-    const long k_base = hk * k_sh;
-    const long v_base = hk * v_sh;
-#else
-    const long k_base = b * k_sb + hk * k_sh;
-    const long v_base = b * v_sb + hk * v_sh;
-#endif
-    const long o_row0 = b * o_sb;
-#define LSE_ROW(hh, qq) (((long)b * heads_q + (hh)) * seq_q + (qq))
-#endif
-
-    /* Row i sees keys i + shift - win_left ... i + shift + win_right (shift = skv - sq: the causal
-     * mask's bottom-right alignment; -1: that side unbounded; causal is win_right = 0). Tiles before
-     * the block's first visible key or past its last are never loaded. */
-    const int shift = skv - sq;
-    /* The block's queries: q_lo .. q_hi (packed: GQA_PACK rows per query). */
-    const int q_lo = ROW_Q(m0), q_hi = ROW_Q(m0 + BLOCK_M - 1);
+    /* The block's queries q_lo .. q_hi. A block past its sequence's end (packed sequences) loads and
+     * stores nothing (no early return: see tests/rusticl). */
+    const int q_lo = row_query(m0), q_hi = min(row_query(m0 + BLOCK_M - 1), sq - 1);
     int n_begin = 0, n_end = q_lo < sq ? skv : 0;
-    if (n_splits > 1) { /* this split's keys: an equal share, whole tiles */
+#if SPLIT_KV
+    { /* this split's keys: an equal share, whole tiles */
         const int share = ((skv + n_splits - 1) / n_splits + BLOCK_N - 1) / BLOCK_N * BLOCK_N;
         n_begin = split * share;
         n_end = min(n_end, n_begin + share);
     }
-    if (win_left >= 0)
-        n_begin = max(n_begin, clamp(q_lo + shift - win_left, 0, skv) / BLOCK_N * BLOCK_N);
-    if (win_right >= 0)
-        n_end = min(n_end, clamp(q_hi + shift + win_right + 1, 0, skv));
+#endif
+#if HAS_WINDOW
+    /* Tiles before the block's first visible key or past its last are never loaded; tiles inside
+     * every row's window need no mask. */
+    const key_range first_row = visible_keys(q_lo, sq, skv, win_left, win_right);
+    const key_range last_row = visible_keys(q_hi, sq, skv, win_left, win_right);
+    n_begin = max(n_begin, first_row.lo / BLOCK_N * BLOCK_N);
+    n_end = min(n_end, last_row.hi);
+    const int inner_lo = last_row.lo, inner_hi = first_row.hi;
+#else
+    const int inner_lo = 0, inner_hi = skv;
+#endif
 
     VEC acc[TM][NV];
     float m_run[TM], l_part[TM];
@@ -209,9 +186,9 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     for (int idx = tid; idx < BLOCK_M * HEAD_DIM / 4; idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / 4);
         const int d = (idx - r * (HEAD_DIM / 4)) * 4;
-        const int qi = ROW_Q(m0 + r);
+        const int qi = row_query(m0 + r);
         *(__local float4 *)(q_s + r * LDC + d) =
-            qi < sq ? LOAD4(Q, q_base + (long)ROW_H(m0 + r) * q_sh + (long)qi * q_ss + d) : (float4)(0.0f);
+            qi < sq ? LOAD4(Q, q_row_offset(sv, row_head(m0 + r, h0), qi, q_sb, q_ss, q_sh) + d) : (float4)(0.0f);
     }
 #endif
 
@@ -227,9 +204,9 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
             for (int idx = tid; idx < BLOCK_M * D_CHUNK / 4; idx += WG_SIZE) {
                 const int r = idx / (D_CHUNK / 4);
                 const int d = (idx - r * (D_CHUNK / 4)) * 4;
-                const int qi = ROW_Q(m0 + r);
+                const int qi = row_query(m0 + r);
                 *(__local float4 *)(q_s + r * LDC + d) =
-                    qi < sq ? LOAD4(Q, q_base + (long)ROW_H(m0 + r) * q_sh + (long)qi * q_ss + d0 + d)
+                    qi < sq ? LOAD4(Q, q_row_offset(sv, row_head(m0 + r, h0), qi, q_sb, q_ss, q_sh) + d0 + d)
                             : (float4)(0.0f);
             }
 #endif
@@ -238,7 +215,8 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 const int d = (idx - c * (D_CHUNK / 4)) * 4;
                 const int j = n0 + c;
                 *(__local float4 *)(k_s + c * LDC + d) =
-                    j < skv ? LOAD4(K, k_base + KV_ROW(j, k_ss, k_sb) + d0 + d) : (float4)(0.0f);
+                    j < skv ? LOAD4(K, k_base + kv_row(b, j, k_ss, k_sb, BT, max_pages, num_pages) + d0 + d)
+                            : (float4)(0.0f);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
 #if Q_RESIDENT
@@ -264,33 +242,39 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
             }
         }
 
-        /* Scale (and softcap: cap*tanh(s/cap), in base 2 as c2*tanh(s2/c2) with c2 = cap*log2(e)),
-         * mask, and this work-item's maximum of each of its rows. */
+        /* Scale, softcap, biases, masks (scores.cl, in base 2), and this work-item's maximum of each of
+         * its rows. Only a tile that crosses a row's window edge or the sequence's end is masked. */
+        const bool edge = n0 < inner_lo || n0 + BLOCK_N > inner_hi;
         float mx[TM];
         for (int i = 0; i < TM; ++i) {
-            const int qrow = ROW_Q(m0 + rg + i * RG), hrow = ROW_H(m0 + rg + i * RG);
-            const int pos = qrow + shift;
-#if HAS_ALIBI
-            const float alibi_log2 = ALIBI[alibi_per_batch ? (long)b * heads_q + hrow : hrow] * LOG2E_F;
+            const int pr = m0 + rg + i * RG;
+            const int qrow = row_query(pr), hrow = row_head(pr, h0);
+#if HAS_WINDOW
+            const key_range vis = visible_keys(qrow, sq, skv, win_left, win_right);
+#else
+            const key_range vis = {0, skv};
 #endif
-            const int first_key = win_left >= 0 ? pos - win_left : 0;
-            const int last_key = win_right >= 0 ? min(pos + win_right, skv - 1) : skv - 1;
+#if HAS_ALIBI
+            const float slope = alibi_slope(ALIBI, alibi_per_batch, b, hrow, heads_q);
+            const int pos = qrow + skv - sq;
+#endif
             mx[i] = -INFINITY;
             for (int j = 0; j < TN; ++j) {
                 const int key = n0 + cg + j * CG;
                 float t = s[i][j] * scale_log2;
-                if (softcap_log2 > 0.0f)
-                    t = softcap_log2 * tanh(t / softcap_log2);
-                bool visible = key >= first_key && key <= last_key;
+#if HAS_SOFTCAP
+                t = softcap_score(t, softcap_log2);
+#endif
+                bool visible = !edge || (key >= vis.lo && key < vis.hi);
 #if HAS_ALIBI
-                t -= alibi_log2 * fabs((float)(pos - key));
+                t += alibi_bias(slope, pos, key, LOG2E_F);
 #endif
 #if HAS_MASK
                 if (visible && qrow < sq)
-                    t += MASK[b * m_sb + (long)qrow * m_ss + (long)hrow * m_sh + key] * LOG2E_F;
+                    t += mask_value(MASK, m_sb, m_ss, m_sh, b, qrow, hrow, key) * LOG2E_F;
 #endif
 #if HAS_KPM
-                if (visible && KPM[(long)b * seq_kv + key])
+                if (visible && key_padded(KPM, seq_kv, b, key))
                     visible = false;
 #endif
                 s[i][j] = visible ? t : -INFINITY;
@@ -303,23 +287,20 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int i = 0; i < TM; ++i) {
             const int r = rg + i * RG;
-            float m_new = m_run[i];
+            float tile_max = -INFINITY;
             for (int t = 0; t < CG; ++t)
-                m_new = max_nan(m_new, red[r * CG + t]);
-            /* A row that has seen no key yet keeps m = -inf: its weights are 0 and nothing rescales.
-             * A NaN score makes m NaN, and with it every weight and output of its row (only). */
-            const bool empty = m_new == -INFINITY;
-            const float alpha = empty ? 1.0f : exp2(m_run[i] - m_new);
+                tile_max = max_nan(tile_max, red[r * CG + t]);
+            const float2 step = softmax_step(m_run[i], tile_max);
+            m_run[i] = step.x;
             float psum = 0.0f;
             for (int j = 0; j < TN; ++j) {
-                const float p = empty ? 0.0f : exp2(s[i][j] - m_new);
+                const float p = softmax_weight(s[i][j], step.x);
                 p_s[r * LDP + cg + j * CG] = p;
                 psum += p;
             }
-            l_part[i] = l_part[i] * alpha + psum;
+            l_part[i] = l_part[i] * step.y + psum;
             for (int v = 0; v < NV; ++v)
-                acc[i][v] *= alpha;
-            m_run[i] = m_new;
+                acc[i][v] *= step.y;
         }
 
         /* O += P*V, V_CHUNK keys at a time. Columns (v*CG + cg)*VW: neighbouring work-items read
@@ -331,7 +312,8 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 const int d = (idx - c * (HEAD_DIM / 4)) * 4;
                 const int j = n0 + c0 + c;
                 *(__local float4 *)(v_s + c * HEAD_DIM + d) =
-                    j < skv ? LOAD4(V, v_base + KV_ROW(j, v_ss, v_sb) + d) : (float4)(0.0f);
+                    j < skv ? LOAD4(V, v_base + kv_row(b, j, v_ss, v_sb, BT, max_pages, num_pages) + d)
+                            : (float4)(0.0f);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             for (int c = 0; c < V_CHUNK; c += 4) {
@@ -363,27 +345,27 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int i = 0; i < TM; ++i) {
         const int r = rg + i * RG;
-        const int qi = ROW_Q(m0 + r), hi = ROW_H(m0 + r);
+        const int qi = row_query(m0 + r), hi = row_head(m0 + r, h0);
         float l = 0.0f;
         for (int t = 0; t < CG; ++t)
             l += red[r * CG + t];
         if (qi >= sq)
             continue;
-        const float inv = l > 0.0f ? 1.0f / l : 0.0f; /* no visible key: zeros, never NaN */
-        const float lse = l > 0.0f ? (m_run[i] + log2(l)) * LN2_F : -INFINITY;
-        if (n_splits > 1) { /* partial result, fp32, (split, row, head_dim); its LSE (split, row) */
-            const long prow = (long)split * rows_total + LSE_ROW(hi, qi);
-            for (int v = 0; v < NV; ++v) {
-                float out[VW];
-                VSTORE(acc[i][v] * inv, out);
-                for (int e = 0; e < VW; ++e)
-                    OP[prow * HEAD_DIM + (v * CG + cg) * VW + e] = out[e];
-            }
-            if (cg == 0)
-                LP[prow] = lse;
-            continue;
+        const float inv = softmax_norm(l);
+        const float lse = softmax_lse(m_run[i], l);
+#if SPLIT_KV
+        /* the partial result, fp32, (split, row, head_dim); its LSE (split, row) */
+        const long prow = (long)split * rows_total + lse_row(sv, hi, qi, heads_q, seq_q, total_q);
+        for (int v = 0; v < NV; ++v) {
+            float out[VW];
+            VSTORE(acc[i][v] * inv, out);
+            for (int e = 0; e < VW; ++e)
+                OP[prow * HEAD_DIM + (v * CG + cg) * VW + e] = out[e];
         }
-        const long o_base = o_row0 + (long)hi * o_sh + (long)qi * o_ss;
+        if (cg == 0)
+            LP[prow] = lse;
+#else
+        const long o_base = q_row_offset(sv, hi, qi, o_sb, o_ss, o_sh);
         for (int v = 0; v < NV; ++v) {
             float out[VW];
             VSTORE(acc[i][v] * inv, out);
@@ -391,42 +373,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 STORE(O, o_base + (v * CG + cg) * VW + e, out[e]);
         }
         if (write_lse && cg == 0)
-            LSE[LSE_ROW(hi, qi)] = lse;
+            LSE[lse_row(sv, hi, qi, heads_q, seq_q, total_q)] = lse;
+#endif
     }
-}
-
-/*
- * Merges the splits of split-KV: for each row, O = sum_s w_s O_s / sum_s w_s with w_s = exp(LSE_s - m),
- * m = max_s LSE_s, and LSE = m + log(sum_s w_s). Splits that saw no key (LSE -inf) weigh 0; a row no
- * split saw is zeros with LSE -inf. A NaN partial keeps its row NaN. One work-item per (row, column);
- * rows numbered as LSE is (padded: (b * heads_q + h) * seq_q + i; packed: h * total_q + token).
- */
-__kernel void flash_combine(__global const float *restrict OP, __global const float *restrict LP,
-                            const int n_splits, const long rows_total, __global STORE_T *restrict O,
-                            __global float *restrict LSE, const int write_lse, const int group_rows,
-                            const int heads_q, const long o_sb, const long o_ss, const long o_sh,
-                            const int varlen)
-{
-    const long gid = get_global_id(0);
-    if (gid >= rows_total * HEAD_DIM)
-        return;
-    const long row = gid / HEAD_DIM;
-    const int d = (int)(gid - row * HEAD_DIM);
-    float m = -INFINITY;
-    for (int s = 0; s < n_splits; ++s)
-        m = max_nan(m, LP[s * rows_total + row]);
-    float num = 0.0f, den = 0.0f;
-    if (m != -INFINITY)
-        for (int s = 0; s < n_splits; ++s) {
-            const float lse = LP[s * rows_total + row];
-            const float w = lse == -INFINITY ? 0.0f : exp(lse - m);
-            num += w * OP[(s * rows_total + row) * HEAD_DIM + d];
-            den += w;
-        }
-    const long g = row / group_rows, i = row - g * group_rows;
-    /* padded: g = b * heads_q + h, i the query; packed: g = h, i the token (batch stride unused) */
-    const long o = varlen ? i * o_ss + g * o_sh : (g / heads_q) * o_sb + i * o_ss + (g % heads_q) * o_sh;
-    STORE(O, o + d, m == -INFINITY ? 0.0f : num / den);
-    if (write_lse && d == 0)
-        LSE[row] = m == -INFINITY ? -INFINITY : m + log(den);
 }

@@ -16,11 +16,12 @@
  * A fragments of P*V (the C layout of two neighbouring n8 tiles is the A layout of one k16 step).
  * Scores are in base 2 (S * scale*log2(e)), as in flash_fwd.cl.
  *
- * Semantics as flash_fwd.cl's direct path: bottom-right causal alignment and sliding windows (tiles
- * outside never loaded), GQA (heads_q / group KV heads), LSE in natural log, a NaN score poisoning its
- * row, a row with no visible key written as zeros with LSE -inf. The host sends other problems (biases,
- * masks, packed sequences, KV caches, split-KV, fp32 storage) to flash_fwd.cl; the argument list is
- * flash_fwd's, so one plan code path sets both.
+ * Semantics as flash_fwd.cl's direct path, from the same parts (geometry.cl: the sequence and the
+ * visible keys, HAS_WINDOW for causal or a sliding window; softmax.cl: the online softmax): tiles
+ * outside a window never loaded, GQA (heads_q / group KV heads), LSE in natural log, a NaN score
+ * poisoning its row, a row with no visible key written as zeros with LSE -inf. The host sends other
+ * problems (biases, masks, packed sequences, KV caches, split-KV, fp32 storage) to flash_fwd.cl; this
+ * kernel takes only the arguments it uses.
  *
  * FCL_PTX=1: the PTX instructions (NVIDIA, compute capability 8.0 and up). FCL_PTX=0: each instruction
  * emulated with the same fragment layout through a per-warp exchange area in local memory and
@@ -61,10 +62,8 @@
 /* The fragment loops are unrolled on the GPU (the fragments must live in registers); emulated they
  * are not (PoCL compiled the unrolled emulation for a minute a configuration). */
 #if FCL_PTX
-#define EXP2(x) native_exp2(x)
 #define UNROLL _Pragma("unroll")
 #else
-#define EXP2(x) exp2(x)
 #define UNROLL _Pragma("nounroll")
 #endif
 
@@ -227,15 +226,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
 flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, __global const ushort *restrict V,
           __global STORE_T *restrict O, __global float *restrict LSE, const int seq_q, const int seq_kv,
           const int heads_q, const int group, const float scale_log2, const int win_left, const int win_right,
-          const float softcap_log2, const int write_lse, const long q_sb, const long q_ss, const long q_sh,
-          const long k_sb, const long k_ss, const long k_sh, const long v_sb, const long v_ss, const long v_sh,
-          const long o_sb, const long o_ss, const long o_sh, __global const float *restrict ALIBI,
-          const int alibi_per_batch, __global const float *restrict MASK, const long m_sb, const long m_ss,
-          const long m_sh, __global const uchar *restrict KPM, __global const int *restrict CU_Q,
-          __global const int *restrict CU_K, const int total_q, const int total_kv, const int n_splits,
-          __global float *restrict OP, __global float *restrict LP, const long rows_total,
-          __global const int *restrict CACHE_LENS, __global const int *restrict BT, const int max_pages,
-          const int num_pages)
+          const int write_lse, const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss,
+          const long k_sh, const long v_sb, const long v_ss, const long v_sh, const long o_sb, const long o_ss,
+          const long o_sh)
 {
     __local uint4 k4[KROWS * LDS / 8];
     __local uint4 v4[BLOCK_N * LDS / 8];
@@ -258,24 +251,29 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
     const int m0 = get_group_id(0) * BLOCK_M;
     const int bh = get_group_id(1);
     const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
-    const int sq = seq_q, skv = seq_kv;
-    const long q_base = b * q_sb + h * q_sh;
-    const long k_base = b * k_sb + hk * k_sh;
-    const long v_base = b * v_sb + hk * v_sh;
-    const int shift = skv - sq;
+    const seq_view sv = seq_view_of(b, seq_q, seq_kv, 0, 0, 0, 0, 0);
+    const int sq = sv.sq, skv = sv.skv;
+    const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
+    const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
 
-    /* Keys this block can see (tiles outside are never loaded), as in flash_fwd.cl. */
+    /* Keys this block can see (tiles outside are never loaded) and keys all its rows see (tiles there
+     * need no mask), geometry.cl. */
     const int q_lo = m0, q_hi = min(m0 + BLOCK_M, sq) - 1;
     int n_begin = 0, n_end = q_lo < sq ? skv : 0;
-    if (win_left >= 0)
-        n_begin = clamp(q_lo + shift - win_left, 0, skv) / BLOCK_N * BLOCK_N;
-    if (win_right >= 0)
-        n_end = min(n_end, clamp(q_hi + shift + win_right + 1, 0, skv));
+#if HAS_WINDOW
+    const key_range first_row = visible_keys(q_lo, sq, skv, win_left, win_right);
+    const key_range last_row = visible_keys(q_hi, sq, skv, win_left, win_right);
+    n_begin = first_row.lo / BLOCK_N * BLOCK_N;
+    n_end = min(n_end, last_row.hi);
+    const int inner_lo = last_row.lo, inner_hi = first_row.hi;
+#else
+    const int inner_lo = 0, inner_hi = skv;
+#endif
 
     /* Q's block -> local -> A fragments (ldmatrix x4: rows 0-7/8-15 x columns 0-7/8-15 of a k step). */
     for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
-        COPY8(k_s + r * LDS + c, Q + q_base + (long)(m0 + r) * q_ss + c, m0 + r < sq);
+        COPY8(k_s + r * LDS + c, Q + q_row_offset(sv, h, min(m0 + r, sq - 1), q_sb, q_ss, q_sh) + c, m0 + r < sq);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int mi = lane >> 3, mr = lane & 7; /* the matrix and row this lane addresses in an ldmatrix */
@@ -316,19 +314,21 @@ UNROLL
             }
         }
 
-        /* Scale; mask only the tiles that cross the sequence's end, the causal diagonal or a window edge. */
-        const bool edge = n0 + BLOCK_N > skv || (win_right >= 0 && n0 + BLOCK_N - 1 > q_lo + shift + win_right) ||
-                          (win_left >= 0 && n0 < q_hi + shift - win_left);
+        /* Scale; mask only the tiles that cross a row's window edge or the sequence's end. */
+        const bool edge = n0 < inner_lo || n0 + BLOCK_N > inner_hi;
 UNROLL
         for (int j = 0; j < NT; ++j)
 UNROLL
             for (int e = 0; e < 4; ++e) {
                 float x = s[j][e] * scale2;
                 if (edge) {
-                    const int key = n0 + j * 8 + 2 * t + (e & 1), pos = row0 + (e >> 1) * 8 + shift;
-                    const bool visible = key < skv && (win_right < 0 || key <= pos + win_right) &&
-                                         (win_left < 0 || key >= pos - win_left);
-                    x = visible ? x : -INFINITY;
+                    const int key = n0 + j * 8 + 2 * t + (e & 1);
+#if HAS_WINDOW
+                    const key_range vis = visible_keys(row0 + (e >> 1) * 8, sq, skv, win_left, win_right);
+#else
+                    const key_range vis = {0, skv};
+#endif
+                    x = key >= vis.lo && key < vis.hi ? x : -INFINITY;
                 }
                 s[j][e] = x;
             }
@@ -342,19 +342,18 @@ UNROLL
                 mx = max_nan(mx, max_nan(s[j][2 * r], s[j][2 * r + 1]));
             mx = max_nan(mx, SHFL_XOR(mx, 1));
             mx = max_nan(mx, SHFL_XOR(mx, 2));
-            const float m_new = max_nan(m_run[r], mx);
-            /* No key yet: m stays -inf, weights 0, nothing rescaled. NaN: the row goes NaN. */
-            const bool empty = m_new == -INFINITY;
-            const float alpha = empty ? 1.0f : EXP2(m_run[r] - m_new);
+            const float2 step = softmax_step(m_run[r], mx);
             float psum = 0.0f;
 UNROLL
             for (int j = 0; j < NT; ++j) {
-                const float p0 = empty ? 0.0f : EXP2(s[j][2 * r] - m_new);
-                const float p1 = empty ? 0.0f : EXP2(s[j][2 * r + 1] - m_new);
+                const float p0 = softmax_weight(s[j][2 * r], step.x);
+                const float p1 = softmax_weight(s[j][2 * r + 1], step.x);
                 s[j][2 * r] = p0;
                 s[j][2 * r + 1] = p1;
                 psum += p0 + p1;
             }
+            const float alpha = step.y;
+            const float m_new = step.x;
             l_run[r] = l_run[r] * alpha + psum;
             m_run[r] = m_new;
 UNROLL
@@ -394,16 +393,16 @@ UNROLL
         l += SHFL_XOR(l, 1);
         l += SHFL_XOR(l, 2);
         const int qi = row0 + r * 8;
-        const float inv = l > 0.0f ? 1.0f / l : 0.0f; /* no visible key: zeros, never NaN */
+        const float inv = softmax_norm(l);
         if (qi < sq) {
-            const long ob = b * o_sb + h * o_sh + (long)qi * o_ss;
+            const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
 UNROLL
             for (int j = 0; j < DT; ++j) {
                 STORE(O, ob + j * 8 + 2 * t, o[j][2 * r] * inv);
                 STORE(O, ob + j * 8 + 2 * t + 1, o[j][2 * r + 1] * inv);
             }
             if (write_lse && t == 0)
-                LSE[((long)b * heads_q + h) * sq + qi] = l > 0.0f ? (m_run[r] + log2(l)) * LN2_F : -INFINITY;
+                LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(m_run[r], l);
         }
     }
 }

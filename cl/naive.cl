@@ -2,7 +2,9 @@
  * naive.cl: the textbook attention, one output row per work-item, fp32, two passes over the keys
  * (maximum, then exponentials and the weighted sum of V). No tiles, no online rescaling: simple enough
  * to be obviously right, O(seq) memory. It is the in-library validator (naive_ref_rows, compare_rows)
- * and an algorithm of its own (naive_fwd).
+ * and an algorithm of its own (naive_fwd). The sequences, the visible keys (geometry.cl) and the score
+ * modifiers (scores.cl) are the flash kernels' own parts; the softcap and the window stay runtime
+ * values here (speed is not this kernel's job, and fewer programs build faster).
  *
  * Specialised at build time by HEAD_DIM and FLASHCL_DTYPE_*. Rows are numbered flat:
  * row = (batch * heads_q + head) * seq_q + query.
@@ -30,32 +32,24 @@
         total_kv, batch, cache_lens, bt, max_pages, num_pages
 
 
-/* Offset of key/value row j of sequence b (rs: row stride, ps: page or batch stride): contiguous, or
- * through the block table of a paged cache. */
-#if PAGE_SIZE
-#define KV_ROW(b, j, rs, ps)                                                                             \
-    ((long)clamp(bt[(long)(b) * max_pages + (j) / PAGE_SIZE], 0, num_pages - 1) * (ps) + (long)((j) % PAGE_SIZE) * (rs))
-#else
-#define KV_ROW(b, j, rs, ps) ((long)(j) * (rs))
-#endif
-
 /*
  * Where a flat row lives. Padded batches: row = (b * heads_q + h) * seq_q + i. Packed sequences
  * (VARLEN): row = h * total_q + t for token t, which belongs to the sequence b with cu_q[b] <= t <
- * cu_q[b+1]; that is also where its LSE goes. Gives b, h, i, the sequence's lengths, and the element
- * offsets of its query row and of its sequence's first key and value rows (head hk); o_row is the
- * row's offset in O.
+ * cu_q[b+1]; that is also where its LSE goes. Gives the sequence (geometry.cl), h, i, and the element
+ * offsets of its query row, of its sequence's first key and value rows (KV head h / group) and of its
+ * output row.
  */
 typedef struct row_place {
-    long b, qb, kb, vb, o_row;
-    int h, i, sq, skv;
+    seq_view s;
+    long qb, kb, vb, o_row;
+    int h, i;
 } row_place;
 
 inline row_place place_row(long flat, const int seq_q, const int seq_kv, const int heads_q, const int group,
                            const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss,
                            const long k_sh, const long v_sb, const long v_ss, const long v_sh, const long o_sb,
                            const long o_ss, const long o_sh, __global const int *cu_q, __global const int *cu_k,
-                           const int total_q, const int total_kv, const int batch)
+                           const int total_q, const int total_kv, const int batch, __global const int *cache_lens)
 {
     row_place r;
 #if VARLEN
@@ -69,54 +63,43 @@ inline row_place place_row(long flat, const int seq_q, const int seq_kv, const i
         else
             hi = mid - 1;
     }
-    /* Clamped to the buffers, as in flash_fwd: wrong cu_seqlens never reach outside them. */
-    const int q0 = clamp(cu_q[lo], 0, total_q), k0 = clamp(cu_k[lo], 0, total_kv);
-    r.b = lo;
-    r.i = t - q0;
-    r.sq = clamp(cu_q[lo + 1], q0, total_q) - q0;
-    r.skv = clamp(cu_k[lo + 1], k0, total_kv) - k0;
-    if (r.i < 0 || r.i >= r.sq) /* a token outside every sequence: no keys */
-        r.skv = 0;
-    const int hk = r.h / group;
-    r.qb = (long)t * q_ss + r.h * q_sh;
-    r.kb = (long)k0 * k_ss + hk * k_sh;
-    r.vb = (long)k0 * v_ss + hk * v_sh;
-    r.o_row = (long)t * o_ss + r.h * o_sh;
+    r.s = seq_view_of(lo, seq_q, seq_kv, cu_q, cu_k, total_q, total_kv, cache_lens);
+    r.i = t - r.s.q_start;
+    if (r.i < 0 || r.i >= r.s.sq) /* a token outside every sequence: no keys */
+        r.s.skv = 0;
 #else
     r.i = (int)(flat % seq_q);
     const long bh = flat / seq_q;
     r.h = (int)(bh % heads_q);
-    r.b = bh / heads_q;
-    r.sq = seq_q;
-    r.skv = seq_kv;
-    const int hk = r.h / group;
-    r.qb = r.b * q_sb + (long)r.i * q_ss + r.h * q_sh;
-    r.kb = (PAGE_SIZE ? 0 : r.b * k_sb) + hk * k_sh; /* a paged cache adds the page per row */
-    r.vb = (PAGE_SIZE ? 0 : r.b * v_sb) + hk * v_sh;
-    r.o_row = r.b * o_sb + (long)r.i * o_ss + r.h * o_sh;
+    r.s = seq_view_of((int)(bh / heads_q), seq_q, seq_kv, cu_q, cu_k, total_q, total_kv, cache_lens);
 #endif
+    const int hk = r.h / group;
+    r.qb = q_row_offset(r.s, r.h, r.i, q_sb, q_ss, q_sh);
+    r.kb = kv_base(r.s, hk, k_sb, k_ss, k_sh);
+    r.vb = kv_base(r.s, hk, v_sb, v_ss, v_sh);
+    r.o_row = q_row_offset(r.s, r.h, r.i, o_sb, o_ss, o_sh);
     return r;
 }
 
 /* The score of (row i of head h in batch b, key j; pos = i's aligned position): scaled, softcapped,
- * biased, masked (-inf). */
-inline float naive_score(__global const STORE_T *Q, __global const STORE_T *K, long qb, long kb, long b, int h,
+ * biased, masked (-inf), in the natural logarithm (scores.cl with u = 1). */
+inline float naive_score(__global const STORE_T *Q, __global const STORE_T *K, long qb, long kb, int b, int h,
                          int i, int pos, int j, ATTN_PARAMS)
 {
     float dot = 0.0f;
     for (int d = 0; d < HEAD_DIM; ++d)
-        dot += LOAD(Q, qb + d) * LOAD(K, kb + KV_ROW(b, j, k_ss, k_sb) + d);
+        dot += LOAD(Q, qb + d) * LOAD(K, kb + kv_row(b, j, k_ss, k_sb, bt, max_pages, num_pages) + d);
     float s = dot * scale;
     if (softcap > 0.0f)
-        s = softcap * tanh(s / softcap);
+        s = softcap_score(s, softcap);
 #if HAS_ALIBI
-    s -= alibi[alibi_per_batch ? b * heads_q + h : h] * fabs((float)(pos - j));
+    s += alibi_bias(alibi_slope(alibi, alibi_per_batch, b, h, heads_q), pos, j, 1.0f);
 #endif
 #if HAS_MASK
-    s += mask[b * m_sb + (long)i * m_ss + h * m_sh + j];
+    s += mask_value(mask, m_sb, m_ss, m_sh, b, i, h, j);
 #endif
 #if HAS_KPM
-    if (kpm[b * seq_kv + j])
+    if (key_padded(kpm, seq_kv, b, j))
         s = -INFINITY;
 #endif
     return s;
@@ -127,32 +110,25 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const STOR
                        __global const STORE_T *V, ATTN_PARAMS, float *out)
 {
     const row_place r = place_row(flat, seq_q, seq_kv, heads_q, group, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb,
-                                  v_ss, v_sh, 0, 0, 0, cu_q, cu_k, total_q, total_kv, batch);
-    const long b = r.b, qb = r.qb, kb = r.kb, vb = r.vb;
-    const int h = r.h, i = r.i;
-#if KV_CACHE /* the filled part of the sequence's cache (after the append) */
-    const int skv = clamp(cache_lens[b] + (KV_APPEND ? seq_q : 0), 0, seq_kv);
-#else
-    const int skv = r.skv;
-#endif
-    const int pos = i + skv - r.sq;
-    const int first = win_left >= 0 ? max(0, pos - win_left) : 0;
-    const int last = win_right >= 0 ? min(skv - 1, pos + win_right) : skv - 1;
+                                  v_ss, v_sh, 0, 0, 0, cu_q, cu_k, total_q, total_kv, batch, cache_lens);
+    const int b = r.s.b, h = r.h, i = r.i, skv = r.s.skv;
+    const int pos = i + skv - r.s.sq;
+    const key_range keys = visible_keys(i, r.s.sq, skv, win_left, win_right);
 
     float m = -INFINITY;
-    for (int j = first; j <= last; ++j)
-        m = max_nan(m, naive_score(Q, K, qb, kb, b, h, i, pos, j, ATTN_ARGS)); /* a NaN row stays NaN */
+    for (int j = keys.lo; j < keys.hi; ++j)
+        m = max_nan(m, naive_score(Q, K, r.qb, r.kb, b, h, i, pos, j, ATTN_ARGS)); /* a NaN row stays NaN */
     for (int d = 0; d < HEAD_DIM; ++d)
         out[d] = 0.0f;
-    if (last < first || m == -INFINITY) /* no visible key (the window, or masks on every key) */
+    if (keys.hi <= keys.lo || m == -INFINITY) /* no visible key (the window, or masks on every key) */
         return -INFINITY;
     float l = 0.0f;
-    for (int j = first; j <= last; ++j) {
-        const float s = naive_score(Q, K, qb, kb, b, h, i, pos, j, ATTN_ARGS);
+    for (int j = keys.lo; j < keys.hi; ++j) {
+        const float s = naive_score(Q, K, r.qb, r.kb, b, h, i, pos, j, ATTN_ARGS);
         const float p = exp(s - m);
         l += p;
         for (int d = 0; d < HEAD_DIM; ++d)
-            out[d] += p * LOAD(V, vb + KV_ROW(b, j, v_ss, v_sb) + d);
+            out[d] += p * LOAD(V, r.vb + kv_row(b, j, v_ss, v_sb, bt, max_pages, num_pages) + d);
     }
     for (int d = 0; d < HEAD_DIM; ++d)
         out[d] /= l;
@@ -172,7 +148,7 @@ __kernel void naive_fwd(__global const STORE_T *Q, __global const STORE_T *K, __
     float out[HEAD_DIM];
     const float lse = naive_row(flat, Q, K, V, ATTN_ARGS, out);
     const long ob = place_row(flat, seq_q, seq_kv, heads_q, group, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss,
-                              v_sh, o_sb, o_ss, o_sh, cu_q, cu_k, total_q, total_kv, batch)
+                              v_sh, o_sb, o_ss, o_sh, cu_q, cu_k, total_q, total_kv, batch, cache_lens)
                         .o_row;
     if (valid) {
         for (int d = 0; d < HEAD_DIM; ++d)

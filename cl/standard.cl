@@ -9,8 +9,8 @@
 
 /* One work-group per row of a chunk of S holding rows [row0, row0 + rows) of heads head0... (heads
  * numbered batch * heads_q + head): P = softmax(S) in place over the keys the row sees (the causal
- * mask and sliding window as offsets from the bottom-right aligned position, -1 unbounded), after
- * the softcap, and the natural log-sum-exp. A row that sees no key becomes zeros with LSE -inf. */
+ * mask and sliding window: geometry.cl's visible_keys), after the softcap, and the natural
+ * log-sum-exp. A row that sees no key becomes zeros with LSE -inf. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 softmax_rows(__global float *S, const int rows, const int row0, const int head0, const int seq_q, const int seq_kv,
              const int win_left, const int win_right, const float softcap, __global float *LSE, const int write_lse)
@@ -21,9 +21,8 @@ softmax_rows(__global float *S, const int rows, const int row0, const int head0,
     const long head = head0 + local_row / rows;
     const int tid = get_local_id(0);
     __global float *s = S + local_row * (long)seq_kv;
-    const int pos = i + seq_kv - seq_q;
-    const int lo = win_left >= 0 ? clamp(pos - win_left, 0, seq_kv) : 0;
-    const int n = win_right >= 0 ? clamp(pos + win_right + 1, 0, seq_kv) : seq_kv; /* keys [lo, n) */
+    const key_range keys = visible_keys(i, seq_q, seq_kv, win_left, win_right); /* geometry.cl */
+    const int lo = keys.lo, n = keys.hi;
 
     if (softcap > 0.0f)
         for (int j = lo + tid; j < n; j += WG)

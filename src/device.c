@@ -518,3 +518,29 @@ flashcl_status flashcl_context_create_default(const char *selector, const flashc
     clReleaseContext(clctx);
     return st;
 }
+
+flashcl_status flashcl_context_override_config(flashcl_context *ctx, const flashcl_config *config)
+{
+    if (!ctx)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_context_override_config: ctx is NULL");
+    pthread_mutex_lock(&ctx->lock);
+    ctx->has_override = config != NULL;
+    if (config)
+        ctx->override = *config;
+    pthread_mutex_unlock(&ctx->lock);
+    return FLASHCL_SUCCESS;
+}
+
+void fcl_context_get_override(flashcl_context *ctx, int *has, flashcl_config *cfg)
+{
+    pthread_mutex_lock(&ctx->lock);
+    *has = ctx->has_override;
+    if (*has)
+        *cfg = ctx->override;
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+int fcl_context_validating(const flashcl_context *ctx)
+{
+    return ctx->validate;
+}

@@ -67,6 +67,10 @@ const char *fcl_cl_error_name(cl_int err);
             return fcl_fail((ctx), (status), __VA_ARGS__);      \
     } while (0)
 
+/* The context's override (copied under its lock) and validation mode, for plans on any thread. */
+void fcl_context_get_override(flashcl_context *ctx, int *has, flashcl_config *cfg);
+int fcl_context_validating(const flashcl_context *ctx);
+
 /* program.c: build with in-memory and disk caches. */
 /* Sets ctx->profile.matrix_units: 1 when the device compiles cl/flash_mma.cl with FCL_PTX=1. */
 void fcl_probe_matrix_units(flashcl_context *ctx);
@@ -94,24 +98,35 @@ float fcl_effective_scale(const flashcl_problem *p);
  * an unbounded side; the causal mask folded in (right <= 0). */
 void fcl_visible_window(const flashcl_problem *p, int32_t *left, int32_t *right);
 
-/* plan.c */
-void fcl_build_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n);
-
-/* tiles.c */
+/* tiles.c: the configuration choice. */
+/* What a choice is made within: the path, the tuning database, an override, the local memory and
+ * work-group limits; `shrunk` (the reason) when a plan asks again after compiling, with smaller
+ * limits and neither database nor override; `portable_why` forces the portable kernel and says why. */
+typedef struct fcl_choice {
+    flashcl_path path;
+    const flashcl_tuning_db *db;     /* NULL: heuristic only */
+    const flashcl_config *override;  /* NULL: none */
+    uint64_t local_mem;              /* bytes of local memory the tiles may use */
+    size_t work_group;               /* work-items a work-group may have */
+    const char *shrunk;
+    const char *portable_why;
+} fcl_choice;
+/* The choice a profile gets by default: its path and limits, no database, no override. */
+void fcl_choice_default(const flashcl_device_profile *pr, fcl_choice *ch);
+/* The one chooser: the override, else the matrix-unit kernel where path, device and problem allow
+ * it, else the database, else the heuristic; every flash config finished in one place. Failures are
+ * reported on ctx (may be NULL: the thread's context-free message). */
+flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr, const fcl_choice *ch,
+                          const flashcl_problem *p, flashcl_algorithm algorithm, flashcl_config *config);
+/* The portable kernel's heuristic tiles within explicit limits (no packing, splits or finishing). */
 flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
                                 size_t max_wg, flashcl_config *cfg);
 /* Query heads packed per work-group for flash: heads_q / heads_kv for GQA decode steps (seq_q <= 16),
  * else 1. The problem as the tiles see it then has seq_q * pack rows and heads_q / pack heads. */
-/* The matrix-unit kernel's config where path, device and problem allow it (tiles.c). */
-int fcl_choose_mma(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget, size_t max_wg,
-                   flashcl_config *cfg);
 int32_t fcl_gqa_pack(const flashcl_problem *p);
 void fcl_packed_view(const flashcl_problem *p, int32_t pack, flashcl_problem *view);
 /* Key splits (split-KV) for flash tiles cfg: the problem's kv_splits, or the device's choice. */
 int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_problem *p, const flashcl_config *cfg);
-/* Checks given flash tiles against a problem and limits; fills the derived fields. why gets the reason. */
-int fcl_complete_flash_config(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
-                              size_t max_wg, flashcl_config *cfg, char *why, size_t why_len);
 
 /* tuning.c */
 flashcl_tuning_db *fcl_tuning_db_from_text(const char *text); /* the user-file parser, for the fuzzer */
@@ -139,6 +154,7 @@ struct flashcl_plan {
     resolved_layout layout;
     flashcl_config config;
     char options[512];
+    int kernel_id; /* fcl_kernel_id (src/kernels.h) of `kernel` */
     cl_kernel kernel;
     size_t global[2], local[2];
     validation_state *validation;

@@ -4,7 +4,7 @@
  * second process never recompiles). Disk entries are keyed by platform, device, driver, source hash
  * and build options, verified on load, written atomically, and rebuilt when unusable.
  */
-#include "internal.h"
+#include "kernels.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -224,19 +224,43 @@ static unsigned char *program_binary(flashcl_context *ctx, cl_program prog, size
     return bin;
 }
 
+/* The embedded texts of a program's parts ("common.cl geometry.cl flash_fwd.cl": src/kernels.c), in
+ * order, and the hash of all of them. Returns the number of parts, 0 when one is missing. */
+#define MAX_PARTS 8
+static size_t program_parts(const char *sources, const char *texts[MAX_PARTS], uint64_t *hash)
+{
+    size_t n = 0;
+    *hash = 1;
+    for (const char *p = sources; *p;) {
+        const size_t len = strcspn(p, " ");
+        char name[64];
+        if (len == 0 || len >= sizeof name || n == MAX_PARTS)
+            return 0;
+        memcpy(name, p, len);
+        name[len] = '\0';
+        if (!(texts[n] = flashcl_source_text(name)))
+            return 0;
+        *hash = fcl_hash64(texts[n], strlen(texts[n]), *hash);
+        ++n;
+        p += len;
+        p += strspn(p, " ");
+    }
+    return n;
+}
+
 /* Compiles (or loads from disk) without touching the in-memory cache. Caller holds ctx->lock. */
 static flashcl_status obtain_program(flashcl_context *ctx, const char *source_name, const char *options,
                                      cl_program *out)
 {
-    const char *common = flashcl_source_text("common.cl");
-    const char *body = flashcl_source_text(source_name);
-    if (!common || !body)
-        return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "no embedded kernel source named %s", source_name);
+    const char *texts[MAX_PARTS];
+    uint64_t src_hash;
+    const size_t n_parts = program_parts(source_name, texts, &src_hash);
+    if (!n_parts)
+        return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "no embedded kernel sources named %s", source_name);
 
     char path[4300] = "";
     char *key = NULL;
     if (ctx->cache_dir) {
-        uint64_t src_hash = fcl_hash64(body, strlen(body), fcl_hash64(common, strlen(common), 1));
         size_t key_cap = strlen(ctx->device_identity) + strlen(source_name) + strlen(options) + 64;
         key = malloc(key_cap);
         if (!key)
@@ -263,9 +287,8 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
             ctx->stats.disk_cache_rejected++;
     }
 
-    const char *srcs[2] = {common, body};
     cl_int err;
-    cl_program prog = clCreateProgramWithSource(ctx->cl_ctx, 2, srcs, NULL, &err);
+    cl_program prog = clCreateProgramWithSource(ctx->cl_ctx, (cl_uint)n_parts, texts, NULL, &err);
     if (!prog) {
         free(key);
         return fcl_fail_cl(ctx, err, "clCreateProgramWithSource");
@@ -368,19 +391,22 @@ void fcl_probe_matrix_units(flashcl_context *ctx)
     pr->matrix_units = 0;
     if (pr->vendor != FLASHCL_VENDOR_NVIDIA || pr->nv_cc_major < 8 || pr->path == FLASHCL_PATH_PORTABLE)
         return;
-    const char *srcs[2] = {flashcl_source_text("common.cl"), flashcl_source_text("flash_mma.cl")};
-    if (!srcs[0] || !srcs[1])
+    const char *texts[MAX_PARTS];
+    uint64_t hash;
+    const fcl_kernel_def *def = fcl_kernel_def_of(FCL_K_FLASH_MMA);
+    const size_t n_parts = program_parts(def->sources, texts, &hash);
+    if (!n_parts)
         return;
     cl_int err;
-    cl_program prog = clCreateProgramWithSource(ctx->cl_ctx, 2, srcs, NULL, &err);
+    cl_program prog = clCreateProgramWithSource(ctx->cl_ctx, (cl_uint)n_parts, texts, NULL, &err);
     if (!prog)
         return;
     err = clBuildProgram(prog, 1, &ctx->device,
                          "-cl-std=CL1.2 -DFLASHCL_DTYPE_F16 -DHEAD_DIM=32 -DBLOCK_N=16 -DWARPS=1 -DFCL_PTX=1 "
-                         "-DROWS_ALIGNED=1",
+                         "-DFAST_EXP2=1 -DROWS_ALIGNED=1",
                          NULL, NULL);
     if (err == CL_SUCCESS) {
-        cl_kernel k = clCreateKernel(prog, "flash_mma", &err);
+        cl_kernel k = clCreateKernel(prog, def->entry, &err);
         if (k) {
             pr->matrix_units = 1;
             clReleaseKernel(k);

@@ -4,7 +4,7 @@
  * second batched SGEMM. fp16 and bf16 tensors are converted to fp32 first (CLBlast's half GEMM needs
  * cl_khr_fp16, which NVIDIA's OpenCL lacks). Everything is allocated at plan time and counted.
  */
-#include "internal.h"
+#include "kernels.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,43 +165,31 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
         st->extra_bytes += 2 * qn + 2 * kn;
     }
 
-    char options[256];
-    size_t wg = 256;
-    while (wg > ctx->profile.max_work_group_size)
-        wg /= 2;
-    snprintf(options, sizeof options, "-cl-std=CL1.2 %s -DWG=%zu",
-             p->dtype == FLASHCL_DTYPE_F16 ? "-DFLASHCL_DTYPE_F16" : p->dtype == FLASHCL_DTYPE_BF16 ? "-DFLASHCL_DTYPE_BF16" : "-DFLASHCL_DTYPE_F32",
-             wg);
-    fcl_strlcpy(pl->options, options, sizeof pl->options);
-    cl_program prog;
-    if ((status = fcl_get_program(ctx, "standard.cl", options, &prog)) != FLASHCL_SUCCESS)
-        return status;
-    cl_int err;
-    st->softmax = clCreateKernel(prog, "softmax_rows", &err);
-    if (st->softmax && convert) {
-        st->to32 = clCreateKernel(prog, "to_f32", &err);
-        if (st->to32)
-            st->from32 = clCreateKernel(prog, "from_f32", &err);
-    }
-    if (err != CL_SUCCESS)
-        return fcl_fail_cl(ctx, err, "standard attention: clCreateKernel");
-    size_t kwg = 0;
-    clGetKernelWorkGroupInfo(st->softmax, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL);
-    if (kwg < wg) {
-        /* The kernel is compiled for exactly WG work-items; rebuild for what the compiler allows. */
+    /* The softmax is compiled for exactly WG work-items (a power of two): the device's limit, then
+     * what the compiled kernel allows. */
+    flashcl_config kc = pl->config;
+    kc.work_group_size = 256;
+    while ((size_t)kc.work_group_size > ctx->profile.max_work_group_size)
+        kc.work_group_size /= 2;
+    for (;;) {
+        if ((status = fcl_kernel_create(ctx, FCL_K_SOFTMAX_ROWS, p, &kc, &st->softmax, pl->options,
+                                        sizeof pl->options)) != FLASHCL_SUCCESS)
+            return status;
+        size_t kwg = 0;
+        cl_int err = clGetKernelWorkGroupInfo(st->softmax, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL);
+        if (err != CL_SUCCESS)
+            return fcl_fail_cl(ctx, err, "standard attention: clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
+        if (kwg >= (size_t)kc.work_group_size || kc.work_group_size == 1)
+            break;
         clReleaseKernel(st->softmax);
         st->softmax = NULL;
-        while (wg > kwg && wg > 1)
-            wg /= 2;
-        char *w = strstr(options, "-DWG=");
-        snprintf(w, sizeof options - (size_t)(w - options), "-DWG=%zu", wg);
-        if ((status = fcl_get_program(ctx, "standard.cl", options, &prog)) != FLASHCL_SUCCESS)
-            return status;
-        st->softmax = clCreateKernel(prog, "softmax_rows", &err);
-        if (!st->softmax)
-            return fcl_fail_cl(ctx, err, "standard attention: clCreateKernel");
-        fcl_strlcpy(pl->options, options, sizeof pl->options);
+        while ((size_t)kc.work_group_size > kwg && kc.work_group_size > 1)
+            kc.work_group_size /= 2;
     }
+    if (convert && ((status = fcl_kernel_create(ctx, FCL_K_TO_F32, p, &kc, &st->to32, NULL, 0)) != FLASHCL_SUCCESS ||
+                    (status = fcl_kernel_create(ctx, FCL_K_FROM_F32, p, &kc, &st->from32, NULL, 0)) != FLASHCL_SUCCESS))
+        return status;
+    const size_t wg = (size_t)kc.work_group_size;
     st->softmax_wg = wg;
     pl->config.work_group_size = (int32_t)wg;
 
@@ -257,26 +245,31 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
     return FLASHCL_SUCCESS;
 }
 
-/* One conversion kernel over a whole tensor: (batch, seq, heads, head_dim) at the given strides. */
-static cl_int convert(flashcl_context *ctx, cl_kernel kern, cl_mem src, cl_mem dst, int32_t batch, int32_t seq,
-                      int32_t heads, int32_t d, const flashcl_strides *s, cl_event *ev)
+/* One conversion kernel (to_f32 or from_f32) over a whole tensor: (batch, seq, heads, head_dim) at the
+ * given strides. */
+static flashcl_status convert(flashcl_context *ctx, cl_kernel kern, fcl_kernel_id id, cl_mem src, cl_mem dst,
+                              int32_t batch, int32_t seq, int32_t heads, int32_t d, const flashcl_strides *s,
+                              cl_event *ev)
 {
     const cl_long total = (cl_long)batch * seq * heads * d;
-    const cl_long sb = s->batch, ss = s->seq, sh = s->head;
-    cl_int err = clSetKernelArg(kern, 0, sizeof(cl_mem), &src);
-    err |= clSetKernelArg(kern, 1, sizeof(cl_mem), &dst);
-    err |= clSetKernelArg(kern, 2, sizeof(cl_int), &seq);
-    err |= clSetKernelArg(kern, 3, sizeof(cl_int), &heads);
-    err |= clSetKernelArg(kern, 4, sizeof(cl_int), &d);
-    err |= clSetKernelArg(kern, 5, sizeof(cl_long), &sb);
-    err |= clSetKernelArg(kern, 6, sizeof(cl_long), &ss);
-    err |= clSetKernelArg(kern, 7, sizeof(cl_long), &sh);
-    err |= clSetKernelArg(kern, 8, sizeof(cl_long), &total);
-    if (err != CL_SUCCESS)
-        return err;
+    fcl_args a = fcl_args_of(kern, id);
+    fcl_arg_mem(&a, CV_src, src);
+    fcl_arg_mem(&a, CV_dst, dst);
+    fcl_arg_int(&a, CV_seq, seq);
+    fcl_arg_int(&a, CV_heads, heads);
+    fcl_arg_int(&a, CV_head_dim, d);
+    fcl_arg_long(&a, CV_sb, s->batch);
+    fcl_arg_long(&a, CV_ss, s->seq);
+    fcl_arg_long(&a, CV_sh, s->head);
+    fcl_arg_long(&a, CV_total, total);
+    flashcl_status st = fcl_args_check(ctx, &a, "standard attention");
+    if (st != FLASHCL_SUCCESS)
+        return st;
     const size_t local = 256 <= ctx->profile.max_work_group_size ? 256 : ctx->profile.max_work_group_size;
     const size_t global = ((size_t)total + local - 1) / local * local;
-    return clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &local, 0, NULL, ev);
+    const cl_int err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &local, 0, NULL, ev);
+    return err == CL_SUCCESS ? FLASHCL_SUCCESS
+                             : fcl_fail_cl(ctx, err, "standard attention: clEnqueueNDRangeKernel(to_f32/from_f32)");
 }
 
 static flashcl_status clblast_fail(flashcl_context *ctx, CLBlastStatusCode code, const char *what)
@@ -299,13 +292,16 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
     cl_mem qa = q, ka = k, va = v, oa = o;
     if (st->q32) {
         const resolved_layout *L = &pl->layout;
-        err = convert(ctx, st->to32, q, st->q32, p->batch, p->seq_q, p->heads_q, p->head_dim, &L->q, NULL);
-        if (err == CL_SUCCESS)
-            err = convert(ctx, st->to32, k, st->k32, p->batch, p->seq_kv, p->heads_kv, p->head_dim, &L->k, NULL);
-        if (err == CL_SUCCESS)
-            err = convert(ctx, st->to32, v, st->v32, p->batch, p->seq_kv, p->heads_kv, p->head_dim, &L->v, NULL);
-        if (err != CL_SUCCESS)
-            return fcl_fail_cl(ctx, err, "standard attention: converting inputs to fp32");
+        flashcl_status cs = convert(ctx, st->to32, FCL_K_TO_F32, q, st->q32, p->batch, p->seq_q, p->heads_q,
+                                    p->head_dim, &L->q, NULL);
+        if (cs == FLASHCL_SUCCESS)
+            cs = convert(ctx, st->to32, FCL_K_TO_F32, k, st->k32, p->batch, p->seq_kv, p->heads_kv, p->head_dim,
+                         &L->k, NULL);
+        if (cs == FLASHCL_SUCCESS)
+            cs = convert(ctx, st->to32, FCL_K_TO_F32, v, st->v32, p->batch, p->seq_kv, p->heads_kv, p->head_dim,
+                         &L->v, NULL);
+        if (cs != FLASHCL_SUCCESS)
+            return cs;
         qa = st->q32;
         ka = st->k32;
         va = st->v32;
@@ -329,20 +325,23 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
         if (code != CLBlastSuccess)
             return clblast_fail(ctx, code, "standard attention: S = Q K^T (CLBlastSgemmBatched)");
         const cl_int rows = ch->nrows, row0 = ch->row0, head0 = ch->head0;
-        err = clSetKernelArg(st->softmax, 0, sizeof(cl_mem), &ch->sub);
-        err |= clSetKernelArg(st->softmax, 1, sizeof(cl_int), &rows);
-        err |= clSetKernelArg(st->softmax, 2, sizeof(cl_int), &row0);
-        err |= clSetKernelArg(st->softmax, 3, sizeof(cl_int), &head0);
-        err |= clSetKernelArg(st->softmax, 4, sizeof(cl_int), &sq);
-        err |= clSetKernelArg(st->softmax, 5, sizeof(cl_int), &sk);
-        err |= clSetKernelArg(st->softmax, 6, sizeof(cl_int), &win_left);
-        err |= clSetKernelArg(st->softmax, 7, sizeof(cl_int), &win_right);
-        err |= clSetKernelArg(st->softmax, 8, sizeof(cl_float), &softcap);
-        err |= clSetKernelArg(st->softmax, 9, sizeof(cl_mem), &lse_arg);
-        err |= clSetKernelArg(st->softmax, 10, sizeof(cl_int), &write_lse);
+        fcl_args a = fcl_args_of(st->softmax, FCL_K_SOFTMAX_ROWS);
+        fcl_arg_mem(&a, SR_S, ch->sub);
+        fcl_arg_int(&a, SR_rows, rows);
+        fcl_arg_int(&a, SR_row0, row0);
+        fcl_arg_int(&a, SR_head0, head0);
+        fcl_arg_int(&a, SR_seq_q, sq);
+        fcl_arg_int(&a, SR_seq_kv, sk);
+        fcl_arg_int(&a, SR_win_left, win_left);
+        fcl_arg_int(&a, SR_win_right, win_right);
+        fcl_arg_float(&a, SR_softcap, softcap);
+        fcl_arg_mem(&a, SR_LSE, lse_arg);
+        fcl_arg_int(&a, SR_write_lse, write_lse);
+        flashcl_status as = fcl_args_check(ctx, &a, "standard attention");
+        if (as != FLASHCL_SUCCESS)
+            return as;
         const size_t local = st->softmax_wg, global = n * (size_t)ch->nrows * local;
-        if (err == CL_SUCCESS)
-            err = clEnqueueNDRangeKernel(queue, st->softmax, 1, NULL, &global, &local, 0, NULL, NULL);
+        err = clEnqueueNDRangeKernel(queue, st->softmax, 1, NULL, &global, &local, 0, NULL, NULL);
         if (err != CL_SUCCESS)
             return fcl_fail_cl(ctx, err, "standard attention: softmax");
         const int last = c + 1 == st->n_chunks && !st->q32;
@@ -353,9 +352,10 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
             return clblast_fail(ctx, code, "standard attention: O = P V (CLBlastSgemmBatched)");
     }
     if (st->q32) {
-        err = convert(ctx, st->from32, st->o32, o, p->batch, p->seq_q, p->heads_q, p->head_dim, &pl->layout.o, &done);
-        if (err != CL_SUCCESS)
-            return fcl_fail_cl(ctx, err, "standard attention: converting O from fp32");
+        flashcl_status cs = convert(ctx, st->from32, FCL_K_FROM_F32, st->o32, o, p->batch, p->seq_q, p->heads_q,
+                                    p->head_dim, &pl->layout.o, &done);
+        if (cs != FLASHCL_SUCCESS)
+            return cs;
     }
     if (event)
         *event = done;

@@ -3,7 +3,7 @@
  * command-line tool and tests with fake profiles all see the same choice. Each kernel's local memory
  * has an exact formula here, mirrored by the layout comment at the top of its .cl file.
  */
-#include "internal.h"
+#include "kernels.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -212,50 +212,48 @@ static int mma_suits(const flashcl_problem *p, char *why, size_t n)
 }
 
 /* The matrix-unit kernel, where the path, the device and the problem allow it: four warps of 16 query
- * rows (FlashAttention-2's partitioning), 64-key tiles, within `budget` bytes of local memory and
- * `max_wg` work-items. Returns 1 with cfg filled, or 0 with cfg->path_reason saying why the portable
- * kernel runs. */
-int fcl_choose_mma(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget, size_t max_wg,
-                   flashcl_config *cfg)
+ * rows (FlashAttention-2's partitioning), 64-key tiles, within the choice's local memory and
+ * work-group limits. Returns 1 with cfg's tiles set, or 0 with `why` saying why the portable kernel
+ * runs. */
+static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                      flashcl_config *cfg, char *why, size_t why_len)
 {
-    char why[112];
+    char no[112];
     const int emulated = !pr->matrix_units;
-    if (pr->path == FLASHCL_PATH_PORTABLE) {
-        snprintf(cfg->path_reason, sizeof cfg->path_reason, "portable: the path is forced to portable");
+    if (ch->portable_why) {
+        snprintf(why, why_len, "%s", ch->portable_why);
         return 0;
     }
-    if (pr->path != FLASHCL_PATH_MMA && !pr->matrix_units) { /* auto (an unknown value counts as auto) */
-        snprintf(cfg->path_reason, sizeof cfg->path_reason, "portable: %s",
+    if (ch->path == FLASHCL_PATH_PORTABLE) {
+        snprintf(why, why_len, "portable: the path is forced to portable");
+        return 0;
+    }
+    if (ch->path != FLASHCL_PATH_MMA && !pr->matrix_units) { /* auto (an unknown value counts as auto) */
+        snprintf(why, why_len, "portable: %s",
                  pr->vendor == FLASHCL_VENDOR_NVIDIA && pr->nv_cc_major >= 8
                      ? "the matrix-unit kernel did not compile here (test compile at context creation)"
                      : "no matrix units reachable (inline PTX mma: NVIDIA, compute capability 8.0+)");
         return 0;
     }
-    if (!mma_suits(p, why, sizeof why)) {
-        snprintf(cfg->path_reason, sizeof cfg->path_reason, "portable: %s", why);
+    if (!mma_suits(p, no, sizeof no)) {
+        snprintf(why, why_len, "portable: %s", no);
         return 0;
     }
     /* Four warps, fewer where the (compiled) kernel allows fewer work-items; 64-key tiles, fewer where
      * local memory is short. */
     int32_t warps = 4;
-    while (warps > 1 && (size_t)(32 * warps) > max_wg)
+    while (warps > 1 && (size_t)(32 * warps) > ch->work_group)
         warps /= 2;
     const int32_t bm = 16 * warps;
     int32_t bn = 64;
-    while (bn > 16 && mma_bytes(p->head_dim, bm, bn, emulated) > budget)
+    while (bn > 16 && mma_bytes(p->head_dim, bm, bn, emulated) > ch->local_mem)
         bn /= 2;
-    if (mma_bytes(p->head_dim, bm, bn, emulated) > budget || max_wg < 32) {
-        snprintf(cfg->path_reason, sizeof cfg->path_reason,
-                 "portable: the matrix-unit tiles need %llu B of local memory and 32 work-items",
+    if (mma_bytes(p->head_dim, bm, bn, emulated) > ch->local_mem || ch->work_group < 32) {
+        snprintf(why, why_len, "portable: the matrix-unit tiles need %llu B of local memory and 32 work-items",
                  (unsigned long long)mma_bytes(p->head_dim, bm, bn, emulated));
         return 0;
     }
-    char reason[sizeof cfg->path_reason];
-    snprintf(reason, sizeof reason, "%s",
-             emulated ? "matrix-unit kernel, emulated (forced on a device without matrix units: for testing)"
-                      : "matrix units: mma.sync m16n8k16 through inline PTX, fp32 accumulation");
     memset(cfg, 0, sizeof *cfg);
-    cfg->algorithm = FLASHCL_ALGO_FLASH;
     cfg->mma = emulated ? 2 : 1;
     cfg->block_m = bm;
     cfg->block_n = bn;
@@ -263,17 +261,12 @@ int fcl_choose_mma(const flashcl_device_profile *pr, const flashcl_problem *p, u
     cfg->rows_per_item = 2;   /* rows g and g + 8 */
     cfg->d_chunk = p->head_dim;
     cfg->v_chunk = bn;
-    cfg->work_group_size = 32 * warps;
-    cfg->kv_splits = 1;
-    cfg->gqa_pack = 1;
-    cfg->local_mem_bytes = mma_bytes(p->head_dim, bm, bn, emulated);
-    cfg->local_mem_budget = budget;
-    fcl_strlcpy(cfg->kernel, "flash_mma", sizeof cfg->kernel);
-    fcl_strlcpy(cfg->source, "heuristic", sizeof cfg->source);
     snprintf(cfg->reason, sizeof cfg->reason,
              "%d warps x 16 query rows, Q in registers, %d-key K/V tiles in local memory (ldmatrix)", (int)warps,
              (int)bn);
-    fcl_strlcpy(cfg->path_reason, reason, sizeof cfg->path_reason);
+    snprintf(why, why_len, "%s",
+             emulated ? "matrix-unit kernel, emulated (forced on a device without matrix units: for testing)"
+                      : "matrix units: mma.sync m16n8k16 through inline PTX, fp32 accumulation");
     return 1;
 }
 
@@ -346,8 +339,11 @@ static void choose_naive(const flashcl_device_profile *pr, flashcl_config *cfg)
     snprintf(cfg->reason, sizeof cfg->reason, "naive: one row per work-item, work-groups of %zu", wg);
 }
 
-int fcl_complete_flash_config(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
-                              size_t max_wg, flashcl_config *cfg, char *why, size_t why_len)
+/* Whether the portable kernel's tiles in cfg (block_m, block_n, threads_per_row, rows_per_item,
+ * d_chunk, v_chunk: from a database entry, an override or the heuristic) suit the problem and fit the
+ * limits; if not, why. */
+static int portable_tiles_fit(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
+                              size_t max_wg, const flashcl_config *cfg, char *why, size_t why_len)
 {
     const int32_t d = p->head_dim, bm = cfg->block_m, bn = cfg->block_n, tpr = cfg->threads_per_row;
     const int32_t tm = cfg->rows_per_item, dc = cfg->d_chunk, vc = cfg->v_chunk;
@@ -384,13 +380,115 @@ int fcl_complete_flash_config(const flashcl_device_profile *pr, const flashcl_pr
                  (unsigned long long)budget);
         return 0;
     }
-    cfg->algorithm = FLASHCL_ALGO_FLASH;
-    cfg->work_group_size = (int32_t)wg;
-    cfg->local_mem_bytes = bytes;
-    cfg->local_mem_budget = budget;
-    fcl_strlcpy(cfg->kernel, "flash_fwd", sizeof cfg->kernel);
-    cfg->mma = 0; /* the tiles of a database entry or an override are the portable kernel's */
     return 1;
+}
+
+/*
+ * Every flash configuration goes through here, wherever its tiles came from (the heuristic, the
+ * matrix-unit chooser, the tuning database, an override, a shrink after compiling): the tiles are
+ * checked against the problem and the limits, the derived fields set (work-group size, local memory,
+ * the kernel, from the one table src/kernels.c), the GQA packing and the key splits chosen, and the
+ * source, reason (NULL: the chooser's own) and path reason written. Returns 0 with `why` when the
+ * tiles do not fit.
+ */
+static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem *p, const fcl_choice *ch,
+                        flashcl_config *cfg, const char *source, const char *reason, const char *path_reason,
+                        char *why, size_t why_len)
+{
+    if (!cfg->mma && !portable_tiles_fit(pr, p, ch->local_mem, ch->work_group, cfg, why, why_len))
+        return 0;
+    cfg->algorithm = FLASHCL_ALGO_FLASH;
+    cfg->work_group_size = cfg->mma ? cfg->block_m * 2 /* 32 lanes per 16 rows */
+                                    : cfg->block_m / cfg->rows_per_item * cfg->threads_per_row;
+    cfg->local_mem_bytes = flashcl_flash_local_mem_bytes(p->head_dim, cfg);
+    cfg->local_mem_budget = ch->local_mem;
+    fcl_strlcpy(cfg->kernel, fcl_kernel_def_of(fcl_config_kernel(cfg))->entry, sizeof cfg->kernel);
+    cfg->gqa_pack = cfg->mma ? 1 : fcl_gqa_pack(p);
+    cfg->kv_splits = cfg->mma ? 1 : fcl_choose_splits(pr, p, cfg);
+    fcl_strlcpy(cfg->source, source, sizeof cfg->source);
+    if (reason)
+        fcl_strlcpy(cfg->reason, reason, sizeof cfg->reason);
+    fcl_strlcpy(cfg->path_reason, path_reason, sizeof cfg->path_reason);
+    return 1;
+}
+
+void fcl_choice_default(const flashcl_device_profile *pr, fcl_choice *ch)
+{
+    *ch = (fcl_choice){.path = pr->path, .local_mem = pr->local_mem_budget, .work_group = pr->max_work_group_size};
+}
+
+static void choose_standard(const flashcl_problem *p, flashcl_config *config)
+{
+    memset(config, 0, sizeof *config);
+    config->algorithm = FLASHCL_ALGO_STANDARD;
+    config->block_m = 64; /* the tile validation samples rows from */
+    config->block_n = p->seq_kv;
+    config->threads_per_row = 1;
+    config->rows_per_item = 1;
+    config->kv_splits = 1;
+    config->gqa_pack = 1;
+    config->work_group_size = 256;
+    fcl_strlcpy(config->kernel, "standard", sizeof config->kernel);
+    fcl_strlcpy(config->source, "fixed", sizeof config->source);
+    snprintf(config->reason, sizeof config->reason,
+             "two batched CLBlast SGEMMs around a row softmax, the score matrix in device memory");
+}
+
+flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr, const fcl_choice *ch,
+                          const flashcl_problem *p, flashcl_algorithm algorithm, flashcl_config *config)
+{
+    resolved_layout layout;
+    flashcl_status st = fcl_check_problem(ctx, p, &layout);
+    if (st != FLASHCL_SUCCESS)
+        return st;
+    if (algorithm == FLASHCL_ALGO_NAIVE) {
+        choose_naive(pr, config);
+        return FLASHCL_SUCCESS;
+    }
+    if (algorithm == FLASHCL_ALGO_STANDARD) {
+        choose_standard(p, config);
+        return FLASHCL_SUCCESS;
+    }
+    validate_or_return(ctx, algorithm == FLASHCL_ALGO_FLASH, FLASHCL_INVALID_ARGUMENT,
+                       "flashcl_choose_config: algorithm = %d is not a flashcl_algorithm", (int)algorithm);
+    char why[160], path_reason[sizeof config->path_reason];
+    flashcl_config c;
+    if (ch->override) { /* always the portable kernel's tiles */
+        c = *ch->override;
+        c.mma = 0;
+        validate_or_return(ctx,
+                           finish_flash(pr, p, ch, &c, "override", "set by flashcl_context_override_config",
+                                        "portable: tiles set by flashcl_context_override_config", why, sizeof why),
+                           FLASHCL_INVALID_ARGUMENT, "the context's override config does not fit this problem: %s", why);
+        *config = c;
+        return FLASHCL_SUCCESS;
+    }
+    const char *source = ch->shrunk ? "heuristic (shrunk)" : "heuristic";
+    if (choose_mma(pr, ch, p, &c, path_reason, sizeof path_reason) &&
+        finish_flash(pr, p, ch, &c, source, ch->shrunk, path_reason, why, sizeof why)) {
+        *config = c;
+        return FLASHCL_SUCCESS;
+    }
+    char db_source[48], detail[160];
+    if (!ch->shrunk && fcl_tuning_lookup(ch->db, pr, p, &c, db_source, sizeof db_source, detail, sizeof detail)) {
+        /* A database entry is used only where it fits this problem and these limits (a user may cap
+         * local memory below what the entry was tuned with); otherwise the heuristic. */
+        c.mma = 0;
+        if (finish_flash(pr, p, ch, &c, db_source, detail, path_reason, why, sizeof why)) {
+            *config = c;
+            return FLASHCL_SUCCESS;
+        }
+    }
+    flashcl_problem view; /* the rows the tiles see: packed query heads for a GQA decode step */
+    fcl_packed_view(p, fcl_gqa_pack(p), &view);
+    if (fcl_choose_flash(pr, &view, ch->local_mem, ch->work_group, &c) != FLASHCL_SUCCESS ||
+        !finish_flash(pr, p, ch, &c, source, ch->shrunk, path_reason, why, sizeof why))
+        return fcl_fail(ctx, FLASHCL_UNSUPPORTED,
+                        "no tile configuration of flash_fwd for head_dim %d fits %llu B of local memory and %zu "
+                        "work-items (%s)",
+                        (int)p->head_dim, (unsigned long long)ch->local_mem, ch->work_group, pr->name);
+    *config = c;
+    return FLASHCL_SUCCESS;
 }
 
 flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, const flashcl_problem *problem,
@@ -400,64 +498,10 @@ flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, c
     if (!profile || !problem || !config)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_choose_config: %s is NULL",
                         !profile ? "profile" : !problem ? "problem" : "config");
-    resolved_layout layout;
-    flashcl_status st = fcl_check_problem(NULL, problem, &layout);
-    if (st != FLASHCL_SUCCESS)
-        return st;
-    if (algorithm == FLASHCL_ALGO_NAIVE) {
-        choose_naive(profile, config);
-        return FLASHCL_SUCCESS;
-    }
-    if (algorithm == FLASHCL_ALGO_STANDARD) {
-        memset(config, 0, sizeof *config);
-        config->algorithm = FLASHCL_ALGO_STANDARD;
-        config->block_m = 64; /* the tile validation samples rows from */
-        config->block_n = problem->seq_kv;
-        config->threads_per_row = 1;
-        config->rows_per_item = 1;
-        config->kv_splits = 1;
-        config->gqa_pack = 1;
-        config->work_group_size = 256;
-        fcl_strlcpy(config->kernel, "standard", sizeof config->kernel);
-        fcl_strlcpy(config->source, "fixed", sizeof config->source);
-        snprintf(config->reason, sizeof config->reason,
-                 "two batched CLBlast SGEMMs around a row softmax, the score matrix in device memory");
-        return FLASHCL_SUCCESS;
-    }
-    if (algorithm != FLASHCL_ALGO_FLASH)
-        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_choose_config: algorithm = %d is not a flashcl_algorithm",
-                        (int)algorithm);
-    char path_reason[sizeof config->path_reason];
-    if (fcl_choose_mma(profile, problem, profile->local_mem_budget, profile->max_work_group_size, config))
-        return FLASHCL_SUCCESS;
-    fcl_strlcpy(path_reason, config->path_reason, sizeof path_reason);
-    flashcl_config tuned;
-    char source[48], detail[160], why[160];
-    if (fcl_tuning_lookup(db, profile, problem, &tuned, source, sizeof source, detail, sizeof detail)) {
-        /* A database entry is used only where it fits this problem and this device's limits (a user
-         * may cap local memory below what the entry was tuned with); otherwise the heuristic. */
-        if (fcl_complete_flash_config(profile, problem, profile->local_mem_budget, profile->max_work_group_size,
-                                      &tuned, why, sizeof why)) {
-            fcl_strlcpy(tuned.source, source, sizeof tuned.source);
-            fcl_strlcpy(tuned.reason, detail, sizeof tuned.reason);
-            tuned.gqa_pack = fcl_gqa_pack(problem);
-            tuned.kv_splits = fcl_choose_splits(profile, problem, &tuned);
-            fcl_strlcpy(tuned.path_reason, path_reason, sizeof tuned.path_reason);
-            *config = tuned;
-            return FLASHCL_SUCCESS;
-        }
-    }
-    flashcl_problem view; /* the rows the tiles see: packed query heads for a GQA decode step */
-    const int32_t pack = fcl_gqa_pack(problem);
-    fcl_packed_view(problem, pack, &view);
-    st = fcl_choose_flash(profile, &view, profile->local_mem_budget, profile->max_work_group_size, config);
-    if (st != FLASHCL_SUCCESS)
-        return fcl_fail(NULL, st, "no tile configuration for head_dim %d fits %llu B of local memory",
-                        (int)problem->head_dim, (unsigned long long)profile->local_mem_budget);
-    config->gqa_pack = pack;
-    config->kv_splits = fcl_choose_splits(profile, problem, config);
-    fcl_strlcpy(config->path_reason, path_reason, sizeof config->path_reason);
-    return FLASHCL_SUCCESS;
+    fcl_choice ch;
+    fcl_choice_default(profile, &ch);
+    ch.db = db;
+    return fcl_choose(NULL, profile, &ch, problem, algorithm, config);
 }
 
 const char *flashcl_algorithm_name(flashcl_algorithm algorithm)

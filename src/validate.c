@@ -4,7 +4,7 @@
  * per row. Rows: all of them up to validate_max_rows, else the first and last row of every head and
  * one row in every BLOCK_M tile.
  */
-#include "internal.h"
+#include "kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -98,20 +98,13 @@ static flashcl_status setup(flashcl_plan *pl)
     if (!vs)
         return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "validation: out of host memory");
     pl->validation = vs;
-    flashcl_config naive = {.algorithm = FLASHCL_ALGO_NAIVE};
-    char options[512];
-    fcl_build_options(p, &naive, options, sizeof options);
-    cl_program prog;
-    flashcl_status st = fcl_get_program(ctx, "naive.cl", options, &prog);
+    const flashcl_config naive = {.algorithm = FLASHCL_ALGO_NAIVE};
+    flashcl_status st = fcl_kernel_create(ctx, FCL_K_NAIVE_REF_ROWS, p, &naive, &vs->ref_kernel, NULL, 0);
+    if (st == FLASHCL_SUCCESS)
+        st = fcl_kernel_create(ctx, FCL_K_COMPARE_ROWS, p, &naive, &vs->compare_kernel, NULL, 0);
     if (st != FLASHCL_SUCCESS)
         return st;
     cl_int err;
-    vs->ref_kernel = clCreateKernel(prog, "naive_ref_rows", &err);
-    if (!vs->ref_kernel)
-        return fcl_fail_cl(ctx, err, "validation: clCreateKernel(naive_ref_rows)");
-    vs->compare_kernel = clCreateKernel(prog, "compare_rows", &err);
-    if (!vs->compare_kernel)
-        return fcl_fail_cl(ctx, err, "validation: clCreateKernel(compare_rows)");
 
     vs->host_rows = sample_rows(pl, &vs->n_rows);
     const size_t n = (size_t)vs->n_rows;
@@ -132,74 +125,37 @@ static flashcl_status setup(flashcl_plan *pl)
     if (!vs->info)
         return fcl_fail_cl(ctx, err, "validation: clCreateBuffer");
 
-    /* Constant arguments. naive_ref_rows: Q K V, 33 problem args (17 scalars and strides, then the
-     * optional ALiBi slopes, mask and key padding with their scalars, then the packed sequences'
-     * cu_seqlens, total_q, total_kv and batch, then the KV cache's lengths, block table and page
-     * counts), rows, n_rows, ref, ref_lse. */
+    /* The arguments that never change: the problem's, the sampled rows and the scratch, the tolerance. */
     const resolved_layout *L = &pl->layout;
-    cl_int group = p->heads_q / p->heads_kv, has_lse = p->return_lse != 0;
-    cl_int win_left, win_right;
-    fcl_visible_window(p, &win_left, &win_right);
-    cl_float scale = p->scale, softcap = p->softcap;
-    cl_long strides[9] = {L->q.batch, L->q.seq, L->q.head, L->k.batch, L->k.seq, L->k.head,
-                          L->v.batch, L->v.seq, L->v.head};
-    cl_kernel r = vs->ref_kernel;
-    err = clSetKernelArg(r, 3, sizeof(cl_int), &p->seq_q);
-    err |= clSetKernelArg(r, 4, sizeof(cl_int), &p->seq_kv);
-    err |= clSetKernelArg(r, 5, sizeof(cl_int), &p->heads_q);
-    err |= clSetKernelArg(r, 6, sizeof(cl_int), &group);
-    err |= clSetKernelArg(r, 7, sizeof(cl_float), &scale);
-    err |= clSetKernelArg(r, 8, sizeof(cl_int), &win_left);
-    err |= clSetKernelArg(r, 9, sizeof(cl_int), &win_right);
-    err |= clSetKernelArg(r, 10, sizeof(cl_float), &softcap);
-    for (int i = 0; i < 9; ++i)
-        err |= clSetKernelArg(r, 11 + i, sizeof(cl_long), &strides[i]);
-    cl_int alibi_per_batch = p->alibi == 2;
-    cl_long mstr[3] = {L->mask.batch, L->mask.seq, L->mask.head};
-    err |= clSetKernelArg(r, 21, sizeof(cl_int), &alibi_per_batch);
-    for (int i = 0; i < 3; ++i)
-        err |= clSetKernelArg(r, 23 + i, sizeof(cl_long), &mstr[i]);
-    cl_int total_q = p->varlen ? (cl_int)p->total_q : 0, total_kv = p->varlen ? (cl_int)p->total_kv : 0;
-    cl_int group_rows = (cl_int)pl->layout.group_rows;
-    err |= clSetKernelArg(r, 29, sizeof(cl_int), &total_q);
-    err |= clSetKernelArg(r, 30, sizeof(cl_int), &total_kv);
-    err |= clSetKernelArg(r, 31, sizeof(cl_int), &p->batch);
-    cl_int max_pages = L->max_pages, num_pages = p->kv_cache && p->page_size ? p->num_pages : 1;
-    err |= clSetKernelArg(r, 34, sizeof(cl_int), &max_pages);
-    err |= clSetKernelArg(r, 35, sizeof(cl_int), &num_pages);
-    err |= clSetKernelArg(r, 36, sizeof(cl_mem), &vs->rows);
-    err |= clSetKernelArg(r, 37, sizeof(cl_long), &vs->n_rows);
-    err |= clSetKernelArg(r, 38, sizeof(cl_mem), &vs->ref);
-    err |= clSetKernelArg(r, 39, sizeof(cl_mem), &vs->ref_lse);
-
-    /* compare_rows: O, LSE, has_lse, seq_q, heads_q, o strides (3), rows, n_rows, ref, ref_lse, atol,
-     * rtol, stats, info. */
+    fcl_args r = fcl_args_of(vs->ref_kernel, FCL_K_NAIVE_REF_ROWS);
+    fcl_bind_naive_problem(&r, p, L);
+    fcl_arg_mem(&r, NR_rows, vs->rows);
+    fcl_arg_long(&r, NR_n_rows, vs->n_rows);
+    fcl_arg_mem(&r, NR_ref, vs->ref);
+    fcl_arg_mem(&r, NR_ref_lse, vs->ref_lse);
+    if ((st = fcl_args_check(ctx, &r, "validation")) != FLASHCL_SUCCESS)
+        return st;
     double atol, rtol;
     fcl_tolerance(p->dtype, p->seq_kv, pl->config.mma != 0, &atol, &rtol);
-    cl_float fatol = (cl_float)atol, frtol = (cl_float)rtol;
-    cl_long ostr[3] = {L->o.batch, L->o.seq, L->o.head};
-    cl_kernel c = vs->compare_kernel;
-    err |= clSetKernelArg(c, 2, sizeof(cl_int), &has_lse);
-    err |= clSetKernelArg(c, 3, sizeof(cl_int), &group_rows); /* packed: total_q, and the head is row / total_q */
-    err |= clSetKernelArg(c, 4, sizeof(cl_int), &p->heads_q);
-    for (int i = 0; i < 3; ++i)
-        err |= clSetKernelArg(c, 5 + i, sizeof(cl_long), &ostr[i]);
-    err |= clSetKernelArg(c, 8, sizeof(cl_mem), &vs->rows);
-    err |= clSetKernelArg(c, 9, sizeof(cl_long), &vs->n_rows);
-    err |= clSetKernelArg(c, 10, sizeof(cl_mem), &vs->ref);
-    err |= clSetKernelArg(c, 11, sizeof(cl_mem), &vs->ref_lse);
-    err |= clSetKernelArg(c, 12, sizeof(cl_float), &fatol);
-    err |= clSetKernelArg(c, 13, sizeof(cl_float), &frtol);
-    err |= clSetKernelArg(c, 14, sizeof(cl_mem), &vs->stats);
-    err |= clSetKernelArg(c, 15, sizeof(cl_mem), &vs->info);
-    if (err != CL_SUCCESS)
-        return fcl_fail(ctx, FLASHCL_OPENCL_ERROR, "validation: clSetKernelArg failed");
-    return FLASHCL_SUCCESS;
+    fcl_args c = fcl_args_of(vs->compare_kernel, FCL_K_COMPARE_ROWS);
+    fcl_arg_int(&c, CR_has_lse, p->return_lse != 0);
+    fcl_arg_int(&c, CR_seq_q, (cl_int)L->group_rows); /* packed: total_q, and the head is row / total_q */
+    fcl_arg_int(&c, CR_heads_q, p->heads_q);
+    FCL_ARG_STRIDES(&c, CR_o, L->o);
+    fcl_arg_mem(&c, CR_rows, vs->rows);
+    fcl_arg_long(&c, CR_n_rows, vs->n_rows);
+    fcl_arg_mem(&c, CR_ref, vs->ref);
+    fcl_arg_mem(&c, CR_ref_lse, vs->ref_lse);
+    fcl_arg_float(&c, CR_atol, (cl_float)atol);
+    fcl_arg_float(&c, CR_rtol, (cl_float)rtol);
+    fcl_arg_mem(&c, CR_stats, vs->stats);
+    fcl_arg_mem(&c, CR_info, vs->info);
+    return fcl_args_check(ctx, &c, "validation");
 }
 
 flashcl_status fcl_validate_run(flashcl_plan *pl, const flashcl_tensors *t, cl_event flash_done)
 {
-    const cl_mem q = t->q, k = t->k, v = t->v, o = t->o, lse = t->lse;
+    const cl_mem o = t->o, lse = t->lse;
     flashcl_context *ctx = pl->ctx;
     const flashcl_problem *p = &pl->problem;
     flashcl_status st;
@@ -210,31 +166,20 @@ flashcl_status fcl_validate_run(flashcl_plan *pl, const flashcl_tensors *t, cl_e
         return st;
     }
     validation_state *vs = pl->validation;
-    cl_int err = clSetKernelArg(vs->ref_kernel, 0, sizeof(cl_mem), &q);
-    err |= clSetKernelArg(vs->ref_kernel, 1, sizeof(cl_mem), &k);
-    err |= clSetKernelArg(vs->ref_kernel, 2, sizeof(cl_mem), &v);
-    /* The optional inputs (the kernel reads them only when compiled in); q stands in for absent ones. */
-    const cl_mem alibi = t->alibi_slopes ? t->alibi_slopes : q, mask = t->mask ? t->mask : q,
-                 kpm = t->key_padding ? t->key_padding : q, cu_q = t->cu_seqlens_q ? t->cu_seqlens_q : q,
-                 cu_k = t->cu_seqlens_k ? t->cu_seqlens_k : q;
-    err |= clSetKernelArg(vs->ref_kernel, 20, sizeof(cl_mem), &alibi);
-    err |= clSetKernelArg(vs->ref_kernel, 22, sizeof(cl_mem), &mask);
-    err |= clSetKernelArg(vs->ref_kernel, 26, sizeof(cl_mem), &kpm);
-    err |= clSetKernelArg(vs->ref_kernel, 27, sizeof(cl_mem), &cu_q);
-    err |= clSetKernelArg(vs->ref_kernel, 28, sizeof(cl_mem), &cu_k);
-    const cl_mem lens = t->cache_seqlens ? t->cache_seqlens : q, bt = t->block_table ? t->block_table : q;
-    err |= clSetKernelArg(vs->ref_kernel, 32, sizeof(cl_mem), &lens);
-    err |= clSetKernelArg(vs->ref_kernel, 33, sizeof(cl_mem), &bt);
-    err |= clSetKernelArg(vs->compare_kernel, 0, sizeof(cl_mem), &o);
-    cl_mem lse_arg = lse ? lse : o; /* never read when has_lse is 0 */
-    err |= clSetKernelArg(vs->compare_kernel, 1, sizeof(cl_mem), &lse_arg);
-    if (err != CL_SUCCESS)
-        return fcl_fail(ctx, FLASHCL_OPENCL_ERROR, "validation: clSetKernelArg failed");
+    fcl_args r = fcl_args_of(vs->ref_kernel, FCL_K_NAIVE_REF_ROWS);
+    fcl_bind_naive_inputs(&r, t);
+    if ((st = fcl_args_check(ctx, &r, "validation")) != FLASHCL_SUCCESS)
+        return st;
+    fcl_args c = fcl_args_of(vs->compare_kernel, FCL_K_COMPARE_ROWS);
+    fcl_arg_mem(&c, CR_O, o);
+    fcl_arg_mem(&c, CR_LSE, lse ? lse : o); /* never read when has_lse is 0 */
+    if ((st = fcl_args_check(ctx, &c, "validation")) != FLASHCL_SUCCESS)
+        return st;
 
     const size_t wg = 64;
     const size_t global = ((size_t)vs->n_rows + wg - 1) / wg * wg;
     cl_event ref_done = NULL;
-    err = clEnqueueNDRangeKernel(ctx->queue, vs->ref_kernel, 1, NULL, &global, NULL, 1, &flash_done, &ref_done);
+    cl_int err = clEnqueueNDRangeKernel(ctx->queue, vs->ref_kernel, 1, NULL, &global, NULL, 1, &flash_done, &ref_done);
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "validation: enqueue naive_ref_rows");
     cl_event cmp_done = NULL;

@@ -1,0 +1,41 @@
+/*
+ * flash_combine.cl: merges the splits of split-KV (flash-decoding). For each row, O = sum_s w_s O_s /
+ * sum_s w_s with w_s = exp(LSE_s - m), m = max_s LSE_s, and LSE = m + log(sum_s w_s). Splits that saw
+ * no key (LSE -inf) weigh 0; a row no split saw is zeros with LSE -inf; a NaN partial keeps its row
+ * NaN. One work-item per (row, column); rows are numbered as the LSE is: (b * heads_q + h) * seq_q + i
+ * for padded batches, h * total_q + token for packed sequences (varlen). Specialised by HEAD_DIM and
+ * FLASHCL_DTYPE_*.
+ */
+#ifndef HEAD_DIM
+#error "flash_combine.cl needs HEAD_DIM"
+#endif
+
+__kernel void flash_combine(__global const float *restrict OP, __global const float *restrict LP,
+                            const int n_splits, const long rows_total, __global STORE_T *restrict O,
+                            __global float *restrict LSE, const int write_lse, const int group_rows,
+                            const int heads_q, const long o_sb, const long o_ss, const long o_sh,
+                            const int varlen)
+{
+    const long gid = get_global_id(0);
+    if (gid >= rows_total * HEAD_DIM)
+        return;
+    const long row = gid / HEAD_DIM;
+    const int d = (int)(gid - row * HEAD_DIM);
+    float m = -INFINITY;
+    for (int s = 0; s < n_splits; ++s)
+        m = max_nan(m, LP[s * rows_total + row]);
+    float num = 0.0f, den = 0.0f;
+    if (m != -INFINITY)
+        for (int s = 0; s < n_splits; ++s) {
+            const float lse = LP[s * rows_total + row];
+            const float w = lse == -INFINITY ? 0.0f : exp(lse - m);
+            num += w * OP[(s * rows_total + row) * HEAD_DIM + d];
+            den += w;
+        }
+    const long g = row / group_rows, i = row - g * group_rows;
+    /* padded: g = b * heads_q + h, i the query; packed: g = h, i the token (batch stride unused) */
+    const long o = varlen ? i * o_ss + g * o_sh : (g / heads_q) * o_sb + i * o_ss + (g % heads_q) * o_sh;
+    STORE(O, o + d, m == -INFINITY ? 0.0f : num / den);
+    if (write_lse && d == 0)
+        LSE[row] = m == -INFINITY ? -INFINITY : m + log(den);
+}

@@ -1,0 +1,99 @@
+/*
+ * geometry.cl: where a sequence's rows are and which keys a query row sees, shared by the attention
+ * kernels (flash_fwd, flash_mma, naive, standard). The window rule has its one definition here.
+ */
+
+/* Sequence b as a kernel sees it: its own query and key counts and, for packed sequences (VARLEN), the
+ * rows where it starts in Q/O and in K/V. A KV cache's key count is its filled part (after the append).
+ * Values from the caller's buffers are clamped to the buffers: wrong cu_seqlens or cache lengths give
+ * wrong rows, never an access outside. */
+typedef struct seq_view {
+    int b, sq, skv, q_start, k_start;
+} seq_view;
+
+inline seq_view seq_view_of(const int b, const int seq_q, const int seq_kv, __global const int *cu_q,
+                            __global const int *cu_k, const int total_q, const int total_kv,
+                            __global const int *cache_lens)
+{
+    seq_view s;
+    s.b = b;
+#if VARLEN
+    s.q_start = clamp(cu_q[b], 0, total_q);
+    s.k_start = clamp(cu_k[b], 0, total_kv);
+    s.sq = clamp(cu_q[b + 1], s.q_start, total_q) - s.q_start;
+    s.skv = clamp(cu_k[b + 1], s.k_start, total_kv) - s.k_start;
+#else
+    s.q_start = s.k_start = 0;
+    s.sq = seq_q;
+#if KV_CACHE
+    s.skv = clamp(cache_lens[b] + (KV_APPEND ? seq_q : 0), 0, seq_kv);
+#else
+    s.skv = seq_kv;
+#endif
+#endif
+    return s;
+}
+
+/* Element offset of query (or output) row i of head h of the sequence. */
+inline long q_row_offset(const seq_view s, const int h, const int i, const long sb, const long ss, const long sh)
+{
+#if VARLEN
+    return (long)(s.q_start + i) * ss + (long)h * sh;
+#else
+    return (long)s.b * sb + (long)i * ss + (long)h * sh;
+#endif
+}
+
+/* Element offset of the sequence's key (or value) rows of KV head hk, before kv_row's part. */
+inline long kv_base(const seq_view s, const int hk, const long sb, const long ss, const long sh)
+{
+#if VARLEN
+    return (long)s.k_start * ss + (long)hk * sh;
+#elif PAGE_SIZE
+    return (long)hk * sh; /* the page of each row comes from the block table: kv_row */
+#else
+    return (long)s.b * sb + (long)hk * sh;
+#endif
+}
+
+/* Offset of key row j of sequence b from kv_base: j rows of stride rs, or with a paged cache row
+ * j % PAGE_SIZE of page block_table[b][j / PAGE_SIZE] (page stride ps, entries clamped to the pool). */
+inline long kv_row(const int b, const int j, const long rs, const long ps, __global const int *block_table,
+                   const int max_pages, const int num_pages)
+{
+#if PAGE_SIZE
+    const int page = clamp(block_table[(long)b * max_pages + j / PAGE_SIZE], 0, num_pages - 1);
+    return (long)page * ps + (long)(j % PAGE_SIZE) * rs;
+#else
+    return (long)j * rs;
+#endif
+}
+
+/* Where row i of head h writes its log-sum-exp (and, under split-KV, its partial results):
+ * (batch, heads_q, seq_q), or (heads_q, total_q) for packed sequences. */
+inline long lse_row(const seq_view s, const int h, const int i, const int heads_q, const int seq_q, const int total_q)
+{
+#if VARLEN
+    return (long)h * total_q + s.q_start + i;
+#else
+    return ((long)s.b * heads_q + h) * seq_q + i;
+#endif
+}
+
+/* The keys [lo, hi) that query row i of a sequence of sq queries and skv keys sees: win_left keys
+ * before and win_right after its aligned position i + skv - sq (the causal mask's bottom-right
+ * alignment; -1 leaves that side unbounded; the host folds causal into win_right = 0). lo >= hi: no
+ * key. Both bounds grow with i, so the rows i0 <= i <= i1 together see [range(i0).lo, range(i1).hi)
+ * and each of them sees [range(i1).lo, range(i0).hi). */
+typedef struct key_range {
+    int lo, hi;
+} key_range;
+
+inline key_range visible_keys(const int i, const int sq, const int skv, const int win_left, const int win_right)
+{
+    const long pos = (long)i + skv - sq;
+    key_range r;
+    r.lo = win_left >= 0 ? (int)clamp(pos - win_left, 0L, (long)skv) : 0;
+    r.hi = win_right >= 0 ? (int)clamp(pos + win_right + 1, 0L, (long)skv) : skv;
+    return r;
+}

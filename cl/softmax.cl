@@ -1,0 +1,40 @@
+/*
+ * softmax.cl: the online softmax of the flash kernels (FlashAttention-2): per row a running maximum m
+ * and a running sum l over the keys seen so far, scores in base 2, normalised once at the end.
+ */
+#ifndef FAST_EXP2 /* 1: the hardware's approximate exp2 (the matrix-unit kernel on the GPU) */
+#define FAST_EXP2 0
+#endif
+#if FAST_EXP2
+#define SOFTMAX_EXP2(x) native_exp2(x)
+#else
+#define SOFTMAX_EXP2(x) exp2(x)
+#endif
+
+/* After a tile whose own maximum is tile_max: (the new running maximum, the factor alpha that rescales
+ * the sum and the output accumulated before). A row that has seen no key yet keeps m = -inf, its
+ * weights are 0 and nothing is rescaled; a NaN score makes m NaN, and with it every weight and output
+ * of its row (only). */
+inline float2 softmax_step(const float m_run, const float tile_max)
+{
+    const float m_new = max_nan(m_run, tile_max);
+    return (float2)(m_new, m_new == -INFINITY ? 1.0f : SOFTMAX_EXP2(m_run - m_new));
+}
+
+/* The weight of a score s under the running maximum m. */
+inline float softmax_weight(const float s, const float m)
+{
+    return m == -INFINITY ? 0.0f : SOFTMAX_EXP2(s - m);
+}
+
+/* The output's normaliser 1/l; a row that saw no key writes zeros, never NaN. */
+inline float softmax_norm(const float l)
+{
+    return l > 0.0f ? 1.0f / l : 0.0f;
+}
+
+/* The row's log-sum-exp in the natural logarithm; -inf for a row that saw no key. */
+inline float softmax_lse(const float m, const float l)
+{
+    return l > 0.0f ? (m + log2(l)) * LN2_F : -INFINITY;
+}

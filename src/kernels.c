@@ -1,0 +1,260 @@
+/*
+ * kernels.c: the kernel table (source parts, entry point, build options, arguments by name) and the
+ * argument binder every launch goes through; the one place that knows how a kernel is called.
+ */
+#include "kernels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define FCL_NAME(name, kind) #name,
+#define FCL_KIND(name, kind) FCL_ARG_##kind,
+#define FCL_ARG_TABLES(tag, LIST)                                                                          \
+    static const char *const tag##_names[] = {LIST(FCL_NAME)};                                             \
+    static const fcl_arg_kind tag##_kinds[] = {LIST(FCL_KIND)};
+FCL_ARG_TABLES(flash_fwd, FCL_FLASH_FWD_ARGS)
+FCL_ARG_TABLES(flash_mma, FCL_FLASH_MMA_ARGS)
+FCL_ARG_TABLES(flash_combine, FCL_FLASH_COMBINE_ARGS)
+FCL_ARG_TABLES(naive_fwd, FCL_NAIVE_FWD_ARGS)
+FCL_ARG_TABLES(naive_ref_rows, FCL_NAIVE_REF_ROWS_ARGS)
+FCL_ARG_TABLES(compare_rows, FCL_COMPARE_ROWS_ARGS)
+FCL_ARG_TABLES(kv_append, FCL_KV_APPEND_ARGS)
+FCL_ARG_TABLES(softmax_rows, FCL_SOFTMAX_ROWS_ARGS)
+FCL_ARG_TABLES(convert, FCL_CONVERT_ARGS)
+
+static const char *dtype_define(flashcl_dtype t)
+{
+    return t == FLASHCL_DTYPE_F16 ? "-DFLASHCL_DTYPE_F16" : t == FLASHCL_DTYPE_BF16 ? "-DFLASHCL_DTYPE_BF16" : "-DFLASHCL_DTYPE_F32";
+}
+
+/*
+ * What becomes a -D and what a runtime argument (cl/common.cl lists the switches): a feature that
+ * costs inside a kernel's key loop is compiled in only when the problem has it, so a problem without
+ * it runs no code for it; sizes, strides, the window's bounds, the cap and the split count stay
+ * arguments, so that problems differing only in them share one program. Switches that are off are left
+ * out of the options (their defaults are off), which keeps the cache keys of plain problems short.
+ */
+static size_t feature_defines(const flashcl_problem *p, int flash, char *buf, size_t n)
+{
+    const struct {
+        const char *name;
+        int value;
+    } f[] = {
+        {"HAS_WINDOW", flash && (p->causal || p->window)}, /* naive keeps the window at run time */
+        {"HAS_SOFTCAP", flash && p->softcap > 0.0f},
+        {"HAS_ALIBI", p->alibi != 0},
+        {"HAS_MASK", p->attn_mask != 0},
+        {"HAS_KPM", p->key_padding != 0},
+        {"VARLEN", p->varlen != 0},
+        {"KV_CACHE", p->kv_cache != 0},
+        {"KV_APPEND", p->kv_cache && p->kv_append},
+        {"PAGE_SIZE", p->kv_cache ? p->page_size : 0},
+    };
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; ++i)
+        if (f[i].value && len < n)
+            len += (size_t)snprintf(buf + len, n - len, " -D%s=%d", f[i].name, f[i].value);
+    return len;
+}
+
+static void flash_fwd_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    char features[256], gqa[32] = "";
+    feature_defines(p, 1, features, sizeof features);
+    if (c->gqa_pack > 1)
+        snprintf(gqa, sizeof gqa, " -DGQA_PACK=%d", c->gqa_pack);
+    snprintf(buf, n,
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d%s%s%s",
+             dtype_define(p->dtype), p->head_dim, c->block_m, c->block_n, c->rows_per_item, c->threads_per_row,
+             c->d_chunk, c->v_chunk, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "", gqa);
+}
+
+static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    /* 16-byte copies where every Q, K and V row starts at a multiple of 8 elements */
+    const flashcl_strides *st[3] = {&p->q_strides, &p->k_strides, &p->v_strides};
+    int aligned = 1;
+    for (int i = 0; i < 3; ++i)
+        aligned &= st[i]->batch % 8 == 0 && st[i]->seq % 8 == 0 && st[i]->head % 8 == 0;
+    snprintf(buf, n,
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s",
+             dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 16, c->mma == 1, c->mma == 1, aligned,
+             p->causal || p->window ? " -DHAS_WINDOW=1" : "");
+}
+
+static void naive_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    (void)c;
+    char features[256];
+    feature_defines(p, 0, features, sizeof features);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s", dtype_define(p->dtype), p->head_dim, features);
+}
+
+static void combine_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    (void)c;
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d", dtype_define(p->dtype), p->head_dim);
+}
+
+static void append_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    (void)c;
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DPAGE_SIZE=%d", dtype_define(p->dtype), p->head_dim,
+             p->page_size);
+}
+
+/* Standard attention's softmax work-group is the config's work_group_size (a power of two). */
+static void standard_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DWG=%d", dtype_define(p->dtype), c->work_group_size);
+}
+
+#define FLASH_PARTS "common.cl geometry.cl scores.cl softmax.cl "
+#define NAIVE_PARTS "common.cl geometry.cl scores.cl naive.cl"
+#define STANDARD_PARTS "common.cl geometry.cl standard.cl"
+#define DEF(entry, sources, options, tag)                                                                  \
+    {entry, sources, options, tag##_names, tag##_kinds, (int)(sizeof tag##_names / sizeof tag##_names[0])}
+
+static const fcl_kernel_def kernel_table[FCL_KERNEL_COUNT] = {
+    [FCL_K_FLASH_FWD] = DEF("flash_fwd", FLASH_PARTS "flash_fwd.cl", flash_fwd_options, flash_fwd),
+    [FCL_K_FLASH_MMA] = DEF("flash_mma", FLASH_PARTS "flash_mma.cl", flash_mma_options, flash_mma),
+    [FCL_K_FLASH_COMBINE] = DEF("flash_combine", "common.cl flash_combine.cl", combine_options, flash_combine),
+    [FCL_K_NAIVE_FWD] = DEF("naive_fwd", NAIVE_PARTS, naive_options, naive_fwd),
+    [FCL_K_NAIVE_REF_ROWS] = DEF("naive_ref_rows", NAIVE_PARTS, naive_options, naive_ref_rows),
+    [FCL_K_COMPARE_ROWS] = DEF("compare_rows", NAIVE_PARTS, naive_options, compare_rows),
+    [FCL_K_KV_APPEND] = DEF("kv_append", "common.cl kvcache.cl", append_options, kv_append),
+    [FCL_K_SOFTMAX_ROWS] = DEF("softmax_rows", STANDARD_PARTS, standard_options, softmax_rows),
+    [FCL_K_TO_F32] = DEF("to_f32", STANDARD_PARTS, standard_options, convert),
+    [FCL_K_FROM_F32] = DEF("from_f32", STANDARD_PARTS, standard_options, convert),
+};
+
+const fcl_kernel_def *fcl_kernel_def_of(fcl_kernel_id id)
+{
+    return (unsigned)id < FCL_KERNEL_COUNT ? &kernel_table[id] : NULL;
+}
+
+fcl_kernel_id fcl_config_kernel(const flashcl_config *c)
+{
+    if (c->algorithm == FLASHCL_ALGO_NAIVE)
+        return FCL_K_NAIVE_FWD;
+    return c->mma ? FCL_K_FLASH_MMA : FCL_K_FLASH_FWD;
+}
+
+void fcl_kernel_options(fcl_kernel_id id, const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    kernel_table[id].options(p, c, buf, n);
+}
+
+flashcl_status fcl_kernel_create(flashcl_context *ctx, fcl_kernel_id id, const flashcl_problem *p,
+                                 const flashcl_config *c, cl_kernel *out, char *options, size_t options_len)
+{
+    const fcl_kernel_def *def = &kernel_table[id];
+    char opts[512];
+    def->options(p, c, opts, sizeof opts);
+    if (options)
+        fcl_strlcpy(options, opts, options_len);
+    cl_program prog;
+    flashcl_status st = fcl_get_program(ctx, def->sources, opts, &prog);
+    if (st != FLASHCL_SUCCESS)
+        return st;
+    cl_int err;
+    *out = clCreateKernel(prog, def->entry, &err);
+    if (!*out) {
+        char what[96];
+        snprintf(what, sizeof what, "clCreateKernel(%s)", def->entry);
+        return fcl_fail_cl(ctx, err, what);
+    }
+    return FLASHCL_SUCCESS;
+}
+
+fcl_args fcl_args_of(cl_kernel kernel, fcl_kernel_id id)
+{
+    return (fcl_args){.kernel = kernel, .id = id, .err = CL_SUCCESS, .failed = -1};
+}
+
+static void set(fcl_args *a, int index, fcl_arg_kind kind, size_t size, const void *value)
+{
+    if (a->err != CL_SUCCESS)
+        return;
+    const fcl_kernel_def *def = &kernel_table[a->id];
+    cl_int err = index < 0 || index >= def->n_args || def->arg_kinds[index] != kind
+                     ? CL_INVALID_ARG_SIZE /* a host bug: the table says otherwise */
+                     : clSetKernelArg(a->kernel, (cl_uint)index, size, value);
+    if (err != CL_SUCCESS) {
+        a->err = err;
+        a->failed = index;
+    }
+}
+
+void fcl_arg_mem(fcl_args *a, int index, cl_mem value)
+{
+    set(a, index, FCL_ARG_MEM, sizeof value, &value);
+}
+void fcl_arg_int(fcl_args *a, int index, cl_int value)
+{
+    set(a, index, FCL_ARG_INT, sizeof value, &value);
+}
+void fcl_arg_long(fcl_args *a, int index, cl_long value)
+{
+    set(a, index, FCL_ARG_LONG, sizeof value, &value);
+}
+void fcl_arg_float(fcl_args *a, int index, cl_float value)
+{
+    set(a, index, FCL_ARG_FLOAT, sizeof value, &value);
+}
+
+flashcl_status fcl_args_check(flashcl_context *ctx, const fcl_args *a, const char *what)
+{
+    if (a->err == CL_SUCCESS)
+        return FLASHCL_SUCCESS;
+    const fcl_kernel_def *def = &kernel_table[a->id];
+    char call[160];
+    snprintf(call, sizeof call, "%s%sclSetKernelArg(%s, %s)", what ? what : "", what ? ": " : "", def->entry,
+             a->failed >= 0 && a->failed < def->n_args ? def->arg_names[a->failed] : "?");
+    return fcl_fail_cl(ctx, a->err, call);
+}
+
+/* naive_fwd and naive_ref_rows share the problem's part of their parameters (ATTN_PARAMS), at the
+ * same positions: one binding for both. */
+_Static_assert((int)NF_seq_q == (int)NR_seq_q && (int)NF_num_pages == (int)NR_num_pages && (int)NF_V == (int)NR_V,
+               "naive_fwd and naive_ref_rows must take the problem's arguments at the same positions");
+
+void fcl_bind_naive_problem(fcl_args *a, const flashcl_problem *p, const resolved_layout *L)
+{
+    int32_t win_left, win_right;
+    fcl_visible_window(p, &win_left, &win_right);
+    fcl_arg_int(a, NF_seq_q, p->seq_q);
+    fcl_arg_int(a, NF_seq_kv, p->seq_kv);
+    fcl_arg_int(a, NF_heads_q, p->heads_q);
+    fcl_arg_int(a, NF_group, p->heads_q / p->heads_kv);
+    fcl_arg_float(a, NF_scale, fcl_effective_scale(p));
+    fcl_arg_int(a, NF_win_left, win_left);
+    fcl_arg_int(a, NF_win_right, win_right);
+    fcl_arg_float(a, NF_softcap, p->softcap);
+    FCL_ARG_STRIDES(a, NF_q, L->q);
+    FCL_ARG_STRIDES(a, NF_k, L->k);
+    FCL_ARG_STRIDES(a, NF_v, L->v);
+    fcl_arg_int(a, NF_alibi_per_batch, p->alibi == 2);
+    FCL_ARG_STRIDES(a, NF_m, L->mask);
+    fcl_arg_int(a, NF_total_q, p->varlen ? (cl_int)p->total_q : 0);
+    fcl_arg_int(a, NF_total_kv, p->varlen ? (cl_int)p->total_kv : 0);
+    fcl_arg_int(a, NF_batch, p->batch);
+    fcl_arg_int(a, NF_max_pages, L->max_pages);
+    fcl_arg_int(a, NF_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
+}
+
+void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t)
+{
+    /* Optional inputs are read only when compiled in; q stands in for absent ones. */
+    fcl_arg_mem(a, NF_Q, t->q);
+    fcl_arg_mem(a, NF_K, t->k);
+    fcl_arg_mem(a, NF_V, t->v);
+    fcl_arg_mem(a, NF_alibi, t->alibi_slopes ? t->alibi_slopes : t->q);
+    fcl_arg_mem(a, NF_mask, t->mask ? t->mask : t->q);
+    fcl_arg_mem(a, NF_kpm, t->key_padding ? t->key_padding : t->q);
+    fcl_arg_mem(a, NF_cu_q, t->cu_seqlens_q ? t->cu_seqlens_q : t->q);
+    fcl_arg_mem(a, NF_cu_k, t->cu_seqlens_k ? t->cu_seqlens_k : t->q);
+    fcl_arg_mem(a, NF_cache_lens, t->cache_seqlens ? t->cache_seqlens : t->q);
+    fcl_arg_mem(a, NF_bt, t->block_table ? t->block_table : t->q);
+}
