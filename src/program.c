@@ -184,7 +184,9 @@ static flashcl_status build_failed(flashcl_context *ctx, cl_program prog, cl_int
     flashcl_status st = err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS
                             ? FLASHCL_BUILD_FAILED
                             : fcl_status_from_cl(err);
-    fcl_fail(ctx, st, "building %s with options '%s' failed: %s (%d)\nbuild log:\n%s", name, options,
+    const char *last = strrchr(name, ' '); /* the kernel's own file, the last of its program's parts */
+    fcl_fail(ctx, st, "building %s (from %s) with options '%s' failed: %s (%d)\nbuild log:\n%s",
+             last ? last + 1 : name, name, options,
              fcl_cl_error_name(err), (int)err, log);
     pthread_mutex_lock(&ctx->err_lock);
     ctx->last_cl_error = err;

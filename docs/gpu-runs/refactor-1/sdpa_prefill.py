@@ -1,0 +1,43 @@
+"""PyTorch SDPA on flashcl's prefill shapes (B*N = 16384 tokens, hidden 2048: d=128 H=16, d=64 H=32), for
+the side-by-side figures in BENCHMARKS.md. Median of CUDA events over 20 runs after 5 warm-ups; TFLOP/s
+counts 4*B*H*N^2*d (half of it causal, FlashAttention's convention). One JSON line per result."""
+import json
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+dev = torch.device("cuda")
+print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name()}), flush=True)
+cases = [(128, 1024, False), (128, 4096, False), (128, 16384, False), (128, 16384, True), (64, 16384, False)]
+runs = [("flash", SDPBackend.FLASH_ATTENTION, torch.float16), ("cudnn", SDPBackend.CUDNN_ATTENTION, torch.float16),
+        ("efficient", SDPBackend.EFFICIENT_ATTENTION, torch.float32)]
+for d, n, causal in cases:
+    heads, batch = 2048 // d, 16384 // n
+    for name, be, dtype in runs:
+        q, k, v = (torch.randn(batch, heads, n, d, device=dev, dtype=dtype) for _ in range(3))
+        flops = 4 * batch * heads * n * n * d / (2 if causal else 1)
+        try:
+            with sdpa_kernel(be):
+                for _ in range(5):
+                    F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                torch.cuda.synchronize()
+                times = []
+                for _ in range(20):
+                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    s.record()
+                    F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                    e.record()
+                    e.synchronize()
+                    times.append(s.elapsed_time(e))
+            med = statistics.median(times)
+            print(json.dumps({"backend": name, "dtype": str(dtype).split(".")[1], "d": d, "n": n, "causal": causal,
+                              "median_ms": med, "min_ms": min(times), "max_ms": max(times),
+                              "tflops": flops / med / 1e9}), flush=True)
+        except Exception as ex:  # a backend that refuses the shape is a result too
+            print(json.dumps({"backend": name, "d": d, "n": n, "causal": causal, "error": str(ex)[:160]}), flush=True)
+        del q, k, v
+        torch.cuda.empty_cache()
+sys.exit(0)

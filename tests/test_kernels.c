@@ -1,0 +1,189 @@
+/*
+ * test_kernels.c: the host's kernel table (src/kernels.c) against what the OpenCL compiler says of
+ * each kernel: built with -cl-kernel-arg-info, every argument's name, position, address space and type.
+ */
+#include "testutil.h"
+
+#include "../src/kernels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The problem variants each kernel is built in: plain, and with every switch of src/kernels.c's
+ * feature list (in the groups the problem checks allow together). */
+enum { PLAIN, FEATURES_A, FEATURES_B, FEATURES_C, VARIANTS };
+
+static flashcl_problem variant_problem(int variant, flashcl_dtype dtype)
+{
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.batch = 2;
+    p.heads_q = 4;
+    p.heads_kv = 2;
+    p.seq_q = 40;
+    p.seq_kv = 96;
+    p.head_dim = 32;
+    p.dtype = dtype;
+    if (variant == FEATURES_A) { /* window, softcap, biases, masks, forced splits */
+        p.causal = 1;
+        p.window = 1;
+        p.window_left = 16;
+        p.softcap = 30.0f;
+        p.alibi = 2;
+        p.attn_mask = 1;
+        p.key_padding = 1;
+        p.kv_splits = 3;
+        p.return_lse = 1;
+    } else if (variant == FEATURES_B) { /* packed sequences, ALiBi per head */
+        p.varlen = 1;
+        p.total_q = 60;
+        p.total_kv = 150;
+        p.alibi = 1;
+        p.return_lse = 1;
+    } else if (variant == FEATURES_C) { /* a paged KV cache with append, a GQA decode step */
+        p.seq_q = 2;
+        p.kv_cache = 1;
+        p.kv_append = 1;
+        p.page_size = 16;
+        p.num_pages = 16;
+        p.seq_kv = 96;
+        p.k_strides = p.v_strides = (flashcl_strides){16 * 2 * 32, 2 * 32, 32};
+    }
+    return p;
+}
+
+/* A configuration for kernel `id` on this device (the matrix-unit kernel emulated where the device
+ * has no matrix units). */
+static flashcl_config kernel_config(flashcl_context *ctx, fcl_kernel_id id, const flashcl_problem *p)
+{
+    flashcl_config c;
+    memset(&c, 0, sizeof c);
+    if (id == FCL_K_FLASH_FWD) {
+        ck_assert_msg(flashcl_choose_config(flashcl_context_profile(ctx), p, FLASHCL_ALGO_FLASH, &c) ==
+                          FLASHCL_SUCCESS,
+                      "%s", flashcl_context_last_error(NULL));
+        c.mma = 0;
+    } else if (id == FCL_K_FLASH_MMA) {
+        c.algorithm = FLASHCL_ALGO_FLASH;
+        c.mma = flashcl_context_profile(ctx)->matrix_units ? 1 : 2;
+        c.block_m = 16;
+        c.block_n = 16;
+    }
+    c.work_group_size = 64; /* standard.cl's softmax work-group */
+    return c;
+}
+
+static const char *kind_type(fcl_arg_kind kind)
+{
+    return kind == FCL_ARG_INT ? "int" : kind == FCL_ARG_LONG ? "long" : kind == FCL_ARG_FLOAT ? "float" : NULL;
+}
+
+/* Builds kernel `id` for variant `variant` with -cl-kernel-arg-info and compares its arguments with
+ * the table. */
+static void check_kernel(fcl_kernel_id id, int variant)
+{
+    const fcl_kernel_def *def = fcl_kernel_def_of(id);
+    ck_assert_ptr_nonnull(def);
+    flashcl_context *ctx = tu_context_create();
+    ck_assert_ptr_nonnull(ctx);
+    const int mma = id == FCL_K_FLASH_MMA;
+    if ((mma && variant >= FEATURES_B) || (id == FCL_K_KV_APPEND && variant != FEATURES_C)) {
+        flashcl_context_destroy(&ctx); /* the matrix-unit kernel has no cache; kv_append only a cache */
+        return;
+    }
+    flashcl_problem p = variant_problem(variant, mma || variant == FEATURES_C ? FLASHCL_DTYPE_F16 : variant == FEATURES_B ? FLASHCL_DTYPE_BF16 : FLASHCL_DTYPE_F32);
+    if (mma && variant == FEATURES_A) { /* its features: causal and a window, LSE */
+        p.alibi = p.attn_mask = p.key_padding = p.varlen = 0;
+        p.softcap = 0.0f;
+        p.kv_splits = 0;
+    }
+    const flashcl_config c = kernel_config(ctx, id, &p);
+    char options[640];
+    fcl_kernel_options(id, &p, &c, options, sizeof options);
+    strcat(options, " -cl-kernel-arg-info");
+
+    const char *texts[8];
+    cl_uint n = 0;
+    char names[256];
+    snprintf(names, sizeof names, "%s", def->sources);
+    for (char *tok = strtok(names, " "); tok; tok = strtok(NULL, " ")) {
+        ck_assert_uint_lt(n, 8);
+        texts[n] = flashcl_source_text(tok);
+        ck_assert_msg(texts[n] != NULL, "%s: no embedded source %s", def->entry, tok);
+        ++n;
+    }
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(tu_context, n, texts, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    err = clBuildProgram(prog, 1, &tu_device, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        static char log[16384];
+        clGetProgramBuildInfo(prog, tu_device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        ck_abort_msg("%s (%s): build failed (%d):\n%.4000s", def->entry, options, (int)err, log);
+    }
+    cl_kernel k = clCreateKernel(prog, def->entry, &err);
+    ck_assert_msg(k != NULL, "%s: clCreateKernel failed (%d)", def->entry, (int)err);
+    cl_uint nargs = 0;
+    ck_assert_int_eq(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL), CL_SUCCESS);
+    ck_assert_msg((int)nargs == def->n_args, "%s: the kernel has %u arguments, the table %d", def->entry, nargs,
+                  def->n_args);
+    for (cl_uint i = 0; i < nargs; ++i) {
+        char name[128] = "", type[128] = "";
+        cl_kernel_arg_address_qualifier aq = 0;
+        ck_assert_int_eq(clGetKernelArgInfo(k, i, CL_KERNEL_ARG_NAME, sizeof name, name, NULL), CL_SUCCESS);
+        ck_assert_int_eq(clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type, type, NULL), CL_SUCCESS);
+        ck_assert_int_eq(clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL), CL_SUCCESS);
+        ck_assert_msg(!strcmp(name, def->arg_names[i]), "%s argument %u: the kernel names it %s, the table %s",
+                      def->entry, i, name, def->arg_names[i]);
+        const fcl_arg_kind kind = def->arg_kinds[i];
+        if (kind == FCL_ARG_MEM)
+            ck_assert_msg(aq == CL_KERNEL_ARG_ADDRESS_GLOBAL && strchr(type, '*'),
+                          "%s argument %s: the table says a buffer, the kernel has %s (address space %#x)",
+                          def->entry, name, type, (unsigned)aq);
+        else
+            ck_assert_msg(aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && !strcmp(type, kind_type(kind)),
+                          "%s argument %s: the table says %s, the kernel has %s", def->entry, name, kind_type(kind),
+                          type);
+    }
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    flashcl_context_destroy(&ctx);
+}
+
+START_TEST(test_kernel_table)
+{
+    check_kernel((fcl_kernel_id)(_i / VARIANTS), _i % VARIANTS);
+}
+END_TEST
+
+/* The config a plan runs names the table's entry point of the kernel its mma field selects. */
+START_TEST(test_config_names_table_kernel)
+{
+    flashcl_context *ctx = tu_context_create();
+    ck_assert_ptr_nonnull(ctx);
+    flashcl_problem p = variant_problem(PLAIN, FLASHCL_DTYPE_F16);
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    flashcl_config c;
+    ck_assert_int_eq(flashcl_plan_config(plan, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, fcl_kernel_def_of(fcl_config_kernel(&c))->entry);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("kernels");
+    TCase *tc = tcase_create("table");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_kernel_table, 0, FCL_KERNEL_COUNT * VARIANTS);
+    tcase_add_test(tc, test_config_names_table_kernel);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run(make_suite, 1);
+}
