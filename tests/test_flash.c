@@ -15,10 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * One case. The tables below name the fields they set: the shape on a row's first line, then its mask
+ * and features; a field left out is 0, which is off or the default (scale 0: 1/sqrt(head_dim)).
+ */
 typedef struct case_params {
     flashcl_dtype dtype;
     int head_dim, causal, gqa, seq_q, seq_kv, batch, heads_kv;
-    int custom_layout; /* Q and O as (batch, heads, seq, dim), K and V with padded rows */
+    int custom_layout; /* Q and O as (batch, heads, seq, dim), K and V with padded rows (2: not 16-byte aligned) */
     float scale;
     int window, window_left, window_right; /* a sliding window when window is nonzero */
     float softcap;
@@ -419,7 +423,9 @@ END_TEST
 /* Strided layouts (Q and O head-major, K and V with padded rows), an explicit scale, every dtype. */
 START_TEST(test_strided)
 {
-    case_params c = {(flashcl_dtype)(_i % 3), _i < 3 ? 64 : 128, _i % 2, 2, 77, 150, 2, 2, 1, 0.3f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    case_params c = {.dtype = (flashcl_dtype)(_i % 3), .head_dim = _i < 3 ? 64 : 128,
+                     .gqa = 2, .seq_q = 77, .seq_kv = 150, .batch = 2, .heads_kv = 2,
+                     .causal = _i % 2, .custom_layout = 1, .scale = 0.3f};
     run_case(&c);
 }
 END_TEST
@@ -427,7 +433,8 @@ END_TEST
 /* More queries than keys under the causal mask: the first rows see no key and must be exactly 0. */
 START_TEST(test_empty_rows)
 {
-    case_params c = {(flashcl_dtype)_i, 32, 1, 1, 200, 50, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    case_params c = {.dtype = (flashcl_dtype)_i, .head_dim = 32, .gqa = 1, .seq_q = 200, .seq_kv = 50, .batch = 1,
+                     .heads_kv = 1, .causal = 1};
     run_case(&c);
 }
 END_TEST
@@ -435,52 +442,72 @@ END_TEST
 /* Sliding windows (one-sided, two-sided, the diagonal alone, with causal, windows that leave rows
  * without a key) and the softcap, alone and with a window; every dtype. */
 static const case_params window_cases[] = {
-    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm, varlen */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 300, 300, 1, 2, 0, 0.0f, 1, 32, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 40, 0, 1, 200, 260, 2, 1, 0, 0.0f, 1, 16, 16, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 128, 1, 4, 160, 160, 1, 1, 0, 0.0f, 1, 50, -1, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 32, 0, 1, 100, 100, 2, 2, 0, 0.0f, 1, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 48, 0, 1, 200, 50, 1, 2, 0, 0.0f, 1, 3, 3, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 64, 0, 1, 150, 170, 1, 2, 0, 1.0f, 0, 0, 0, 5.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 96, 1, 2, 129, 200, 1, 1, 1, 0.0f, 1, 40, 7, 2.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 80, 0, 1, 70, 90, 2, 1, 0, 0.0f, 1, -1, 5, 30.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 2, .seq_q = 300, .seq_kv = 300, .batch = 1, .heads_kv = 2,
+     .window = 1, .window_left = 32, .window_right = 0},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 40, .gqa = 1, .seq_q = 200, .seq_kv = 260, .batch = 2, .heads_kv = 1,
+     .window = 1, .window_left = 16, .window_right = 16},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 4, .seq_q = 160, .seq_kv = 160, .batch = 1, .heads_kv = 1,
+     .causal = 1, .window = 1, .window_left = 50, .window_right = -1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 32, .gqa = 1, .seq_q = 100, .seq_kv = 100, .batch = 2, .heads_kv = 2,
+     .window = 1, .window_left = 0, .window_right = 0},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 48, .gqa = 1, .seq_q = 200, .seq_kv = 50, .batch = 1, .heads_kv = 2,
+     .window = 1, .window_left = 3, .window_right = 3},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 150, .seq_kv = 170, .batch = 1, .heads_kv = 2,
+     .scale = 1.0f, .softcap = 5.0f},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 96, .gqa = 2, .seq_q = 129, .seq_kv = 200, .batch = 1, .heads_kv = 1,
+     .causal = 1, .custom_layout = 1, .window = 1, .window_left = 40, .window_right = 7, .softcap = 2.0f},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 80, .gqa = 1, .seq_q = 70, .seq_kv = 90, .batch = 2, .heads_kv = 1,
+     .window = 1, .window_left = -1, .window_right = 5, .softcap = 30.0f},
 };
 #define N_WINDOW_CASES ((int)(sizeof window_cases / sizeof *window_cases))
 
 /* ALiBi (per head, per batch and head), additive masks (full, broadcast), key padding, alone and
  * together with GQA, causal, a window and a softcap; every dtype. */
 static const case_params bias_cases[] = {
-    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, left, right, softcap, alibi, mask, kpm, varlen */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 120, 150, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 32, 1, 1, 100, 100, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 2, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 48, 0, 1, 90, 130, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 1, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 64, 1, 4, 64, 200, 1, 1, 1, 0.0f, 0, 0, 0, 0.0f, 0, 2, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 40, 0, 1, 77, 140, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 1, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 80, 1, 2, 70, 160, 2, 1, 0, 0.0f, 1, 64, -1, 20.0f, 2, 1, 1, 0, 0, 0, 0, 0, 0},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 2, .seq_q = 120, .seq_kv = 150, .batch = 2, .heads_kv = 2,
+     .alibi = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 1, .seq_q = 100, .seq_kv = 100, .batch = 2, .heads_kv = 2,
+     .causal = 1, .alibi = 2},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 48, .gqa = 1, .seq_q = 90, .seq_kv = 130, .batch = 2, .heads_kv = 2,
+     .attn_mask = 1},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 4, .seq_q = 64, .seq_kv = 200, .batch = 1, .heads_kv = 1,
+     .causal = 1, .custom_layout = 1, .attn_mask = 2},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 40, .gqa = 1, .seq_q = 77, .seq_kv = 140, .batch = 3, .heads_kv = 2,
+     .key_padding = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 80, .gqa = 2, .seq_q = 70, .seq_kv = 160, .batch = 2, .heads_kv = 1,
+     .causal = 1, .window = 1, .window_left = 64, .window_right = -1, .softcap = 20.0f, .alibi = 2, .attn_mask = 1,
+     .key_padding = 1},
 };
 #define N_BIAS_CASES ((int)(sizeof bias_cases / sizeof *bias_cases))
 
 /* Packed sequences of different lengths: with GQA, causal (each sequence aligned on its own
  * lengths), a window, ALiBi, strided rows; every dtype. */
 static const case_params varlen_cases[] = {
-    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, l, r, softcap, alibi, mask, kpm, varlen */
-    {FLASHCL_DTYPE_F32, 64, 0, 2, 130, 150, 4, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 32, 1, 1, 90, 70, 5, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 128, 1, 4, 70, 120, 3, 1, 0, 0.0f, 1, 20, -1, 0.0f, 1, 0, 0, 1, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 40, 0, 1, 66, 66, 3, 2, 0, 0.0f, 1, 8, 8, 15.0f, 2, 0, 0, 1, 0, 0, 0, 0, 0},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 2, .seq_q = 130, .seq_kv = 150, .batch = 4, .heads_kv = 2,
+     .varlen = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 1, .seq_q = 90, .seq_kv = 70, .batch = 5, .heads_kv = 2,
+     .causal = 1, .varlen = 1},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 4, .seq_q = 70, .seq_kv = 120, .batch = 3, .heads_kv = 1,
+     .causal = 1, .window = 1, .window_left = 20, .window_right = -1, .alibi = 1, .varlen = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 40, .gqa = 1, .seq_q = 66, .seq_kv = 66, .batch = 3, .heads_kv = 2,
+     .window = 1, .window_left = 8, .window_right = 8, .softcap = 15.0f, .alibi = 2, .varlen = 1},
 };
 #define N_VARLEN_CASES ((int)(sizeof varlen_cases / sizeof *varlen_cases))
 
 /* Split-KV (decode shapes): forced and chosen splits, with GQA, causal decode with several queries,
  * a window that leaves some splits without a key, packed sequences, more splits than key tiles. */
 static const case_params split_cases[] = {
-    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, window, l, r, softcap, alibi, mask, kpm, varlen, splits */
-    {FLASHCL_DTYPE_F32, 64, 0, 4, 1, 1000, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 5, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 128, 1, 1, 4, 700, 1, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 3, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_BF16, 32, 0, 2, 16, 500, 1, 1, 1, 0.0f, 1, 100, -1, 0.0f, 1, 0, 0, 0, 7, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 64, 1, 2, 12, 300, 3, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 1, 4, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F32, 40, 0, 1, 1, 900, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 64, 0, 1, 2, 100, 1, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 16, 0, 0, 0, 0},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 1000, .batch = 2, .heads_kv = 2,
+     .kv_splits = 5},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 4, .seq_kv = 700, .batch = 1, .heads_kv = 2,
+     .causal = 1, .kv_splits = 3},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 2, .seq_q = 16, .seq_kv = 500, .batch = 1, .heads_kv = 1,
+     .custom_layout = 1, .window = 1, .window_left = 100, .window_right = -1, .alibi = 1, .kv_splits = 7},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 2, .seq_q = 12, .seq_kv = 300, .batch = 3, .heads_kv = 1,
+     .causal = 1, .varlen = 1, .kv_splits = 4},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 40, .gqa = 1, .seq_q = 1, .seq_kv = 900, .batch = 1, .heads_kv = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 2, .seq_kv = 100, .batch = 1, .heads_kv = 1,
+     .kv_splits = 16},
 };
 #define N_SPLIT_CASES ((int)(sizeof split_cases / sizeof *split_cases))
 
@@ -488,13 +515,16 @@ static const case_params split_cases[] = {
  * lengths, with and without appending the step's rows; decode and prefill-into-cache shapes, causal,
  * GQA, a window, split-KV. */
 static const case_params cache_cases[] = {
-    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, win, l, r, cap, alibi, mask, kpm, varlen, splits,
-     * kv_cache, append, page */
-    {FLASHCL_DTYPE_F32, 64, 0, 4, 1, 300, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 1, 0, 0, 0},
-    {FLASHCL_DTYPE_F16, 32, 1, 2, 4, 200, 2, 1, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 1, 1, 0, 0},
-    {FLASHCL_DTYPE_F32, 64, 1, 1, 1, 250, 3, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 3, 1, 1, 16, 0},
-    {FLASHCL_DTYPE_BF16, 128, 1, 2, 8, 160, 2, 1, 0, 0.0f, 1, 40, -1, 0.0f, 0, 0, 0, 0, 0, 1, 1, 48, 0},
-    {FLASHCL_DTYPE_F16, 40, 0, 1, 20, 96, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 1, 0, 0, 0, 0, 1, 0, 16, 0},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 300, .batch = 3, .heads_kv = 2,
+     .kv_cache = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 2, .seq_q = 4, .seq_kv = 200, .batch = 2, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .kv_append = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 1, .seq_kv = 250, .batch = 3, .heads_kv = 2,
+     .causal = 1, .kv_splits = 3, .kv_cache = 1, .kv_append = 1, .page_size = 16},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 2, .seq_q = 8, .seq_kv = 160, .batch = 2, .heads_kv = 1,
+     .causal = 1, .window = 1, .window_left = 40, .window_right = -1, .kv_cache = 1, .kv_append = 1, .page_size = 48},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 40, .gqa = 1, .seq_q = 20, .seq_kv = 96, .batch = 2, .heads_kv = 2,
+     .alibi = 1, .kv_cache = 1, .page_size = 16},
 };
 #define N_CACHE_CASES ((int)(sizeof cache_cases / sizeof *cache_cases))
 
@@ -503,14 +533,18 @@ static const case_params cache_cases[] = {
  * scale, boundary lengths (a 65th query row, exactly one key tile), strided rows that are 16-byte
  * aligned (cp.async on the GPU) and rows that are not (synchronous copies). */
 static const case_params mma_cases[] = {
-    /* dtype, d, causal, gqa, Sq, Sk, B, Hkv, layout, scale, win, l, r, cap, alibi, mask, kpm, varlen, splits,
-     * kv_cache, append, page, path */
-    {FLASHCL_DTYPE_F16, 64, 0, 2, 130, 150, 2, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, FLASHCL_PATH_MMA},
-    {FLASHCL_DTYPE_BF16, 32, 1, 1, 200, 77, 1, 2, 0, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, FLASHCL_PATH_MMA},
-    {FLASHCL_DTYPE_F16, 96, 1, 4, 100, 300, 1, 1, 1, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, FLASHCL_PATH_MMA},
-    {FLASHCL_DTYPE_F16, 32, 0, 1, 150, 150, 1, 2, 2, 0.0f, 1, 20, 5, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, FLASHCL_PATH_MMA},
-    {FLASHCL_DTYPE_BF16, 128, 0, 1, 65, 64, 1, 1, 0, 0.5f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, FLASHCL_PATH_MMA},
-    {FLASHCL_DTYPE_BF16, 64, 1, 2, 90, 130, 2, 1, 2, 0.0f, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 130, .seq_kv = 150, .batch = 2, .heads_kv = 2,
+     .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 1, .seq_q = 200, .seq_kv = 77, .batch = 1, .heads_kv = 2,
+     .causal = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 96, .gqa = 4, .seq_q = 100, .seq_kv = 300, .batch = 1, .heads_kv = 1,
+     .causal = 1, .custom_layout = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 1, .seq_q = 150, .seq_kv = 150, .batch = 1, .heads_kv = 2,
+     .custom_layout = 2, .window = 1, .window_left = 20, .window_right = 5, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 1, .seq_q = 65, .seq_kv = 64, .batch = 1, .heads_kv = 1,
+     .scale = 0.5f, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 90, .seq_kv = 130, .batch = 2, .heads_kv = 1,
+     .causal = 1, .custom_layout = 2, .path = FLASHCL_PATH_MMA},
 };
 #define N_MMA_CASES ((int)(sizeof mma_cases / sizeof *mma_cases))
 

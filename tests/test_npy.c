@@ -62,21 +62,23 @@ static size_t make_file(unsigned char *buf, const char *dict, size_t data_bytes,
 typedef struct bad_file {
     const char *dict;
     long data_delta; /* bytes more or fewer than the shape needs */
-    int version;
+    int version;     /* the format version; 0: 1 */
     const char *message;
 } bad_file;
 
 static const bad_file bad_files[] = {
-    {"{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 0, 1, "unsupported dtype"},
-    {"{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 0, 1, "unsupported dtype"},
-    {"{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 0, 1, "Fortran"},
-    {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", -4, 1, "truncated data"},
-    {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 4, 1, "trailing bytes"},
-    {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", 0, 1, "bad 'shape'"},
-    {"{'descr': '<f4', 'fortran_order': False, }", 0, 1, "no 'shape'"},
-    {"{'fortran_order': False, 'shape': (2, 3), }", 0, 1, "no 'descr'"},
-    {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 0, 9, "version"},
-    {"{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3), }", 0, 1, "bad 'shape'"},
+    {.dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", .message = "unsupported dtype"},
+    {.dict = "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", .message = "unsupported dtype"},
+    {.dict = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", .message = "Fortran"},
+    {.dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", .data_delta = -4,
+     .message = "truncated data"},
+    {.dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", .data_delta = 4,
+     .message = "trailing bytes"},
+    {.dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", .message = "bad 'shape'"},
+    {.dict = "{'descr': '<f4', 'fortran_order': False, }", .message = "no 'shape'"},
+    {.dict = "{'fortran_order': False, 'shape': (2, 3), }", .message = "no 'descr'"},
+    {.dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", .version = 9, .message = "version"},
+    {.dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3), }", .message = "bad 'shape'"},
 };
 
 START_TEST(test_refuses_bad_files)
@@ -84,7 +86,7 @@ START_TEST(test_refuses_bad_files)
     const bad_file *b = &bad_files[_i];
     unsigned char buf[512];
     const long data = 2 * 3 * (strstr(b->dict, "f8") ? 8 : 4) + b->data_delta;
-    size_t len = make_file(buf, b->dict, data > 0 ? (size_t)data : 0, b->version);
+    size_t len = make_file(buf, b->dict, data > 0 ? (size_t)data : 0, b->version ? b->version : 1);
     npy_array a;
     char err[256] = "";
     ck_assert_int_eq(npy_parse(buf, len, &a, err, sizeof err), -1);

@@ -10,22 +10,33 @@
 typedef struct fake_device {
     const char *name;
     flashcl_vendor vendor;
-    uint64_t local;
-    size_t max_wg, multiple;
+    uint64_t local;          /* local memory, bytes */
+    size_t max_wg, multiple; /* the work-group size limit, and the preferred multiple (warp, wavefront) */
 } fake_device;
 
 static const fake_device fakes[] = {
-    {"NVIDIA H200 (48 KiB, 1024, warp 32)", FLASHCL_VENDOR_NVIDIA, 48 * 1024, 1024, 32},
-    {"AMD CDNA (64 KiB, 256, wave 64)", FLASHCL_VENDOR_AMD, 64 * 1024, 256, 64},
-    {"AMD RDNA (64 KiB, 1024, wave 32)", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 32},
-    {"Intel Xe (64 KiB, 512, subgroup 8)", FLASHCL_VENDOR_INTEL, 64 * 1024, 512, 8},
-    {"Intel Xe (64 KiB, 512, subgroup 16)", FLASHCL_VENDOR_INTEL, 64 * 1024, 512, 16},
-    {"Intel Xe (64 KiB, 1024, subgroup 32)", FLASHCL_VENDOR_INTEL, 64 * 1024, 1024, 32},
-    {"a 32 KiB / 1024 GPU", FLASHCL_VENDOR_OTHER, 32 * 1024, 1024, 32},
-    {"PoCL CPU (512 KiB cache as local, 4096)", FLASHCL_VENDOR_POCL, 512 * 1024, 4096, 8},
-    {"PoCL CPU (1 MiB cache as local, 4096)", FLASHCL_VENDOR_POCL, 1024 * 1024, 4096, 8},
-    {"rusticl llvmpipe (32 KiB, 1024)", FLASHCL_VENDOR_MESA, 32 * 1024, 1024, 8},
-    {"small mobile GPU (16 KiB, 128)", FLASHCL_VENDOR_ARM, 16 * 1024, 128, 16},
+    {.name = "NVIDIA H200 (48 KiB, 1024, warp 32)", .vendor = FLASHCL_VENDOR_NVIDIA,
+     .local = 48 * 1024, .max_wg = 1024, .multiple = 32},
+    {.name = "AMD CDNA (64 KiB, 256, wave 64)", .vendor = FLASHCL_VENDOR_AMD,
+     .local = 64 * 1024, .max_wg = 256, .multiple = 64},
+    {.name = "AMD RDNA (64 KiB, 1024, wave 32)", .vendor = FLASHCL_VENDOR_AMD,
+     .local = 64 * 1024, .max_wg = 1024, .multiple = 32},
+    {.name = "Intel Xe (64 KiB, 512, subgroup 8)", .vendor = FLASHCL_VENDOR_INTEL,
+     .local = 64 * 1024, .max_wg = 512, .multiple = 8},
+    {.name = "Intel Xe (64 KiB, 512, subgroup 16)", .vendor = FLASHCL_VENDOR_INTEL,
+     .local = 64 * 1024, .max_wg = 512, .multiple = 16},
+    {.name = "Intel Xe (64 KiB, 1024, subgroup 32)", .vendor = FLASHCL_VENDOR_INTEL,
+     .local = 64 * 1024, .max_wg = 1024, .multiple = 32},
+    {.name = "a 32 KiB / 1024 GPU", .vendor = FLASHCL_VENDOR_OTHER,
+     .local = 32 * 1024, .max_wg = 1024, .multiple = 32},
+    {.name = "PoCL CPU (512 KiB cache as local, 4096)", .vendor = FLASHCL_VENDOR_POCL,
+     .local = 512 * 1024, .max_wg = 4096, .multiple = 8},
+    {.name = "PoCL CPU (1 MiB cache as local, 4096)", .vendor = FLASHCL_VENDOR_POCL,
+     .local = 1024 * 1024, .max_wg = 4096, .multiple = 8},
+    {.name = "rusticl llvmpipe (32 KiB, 1024)", .vendor = FLASHCL_VENDOR_MESA,
+     .local = 32 * 1024, .max_wg = 1024, .multiple = 8},
+    {.name = "small mobile GPU (16 KiB, 128)", .vendor = FLASHCL_VENDOR_ARM,
+     .local = 16 * 1024, .max_wg = 128, .multiple = 16},
 };
 #define N_FAKES ((int)(sizeof fakes / sizeof *fakes))
 

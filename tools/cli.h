@@ -1,6 +1,6 @@
 /*
- * cli.h: what the flashcl command's subcommands share: option parsing helpers, device opening,
- * profiling-event timing and JSON string output.
+ * cli.h: what the flashcl command's subcommands share (defined in cli.c): option parsing helpers,
+ * failure messages, profiling-event timing, FLOP counts and JSON string output.
  */
 #ifndef FLASHCL_CLI_H
 #define FLASHCL_CLI_H
@@ -8,10 +8,6 @@
 #include "flashcl.h"
 
 #include <stdio.h>
-
-int cmd_run(int argc, char **argv);
-int cmd_devices(int argc, char **argv);
-int cmd_tiles(int argc, char **argv);
 
 /* Parses an integer option value; prints an error naming the option and returns 0 on bad input. */
 int cli_int(const char *opt, const char *value, long min, long max, long *out);
@@ -63,7 +59,5 @@ cl_mem cli_alibi_slopes(cl_context ctx, const flashcl_problem *p, cl_int *err);
 const char *cli_mask_name(const flashcl_problem *p, char *buf, size_t n);
 /* A flash configuration's tiles in a few characters: "64x64 tpr16 r4 dc32 vc32". */
 const char *cli_tiles(const flashcl_config *c, char *buf, size_t n);
-int cmd_tune(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
 
 #endif

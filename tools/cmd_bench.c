@@ -5,6 +5,7 @@
  * Output: a table, JSON, CSV and an SVG plot.
  */
 #include "cli.h"
+#include "commands.h"
 #include "hostmath.h"
 #include "plot.h"
 

@@ -3,6 +3,7 @@
  * chooser reads (flashcl_device_profile_query, the same function contexts use).
  */
 #include "cli.h"
+#include "commands.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,6 +3,7 @@
  * profiling events (warm-up and compilation excluded) and validated against the naive kernel.
  */
 #include "cli.h"
+#include "commands.h"
 #include "hostmath.h"
 #include "npy.h"
 

@@ -4,6 +4,7 @@
  * flashcl_context_choose_config, the function plans call, so what it prints is what runs.
  */
 #include "cli.h"
+#include "commands.h"
 
 #include <stdlib.h>
 #include <string.h>

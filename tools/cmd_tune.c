@@ -5,6 +5,7 @@
  * heuristic's choice.
  */
 #include "cli.h"
+#include "commands.h"
 #include "hostmath.h"
 
 #include <stdlib.h>

@@ -1,0 +1,247 @@
+/*
+ * cli.c: the helpers the flashcl command's subcommands share (see cli.h): option parsing, failure
+ * messages, JSON strings, timing from profiling events, FLOP counts and mask and tile descriptions.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int cli_is(const char *arg, const char *name, const char *alias)
+{
+    return !strcmp(arg, name) || (alias && !strcmp(arg, alias));
+}
+
+int cli_int(const char *opt, const char *value, long min, long max, long *out)
+{
+    if (!value) {
+        fprintf(stderr, "flashcl: %s needs a value\n", opt);
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno || end == value || *end || v < min || v > max) {
+        fprintf(stderr, "flashcl: %s %s: expected an integer from %ld to %ld\n", opt, value, min, max);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+int cli_dtype(const char *value, flashcl_dtype *out)
+{
+    if (value && (!strcmp(value, "f32") || !strcmp(value, "fp32") || !strcmp(value, "float32")))
+        *out = FLASHCL_DTYPE_F32;
+    else if (value && (!strcmp(value, "f16") || !strcmp(value, "fp16") || !strcmp(value, "float16")))
+        *out = FLASHCL_DTYPE_F16;
+    else if (value && (!strcmp(value, "bf16") || !strcmp(value, "bfloat16")))
+        *out = FLASHCL_DTYPE_BF16;
+    else {
+        fprintf(stderr, "flashcl: --dtype %s: expected f32, f16 or bf16\n", value ? value : "(missing)");
+        return 0;
+    }
+    return 1;
+}
+
+int cli_fail(const flashcl_context *ctx, const char *what, flashcl_status st)
+{
+    const char *msg = flashcl_context_last_error(ctx);
+    fprintf(stderr, "flashcl: %s: %s (%s)%s%s\n", what, flashcl_status_string(st), flashcl_status_name(st),
+            msg && *msg ? ": " : "", msg ? msg : "");
+    return 1;
+}
+
+void cli_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void cli_stats(double *v, int n, double *median, double *min, double *max)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    *min = v[0];
+    *max = v[n - 1];
+    *median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors, long warmup, long iters,
+                             double *median, double *min, double *max, int *host_clock)
+{
+    double *t = calloc((size_t)iters, sizeof *t);
+    if (!t)
+        return FLASHCL_OUT_OF_HOST_MEMORY;
+    int events_work = 1;
+    flashcl_status st = FLASHCL_SUCCESS;
+    cl_command_queue queue;
+    flashcl_context_cl_objects(flashcl_plan_context(plan), NULL, NULL, &queue);
+    for (long i = 0; i < warmup + iters && st == FLASHCL_SUCCESS; ++i) {
+        /* A marker before the plan: its end is when the queue reaches the plan's first command, so
+         * plans of several commands (standard attention) are timed whole. */
+        struct timespec t0, t1;
+        cl_event ev = NULL, mark = NULL;
+        clFinish(queue);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (clEnqueueMarkerWithWaitList(queue, 0, NULL, &mark) != CL_SUCCESS)
+            mark = NULL;
+        st = flashcl_plan_enqueue_tensors(plan, tensors, 0, NULL, &ev);
+        if (st != CL_SUCCESS) {
+            if (mark)
+                clReleaseEvent(mark);
+            break;
+        }
+        clWaitForEvents(1, &ev);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        cl_ulong start = 0, end = 0;
+        if (!mark || clGetEventProfilingInfo(mark, CL_PROFILING_COMMAND_END, sizeof start, &start, NULL) != CL_SUCCESS ||
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) != CL_SUCCESS || end <= start)
+            events_work = 0;
+        clReleaseEvent(ev);
+        if (mark)
+            clReleaseEvent(mark);
+        if (i >= warmup)
+            t[i - warmup] = events_work ? (double)(end - start) * 1e-6
+                                        : (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) * 1e-6;
+    }
+    if (st == FLASHCL_SUCCESS)
+        cli_stats(t, (int)iters, median, min, max);
+    *host_clock = !events_work;
+    free(t);
+    return st;
+}
+
+double cli_flops(const flashcl_problem *p)
+{
+    /* Only the computed pairs: row i sees keys [pos - left, pos + right] within [0, seq_kv), pos =
+     * i + seq_kv - seq_q, under the causal mask (right <= 0) and the sliding window. */
+    const int64_t left = p->window ? p->window_left : -1;
+    int64_t right = p->window ? p->window_right : -1;
+    if (p->causal)
+        right = 0;
+    double pairs = 0;
+    for (int64_t i = 0; i < p->seq_q; ++i) {
+        const int64_t pos = i + p->seq_kv - p->seq_q;
+        int64_t lo = left >= 0 ? pos - left : 0, hi = right >= 0 ? pos + right : p->seq_kv - 1;
+        if (lo < 0)
+            lo = 0;
+        if (hi > p->seq_kv - 1)
+            hi = p->seq_kv - 1;
+        pairs += hi >= lo ? (double)(hi - lo + 1) : 0.0;
+    }
+    return 4.0 * p->batch * p->heads_q * pairs * p->head_dim;
+}
+
+cl_mem cli_alibi_slopes(cl_context ctx, const flashcl_problem *p, cl_int *err)
+{
+    float *s = malloc((size_t)p->heads_q * sizeof(float));
+    if (!s) {
+        *err = CL_OUT_OF_HOST_MEMORY;
+        return NULL;
+    }
+    for (int h = 0; h < p->heads_q; ++h)
+        s[h] = (float)exp2(-8.0 * (h + 1) / p->heads_q);
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)p->heads_q * sizeof(float), s, err);
+    free(s);
+    return m;
+}
+
+double cli_flops_packed(const flashcl_problem *p, const int32_t *cu_q, const int32_t *cu_k)
+{
+    flashcl_problem one = *p;
+    one.varlen = 0;
+    one.batch = 1;
+    double f = 0;
+    for (int b = 0; b < p->batch; ++b) {
+        one.seq_q = cu_q[b + 1] - cu_q[b];
+        one.seq_kv = cu_k[b + 1] - cu_k[b];
+        f += cli_flops(&one);
+    }
+    return f;
+}
+
+int cli_mask_option(const char *cmd, const char *a, const char *val, flashcl_problem *p)
+{
+    if (!strcmp(a, "--alibi")) {
+        p->alibi = 1;
+        return 3;
+    }
+    if (!strcmp(a, "--window")) {
+        long l, r;
+        char *end;
+        if (!val || (l = strtol(val, &end, 10), *end != ',') || (r = strtol(end + 1, &end, 10), *end) || l < -1 ||
+            r < -1 || l > INT32_MAX || r > INT32_MAX) {
+            fprintf(stderr, "flashcl %s: --window %s: expected LEFT,RIGHT, each >= 0 or -1 (unbounded)\n", cmd,
+                    val ? val : "(missing)");
+            return 2;
+        }
+        p->window = 1;
+        p->window_left = (int32_t)l;
+        p->window_right = (int32_t)r;
+        return 1;
+    }
+    if (!strcmp(a, "--kv-splits")) {
+        char *end;
+        long n = val ? strtol(val, &end, 10) : -1;
+        if (!val || *end || n < 0 || n > 1024) {
+            fprintf(stderr, "flashcl %s: --kv-splits %s: expected 0 (chosen) to 1024\n", cmd, val ? val : "(missing)");
+            return 2;
+        }
+        p->kv_splits = (int32_t)n;
+        return 1;
+    }
+    if (!strcmp(a, "--softcap")) {
+        char *end;
+        float c = 0.0f;
+        if (!val || (c = strtof(val, &end), end == val || *end) || !(c >= 0.0f) || isinf(c)) {
+            fprintf(stderr, "flashcl %s: --softcap %s: expected a number >= 0\n", cmd, val ? val : "(missing)");
+            return 2;
+        }
+        p->softcap = c;
+        return 1;
+    }
+    return 0;
+}
+
+const char *cli_mask_name(const flashcl_problem *p, char *buf, size_t n)
+{
+    int k = snprintf(buf, n, "%s", p->causal ? "causal" : "full");
+    if (p->window && k >= 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - (size_t)k, " window %d,%d", p->window_left, p->window_right);
+    if (p->softcap > 0.0f && k >= 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - (size_t)k, " softcap %g", (double)p->softcap);
+    if (p->alibi && k >= 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " alibi");
+    return buf;
+}
+
+const char *cli_tiles(const flashcl_config *c, char *buf, size_t n)
+{
+    int k = snprintf(buf, n, "%dx%d tpr%d r%d dc%d vc%d", c->block_m, c->block_n, c->threads_per_row,
+                     c->rows_per_item, c->d_chunk, c->v_chunk);
+    if (c->kv_splits > 1 && k >= 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - (size_t)k, " splits%d", c->kv_splits);
+    if (c->gqa_pack > 1 && k >= 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " pack%d", c->gqa_pack);
+    return buf;
+}
