@@ -108,6 +108,15 @@ flashcl_status fcl_fail(flashcl_context *ctx, flashcl_status status, const char 
     return status;
 }
 
+flashcl_status fcl_fail_code(flashcl_context *ctx, flashcl_status status, cl_int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_message(ctx, err, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
 flashcl_status fcl_fail_cl(flashcl_context *ctx, cl_int err, const char *what)
 {
     set_message_cl(ctx, err, "%s failed: %s (%d)", what, fcl_cl_error_name(err), (int)err);

@@ -57,6 +57,9 @@ const char *flashcl_source_text(const char *name);
 flashcl_status fcl_fail(flashcl_context *ctx, flashcl_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 flashcl_status fcl_fail_cl(flashcl_context *ctx, cl_int err, const char *what);
+/* fcl_fail that also keeps the OpenCL code behind the failure (flashcl_context_last_cl_error). */
+flashcl_status fcl_fail_code(flashcl_context *ctx, flashcl_status status, cl_int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 flashcl_status fcl_status_from_cl(cl_int err);
 const char *fcl_cl_error_name(cl_int err);
 

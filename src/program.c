@@ -184,12 +184,8 @@ static flashcl_status build_failed(flashcl_context *ctx, cl_program prog, cl_int
     flashcl_status st = err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS
                             ? FLASHCL_BUILD_FAILED
                             : fcl_status_from_cl(err);
-    fcl_fail(ctx, st, "building %s with options '%s' failed: %s (%d)\nbuild log:\n%s", name, options,
-             fcl_cl_error_name(err), (int)err, log);
-    pthread_mutex_lock(&ctx->err_lock);
-    ctx->last_cl_error = err;
-    pthread_mutex_unlock(&ctx->err_lock);
-    return st;
+    return fcl_fail_code(ctx, st, err, "building %s with options '%s' failed: %s (%d)\nbuild log:\n%s", name,
+                         options, fcl_cl_error_name(err), (int)err, log);
 }
 
 static cl_program build_from_binary(flashcl_context *ctx, const unsigned char *bin, size_t len,
