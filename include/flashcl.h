@@ -341,8 +341,9 @@ FLASHCL_API uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flash
 /* ---------------------------------------------------------------------------------------------------
  * Context.
  * Thread-safety: a context may be used from several threads at once (plan creation, enqueue of
- * different plans); its program cache is locked. The last-error message is per context: when two
- * threads fail at once on one context, one message wins.
+ * different plans); its program cache is locked. The last error is kept per thread:
+ * flashcl_context_last_error(ctx) is the calling thread's last failure on ctx, so two threads failing
+ * at once on one context each read their own message.
  */
 typedef struct flashcl_context flashcl_context;
 
@@ -388,11 +389,13 @@ FLASHCL_API flashcl_status flashcl_context_create_default(const char *selector,
 /** Destroys a context and sets *ctx to NULL. Accepts NULL and a pointer to NULL. Plans must be destroyed first. */
 FLASHCL_API void flashcl_context_destroy(flashcl_context **ctx);
 
-/** The last error's message for this context ("" if none), owned by the context and valid until its
- * next failing call. With ctx NULL: the calling thread's last failure that had no context (context
- * creation). */
+/** The calling thread's last failure on ctx ("" if none since ctx was created), valid until this
+ * thread's next failing flashcl call or ctx's destruction. A thread keeps the messages of the last 8
+ * contexts it failed on (older ones read ""). With ctx NULL: the calling thread's last failure that
+ * had no context (context creation, a NULL context or plan). */
 FLASHCL_API const char *flashcl_context_last_error(const flashcl_context *ctx);
-/** The OpenCL error code behind the last error (CL_SUCCESS if it did not come from OpenCL). */
+/** The OpenCL error code behind that failure (CL_SUCCESS if it did not come from OpenCL); per thread
+ * as flashcl_context_last_error(). */
 FLASHCL_API cl_int flashcl_context_last_cl_error(const flashcl_context *ctx);
 
 /** The context's OpenCL objects (not retained for the caller). Any argument may be NULL. */

@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,10 @@ void flashcl_settings_default(flashcl_settings *s)
     s->path = -1;
 }
 
+/* Numbers every context of the process: a thread's error record names its context by address and
+ * serial, since a destroyed context's address may be reused by the next one (error.c). */
+static atomic_uint_least64_t context_serials;
+
 static int env_flag(const char *name, int fallback)
 {
     const char *s = getenv(name);
@@ -298,6 +303,7 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
     flashcl_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return FLASHCL_OUT_OF_HOST_MEMORY;
+    ctx->serial = atomic_fetch_add(&context_serials, 1) + 1;
     flashcl_status st = flashcl_device_profile_query(device, settings->local_mem_limit, &ctx->profile);
     ctx->profile.path = path;
     if (st != FLASHCL_SUCCESS) {
@@ -312,11 +318,6 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
         return fcl_fail(NULL, st, "flashcl_context_create: %s", why);
     }
     if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
-        free(ctx);
-        return FLASHCL_OUT_OF_HOST_MEMORY;
-    }
-    if (pthread_mutex_init(&ctx->err_lock, NULL) != 0) {
-        pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return FLASHCL_OUT_OF_HOST_MEMORY;
     }
@@ -357,10 +358,10 @@ void flashcl_context_destroy(flashcl_context **pctx)
     clReleaseDevice(ctx->device);
     clReleaseContext(ctx->cl_ctx);
     pthread_mutex_destroy(&ctx->lock);
-    pthread_mutex_destroy(&ctx->err_lock);
     free(ctx->cache_dir);
     free(ctx->extra_build_options);
     flashcl_tuning_db_destroy(&ctx->tuning_db);
+    fcl_forget_errors(ctx);
     free(ctx);
     *pctx = NULL;
 }

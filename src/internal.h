@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #define FLASHCL_ERRMSG_MAX 8192
@@ -26,6 +27,7 @@ struct flashcl_context {
     cl_command_queue queue;
     flashcl_device_profile profile;
     char device_identity[512]; /* platform, device, driver: part of every disk-cache key */
+    uint64_t serial;           /* this context among all of the process's, for error.c's records */
 
     int validate;
     int32_t validate_max_rows;
@@ -35,13 +37,11 @@ struct flashcl_context {
     int has_override;
     flashcl_config override;
 
-    pthread_mutex_t lock;     /* guards the program cache and the stats */
-    pthread_mutex_t err_lock; /* guards the error message; taken inside `lock`, never around it */
+    pthread_mutex_t lock; /* guards the program cache and the stats */
     program_entry *programs;
     flashcl_stats stats;
-
-    char errmsg[FLASHCL_ERRMSG_MAX];
-    cl_int last_cl_error;
+    /* The last error is kept per thread (error.c), not here: two threads failing at once on one
+     * context each read their own. */
 };
 
 /* Embedded kernel sources (generated at build time from cl/ sources by tools/embed_cl.py). */
@@ -60,6 +60,8 @@ flashcl_status fcl_fail_cl(flashcl_context *ctx, cl_int err, const char *what);
 /* fcl_fail that also keeps the OpenCL code behind the failure (flashcl_context_last_cl_error). */
 flashcl_status fcl_fail_code(flashcl_context *ctx, flashcl_status status, cl_int err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Drops the calling thread's error record of ctx (ctx is being destroyed). */
+void fcl_forget_errors(const flashcl_context *ctx);
 flashcl_status fcl_status_from_cl(cl_int err);
 const char *fcl_cl_error_name(cl_int err);
 

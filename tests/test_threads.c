@@ -2,7 +2,7 @@
  * test_threads.c: one context used from several threads at once: plans created and enqueued
  * concurrently on one queue, and several contexts on one cl_context with a queue each; every result
  * is validated against the naive kernel. And the disk cache written by two processes at once: no torn
- * file, nothing left behind, and a third process loads what they wrote.
+ * file, nothing left behind, and a third process loads what they wrote. Last errors kept per thread.
  */
 #include "testutil.h"
 
@@ -181,6 +181,129 @@ START_TEST(test_two_processes_one_cache)
 }
 END_TEST
 
+/* ---- The last error per thread ---- */
+
+#define FAIL_ROUNDS 20000
+
+typedef struct failer {
+    flashcl_context *ctx;
+    int heads_q; /* odd: not a multiple of heads_kv 2, so every plan is refused naming it */
+    int wrong;
+    char message[512];
+} failer;
+
+static void *fail_repeatedly(void *arg)
+{
+    failer *f = arg;
+    char want[64];
+    snprintf(want, sizeof want, "problem.heads_q = %d ", f->heads_q);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = f->heads_q;
+    p.heads_kv = 2;
+    for (int i = 0; i < FAIL_ROUNDS; ++i) {
+        flashcl_plan *plan = NULL;
+        flashcl_status st = flashcl_plan_create(f->ctx, &p, &plan);
+        const char *msg = flashcl_context_last_error(f->ctx);
+        int own = st == FLASHCL_INVALID_ARGUMENT && strstr(msg, want) &&
+                  flashcl_context_last_cl_error(f->ctx) == CL_SUCCESS;
+        if (!own && !f->wrong++)
+            snprintf(f->message, sizeof f->message, "round %d: %s: '%.300s'", i, flashcl_status_name(st), msg);
+    }
+    return NULL;
+}
+
+/* Two threads failing on one context at once each read back their own message, every time. */
+START_TEST(test_last_error_per_thread)
+{
+    flashcl_context *ctx = tu_context_create();
+    failer f[2] = {{ctx, 5, 0, ""}, {ctx, 7, 0, ""}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; ++i)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, fail_repeatedly, &f[i]), 0);
+    for (int i = 0; i < 2; ++i)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; ++i)
+        ck_assert_msg(f[i].wrong == 0, "thread %d read %d foreign or missing messages; first: %s", i, f[i].wrong,
+                      f[i].message);
+    /* This thread never failed on ctx. */
+    ck_assert_str_eq(flashcl_context_last_error(ctx), "");
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+typedef struct stale_reader {
+    flashcl_context *first, *second;
+    pthread_barrier_t *barrier;
+    char before[512], after[512];
+    cl_int after_code;
+} stale_reader;
+
+static void *fail_then_read_next(void *arg)
+{
+    stale_reader *r = arg;
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = 5;
+    p.heads_kv = 2;
+    flashcl_plan *plan = NULL;
+    flashcl_plan_create(r->first, &p, &plan);
+    snprintf(r->before, sizeof r->before, "%s", flashcl_context_last_error(r->first));
+    pthread_barrier_wait(r->barrier); /* the main thread destroys first and makes second */
+    pthread_barrier_wait(r->barrier);
+    snprintf(r->after, sizeof r->after, "%s", flashcl_context_last_error(r->second));
+    r->after_code = flashcl_context_last_cl_error(r->second);
+    return NULL;
+}
+
+/* A context made after another was destroyed (perhaps at its address) starts without a message in
+ * every thread; and a thread failing on more contexts than it keeps records of never reads another
+ * context's message. */
+START_TEST(test_last_error_lifetimes)
+{
+    pthread_barrier_t barrier;
+    ck_assert_int_eq(pthread_barrier_init(&barrier, NULL, 2), 0);
+    stale_reader r = {tu_context_create(), NULL, &barrier, "", "", 0};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, fail_then_read_next, &r), 0);
+    pthread_barrier_wait(&barrier);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = 7;
+    p.heads_kv = 2;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(r.first, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    flashcl_context_destroy(&r.first);
+    r.second = tu_context_create();
+    ck_assert_str_eq(flashcl_context_last_error(r.second), "");
+    pthread_barrier_wait(&barrier);
+    pthread_join(t, NULL);
+    pthread_barrier_destroy(&barrier);
+    ck_assert_ptr_nonnull(strstr(r.before, "problem.heads_q = 5 "));
+    ck_assert_msg(r.after[0] == '\0', "the new context shows '%s'", r.after);
+    ck_assert_int_eq(r.after_code, CL_SUCCESS);
+    flashcl_context_destroy(&r.second);
+
+    enum { N = 12 };
+    flashcl_context *many[N];
+    for (int i = 0; i < N; ++i) {
+        many[i] = tu_context_create();
+        p.heads_q = 2 * i + 101;
+        ck_assert_int_eq(flashcl_plan_create(many[i], &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    }
+    for (int i = 0; i < N; ++i) {
+        char want[64];
+        snprintf(want, sizeof want, "problem.heads_q = %d ", 2 * i + 101);
+        const char *msg = flashcl_context_last_error(many[i]);
+        ck_assert_msg(msg[0] == '\0' || strstr(msg, want), "context %d shows '%s'", i, msg);
+        if (i >= N - 8) /* the header promises the last eight */
+            ck_assert_msg(strstr(msg, want), "context %d lost its message", i);
+    }
+    for (int i = 0; i < N; ++i)
+        flashcl_context_destroy(&many[i]);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("threads");
@@ -188,6 +311,8 @@ static Suite *make_suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_concurrent_plans, 0, 2);
     tcase_add_test(tc, test_two_processes_one_cache);
+    tcase_add_test(tc, test_last_error_per_thread);
+    tcase_add_test(tc, test_last_error_lifetimes);
     suite_add_tcase(s, tc);
     return s;
 }
