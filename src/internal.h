@@ -38,6 +38,7 @@ struct flashcl_context {
     flashcl_config override;
 
     pthread_mutex_t lock; /* guards the program cache and the stats */
+    int mutexes;          /* how many of the mutexes are initialised (a context torn down half made) */
     program_entry *programs;
     flashcl_stats stats;
     /* The last error is kept per thread (error.c), not here: two threads failing at once on one
@@ -71,6 +72,9 @@ const char *fcl_cl_error_name(cl_int err);
         if (!(cond))                                            \
             return fcl_fail((ctx), (status), __VA_ARGS__);      \
     } while (0)
+
+/* device.c: the device a selector names (see flashcl_context_create_default); NO_DEVICE when none. */
+flashcl_status fcl_find_device(const char *selector, cl_device_id *found);
 
 /* program.c: build with in-memory and disk caches. */
 /* Sets ctx->profile.matrix_units: 1 when the device compiles cl/flash_mma.cl with FCL_PTX=1. */
