@@ -232,14 +232,16 @@ typedef struct flashcl_device_profile {
 /**
  * Whether flashcl can run on a device with this profile: it needs OpenCL 1.2 or later, an OpenCL C
  * compiler, and local memory and work-groups large enough for the smallest tile. Returns
- * FLASHCL_SUCCESS or FLASHCL_UNSUPPORTED with the reason in `why` (may be NULL).
+ * FLASHCL_SUCCESS or FLASHCL_UNSUPPORTED with the reason in `why` (may be NULL), which is also the
+ * calling thread's flashcl_context_last_error(NULL).
  */
 FLASHCL_API flashcl_status flashcl_device_supported(const flashcl_device_profile *profile, char *why, size_t why_len);
 
 /** "nvidia", "amd", "intel", "pocl", "mesa", "apple", "arm", "qualcomm" or "other". */
 FLASHCL_API const char *flashcl_vendor_name(flashcl_vendor vendor);
 
-/** Reads a device's profile. local_mem_limit caps local_mem_budget (0: FLASHCL_LOCAL_MEM_LIMIT or none). */
+/** Reads a device's profile. local_mem_limit caps local_mem_budget (0: FLASHCL_LOCAL_MEM_LIMIT or none).
+ * On failure flashcl_context_last_error(NULL) names the query that failed and its OpenCL code. */
 FLASHCL_API flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_mem_limit,
                                                         flashcl_device_profile *profile);
 
@@ -340,8 +342,10 @@ FLASHCL_API uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flash
 
 /* ---------------------------------------------------------------------------------------------------
  * Context.
- * Thread-safety: a context may be used from several threads at once (plan creation, enqueue of
- * different plans); its program cache is locked. The last error is kept per thread:
+ * Thread-safety: a context may be used from several threads at once: plan creation, enqueue of
+ * different plans, flashcl_context_override_config and flashcl_context_set_validation included (its
+ * program cache, statistics and override are locked, the validation flag is atomic); its destruction
+ * must come after every other thread's last use. The last error is kept per thread:
  * flashcl_context_last_error(ctx) is the calling thread's last failure on ctx, so two threads failing
  * at once on one context each read their own message.
  */
@@ -417,13 +421,15 @@ FLASHCL_API flashcl_status flashcl_context_choose_config(flashcl_context *ctx, c
  * whose problem the override does not fit (threads_per_row must divide head_dim and block_n,
  * rows_per_item block_m; d_chunk a multiple of 4 dividing head_dim, v_chunk a multiple of 4 dividing
  * block_n; the tile must fit local memory and the work-group limit) fails with
- * FLASHCL_INVALID_ARGUMENT.
+ * FLASHCL_INVALID_ARGUMENT. May be called while other threads create plans: each plan gets the
+ * override as it was before or after the call, never a mix.
  */
 FLASHCL_API flashcl_status flashcl_context_override_config(flashcl_context *ctx, const flashcl_config *config);
 /** The tuning database the context consults (NULL when off). */
 FLASHCL_API const flashcl_tuning_db *flashcl_context_tuning_db(const flashcl_context *ctx);
 
-/** Turns validation mode on or off for plans enqueued from now on. */
+/** Turns validation mode on or off for plans enqueued from now on (an enqueue running in another
+ * thread at the time sees the old or the new setting). */
 FLASHCL_API void flashcl_context_set_validation(flashcl_context *ctx, int enabled);
 FLASHCL_API int flashcl_context_validation(const flashcl_context *ctx);
 

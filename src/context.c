@@ -45,6 +45,8 @@ static void context_free(flashcl_context *ctx)
         clReleaseDevice(ctx->device);
     if (ctx->cl_ctx)
         clReleaseContext(ctx->cl_ctx);
+    if (ctx->mutexes > 1)
+        pthread_mutex_destroy(&ctx->override_lock);
     if (ctx->mutexes > 0)
         pthread_mutex_destroy(&ctx->lock);
     free(ctx->cache_dir);
@@ -97,11 +99,14 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
         return fcl_fail(NULL, FLASHCL_OUT_OF_HOST_MEMORY, "flashcl_context_create: allocating the context (%zu bytes)",
                         sizeof *ctx);
     ctx->serial = atomic_fetch_add(&context_serials, 1) + 1;
-    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+    if (pthread_mutex_init(&ctx->lock, NULL) == 0)
+        ctx->mutexes = 1;
+    if (ctx->mutexes == 1 && pthread_mutex_init(&ctx->override_lock, NULL) == 0)
+        ctx->mutexes = 2;
+    if (ctx->mutexes < 2) {
         st = fcl_fail(NULL, FLASHCL_OUT_OF_HOST_MEMORY, "flashcl_context_create: pthread_mutex_init failed");
         goto fail;
     }
-    ctx->mutexes = 1;
 
     if ((st = flashcl_device_profile_query(device, settings->local_mem_limit, &ctx->profile)) != FLASHCL_SUCCESS) {
         char cause[512];
@@ -117,7 +122,7 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
         goto fail;
     }
 
-    ctx->validate = settings->validate >= 0 ? settings->validate != 0 : env_flag("FLASHCL_VALIDATE", 0);
+    atomic_init(&ctx->validate, settings->validate >= 0 ? settings->validate != 0 : env_flag("FLASHCL_VALIDATE", 0));
     ctx->validate_max_rows = settings->validate_max_rows > 0 ? settings->validate_max_rows : 4096;
     int disk = settings->disk_cache >= 0 ? settings->disk_cache != 0 : env_flag("FLASHCL_CACHE", 1);
     if (disk)
@@ -216,15 +221,42 @@ const flashcl_device_profile *flashcl_context_profile(const flashcl_context *ctx
     return ctx ? &ctx->profile : NULL;
 }
 
+flashcl_status flashcl_context_override_config(flashcl_context *ctx, const flashcl_config *config)
+{
+    if (!ctx)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_context_override_config: ctx is NULL");
+    pthread_mutex_lock(&ctx->override_lock);
+    ctx->has_override = config != NULL;
+    if (config)
+        ctx->override = *config;
+    pthread_mutex_unlock(&ctx->override_lock);
+    return FLASHCL_SUCCESS;
+}
+
+void fcl_context_get_override(flashcl_context *ctx, int *has, flashcl_config *cfg)
+{
+    pthread_mutex_lock(&ctx->override_lock);
+    *has = ctx->has_override;
+    if (ctx->has_override)
+        *cfg = ctx->override;
+    pthread_mutex_unlock(&ctx->override_lock);
+}
+
+/* Relaxed: the flag publishes nothing else; an enqueue sees the value before or after a change. */
 void flashcl_context_set_validation(flashcl_context *ctx, int enabled)
 {
     if (ctx)
-        ctx->validate = enabled != 0;
+        atomic_store_explicit(&ctx->validate, enabled != 0, memory_order_relaxed);
+}
+
+int fcl_context_validating(const flashcl_context *ctx)
+{
+    return atomic_load_explicit(&ctx->validate, memory_order_relaxed);
 }
 
 int flashcl_context_validation(const flashcl_context *ctx)
 {
-    return ctx ? ctx->validate : 0;
+    return ctx ? fcl_context_validating(ctx) : 0;
 }
 
 void flashcl_context_stats(const flashcl_context *ctx, flashcl_stats *stats)

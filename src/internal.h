@@ -29,16 +29,17 @@ struct flashcl_context {
     char device_identity[512]; /* platform, device, driver: part of every disk-cache key */
     uint64_t serial;           /* this context among all of the process's, for error.c's records */
 
-    int validate;
+    atomic_int validate;       /* set from any thread: read it with fcl_context_validating() */
     int32_t validate_max_rows;
     char *cache_dir;          /* NULL: disk cache off */
     char *extra_build_options;
     flashcl_tuning_db *tuning_db; /* NULL: heuristic only */
-    int has_override;
+    int has_override;         /* with override: guarded by override_lock, read with fcl_context_get_override() */
     flashcl_config override;
 
-    pthread_mutex_t lock; /* guards the program cache and the stats */
-    int mutexes;          /* how many of the mutexes are initialised (a context torn down half made) */
+    pthread_mutex_t lock;          /* guards the program cache and the stats */
+    pthread_mutex_t override_lock; /* guards the override; a leaf: nothing else is taken under it */
+    int mutexes;                   /* how many of the two are initialised (a context torn down half made) */
     program_entry *programs;
     flashcl_stats stats;
     /* The last error is kept per thread (error.c), not here: two threads failing at once on one
@@ -72,6 +73,11 @@ const char *fcl_cl_error_name(cl_int err);
         if (!(cond))                                            \
             return fcl_fail((ctx), (status), __VA_ARGS__);      \
     } while (0)
+
+/* context.c: the settings other threads may change while plans are made and enqueued. */
+/* *has: whether the context has an override; *cfg: a copy of it (left alone without one). */
+void fcl_context_get_override(flashcl_context *ctx, int *has, flashcl_config *cfg);
+int fcl_context_validating(const flashcl_context *ctx);
 
 /* device.c: the device a selector names (see flashcl_context_create_default); NO_DEVICE when none. */
 flashcl_status fcl_find_device(const char *selector, cl_device_id *found);

@@ -339,16 +339,6 @@ flashcl_status flashcl_context_choose_config(flashcl_context *ctx, const flashcl
     return FLASHCL_SUCCESS;
 }
 
-flashcl_status flashcl_context_override_config(flashcl_context *ctx, const flashcl_config *config)
-{
-    if (!ctx)
-        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_context_override_config: ctx is NULL");
-    ctx->has_override = config != NULL;
-    if (config)
-        ctx->override = *config;
-    return FLASHCL_SUCCESS;
-}
-
 flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_problem *problem,
                                         flashcl_algorithm algorithm, flashcl_plan **out)
 {
