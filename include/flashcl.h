@@ -232,14 +232,16 @@ typedef struct flashcl_device_profile {
 /**
  * Whether flashcl can run on a device with this profile: it needs OpenCL 1.2 or later, an OpenCL C
  * compiler, and local memory and work-groups large enough for the smallest tile. Returns
- * FLASHCL_SUCCESS or FLASHCL_UNSUPPORTED with the reason in `why` (may be NULL).
+ * FLASHCL_SUCCESS or FLASHCL_UNSUPPORTED with the reason in `why` (may be NULL), which is also the
+ * calling thread's flashcl_context_last_error(NULL).
  */
 FLASHCL_API flashcl_status flashcl_device_supported(const flashcl_device_profile *profile, char *why, size_t why_len);
 
 /** "nvidia", "amd", "intel", "pocl", "mesa", "apple", "arm", "qualcomm" or "other". */
 FLASHCL_API const char *flashcl_vendor_name(flashcl_vendor vendor);
 
-/** Reads a device's profile. local_mem_limit caps local_mem_budget (0: FLASHCL_LOCAL_MEM_LIMIT or none). */
+/** Reads a device's profile. local_mem_limit caps local_mem_budget (0: FLASHCL_LOCAL_MEM_LIMIT or none).
+ * On failure flashcl_context_last_error(NULL) names the query that failed and its OpenCL code. */
 FLASHCL_API flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_mem_limit,
                                                         flashcl_device_profile *profile);
 
@@ -340,9 +342,12 @@ FLASHCL_API uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flash
 
 /* ---------------------------------------------------------------------------------------------------
  * Context.
- * Thread-safety: a context may be used from several threads at once (plan creation, enqueue of
- * different plans); its program cache is locked. The last-error message is per context: when two
- * threads fail at once on one context, one message wins.
+ * Thread-safety: a context may be used from several threads at once: plan creation, enqueue of
+ * different plans, flashcl_context_override_config and flashcl_context_set_validation included (its
+ * program cache, statistics and override are locked, the validation flag is atomic); its destruction
+ * must come after every other thread's last use. The last error is kept per thread:
+ * flashcl_context_last_error(ctx) is the calling thread's last failure on ctx, so two threads failing
+ * at once on one context each read their own message.
  */
 typedef struct flashcl_context flashcl_context;
 
@@ -388,11 +393,13 @@ FLASHCL_API flashcl_status flashcl_context_create_default(const char *selector,
 /** Destroys a context and sets *ctx to NULL. Accepts NULL and a pointer to NULL. Plans must be destroyed first. */
 FLASHCL_API void flashcl_context_destroy(flashcl_context **ctx);
 
-/** The last error's message for this context ("" if none), owned by the context and valid until its
- * next failing call. With ctx NULL: the calling thread's last failure that had no context (context
- * creation). */
+/** The calling thread's last failure on ctx ("" if none since ctx was created), valid until this
+ * thread's next failing flashcl call or ctx's destruction. A thread keeps the messages of the last 8
+ * contexts it failed on (older ones read ""). With ctx NULL: the calling thread's last failure that
+ * had no context (context creation, a NULL context or plan). */
 FLASHCL_API const char *flashcl_context_last_error(const flashcl_context *ctx);
-/** The OpenCL error code behind the last error (CL_SUCCESS if it did not come from OpenCL). */
+/** The OpenCL error code behind that failure (CL_SUCCESS if it did not come from OpenCL); per thread
+ * as flashcl_context_last_error(). */
 FLASHCL_API cl_int flashcl_context_last_cl_error(const flashcl_context *ctx);
 
 /** The context's OpenCL objects (not retained for the caller). Any argument may be NULL. */
@@ -414,13 +421,15 @@ FLASHCL_API flashcl_status flashcl_context_choose_config(flashcl_context *ctx, c
  * whose problem the override does not fit (threads_per_row must divide head_dim and block_n,
  * rows_per_item block_m; d_chunk a multiple of 4 dividing head_dim, v_chunk a multiple of 4 dividing
  * block_n; the tile must fit local memory and the work-group limit) fails with
- * FLASHCL_INVALID_ARGUMENT.
+ * FLASHCL_INVALID_ARGUMENT. May be called while other threads create plans: each plan gets the
+ * override as it was before or after the call, never a mix.
  */
 FLASHCL_API flashcl_status flashcl_context_override_config(flashcl_context *ctx, const flashcl_config *config);
 /** The tuning database the context consults (NULL when off). */
 FLASHCL_API const flashcl_tuning_db *flashcl_context_tuning_db(const flashcl_context *ctx);
 
-/** Turns validation mode on or off for plans enqueued from now on. */
+/** Turns validation mode on or off for plans enqueued from now on (an enqueue running in another
+ * thread at the time sees the old or the new setting). */
 FLASHCL_API void flashcl_context_set_validation(flashcl_context *ctx, int enabled);
 FLASHCL_API int flashcl_context_validation(const flashcl_context *ctx);
 

@@ -1,6 +1,6 @@
 /*
- * device.c: the device profile (what tile choice depends on), and contexts: wrapping the
- * application's OpenCL objects or picking a device by index, name or $FLASHCL_DEVICE.
+ * device.c: what a device is: its profile (what tile choice depends on), whether flashcl runs on it,
+ * and which device a selector (index, name or $FLASHCL_DEVICE) names.
  */
 #include "internal.h"
 
@@ -72,11 +72,20 @@ static uint64_t env_u64(const char *name)
     return (uint64_t)v;
 }
 
+/* A failed query names itself and keeps its code: "clGetDeviceInfo(CL_DEVICE_TYPE) failed: ...". */
+static flashcl_status query_failed(const char *call, const char *what, cl_int err)
+{
+    char name[96];
+    snprintf(name, sizeof name, "%s(%s)", call, what);
+    return fcl_fail_cl(NULL, err, name);
+}
+
 flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_mem_limit,
                                             flashcl_device_profile *pr)
 {
     if (!device || !pr)
-        return FLASHCL_INVALID_ARGUMENT;
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_device_profile_query: %s is NULL",
+                        !device ? "device" : "profile");
     memset(pr, 0, sizeof *pr);
     cl_platform_id platform;
     cl_device_type type;
@@ -84,58 +93,76 @@ flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_
     cl_ulong lms, gms, mas;
     size_t wgs;
     cl_uint cu;
-    /* The first failure is the one reported (OR-ing error codes would mix them). */
-    cl_int err = CL_SUCCESS;
-#define FIRST_ERR(call)                                                                                    \
-    do {                                                                                                   \
-        const cl_int e_ = (call);                                                                          \
-        if (e_ != CL_SUCCESS && err == CL_SUCCESS)                                                         \
-            err = e_;                                                                                      \
-    } while (0)
-    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL));
-    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL));
-    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_TYPE, sizeof lmt, &lmt, NULL));
-    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lms, &lms, NULL));
-    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gms, &gms, NULL));
-    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof mas, &mas, NULL));
-    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wgs, &wgs, NULL));
-    FIRST_ERR(clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL));
-    FIRST_ERR(device_string(device, CL_DEVICE_NAME, pr->name, sizeof pr->name));
-    FIRST_ERR(device_string(device, CL_DEVICE_VENDOR, pr->vendor_name, sizeof pr->vendor_name));
-    FIRST_ERR(device_string(device, CL_DRIVER_VERSION, pr->driver_version, sizeof pr->driver_version));
-    FIRST_ERR(device_string(device, CL_DEVICE_VERSION, pr->device_version, sizeof pr->device_version));
-#undef FIRST_ERR
-    if (err == CL_SUCCESS) {
-        char buf[1024];
-        size_t len = 0;
-        err = clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof buf, buf, &len);
-        buf[len < sizeof buf ? len : sizeof buf - 1] = '\0';
-        fcl_strlcpy(pr->platform_name, buf, sizeof pr->platform_name);
-    }
-    if (err != CL_SUCCESS)
-        return fcl_fail_cl(NULL, err, "clGetDeviceInfo/clGetPlatformInfo (the device's name and limits)");
-
+    cl_bool compiler;
+    /* Queried in this order (the fault tests count the calls); the first failure is the one reported. */
+#define FACT(what, var) {what, #what, sizeof var, &var}
+    const struct {
+        cl_device_info what;
+        const char *name;
+        size_t size;
+        void *dst;
+    } facts[] = {
+        FACT(CL_DEVICE_PLATFORM, platform),
+        FACT(CL_DEVICE_TYPE, type),
+        FACT(CL_DEVICE_LOCAL_MEM_TYPE, lmt),
+        FACT(CL_DEVICE_LOCAL_MEM_SIZE, lms),
+        FACT(CL_DEVICE_GLOBAL_MEM_SIZE, gms),
+        FACT(CL_DEVICE_MAX_MEM_ALLOC_SIZE, mas),
+        FACT(CL_DEVICE_MAX_WORK_GROUP_SIZE, wgs),
+        FACT(CL_DEVICE_MAX_COMPUTE_UNITS, cu),
+    };
+#undef FACT
+#define TEXT(what, field) {what, #what, field, sizeof field}
+    const struct {
+        cl_device_info what;
+        const char *name;
+        char *dst;
+        size_t n;
+    } texts[] = {
+        TEXT(CL_DEVICE_NAME, pr->name),
+        TEXT(CL_DEVICE_VENDOR, pr->vendor_name),
+        TEXT(CL_DRIVER_VERSION, pr->driver_version),
+        TEXT(CL_DEVICE_VERSION, pr->device_version),
+    };
+#undef TEXT
+    cl_int err;
+    for (size_t i = 0; i < sizeof facts / sizeof facts[0]; ++i)
+        if ((err = clGetDeviceInfo(device, facts[i].what, facts[i].size, facts[i].dst, NULL)) != CL_SUCCESS)
+            return query_failed("clGetDeviceInfo", facts[i].name, err);
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; ++i)
+        if ((err = device_string(device, texts[i].what, texts[i].dst, texts[i].n)) != CL_SUCCESS)
+            return query_failed("clGetDeviceInfo", texts[i].name, err);
+    char buf[1024];
+    size_t len = 0;
+    if ((err = clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof buf, buf, &len)) != CL_SUCCESS)
+        return query_failed("clGetPlatformInfo", "CL_PLATFORM_NAME", err);
+    buf[len < sizeof buf ? len : sizeof buf - 1] = '\0';
+    fcl_strlcpy(pr->platform_name, buf, sizeof pr->platform_name);
+    /* Without these two a device would be misjudged (no fp16, "no compiler"): their failure is the
+     * driver's and is reported as such. */
+    if ((err = clGetDeviceInfo(device, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler, NULL)) != CL_SUCCESS)
+        return query_failed("clGetDeviceInfo", "CL_DEVICE_COMPILER_AVAILABLE", err);
     size_t ext_len = 0;
-    char *ext = NULL;
-    if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_len) == CL_SUCCESS && ext_len) {
-        ext = calloc(1, ext_len + 1);
-        if (!ext)
-            return FLASHCL_OUT_OF_HOST_MEMORY;
-        clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, ext_len, ext, NULL);
+    if ((err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_len)) != CL_SUCCESS)
+        return query_failed("clGetDeviceInfo", "CL_DEVICE_EXTENSIONS", err);
+    char *ext = calloc(1, ext_len + 1);
+    if (!ext)
+        return fcl_fail(NULL, FLASHCL_OUT_OF_HOST_MEMORY,
+                        "flashcl_device_profile_query: allocating %zu bytes for CL_DEVICE_EXTENSIONS", ext_len + 1);
+    if (ext_len && (err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, ext_len, ext, NULL)) != CL_SUCCESS) {
+        free(ext);
+        return query_failed("clGetDeviceInfo", "CL_DEVICE_EXTENSIONS", err);
     }
-    const char *e = ext ? ext : "";
-    pr->has_fp16 = strstr(e, "cl_khr_fp16") != NULL;
-    pr->has_fp64 = strstr(e, "cl_khr_fp64") != NULL;
-    pr->has_subgroups = strstr(e, "cl_khr_subgroups") != NULL || strstr(e, "cl_intel_subgroups") != NULL;
-    int nv_attr = strstr(e, "cl_nv_device_attribute_query") != NULL;
-    int amd_attr = strstr(e, "cl_amd_device_attribute_query") != NULL;
-    int intel_sg = strstr(e, "cl_intel_required_subgroup_size") != NULL;
-    int intel_attr = strstr(e, "cl_intel_device_attribute_query") != NULL;
-    pr->has_intel_subgroup_matrix = strstr(e, "cl_intel_subgroup_matrix_multiply_accumulate") != NULL;
+    pr->has_fp16 = strstr(ext, "cl_khr_fp16") != NULL;
+    pr->has_fp64 = strstr(ext, "cl_khr_fp64") != NULL;
+    pr->has_subgroups = strstr(ext, "cl_khr_subgroups") != NULL || strstr(ext, "cl_intel_subgroups") != NULL;
+    int nv_attr = strstr(ext, "cl_nv_device_attribute_query") != NULL;
+    int amd_attr = strstr(ext, "cl_amd_device_attribute_query") != NULL;
+    int intel_sg = strstr(ext, "cl_intel_required_subgroup_size") != NULL;
+    int intel_attr = strstr(ext, "cl_intel_device_attribute_query") != NULL;
+    pr->has_intel_subgroup_matrix = strstr(ext, "cl_intel_subgroup_matrix_multiply_accumulate") != NULL;
     free(ext);
 
-    cl_bool compiler = CL_FALSE;
-    clGetDeviceInfo(device, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler, NULL);
     pr->compiler_available = compiler == CL_TRUE;
     if (sscanf(pr->device_version, "OpenCL %d.%d", &pr->opencl_major, &pr->opencl_minor) != 2)
         pr->opencl_major = pr->opencl_minor = 0;
@@ -236,183 +263,8 @@ flashcl_status flashcl_device_supported(const flashcl_device_profile *pr, char *
     }
     if (why && n)
         fcl_strlcpy(why, buf, n);
-    return st;
-}
-
-/* ------------------------------------------------------------------------------------------------ */
-
-void flashcl_settings_default(flashcl_settings *s)
-{
-    if (!s)
-        return;
-    *s = (flashcl_settings){0};
-    s->validate = -1;
-    s->disk_cache = -1;
-    s->tuning_db = -1;
-    s->path = -1;
-}
-
-static int env_flag(const char *name, int fallback)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return fallback;
-    return !(strcmp(s, "0") == 0 || strcmp(s, "off") == 0 || strcmp(s, "no") == 0 || strcmp(s, "false") == 0);
-}
-
-flashcl_status flashcl_context_create(cl_context context, cl_device_id device, cl_command_queue queue,
-                                      const flashcl_settings *settings, flashcl_context **out)
-{
-    validate_or_return(NULL, out, FLASHCL_INVALID_ARGUMENT, "flashcl_context_create: out is NULL");
-    *out = NULL;
-    validate_or_return(NULL, context && device && queue, FLASHCL_INVALID_ARGUMENT,
-                       "flashcl_context_create: %s is NULL",
-                       !context ? "context" : !device ? "device" : "queue");
-    flashcl_settings defaults;
-    if (!settings) {
-        flashcl_settings_default(&defaults);
-        settings = &defaults;
-    }
-    /* The queue must belong to this context and device: a mismatch would fail at every enqueue. */
-    cl_context qctx = NULL;
-    cl_device_id qdev = NULL;
-    if (clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof qctx, &qctx, NULL) != CL_SUCCESS ||
-        clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof qdev, &qdev, NULL) != CL_SUCCESS ||
-        qctx != context || qdev != device)
-        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT,
-                        "flashcl_context_create: queue does not belong to the given context and device");
-
-    flashcl_path path = FLASHCL_PATH_AUTO;
-    if (settings->path >= 0) {
-        if (settings->path > FLASHCL_PATH_MMA)
-            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT,
-                            "flashcl_context_create: settings.path = %d is not a flashcl_path", settings->path);
-        path = (flashcl_path)settings->path;
-    } else {
-        const char *env = getenv("FLASHCL_PATH");
-        if (env && *env && flashcl_path_parse(env, &path) != FLASHCL_SUCCESS)
-            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT,
-                            "flashcl_context_create: FLASHCL_PATH=\"%.40s\": use auto, portable or mma", env);
-    }
-
-    flashcl_context *ctx = calloc(1, sizeof *ctx);
-    if (!ctx)
-        return FLASHCL_OUT_OF_HOST_MEMORY;
-    flashcl_status st = flashcl_device_profile_query(device, settings->local_mem_limit, &ctx->profile);
-    ctx->profile.path = path;
-    if (st != FLASHCL_SUCCESS) {
-        free(ctx);
-        char cause[512];
-        fcl_strlcpy(cause, flashcl_context_last_error(NULL), sizeof cause);
-        return fcl_fail(NULL, st, "flashcl_context_create: querying the device failed: %s", cause);
-    }
-    char why[512];
-    if ((st = flashcl_device_supported(&ctx->profile, why, sizeof why)) != FLASHCL_SUCCESS) {
-        free(ctx);
-        return fcl_fail(NULL, st, "flashcl_context_create: %s", why);
-    }
-    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
-        free(ctx);
-        return FLASHCL_OUT_OF_HOST_MEMORY;
-    }
-    if (pthread_mutex_init(&ctx->err_lock, NULL) != 0) {
-        pthread_mutex_destroy(&ctx->lock);
-        free(ctx);
-        return FLASHCL_OUT_OF_HOST_MEMORY;
-    }
-    ctx->validate = settings->validate >= 0 ? settings->validate != 0 : env_flag("FLASHCL_VALIDATE", 0);
-    ctx->validate_max_rows = settings->validate_max_rows > 0 ? settings->validate_max_rows : 4096;
-    int disk = settings->disk_cache >= 0 ? settings->disk_cache != 0 : env_flag("FLASHCL_CACHE", 1);
-    if (disk)
-        ctx->cache_dir = fcl_resolve_cache_dir(settings->cache_dir);
-    const char *extra = settings->extra_build_options;
-    if (!extra || !*extra)
-        extra = getenv("FLASHCL_BUILD_OPTIONS");
-    if (extra && *extra)
-        ctx->extra_build_options = fcl_strdup(extra);
-    if (settings->tuning_db != 0)
-        flashcl_tuning_db_load(settings->tuning_db_path, 1, &ctx->tuning_db); /* NULL on OOM: heuristic */
-    snprintf(ctx->device_identity, sizeof ctx->device_identity, "%s|%s|%s|%s|%s", ctx->profile.platform_name,
-             ctx->profile.vendor_name, ctx->profile.name, ctx->profile.device_version,
-             ctx->profile.driver_version);
-
-    clRetainContext(context);
-    clRetainDevice(device);
-    clRetainCommandQueue(queue);
-    ctx->cl_ctx = context;
-    ctx->device = device;
-    ctx->queue = queue;
-    fcl_probe_matrix_units(ctx);
-    *out = ctx;
-    return FLASHCL_SUCCESS;
-}
-
-void flashcl_context_destroy(flashcl_context **pctx)
-{
-    if (!pctx || !*pctx)
-        return;
-    flashcl_context *ctx = *pctx;
-    fcl_release_programs(ctx);
-    clReleaseCommandQueue(ctx->queue);
-    clReleaseDevice(ctx->device);
-    clReleaseContext(ctx->cl_ctx);
-    pthread_mutex_destroy(&ctx->lock);
-    pthread_mutex_destroy(&ctx->err_lock);
-    free(ctx->cache_dir);
-    free(ctx->extra_build_options);
-    flashcl_tuning_db_destroy(&ctx->tuning_db);
-    free(ctx);
-    *pctx = NULL;
-}
-
-void flashcl_context_cl_objects(const flashcl_context *ctx, cl_context *context, cl_device_id *device,
-                                cl_command_queue *queue)
-{
-    if (context)
-        *context = ctx ? ctx->cl_ctx : NULL;
-    if (device)
-        *device = ctx ? ctx->device : NULL;
-    if (queue)
-        *queue = ctx ? ctx->queue : NULL;
-}
-
-const flashcl_tuning_db *flashcl_context_tuning_db(const flashcl_context *ctx)
-{
-    return ctx ? ctx->tuning_db : NULL;
-}
-
-const flashcl_device_profile *flashcl_context_profile(const flashcl_context *ctx)
-{
-    return ctx ? &ctx->profile : NULL;
-}
-
-void flashcl_context_set_validation(flashcl_context *ctx, int enabled)
-{
-    if (ctx)
-        ctx->validate = enabled != 0;
-}
-
-int flashcl_context_validation(const flashcl_context *ctx)
-{
-    return ctx ? ctx->validate : 0;
-}
-
-void flashcl_context_stats(const flashcl_context *ctx, flashcl_stats *stats)
-{
-    if (!stats)
-        return;
-    if (!ctx) {
-        *stats = (flashcl_stats){0};
-        return;
-    }
-    pthread_mutex_lock((pthread_mutex_t *)&ctx->lock);
-    *stats = ctx->stats;
-    pthread_mutex_unlock((pthread_mutex_t *)&ctx->lock);
-}
-
-const char *flashcl_context_cache_dir(const flashcl_context *ctx)
-{
-    return ctx ? ctx->cache_dir : NULL;
+    /* The reason is also the thread's last error, as for every call that does not succeed. */
+    return st == FLASHCL_SUCCESS ? st : fcl_fail(NULL, st, "%s", buf);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -430,20 +282,25 @@ static int contains_icase(const char *hay, const char *needle)
     return n == 0;
 }
 
-/* Finds the device a selector names; *found stays NULL when none does. */
-static cl_int pick_device(const char *selector, cl_device_id *found)
+/* *found: the device a selector names (see flashcl_context_create_default), else NULL and NO_DEVICE. */
+flashcl_status fcl_find_device(const char *selector, cl_device_id *found)
 {
     *found = NULL;
+    const char *shown = selector && *selector ? selector : "(any)";
     cl_uint np = 0;
     cl_int err = clGetPlatformIDs(0, NULL, &np);
-    if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */ || np == 0)
-        return CL_SUCCESS;
+    if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */ || (err == CL_SUCCESS && np == 0))
+        return fcl_fail(NULL, FLASHCL_NO_DEVICE,
+                        "no OpenCL device matches selector '%s' (no OpenCL platform is installed)", shown);
     if (err != CL_SUCCESS)
-        return err;
+        return fcl_fail_cl(NULL, err, "listing OpenCL platforms and devices: clGetPlatformIDs");
     cl_platform_id *plats = calloc(np, sizeof *plats);
     if (!plats)
-        return CL_OUT_OF_HOST_MEMORY;
-    clGetPlatformIDs(np, plats, NULL);
+        return fcl_fail(NULL, FLASHCL_OUT_OF_HOST_MEMORY, "listing OpenCL platforms: allocating %u platform ids", np);
+    if ((err = clGetPlatformIDs(np, plats, NULL)) != CL_SUCCESS) {
+        free(plats);
+        return fcl_fail_cl(NULL, err, "listing OpenCL platforms and devices: clGetPlatformIDs");
+    }
 
     int want_p = -1, want_d = -1;
     if (selector && *selector) {
@@ -451,18 +308,35 @@ static cl_int pick_device(const char *selector, cl_device_id *found)
         if (sscanf(selector, "%d:%d%c", &want_p, &want_d, &tail) != 2)
             want_p = want_d = -1;
     }
+    /* A platform whose devices cannot be listed is skipped, so that one broken driver does not hide
+     * the others; its error is named if nothing else matches. */
+    char skipped[160] = "";
+    flashcl_status st = FLASHCL_SUCCESS;
     cl_device_id best_gpu = NULL, best_cpu = NULL, best_any = NULL;
-    for (cl_uint p = 0; p < np && !*found; ++p) {
+    for (cl_uint p = 0; p < np && !*found && st == FLASHCL_SUCCESS; ++p) {
         cl_uint nd = 0;
-        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || nd == 0)
+        err = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+        if (err == CL_DEVICE_NOT_FOUND || (err == CL_SUCCESS && nd == 0))
             continue;
-        cl_device_id *devs = calloc(nd, sizeof *devs);
-        if (!devs)
+        cl_device_id *devs = err == CL_SUCCESS ? calloc(nd, sizeof *devs) : NULL;
+        if (err == CL_SUCCESS && !devs) {
+            st = fcl_fail(NULL, FLASHCL_OUT_OF_HOST_MEMORY, "listing OpenCL devices: allocating %u device ids", nd);
             break;
-        clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
-        char pname[1024] = "", dname[1024] = "", both[2100];
+        }
+        if (err == CL_SUCCESS)
+            err = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
+        if (err != CL_SUCCESS) {
+            if (!*skipped)
+                snprintf(skipped, sizeof skipped, " (platform %u skipped: clGetDeviceIDs failed: %s (%d))", p,
+                         fcl_cl_error_name(err), (int)err);
+            free(devs);
+            continue;
+        }
+        /* A name that cannot be read stays empty: that device matches no name, only its index. */
+        char pname[1024] = "", both[2100];
         clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
         for (cl_uint d = 0; d < nd && !*found; ++d) {
+            char dname[1024] = "";
             clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof dname - 1, dname, NULL);
             snprintf(both, sizeof both, "%s / %s", pname, dname);
             cl_device_type type = 0;
@@ -484,63 +358,14 @@ static cl_int pick_device(const char *selector, cl_device_id *found)
         }
         free(devs);
     }
+    free(plats);
+    if (st != FLASHCL_SUCCESS) {
+        *found = NULL;
+        return st;
+    }
     if (!*found)
         *found = best_gpu ? best_gpu : best_cpu ? best_cpu : best_any;
-    free(plats);
-    return CL_SUCCESS;
-}
-
-flashcl_status flashcl_context_create_default(const char *selector, const flashcl_settings *settings,
-                                              flashcl_context **out)
-{
-    validate_or_return(NULL, out, FLASHCL_INVALID_ARGUMENT, "flashcl_context_create_default: out is NULL");
-    *out = NULL;
-    if (!selector || !*selector)
-        selector = getenv("FLASHCL_DEVICE");
-    cl_device_id dev = NULL;
-    cl_int err = pick_device(selector, &dev);
-    if (err != CL_SUCCESS)
-        return fcl_fail_cl(NULL, err, "listing OpenCL platforms and devices");
-    if (!dev)
-        return fcl_fail(NULL, FLASHCL_NO_DEVICE, "no OpenCL device matches selector '%s'",
-                        selector && *selector ? selector : "(any)");
-    cl_context clctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    if (!clctx)
-        return fcl_fail_cl(NULL, err, "clCreateContext");
-    cl_command_queue q = clCreateCommandQueue(clctx, dev, CL_QUEUE_PROFILING_ENABLE, &err);
-    if (!q) {
-        clReleaseContext(clctx);
-        return fcl_fail_cl(NULL, err, "clCreateCommandQueue");
-    }
-    flashcl_status st = flashcl_context_create(clctx, dev, q, settings, out);
-    /* The context retained what it keeps; drop the creation references. */
-    clReleaseCommandQueue(q);
-    clReleaseContext(clctx);
-    return st;
-}
-
-flashcl_status flashcl_context_override_config(flashcl_context *ctx, const flashcl_config *config)
-{
-    if (!ctx)
-        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_context_override_config: ctx is NULL");
-    pthread_mutex_lock(&ctx->lock);
-    ctx->has_override = config != NULL;
-    if (config)
-        ctx->override = *config;
-    pthread_mutex_unlock(&ctx->lock);
+    if (!*found)
+        return fcl_fail(NULL, FLASHCL_NO_DEVICE, "no OpenCL device matches selector '%s'%s", shown, skipped);
     return FLASHCL_SUCCESS;
-}
-
-void fcl_context_get_override(flashcl_context *ctx, int *has, flashcl_config *cfg)
-{
-    pthread_mutex_lock(&ctx->lock);
-    *has = ctx->has_override;
-    if (*has)
-        *cfg = ctx->override;
-    pthread_mutex_unlock(&ctx->lock);
-}
-
-int fcl_context_validating(const flashcl_context *ctx)
-{
-    return ctx->validate;
 }

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #define FLASHCL_ERRMSG_MAX 8192
@@ -26,22 +27,23 @@ struct flashcl_context {
     cl_command_queue queue;
     flashcl_device_profile profile;
     char device_identity[512]; /* platform, device, driver: part of every disk-cache key */
+    uint64_t serial;           /* this context among all of the process's, for error.c's records */
 
-    int validate;
+    atomic_int validate;       /* set from any thread: read it with fcl_context_validating() */
     int32_t validate_max_rows;
     char *cache_dir;          /* NULL: disk cache off */
     char *extra_build_options;
     flashcl_tuning_db *tuning_db; /* NULL: heuristic only */
-    int has_override;
+    int has_override;         /* with override: guarded by override_lock, read with fcl_context_get_override() */
     flashcl_config override;
 
-    pthread_mutex_t lock;     /* guards the program cache and the stats */
-    pthread_mutex_t err_lock; /* guards the error message; taken inside `lock`, never around it */
+    pthread_mutex_t lock;          /* guards the program cache and the stats */
+    pthread_mutex_t override_lock; /* guards the override; a leaf: nothing else is taken under it */
+    int mutexes;                   /* how many of the two are initialised (a context torn down half made) */
     program_entry *programs;
     flashcl_stats stats;
-
-    char errmsg[FLASHCL_ERRMSG_MAX];
-    cl_int last_cl_error;
+    /* The last error is kept per thread (error.c), not here: two threads failing at once on one
+     * context each read their own. */
 };
 
 /* Embedded kernel sources (generated at build time from cl/ sources by tools/embed_cl.py). */
@@ -57,6 +59,11 @@ const char *flashcl_source_text(const char *name);
 flashcl_status fcl_fail(flashcl_context *ctx, flashcl_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 flashcl_status fcl_fail_cl(flashcl_context *ctx, cl_int err, const char *what);
+/* fcl_fail that also keeps the OpenCL code behind the failure (flashcl_context_last_cl_error). */
+flashcl_status fcl_fail_code(flashcl_context *ctx, flashcl_status status, cl_int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Drops the calling thread's error record of ctx (ctx is being destroyed). */
+void fcl_forget_errors(const flashcl_context *ctx);
 flashcl_status fcl_status_from_cl(cl_int err);
 const char *fcl_cl_error_name(cl_int err);
 
@@ -67,9 +74,13 @@ const char *fcl_cl_error_name(cl_int err);
             return fcl_fail((ctx), (status), __VA_ARGS__);      \
     } while (0)
 
-/* The context's override (copied under its lock) and validation mode, for plans on any thread. */
+/* context.c: the settings other threads may change while plans are made and enqueued. */
+/* *has: whether the context has an override; *cfg: a copy of it (left alone without one). */
 void fcl_context_get_override(flashcl_context *ctx, int *has, flashcl_config *cfg);
 int fcl_context_validating(const flashcl_context *ctx);
+
+/* device.c: the device a selector names (see flashcl_context_create_default); NO_DEVICE when none. */
+flashcl_status fcl_find_device(const char *selector, cl_device_id *found);
 
 /* program.c: build with in-memory and disk caches. */
 /* Sets ctx->profile.matrix_units: 1 when the device compiles cl/flash_mma.cl with FCL_PTX=1. */

@@ -185,13 +185,8 @@ static flashcl_status build_failed(flashcl_context *ctx, cl_program prog, cl_int
                             ? FLASHCL_BUILD_FAILED
                             : fcl_status_from_cl(err);
     const char *last = strrchr(name, ' '); /* the kernel's own file, the last of its program's parts */
-    fcl_fail(ctx, st, "building %s (from %s) with options '%s' failed: %s (%d)\nbuild log:\n%s",
-             last ? last + 1 : name, name, options,
-             fcl_cl_error_name(err), (int)err, log);
-    pthread_mutex_lock(&ctx->err_lock);
-    ctx->last_cl_error = err;
-    pthread_mutex_unlock(&ctx->err_lock);
-    return st;
+    return fcl_fail_code(ctx, st, err, "building %s (from %s) with options '%s' failed: %s (%d)\nbuild log:\n%s",
+                         last ? last + 1 : name, name, options, fcl_cl_error_name(err), (int)err, log);
 }
 
 static cl_program build_from_binary(flashcl_context *ctx, const unsigned char *bin, size_t len,

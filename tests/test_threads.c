@@ -2,12 +2,15 @@
  * test_threads.c: one context used from several threads at once: plans created and enqueued
  * concurrently on one queue, and several contexts on one cl_context with a queue each; every result
  * is validated against the naive kernel. And the disk cache written by two processes at once: no torn
- * file, nothing left behind, and a third process loads what they wrote.
+ * file, nothing left behind, and a third process loads what they wrote. Last errors kept per thread,
+ * and the override and validation changed while another thread plans.
  */
 #include "testutil.h"
 
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +184,247 @@ START_TEST(test_two_processes_one_cache)
 }
 END_TEST
 
+/* ---- The last error per thread, and the settings changed while other threads use the context ---- */
+
+#define FAIL_ROUNDS 20000
+
+typedef struct failer {
+    flashcl_context *ctx;
+    int heads_q; /* odd: not a multiple of heads_kv 2, so every plan is refused naming it */
+    int wrong;
+    char message[512];
+} failer;
+
+static void *fail_repeatedly(void *arg)
+{
+    failer *f = arg;
+    char want[64];
+    snprintf(want, sizeof want, "problem.heads_q = %d ", f->heads_q);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = f->heads_q;
+    p.heads_kv = 2;
+    for (int i = 0; i < FAIL_ROUNDS; ++i) {
+        flashcl_plan *plan = NULL;
+        flashcl_status st = flashcl_plan_create(f->ctx, &p, &plan);
+        const char *msg = flashcl_context_last_error(f->ctx);
+        int own = st == FLASHCL_INVALID_ARGUMENT && strstr(msg, want) &&
+                  flashcl_context_last_cl_error(f->ctx) == CL_SUCCESS;
+        if (!own && !f->wrong++)
+            snprintf(f->message, sizeof f->message, "round %d: %s: '%.300s'", i, flashcl_status_name(st), msg);
+    }
+    return NULL;
+}
+
+/* Two threads failing on one context at once each read back their own message, every time. */
+START_TEST(test_last_error_per_thread)
+{
+    flashcl_context *ctx = tu_context_create();
+    failer f[2] = {{ctx, 5, 0, ""}, {ctx, 7, 0, ""}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; ++i)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, fail_repeatedly, &f[i]), 0);
+    for (int i = 0; i < 2; ++i)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; ++i)
+        ck_assert_msg(f[i].wrong == 0, "thread %d read %d foreign or missing messages; first: %s", i, f[i].wrong,
+                      f[i].message);
+    /* This thread never failed on ctx. */
+    ck_assert_str_eq(flashcl_context_last_error(ctx), "");
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+typedef struct stale_reader {
+    flashcl_context *first, *second;
+    pthread_barrier_t *barrier;
+    char before[512], after[512];
+    cl_int after_code;
+} stale_reader;
+
+static void *fail_then_read_next(void *arg)
+{
+    stale_reader *r = arg;
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = 5;
+    p.heads_kv = 2;
+    flashcl_plan *plan = NULL;
+    flashcl_plan_create(r->first, &p, &plan);
+    snprintf(r->before, sizeof r->before, "%s", flashcl_context_last_error(r->first));
+    pthread_barrier_wait(r->barrier); /* the main thread destroys first and makes second */
+    pthread_barrier_wait(r->barrier);
+    snprintf(r->after, sizeof r->after, "%s", flashcl_context_last_error(r->second));
+    r->after_code = flashcl_context_last_cl_error(r->second);
+    return NULL;
+}
+
+/* A context made after another was destroyed (perhaps at its address) starts without a message in
+ * every thread; and a thread failing on more contexts than it keeps records of never reads another
+ * context's message. */
+START_TEST(test_last_error_lifetimes)
+{
+    pthread_barrier_t barrier;
+    ck_assert_int_eq(pthread_barrier_init(&barrier, NULL, 2), 0);
+    stale_reader r = {tu_context_create(), NULL, &barrier, "", "", 0};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, fail_then_read_next, &r), 0);
+    pthread_barrier_wait(&barrier);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = 7;
+    p.heads_kv = 2;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(r.first, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    flashcl_context_destroy(&r.first);
+    r.second = tu_context_create();
+    ck_assert_str_eq(flashcl_context_last_error(r.second), "");
+    pthread_barrier_wait(&barrier);
+    pthread_join(t, NULL);
+    pthread_barrier_destroy(&barrier);
+    ck_assert_ptr_nonnull(strstr(r.before, "problem.heads_q = 5 "));
+    ck_assert_msg(r.after[0] == '\0', "the new context shows '%s'", r.after);
+    ck_assert_int_eq(r.after_code, CL_SUCCESS);
+    flashcl_context_destroy(&r.second);
+
+    enum { N = 12 };
+    flashcl_context *many[N];
+    for (int i = 0; i < N; ++i) {
+        many[i] = tu_context_create();
+        p.heads_q = 2 * i + 101;
+        ck_assert_int_eq(flashcl_plan_create(many[i], &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    }
+    for (int i = 0; i < N; ++i) {
+        char want[64];
+        snprintf(want, sizeof want, "problem.heads_q = %d ", 2 * i + 101);
+        const char *msg = flashcl_context_last_error(many[i]);
+        ck_assert_msg(msg[0] == '\0' || strstr(msg, want), "context %d shows '%s'", i, msg);
+        if (i >= N - 8) /* the header promises the last eight */
+            ck_assert_msg(strstr(msg, want), "context %d lost its message", i);
+    }
+    for (int i = 0; i < N; ++i)
+        flashcl_context_destroy(&many[i]);
+}
+END_TEST
+
+typedef struct toggler {
+    flashcl_context *ctx;
+    flashcl_config override;
+    atomic_int started, stop;
+    long toggles;
+} toggler;
+
+static void *toggle_settings(void *arg)
+{
+    toggler *g = arg;
+    atomic_store(&g->started, 1);
+    while (!atomic_load(&g->stop)) {
+        flashcl_context_override_config(g->ctx, &g->override);
+        flashcl_context_set_validation(g->ctx, 1);
+        sched_yield();
+        flashcl_context_override_config(g->ctx, NULL);
+        flashcl_context_set_validation(g->ctx, 0);
+        sched_yield();
+        ++g->toggles;
+    }
+    return NULL;
+}
+
+static int same_tiles(const flashcl_config *a, const flashcl_config *b)
+{
+    return a->block_m == b->block_m && a->block_n == b->block_n && a->threads_per_row == b->threads_per_row &&
+           a->rows_per_item == b->rows_per_item && a->d_chunk == b->d_chunk && a->v_chunk == b->v_chunk &&
+           a->work_group_size == b->work_group_size && a->mma == b->mma && strcmp(a->source, b->source) == 0;
+}
+
+static flashcl_config plan_config(flashcl_context *ctx, const flashcl_problem *p)
+{
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, p, &plan), FLASHCL_SUCCESS);
+    flashcl_config c;
+    flashcl_plan_config(plan, &c);
+    flashcl_plan_destroy(&plan);
+    return c;
+}
+
+/* The override and validation change in one thread while another creates and enqueues plans: every
+ * plan has either the override's config or the heuristic's, never a mix, and every enqueue works. */
+START_TEST(test_settings_while_planning)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = 4;
+    p.heads_kv = 2;
+    p.seq_q = 33;
+    p.seq_kv = 47;
+    p.head_dim = 32;
+    toggler g = {.ctx = ctx};
+    g.override.block_m = 8;
+    g.override.block_n = 16;
+    g.override.threads_per_row = 2;
+    g.override.rows_per_item = 2;
+    g.override.d_chunk = 16;
+    g.override.v_chunk = 16;
+    const flashcl_config heuristic = plan_config(ctx, &p);
+    flashcl_context_override_config(ctx, &g.override);
+    const flashcl_config forced = plan_config(ctx, &p);
+    flashcl_context_override_config(ctx, NULL);
+    ck_assert_str_eq(forced.source, "override");
+    ck_assert_msg(!same_tiles(&heuristic, &forced), "pick an override that differs from the heuristic");
+
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    flashcl_plan_destroy(&plan);
+    hm_rng rng;
+    hm_rng_seed(&rng, 7);
+    cl_mem b[4];
+    for (int i = 0; i < 4; ++i) {
+        float *h = malloc(sz[i]);
+        hm_fill_normal(h, FLASHCL_DTYPE_F32, sz[i] / 4, &rng, 1.0);
+        b[i] = tu_buffer(sz[i], h);
+        free(h);
+    }
+
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, toggle_settings, &g), 0);
+    while (!atomic_load(&g.started))
+        sched_yield();
+    /* Until both configs came often enough (with two busy cores the toggler may run seldom). */
+    int seen[2] = {0, 0}, validated = 0, round = 0;
+    for (; round < 3000 && (seen[0] < 20 || seen[1] < 20); ++round) {
+        sched_yield();
+        flashcl_status st = flashcl_plan_create(ctx, &p, &plan);
+        ck_assert_msg(st == FLASHCL_SUCCESS, "round %d: %s", round, flashcl_context_last_error(ctx));
+        flashcl_config c;
+        flashcl_plan_config(plan, &c);
+        int is_override = same_tiles(&c, &forced);
+        ck_assert_msg(is_override || same_tiles(&c, &heuristic),
+                      "round %d: a config that is neither: %s block_m %d block_n %d tpr %d rows %d", round, c.source,
+                      c.block_m, c.block_n, c.threads_per_row, c.rows_per_item);
+        seen[is_override]++;
+        st = flashcl_plan_enqueue(plan, b[0], b[1], b[2], b[3], NULL, 0, NULL, NULL);
+        ck_assert_msg(st == FLASHCL_SUCCESS, "round %d: enqueue: %s", round, flashcl_context_last_error(ctx));
+        flashcl_validation rep;
+        flashcl_plan_last_validation(plan, &rep);
+        ck_assert_msg(!rep.ran || rep.passed, "round %d: validation failed", round);
+        validated += rep.ran;
+        flashcl_plan_destroy(&plan);
+    }
+    atomic_store(&g.stop, 1);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    printf("  settings toggled %ld times: %d plans with the override, %d with the heuristic, %d enqueues validated\n",
+           g.toggles, seen[1], seen[0], validated);
+    ck_assert_msg(seen[0] && seen[1], "the settings never changed between two plans in %d rounds", round);
+    for (int i = 0; i < 4; ++i)
+        clReleaseMemObject(b[i]);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("threads");
@@ -188,6 +432,9 @@ static Suite *make_suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_concurrent_plans, 0, 2);
     tcase_add_test(tc, test_two_processes_one_cache);
+    tcase_add_test(tc, test_last_error_per_thread);
+    tcase_add_test(tc, test_last_error_lifetimes);
+    tcase_add_test(tc, test_settings_while_planning);
     suite_add_tcase(s, tc);
     return s;
 }
