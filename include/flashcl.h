@@ -170,8 +170,10 @@ typedef struct flashcl_problem {
 FLASHCL_API void flashcl_problem_default(flashcl_problem *problem);
 
 /* ---------------------------------------------------------------------------------------------------
- * Device profile: what the tile choice depends on. A pure value, so that tools and tests can build a
- * fake one (another vendor's limits) and ask what the chooser would do.
+ * Device profile: what the tile choice depends on, the device's facts only (what the driver reports
+ * and what a test compile proves). A pure value, so that tools and tests can build a fake one (another
+ * vendor's limits) and ask what the chooser would do. What a user or a context decides (the kernel
+ * path, a cap on local memory, a tuning database) is the policy, flashcl_policy below.
  */
 typedef enum flashcl_vendor {
     FLASHCL_VENDOR_OTHER = 0,
@@ -218,15 +220,10 @@ typedef struct flashcl_device_profile {
     int has_intel_subgroup_matrix; /* cl_intel_subgroup_matrix_multiply_accumulate */
     int compiler_available;       /* CL_DEVICE_COMPILER_AVAILABLE: flashcl compiles its kernels at run time */
     int opencl_major, opencl_minor; /* from CL_DEVICE_VERSION */
-    /* The local memory the tile chooser may use: min(local_mem_size, 64 KiB, a user cap), see
-     * flashcl_settings.local_mem_limit. Filled by flashcl_device_profile_query. */
-    uint64_t local_mem_budget;
     /* The matrix-unit kernel (cl/flash_mma.cl): 1 where the device runs mma.sync.m16n8k16 from
-     * inline PTX (NVIDIA, compute capability 8.0 and up), proven by compiling that kernel when a
-     * context is created; 0 otherwise, in a profile from flashcl_device_profile_query alone, and in a
-     * context whose path is FLASHCL_PATH_PORTABLE (the compile is skipped there). */
+     * inline PTX (NVIDIA, compute capability 8.0 and up), proven by compiling that kernel when the
+     * profile is queried; 0 otherwise. */
     int matrix_units;
-    flashcl_path path; /* which flash kernel plans use: settings.path / $FLASHCL_PATH (0: auto) */
 } flashcl_device_profile;
 
 /**
@@ -240,14 +237,13 @@ FLASHCL_API flashcl_status flashcl_device_supported(const flashcl_device_profile
 /** "nvidia", "amd", "intel", "pocl", "mesa", "apple", "arm", "qualcomm" or "other". */
 FLASHCL_API const char *flashcl_vendor_name(flashcl_vendor vendor);
 
-/** Reads a device's profile. local_mem_limit caps local_mem_budget (0: FLASHCL_LOCAL_MEM_LIMIT or none).
- * On failure flashcl_context_last_error(NULL) names the query that failed and its OpenCL code. */
-FLASHCL_API flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_mem_limit,
-                                                        flashcl_device_profile *profile);
+/** Reads a device's profile: its limits from the driver, and matrix_units from a test compile of the
+ * matrix-unit kernel (NVIDIA, compute capability 8.0+ only; in a temporary OpenCL context). */
+FLASHCL_API flashcl_status flashcl_device_profile_query(cl_device_id device, flashcl_device_profile *profile);
 
 /* ---------------------------------------------------------------------------------------------------
- * Kernel configuration: what a plan runs. flashcl_choose_config() is the one function plans use to
- * choose it, a pure function of (profile, problem).
+ * Kernel configuration: what a plan runs. flashcl_choose_config_policy() is the one chooser, a pure
+ * function of (profile, policy, problem); plans call it through flashcl_context_choose_config().
  */
 typedef enum flashcl_algorithm {
     FLASHCL_ALGO_FLASH = 0,   /* tiled, online softmax, O(seq) memory */
@@ -288,7 +284,35 @@ typedef struct flashcl_config {
     char path_reason[128];     /* why this kernel (matrix units or portable), in words */
 } flashcl_config;
 
-/** Chooses the configuration the heuristic gives `problem` on a device with `profile` (no database). */
+/*
+ * The policy a configuration is chosen under: what the user decides, apart from the device's facts.
+ * A context's policy (flashcl_context_policy) is what its plans use, from its settings and the
+ * environment; flashcl_policy_default gives the same a context with default settings has, but no
+ * tuning database.
+ */
+typedef struct flashcl_tuning_db flashcl_tuning_db;
+typedef struct flashcl_policy {
+    int path;                 /* -1: $FLASHCL_PATH ("auto", "portable" or "mma"; unset: auto); else a flashcl_path */
+    uint64_t local_mem_limit; /* a cap on the local memory tiles may use; 0: $FLASHCL_LOCAL_MEM_LIMIT or none.
+                                 Tiles use at most min(the device's local memory, 64 KiB, this cap) */
+    const flashcl_tuning_db *tuning_db; /* consulted for the portable kernel's tiles; NULL: heuristic only */
+} flashcl_policy;
+
+/** Fills a policy with defaults: path and cap from the environment, no tuning database. */
+FLASHCL_API void flashcl_policy_default(flashcl_policy *policy);
+
+/**
+ * Chooses the configuration for `problem` on a device with `profile` under `policy` (NULL: the
+ * default policy): the matrix-unit kernel where the path, the device and the problem allow it, else
+ * the tuning database's entry, else the heuristic. A pure function of its arguments (and, through a
+ * default policy, the environment): with a context's profile and policy it returns exactly what a
+ * plan on that context gets (before any shrink after compiling).
+ */
+FLASHCL_API flashcl_status flashcl_choose_config_policy(const flashcl_device_profile *profile,
+                                                        const flashcl_policy *policy,
+                                                        const flashcl_problem *problem,
+                                                        flashcl_algorithm algorithm, flashcl_config *config);
+/** flashcl_choose_config_policy with the default policy. */
 FLASHCL_API flashcl_status flashcl_choose_config(const flashcl_device_profile *profile,
                                                  const flashcl_problem *problem,
                                                  flashcl_algorithm algorithm, flashcl_config *config);
@@ -306,8 +330,6 @@ FLASHCL_API flashcl_status flashcl_choose_config(const flashcl_device_profile *p
  * seq is short (seq_kv <= 512), medium (<= 4096) or long; mode is decode (seq_q <= 16) or prefill.
  * Thread-safety: a loaded database is immutable and may be read from any thread.
  */
-typedef struct flashcl_tuning_db flashcl_tuning_db;
-
 /**
  * Loads the shipped table (when with_shipped) and the user's file: user_path, or NULL for the default
  * location above. A missing user file is not an error. Lines that do not parse are skipped and listed
@@ -329,12 +351,6 @@ FLASHCL_API const char *flashcl_tuning_db_user_path(const flashcl_tuning_db *db)
 FLASHCL_API flashcl_status flashcl_tuning_db_store(const char *path, const flashcl_device_profile *profile,
                                                    const flashcl_problem *problem, const flashcl_config *config,
                                                    const char *comment);
-
-/** flashcl_choose_config with a tuning database consulted for the portable kernel's tiles (db may be
- * NULL: heuristic only); the matrix-unit kernel, where chosen, comes before the database. */
-FLASHCL_API flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile,
-                                                    const flashcl_problem *problem, flashcl_algorithm algorithm,
-                                                    const flashcl_tuning_db *db, flashcl_config *config);
 
 /** The exact local-memory bytes the flash kernel uses for a tile configuration of `config` (its mma,
  * block_m, block_n, threads_per_row, d_chunk and v_chunk) at `head_dim`. */
@@ -405,13 +421,17 @@ FLASHCL_API cl_int flashcl_context_last_cl_error(const flashcl_context *ctx);
 /** The context's OpenCL objects (not retained for the caller). Any argument may be NULL. */
 FLASHCL_API void flashcl_context_cl_objects(const flashcl_context *ctx, cl_context *context,
                                             cl_device_id *device, cl_command_queue *queue);
-/** The profile of the context's device (with the context's local-memory cap applied). */
+/** The profile of the context's device (its facts; the context's choices are its policy). */
 FLASHCL_API const flashcl_device_profile *flashcl_context_profile(const flashcl_context *ctx);
+/** The policy the context's plans choose under: its path, local-memory cap and tuning database
+ * (owned by the context). Its override, when set, comes before it (flashcl_context_choose_config). */
+FLASHCL_API flashcl_status flashcl_context_policy(const flashcl_context *ctx, flashcl_policy *policy);
 
 /**
  * The configuration a plan for `problem` gets on this context: the context's override if set (always
  * the portable kernel); else the matrix-unit kernel where the path, the device and the problem allow
- * it; else the tuning database, else the heuristic. This is the function plans call.
+ * it; else the tuning database, else the heuristic: flashcl_choose_config_policy() with the context's
+ * profile and policy, after its override. This is the function plans call.
  */
 FLASHCL_API flashcl_status flashcl_context_choose_config(flashcl_context *ctx, const flashcl_problem *problem,
                                                          flashcl_algorithm algorithm, flashcl_config *config);

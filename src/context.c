@@ -78,22 +78,15 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT,
                         "flashcl_context_create: queue does not belong to the given context and device");
 
-    flashcl_path path = FLASHCL_PATH_AUTO;
-    if (settings->path >= 0) {
-        if (settings->path > FLASHCL_PATH_MMA)
-            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT,
-                            "flashcl_context_create: settings.path = %d is not a flashcl_path", settings->path);
-        path = (flashcl_path)settings->path;
-    } else {
-        const char *env = getenv("FLASHCL_PATH");
-        if (env && *env && flashcl_path_parse(env, &path) != FLASHCL_SUCCESS)
-            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT,
-                            "flashcl_context_create: FLASHCL_PATH=\"%.40s\": use auto, portable or mma", env);
-    }
+    flashcl_path path;
+    uint64_t local_mem_limit;
+    flashcl_status st = fcl_resolve_policy("flashcl_context_create: settings", settings->path,
+                                           settings->local_mem_limit, &path, &local_mem_limit);
+    if (st != FLASHCL_SUCCESS)
+        return st;
 
     /* From here on everything is held in ctx, acquired in order, and released by context_free at
      * `fail` whatever was reached. */
-    flashcl_status st;
     flashcl_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return fcl_fail(NULL, FLASHCL_OUT_OF_HOST_MEMORY, "flashcl_context_create: allocating the context (%zu bytes)",
@@ -108,14 +101,15 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
         goto fail;
     }
 
-    if ((st = flashcl_device_profile_query(device, settings->local_mem_limit, &ctx->profile)) != FLASHCL_SUCCESS) {
+    if ((st = fcl_profile_query(device, context, &ctx->profile)) != FLASHCL_SUCCESS) {
         char cause[512];
         fcl_strlcpy(cause, flashcl_context_last_error(NULL), sizeof cause);
         st = fcl_fail_code(NULL, st, flashcl_context_last_cl_error(NULL),
                            "flashcl_context_create: querying the device failed: %s", cause);
         goto fail;
     }
-    ctx->profile.path = path;
+    ctx->path = path;
+    ctx->local_mem_limit = local_mem_limit;
     char why[512];
     if ((st = flashcl_device_supported(&ctx->profile, why, sizeof why)) != FLASHCL_SUCCESS) {
         st = fcl_fail(NULL, st, "flashcl_context_create: %s", why);
@@ -156,7 +150,6 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
         goto fail;
     }
     ctx->queue = queue;
-    fcl_probe_matrix_units(ctx);
     *out = ctx;
     return FLASHCL_SUCCESS;
 
@@ -275,4 +268,13 @@ void flashcl_context_stats(const flashcl_context *ctx, flashcl_stats *stats)
 const char *flashcl_context_cache_dir(const flashcl_context *ctx)
 {
     return ctx ? ctx->cache_dir : NULL;
+}
+
+flashcl_status flashcl_context_policy(const flashcl_context *ctx, flashcl_policy *policy)
+{
+    if (!ctx || !policy)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_context_policy: %s is NULL", !ctx ? "ctx" : "policy");
+    *policy = (flashcl_policy){.path = (int)ctx->path, .local_mem_limit = ctx->local_mem_limit,
+                               .tuning_db = ctx->tuning_db};
+    return FLASHCL_SUCCESS;
 }

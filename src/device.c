@@ -2,7 +2,7 @@
  * device.c: what a device is: its profile (what tile choice depends on), whether flashcl runs on it,
  * and which device a selector (index, name or $FLASHCL_DEVICE) names.
  */
-#include "internal.h"
+#include "kernels.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -16,11 +16,6 @@
 #define FCL_DEVICE_WARP_SIZE_NV 0x4003
 #define FCL_DEVICE_WAVEFRONT_WIDTH_AMD 0x4043
 #define FCL_DEVICE_SUB_GROUP_SIZES_INTEL 0x4108
-
-/* The largest local memory a work-group gets on the GPUs flashcl targets (AMD LDS and Intel SLM are
- * 64 KiB; NVIDIA gives OpenCL 48 KiB). CPUs report a cache (PoCL: its L2, 1 MiB or more) where tiles
- * larger than this only add cache misses, so no budget exceeds it. */
-#define FCL_LOCAL_MEM_CEILING (64u * 1024u)
 
 static flashcl_vendor classify_vendor(const char *vendor, const char *platform, int is_cpu)
 {
@@ -60,18 +55,6 @@ static cl_int device_string(cl_device_id dev, cl_device_info what, char *dst, si
     return CL_SUCCESS;
 }
 
-static uint64_t env_u64(const char *name)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end == 'k' || *end == 'K')
-        v *= 1024;
-    return (uint64_t)v;
-}
-
 /* A failed query names itself and keeps its code: "clGetDeviceInfo(CL_DEVICE_TYPE) failed: ...". */
 static flashcl_status query_failed(const char *call, const char *what, cl_int err)
 {
@@ -80,8 +63,41 @@ static flashcl_status query_failed(const char *call, const char *what, cl_int er
     return fcl_fail_cl(NULL, err, name);
 }
 
-flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_mem_limit,
-                                            flashcl_device_profile *pr)
+/* The matrix-unit kernel needs NVIDIA's inline PTX with mma.sync.m16n8k16, ldmatrix, shfl.sync and
+ * cp.async (compute capability 8.0 and up). The capability alone does not prove that this driver's
+ * compiler takes them: the kernel itself is compiled, in its smallest configuration (one warp,
+ * head_dim 32, fp16, aligned rows), and a device whose compiler refuses it gets the portable kernel.
+ * The build bypasses the program caches (it is not a plan's program). */
+int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashcl_device_profile *pr)
+{
+    if (pr->vendor != FLASHCL_VENDOR_NVIDIA || pr->nv_cc_major < 8)
+        return 0;
+    const fcl_kernel_def *def = fcl_kernel_def_of(FCL_K_FLASH_MMA);
+    const char *texts[FCL_MAX_PARTS];
+    uint64_t hash;
+    const size_t n_parts = fcl_source_texts(def->sources, texts, &hash);
+    cl_int err;
+    cl_program prog = n_parts ? clCreateProgramWithSource(context, (cl_uint)n_parts, texts, NULL, &err) : NULL;
+    if (!prog)
+        return 0;
+    int ok = 0;
+    err = clBuildProgram(prog, 1, &device,
+                         "-cl-std=CL1.2 -DFLASHCL_DTYPE_F16 -DHEAD_DIM=32 -DBLOCK_N=16 -DWARPS=1 -DFCL_PTX=1 "
+                         "-DFAST_EXP2=1 -DROWS_ALIGNED=1",
+                         NULL, NULL);
+    if (err == CL_SUCCESS) {
+        cl_kernel k = clCreateKernel(prog, def->entry, &err);
+        if (k) {
+            ok = 1;
+            clReleaseKernel(k);
+        }
+    }
+    clReleaseProgram(prog);
+    return ok;
+}
+
+/* The profile's facts from the driver; matrix_units is left 0 (fcl_probe_matrix_units proves it). */
+static flashcl_status query_limits(cl_device_id device, flashcl_device_profile *pr)
 {
     if (!device || !pr)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_device_profile_query: %s is NULL",
@@ -224,12 +240,27 @@ flashcl_status flashcl_device_profile_query(cl_device_id device, uint64_t local_
     if (pr->wg_multiple > pr->max_work_group_size)
         pr->wg_multiple = pr->max_work_group_size;
 
-    uint64_t cap = local_mem_limit ? local_mem_limit : env_u64("FLASHCL_LOCAL_MEM_LIMIT");
-    uint64_t budget = lms < FCL_LOCAL_MEM_CEILING ? lms : FCL_LOCAL_MEM_CEILING;
-    if (cap && cap < budget)
-        budget = cap;
-    pr->local_mem_budget = budget;
     return FLASHCL_SUCCESS;
+}
+
+flashcl_status fcl_profile_query(cl_device_id device, cl_context context, flashcl_device_profile *pr)
+{
+    flashcl_status st = query_limits(device, pr);
+    if (st != FLASHCL_SUCCESS || pr->vendor != FLASHCL_VENDOR_NVIDIA || pr->nv_cc_major < 8)
+        return st;
+    cl_int err = CL_SUCCESS;
+    cl_context probe = context ? context : clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    if (!probe)
+        return fcl_fail_cl(NULL, err, "flashcl_device_profile_query: clCreateContext for the matrix-unit test compile");
+    pr->matrix_units = fcl_probe_matrix_units(probe, device, pr);
+    if (!context)
+        clReleaseContext(probe);
+    return FLASHCL_SUCCESS;
+}
+
+flashcl_status flashcl_device_profile_query(cl_device_id device, flashcl_device_profile *pr)
+{
+    return fcl_profile_query(device, NULL, pr);
 }
 
 /* The flash kernel's smallest tile: head_dim 8, one row, four keys, one work-item. */
@@ -256,9 +287,9 @@ flashcl_status flashcl_device_supported(const flashcl_device_profile *pr, char *
         snprintf(buf, sizeof buf, "%s has no OpenCL C compiler: flashcl compiles its kernels for the device at run time",
                  pr->name);
         st = FLASHCL_UNSUPPORTED;
-    } else if (pr->local_mem_budget < smallest_tile_bytes() || pr->max_work_group_size < 1) {
+    } else if (fcl_local_mem_budget(pr, 0) < smallest_tile_bytes() || pr->max_work_group_size < 1) {
         snprintf(buf, sizeof buf, "%s has %llu B of local memory for tiles: too little for the smallest tile", pr->name,
-                 (unsigned long long)pr->local_mem_budget);
+                 (unsigned long long)fcl_local_mem_budget(pr, 0));
         st = FLASHCL_UNSUPPORTED;
     }
     if (why && n)

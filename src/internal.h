@@ -34,6 +34,8 @@ struct flashcl_context {
     char *cache_dir;          /* NULL: disk cache off */
     char *extra_build_options;
     flashcl_tuning_db *tuning_db; /* NULL: heuristic only */
+    flashcl_path path;            /* the policy: which flash kernel (settings.path / $FLASHCL_PATH) */
+    uint64_t local_mem_limit;     /* the policy: a cap on tiles' local memory, 0 none */
     int has_override;         /* with override: guarded by override_lock, read with fcl_context_get_override() */
     flashcl_config override;
 
@@ -83,8 +85,11 @@ int fcl_context_validating(const flashcl_context *ctx);
 flashcl_status fcl_find_device(const char *selector, cl_device_id *found);
 
 /* program.c: build with in-memory and disk caches. */
-/* Sets ctx->profile.matrix_units: 1 when the device compiles cl/flash_mma.cl with FCL_PTX=1. */
-void fcl_probe_matrix_units(flashcl_context *ctx);
+/* 1 when the device compiles cl/flash_mma.cl with FCL_PTX=1 in `context` (a test compile, outside
+ * any cache); 0 for devices other than NVIDIA of compute capability 8.0+, or when it does not. */
+int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashcl_device_profile *pr);
+/* flashcl_device_profile_query with the test compile in `context` (NULL: a temporary one). */
+flashcl_status fcl_profile_query(cl_device_id device, cl_context context, flashcl_device_profile *pr);
 flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, const char *options,
                                cl_program *out);
 void fcl_release_programs(flashcl_context *ctx);
@@ -122,8 +127,16 @@ typedef struct fcl_choice {
     const char *shrunk;
     const char *portable_why;
 } fcl_choice;
-/* The choice a profile gets by default: its path and limits, no database, no override. */
-void fcl_choice_default(const flashcl_device_profile *pr, fcl_choice *ch);
+/* The choice a profile gets under a policy (resolved: path a flashcl_path, local_mem_limit the cap or
+ * 0): its limits, the policy's path and database, no override. */
+void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t local_mem_limit,
+                   const flashcl_tuning_db *db, fcl_choice *ch);
+/* The local memory tiles may use: min(the device's, 64 KiB, the cap when nonzero). */
+uint64_t fcl_local_mem_budget(const flashcl_device_profile *pr, uint64_t cap);
+/* A policy's path and cap with the environment's defaults filled in; INVALID_ARGUMENT (the message
+ * names `who`) for a path that is not one, or a FLASHCL_PATH that does not parse. */
+flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_limit, flashcl_path *path_out,
+                                  uint64_t *limit_out);
 /* The one chooser: the override, else the matrix-unit kernel where path, device and problem allow
  * it, else the database, else the heuristic; every flash config finished in one place. Failures are
  * reported on ctx (may be NULL: the thread's context-free message). */

@@ -220,8 +220,7 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
 /* The choice a plan on this context makes: the context's path, limits, database and override. */
 static void context_choice(flashcl_context *ctx, flashcl_algorithm algorithm, fcl_choice *ch, flashcl_config *override)
 {
-    fcl_choice_default(&ctx->profile, ch);
-    ch->db = ctx->tuning_db;
+    fcl_choice_of(&ctx->profile, ctx->path, ctx->local_mem_limit, ctx->tuning_db, ch);
     int has = 0;
     if (algorithm == FLASHCL_ALGO_FLASH)
         fcl_context_get_override(ctx, &has, override);

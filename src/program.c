@@ -221,37 +221,13 @@ static unsigned char *program_binary(flashcl_context *ctx, cl_program prog, size
     return bin;
 }
 
-/* The embedded texts of a program's parts ("common.cl geometry.cl flash_fwd.cl": src/kernels.c), in
- * order, and the hash of all of them. Returns the number of parts, 0 when one is missing. */
-#define MAX_PARTS 8
-static size_t program_parts(const char *sources, const char *texts[MAX_PARTS], uint64_t *hash)
-{
-    size_t n = 0;
-    *hash = 1;
-    for (const char *p = sources; *p;) {
-        const size_t len = strcspn(p, " ");
-        char name[64];
-        if (len == 0 || len >= sizeof name || n == MAX_PARTS)
-            return 0;
-        memcpy(name, p, len);
-        name[len] = '\0';
-        if (!(texts[n] = flashcl_source_text(name)))
-            return 0;
-        *hash = fcl_hash64(texts[n], strlen(texts[n]), *hash);
-        ++n;
-        p += len;
-        p += strspn(p, " ");
-    }
-    return n;
-}
-
 /* Compiles (or loads from disk) without touching the in-memory cache. Caller holds ctx->lock. */
 static flashcl_status obtain_program(flashcl_context *ctx, const char *source_name, const char *options,
                                      cl_program *out)
 {
-    const char *texts[MAX_PARTS];
+    const char *texts[FCL_MAX_PARTS];
     uint64_t src_hash;
-    const size_t n_parts = program_parts(source_name, texts, &src_hash);
+    const size_t n_parts = fcl_source_texts(source_name, texts, &src_hash);
     if (!n_parts)
         return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "no embedded kernel sources named %s", source_name);
 
@@ -374,40 +350,4 @@ void fcl_release_programs(flashcl_context *ctx)
         e = next;
     }
     ctx->programs = NULL;
-}
-
-/* The matrix-unit kernel needs NVIDIA's inline PTX with mma.sync.m16n8k16, ldmatrix and shfl.sync
- * (compute capability 8.0 and up). The capability alone does not prove that this driver's compiler
- * takes them: the kernel itself is compiled once, in its smallest configuration (one warp, head_dim
- * 32, fp16, aligned rows: cp.async included), when the context is created; a device whose compiler
- * refuses it gets the portable kernel. The build bypasses the program cache and its statistics (it is
- * not a plan's program). */
-void fcl_probe_matrix_units(flashcl_context *ctx)
-{
-    flashcl_device_profile *pr = &ctx->profile;
-    pr->matrix_units = 0;
-    if (pr->vendor != FLASHCL_VENDOR_NVIDIA || pr->nv_cc_major < 8 || pr->path == FLASHCL_PATH_PORTABLE)
-        return;
-    const char *texts[MAX_PARTS];
-    uint64_t hash;
-    const fcl_kernel_def *def = fcl_kernel_def_of(FCL_K_FLASH_MMA);
-    const size_t n_parts = program_parts(def->sources, texts, &hash);
-    if (!n_parts)
-        return;
-    cl_int err;
-    cl_program prog = clCreateProgramWithSource(ctx->cl_ctx, (cl_uint)n_parts, texts, NULL, &err);
-    if (!prog)
-        return;
-    err = clBuildProgram(prog, 1, &ctx->device,
-                         "-cl-std=CL1.2 -DFLASHCL_DTYPE_F16 -DHEAD_DIM=32 -DBLOCK_N=16 -DWARPS=1 -DFCL_PTX=1 "
-                         "-DFAST_EXP2=1 -DROWS_ALIGNED=1",
-                         NULL, NULL);
-    if (err == CL_SUCCESS) {
-        cl_kernel k = clCreateKernel(prog, def->entry, &err);
-        if (k) {
-            pr->matrix_units = 1;
-            clReleaseKernel(k);
-        }
-    }
-    clReleaseProgram(prog);
 }

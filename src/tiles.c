@@ -6,6 +6,7 @@
 #include "kernels.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Work-items per work-group never exceed this, whatever the device allows: past 256 the flash kernel
@@ -19,6 +20,16 @@
 #define FCL_MAX_SCORES 32
 /* Query rows per work-group: past 128 the K/V reuse gains little and a short sequence wastes rows. */
 #define FCL_MAX_ROWS 128
+/* The largest local memory a work-group gets on the GPUs flashcl targets (AMD LDS and Intel SLM are
+ * 64 KiB; NVIDIA gives OpenCL 48 KiB through a kernel argument). CPUs report a cache (PoCL: its L2,
+ * 1 MiB or more) where tiles larger than this only add cache misses, so no budget exceeds it. */
+#define FCL_LOCAL_MEM_CEILING (64u * 1024u)
+
+uint64_t fcl_local_mem_budget(const flashcl_device_profile *pr, uint64_t cap)
+{
+    uint64_t budget = pr->local_mem_size < FCL_LOCAL_MEM_CEILING ? pr->local_mem_size : FCL_LOCAL_MEM_CEILING;
+    return cap && cap < budget ? cap : budget;
+}
 
 static uint64_t flash_floats(int32_t d, int32_t bm, int32_t bn, int32_t tpr, int32_t dc, int32_t vc)
 {
@@ -333,7 +344,7 @@ static void choose_naive(const flashcl_device_profile *pr, flashcl_config *cfg)
     cfg->kv_splits = 1;
     cfg->gqa_pack = 1;
     cfg->work_group_size = (int32_t)wg;
-    cfg->local_mem_budget = pr->local_mem_budget;
+    cfg->local_mem_budget = fcl_local_mem_budget(pr, 0);
     fcl_strlcpy(cfg->kernel, "naive_fwd", sizeof cfg->kernel);
     fcl_strlcpy(cfg->source, "fixed", sizeof cfg->source);
     snprintf(cfg->reason, sizeof cfg->reason, "naive: one row per work-item, work-groups of %zu", wg);
@@ -412,9 +423,48 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
     return 1;
 }
 
-void fcl_choice_default(const flashcl_device_profile *pr, fcl_choice *ch)
+void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t local_mem_limit,
+                   const flashcl_tuning_db *db, fcl_choice *ch)
 {
-    *ch = (fcl_choice){.path = pr->path, .local_mem = pr->local_mem_budget, .work_group = pr->max_work_group_size};
+    *ch = (fcl_choice){.path = path, .db = db, .local_mem = fcl_local_mem_budget(pr, local_mem_limit),
+                       .work_group = pr->max_work_group_size};
+}
+
+static uint64_t env_u64(const char *name)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end == 'k' || *end == 'K')
+        v *= 1024;
+    return (uint64_t)v;
+}
+
+flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_limit, flashcl_path *path_out,
+                                  uint64_t *limit_out)
+{
+    *path_out = FLASHCL_PATH_AUTO;
+    *limit_out = 0;
+    if (path >= 0) {
+        if (path > FLASHCL_PATH_MMA)
+            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s.path = %d is not a flashcl_path", who, path);
+        *path_out = (flashcl_path)path;
+    } else {
+        const char *env = getenv("FLASHCL_PATH");
+        if (env && *env && flashcl_path_parse(env, path_out) != FLASHCL_SUCCESS)
+            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: FLASHCL_PATH=\"%.40s\": use auto, portable or mma",
+                            who, env);
+    }
+    *limit_out = local_mem_limit ? local_mem_limit : env_u64("FLASHCL_LOCAL_MEM_LIMIT");
+    return FLASHCL_SUCCESS;
+}
+
+void flashcl_policy_default(flashcl_policy *policy)
+{
+    if (policy)
+        *policy = (flashcl_policy){.path = -1};
 }
 
 static void choose_standard(const flashcl_problem *p, flashcl_config *config)
@@ -491,16 +541,25 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
     return FLASHCL_SUCCESS;
 }
 
-flashcl_status flashcl_choose_config_db(const flashcl_device_profile *profile, const flashcl_problem *problem,
-                                        flashcl_algorithm algorithm, const flashcl_tuning_db *db,
-                                        flashcl_config *config)
+flashcl_status flashcl_choose_config_policy(const flashcl_device_profile *profile, const flashcl_policy *policy,
+                                            const flashcl_problem *problem, flashcl_algorithm algorithm,
+                                            flashcl_config *config)
 {
     if (!profile || !problem || !config)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_choose_config: %s is NULL",
                         !profile ? "profile" : !problem ? "problem" : "config");
+    flashcl_policy defaults;
+    flashcl_policy_default(&defaults);
+    if (!policy)
+        policy = &defaults;
+    flashcl_path path;
+    uint64_t limit;
+    flashcl_status st = fcl_resolve_policy("flashcl_choose_config: policy", policy->path, policy->local_mem_limit,
+                                           &path, &limit);
+    if (st != FLASHCL_SUCCESS)
+        return st;
     fcl_choice ch;
-    fcl_choice_default(profile, &ch);
-    ch.db = db;
+    fcl_choice_of(profile, path, limit, policy->tuning_db, &ch);
     return fcl_choose(NULL, profile, &ch, problem, algorithm, config);
 }
 
@@ -537,5 +596,5 @@ flashcl_status flashcl_path_parse(const char *name, flashcl_path *path)
 flashcl_status flashcl_choose_config(const flashcl_device_profile *profile, const flashcl_problem *problem,
                                      flashcl_algorithm algorithm, flashcl_config *config)
 {
-    return flashcl_choose_config_db(profile, problem, algorithm, NULL, config);
+    return flashcl_choose_config_policy(profile, NULL, problem, algorithm, config);
 }

@@ -15,7 +15,7 @@
 static int has_matrix_units(cl_device_id dev)
 {
     flashcl_device_profile pr;
-    return flashcl_device_profile_query(dev, 0, &pr) == FLASHCL_SUCCESS && pr.vendor == FLASHCL_VENDOR_NVIDIA &&
+    return flashcl_device_profile_query(dev, &pr) == FLASHCL_SUCCESS && pr.vendor == FLASHCL_VENDOR_NVIDIA &&
            pr.nv_cc_major >= 8;
 }
 
@@ -77,11 +77,45 @@ START_TEST(test_real_kernel)
 }
 END_TEST
 
+/* The public chooser on a profile from flashcl_device_profile_query (no context: its own test
+ * compile) picks the matrix-unit kernel for fp16 and gives exactly the configuration a plan runs. */
+START_TEST(test_public_chooser_matches_plan)
+{
+    flashcl_device_profile pr;
+    ck_assert_int_eq(flashcl_device_profile_query(tu_device, &pr), FLASHCL_SUCCESS);
+    ck_assert_int_eq(pr.matrix_units, 1);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = p.heads_kv = 8;
+    p.seq_q = p.seq_kv = 1024;
+    p.head_dim = 128;
+    p.dtype = FLASHCL_DTYPE_F16;
+    p.causal = _i;
+    flashcl_config chosen, planned;
+    ck_assert_int_eq(flashcl_choose_config(&pr, &p, FLASHCL_ALGO_FLASH, &chosen), FLASHCL_SUCCESS);
+    ck_assert_str_eq(chosen.kernel, "flash_mma");
+    ck_assert_int_eq(chosen.mma, 1);
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.disk_cache = 0;
+    s.tuning_db = 0;
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    ck_assert_int_eq(flashcl_plan_config(plan, &planned), FLASHCL_SUCCESS);
+    ck_assert_mem_eq(&chosen, &planned, sizeof chosen);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("mma");
     TCase *tc = tcase_create("mma");
     tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_public_chooser_matches_plan, 0, 2);
     tcase_add_loop_test(tc, test_real_kernel, 0, 2);
     suite_add_tcase(s, tc);
     return s;

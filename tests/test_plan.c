@@ -95,8 +95,9 @@ START_TEST(test_context_bad_input)
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "FLASHCL_PATH=\"tensorcores\""));
     setenv("FLASHCL_PATH", "portable", 1);
     ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
-    ck_assert_int_eq(flashcl_context_profile(ctx)->path, FLASHCL_PATH_PORTABLE);
-    ck_assert_int_eq(flashcl_context_profile(ctx)->matrix_units, 0); /* forced portable: not probed */
+    flashcl_policy policy;
+    ck_assert_int_eq(flashcl_context_policy(ctx, &policy), FLASHCL_SUCCESS);
+    ck_assert_int_eq(policy.path, FLASHCL_PATH_PORTABLE);
     flashcl_context_destroy(&ctx);
     if (saved)
         setenv("FLASHCL_PATH", keep, 1);
@@ -126,19 +127,62 @@ START_TEST(test_context_retains_objects)
 }
 END_TEST
 
+/* The public chooser with the context's profile and policy gives exactly the configuration a plan runs
+ * (unless the plan had to shrink after compiling, which it says), for prefill and decode, fp32 and fp16,
+ * with and without the shipped tuning table. */
+START_TEST(test_public_chooser_is_the_plans)
+{
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.disk_cache = 0;
+    s.tuning_db = _i; /* 0: heuristic only; 1: the shipped table and the user's file */
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    flashcl_policy policy;
+    ck_assert_int_eq(flashcl_context_policy(ctx, &policy), FLASHCL_SUCCESS);
+    ck_assert(policy.tuning_db == flashcl_context_tuning_db(ctx));
+    for (int k = 0; k < 4; ++k) {
+        flashcl_problem p = small_problem();
+        p.head_dim = k & 1 ? 128 : 64;
+        p.dtype = k & 2 ? FLASHCL_DTYPE_F16 : FLASHCL_DTYPE_F32;
+        p.seq_q = k == 3 ? 1 : 100;
+        p.seq_kv = 300;
+        p.heads_q = 8;
+        p.heads_kv = 2;
+        flashcl_config chosen, planned;
+        ck_assert_int_eq(flashcl_choose_config_policy(flashcl_context_profile(ctx), &policy, &p, FLASHCL_ALGO_FLASH,
+                                                      &chosen),
+                         FLASHCL_SUCCESS);
+        flashcl_plan *plan = NULL;
+        ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+        ck_assert_int_eq(flashcl_plan_config(plan, &planned), FLASHCL_SUCCESS);
+        if (!strstr(planned.source, "shrunk"))
+            ck_assert_msg(!memcmp(&chosen, &planned, sizeof chosen), "case %d: chosen %s %dx%d, planned %s %dx%d", k,
+                          chosen.kernel, chosen.block_m, chosen.block_n, planned.kernel, planned.block_m,
+                          planned.block_n);
+        flashcl_plan_destroy(&plan);
+    }
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 START_TEST(test_profile)
 {
     flashcl_context *ctx = tu_context_create();
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
     ck_assert_uint_gt(pr->local_mem_size, 0);
-    ck_assert_uint_le(pr->local_mem_budget, 65536);
-    ck_assert_uint_le(pr->local_mem_budget, pr->local_mem_size);
     ck_assert_uint_ge(pr->max_work_group_size, 1);
     ck_assert_uint_ge(pr->wg_multiple, 1);
     ck_assert(strlen(pr->name) > 0);
+    /* The budget tiles get is the policy's: at most 64 KiB, the device's size and the user's cap. */
+    flashcl_problem p = small_problem();
+    flashcl_config c;
+    ck_assert_int_eq(flashcl_context_choose_config(ctx, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_uint_le(c.local_mem_budget, 65536);
+    ck_assert_uint_le(c.local_mem_budget, pr->local_mem_size);
     const char *cap = getenv("FLASHCL_LOCAL_MEM_LIMIT");
     if (cap && *cap)
-        ck_assert_uint_le(pr->local_mem_budget, strtoull(cap, NULL, 10));
+        ck_assert_uint_le(c.local_mem_budget, strtoull(cap, NULL, 10));
     flashcl_context_destroy(&ctx);
 }
 END_TEST
@@ -275,7 +319,7 @@ START_TEST(test_config_fits)
     flashcl_config c;
     ck_assert_int_eq(flashcl_plan_config(plan, &c), FLASHCL_SUCCESS);
     ck_assert_str_eq(c.kernel, "flash_fwd");
-    ck_assert_uint_le(c.local_mem_bytes, pr->local_mem_budget);
+    ck_assert_uint_le(c.local_mem_bytes, c.local_mem_budget);
     ck_assert_uint_le((size_t)c.work_group_size, pr->max_work_group_size);
     ck_assert(strlen(c.reason) > 0);
     /* The kernel's layout comment and flashcl_flash_local_mem_bytes agree with the compiler: it never
@@ -609,6 +653,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_context_bad_input);
     tcase_add_test(tc, test_context_retains_objects);
     tcase_add_test(tc, test_profile);
+    tcase_add_loop_test(tc, test_public_chooser_is_the_plans, 0, 2);
     tcase_add_test(tc, test_plan_bad_input);
     tcase_add_loop_test(tc, test_enqueue_bad_input, 0, 8);
     tcase_add_test(tc, test_wait_list);

@@ -15,7 +15,7 @@ static flashcl_device_profile fake_gpu(void)
     memset(&p, 0, sizeof p);
     strcpy(p.name, "fake GPU");
     p.vendor = FLASHCL_VENDOR_NVIDIA;
-    p.local_mem_size = p.local_mem_budget = 48 * 1024;
+    p.local_mem_size = 48 * 1024;
     p.max_work_group_size = 1024;
     p.wg_multiple = 32;
     return p;
@@ -191,7 +191,7 @@ START_TEST(test_device_supported)
     ck_assert_int_eq(flashcl_device_supported(&p, why, sizeof why), FLASHCL_UNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(why, "no OpenCL C compiler"));
     p.compiler_available = 1;
-    p.local_mem_budget = 256;
+    p.local_mem_size = 256;
     ck_assert_int_eq(flashcl_device_supported(&p, why, sizeof why), FLASHCL_UNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(why, "local memory"));
     ck_assert_int_eq(flashcl_device_supported(NULL, NULL, 0), FLASHCL_INVALID_ARGUMENT);

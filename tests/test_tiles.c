@@ -40,15 +40,31 @@ static const fake_device fakes[] = {
 };
 #define N_FAKES ((int)(sizeof fakes / sizeof *fakes))
 
+/* The policy the tests choose under (path and local-memory cap: not the device's facts); profile_of
+ * resets it to auto with no cap. */
+static flashcl_policy policy;
+
+static flashcl_status choose(const flashcl_device_profile *prof, const flashcl_problem *p, flashcl_algorithm a,
+                             flashcl_config *c)
+{
+    return flashcl_choose_config_policy(prof, &policy, p, a, c);
+}
+
+/* What tiles may use: the device's local memory, never more than 64 KiB, nor more than the cap. */
+static uint64_t budget_of(const flashcl_device_profile *prof)
+{
+    const uint64_t b = prof->local_mem_size < 65536 ? prof->local_mem_size : 65536;
+    return policy.local_mem_limit && policy.local_mem_limit < b ? policy.local_mem_limit : b;
+}
+
 static flashcl_device_profile profile_of(const fake_device *f)
 {
+    policy = (flashcl_policy){.path = FLASHCL_PATH_AUTO};
     flashcl_device_profile p;
     memset(&p, 0, sizeof p);
     strncpy(p.name, f->name, sizeof p.name - 1);
     p.vendor = f->vendor;
     p.local_mem_size = f->local;
-    /* What flashcl_device_profile_query computes: never more than 64 KiB. */
-    p.local_mem_budget = f->local < 65536 ? f->local : 65536;
     p.max_work_group_size = f->max_wg;
     p.wg_multiple = f->multiple;
     p.is_cpu = f->vendor == FLASHCL_VENDOR_POCL || f->vendor == FLASHCL_VENDOR_MESA;
@@ -68,14 +84,14 @@ START_TEST(test_every_head_dim)
             p.seq_q = p.seq_kv = seqs[s / 3];
             p.dtype = (flashcl_dtype)(s % 3);
             flashcl_config c, again;
-            flashcl_status st = flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c);
+            flashcl_status st = choose(&prof, &p, FLASHCL_ALGO_FLASH, &c);
             ck_assert_msg(st == FLASHCL_SUCCESS, "%s d=%d: %s", f->name, d, flashcl_status_name(st));
             /* deterministic: the same answer twice */
-            ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &again), FLASHCL_SUCCESS);
+            ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &again), FLASHCL_SUCCESS);
             ck_assert_mem_eq(&c, &again, sizeof c);
             ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(d, &c));
-            ck_assert_msg(c.local_mem_bytes <= prof.local_mem_budget, "%s d=%d: %llu B > budget %llu", f->name, d,
-                          (unsigned long long)c.local_mem_bytes, (unsigned long long)prof.local_mem_budget);
+            ck_assert_msg(c.local_mem_bytes <= budget_of(&prof), "%s d=%d: %llu B > budget %llu", f->name, d,
+                          (unsigned long long)c.local_mem_bytes, (unsigned long long)budget_of(&prof));
             ck_assert_int_eq(c.block_m % c.rows_per_item, 0);
             ck_assert_int_eq(c.work_group_size, c.block_m / c.rows_per_item * c.threads_per_row);
             ck_assert_int_le(c.work_group_size, (int)(f->max_wg < 256 ? f->max_wg : 256));
@@ -116,7 +132,7 @@ START_TEST(test_cpu_cache_not_local_memory)
     p.head_dim = 128;
     p.seq_q = p.seq_kv = 4096;
     flashcl_config c;
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_uint_le(c.local_mem_bytes, 65536);
     ck_assert_int_le(c.work_group_size, 256);
 }
@@ -132,9 +148,9 @@ START_TEST(test_monotone_in_budget)
     p.seq_q = p.seq_kv = 2048;
     uint64_t prev_area = UINT64_MAX;
     for (uint64_t budget = 65536; budget >= 8192; budget -= 4096) {
-        prof.local_mem_budget = budget;
+        policy.local_mem_limit = budget;
         flashcl_config c;
-        if (flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c) != FLASHCL_SUCCESS)
+        if (choose(&prof, &p, FLASHCL_ALGO_FLASH, &c) != FLASHCL_SUCCESS)
             break;
         const uint64_t area = c.local_mem_bytes;
         ck_assert_uint_le(area, budget);
@@ -160,7 +176,7 @@ START_TEST(test_matrix_unit_path)
     p.seq_q = p.seq_kv = 4096;
     p.dtype = FLASHCL_DTYPE_F16;
     flashcl_config c;
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_str_eq(c.kernel, "flash_mma");
     ck_assert_int_eq(c.mma, 1);
     ck_assert_int_eq(c.block_m, 64); /* four warps of 16 rows */
@@ -182,9 +198,9 @@ START_TEST(test_matrix_unit_path)
         q.window = 1;
         q.window_left = 100;
         q.window_right = 0;
-        ck_assert_int_eq(flashcl_choose_config(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_msg(c.mma == 1, "d=%d: %s", dims_ok[i], c.path_reason);
-        ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_budget);
+        ck_assert_uint_le(c.local_mem_bytes, budget_of(&prof));
     }
 
     /* What goes to the portable kernel, and the reason it gives. */
@@ -204,27 +220,27 @@ START_TEST(test_matrix_unit_path)
     no[n].what = "splits", no[n].reason = "splits", no[n++].q.kv_splits = 4;
     no[n].what = "cache", no[n].reason = "KV cache", no[n++].q.kv_cache = 1;
     for (int i = 0; i < n; ++i) {
-        ck_assert_int_eq(flashcl_choose_config(&prof, &no[i].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_int_eq(choose(&prof, &no[i].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_msg(c.mma == 0 && !strcmp(c.kernel, "flash_fwd"), "%s: got %s", no[i].what, c.kernel);
         ck_assert_msg(strstr(c.path_reason, "portable: ") && strstr(c.path_reason, no[i].reason), "%s: \"%s\"",
                       no[i].what, c.path_reason);
     }
 
     /* Forced portable; a device without matrix units (auto: portable; forced: emulated). */
-    prof.path = FLASHCL_PATH_PORTABLE;
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    policy.path = FLASHCL_PATH_PORTABLE;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.mma, 0);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "forced"));
-    prof.path = FLASHCL_PATH_AUTO;
+    policy.path = FLASHCL_PATH_AUTO;
     prof.matrix_units = 0;
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.mma, 0);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "did not compile")); /* cc 9.0 yet no proof */
     prof.nv_cc_major = 7;
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "no matrix units"));
-    prof.path = FLASHCL_PATH_MMA;
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    policy.path = FLASHCL_PATH_MMA;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_str_eq(c.kernel, "flash_mma");
     ck_assert_int_eq(c.mma, 2); /* emulated: the exchange area counts in local memory */
     ck_assert_uint_eq(c.local_mem_bytes, (64 + 64) * (128 + 8) * 2 + 4 * 32 * 8 * 4);
@@ -232,14 +248,14 @@ START_TEST(test_matrix_unit_path)
 
     /* Short of local memory: shorter key tiles; far too short: the portable kernel. */
     prof = profile_of(&fakes[10]); /* 16 KiB, 128 items */
-    prof.path = FLASHCL_PATH_MMA;
+    policy.path = FLASHCL_PATH_MMA;
     p.head_dim = 64;
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.mma, 2);
     ck_assert_int_lt(c.block_n, 64);
-    ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_budget);
-    prof.local_mem_budget = 4096;
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_uint_le(c.local_mem_bytes, budget_of(&prof));
+    policy.local_mem_limit = 4096;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.mma, 0);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "local memory"));
 }
@@ -272,7 +288,7 @@ START_TEST(test_decode_packing_and_splits)
     p.seq_q = 1;
     p.seq_kv = 65536;
     flashcl_config c;
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.gqa_pack, 4);
     ck_assert_int_ge(c.block_m, 4); /* the 4 packed heads' rows fit one block */
     ck_assert_int_gt(c.kv_splits, 1); /* 8 work-groups for 132 compute units: split */
@@ -282,17 +298,17 @@ START_TEST(test_decode_packing_and_splits)
     ck_assert_int_eq(c.work_group_size, 128);
     ck_assert_int_eq(c.kv_splits, (int)(65536 / (2 * c.block_n) < 528 ? 65536 / (2 * c.block_n) : 528));
     p.kv_splits = 1;
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.kv_splits, 1); /* forced */
     p.kv_splits = 0;
     p.seq_q = p.seq_kv = 4096; /* prefill: neither */
     p.batch = 4;
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.gqa_pack, 1);
     ck_assert_int_eq(c.kv_splits, 1);
     p.seq_q = 1;
     p.heads_kv = 32; /* MHA decode: no packing */
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.gqa_pack, 1);
     /* Regression (fuzz_problem): 8 queries x 1.56e9 query heads on one KV head overflowed the packed
      * row count; such a group is not packed. */
@@ -300,7 +316,7 @@ START_TEST(test_decode_packing_and_splits)
     p.seq_q = 8;
     p.heads_q = 1560281089;
     p.heads_kv = 1;
-    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.gqa_pack, 1);
 }
 END_TEST

@@ -29,7 +29,7 @@ static flashcl_device_profile h200(void)
     strcpy(p.name, "NVIDIA H200");
     strcpy(p.arch, "sm_90");
     p.vendor = FLASHCL_VENDOR_NVIDIA;
-    p.local_mem_size = p.local_mem_budget = 48 * 1024;
+    p.local_mem_size = 48 * 1024;
     p.max_work_group_size = 1024;
     p.wg_multiple = 32;
     return p;
@@ -44,11 +44,19 @@ static flashcl_problem problem(int d)
     return p;
 }
 
+/* The choice under a policy with this database, the portable path and a local-memory cap (0: none). */
+static flashcl_config choose_capped(const flashcl_device_profile *pr, const flashcl_problem *p,
+                                    const flashcl_tuning_db *db, uint64_t cap)
+{
+    const flashcl_policy policy = {.path = FLASHCL_PATH_AUTO, .local_mem_limit = cap, .tuning_db = db};
+    flashcl_config c;
+    ck_assert_int_eq(flashcl_choose_config_policy(pr, &policy, p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    return c;
+}
+
 static flashcl_config choose(const flashcl_device_profile *pr, const flashcl_problem *p, const flashcl_tuning_db *db)
 {
-    flashcl_config c;
-    ck_assert_int_eq(flashcl_choose_config_db(pr, p, FLASHCL_ALGO_FLASH, db, &c), FLASHCL_SUCCESS);
-    return c;
+    return choose_capped(pr, p, db, 0);
 }
 
 START_TEST(test_lookup_order)
@@ -131,8 +139,7 @@ START_TEST(test_entry_must_fit)
     flashcl_tuning_db_load(path, 0, &db);
     flashcl_device_profile pr = h200();
     flashcl_problem p = problem(64);
-    pr.local_mem_budget = 16 * 1024;
-    flashcl_config c = choose(&pr, &p, db);
+    flashcl_config c = choose_capped(&pr, &p, db, 16 * 1024);
     ck_assert_str_eq(c.source, "heuristic");
     ck_assert_uint_le(c.local_mem_bytes, 16 * 1024);
     p = problem(40);

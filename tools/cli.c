@@ -245,3 +245,13 @@ const char *cli_tiles(const flashcl_config *c, char *buf, size_t n)
         snprintf(buf + k, n - (size_t)k, " pack%d", c->gqa_pack);
     return buf;
 }
+
+uint64_t cli_tile_budget(const flashcl_device_profile *pr, const flashcl_policy *policy)
+{
+    flashcl_problem small;
+    flashcl_problem_default(&small);
+    flashcl_config c;
+    return flashcl_choose_config_policy(pr, policy, &small, FLASHCL_ALGO_FLASH, &c) == FLASHCL_SUCCESS
+               ? c.local_mem_budget
+               : 0;
+}

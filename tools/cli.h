@@ -57,6 +57,9 @@ int cli_mask_option(const char *cmd, const char *a, const char *val, flashcl_pro
 cl_mem cli_alibi_slopes(cl_context ctx, const flashcl_problem *p, cl_int *err);
 /* "causal", "full", plus " window L,R", " softcap C" and " alibi" when set. */
 const char *cli_mask_name(const flashcl_problem *p, char *buf, size_t n);
+/* The local memory tiles may use on a device under a policy (NULL: the default one): policy, not a
+ * fact of the device, so it is read off the chooser's answer for a small problem. 0 when none fits. */
+uint64_t cli_tile_budget(const flashcl_device_profile *pr, const flashcl_policy *policy);
 /* A flash configuration's tiles in a few characters: "64x64 tpr16 r4 dc32 vc32". */
 const char *cli_tiles(const flashcl_config *c, char *buf, size_t n);
 

@@ -46,9 +46,10 @@ int cmd_devices(int argc, char **argv)
             clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
         for (cl_uint d = 0; d < nd; ++d) {
             flashcl_device_profile pr;
-            if (flashcl_device_profile_query(devs[d], 0, &pr) != FLASHCL_SUCCESS)
+            if (flashcl_device_profile_query(devs[d], &pr) != FLASHCL_SUCCESS)
                 continue;
             ++count;
+            const unsigned long long budget = cli_tile_budget(&pr, NULL); /* the default policy's */
             if (json) {
                 printf("%s\n {\"selector\": \"%u:%u\", \"platform\": ", first ? "" : ",", p, d);
                 cli_json_string(stdout, pr.platform_name);
@@ -64,14 +65,14 @@ int cmd_devices(int argc, char **argv)
                        "\"local_mem_emulated\": %s, \"local_mem_budget\": %llu, \"max_work_group_size\": %zu, "
                        "\"wg_multiple\": %zu, \"global_mem_size\": %llu, \"max_alloc_size\": %llu, "
                        "\"nv_compute_capability\": \"%d.%d\", \"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, "
-                       "\"intel_subgroup_matrix\": %s, \"supported\": %s}",
+                       "\"intel_subgroup_matrix\": %s, \"matrix_units\": %s, \"supported\": %s}",
                        pr.is_cpu ? "cpu" : "gpu", pr.compute_units, (unsigned long long)pr.local_mem_size,
-                       pr.local_mem_is_global ? "true" : "false", (unsigned long long)pr.local_mem_budget,
+                       pr.local_mem_is_global ? "true" : "false", budget,
                        pr.max_work_group_size, pr.wg_multiple, (unsigned long long)pr.global_mem_size,
                        (unsigned long long)pr.max_alloc_size, pr.nv_cc_major, pr.nv_cc_minor,
                        pr.has_fp16 ? "true" : "false", pr.has_fp64 ? "true" : "false",
                        pr.has_subgroups ? "true" : "false", pr.has_intel_subgroup_matrix ? "true" : "false",
-                       flashcl_device_supported(&pr, NULL, 0) == FLASHCL_SUCCESS ? "true" : "false");
+                       pr.matrix_units ? "true" : "false", flashcl_device_supported(&pr, NULL, 0) == FLASHCL_SUCCESS ? "true" : "false");
             } else {
                 printf("%u:%u  %s / %s  [%s, %s]\n", p, d, pr.platform_name, pr.name, pr.is_cpu ? "CPU" : "GPU",
                        flashcl_vendor_name(pr.vendor));
@@ -79,7 +80,7 @@ int cmd_devices(int argc, char **argv)
                        pr.compute_units, pr.arch[0] ? pr.arch : "(unknown)");
                 printf("     local memory %llu B%s, budget for tiles %llu B; work-group max %zu, multiple %zu\n",
                        (unsigned long long)pr.local_mem_size, pr.local_mem_is_global ? " (emulated in global)" : "",
-                       (unsigned long long)pr.local_mem_budget, pr.max_work_group_size, pr.wg_multiple);
+                       budget, pr.max_work_group_size, pr.wg_multiple);
                 printf("     global %.1f GiB (max alloc %.1f GiB); fp16 %s, fp64 %s, subgroups %s",
                        pr.global_mem_size / 1073741824.0, pr.max_alloc_size / 1073741824.0, pr.has_fp16 ? "yes" : "no",
                        pr.has_fp64 ? "yes" : "no", pr.has_subgroups ? "yes" : "no");
@@ -87,6 +88,8 @@ int cmd_devices(int argc, char **argv)
                     printf(", compute capability %d.%d", pr.nv_cc_major, pr.nv_cc_minor);
                 if (pr.has_intel_subgroup_matrix)
                     printf(", Intel subgroup matrix");
+                if (pr.matrix_units)
+                    printf(", matrix units (mma.sync through inline PTX: the test compile passed)");
                 char why[512];
                 printf("\n     flashcl: %s\n",
                        flashcl_device_supported(&pr, why, sizeof why) == FLASHCL_SUCCESS ? "supported" : why);

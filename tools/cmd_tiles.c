@@ -138,6 +138,9 @@ int cmd_tiles(int argc, char **argv)
         return cli_fail(NULL, "opening a device", st);
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
     const flashcl_tuning_db *db = flashcl_context_tuning_db(ctx);
+    flashcl_policy policy;
+    flashcl_context_policy(ctx, &policy);
+    const unsigned long long budget = cli_tile_budget(pr, &policy);
     const char *warnings = flashcl_tuning_db_warnings(db);
     if (*warnings)
         fprintf(stderr, "flashcl: tuning database:\n%s", warnings);
@@ -153,17 +156,18 @@ int cmd_tiles(int argc, char **argv)
         printf(", \"vendor\": \"%s\", \"arch\": ", flashcl_vendor_name(pr->vendor));
         cli_json_string(stdout, pr->arch);
         printf(", \"local_mem_size\": %llu, \"local_mem_budget\": %llu, \"max_work_group_size\": %zu, "
-               "\"wg_multiple\": %zu, \"tuning_db\": ",
-               (unsigned long long)pr->local_mem_size, (unsigned long long)pr->local_mem_budget,
-               pr->max_work_group_size, pr->wg_multiple);
+               "\"wg_multiple\": %zu, \"matrix_units\": %s, \"path\": \"%s\", \"tuning_db\": ",
+               (unsigned long long)pr->local_mem_size, budget, pr->max_work_group_size, pr->wg_multiple,
+               pr->matrix_units ? "true" : "false", flashcl_path_name((flashcl_path)policy.path));
         cli_json_string(stdout, flashcl_tuning_db_user_path(db));
         printf(", \"configs\": [");
     } else {
         printf("device   %s / %s [%s%s%s]\n", pr->platform_name, pr->name, flashcl_vendor_name(pr->vendor),
                pr->arch[0] ? ", " : "", pr->arch);
-        printf("limits   local memory %llu B (budget for tiles %llu B), work-group %zu, multiple %zu\n",
-               (unsigned long long)pr->local_mem_size, (unsigned long long)pr->local_mem_budget,
-               pr->max_work_group_size, pr->wg_multiple);
+        printf("limits   local memory %llu B (budget for tiles %llu B), work-group %zu, multiple %zu; matrix units %s\n",
+               (unsigned long long)pr->local_mem_size, budget, pr->max_work_group_size, pr->wg_multiple,
+               pr->matrix_units ? "yes" : "no");
+        printf("policy   path %s\n", flashcl_path_name((flashcl_path)policy.path));
         printf("tuning   %zu database entries; user file %s\n", flashcl_tuning_db_size(db), flashcl_tuning_db_user_path(db));
         printf("problem  Sq=%d Sk=%d Hq/Hkv=%ld %s%s\n", p.seq_q, p.seq_kv, gqa, p.causal ? "causal " : "",
                p.seq_q <= 16 ? "decode" : "prefill");

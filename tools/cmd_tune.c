@@ -67,7 +67,7 @@ typedef struct candidate {
  * 1 to 8 keys per item, and Q/K chunks of the whole head dimension or of 32 columns. V's chunk is the
  * largest that fits beside them (it only sets how often the P*V loop waits at a barrier).
  */
-static int enumerate(const flashcl_device_profile *pr, const flashcl_problem *p, candidate *out)
+static int enumerate(const flashcl_device_profile *pr, uint64_t budget, const flashcl_problem *p, candidate *out)
 {
     int n = 0;
     const int d = p->head_dim;
@@ -109,7 +109,7 @@ static int enumerate(const flashcl_device_profile *pr, const flashcl_problem *p,
                         c0.v_chunk = vc;
                         c0.work_group_size = (int32_t)wg;
                         c0.local_mem_bytes = flashcl_flash_local_mem_bytes(d, &c0);
-                        if (c0.local_mem_bytes > pr->local_mem_budget)
+                        if (c0.local_mem_bytes > budget)
                             continue;
                         candidate *c = &out[n++];
                         memset(c, 0, sizeof *c);
@@ -199,13 +199,15 @@ static int tune_class(flashcl_context *ctx, flashcl_problem *p, long iters, int 
 {
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
     flashcl_config heur;
-    flashcl_status st = flashcl_choose_config(pr, p, FLASHCL_ALGO_FLASH, &heur);
+    flashcl_policy policy; /* the context's: the portable kernel, no database */
+    flashcl_context_policy(ctx, &policy);
+    flashcl_status st = flashcl_choose_config_policy(pr, &policy, p, FLASHCL_ALGO_FLASH, &heur);
     if (st)
         return cli_fail(NULL, "choosing the heuristic configuration", st);
     candidate *cands = calloc(MAX_CANDIDATES + 1, sizeof *cands);
     if (!cands)
         return 1;
-    int n = enumerate(pr, p, cands);
+    int n = enumerate(pr, cli_tile_budget(pr, &policy), p, cands);
     int heur_index = -1;
     for (int i = 0; i < n; ++i)
         if (same_tiles(&cands[i].cfg, &heur))
@@ -393,9 +395,11 @@ int cmd_tune(int argc, char **argv)
         db_path = default_db;
     }
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
+    flashcl_policy policy;
+    flashcl_context_policy(ctx, &policy);
     printf("device %s / %s [%s%s%s], local memory budget %llu B, work-group %zu, multiple %zu\n", pr->platform_name,
            pr->name, flashcl_vendor_name(pr->vendor), pr->arch[0] ? ", " : "", pr->arch,
-           (unsigned long long)pr->local_mem_budget, pr->max_work_group_size, pr->wg_multiple);
+           (unsigned long long)cli_tile_budget(pr, &policy), pr->max_work_group_size, pr->wg_multiple);
     int rc = 0;
     for (int di = 0; di < n_dims; ++di)
         for (int ti = 0; ti < n_types; ++ti) {

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (flashcl_choose_config(&pr, &p, (flashcl_algorithm)a, &c) != FLASHCL_SUCCESS)
             continue;
         if (a == FLASHCL_ALGO_FLASH &&
-            (c.local_mem_bytes > pr.local_mem_budget || c.work_group_size < 1 ||
+            (c.local_mem_bytes > (pr.local_mem_size < 65536 ? pr.local_mem_size : 65536) || c.work_group_size < 1 ||
              (size_t)c.work_group_size > pr.max_work_group_size || p.head_dim % c.threads_per_row ||
              c.block_n % c.threads_per_row))
             __builtin_trap();

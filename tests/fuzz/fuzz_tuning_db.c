@@ -14,6 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     text[size] = '\0';
     flashcl_tuning_db *db = fcl_tuning_db_from_text(text);
     free(text);
+    const flashcl_policy policy = {.path = FLASHCL_PATH_AUTO, .tuning_db = db};
     if (!db)
         return 0;
     flashcl_device_profile pr;
@@ -21,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     strcpy(pr.name, "NVIDIA H200");
     strcpy(pr.arch, "sm_90");
     pr.vendor = FLASHCL_VENDOR_NVIDIA;
-    pr.local_mem_size = pr.local_mem_budget = 48 * 1024;
+    pr.local_mem_size = 48 * 1024;
     pr.max_work_group_size = 1024;
     pr.wg_multiple = 32;
     flashcl_problem p;
@@ -32,8 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             p.dtype = (flashcl_dtype)t;
             p.seq_q = p.seq_kv = 64 << (d % 5);
             flashcl_config c;
-            if (flashcl_choose_config_db(&pr, &p, FLASHCL_ALGO_FLASH, db, &c) == FLASHCL_SUCCESS &&
-                (c.local_mem_bytes > pr.local_mem_budget || p.head_dim % c.threads_per_row ||
+            if (flashcl_choose_config_policy(&pr, &policy, &p, FLASHCL_ALGO_FLASH, &c) == FLASHCL_SUCCESS &&
+                (c.local_mem_bytes > pr.local_mem_size || p.head_dim % c.threads_per_row ||
                  (size_t)c.work_group_size > pr.max_work_group_size))
                 __builtin_trap(); /* a configuration that does not fit was handed out */
         }
