@@ -249,10 +249,10 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
         for (int i = 0; i < TM; ++i) {
             const int pr = m0 + rg + i * RG;
             const int qrow = row_query(pr), hrow = row_head(pr, h0);
+            key_range vis = {0, skv};
 #if HAS_WINDOW
-            const key_range vis = visible_keys(qrow, sq, skv, win_left, win_right);
-#else
-            const key_range vis = {0, skv};
+            if (edge) /* uniform across the work-group: interior tiles skip the row's bounds */
+                vis = visible_keys(qrow, sq, skv, win_left, win_right);
 #endif
 #if HAS_ALIBI
             const float slope = alibi_slope(ALIBI, alibi_per_batch, b, hrow, heads_q);

@@ -110,6 +110,10 @@ typedef struct resolved_layout {
 } resolved_layout;
 flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout);
 float fcl_effective_scale(const flashcl_problem *p);
+/* A decode step: at most this many queries per sequence. The chooser gives such problems split keys,
+ * packed GQA heads and wide column groups, and the tuning database files them apart from prefill. */
+#define FCL_DECODE_MAX_QUERIES 16
+int fcl_is_decode(const flashcl_problem *p);
 /* The keys row i sees, as offsets from its aligned position i + seq_kv - seq_q: [-left, +right], -1 for
  * an unbounded side; the causal mask folded in (right <= 0). */
 void fcl_visible_window(const flashcl_problem *p, int32_t *left, int32_t *right);
@@ -145,7 +149,7 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
 /* The portable kernel's heuristic tiles within explicit limits (no packing, splits or finishing). */
 flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
                                 size_t max_wg, flashcl_config *cfg);
-/* Query heads packed per work-group for flash: heads_q / heads_kv for GQA decode steps (seq_q <= 16),
+/* Query heads packed per work-group for flash: heads_q / heads_kv for GQA decode steps (fcl_is_decode),
  * else 1. The problem as the tiles see it then has seq_q * pack rows and heads_q / pack heads. */
 int32_t fcl_gqa_pack(const flashcl_problem *p);
 void fcl_packed_view(const flashcl_problem *p, int32_t pack, flashcl_problem *view);

@@ -52,6 +52,11 @@ const char *flashcl_dtype_name(flashcl_dtype dtype)
     return "?";
 }
 
+int fcl_is_decode(const flashcl_problem *p)
+{
+    return p->seq_q <= FCL_DECODE_MAX_QUERIES;
+}
+
 float fcl_effective_scale(const flashcl_problem *p)
 {
     return p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)p->head_dim);

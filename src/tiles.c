@@ -102,7 +102,7 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
      * work-group with row groups: up to 32 column groups instead, so that a work-group of 128 items
      * loads each K/V tile (on the H200, 4 packed rows: 999 GB/s with 32 groups and 64-key tiles
      * against 537 GB/s with 8 groups and 32-key tiles at 256 splits; docs/NOTES.md). */
-    const int decode_rows = p->seq_q <= 16;
+    const int decode_rows = p->seq_q <= FCL_DECODE_MAX_QUERIES; /* rows of the packed view */
     int32_t tpr = 1;
     for (int32_t g = decode_rows ? 32 : 8; g >= 2; g /= 2)
         if (d % g == 0 && d / g >= 4) {
@@ -209,7 +209,7 @@ static int mma_suits(const flashcl_problem *p, char *why, size_t n)
         no = "fp32 storage (the matrix units take fp16 and bf16)";
     else if (p->head_dim % 32 || p->head_dim > 128)
         no = "head_dim not a multiple of 32 up to 128";
-    else if (p->seq_q <= 16)
+    else if (fcl_is_decode(p))
         no = "a decode step (16 queries or fewer: the portable kernel splits the keys and packs GQA heads)";
     else if (p->alibi || p->attn_mask || p->key_padding || p->softcap > 0.0f)
         no = "biases, masks or softcap";
@@ -289,7 +289,7 @@ int32_t fcl_gqa_pack(const flashcl_problem *p)
     const int32_t group = p->heads_q / p->heads_kv;
     /* At most 4096 packed rows: past that the heads fill a device anyway (and seq_q * group stays an
      * int; fuzz_problem found 8 x 1.5e9 heads). */
-    return group > 1 && p->seq_q <= 16 && (int64_t)p->seq_q * group <= 4096 ? group : 1;
+    return group > 1 && fcl_is_decode(p) && (int64_t)p->seq_q * group <= 4096 ? group : 1;
 }
 
 void fcl_packed_view(const flashcl_problem *p, int32_t pack, flashcl_problem *view)
@@ -315,7 +315,7 @@ int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_proble
     const uint64_t pack = cfg->gqa_pack > 1 ? (uint64_t)cfg->gqa_pack : 1;
     const uint64_t blocks = ((uint64_t)p->seq_q * pack + (uint64_t)cfg->block_m - 1) / (uint64_t)cfg->block_m;
     const uint64_t groups = blocks * (uint64_t)p->batch * (uint64_t)p->heads_q / pack;
-    const int decode = p->seq_q <= 16;
+    const int decode = fcl_is_decode(p);
     const uint64_t want = (decode ? 32u : 2u) * (uint64_t)(pr->compute_units ? pr->compute_units : 1);
     if (groups >= want)
         return 1;

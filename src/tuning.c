@@ -46,7 +46,7 @@ static int seq_bucket(int32_t seq_kv)
 
 static int mode_of(const flashcl_problem *p)
 {
-    return p->seq_q <= 16 ? 1 : 0;
+    return fcl_is_decode(p);
 }
 
 static void warn(flashcl_tuning_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

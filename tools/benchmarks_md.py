@@ -333,6 +333,48 @@ def decode_section(dec, directory):
     return '\n'.join(out)
 
 
+def refactor_section(directory):
+    """The kernels before and after the architecture change (one table per kernel, shared parts, features
+    compiled in only when used), measured in one device session beside PyTorch SDPA (bench/refactor/)."""
+    runs = {os.path.basename(p)[len('h200_'):-len('.json')]: json.load(open(p))
+            for p in sorted(glob.glob(os.path.join(directory, 'refactor', 'h200_*.json')))}
+    sdpa = {}
+    path = os.path.join(directory, 'refactor', 'h200_sdpa.jsonl')
+    if os.path.exists(path):
+        for line in open(path):
+            r = json.loads(line)
+            if 'backend' in r and 'tflops' in r:
+                sdpa[(r['backend'], r['d'], r['n'], r['causal'])] = r['tflops']
+    if not runs:
+        return ''
+    out = ['| dtype | kernel | d | N | mask | before: ms (min–max) | TFLOP/s | after: ms (min–max) | TFLOP/s | change | '
+           'PyTorch same session |', '|---|---|---|---|---|---|---|---|---|---|---|']
+    for kind in ('f32', 'f16', 'f16d64'):
+        base, new = runs.get('base_' + kind), runs.get('new_' + kind)
+        if not base or not new:
+            continue
+        for r in new['results']:
+            b = next((x for x in base['results'] if x['seq'] == r['seq'] and x['head_dim'] == r['head_dim'] and
+                      x['causal'] == r['causal'] and x['dtype'] == r['dtype']), None)
+            if not b or not r.get('ran') or not b.get('ran'):
+                continue
+            key = (r['head_dim'], r['seq'], r['causal'])
+            if r['dtype'] == 'f32':
+                ref = f"mem-efficient fp32 {sdpa[('efficient',) + key]:.1f}" if ('efficient',) + key in sdpa else ''
+            else:
+                ref = ', '.join(f"{name} {sdpa[(be,) + key]:.0f}" for be, name in (('flash', 'FA2'), ('cudnn', 'cuDNN'))
+                                if (be,) + key in sdpa)
+            out.append(f"| {r['dtype']} | {r.get('kernel', '?')} | {r['head_dim']} | {r['seq']} | "
+                       f"{'causal' if r['causal'] else 'full'} | {ms(b)} | {b['tflops']:.2f} | {ms(r)} | "
+                       f"{r['tflops']:.2f} | {100 * (r['tflops'] / b['tflops'] - 1):+.1f}% | {ref} |")
+    cmds = sorted({run['command'].split(' --json')[0] for run in runs.values()})
+    out.append('\nBefore: the kernels at commit d611790; after: this tree; both built and run in one session on the')
+    out.append('H200 (`docs/gpu-runs/refactor-1/run.sh`, which also ran each twice: the first round agrees). PyTorch:')
+    out.append('`docs/gpu-runs/refactor-1/sdpa_prefill.py` in the same session (fp16 FlashAttention-2 and cuDNN,')
+    out.append('fp32 memory-efficient; TFLOP/s). Commands: ' + '; '.join(f'`{c}`' for c in cmds) + '. Data: `bench/refactor/`.')
+    return '\n'.join(out)
+
+
 def main():
     directory = sys.argv[1] if len(sys.argv) > 1 else 'bench'
     runs = load(directory)
@@ -362,6 +404,13 @@ def main():
         print('which kernel a problem gets and why). Predictions, what each change moved and what limits it:')
         print('`docs/NOTES.md` ("The matrix-unit kernel").\n')
         print(mma_section(mma, runs) + '\n')
+    ref = refactor_section(directory)
+    if ref:
+        print('## The architecture change: the same kernels from shared parts, features compiled in only when used\n')
+        print('The plain fp32 path had lost 12% at d=128 to the inference features (`docs/NOTES.md`); with the')
+        print('causal mask, windows, the softcap and split-KV compiled in only when a problem has them it is back.')
+        print('Before and after, in one session:\n')
+        print(ref + '\n')
     dec = load(os.path.join(directory, 'decode'))
     if dec:
         print('## Decode (one query against a long KV cache) on the H200\n')
