@@ -139,6 +139,8 @@ START_TEST(test_public_chooser_is_the_plans)
     flashcl_context *ctx = NULL;
     ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
     flashcl_policy policy;
+    ck_assert_int_eq(flashcl_context_policy(NULL, &policy), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_int_eq(flashcl_context_policy(ctx, NULL), FLASHCL_INVALID_ARGUMENT);
     ck_assert_int_eq(flashcl_context_policy(ctx, &policy), FLASHCL_SUCCESS);
     ck_assert(policy.tuning_db == flashcl_context_tuning_db(ctx));
     for (int k = 0; k < 4; ++k) {

@@ -321,12 +321,34 @@ START_TEST(test_decode_packing_and_splits)
 }
 END_TEST
 
+/* A policy's path must be a flashcl_path; the arguments must not be NULL. */
+START_TEST(test_policy_errors)
+{
+    flashcl_device_profile prof = profile_of(&fakes[0]);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    flashcl_config c;
+    flashcl_policy bad;
+    flashcl_policy_default(&bad);
+    ck_assert_int_eq(bad.path, -1);
+    ck_assert_ptr_null(bad.tuning_db);
+    bad.path = 7;
+    ck_assert_int_eq(flashcl_choose_config_policy(&prof, &bad, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "policy.path = 7"));
+    ck_assert_int_eq(flashcl_choose_config_policy(NULL, &bad, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "profile is NULL"));
+    /* NULL policy: the default one */
+    ck_assert_int_eq(flashcl_choose_config_policy(&prof, NULL, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("tiles");
     TCase *tc = tcase_create("chooser");
     tcase_add_loop_test(tc, test_every_head_dim, 0, N_FAKES);
     tcase_add_test(tc, test_cpu_cache_not_local_memory);
+    tcase_add_test(tc, test_policy_errors);
     tcase_add_test(tc, test_decode_packing_and_splits);
     tcase_add_test(tc, test_matrix_unit_path);
     tcase_add_test(tc, test_path_names);
