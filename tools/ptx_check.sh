@@ -26,9 +26,12 @@ cat > "$tmp/prelude.cl" <<'PRE'
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
 PRE
-cat "$tmp/prelude.cl" cl/common.cl cl/flash_mma.cl > "$tmp/k.cl"
+# The program's parts, in src/kernels.c's order for flash_mma.
+parts=$(sed -n 's/.*\[FCL_K_FLASH_MMA\] = DEF("flash_mma", FLASH_PARTS "\([a-z_.]*\)".*/\1/p' src/kernels.c)
+flash_parts=$(sed -n 's/^#define FLASH_PARTS "\(.*\) "$/\1/p' src/kernels.c)
+(cat "$tmp/prelude.cl"; for f in $flash_parts $parts; do cat "cl/$f"; done) > "$tmp/k.cl"
 clang -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -O3 -S \
-  -D"$t" -DHEAD_DIM="$d" -DBLOCK_N=64 -DWARPS=4 -DFCL_PTX=1 -DROWS_ALIGNED=1 "$@" -o "$tmp/k.ptx" "$tmp/k.cl" \
+  -D"$t" -DHEAD_DIM="$d" -DBLOCK_N=64 -DWARPS=4 -DFCL_PTX=1 -DFAST_EXP2=1 -DROWS_ALIGNED=1 "$@" -o "$tmp/k.ptx" "$tmp/k.cl" \
   2>&1 | grep -v "warning:" | grep -E "error" || true
 sed -i 's/^\.version .*/.version 7.8/; s/^\.target .*/.target sm_90/' "$tmp/k.ptx"
 "$ptxas" -arch=sm_90 -v "$tmp/k.ptx" -o "$tmp/k.cubin" 2>&1 | grep -E "error|Used|spill"
