@@ -1,9 +1,10 @@
 /*
- * program.c: builds kernels from the embedded cl/ sources sources with -D specialisation, and caches the
- * result twice: in memory per context (a second plan never recompiles) and on disk as a binary (a
- * second process never recompiles). Disk entries are keyed by platform, device, driver, source hash
- * and build options, verified on load, written atomically, and rebuilt when unusable.
+ * program.c: builds kernels from the embedded cl/ sources with -D specialisation, and caches the result
+ * twice: in memory per context (a second plan never recompiles) and on disk as a binary (a second
+ * process never recompiles; the file format is diskcache.c's). Disk entries are keyed by platform,
+ * device, driver, source hash and build options, and rebuilt when unusable.
  */
+#include "diskcache.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -11,28 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#define CACHE_MAGIC "FLCLBIN1"
-
-/* FNV-1a with a seed, then a final avalanche (splitmix64): fast and good enough to name cache files;
- * correctness never rests on it because the full key is stored in the file and compared. */
-uint64_t fcl_hash64(const void *data, size_t len, uint64_t seed)
-{
-    const unsigned char *p = data;
-    uint64_t h = 0xcbf29ce484222325ull ^ seed;
-    for (size_t i = 0; i < len; ++i) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebull;
-    h ^= h >> 31;
-    return h;
-}
 
 const char *flashcl_source_text(const char *name)
 {
@@ -59,98 +38,6 @@ char *fcl_resolve_cache_dir(const char *setting)
         return fcl_strdup(buf);
     }
     return NULL;
-}
-
-static int mkdir_p(const char *path)
-{
-    char tmp[4096];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof tmp)
-        return -1;
-    memcpy(tmp, path, n + 1);
-    for (char *p = tmp + 1; *p; ++p)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return (mkdir(tmp, 0755) == 0 || errno == EEXIST) ? 0 : -1;
-}
-
-typedef struct cache_header {
-    char magic[8];
-    uint32_t key_len;
-    uint32_t reserved;
-    uint64_t binary_len;
-    uint64_t checksum; /* of key and binary */
-} cache_header;
-
-static uint64_t entry_checksum(const char *key, size_t key_len, const unsigned char *bin, size_t bin_len)
-{
-    return fcl_hash64(bin, bin_len, fcl_hash64(key, key_len, 0x5eed));
-}
-
-/* Reads a cache file; returns the binary (malloc'd) when the file is whole and holds exactly `key`. */
-static unsigned char *cache_read(const char *path, const char *key, size_t *bin_len, int *rejected)
-{
-    *rejected = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    cache_header h;
-    size_t key_len = strlen(key);
-    unsigned char *bin = NULL;
-    char *stored_key = NULL;
-    *rejected = 1;
-    if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, CACHE_MAGIC, 8) != 0 || h.key_len != key_len ||
-        h.binary_len == 0 || h.binary_len > (1ull << 31))
-        goto fail;
-    stored_key = malloc(key_len + 1);
-    bin = malloc(h.binary_len);
-    if (!stored_key || !bin || fread(stored_key, 1, key_len, f) != key_len ||
-        fread(bin, 1, h.binary_len, f) != h.binary_len || fgetc(f) != EOF)
-        goto fail;
-    if (memcmp(stored_key, key, key_len) != 0 ||
-        entry_checksum(key, key_len, bin, h.binary_len) != h.checksum)
-        goto fail;
-    free(stored_key);
-    fclose(f);
-    *rejected = 0;
-    *bin_len = h.binary_len;
-    return bin;
-fail:
-    free(stored_key);
-    free(bin);
-    fclose(f);
-    return NULL;
-}
-
-/* Writes to a private temporary file, then renames: readers see the old file or the new one, whole. */
-static int cache_write(const char *dir, const char *path, const char *key, const unsigned char *bin,
-                       size_t bin_len)
-{
-    if (mkdir_p(dir) != 0)
-        return -1;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%p", path, (long)getpid(), (const void *)&tmp);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return -1;
-    cache_header h;
-    memcpy(h.magic, CACHE_MAGIC, 8);
-    h.key_len = (uint32_t)strlen(key);
-    h.reserved = 0;
-    h.binary_len = bin_len;
-    h.checksum = entry_checksum(key, h.key_len, bin, bin_len);
-    int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(key, 1, h.key_len, f) == h.key_len &&
-             fwrite(bin, 1, bin_len, f) == bin_len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        return -1;
-    }
-    return 0;
 }
 
 /* Diagnostics on request ($FLASHCL_BUILD_LOG): what the compiler said about a build that worked. */
@@ -243,11 +130,10 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
             return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "out of host memory for a cache key");
         snprintf(key, key_cap, "%s\n%s %016llx\n%s", ctx->device_identity, source_name,
                  (unsigned long long)src_hash, options);
-        snprintf(path, sizeof path, "%s/%016llx.bin", ctx->cache_dir,
-                 (unsigned long long)fcl_hash64(key, strlen(key), 0));
+        fcl_cache_entry_path(ctx->cache_dir, key, path, sizeof path);
         size_t len = 0;
         int rejected = 0;
-        unsigned char *bin = cache_read(path, key, &len, &rejected);
+        unsigned char *bin = fcl_cache_entry_read(path, key, &len, &rejected);
         if (bin) {
             cl_program prog = build_from_binary(ctx, bin, len, options);
             free(bin);
@@ -283,7 +169,7 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
     if (key) {
         size_t len = 0;
         unsigned char *bin = program_binary(ctx, prog, &len);
-        if (bin && cache_write(ctx->cache_dir, path, key, bin, len) == 0) {
+        if (bin && fcl_cache_entry_write(path, key, bin, len) == 0) {
             ctx->stats.disk_cache_writes++;
         } else {
             /* The cache is an optimisation: flashcl works on without it, and says so once. */
