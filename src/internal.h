@@ -13,12 +13,8 @@
 
 #define FLASHCL_ERRMSG_MAX 8192
 
-/* One compiled program in the context's in-memory cache. */
-typedef struct program_entry {
-    char *key; /* source name + build options */
-    cl_program program;
-    struct program_entry *next;
-} program_entry;
+/* One program in the context's in-memory cache, or one being compiled (program.c). */
+typedef struct program_entry program_entry;
 
 struct flashcl_context {
     cl_context cl_ctx;

@@ -1,8 +1,7 @@
 /*
  * program.c: builds kernels from the embedded cl/ sources with -D specialisation, and caches the result
  * twice: in memory per context (a second plan never recompiles) and on disk as a binary (a second
- * process never recompiles; the file format is diskcache.c's). Disk entries are keyed by platform,
- * device, driver, source hash and build options, and rebuilt when unusable.
+ * process never recompiles; the file format is diskcache.c's). Compiles run outside the context lock.
  */
 #include "diskcache.h"
 #include "internal.h"
@@ -12,6 +11,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * One program of the context's in-memory cache, or one being compiled. A thread that needs a program
+ * nobody has yet inserts the entry as BUILDING and compiles without the context lock; a thread that
+ * needs the same key meanwhile waits on `done` instead of compiling it a second time (an emulated
+ * matrix-unit build takes half a minute on PoCL, and programs_built stays what one thread would have
+ * counted), while threads that need other keys, or cached programs, go on. A failed build is taken out
+ * of the cache (the next caller tries again: a failure may be transient) and handed to the threads that
+ * waited for it, with the builder's status and message, so each of them reports the build log too.
+ */
+enum entry_state { ENTRY_BUILDING, ENTRY_READY, ENTRY_FAILED };
+
+struct program_entry {
+    char *key; /* source name + build options */
+    cl_program program; /* ENTRY_READY */
+    enum entry_state state;
+    int waiters; /* threads in pthread_cond_wait on `done`; the last one frees a failed entry */
+    pthread_cond_t done;
+    flashcl_status status; /* ENTRY_FAILED: what the builder got */
+    cl_int cl_error;
+    char *message;
+    struct program_entry *next;
+};
 
 const char *flashcl_source_text(const char *name)
 {
@@ -54,6 +76,26 @@ static void print_build_log(flashcl_context *ctx, cl_program prog, const char *n
     free(log);
 }
 
+/* The OpenCL code of a failure whose message fcl_fail wrote (fcl_fail records none). */
+static void record_cl_error(flashcl_context *ctx, cl_int err)
+{
+    pthread_mutex_lock(&ctx->err_lock);
+    ctx->last_cl_error = err;
+    pthread_mutex_unlock(&ctx->err_lock);
+}
+
+/* The message and code a failure just recorded, for the threads that waited for the same build. (Under
+ * err_lock: another thread may be writing the context's message; with the message kept per thread this
+ * would read the builder's own.) */
+static char *copy_last_error(flashcl_context *ctx, cl_int *cl_error)
+{
+    pthread_mutex_lock(&ctx->err_lock);
+    char *message = fcl_strdup(ctx->errmsg);
+    *cl_error = ctx->last_cl_error;
+    pthread_mutex_unlock(&ctx->err_lock);
+    return message;
+}
+
 static flashcl_status build_failed(flashcl_context *ctx, cl_program prog, cl_int err, const char *name,
                                    const char *options)
 {
@@ -73,9 +115,7 @@ static flashcl_status build_failed(flashcl_context *ctx, cl_program prog, cl_int
                             : fcl_status_from_cl(err);
     fcl_fail(ctx, st, "building %s with options '%s' failed: %s (%d)\nbuild log:\n%s", name, options,
              fcl_cl_error_name(err), (int)err, log);
-    pthread_mutex_lock(&ctx->err_lock);
-    ctx->last_cl_error = err;
-    pthread_mutex_unlock(&ctx->err_lock);
+    record_cl_error(ctx, err);
     return st;
 }
 
@@ -111,9 +151,10 @@ static unsigned char *program_binary(flashcl_context *ctx, cl_program prog, size
     return bin;
 }
 
-/* Compiles (or loads from disk) without touching the in-memory cache. Caller holds ctx->lock. */
+/* Compiles (or loads from disk) without touching the in-memory cache and without the context lock:
+ * what it did is counted in *counts, which the caller adds to the context's stats under the lock. */
 static flashcl_status obtain_program(flashcl_context *ctx, const char *source_name, const char *options,
-                                     cl_program *out)
+                                     cl_program *out, flashcl_stats *counts)
 {
     const char *common = flashcl_source_text("common.cl");
     const char *body = flashcl_source_text(source_name);
@@ -138,7 +179,7 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
             cl_program prog = build_from_binary(ctx, bin, len, options);
             free(bin);
             if (prog) {
-                ctx->stats.programs_from_disk++;
+                counts->programs_from_disk++;
                 free(key);
                 *out = prog;
                 return FLASHCL_SUCCESS;
@@ -146,7 +187,7 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
             rejected = 1;
         }
         if (rejected)
-            ctx->stats.disk_cache_rejected++;
+            counts->disk_cache_rejected++;
     }
 
     const char *srcs[2] = {common, body};
@@ -163,19 +204,19 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
         free(key);
         return st;
     }
-    ctx->stats.programs_built++;
+    counts->programs_built++;
     if (getenv("FLASHCL_BUILD_LOG"))
         print_build_log(ctx, prog, source_name, options);
     if (key) {
         size_t len = 0;
         unsigned char *bin = program_binary(ctx, prog, &len);
         if (bin && fcl_cache_entry_write(path, key, bin, len) == 0) {
-            ctx->stats.disk_cache_writes++;
+            counts->disk_cache_writes++;
         } else {
             /* The cache is an optimisation: flashcl works on without it, and says so once. */
             static atomic_flag reported = ATOMIC_FLAG_INIT;
             const int saved = errno;
-            ctx->stats.disk_cache_write_failures++;
+            counts->disk_cache_write_failures++;
             if (!atomic_flag_test_and_set(&reported))
                 fprintf(stderr, "flashcl: cannot write the program cache in %s (%s); compiling without it\n",
                         ctx->cache_dir, bin ? strerror(saved) : "the driver gave no binary");
@@ -185,6 +226,47 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
     }
     *out = prog;
     return FLASHCL_SUCCESS;
+}
+
+static void add_counts(flashcl_stats *to, const flashcl_stats *c)
+{
+    to->programs_built += c->programs_built;
+    to->programs_from_disk += c->programs_from_disk;
+    to->program_cache_hits += c->program_cache_hits;
+    to->disk_cache_writes += c->disk_cache_writes;
+    to->disk_cache_rejected += c->disk_cache_rejected;
+    to->disk_cache_write_failures += c->disk_cache_write_failures;
+}
+
+static void free_entry(program_entry *e)
+{
+    if (e->program)
+        clReleaseProgram(e->program);
+    pthread_cond_destroy(&e->done);
+    free(e->message);
+    free(e->key);
+    free(e);
+}
+
+static void unlink_entry(flashcl_context *ctx, program_entry *e)
+{
+    for (program_entry **p = &ctx->programs; *p; p = &(*p)->next)
+        if (*p == e) {
+            *p = e->next;
+            return;
+        }
+}
+
+/* A waiter's copy of the build failure it waited for. Called with ctx->lock held, and after it the
+ * entry may be gone: the status, code and message are copied first. */
+static flashcl_status take_failure(program_entry *e, cl_int *cl_error, char **message)
+{
+    const flashcl_status st = e->status;
+    *cl_error = e->cl_error;
+    *message = fcl_strdup(e->message ? e->message : "the build failed in another thread");
+    if (--e->waiters == 0)
+        free_entry(e); /* the builder unlinked it and left it to us */
+    return st;
 }
 
 flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, const char *options,
@@ -200,43 +282,80 @@ flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, co
     snprintf(key, key_len, "%s|%s", source_name, full_opts);
 
     pthread_mutex_lock(&ctx->lock);
-    for (program_entry *e = ctx->programs; e; e = e->next)
-        if (strcmp(e->key, key) == 0) {
+    program_entry *e = ctx->programs;
+    while (e && strcmp(e->key, key) != 0)
+        e = e->next;
+    if (e) {
+        free(key);
+        if (e->state == ENTRY_BUILDING) {
+            e->waiters++;
+            while (e->state == ENTRY_BUILDING)
+                pthread_cond_wait(&e->done, &ctx->lock);
+            if (e->state == ENTRY_READY)
+                e->waiters--;
+        }
+        if (e->state == ENTRY_READY) {
             ctx->stats.program_cache_hits++;
             *out = e->program;
             pthread_mutex_unlock(&ctx->lock);
-            free(key);
             return FLASHCL_SUCCESS;
         }
-    cl_program prog = NULL;
-    flashcl_status st = obtain_program(ctx, source_name, full_opts, &prog);
-    if (st == FLASHCL_SUCCESS) {
-        program_entry *e = malloc(sizeof *e);
-        if (!e) {
-            clReleaseProgram(prog);
-            st = FLASHCL_OUT_OF_HOST_MEMORY;
-        } else {
-            e->key = key;
-            key = NULL;
-            e->program = prog;
-            e->next = ctx->programs;
-            ctx->programs = e;
-            *out = prog;
-        }
+        cl_int cl_error;
+        char *message;
+        const flashcl_status st = take_failure(e, &cl_error, &message);
+        pthread_mutex_unlock(&ctx->lock);
+        fcl_fail(ctx, st, "%s", message ? message : "a build failed (and out of host memory for its message)");
+        record_cl_error(ctx, cl_error);
+        free(message);
+        return st;
     }
+
+    e = calloc(1, sizeof *e);
+    if (!e || pthread_cond_init(&e->done, NULL) != 0) {
+        pthread_mutex_unlock(&ctx->lock);
+        free(e);
+        free(key);
+        return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "out of host memory for a program cache entry");
+    }
+    e->key = key;
+    e->state = ENTRY_BUILDING;
+    e->next = ctx->programs;
+    ctx->programs = e;
     pthread_mutex_unlock(&ctx->lock);
-    free(key);
+
+    flashcl_stats counts = {0};
+    cl_program prog = NULL;
+    const flashcl_status st = obtain_program(ctx, source_name, full_opts, &prog, &counts);
+    cl_int cl_error = CL_SUCCESS;
+    char *message = st == FLASHCL_SUCCESS ? NULL : copy_last_error(ctx, &cl_error);
+
+    pthread_mutex_lock(&ctx->lock);
+    add_counts(&ctx->stats, &counts);
+    if (st == FLASHCL_SUCCESS) {
+        e->program = prog;
+        e->state = ENTRY_READY;
+        *out = prog;
+    } else {
+        e->state = ENTRY_FAILED;
+        e->status = st;
+        e->cl_error = cl_error;
+        e->message = message;
+        unlink_entry(ctx, e);
+    }
+    pthread_cond_broadcast(&e->done);
+    if (st != FLASHCL_SUCCESS && e->waiters == 0)
+        free_entry(e);
+    pthread_mutex_unlock(&ctx->lock);
     return st;
 }
 
 void fcl_release_programs(flashcl_context *ctx)
 {
+    /* No build is in flight: the context is destroyed by its last user. */
     program_entry *e = ctx->programs;
     while (e) {
         program_entry *next = e->next;
-        clReleaseProgram(e->program);
-        free(e->key);
-        free(e);
+        free_entry(e);
         e = next;
     }
     ctx->programs = NULL;
