@@ -14,12 +14,8 @@
 
 #define FLASHCL_ERRMSG_MAX 8192
 
-/* One compiled program in the context's in-memory cache. */
-typedef struct program_entry {
-    char *key; /* source name + build options */
-    cl_program program;
-    struct program_entry *next;
-} program_entry;
+/* One program in the context's in-memory cache, or one being compiled (program.c). */
+typedef struct program_entry program_entry;
 
 struct flashcl_context {
     cl_context cl_ctx;
@@ -94,6 +90,7 @@ flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, co
                                cl_program *out);
 void fcl_release_programs(flashcl_context *ctx);
 char *fcl_resolve_cache_dir(const char *setting);
+/* diskcache.c (its other functions: diskcache.h): names and checks cache files; validation samples rows. */
 uint64_t fcl_hash64(const void *data, size_t len, uint64_t seed);
 
 /* problem.c: description checks and layout math shared by plans and the chooser. */

@@ -1,9 +1,9 @@
 /*
- * program.c: builds kernels from the embedded cl/ sources sources with -D specialisation, and caches the
- * result twice: in memory per context (a second plan never recompiles) and on disk as a binary (a
- * second process never recompiles). Disk entries are keyed by platform, device, driver, source hash
- * and build options, verified on load, written atomically, and rebuilt when unusable.
+ * program.c: builds kernels from the embedded cl/ sources with -D specialisation, and caches the result
+ * twice: in memory per context (a second plan never recompiles) and on disk as a binary (a second
+ * process never recompiles; the file format is diskcache.c's). Compiles run outside the context lock.
  */
+#include "diskcache.h"
 #include "kernels.h"
 
 #include <errno.h>
@@ -11,28 +11,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#define CACHE_MAGIC "FLCLBIN1"
+/*
+ * One program of the context's in-memory cache, or one being compiled. A thread that needs a program
+ * nobody has yet inserts the entry as BUILDING and compiles without the context lock; a thread that
+ * needs the same key meanwhile waits on `done` instead of compiling it a second time (an emulated
+ * matrix-unit build takes half a minute on PoCL, and programs_built stays what one thread would have
+ * counted), while threads that need other keys, or cached programs, go on. A failed build is taken out
+ * of the cache (the next caller tries again: a failure may be transient) and handed to the threads that
+ * waited for it, with the builder's status and message, so each of them reports the build log too.
+ */
+enum entry_state { ENTRY_BUILDING, ENTRY_READY, ENTRY_FAILED };
 
-/* FNV-1a with a seed, then a final avalanche (splitmix64): fast and good enough to name cache files;
- * correctness never rests on it because the full key is stored in the file and compared. */
-uint64_t fcl_hash64(const void *data, size_t len, uint64_t seed)
-{
-    const unsigned char *p = data;
-    uint64_t h = 0xcbf29ce484222325ull ^ seed;
-    for (size_t i = 0; i < len; ++i) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebull;
-    h ^= h >> 31;
-    return h;
-}
+struct program_entry {
+    char *key; /* source name + build options */
+    cl_program program; /* ENTRY_READY */
+    enum entry_state state;
+    int waiters; /* threads in pthread_cond_wait on `done`; the last one frees a failed entry */
+    pthread_cond_t done;
+    flashcl_status status; /* ENTRY_FAILED: what the builder got */
+    cl_int cl_error;
+    char *message;
+    struct program_entry *next;
+};
 
 const char *flashcl_source_text(const char *name)
 {
@@ -61,98 +62,6 @@ char *fcl_resolve_cache_dir(const char *setting)
     return NULL;
 }
 
-static int mkdir_p(const char *path)
-{
-    char tmp[4096];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof tmp)
-        return -1;
-    memcpy(tmp, path, n + 1);
-    for (char *p = tmp + 1; *p; ++p)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return (mkdir(tmp, 0755) == 0 || errno == EEXIST) ? 0 : -1;
-}
-
-typedef struct cache_header {
-    char magic[8];
-    uint32_t key_len;
-    uint32_t reserved;
-    uint64_t binary_len;
-    uint64_t checksum; /* of key and binary */
-} cache_header;
-
-static uint64_t entry_checksum(const char *key, size_t key_len, const unsigned char *bin, size_t bin_len)
-{
-    return fcl_hash64(bin, bin_len, fcl_hash64(key, key_len, 0x5eed));
-}
-
-/* Reads a cache file; returns the binary (malloc'd) when the file is whole and holds exactly `key`. */
-static unsigned char *cache_read(const char *path, const char *key, size_t *bin_len, int *rejected)
-{
-    *rejected = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    cache_header h;
-    size_t key_len = strlen(key);
-    unsigned char *bin = NULL;
-    char *stored_key = NULL;
-    *rejected = 1;
-    if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, CACHE_MAGIC, 8) != 0 || h.key_len != key_len ||
-        h.binary_len == 0 || h.binary_len > (1ull << 31))
-        goto fail;
-    stored_key = malloc(key_len + 1);
-    bin = malloc(h.binary_len);
-    if (!stored_key || !bin || fread(stored_key, 1, key_len, f) != key_len ||
-        fread(bin, 1, h.binary_len, f) != h.binary_len || fgetc(f) != EOF)
-        goto fail;
-    if (memcmp(stored_key, key, key_len) != 0 ||
-        entry_checksum(key, key_len, bin, h.binary_len) != h.checksum)
-        goto fail;
-    free(stored_key);
-    fclose(f);
-    *rejected = 0;
-    *bin_len = h.binary_len;
-    return bin;
-fail:
-    free(stored_key);
-    free(bin);
-    fclose(f);
-    return NULL;
-}
-
-/* Writes to a private temporary file, then renames: readers see the old file or the new one, whole. */
-static int cache_write(const char *dir, const char *path, const char *key, const unsigned char *bin,
-                       size_t bin_len)
-{
-    if (mkdir_p(dir) != 0)
-        return -1;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%p", path, (long)getpid(), (const void *)&tmp);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return -1;
-    cache_header h;
-    memcpy(h.magic, CACHE_MAGIC, 8);
-    h.key_len = (uint32_t)strlen(key);
-    h.reserved = 0;
-    h.binary_len = bin_len;
-    h.checksum = entry_checksum(key, h.key_len, bin, bin_len);
-    int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(key, 1, h.key_len, f) == h.key_len &&
-             fwrite(bin, 1, bin_len, f) == bin_len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        return -1;
-    }
-    return 0;
-}
-
 /* Diagnostics on request ($FLASHCL_BUILD_LOG): what the compiler said about a build that worked. */
 static void print_build_log(flashcl_context *ctx, cl_program prog, const char *name, const char *options)
 {
@@ -165,6 +74,14 @@ static void print_build_log(flashcl_context *ctx, cl_program prog, const char *n
         fprintf(stderr, "flashcl: build log of %s (%s):\n%s\n", name, options, log);
     }
     free(log);
+}
+
+/* The message and code a failure just recorded, for the threads that waited for the same build: the
+ * last error is per thread (error.c), so this reads the builder's own. */
+static char *copy_last_error(flashcl_context *ctx, cl_int *cl_error)
+{
+    *cl_error = flashcl_context_last_cl_error(ctx);
+    return fcl_strdup(flashcl_context_last_error(ctx));
 }
 
 static flashcl_status build_failed(flashcl_context *ctx, cl_program prog, cl_int err, const char *name,
@@ -221,9 +138,10 @@ static unsigned char *program_binary(flashcl_context *ctx, cl_program prog, size
     return bin;
 }
 
-/* Compiles (or loads from disk) without touching the in-memory cache. Caller holds ctx->lock. */
+/* Compiles (or loads from disk) without touching the in-memory cache and without the context lock:
+ * what it did is counted in *counts, which the caller adds to the context's stats under the lock. */
 static flashcl_status obtain_program(flashcl_context *ctx, const char *source_name, const char *options,
-                                     cl_program *out)
+                                     cl_program *out, flashcl_stats *counts)
 {
     const char *texts[FCL_MAX_PARTS];
     uint64_t src_hash;
@@ -240,16 +158,15 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
             return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "out of host memory for a cache key");
         snprintf(key, key_cap, "%s\n%s %016llx\n%s", ctx->device_identity, source_name,
                  (unsigned long long)src_hash, options);
-        snprintf(path, sizeof path, "%s/%016llx.bin", ctx->cache_dir,
-                 (unsigned long long)fcl_hash64(key, strlen(key), 0));
+        fcl_cache_entry_path(ctx->cache_dir, key, path, sizeof path);
         size_t len = 0;
         int rejected = 0;
-        unsigned char *bin = cache_read(path, key, &len, &rejected);
+        unsigned char *bin = fcl_cache_entry_read(path, key, &len, &rejected);
         if (bin) {
             cl_program prog = build_from_binary(ctx, bin, len, options);
             free(bin);
             if (prog) {
-                ctx->stats.programs_from_disk++;
+                counts->programs_from_disk++;
                 free(key);
                 *out = prog;
                 return FLASHCL_SUCCESS;
@@ -257,7 +174,7 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
             rejected = 1;
         }
         if (rejected)
-            ctx->stats.disk_cache_rejected++;
+            counts->disk_cache_rejected++;
     }
 
     cl_int err;
@@ -273,19 +190,19 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
         free(key);
         return st;
     }
-    ctx->stats.programs_built++;
+    counts->programs_built++;
     if (getenv("FLASHCL_BUILD_LOG"))
         print_build_log(ctx, prog, source_name, options);
     if (key) {
         size_t len = 0;
         unsigned char *bin = program_binary(ctx, prog, &len);
-        if (bin && cache_write(ctx->cache_dir, path, key, bin, len) == 0) {
-            ctx->stats.disk_cache_writes++;
+        if (bin && fcl_cache_entry_write(path, key, bin, len) == 0) {
+            counts->disk_cache_writes++;
         } else {
             /* The cache is an optimisation: flashcl works on without it, and says so once. */
             static atomic_flag reported = ATOMIC_FLAG_INIT;
             const int saved = errno;
-            ctx->stats.disk_cache_write_failures++;
+            counts->disk_cache_write_failures++;
             if (!atomic_flag_test_and_set(&reported))
                 fprintf(stderr, "flashcl: cannot write the program cache in %s (%s); compiling without it\n",
                         ctx->cache_dir, bin ? strerror(saved) : "the driver gave no binary");
@@ -295,6 +212,47 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
     }
     *out = prog;
     return FLASHCL_SUCCESS;
+}
+
+static void add_counts(flashcl_stats *to, const flashcl_stats *c)
+{
+    to->programs_built += c->programs_built;
+    to->programs_from_disk += c->programs_from_disk;
+    to->program_cache_hits += c->program_cache_hits;
+    to->disk_cache_writes += c->disk_cache_writes;
+    to->disk_cache_rejected += c->disk_cache_rejected;
+    to->disk_cache_write_failures += c->disk_cache_write_failures;
+}
+
+static void free_entry(program_entry *e)
+{
+    if (e->program)
+        clReleaseProgram(e->program);
+    pthread_cond_destroy(&e->done);
+    free(e->message);
+    free(e->key);
+    free(e);
+}
+
+static void unlink_entry(flashcl_context *ctx, program_entry *e)
+{
+    for (program_entry **p = &ctx->programs; *p; p = &(*p)->next)
+        if (*p == e) {
+            *p = e->next;
+            return;
+        }
+}
+
+/* A waiter's copy of the build failure it waited for. Called with ctx->lock held, and after it the
+ * entry may be gone: the status, code and message are copied first. */
+static flashcl_status take_failure(program_entry *e, cl_int *cl_error, char **message)
+{
+    const flashcl_status st = e->status;
+    *cl_error = e->cl_error;
+    *message = fcl_strdup(e->message ? e->message : "the build failed in another thread");
+    if (--e->waiters == 0)
+        free_entry(e); /* the builder unlinked it and left it to us */
+    return st;
 }
 
 flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, const char *options,
@@ -310,43 +268,80 @@ flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, co
     snprintf(key, key_len, "%s|%s", source_name, full_opts);
 
     pthread_mutex_lock(&ctx->lock);
-    for (program_entry *e = ctx->programs; e; e = e->next)
-        if (strcmp(e->key, key) == 0) {
+    program_entry *e = ctx->programs;
+    while (e && strcmp(e->key, key) != 0)
+        e = e->next;
+    if (e) {
+        free(key);
+        if (e->state == ENTRY_BUILDING) {
+            e->waiters++;
+            while (e->state == ENTRY_BUILDING)
+                pthread_cond_wait(&e->done, &ctx->lock);
+            if (e->state == ENTRY_READY)
+                e->waiters--;
+        }
+        if (e->state == ENTRY_READY) {
             ctx->stats.program_cache_hits++;
             *out = e->program;
             pthread_mutex_unlock(&ctx->lock);
-            free(key);
             return FLASHCL_SUCCESS;
         }
-    cl_program prog = NULL;
-    flashcl_status st = obtain_program(ctx, source_name, full_opts, &prog);
-    if (st == FLASHCL_SUCCESS) {
-        program_entry *e = malloc(sizeof *e);
-        if (!e) {
-            clReleaseProgram(prog);
-            st = FLASHCL_OUT_OF_HOST_MEMORY;
-        } else {
-            e->key = key;
-            key = NULL;
-            e->program = prog;
-            e->next = ctx->programs;
-            ctx->programs = e;
-            *out = prog;
-        }
+        cl_int cl_error;
+        char *message;
+        const flashcl_status st = take_failure(e, &cl_error, &message);
+        pthread_mutex_unlock(&ctx->lock);
+        fcl_fail_code(ctx, st, cl_error, "%s",
+                      message ? message : "a build failed (and out of host memory for its message)");
+        free(message);
+        return st;
     }
+
+    e = calloc(1, sizeof *e);
+    if (!e || pthread_cond_init(&e->done, NULL) != 0) {
+        pthread_mutex_unlock(&ctx->lock);
+        free(e);
+        free(key);
+        return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "out of host memory for a program cache entry");
+    }
+    e->key = key;
+    e->state = ENTRY_BUILDING;
+    e->next = ctx->programs;
+    ctx->programs = e;
     pthread_mutex_unlock(&ctx->lock);
-    free(key);
+
+    flashcl_stats counts = {0};
+    cl_program prog = NULL;
+    const flashcl_status st = obtain_program(ctx, source_name, full_opts, &prog, &counts);
+    cl_int cl_error = CL_SUCCESS;
+    char *message = st == FLASHCL_SUCCESS ? NULL : copy_last_error(ctx, &cl_error);
+
+    pthread_mutex_lock(&ctx->lock);
+    add_counts(&ctx->stats, &counts);
+    if (st == FLASHCL_SUCCESS) {
+        e->program = prog;
+        e->state = ENTRY_READY;
+        *out = prog;
+    } else {
+        e->state = ENTRY_FAILED;
+        e->status = st;
+        e->cl_error = cl_error;
+        e->message = message;
+        unlink_entry(ctx, e);
+    }
+    pthread_cond_broadcast(&e->done);
+    if (st != FLASHCL_SUCCESS && e->waiters == 0)
+        free_entry(e);
+    pthread_mutex_unlock(&ctx->lock);
     return st;
 }
 
 void fcl_release_programs(flashcl_context *ctx)
 {
+    /* No build is in flight: the context is destroyed by its last user. */
     program_entry *e = ctx->programs;
     while (e) {
         program_entry *next = e->next;
-        clReleaseProgram(e->program);
-        free(e->key);
-        free(e);
+        free_entry(e);
         e = next;
     }
     ctx->programs = NULL;

@@ -2,6 +2,7 @@
  * tuning.c: the tuning database: parsing the shipped table and the user's file, looking up the most
  * specific entry for a (device, problem class), and storing tuned entries atomically.
  */
+#include "diskcache.h"
 #include "internal.h"
 
 #include <ctype.h>
@@ -9,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 enum { LEVEL_VENDOR = 0, LEVEL_ARCH = 1, LEVEL_DEVICE = 2 };
 
@@ -451,6 +450,33 @@ static void format_key(char *buf, size_t n, const flashcl_device_profile *pr, co
              mode_names[mode_of(p)]);
 }
 
+/* flashcl_tuning_db_store's new file: every line of the old one but the entry's key, then the entry. */
+typedef struct store_job {
+    const char *path, *key, *entry;
+} store_job;
+
+static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int write_store(FILE *out, void *arg)
+{
+    const store_job *job = arg;
+    FILE *in = fopen(job->path, "rb");
+    int ok = 1;
+    if (!in)
+        ok = fputs("# flashcl tuning database (written by flashcl tune); see include/flashcl.h for the format\n",
+                   out) >= 0;
+    if (in) {
+        char line[1100];
+        const size_t klen = strlen(job->key);
+        while (fgets(line, sizeof line, in))
+            if (strncmp(line, job->key, klen) != 0 || (line[klen] != ' ' && line[klen] != ':'))
+                ok &= fputs(line, out) >= 0;
+        fclose(in);
+    }
+    ok &= fputs(job->entry, out) >= 0;
+    return ok ? 0 : -1;
+}
+
 flashcl_status flashcl_tuning_db_store(const char *path, const flashcl_device_profile *pr,
                                        const flashcl_problem *p, const flashcl_config *c, const char *comment)
 {
@@ -466,44 +492,16 @@ flashcl_status flashcl_tuning_db_store(const char *path, const flashcl_device_pr
         if (*q == '\n' || *q == '\r')
             *q = ' ';
 
-    /* Keep every other line of the old file; drop a line with the same key. */
-    char dir[1024];
-    fcl_strlcpy(dir, path, sizeof dir);
-    char *slash = strrchr(dir, '/');
-    if (slash) {
-        *slash = '\0';
-        for (char *q = dir + 1; *q; ++q)
-            if (*q == '/') {
-                *q = '\0';
-                mkdir(dir, 0755);
-                *q = '/';
-            }
-        mkdir(dir, 0755);
-    }
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *out = fopen(tmp, "wb");
-    if (!out)
-        return fcl_fail(NULL, FLASHCL_CACHE_ERROR, "flashcl_tuning_db_store: cannot write %s: %s", tmp,
-                        strerror(errno));
-    FILE *in = fopen(path, "rb");
-    int ok = 1;
-    if (!in)
-        ok = fputs("# flashcl tuning database (written by flashcl tune); see include/flashcl.h for the format\n",
-                   out) >= 0;
-    if (in) {
-        char line[1100];
-        const size_t klen = strlen(key);
-        while (fgets(line, sizeof line, in))
-            if (strncmp(line, key, klen) != 0 || (line[klen] != ' ' && line[klen] != ':'))
-                ok &= fputs(line, out) >= 0;
-        fclose(in);
-    }
-    ok &= fputs(entry, out) >= 0;
-    ok &= fclose(out) == 0;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        return fcl_fail(NULL, FLASHCL_CACHE_ERROR, "flashcl_tuning_db_store: cannot write %s", path);
-    }
+    store_job job = {path, key, entry};
+    /* The file is read, changed and replaced as one step: two threads storing at once would each
+     * replace the file with their own change of the same old one, and one entry would be lost. Other
+     * processes are not excluded: one of two concurrent stores may be lost, never a file torn. */
+    pthread_mutex_lock(&store_lock);
+    const int failed = fcl_write_atomically(path, write_store, &job);
+    const int saved = errno;
+    pthread_mutex_unlock(&store_lock);
+    if (failed)
+        return fcl_fail(NULL, FLASHCL_CACHE_ERROR, "flashcl_tuning_db_store: cannot write %s: %s", path,
+                        strerror(saved));
     return FLASHCL_SUCCESS;
 }

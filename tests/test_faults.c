@@ -4,20 +4,32 @@
  * lost or overloaded queue gives), an allocation refused (CL_MEM_OBJECT_ALLOCATION_FAILURE), a kernel
  * that cannot be created, a read-back that fails. Each must come back as a status and a message that
  * names the call; nothing may be half-done (no plan, no event), and the same plan or context must work
- * again, correctly, once the fault is gone. Without the layer (sanitizer builds) the suite skips.
+ * again, correctly, once the fault is gone. And a compile held in the layer for as long as a test needs:
+ * meanwhile other plans on the same context are created and run (compiles hold no lock), and threads
+ * waiting for a build that fails all get its log. Without the layer (sanitizer builds) the suite skips.
  */
 #define _GNU_SOURCE
 #include "testutil.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef void (*arm_fn)(const char *fn, cl_int err, int skip, int count);
 typedef int (*fired_fn)(void);
+typedef void (*hold_fn)(int max_ms);
+typedef void (*release_fn)(void);
 static arm_fn clfault_arm;
 static fired_fn clfault_fired;
+static hold_fn clfault_hold_build;
+static release_fn clfault_release_build;
+static fired_fn clfault_build_state;
+static fired_fn clfault_build_count;
+
+enum { BUILD_NOT_REACHED, BUILD_HELD, BUILD_RELEASED, BUILD_TIMED_OUT };
 
 typedef struct fixture {
     flashcl_context *ctx;
@@ -200,6 +212,119 @@ START_TEST(test_device_query_refused)
 }
 END_TEST
 
+/* A plan created in a thread of its own: what it got, and the message it read right after. */
+typedef struct plan_job {
+    flashcl_context *ctx;
+    flashcl_problem problem;
+    flashcl_plan *plan;
+    flashcl_status status;
+    char message[8192];
+} plan_job;
+
+static void *create_plan(void *arg)
+{
+    plan_job *job = arg;
+    job->status = flashcl_plan_create(job->ctx, &job->problem, &job->plan);
+    if (job->status)
+        snprintf(job->message, sizeof job->message, "%s", flashcl_context_last_error(job->ctx));
+    return NULL;
+}
+
+/* Waits (1 ms steps, at most max_ms) until the held build is reached; returns the layer's state. */
+static int wait_for_held_build(int max_ms)
+{
+    const struct timespec ms = {0, 1000000};
+    for (int waited = 0; clfault_build_state() == BUILD_NOT_REACHED && waited < max_ms; ++waited)
+        nanosleep(&ms, NULL);
+    return clfault_build_state();
+}
+
+/* One plan's compile, held in the layer, does not stop another plan on the same context from being
+ * created from the cached program, enqueued and finished: B's whole run happens while A's build is
+ * still held (ordering, not timing: the layer lets A's build go only when the test says so, or after
+ * two minutes, when the library made B wait for it and the test fails). */
+START_TEST(test_compile_does_not_block)
+{
+    flashcl_problem pb = problem();
+    fixture f;
+    setup(&f, &pb, 0);
+    ck_assert_int_eq(flashcl_plan_create(f.ctx, &pb, &f.plan), FLASHCL_SUCCESS); /* B's program, cached */
+    flashcl_plan_destroy(&f.plan);
+    flashcl_stats before, after;
+    flashcl_context_stats(f.ctx, &before);
+
+    plan_job a = {.ctx = f.ctx, .problem = problem()};
+    a.problem.head_dim = 64; /* another program: a new compile */
+    clfault_hold_build(120000);
+    pthread_t ta;
+    ck_assert_int_eq(pthread_create(&ta, NULL, create_plan, &a), 0);
+    const int reached = wait_for_held_build(120000);
+
+    flashcl_status st = flashcl_plan_create(f.ctx, &pb, &f.plan);
+    if (st == FLASHCL_SUCCESS)
+        st = flashcl_plan_enqueue(f.plan, f.q, f.k, f.v, f.o, f.lse, 0, NULL, NULL);
+    if (st == FLASHCL_SUCCESS && clFinish(tu_queue) != CL_SUCCESS)
+        st = FLASHCL_OPENCL_ERROR;
+    const int while_b_finished = clfault_build_state();
+    flashcl_context_stats(f.ctx, &after);
+
+    clfault_release_build();
+    pthread_join(ta, NULL);
+    ck_assert_msg(reached == BUILD_HELD, "plan A never reached a compile (state %d)", reached);
+    ck_assert_msg(st == FLASHCL_SUCCESS, "plan B: %s", flashcl_context_last_error(f.ctx));
+    ck_assert_msg(while_b_finished == BUILD_HELD,
+                  "plan B finished only after A's compile was let go (state %d): B waited for A's compile",
+                  while_b_finished);
+    ck_assert_int_eq(clfault_build_state(), BUILD_RELEASED);
+    ck_assert_msg(a.status == FLASHCL_SUCCESS, "plan A: %s", a.message);
+    ck_assert_uint_eq(after.programs_built, before.programs_built); /* B compiled nothing ... */
+    ck_assert_uint_gt(after.program_cache_hits, before.program_cache_hits); /* ... it was served */
+    flashcl_context_stats(f.ctx, &after);
+    ck_assert_uint_gt(after.programs_built, before.programs_built); /* A's compile counted */
+    printf("  plan B created, enqueued and finished while plan A's compile was held\n");
+    flashcl_plan_destroy(&a.plan);
+    teardown(&f);
+}
+END_TEST
+
+/* A build that fails, held while a second thread asks for the same program: both get BUILD_FAILED and
+ * the compiler's log (the second one either waited for the first's build or, arriving late, built
+ * itself; the layer counts the builds, which says which). The next plan tries again. */
+START_TEST(test_failed_build_reaches_waiters)
+{
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.disk_cache = 0;
+    s.extra_build_options = "-DFLASHCL_DEBUG_SCALE=this_identifier_does_not_exist";
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    plan_job jobs[2] = {{.ctx = ctx, .problem = problem()}, {.ctx = ctx, .problem = problem()}};
+    pthread_t t[2];
+    clfault_hold_build(120000);
+    ck_assert_int_eq(pthread_create(&t[0], NULL, create_plan, &jobs[0]), 0);
+    ck_assert_int_eq(wait_for_held_build(120000), BUILD_HELD);
+    ck_assert_int_eq(pthread_create(&t[1], NULL, create_plan, &jobs[1]), 0);
+    const struct timespec settle = {0, 300 * 1000000}; /* time for the second to start waiting; not asserted */
+    nanosleep(&settle, NULL);
+    clfault_release_build();
+    for (int i = 0; i < 2; ++i) {
+        pthread_join(t[i], NULL);
+        ck_assert_msg(jobs[i].status == FLASHCL_BUILD_FAILED, "thread %d: %s: %s", i,
+                      flashcl_status_name(jobs[i].status), jobs[i].message);
+        ck_assert_msg(strstr(jobs[i].message, "building flash_fwd.cl") != NULL, "%s", jobs[i].message);
+        ck_assert_msg(strstr(jobs[i].message, "this_identifier_does_not_exist") != NULL, "%s", jobs[i].message);
+        ck_assert_ptr_null(jobs[i].plan);
+    }
+    ck_assert_int_eq(flashcl_context_last_cl_error(ctx), CL_BUILD_PROGRAM_FAILURE);
+    printf("  both threads got the build log (the second %s)\n",
+           clfault_build_count() == 1 ? "waited for the first's build" : "built again");
+    plan_job again = {.ctx = ctx, .problem = problem()};
+    create_plan(&again);
+    ck_assert_int_eq(again.status, FLASHCL_BUILD_FAILED); /* tried again, not a remembered failure */
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("faults");
@@ -209,6 +334,8 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_validation_faults, 0, 3);
     tcase_add_test(tc, test_plan_creation_faults);
     tcase_add_test(tc, test_device_query_refused);
+    tcase_add_test(tc, test_compile_does_not_block);
+    tcase_add_test(tc, test_failed_build_reaches_waiters);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -217,7 +344,12 @@ int main(void)
 {
     clfault_arm = (arm_fn)dlsym(RTLD_DEFAULT, "clfault_arm");
     clfault_fired = (fired_fn)dlsym(RTLD_DEFAULT, "clfault_fired");
-    if (!clfault_arm || !clfault_fired) {
+    clfault_hold_build = (hold_fn)dlsym(RTLD_DEFAULT, "clfault_hold_build");
+    clfault_release_build = (release_fn)dlsym(RTLD_DEFAULT, "clfault_release_build");
+    clfault_build_state = (fired_fn)dlsym(RTLD_DEFAULT, "clfault_build_state");
+    clfault_build_count = (fired_fn)dlsym(RTLD_DEFAULT, "clfault_build_count");
+    if (!clfault_arm || !clfault_fired || !clfault_hold_build || !clfault_release_build || !clfault_build_state ||
+        !clfault_build_count) {
         fprintf(stderr, "test_faults: the fault layer is not preloaded (LD_PRELOAD=libclfault.so); skipped\n");
         return 77;
     }

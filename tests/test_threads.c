@@ -1,9 +1,10 @@
 /*
  * test_threads.c: one context used from several threads at once: plans created and enqueued
  * concurrently on one queue, and several contexts on one cl_context with a queue each; every result
- * is validated against the naive kernel. And the disk cache written by two processes at once: no torn
- * file, nothing left behind, and a third process loads what they wrote. Last errors kept per thread,
- * and the override and validation changed while another thread plans.
+ * is validated against the naive kernel. And files written at once: the disk cache by two processes
+ * and by several threads, the tuning database by several threads: no torn file, no lost entry of the
+ * threads' database, no temporary file left behind, and what they wrote loads. Last errors kept per
+ * thread, and the override and validation changed while another thread plans.
  */
 #include "testutil.h"
 
@@ -425,6 +426,180 @@ START_TEST(test_settings_while_planning)
 }
 END_TEST
 
+/* Names in dir: how many end in `suffix` (temporaries excluded), and how many are temporaries. */
+static void count_files(const char *dir, const char *suffix, int *whole, int *temps)
+{
+    *whole = *temps = 0;
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const int temp = strstr(e->d_name, ".tmp") != NULL;
+        *temps += temp;
+        *whole += !temp && strstr(e->d_name, suffix) != NULL;
+    }
+    closedir(d);
+}
+
+typedef struct cache_writer {
+    const char *dir;
+    pthread_barrier_t *start;
+    flashcl_status status;
+    flashcl_stats stats;
+} cache_writer;
+
+static void *write_cache(void *arg)
+{
+    cache_writer *w = arg;
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.cache_dir = w->dir;
+    s.disk_cache = 1;
+    s.validate = 0;
+    s.tuning_db = 0;
+    flashcl_context *ctx = NULL;
+    w->status = flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx);
+    pthread_barrier_wait(w->start); /* every context exists: the compiles and writes start together */
+    if (w->status)
+        return NULL;
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.seq_q = p.seq_kv = 40;
+    p.head_dim = 40;
+    flashcl_plan *plan = NULL;
+    w->status = flashcl_plan_create(ctx, &p, &plan);
+    flashcl_context_stats(ctx, &w->stats);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+    return NULL;
+}
+
+/* Contexts in several threads compile the same programs into one cache directory at once: each entry
+ * is written by every thread, through its own temporary file; the one that stays is whole. */
+START_TEST(test_threads_one_cache)
+{
+    char dir[] = "/tmp/flashcl-cache-threads-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    cache_writer w[THREADS];
+    pthread_t t[THREADS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, THREADS);
+    for (int i = 0; i < THREADS; ++i) {
+        w[i] = (cache_writer){.dir = dir, .start = &start};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, write_cache, &w[i]), 0);
+    }
+    for (int i = 0; i < THREADS; ++i)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&start);
+    uint64_t written = 0;
+    for (int i = 0; i < THREADS; ++i) {
+        ck_assert_int_eq(w[i].status, FLASHCL_SUCCESS);
+        ck_assert_uint_eq(w[i].stats.disk_cache_write_failures, 0);
+        written += w[i].stats.disk_cache_writes;
+    }
+    int bins, temps;
+    count_files(dir, ".bin", &bins, &temps);
+    ck_assert_int_ge(bins, 1);
+    ck_assert_int_eq(temps, 0);
+    printf("  %d threads wrote %llu cache entries into %d files\n", THREADS, (unsigned long long)written, bins);
+
+    /* What stayed loads: nothing rejected, nothing compiled. */
+    cache_writer check = {.dir = dir, .start = &start};
+    pthread_barrier_init(&start, NULL, 1);
+    write_cache(&check);
+    pthread_barrier_destroy(&start);
+    ck_assert_int_eq(check.status, FLASHCL_SUCCESS);
+    ck_assert_uint_eq(check.stats.disk_cache_rejected, 0);
+    ck_assert_uint_eq(check.stats.programs_built, 0);
+    ck_assert_uint_eq(check.stats.programs_from_disk, (uint64_t)bins);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+#define STORE_THREADS 8
+#define STORE_ROUNDS 25
+
+typedef struct db_writer {
+    const char *path;
+    int index;
+    int failures;
+    char message[512];
+} db_writer;
+
+static void *store_entries(void *arg)
+{
+    db_writer *w = arg;
+    flashcl_device_profile pr;
+    memset(&pr, 0, sizeof pr);
+    pr.vendor = FLASHCL_VENDOR_POCL;
+    strcpy(pr.name, "thread test device");
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.head_dim = 8 * (w->index + 1); /* one key per thread; each thread replaces its own entry */
+    flashcl_config c = {.block_n = 16, .threads_per_row = 4, .rows_per_item = 1, .d_chunk = 8, .v_chunk = 8};
+    for (int round = 1; round <= STORE_ROUNDS; ++round) {
+        c.block_m = round;
+        if (flashcl_tuning_db_store(w->path, &pr, &p, &c, "test_threads") != FLASHCL_SUCCESS) {
+            w->failures++;
+            snprintf(w->message, sizeof w->message, "%s", flashcl_context_last_error(NULL));
+        }
+    }
+    return NULL;
+}
+
+/* Threads of one process store into one tuning database at once: every store works, the file is whole,
+ * holds each thread's last entry (none lost), and no temporary file is left. */
+START_TEST(test_threads_one_tuning_db)
+{
+    char dir[] = "/tmp/flashcl-tuning-threads-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char sub[64], path[96];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    snprintf(path, sizeof path, "%s/tuning.db", sub);
+    db_writer w[STORE_THREADS];
+    pthread_t t[STORE_THREADS];
+    for (int i = 0; i < STORE_THREADS; ++i) {
+        w[i] = (db_writer){.path = path, .index = i};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, store_entries, &w[i]), 0);
+    }
+    for (int i = 0; i < STORE_THREADS; ++i)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < STORE_THREADS; ++i)
+        ck_assert_msg(w[i].failures == 0, "thread %d: %d stores failed: %s", i, w[i].failures, w[i].message);
+    int files, temps;
+    count_files(sub, "tuning.db", &files, &temps);
+    ck_assert_int_eq(files, 1);
+    ck_assert_int_eq(temps, 0);
+
+    flashcl_tuning_db *db = NULL;
+    ck_assert_int_eq(flashcl_tuning_db_load(path, 0, &db), FLASHCL_SUCCESS);
+    ck_assert_str_eq(flashcl_tuning_db_warnings(db), "");
+    ck_assert_uint_eq(flashcl_tuning_db_size(db), STORE_THREADS);
+    flashcl_tuning_db_destroy(&db);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    char text[16384];
+    const size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    for (int i = 0; i < STORE_THREADS; ++i) {
+        char key[32], last[32];
+        snprintf(key, sizeof key, " head_dim=%d ", 8 * (i + 1));
+        snprintf(last, sizeof last, " block_m=%d ", STORE_ROUNDS);
+        const char *line = strstr(text, key);
+        ck_assert_msg(line != NULL, "thread %d's entry is missing:\n%s", i, text);
+        const char *end = strchr(line, '\n');
+        ck_assert_msg(end && strstr(line, last) && strstr(line, last) < end, "thread %d's last entry: %.200s", i,
+                      line);
+    }
+    unlink(path);
+    rmdir(sub);
+    rmdir(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("threads");
@@ -435,6 +610,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_last_error_per_thread);
     tcase_add_test(tc, test_last_error_lifetimes);
     tcase_add_test(tc, test_settings_while_planning);
+    tcase_add_test(tc, test_threads_one_cache);
+    tcase_add_test(tc, test_threads_one_tuning_db);
     suite_add_tcase(s, tc);
     return s;
 }

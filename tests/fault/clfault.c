@@ -5,7 +5,9 @@
  * cannot find it (the layer is not preloaded, as under the sanitizer builds) skips.
  *
  * Faults: clEnqueueNDRangeKernel, clCreateBuffer, clWaitForEvents, clFinish, clCreateKernel,
- * clEnqueueReadBuffer, clGetDeviceInfo.
+ * clEnqueueReadBuffer, clGetDeviceInfo, clBuildProgram. And a slow compile: clfault_hold_build() makes
+ * the next clBuildProgram wait until the test releases it, so a test knows a compile is in progress
+ * (and stays in progress) for as long as it needs, however slow or loaded the machine.
  */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 120
@@ -13,6 +15,7 @@
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 static char armed_fn[64];
 static cl_int armed_err;
@@ -46,6 +49,50 @@ static int should_fail(const char *fn, cl_int *err)
     atomic_fetch_add(&fired, 1);
     *err = armed_err;
     return 1;
+}
+
+/* The held build: 0 none reached yet, 1 waiting, 2 passed on when released, 3 passed on at the time limit. */
+static atomic_int hold_armed, hold_state, hold_released, hold_max_ms;
+static atomic_int builds; /* clBuildProgram calls since clfault_hold_build */
+
+/* The next clBuildProgram (of any thread) waits, before reaching the driver, until clfault_release_build
+ * or until max_ms have passed (so a library that never lets the test release it cannot hang it). */
+void clfault_hold_build(int max_ms)
+{
+    atomic_store(&hold_state, 0);
+    atomic_store(&hold_released, 0);
+    atomic_store(&hold_max_ms, max_ms);
+    atomic_store(&builds, 0);
+    atomic_store(&hold_armed, 1);
+}
+
+void clfault_release_build(void)
+{
+    atomic_store(&hold_released, 1);
+}
+
+int clfault_build_state(void)
+{
+    return atomic_load(&hold_state);
+}
+
+int clfault_build_count(void)
+{
+    return atomic_load(&builds);
+}
+
+static void hold_if_armed(void)
+{
+    if (!atomic_exchange(&hold_armed, 0))
+        return;
+    atomic_store(&hold_state, 1);
+    const struct timespec ms = {0, 1000000};
+    int waited = 0;
+    while (!atomic_load(&hold_released) && waited < atomic_load(&hold_max_ms)) {
+        nanosleep(&ms, NULL);
+        ++waited;
+    }
+    atomic_store(&hold_state, atomic_load(&hold_released) ? 2 : 3);
 }
 
 #define REAL(fn) ((__typeof__(&fn))dlsym(RTLD_NEXT, #fn))
@@ -123,4 +170,16 @@ CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info w
     if (should_fail("clGetDeviceInfo", &err))
         return err;
     return REAL(clGetDeviceInfo)(d, what, size, value, size_ret);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program p, cl_uint n, const cl_device_id *devices,
+                                               const char *options,
+                                               void(CL_CALLBACK *notify)(cl_program, void *), void *user)
+{
+    cl_int err;
+    atomic_fetch_add(&builds, 1);
+    hold_if_armed();
+    if (should_fail("clBuildProgram", &err))
+        return err;
+    return REAL(clBuildProgram)(p, n, devices, options, notify, user);
 }

@@ -1,0 +1,193 @@
+/*
+ * diskcache.c: the files flashcl writes: the program cache's entry format (header, key, binary, checksum
+ * over both; verified on every read) and the atomic write that the cache and the tuning database share.
+ */
+#include "diskcache.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CACHE_MAGIC "FLCLBIN1"
+
+/* FNV-1a with a seed, then a final avalanche (splitmix64): fast and good enough to name cache files;
+ * correctness never rests on it because the full key is stored in the file and compared. */
+uint64_t fcl_hash64(const void *data, size_t len, uint64_t seed)
+{
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ull ^ seed;
+    for (size_t i = 0; i < len; ++i) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    return h;
+}
+
+static int mkdir_p(const char *path)
+{
+    char tmp[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(tmp, path, n + 1);
+    for (char *p = tmp + 1; *p; ++p)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return (mkdir(tmp, 0755) == 0 || errno == EEXIST) ? 0 : -1;
+}
+
+/* The temporary name is the target's, the process id and a serial number taken atomically: no two
+ * threads of one process and no two live processes ever pick the same name, and O_EXCL makes sure an
+ * existing file (a crashed process's leftover, another host on a shared file system) is never written
+ * into: it is skipped for the next number. Not mkstemp: it creates the file 0600 and the rename would
+ * hand that mode to the cache entry or the tuning database; mode 0666 lets the umask decide, as the
+ * plain fopen of the file itself would. */
+static atomic_ulong temp_serial;
+
+int fcl_write_atomically(const char *path, int (*fill)(FILE *f, void *arg), void *arg)
+{
+    char dir[4096], tmp[4200];
+    const size_t n = strlen(path);
+    if (n == 0 || n >= sizeof dir) {
+        errno = n ? ENAMETOOLONG : ENOENT;
+        return -1;
+    }
+    memcpy(dir, path, n + 1);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        if (mkdir_p(dir) != 0)
+            return -1;
+    }
+
+    int fd = -1;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", path, (long)getpid(), atomic_fetch_add(&temp_serial, 1));
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            break;
+    }
+    if (fd < 0)
+        return -1;
+
+    FILE *f = fdopen(fd, "wb");
+    if (!f)
+        goto fail;
+    errno = 0;
+    /* fsync before the rename: after a crash the name holds the old file or the whole new one. */
+    if (fill(f, arg) != 0 || fflush(f) != 0 || fsync(fd) != 0)
+        goto fail;
+    fd = -1; /* fclose closes it, failing or not */
+    if (fclose(f) != 0) {
+        f = NULL;
+        goto fail;
+    }
+    f = NULL;
+    if (rename(tmp, path) != 0)
+        goto fail;
+    return 0;
+
+fail:;
+    const int saved = errno ? errno : EIO; /* fill may fail without errno (a short write it noticed) */
+    if (f)
+        fclose(f);
+    else if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    errno = saved;
+    return -1;
+}
+
+typedef struct cache_header {
+    char magic[8];
+    uint32_t key_len;
+    uint32_t reserved;
+    uint64_t binary_len;
+    uint64_t checksum; /* of key and binary */
+} cache_header;
+
+static uint64_t entry_checksum(const char *key, size_t key_len, const unsigned char *bin, size_t bin_len)
+{
+    return fcl_hash64(bin, bin_len, fcl_hash64(key, key_len, 0x5eed));
+}
+
+void fcl_cache_entry_path(const char *dir, const char *key, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%016llx.bin", dir, (unsigned long long)fcl_hash64(key, strlen(key), 0));
+}
+
+unsigned char *fcl_cache_entry_read(const char *path, const char *key, size_t *bin_len, int *rejected)
+{
+    *rejected = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    cache_header h;
+    size_t key_len = strlen(key);
+    unsigned char *bin = NULL;
+    char *stored_key = NULL;
+    *rejected = 1;
+    if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, CACHE_MAGIC, 8) != 0 || h.key_len != key_len ||
+        h.binary_len == 0 || h.binary_len > (1ull << 31))
+        goto fail;
+    stored_key = malloc(key_len + 1);
+    bin = malloc(h.binary_len);
+    if (!stored_key || !bin || fread(stored_key, 1, key_len, f) != key_len ||
+        fread(bin, 1, h.binary_len, f) != h.binary_len || fgetc(f) != EOF)
+        goto fail;
+    if (memcmp(stored_key, key, key_len) != 0 || entry_checksum(key, key_len, bin, h.binary_len) != h.checksum)
+        goto fail;
+    free(stored_key);
+    fclose(f);
+    *rejected = 0;
+    *bin_len = h.binary_len;
+    return bin;
+fail:
+    free(stored_key);
+    free(bin);
+    fclose(f);
+    return NULL;
+}
+
+typedef struct cache_entry {
+    const char *key;
+    const unsigned char *bin;
+    size_t bin_len;
+} cache_entry;
+
+static int write_entry(FILE *f, void *arg)
+{
+    const cache_entry *e = arg;
+    cache_header h;
+    memcpy(h.magic, CACHE_MAGIC, 8);
+    h.key_len = (uint32_t)strlen(e->key);
+    h.reserved = 0;
+    h.binary_len = e->bin_len;
+    h.checksum = entry_checksum(e->key, h.key_len, e->bin, e->bin_len);
+    const int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(e->key, 1, h.key_len, f) == h.key_len &&
+                   fwrite(e->bin, 1, e->bin_len, f) == e->bin_len;
+    return ok ? 0 : -1;
+}
+
+int fcl_cache_entry_write(const char *path, const char *key, const unsigned char *bin, size_t bin_len)
+{
+    cache_entry e = {key, bin, bin_len};
+    return fcl_write_atomically(path, write_entry, &e);
+}
