@@ -328,7 +328,8 @@ FLASHCL_API flashcl_status flashcl_choose_config(const flashcl_device_profile *p
  *     : block_m=64 block_n=64 tpr=16 rows=4 dchunk=32 vchunk=32   # an optional comment
  * (on one line). Match fields other than vendor and head_dim may be left out or set to *.
  * seq is short (seq_kv <= 512), medium (<= 4096) or long; mode is decode (seq_q <= 16) or prefill.
- * Thread-safety: a loaded database is immutable and may be read from any thread.
+ * Thread-safety: a loaded database is immutable and may be read from any thread; stores from several
+ * threads into one file each replace the file whole (a unique temporary name, then a rename).
  */
 /**
  * Loads the shipped table (when with_shipped) and the user's file: user_path, or NULL for the default
@@ -360,7 +361,9 @@ FLASHCL_API uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flash
  * Context.
  * Thread-safety: a context may be used from several threads at once: plan creation, enqueue of
  * different plans, flashcl_context_override_config and flashcl_context_set_validation included (its
- * program cache, statistics and override are locked, the validation flag is atomic); its destruction
+ * program cache, statistics and override are locked, the validation flag is atomic; compiles run
+ * outside the lock, so one plan's compile never holds up another plan's creation from cached
+ * programs or any enqueue, and two plans needing the same program compile it once); its destruction
  * must come after every other thread's last use. The last error is kept per thread:
  * flashcl_context_last_error(ctx) is the calling thread's last failure on ctx, so two threads failing
  * at once on one context each read their own message.
