@@ -84,16 +84,27 @@ inline long lse_row(const seq_view s, const int h, const int i, const int heads_
  * before and win_right after its aligned position i + skv - sq (the causal mask's bottom-right
  * alignment; -1 leaves that side unbounded; the host folds causal into win_right = 0). lo >= hi: no
  * key. Both bounds grow with i, so the rows i0 <= i <= i1 together see [range(i0).lo, range(i1).hi)
- * and each of them sees [range(i1).lo, range(i0).hi). */
+ * and each of them sees [range(i1).lo, range(i0).hi). The host clamps the window to the sequences'
+ * lengths (which changes no range), so positions fit 32 bits unless WIDE_POSITIONS says otherwise
+ * (sequences past 2^30 keys); 64-bit arithmetic here cost the causal fp32 kernel 1-2% on the H200. */
+#ifndef WIDE_POSITIONS
+#define WIDE_POSITIONS 0
+#endif
+#if WIDE_POSITIONS
+typedef long position;
+#else
+typedef int position;
+#endif
+
 typedef struct key_range {
     int lo, hi;
 } key_range;
 
 inline key_range visible_keys(const int i, const int sq, const int skv, const int win_left, const int win_right)
 {
-    const long pos = (long)i + skv - sq;
+    const position pos = (position)i + skv - sq;
     key_range r;
-    r.lo = win_left >= 0 ? (int)clamp(pos - win_left, 0L, (long)skv) : 0;
-    r.hi = win_right >= 0 ? (int)clamp(pos + win_right + 1, 0L, (long)skv) : skv;
+    r.lo = win_left >= 0 ? (int)clamp(pos - win_left, (position)0, (position)skv) : 0;
+    r.hi = win_right >= 0 ? (int)clamp(pos + win_right + 1, (position)0, (position)skv) : skv;
     return r;
 }

@@ -112,8 +112,11 @@ float fcl_effective_scale(const flashcl_problem *p);
 #define FCL_DECODE_MAX_QUERIES 16
 int fcl_is_decode(const flashcl_problem *p);
 /* The keys row i sees, as offsets from its aligned position i + seq_kv - seq_q: [-left, +right], -1 for
- * an unbounded side; the causal mask folded in (right <= 0). */
+ * an unbounded side; the causal mask folded in (right <= 0); a side wider than the sequences clamped
+ * to them (the same keys). */
 void fcl_visible_window(const flashcl_problem *p, int32_t *left, int32_t *right);
+/* Whether the kernels' key positions (geometry.cl visible_keys) need 64 bits: sequences past 2^30. */
+int fcl_wide_positions(const flashcl_problem *p);
 
 /* tiles.c: the configuration choice. */
 /* What a choice is made within: the path, the tuning database, an override, the local memory and

@@ -49,6 +49,7 @@ static size_t feature_defines(const flashcl_problem *p, int flash, char *buf, si
         {"KV_CACHE", p->kv_cache != 0},
         {"KV_APPEND", p->kv_cache && p->kv_append},
         {"PAGE_SIZE", p->kv_cache ? p->page_size : 0},
+        {"WIDE_POSITIONS", fcl_wide_positions(p)},
     };
     size_t len = 0;
     buf[0] = '\0';
@@ -78,9 +79,9 @@ static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c,
     for (int i = 0; i < 3; ++i)
         aligned &= st[i]->batch % 8 == 0 && st[i]->seq % 8 == 0 && st[i]->head % 8 == 0;
     snprintf(buf, n,
-             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s",
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 16, c->mma == 1, c->mma == 1, aligned,
-             p->causal || p->window ? " -DHAS_WINDOW=1" : "");
+             p->causal || p->window ? " -DHAS_WINDOW=1" : "", fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
 }
 
 static void naive_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
@@ -107,7 +108,8 @@ static void append_options(const flashcl_problem *p, const flashcl_config *c, ch
 /* Standard attention's softmax work-group is the config's work_group_size (a power of two). */
 static void standard_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DWG=%d", dtype_define(p->dtype), c->work_group_size);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DWG=%d%s", dtype_define(p->dtype), c->work_group_size,
+             fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
 }
 
 #define FLASH_PARTS "common.cl geometry.cl scores.cl softmax.cl "

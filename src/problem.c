@@ -19,12 +19,34 @@ void flashcl_problem_default(flashcl_problem *p)
     p->window_left = p->window_right = -1;
 }
 
+/* The longest a sequence's queries and keys can be: the padded lengths, or the packed totals. */
+static void longest(const flashcl_problem *p, int64_t *sq, int64_t *skv)
+{
+    *sq = p->varlen && p->total_q > p->seq_q ? p->total_q : p->seq_q;
+    *skv = p->varlen && p->total_kv > p->seq_kv ? p->total_kv : p->seq_kv;
+}
+
 void fcl_visible_window(const flashcl_problem *p, int32_t *left, int32_t *right)
 {
     *left = p->window ? p->window_left : -1;
     *right = p->window ? p->window_right : -1;
     if (p->causal) /* min(window_right, 0), and 0 when unbounded */
         *right = 0;
+    /* A window wider than the sequences sees what a window as wide as them sees (a position lies in
+     * [-(sq - 1), skv - 1]): clamped, so that the kernels' positions stay within 32 bits. */
+    int64_t sq, skv;
+    longest(p, &sq, &skv);
+    if (*left > skv)
+        *left = (int32_t)skv;
+    if (*right > sq + skv && sq + skv <= INT32_MAX)
+        *right = (int32_t)(sq + skv);
+}
+
+int fcl_wide_positions(const flashcl_problem *p)
+{
+    int64_t sq, skv;
+    longest(p, &sq, &skv);
+    return sq + 2 * skv + 2 > INT32_MAX;
 }
 
 size_t flashcl_dtype_size(flashcl_dtype dtype)

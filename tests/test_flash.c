@@ -458,6 +458,12 @@ static const case_params window_cases[] = {
      .causal = 1, .custom_layout = 1, .window = 1, .window_left = 40, .window_right = 7, .softcap = 2.0f},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 80, .gqa = 1, .seq_q = 70, .seq_kv = 90, .batch = 2, .heads_kv = 1,
      .window = 1, .window_left = -1, .window_right = 5, .softcap = 30.0f},
+    /* sides far wider than the sequences (near INT32_MAX): the host clamps them to the sequences'
+     * lengths so that the kernels' positions fit 32 bits; the keys seen must not change */
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 32, .gqa = 1, .seq_q = 90, .seq_kv = 60, .batch = 1, .heads_kv = 2,
+     .window = 1, .window_left = 2147483000, .window_right = 2147483647},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 50, .seq_kv = 120, .batch = 1, .heads_kv = 1,
+     .causal = 1, .window = 1, .window_left = 2147483647, .window_right = -1},
 };
 #define N_WINDOW_CASES ((int)(sizeof window_cases / sizeof *window_cases))
 
