@@ -349,7 +349,7 @@ def refactor_section(directory):
         return ''
     out = ['| dtype | kernel | d | N | mask | before: ms (min–max) | TFLOP/s | after: ms (min–max) | TFLOP/s | change | '
            'PyTorch same session |', '|---|---|---|---|---|---|---|---|---|---|---|']
-    for kind in ('f32', 'f16', 'f16d64'):
+    for kind in ('f32', 'f16'):
         base, new = runs.get('base_' + kind), runs.get('new_' + kind)
         if not base or not new:
             continue
@@ -369,9 +369,11 @@ def refactor_section(directory):
                        f"{r['tflops']:.2f} | {100 * (r['tflops'] / b['tflops'] - 1):+.1f}% | {ref} |")
     cmds = sorted({run['command'].split(' --json')[0] for run in runs.values()})
     out.append('\nBefore: the kernels at commit d611790; after: this tree; both built and run in one session on the')
-    out.append('H200 (`docs/gpu-runs/refactor-1/run.sh`, which also ran each twice: the first round agrees). PyTorch:')
-    out.append('`docs/gpu-runs/refactor-1/sdpa_prefill.py` in the same session (fp16 FlashAttention-2 and cuDNN,')
-    out.append('fp32 memory-efficient; TFLOP/s). Commands: ' + '; '.join(f'`{c}`' for c in cmds) + '. Data: `bench/refactor/`.')
+    out.append('H200 (`docs/gpu-runs/refactor-4/run.sh`; the earlier runs, `docs/gpu-runs/refactor-1` to `-3`, measured the')
+    out.append('same non-causal rows within 1%, and the causal ones before the fix in `docs/NOTES.md`). PyTorch:')
+    out.append('`docs/gpu-runs/refactor-1/sdpa_prefill.py` in the same session (fp16')
+    out.append('FlashAttention-2 and cuDNN, fp32 memory-efficient; TFLOP/s). Commands: ' + '; '.join(f'`{c}`' for c in cmds)
+               + '. Data: `bench/refactor/`.')
     return '\n'.join(out)
 
 
