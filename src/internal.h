@@ -52,6 +52,11 @@ typedef struct embedded_source {
 extern const embedded_source flashcl_embedded_sources[];
 extern const size_t flashcl_embedded_source_count;
 const char *flashcl_source_text(const char *name);
+/* The embedded texts of a program's parts ("common.cl geometry.cl flash_fwd.cl": a kernel's `sources`
+ * in src/kernels.c), in order, and one hash of them all (program.c). Returns the number of parts, 0
+ * when a part is missing or there are more than FCL_MAX_PARTS. */
+#define FCL_MAX_PARTS 8
+size_t fcl_source_texts(const char *sources, const char *texts[FCL_MAX_PARTS], uint64_t *hash);
 
 /* error.c */
 flashcl_status fcl_fail(flashcl_context *ctx, flashcl_status status, const char *fmt, ...)

@@ -136,27 +136,6 @@ const fcl_kernel_def *fcl_kernel_def_of(fcl_kernel_id id)
     return (unsigned)id < FCL_KERNEL_COUNT ? &kernel_table[id] : NULL;
 }
 
-size_t fcl_source_texts(const char *sources, const char *texts[FCL_MAX_PARTS], uint64_t *hash)
-{
-    size_t n = 0;
-    *hash = 1;
-    for (const char *p = sources; *p;) {
-        const size_t len = strcspn(p, " ");
-        char name[64];
-        if (len == 0 || len >= sizeof name || n == FCL_MAX_PARTS)
-            return 0;
-        memcpy(name, p, len);
-        name[len] = '\0';
-        if (!(texts[n] = flashcl_source_text(name)))
-            return 0;
-        *hash = fcl_hash64(texts[n], strlen(texts[n]), *hash);
-        ++n;
-        p += len;
-        p += strspn(p, " ");
-    }
-    return n;
-}
-
 fcl_kernel_id fcl_config_kernel(const flashcl_config *c)
 {
     if (c->algorithm == FLASHCL_ALGO_NAIVE)

@@ -109,10 +109,7 @@ typedef struct fcl_kernel_def {
 } fcl_kernel_def;
 
 const fcl_kernel_def *fcl_kernel_def_of(fcl_kernel_id id);
-/* The embedded texts of a program's parts (a def's `sources`), in order, and one hash of them all.
- * Returns the number of parts, 0 when a part is missing or there are more than FCL_MAX_PARTS. */
-#define FCL_MAX_PARTS 8
-size_t fcl_source_texts(const char *sources, const char *texts[FCL_MAX_PARTS], uint64_t *hash);
+
 /* The flash or naive kernel a configuration runs (its algorithm and mma field: one fact, one kernel). */
 fcl_kernel_id fcl_config_kernel(const flashcl_config *c);
 void fcl_kernel_options(fcl_kernel_id id, const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n);

@@ -4,7 +4,7 @@
  * process never recompiles; the file format is diskcache.c's). Compiles run outside the context lock.
  */
 #include "diskcache.h"
-#include "kernels.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -136,6 +136,27 @@ static unsigned char *program_binary(flashcl_context *ctx, cl_program prog, size
     (void)ctx;
     *len = size;
     return bin;
+}
+
+size_t fcl_source_texts(const char *sources, const char *texts[FCL_MAX_PARTS], uint64_t *hash)
+{
+    size_t n = 0;
+    *hash = 1;
+    for (const char *p = sources; *p;) {
+        const size_t len = strcspn(p, " ");
+        char name[64];
+        if (len == 0 || len >= sizeof name || n == FCL_MAX_PARTS)
+            return 0;
+        memcpy(name, p, len);
+        name[len] = '\0';
+        if (!(texts[n] = flashcl_source_text(name)))
+            return 0;
+        *hash = fcl_hash64(texts[n], strlen(texts[n]), *hash);
+        ++n;
+        p += len;
+        p += strspn(p, " ");
+    }
+    return n;
 }
 
 /* Compiles (or loads from disk) without touching the in-memory cache and without the context lock:
