@@ -187,16 +187,19 @@ typedef enum flashcl_vendor {
     FLASHCL_VENDOR_QUALCOMM = 8
 } flashcl_vendor;
 
-/* Which flash kernel a plan uses. AUTO: the matrix-unit kernel (cl/flash_mma.cl) where the device has
- * matrix units and the problem suits it (fp16/bf16, head_dim a multiple of 32 up to 128, more than 16
- * queries, no biases, masks, softcap, packed sequences, KV cache or forced splits), else the portable
- * kernel.
+/* Which flash kernel a plan uses. AUTO: the decode kernel (cl/flash_decode.cl) for decode steps (16
+ * queries or fewer, no additive mask, no packed sequences); the matrix-unit kernel (cl/flash_mma.cl)
+ * where the device has matrix units and the problem suits it (fp16/bf16, head_dim a multiple of 32 up
+ * to 128, more than 16 queries, no biases, masks, softcap, packed sequences, KV cache or forced
+ * splits); else the portable kernel.
  * PORTABLE: always the portable kernel. MMA: the matrix-unit kernel wherever the problem suits it,
- * emulated (correct, slow) on a device without matrix units, so that its logic can be tested anywhere. */
+ * emulated (correct, slow) on a device without matrix units, so that its logic can be tested anywhere.
+ * DECODE: the decode kernel wherever the problem suits it, else the portable kernel. */
 typedef enum flashcl_path {
     FLASHCL_PATH_AUTO = 0,
     FLASHCL_PATH_PORTABLE = 1,
-    FLASHCL_PATH_MMA = 2
+    FLASHCL_PATH_MMA = 2,
+    FLASHCL_PATH_DECODE = 3
 } flashcl_path;
 
 typedef struct flashcl_device_profile {
@@ -254,7 +257,7 @@ typedef enum flashcl_algorithm {
 
 /** "flash", "naive", "standard" or "?". */
 FLASHCL_API const char *flashcl_algorithm_name(flashcl_algorithm algorithm);
-/** "auto", "portable" or "mma"; parse returns FLASHCL_INVALID_ARGUMENT for any other name. */
+/** "auto", "portable", "mma" or "decode"; parse returns FLASHCL_INVALID_ARGUMENT for any other name. */
 FLASHCL_API const char *flashcl_path_name(flashcl_path path);
 FLASHCL_API flashcl_status flashcl_path_parse(const char *name, flashcl_path *path);
 /** Nonzero when this build of the library has the algorithm (standard needs CLBlast). */
@@ -279,6 +282,10 @@ typedef struct flashcl_config {
     char kernel[32];           /* the kernel: "flash_fwd" (portable), "flash_mma" (matrix units) */
     int32_t mma;               /* 0: portable kernel; 1: flash_mma on the matrix units; 2: flash_mma
                                   emulated (FLASHCL_PATH_MMA on a device without them) */
+    int32_t decode;            /* 0: not the decode kernel; flash_decode, the decode-step kernel (block_m its
+                                  rows, threads_per_row its team of lanes per key, v_chunk its keys per team
+                                  and step), with its team sums 1: through local memory, 2: by the
+                                  device's shuffles */
     char source[48];           /* "heuristic", "override", or "tuning-db:<user|shipped>:<device|arch|vendor>" */
     char reason[160];          /* why these tiles, in words */
     char path_reason[128];     /* why this kernel (matrix units or portable), in words */
@@ -292,7 +299,8 @@ typedef struct flashcl_config {
  */
 typedef struct flashcl_tuning_db flashcl_tuning_db;
 typedef struct flashcl_policy {
-    int path;                 /* -1: $FLASHCL_PATH ("auto", "portable" or "mma"; unset: auto); else a flashcl_path */
+    int path;                 /* -1: $FLASHCL_PATH ("auto", "portable", "mma" or "decode"; unset: auto); else a
+                                 flashcl_path */
     uint64_t local_mem_limit; /* a cap on the local memory tiles may use; 0: $FLASHCL_LOCAL_MEM_LIMIT or none.
                                  Tiles use at most min(the device's local memory, 64 KiB, this cap) */
     const flashcl_tuning_db *tuning_db; /* consulted for the portable kernel's tiles; NULL: heuristic only */
@@ -382,7 +390,7 @@ typedef struct flashcl_settings {
                                         -cl-nv-verbose, NVIDIA's register and spill counts) */
     int tuning_db;             /* -1 or 1: shipped table and user file; 0: heuristic only */
     const char *tuning_db_path; /* NULL: $FLASHCL_TUNING_DB or the default location */
-    int path;                  /* -1: $FLASHCL_PATH ("auto", "portable" or "mma"; unset: auto); else a
+    int path;                  /* -1: $FLASHCL_PATH ("auto", "portable", "mma" or "decode"; unset: auto); else a
                                   flashcl_path */
 } flashcl_settings;
 

@@ -160,6 +160,17 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_mem(&a, FA_CACHE_LENS, t->cache_seqlens ? t->cache_seqlens : t->q);
         fcl_arg_mem(&a, FA_BT, t->block_table ? t->block_table : t->q);
         break;
+    case FCL_K_FLASH_DECODE:
+        fcl_arg_mem(&a, DE_Q, t->q);
+        fcl_arg_mem(&a, DE_K, t->k);
+        fcl_arg_mem(&a, DE_V, t->v);
+        fcl_arg_mem(&a, DE_O, t->o);
+        fcl_arg_mem(&a, DE_LSE, t->lse);
+        fcl_arg_mem(&a, DE_ALIBI, t->alibi_slopes ? t->alibi_slopes : t->q);
+        fcl_arg_mem(&a, DE_KPM, t->key_padding ? t->key_padding : t->q);
+        fcl_arg_mem(&a, DE_CACHE_LENS, t->cache_seqlens ? t->cache_seqlens : t->q);
+        fcl_arg_mem(&a, DE_BT, t->block_table ? t->block_table : t->q);
+        break;
     case FCL_K_FLASH_MMA:
         fcl_arg_mem(&a, MA_Q, t->q);
         fcl_arg_mem(&a, MA_K, t->k);

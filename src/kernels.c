@@ -15,6 +15,7 @@
 FCL_ARG_TABLES(flash_fwd, FCL_FLASH_FWD_ARGS)
 FCL_ARG_TABLES(flash_mma, FCL_FLASH_MMA_ARGS)
 FCL_ARG_TABLES(flash_combine, FCL_FLASH_COMBINE_ARGS)
+FCL_ARG_TABLES(flash_decode, FCL_FLASH_DECODE_ARGS)
 FCL_ARG_TABLES(naive_fwd, FCL_NAIVE_FWD_ARGS)
 FCL_ARG_TABLES(naive_ref_rows, FCL_NAIVE_REF_ROWS_ARGS)
 FCL_ARG_TABLES(compare_rows, FCL_COMPARE_ROWS_ARGS)
@@ -84,6 +85,18 @@ static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c,
              p->causal || p->window ? " -DHAS_WINDOW=1" : "", fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
 }
 
+/* The decode kernel's shape lives in the config's fields: block_m its rows, threads_per_row its team,
+ * v_chunk its keys per team and step, work_group_size its work-group; decode 2 where the device's
+ * shuffles are proven (the matrix-unit test compile: inline PTX). */
+static void flash_decode_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    char features[256];
+    feature_defines(p, 1, features, sizeof features);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DROWS=%d -DTEAM=%d -DKT=%d -DWG=%d -DFCL_PTX=%d%s%s",
+             dtype_define(p->dtype), p->head_dim, c->block_m, c->threads_per_row, c->v_chunk, c->work_group_size,
+             c->decode == 2, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "");
+}
+
 static void naive_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     (void)c;
@@ -121,6 +134,7 @@ static void standard_options(const flashcl_problem *p, const flashcl_config *c, 
 static const fcl_kernel_def kernel_table[FCL_KERNEL_COUNT] = {
     [FCL_K_FLASH_FWD] = DEF("flash_fwd", FLASH_PARTS "flash_fwd.cl", flash_fwd_options, flash_fwd),
     [FCL_K_FLASH_MMA] = DEF("flash_mma", FLASH_PARTS "flash_mma.cl", flash_mma_options, flash_mma),
+    [FCL_K_FLASH_DECODE] = DEF("flash_decode", FLASH_PARTS "flash_decode.cl", flash_decode_options, flash_decode),
     [FCL_K_FLASH_COMBINE] = DEF("flash_combine", "common.cl flash_combine.cl", combine_options, flash_combine),
     [FCL_K_NAIVE_FWD] = DEF("naive_fwd", NAIVE_PARTS, naive_options, naive_fwd),
     [FCL_K_NAIVE_REF_ROWS] = DEF("naive_ref_rows", NAIVE_PARTS, naive_options, naive_ref_rows),
@@ -140,6 +154,8 @@ fcl_kernel_id fcl_config_kernel(const flashcl_config *c)
 {
     if (c->algorithm == FLASHCL_ALGO_NAIVE)
         return FCL_K_NAIVE_FWD;
+    if (c->decode)
+        return FCL_K_FLASH_DECODE;
     return c->mma ? FCL_K_FLASH_MMA : FCL_K_FLASH_FWD;
 }
 

@@ -28,6 +28,14 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(group, INT) X(scale_log2, FLOAT) X(win_left, INT) X(win_right, INT) X(write_lse, INT)                 \
     FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v) FCL_STRIDE_ARGS(X, o)
 
+/* cl/flash_decode.cl */
+#define FCL_FLASH_DECODE_ARGS(X)                                                                           \
+    X(Q, MEM) X(K, MEM) X(V, MEM) X(O, MEM) X(LSE, MEM) X(seq_q, INT) X(seq_kv, INT) X(heads_q, INT)       \
+    X(group, INT) X(scale_log2, FLOAT) X(win_left, INT) X(win_right, INT) X(softcap_log2, FLOAT)             \
+    X(write_lse, INT) FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v)                    \
+    FCL_STRIDE_ARGS(X, o) X(ALIBI, MEM) X(alibi_per_batch, INT) X(KPM, MEM) X(n_splits, INT) X(OP, MEM)    \
+    X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)
+
 /* cl/flash_combine.cl */
 #define FCL_FLASH_COMBINE_ARGS(X)                                                                          \
     X(OP, MEM) X(LP, MEM) X(n_splits, INT) X(rows_total, LONG) X(O, MEM) X(LSE, MEM) X(write_lse, INT)     \
@@ -68,6 +76,7 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
 #define FCL_E_FA(name, kind) FA_##name,
 #define FCL_E_MA(name, kind) MA_##name,
 #define FCL_E_FC(name, kind) FC_##name,
+#define FCL_E_DE(name, kind) DE_##name,
 #define FCL_E_NF(name, kind) NF_##name,
 #define FCL_E_NR(name, kind) NR_##name,
 #define FCL_E_CR(name, kind) CR_##name,
@@ -77,6 +86,7 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
 enum { FCL_FLASH_FWD_ARGS(FCL_E_FA) FA_COUNT_ };
 enum { FCL_FLASH_MMA_ARGS(FCL_E_MA) MA_COUNT_ };
 enum { FCL_FLASH_COMBINE_ARGS(FCL_E_FC) FC_COUNT_ };
+enum { FCL_FLASH_DECODE_ARGS(FCL_E_DE) DE_COUNT_ };
 enum { FCL_NAIVE_FWD_ARGS(FCL_E_NF) NF_COUNT_ };
 enum { FCL_NAIVE_REF_ROWS_ARGS(FCL_E_NR) NR_COUNT_ };
 enum { FCL_COMPARE_ROWS_ARGS(FCL_E_CR) CR_COUNT_ };
@@ -87,6 +97,7 @@ enum { FCL_CONVERT_ARGS(FCL_E_CV) CV_COUNT_ };
 typedef enum fcl_kernel_id {
     FCL_K_FLASH_FWD,
     FCL_K_FLASH_MMA,
+    FCL_K_FLASH_DECODE,
     FCL_K_FLASH_COMBINE,
     FCL_K_NAIVE_FWD,
     FCL_K_NAIVE_REF_ROWS,
@@ -110,7 +121,7 @@ typedef struct fcl_kernel_def {
 
 const fcl_kernel_def *fcl_kernel_def_of(fcl_kernel_id id);
 
-/* The flash or naive kernel a configuration runs (its algorithm and mma field: one fact, one kernel). */
+/* The flash or naive kernel a configuration runs (its algorithm and kernel fields: one fact, one kernel). */
 fcl_kernel_id fcl_config_kernel(const flashcl_config *c);
 void fcl_kernel_options(fcl_kernel_id id, const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n);
 /* Gets the program of kernel `id` for (problem, config) (caches, or a compile) and creates the kernel.

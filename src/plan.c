@@ -59,6 +59,28 @@ static flashcl_status bind_constants(flashcl_plan *pl)
         FCL_ARG_STRIDES(&a, MA_v, L->v);
         FCL_ARG_STRIDES(&a, MA_o, L->o);
         break;
+    case FCL_K_FLASH_DECODE:
+        fcl_arg_int(&a, DE_seq_q, p->seq_q);
+        fcl_arg_int(&a, DE_seq_kv, p->seq_kv);
+        fcl_arg_int(&a, DE_heads_q, p->heads_q);
+        fcl_arg_int(&a, DE_group, p->heads_q / p->heads_kv);
+        fcl_arg_float(&a, DE_scale_log2, fcl_effective_scale(p) * log2e);
+        fcl_arg_int(&a, DE_win_left, win_left);
+        fcl_arg_int(&a, DE_win_right, win_right);
+        fcl_arg_float(&a, DE_softcap_log2, p->softcap * log2e);
+        fcl_arg_int(&a, DE_write_lse, p->return_lse != 0);
+        FCL_ARG_STRIDES(&a, DE_q, L->q);
+        FCL_ARG_STRIDES(&a, DE_k, L->k);
+        FCL_ARG_STRIDES(&a, DE_v, L->v);
+        FCL_ARG_STRIDES(&a, DE_o, L->o);
+        fcl_arg_int(&a, DE_alibi_per_batch, p->alibi == 2);
+        fcl_arg_int(&a, DE_n_splits, pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
+        fcl_arg_mem(&a, DE_OP, pl->partial_o);
+        fcl_arg_mem(&a, DE_LP, pl->partial_lse);
+        fcl_arg_long(&a, DE_rows_total, rows_total);
+        fcl_arg_int(&a, DE_max_pages, L->max_pages);
+        fcl_arg_int(&a, DE_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
+        break;
     case FCL_K_NAIVE_FWD:
         fcl_bind_naive_problem(&a, p, L);
         fcl_arg_int(&a, NF_write_lse, p->return_lse != 0);
@@ -155,10 +177,11 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
         const fcl_kernel_id id = fcl_config_kernel(&pl->config);
         cl_kernel k = NULL;
         flashcl_status st = fcl_kernel_create(ctx, id, &pl->problem, &pl->config, &k, pl->options, sizeof pl->options);
-        if (st != FLASHCL_SUCCESS && id == FCL_K_FLASH_MMA) {
+        if (st != FLASHCL_SUCCESS && (id == FCL_K_FLASH_MMA || id == FCL_K_FLASH_DECODE)) {
             /* The context's test compile built a smaller variant; this one did not (its log is in the
              * context's last error): the portable kernel, with the reason. */
-            snprintf(portable_why, sizeof portable_why, "portable: the matrix-unit kernel did not build for this problem");
+            snprintf(portable_why, sizeof portable_why, "portable: the %s kernel did not build for this problem",
+                     id == FCL_K_FLASH_MMA ? "matrix-unit" : "decode");
             choice.portable_why = portable_why;
             if (fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &pl->config) != FLASHCL_SUCCESS)
                 return st;

@@ -53,8 +53,21 @@ static uint64_t mma_bytes(int32_t d, int32_t bm, int32_t bn, int emulated)
     return rows * ((uint64_t)d + 8) * 2 + (emulated ? (uint64_t)(bm / 16) * 32 * 8 * 4 : 0);
 }
 
+/* cl/flash_decode.cl's layout comment: the teams' merge area, and the local-memory reduction's where
+ * the device has no shuffles (shared). */
+static uint64_t decode_bytes(int32_t d, int32_t rows, int32_t team, int32_t kt, int32_t wg, int shuffles)
+{
+    const uint64_t merge = (uint64_t)(wg / team) * (uint64_t)rows * ((uint64_t)d + 2);
+    const uint64_t reduce = shuffles ? 0 : (uint64_t)wg * (uint64_t)rows * (uint64_t)kt;
+    return (merge > reduce ? merge : reduce) * sizeof(float);
+}
+
 uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flashcl_config *c)
 {
+    if (c && c->decode)
+        return c->block_m < 1 || c->threads_per_row < 1 || c->v_chunk < 1 || c->work_group_size < c->threads_per_row
+                   ? 0
+                   : decode_bytes(head_dim, c->block_m, c->threads_per_row, c->v_chunk, c->work_group_size, c->decode == 2);
     if (!c || head_dim < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 ||
         c->v_chunk < 1)
         return 0;
@@ -220,6 +233,78 @@ static int mma_suits(const flashcl_problem *p, char *why, size_t n)
     if (no)
         snprintf(why, n, "%s", no);
     return no == NULL;
+}
+
+/* Whether a problem suits cl/flash_decode.cl; if not, why. */
+static int decode_suits(const flashcl_problem *p, char *why, size_t n)
+{
+    const char *no = NULL;
+    if (!fcl_is_decode(p))
+        no = "not a decode step (more than 16 queries)";
+    else if (p->attn_mask || p->varlen)
+        no = "an additive mask or packed sequences (the decode kernel has neither)";
+    else if ((int64_t)p->seq_q * (p->heads_q / p->heads_kv) > 4096)
+        no = "more than 4096 query rows per KV head";
+    if (no)
+        snprintf(why, n, "%s", no);
+    return no == NULL;
+}
+
+/* The decode kernel, where the path and the problem allow it: teams of head_dim/8 lanes (a power of
+ * two) per key, 128 work-items, up to 8 of the KV head's packed query rows per work-group, 4 keys per
+ * team and step (2 with 8 rows: registers), within the choice's limits. Returns 1 with cfg's shape
+ * set, or 0 with `why`. */
+static int choose_decode(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                         flashcl_config *cfg, char *why, size_t why_len)
+{
+    char no[112];
+    if (ch->portable_why || ch->path == FLASHCL_PATH_PORTABLE || ch->path == FLASHCL_PATH_MMA) {
+        snprintf(why, why_len, "%s", ch->portable_why ? ch->portable_why : "portable: the path is forced");
+        return 0;
+    }
+    if (!decode_suits(p, no, sizeof no)) {
+        snprintf(why, why_len, "portable: %s", no);
+        return 0;
+    }
+    const int shuffles = pr->matrix_units; /* inline PTX shfl, proven by the matrix-unit test compile */
+    int32_t team = 1;
+    while (team * 8 < p->head_dim)
+        team *= 2;
+    const int64_t packed = (int64_t)p->seq_q * (p->heads_q / p->heads_kv);
+    int32_t rows = packed < 8 ? (int32_t)packed : 8;
+    int32_t wg = 128;
+    while ((size_t)wg > ch->work_group && wg > team)
+        wg /= 2;
+    for (;;) {
+        const int32_t kt = rows <= 4 ? 4 : 2;
+        if ((size_t)wg <= ch->work_group && decode_bytes(p->head_dim, rows, team, kt, wg, shuffles) <= ch->local_mem) {
+            memset(cfg, 0, sizeof *cfg);
+            cfg->decode = shuffles ? 2 : 1;
+            cfg->block_m = rows;
+            cfg->threads_per_row = team;
+            cfg->rows_per_item = rows;
+            cfg->v_chunk = kt;
+            cfg->block_n = wg / team * kt;
+            cfg->d_chunk = p->head_dim;
+            cfg->work_group_size = wg;
+            snprintf(cfg->reason, sizeof cfg->reason,
+                     "%d rows per work-group, teams of %d lanes (8 elements each), %d keys per team and step, "
+                     "K/V straight to registers",
+                     (int)rows, (int)team, (int)kt);
+            snprintf(why, why_len, "decode kernel: K/V streamed to registers, %s",
+                     shuffles ? "team sums by shuffles" : "team sums through local memory");
+            return 1;
+        }
+        if (rows > 1)
+            rows /= 2;
+        else if (wg > team)
+            wg /= 2;
+        else
+            break;
+    }
+    snprintf(why, why_len, "portable: the decode kernel's smallest shape needs %llu B of local memory",
+             (unsigned long long)decode_bytes(p->head_dim, 1, team, 4, team, shuffles));
+    return 0;
 }
 
 /* The matrix-unit kernel, where the path, the device and the problem allow it: four warps of 16 query
@@ -406,15 +491,18 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
                         flashcl_config *cfg, const char *source, const char *reason, const char *path_reason,
                         char *why, size_t why_len)
 {
-    if (!cfg->mma && !portable_tiles_fit(pr, p, ch->local_mem, ch->work_group, cfg, why, why_len))
+    if (!cfg->mma && !cfg->decode && !portable_tiles_fit(pr, p, ch->local_mem, ch->work_group, cfg, why, why_len))
         return 0;
     cfg->algorithm = FLASHCL_ALGO_FLASH;
-    cfg->work_group_size = cfg->mma ? cfg->block_m * 2 /* 32 lanes per 16 rows */
-                                    : cfg->block_m / cfg->rows_per_item * cfg->threads_per_row;
+    if (!cfg->decode) /* the decode kernel's work-group is its own choice */
+        cfg->work_group_size = cfg->mma ? cfg->block_m * 2 /* 32 lanes per 16 rows */
+                                        : cfg->block_m / cfg->rows_per_item * cfg->threads_per_row;
     cfg->local_mem_bytes = flashcl_flash_local_mem_bytes(p->head_dim, cfg);
     cfg->local_mem_budget = ch->local_mem;
     fcl_strlcpy(cfg->kernel, fcl_kernel_def_of(fcl_config_kernel(cfg))->entry, sizeof cfg->kernel);
-    cfg->gqa_pack = cfg->mma ? 1 : fcl_gqa_pack(p);
+    /* the decode kernel packs every query head of a KV head into its rows (its grid: row chunks x
+     * (batch, KV head, split)) */
+    cfg->gqa_pack = cfg->decode ? p->heads_q / p->heads_kv : cfg->mma ? 1 : fcl_gqa_pack(p);
     cfg->kv_splits = cfg->mma ? 1 : fcl_choose_splits(pr, p, cfg);
     fcl_strlcpy(cfg->source, source, sizeof cfg->source);
     if (reason)
@@ -448,13 +536,13 @@ flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_
     *path_out = FLASHCL_PATH_AUTO;
     *limit_out = 0;
     if (path >= 0) {
-        if (path > FLASHCL_PATH_MMA)
+        if (path > FLASHCL_PATH_DECODE)
             return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s.path = %d is not a flashcl_path", who, path);
         *path_out = (flashcl_path)path;
     } else {
         const char *env = getenv("FLASHCL_PATH");
         if (env && *env && flashcl_path_parse(env, path_out) != FLASHCL_SUCCESS)
-            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: FLASHCL_PATH=\"%.40s\": use auto, portable or mma",
+            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: FLASHCL_PATH=\"%.40s\": use auto, portable, mma or decode",
                             who, env);
     }
     *limit_out = local_mem_limit ? local_mem_limit : env_u64("FLASHCL_LOCAL_MEM_LIMIT");
@@ -514,7 +602,12 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
         return FLASHCL_SUCCESS;
     }
     const char *source = ch->shrunk ? "heuristic (shrunk)" : "heuristic";
-    if (choose_mma(pr, ch, p, &c, path_reason, sizeof path_reason) &&
+    if (choose_decode(pr, ch, p, &c, path_reason, sizeof path_reason) &&
+        finish_flash(pr, p, ch, &c, source, ch->shrunk, path_reason, why, sizeof why)) {
+        *config = c;
+        return FLASHCL_SUCCESS;
+    }
+    if (ch->path != FLASHCL_PATH_DECODE && choose_mma(pr, ch, p, &c, path_reason, sizeof path_reason) &&
         finish_flash(pr, p, ch, &c, source, ch->shrunk, path_reason, why, sizeof why)) {
         *config = c;
         return FLASHCL_SUCCESS;
@@ -578,19 +671,23 @@ const char *flashcl_algorithm_name(flashcl_algorithm algorithm)
 
 const char *flashcl_path_name(flashcl_path path)
 {
-    return path == FLASHCL_PATH_AUTO ? "auto" : path == FLASHCL_PATH_PORTABLE ? "portable" : path == FLASHCL_PATH_MMA ? "mma" : "?";
+    return path == FLASHCL_PATH_AUTO       ? "auto"
+           : path == FLASHCL_PATH_PORTABLE ? "portable"
+           : path == FLASHCL_PATH_MMA      ? "mma"
+           : path == FLASHCL_PATH_DECODE   ? "decode"
+                                           : "?";
 }
 
 flashcl_status flashcl_path_parse(const char *name, flashcl_path *path)
 {
     if (!name || !path)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: %s is NULL", !name ? "name" : "path");
-    for (int i = FLASHCL_PATH_AUTO; i <= FLASHCL_PATH_MMA; ++i)
+    for (int i = FLASHCL_PATH_AUTO; i <= FLASHCL_PATH_DECODE; ++i)
         if (!strcmp(name, flashcl_path_name((flashcl_path)i))) {
             *path = (flashcl_path)i;
             return FLASHCL_SUCCESS;
         }
-    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: \"%.40s\" is not auto, portable or mma", name);
+    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: \"%.40s\" is not auto, portable, mma or decode", name);
 }
 
 flashcl_status flashcl_choose_config(const flashcl_device_profile *profile, const flashcl_problem *problem,

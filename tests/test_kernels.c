@@ -63,13 +63,23 @@ static flashcl_config kernel_config(flashcl_context *ctx, fcl_kernel_id id, cons
                           FLASHCL_SUCCESS,
                       "%s", flashcl_context_last_error(NULL));
         c.mma = 0;
+    } else if (id == FCL_K_FLASH_DECODE) {
+        c.algorithm = FLASHCL_ALGO_FLASH;
+        c.decode = flashcl_context_profile(ctx)->matrix_units ? 2 : 1;
+        c.block_m = 4;
+        c.threads_per_row = 4; /* head_dim 32: 8 elements a lane */
+        c.v_chunk = 4;
+        c.kv_splits = p->kv_splits;
     } else if (id == FCL_K_FLASH_MMA) {
         c.algorithm = FLASHCL_ALGO_FLASH;
         c.mma = flashcl_context_profile(ctx)->matrix_units ? 1 : 2;
         c.block_m = 16;
         c.block_n = 16;
     }
-    c.work_group_size = 64; /* standard.cl's softmax work-group */
+    if (!c.decode)
+        c.work_group_size = 64; /* standard.cl's softmax work-group */
+    else
+        c.work_group_size = 128;
     return c;
 }
 

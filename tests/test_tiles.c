@@ -92,6 +92,17 @@ START_TEST(test_every_head_dim)
             ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(d, &c));
             ck_assert_msg(c.local_mem_bytes <= budget_of(&prof), "%s d=%d: %llu B > budget %llu", f->name, d,
                           (unsigned long long)c.local_mem_bytes, (unsigned long long)budget_of(&prof));
+            if (c.decode) { /* the decode kernel's #error lines and its register blocks */
+                ck_assert_msg(seqs[s / 3] <= 16, "%s d=%d: the decode kernel for %d queries", f->name, d, seqs[s / 3]);
+                ck_assert_int_ge(c.threads_per_row * 8, d);
+                ck_assert_int_le(c.threads_per_row, 32);
+                ck_assert_int_eq(c.threads_per_row & (c.threads_per_row - 1), 0);
+                ck_assert_int_eq(c.work_group_size % c.threads_per_row, 0);
+                ck_assert_int_le(c.work_group_size, (int)f->max_wg);
+                ck_assert_int_le(c.block_m, 8);
+                ck_assert_int_eq(c.block_n, c.work_group_size / c.threads_per_row * c.v_chunk);
+                continue;
+            }
             ck_assert_int_eq(c.block_m % c.rows_per_item, 0);
             ck_assert_int_eq(c.work_group_size, c.block_m / c.rows_per_item * c.threads_per_row);
             ck_assert_int_le(c.work_group_size, (int)(f->max_wg < 256 ? f->max_wg : 256));
@@ -214,7 +225,6 @@ START_TEST(test_matrix_unit_path)
     no[n].what = "fp32", no[n].reason = "fp32", no[n++].q.dtype = FLASHCL_DTYPE_F32;
     no[n].what = "d=80", no[n].reason = "head_dim", no[n++].q.head_dim = 80;
     no[n].what = "d=256", no[n].reason = "head_dim", no[n++].q.head_dim = 256;
-    no[n].what = "decode", no[n].reason = "decode", no[n++].q.seq_q = 1;
     no[n].what = "alibi", no[n].reason = "biases", no[n++].q.alibi = 1;
     no[n].what = "softcap", no[n].reason = "softcap", no[n++].q.softcap = 30.0f;
     no[n].what = "splits", no[n].reason = "splits", no[n++].q.kv_splits = 4;
@@ -224,6 +234,16 @@ START_TEST(test_matrix_unit_path)
         ck_assert_msg(c.mma == 0 && !strcmp(c.kernel, "flash_fwd"), "%s: got %s", no[i].what, c.kernel);
         ck_assert_msg(strstr(c.path_reason, "portable: ") && strstr(c.path_reason, no[i].reason), "%s: \"%s\"",
                       no[i].what, c.path_reason);
+    }
+
+    /* A decode step takes the decode kernel (the shuffles where the matrix-unit compile proved PTX). */
+    {
+        flashcl_problem q = p;
+        q.seq_q = 1;
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_str_eq(c.kernel, "flash_decode");
+        ck_assert_int_eq(c.decode, 2);
+        ck_assert_int_eq(c.mma, 0);
     }
 
     /* Forced portable; a device without matrix units (auto: portable; forced: emulated). */
@@ -288,7 +308,20 @@ START_TEST(test_decode_packing_and_splits)
     p.seq_q = 1;
     p.seq_kv = 65536;
     flashcl_config c;
+    /* The decode kernel (auto): the 4 query heads of a KV head in one work-group's rows, teams of 16
+     * lanes (d=128), 128 work-items, splits for 32 work-groups per compute unit. */
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_decode");
+    ck_assert_int_eq(c.gqa_pack, 4);
+    ck_assert_int_eq(c.block_m, 4);
+    ck_assert_int_eq(c.threads_per_row, 16);
+    ck_assert_int_eq(c.work_group_size, 128);
+    ck_assert_int_eq(c.kv_splits, (int)(65536 / (2 * c.block_n) < 528 ? 65536 / (2 * c.block_n) : 528));
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "decode kernel"));
+    /* The portable kernel's decode path (what masks and packed sequences still take). */
+    policy.path = FLASHCL_PATH_PORTABLE;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_fwd");
     ck_assert_int_eq(c.gqa_pack, 4);
     ck_assert_int_ge(c.block_m, 4); /* the 4 packed heads' rows fit one block */
     ck_assert_int_gt(c.kv_splits, 1); /* 8 work-groups for 132 compute units: split */

@@ -181,7 +181,7 @@ static int parse(int argc, char **argv, run_opts *o)
         } else if (!strcmp(a, "--path")) {
             flashcl_path path;
             if (!val || flashcl_path_parse(val, &path) != FLASHCL_SUCCESS) {
-                fprintf(stderr, "flashcl: --path needs auto, portable or mma\n");
+                fprintf(stderr, "flashcl: --path needs auto, portable, mma or decode\n");
                 return 2;
             }
             o->path = (int)path;

@@ -26,7 +26,7 @@ static void usage(FILE *f)
             "  --build          compile each plan and print what its compiled kernel allows (a driver may\n"
             "                   report less local memory or a smaller work-group than the device promised;\n"
             "                   plans then shrink their tiles); without it nothing is compiled\n"
-            "  --path P         flash kernel: auto, portable or mma (see flashcl run --help)\n"
+            "  --path P         flash kernel: auto, portable, mma or decode (see flashcl run --help)\n"
             "  --json           machine-readable output\n"
             "Each line ends with the kernel's path and why: the matrix units (flash_mma) or the portable\n"
             "kernel (flash_fwd), and what decided it.\n"
@@ -117,7 +117,7 @@ int cmd_tiles(int argc, char **argv)
         } else if (!strcmp(a, "--path") && i + 1 < argc) {
             flashcl_path fp;
             if (flashcl_path_parse(argv[++i], &fp) != FLASHCL_SUCCESS) {
-                fprintf(stderr, "flashcl tiles: --path needs auto, portable or mma\n");
+                fprintf(stderr, "flashcl tiles: --path needs auto, portable, mma or decode\n");
                 return 2;
             }
             settings.path = (int)fp;

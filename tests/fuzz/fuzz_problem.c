@@ -22,15 +22,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         pr.wg_multiple = d[5];
         pr.vendor = (flashcl_vendor)(d[6] % 9);
     }
-    pr.local_mem_budget = pr.local_mem_size < 65536 ? pr.local_mem_size : 65536;
     for (int a = 0; a < 3; ++a) {
         flashcl_config c;
         if (flashcl_choose_config(&pr, &p, (flashcl_algorithm)a, &c) != FLASHCL_SUCCESS)
             continue;
-        if (a == FLASHCL_ALGO_FLASH &&
-            (c.local_mem_bytes > (pr.local_mem_size < 65536 ? pr.local_mem_size : 65536) || c.work_group_size < 1 ||
-             (size_t)c.work_group_size > pr.max_work_group_size || p.head_dim % c.threads_per_row ||
-             c.block_n % c.threads_per_row))
+        if (a != FLASHCL_ALGO_FLASH)
+            continue;
+        if (c.local_mem_bytes > (pr.local_mem_size < 65536 ? pr.local_mem_size : 65536) || c.work_group_size < 1 ||
+            (size_t)c.work_group_size > pr.max_work_group_size)
+            __builtin_trap();
+        /* what each kernel's #error lines demand: the decode kernel's teams cover the head dimension
+         * in 8-element slices; the tiled kernels' column groups divide it */
+        if (c.decode ? c.threads_per_row * 8 < p.head_dim || c.work_group_size % c.threads_per_row ||
+                           c.block_n != c.work_group_size / c.threads_per_row * c.v_chunk
+                     : p.head_dim % c.threads_per_row || c.block_n % c.threads_per_row)
             __builtin_trap();
     }
     return 0;

@@ -1,0 +1,259 @@
+/*
+ * flash_decode.cl: attention for decode steps (a few queries against a long KV cache), streaming K and V
+ * from global memory straight into registers: no local-memory tiles and no barrier per key tile.
+ *
+ * A work-group owns (batch, KV head, key split) and up to ROWS query rows of that KV head: the GQA
+ * group's query heads times the step's queries, packed as in flash_fwd (row pr is query pr / group of
+ * head hk*group + pr % group), so K and V are read once for all of them. Its WG work-items form teams
+ * of TEAM lanes; lane t of a team holds elements 8t .. 8t+7 of the head dimension (TEAM is D/8 rounded
+ * up to a power of two; lanes past the head dimension hold zeros). A team takes KT keys at a time:
+ * each lane loads its 8 elements of the KT K rows and KT V rows (16-byte loads for 16-bit storage, all
+ * issued before any is used, so that several tiles' bytes are in flight), computes its part of the
+ * ROWS x KT dot products, and the team sums them (a butterfly of shuffles on NVIDIA, FCL_PTX; elsewhere
+ * through local memory). Every lane then has the scores of its team's keys and runs the online softmax
+ * (softmax.cl) on them, keeping the running maximum, sum and its 8 output elements of each row in
+ * registers. The teams' key ranges interleave (team k takes keys n0 + k*KT .. of each step of
+ * TEAMS*KT keys); at the end the teams' states are merged once through local memory and the work-group
+ * writes O and LSE, or under split-KV its normalised partial result and LSE for flash_combine.
+ *
+ * The loop over steps has the same trip count in every team (keys past the range are masked), so the
+ * local-memory reduction's barriers are reached by the whole work-group. Semantics as flash_fwd's
+ * decode path (its parts: geometry.cl, scores.cl, softmax.cl): the cache's filled length, paged caches,
+ * the window and causal mask, softcap, ALiBi, key padding, GQA, LSE; a row with no visible key writes
+ * zeros and LSE -inf; a NaN score poisons its row. Specialised by HEAD_DIM, ROWS, TEAM, KT, WG,
+ * FLASHCL_DTYPE_* and the feature switches.
+ *
+ * Local memory, in floats (the chooser's formula in src/tiles.c must match): TEAMS*ROWS*(HEAD_DIM+2)
+ * for the merge, and for the local-memory reduction (FCL_PTX 0) WG*ROWS*KT, sharing the same space.
+ */
+#if !defined(HEAD_DIM) || !defined(ROWS) || !defined(TEAM) || !defined(KT) || !defined(WG)
+#error "flash_decode.cl needs HEAD_DIM, ROWS, TEAM, KT and WG"
+#endif
+#if (HEAD_DIM % 8) != 0 || TEAM * 8 < HEAD_DIM || (TEAM & (TEAM - 1)) != 0 || (WG % TEAM) != 0 || TEAM > 32
+#error "TEAM must be a power of two of at most 32 with TEAM*8 >= HEAD_DIM, and divide WG"
+#endif
+#ifndef FCL_PTX
+#define FCL_PTX 0
+#endif
+
+#define TEAMS (WG / TEAM)
+#define STEP (TEAMS * KT) /* keys a work-group takes per step */
+#define MERGE_FLOATS (TEAMS * ROWS * (HEAD_DIM + 2))
+#define REDUCE_FLOATS (FCL_PTX ? 0 : WG * ROWS * KT)
+#define LOCAL_FLOATS (MERGE_FLOATS > REDUCE_FLOATS ? MERGE_FLOATS : REDUCE_FLOATS)
+
+/* Eight consecutive elements of a row as floats. */
+#if defined(FLASHCL_DTYPE_F16)
+#define LOAD8(p, i) vload_half8(0, (p) + (i))
+#elif defined(FLASHCL_DTYPE_BF16)
+#define LOAD8(p, i) as_float8(convert_uint8(vload8(0, (p) + (i))) << 16)
+#else
+#define LOAD8(p, i) vload8(0, (p) + (i))
+#endif
+
+#if FCL_PTX
+inline float team_shfl_xor(float v, int m)
+{
+    float r;
+    __asm__ volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(m));
+    return r;
+}
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restrict K,
+             __global const STORE_T *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
+             const int seq_q, const int seq_kv, const int heads_q, const int group, const float scale_log2,
+             const int win_left, const int win_right, const float softcap_log2, const int write_lse,
+             const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss, const long k_sh,
+             const long v_sb, const long v_ss, const long v_sh, const long o_sb, const long o_ss, const long o_sh,
+             __global const float *restrict ALIBI, const int alibi_per_batch, __global const uchar *restrict KPM,
+             const int n_splits, __global float *restrict OP, __global float *restrict LP, const long rows_total,
+             __global const int *restrict CACHE_LENS, __global const int *restrict BT, const int max_pages,
+             const int num_pages)
+{
+    __local float shared[LOCAL_FLOATS];
+#ifdef FLASHCL_DEBUG_SCALE
+    const float scale2 = scale_log2 * FLASHCL_DEBUG_SCALE; /* fault injection for the validation tests */
+#else
+    const float scale2 = scale_log2;
+#endif
+    const int lid = get_local_id(0);
+    const int team = lid / TEAM, tl = lid - team * TEAM;
+    const int d0 = tl * 8; /* this lane's 8 elements of the head dimension */
+    const bool lane_active = d0 < HEAD_DIM;
+    const int heads_kv = heads_q / group;
+#if SPLIT_KV
+    const int split = get_group_id(1) % n_splits;
+    const int bhk = get_group_id(1) / n_splits;
+#else
+    const int bhk = get_group_id(1);
+#endif
+    const int b = bhk / heads_kv, hk = bhk - b * heads_kv;
+    const int pr0 = get_group_id(0) * ROWS; /* this work-group's first packed row */
+    const seq_view sv = seq_view_of(b, seq_q, seq_kv, 0, 0, 0, 0, CACHE_LENS);
+    const int sq = sv.sq, skv = sv.skv;
+    const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
+    const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
+
+    /* The rows' queries, scaled into base 2 (a row past the step's queries is zeros and never stored). */
+    float8 qv[ROWS];
+    for (int r = 0; r < ROWS; ++r) {
+        const int pr = pr0 + r, qi = pr / group, h = hk * group + pr % group;
+        qv[r] = qi < sq && lane_active ? LOAD8(Q, q_row_offset(sv, h, qi, q_sb, q_ss, q_sh) + d0) * scale2
+                                       : (float8)(0.0f);
+    }
+
+    /* The keys this work-group reads: those its rows see (the window), its split's share. */
+    const int q_lo = pr0 / group, q_hi = min((pr0 + ROWS - 1) / group, sq - 1);
+    int n_begin = 0, n_end = q_lo < sq ? skv : 0;
+#if SPLIT_KV
+    {
+        const int share = ((skv + n_splits - 1) / n_splits + STEP - 1) / STEP * STEP;
+        n_begin = split * share;
+        n_end = min(n_end, n_begin + share);
+    }
+#endif
+#if HAS_WINDOW
+    const key_range first_row = visible_keys(q_lo, sq, skv, win_left, win_right);
+    const key_range last_row = visible_keys(q_hi, sq, skv, win_left, win_right);
+    n_begin = max(n_begin, first_row.lo);
+    n_end = min(n_end, last_row.hi);
+    const int inner_lo = last_row.lo, inner_hi = first_row.hi;
+#else
+    const int inner_lo = 0, inner_hi = skv;
+#endif
+
+    float m_run[ROWS], l_run[ROWS];
+    float8 acc[ROWS];
+    for (int r = 0; r < ROWS; ++r) {
+        m_run[r] = -INFINITY;
+        l_run[r] = 0.0f;
+        acc[r] = (float8)(0.0f);
+    }
+
+    for (int n0 = n_begin; n0 < n_end; n0 += STEP) {
+        const int k0 = n0 + team * KT; /* this team's first key of the step */
+        float8 kv[KT], vv[KT];
+        for (int k = 0; k < KT; ++k) { /* every load of the step before any use */
+            const int j = k0 + k;
+            const bool ok = j < n_end && lane_active;
+            const int jj = ok ? j : 0;
+            kv[k] = ok ? LOAD8(K, k_base + kv_row(b, jj, k_ss, k_sb, BT, max_pages, num_pages) + d0) : (float8)(0.0f);
+            vv[k] = ok ? LOAD8(V, v_base + kv_row(b, jj, v_ss, v_sb, BT, max_pages, num_pages) + d0) : (float8)(0.0f);
+        }
+        /* This lane's part of each dot product, then the team's sum. */
+        float s[ROWS][KT];
+        for (int r = 0; r < ROWS; ++r)
+            for (int k = 0; k < KT; ++k) {
+                const float8 x = qv[r] * kv[k];
+                s[r][k] = ((x.s0 + x.s1) + (x.s2 + x.s3)) + ((x.s4 + x.s5) + (x.s6 + x.s7));
+            }
+#if FCL_PTX
+        for (int m = TEAM / 2; m >= 1; m /= 2)
+            for (int r = 0; r < ROWS; ++r)
+                for (int k = 0; k < KT; ++k)
+                    s[r][k] += team_shfl_xor(s[r][k], m);
+#else
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous step's sums are read */
+        for (int r = 0; r < ROWS; ++r)
+            for (int k = 0; k < KT; ++k)
+                shared[(r * KT + k) * WG + lid] = s[r][k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int r = 0; r < ROWS; ++r)
+            for (int k = 0; k < KT; ++k) {
+                float sum = 0.0f;
+                for (int t = 0; t < TEAM; ++t) /* the same order in every lane: the team agrees */
+                    sum += shared[(r * KT + k) * WG + team * TEAM + t];
+                s[r][k] = sum;
+            }
+#endif
+        /* Softcap, biases and masks; only keys in a window's edge or past the range are masked. */
+        const bool edge = k0 < inner_lo || k0 + KT > min(inner_hi, n_end);
+        for (int r = 0; r < ROWS; ++r) {
+            const int pr = pr0 + r, qi = pr / group;
+            key_range vis = {n_begin, n_end};
+#if HAS_WINDOW
+            if (edge) {
+                vis = visible_keys(qi, sq, skv, win_left, win_right);
+                vis.hi = min(vis.hi, n_end);
+            }
+#endif
+#if HAS_ALIBI
+            const float slope = alibi_slope(ALIBI, alibi_per_batch, b, hk * group + pr % group, heads_q);
+            const int pos = qi + skv - sq;
+#endif
+            float tile_max = -INFINITY;
+            for (int k = 0; k < KT; ++k) {
+                const int key = k0 + k;
+                float t = s[r][k];
+#if HAS_SOFTCAP
+                t = softcap_score(t, softcap_log2);
+#endif
+                bool visible = !edge || (key >= vis.lo && key < vis.hi);
+#if HAS_ALIBI
+                t += alibi_bias(slope, pos, key, LOG2E_F);
+#endif
+#if HAS_KPM
+                if (visible && key_padded(KPM, seq_kv, b, key))
+                    visible = false;
+#endif
+                s[r][k] = visible ? t : -INFINITY;
+                tile_max = max_nan(tile_max, s[r][k]);
+            }
+            const float2 step = softmax_step(m_run[r], tile_max);
+            m_run[r] = step.x;
+            float8 a = acc[r] * step.y;
+            float psum = 0.0f;
+            for (int k = 0; k < KT; ++k) {
+                const float p = softmax_weight(s[r][k], step.x);
+                psum += p;
+                a = fma((float8)(p), vv[k], a);
+            }
+            acc[r] = a;
+            l_run[r] = l_run[r] * step.y + psum;
+        }
+    }
+
+    /* Merge the teams: each writes its rows' maxima, sums and output elements; then the work-group
+     * combines them per (row, element): O = sum_t acc_t 2^(m_t - M) / sum_t l_t 2^(m_t - M). */
+    __local float *const m_t = shared;                  /* [TEAMS][ROWS] */
+    __local float *const l_t = shared + TEAMS * ROWS;   /* [TEAMS][ROWS] */
+    __local float *const a_t = shared + 2 * TEAMS * ROWS; /* [TEAMS][ROWS][HEAD_DIM] */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int r = 0; r < ROWS; ++r) {
+        if (tl == 0) {
+            m_t[team * ROWS + r] = m_run[r];
+            l_t[team * ROWS + r] = l_run[r];
+        }
+        if (lane_active)
+            vstore8(acc[r], 0, a_t + (team * ROWS + r) * HEAD_DIM + d0);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int idx = lid; idx < ROWS * HEAD_DIM; idx += WG) {
+        const int r = idx / HEAD_DIM, d = idx - r * HEAD_DIM;
+        const int pr = pr0 + r, qi = pr / group, h = hk * group + pr % group;
+        float m = -INFINITY;
+        for (int t = 0; t < TEAMS; ++t)
+            m = max_nan(m, m_t[t * ROWS + r]);
+        float l = 0.0f, o = 0.0f;
+        for (int t = 0; t < TEAMS; ++t) {
+            const float w = softmax_weight(m_t[t * ROWS + r], m);
+            l += l_t[t * ROWS + r] * w;
+            o += a_t[(t * ROWS + r) * HEAD_DIM + d] * w;
+        }
+        if (qi >= sq)
+            continue;
+        const float out = o * softmax_norm(l), lse = softmax_lse(m, l);
+#if SPLIT_KV
+        const long prow = (long)split * rows_total + lse_row(sv, h, qi, heads_q, seq_q, 0);
+        OP[prow * HEAD_DIM + d] = out;
+        if (d == 0)
+            LP[prow] = lse;
+#else
+        STORE(O, q_row_offset(sv, h, qi, o_sb, o_ss, o_sh) + d, out);
+        if (write_lse && d == 0)
+            LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = lse;
+#endif
+    }
+}
