@@ -134,17 +134,28 @@ flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restric
 
     for (int n0 = n_begin; n0 < n_end; n0 += STEP) {
         const int k0 = n0 + team * KT; /* this team's first key of the step */
-        /* The step's KT keys are consecutive and start at a multiple of KT, so they lie in one page of a
-         * paged cache: one block-table lookup a step, not one a key (a dependent load before each). */
+        float8 kv[KT], vv[KT];
+#if PAGE_SIZE
+        /* The step's KT keys are consecutive and start at a multiple of KT, so they lie in one page: one
+         * block-table lookup a step, not one a key (each a dependent load before the row's). */
         const int kc = min(k0, max(skv - 1, 0));
         const long k_row = k_base + kv_row(b, kc, k_ss, k_sb, BT, max_pages, num_pages) + d0;
         const long v_row = v_base + kv_row(b, kc, v_ss, v_sb, BT, max_pages, num_pages) + d0;
-        float8 kv[KT], vv[KT];
         for (int k = 0; k < KT; ++k) { /* every load of the step before any use */
             const bool ok = k0 + k < n_end && lane_active;
             kv[k] = ok ? LOAD8(K, k_row + k * k_ss) : (float8)(0.0f);
             vv[k] = ok ? LOAD8(V, v_row + k * v_ss) : (float8)(0.0f);
         }
+#else
+        /* Each key's row on its own: hoisting one base for the step measured 25% slower on the H200
+         * (docs/NOTES.md, decode-5). */
+        for (int k = 0; k < KT; ++k) { /* every load of the step before any use */
+            const bool ok = k0 + k < n_end && lane_active;
+            const int jj = ok ? k0 + k : 0;
+            kv[k] = ok ? LOAD8(K, k_base + (long)jj * k_ss + d0) : (float8)(0.0f);
+            vv[k] = ok ? LOAD8(V, v_base + (long)jj * v_ss + d0) : (float8)(0.0f);
+        }
+#endif
         /* This lane's part of each dot product, then the team's sum. */
         float s[ROWS][KT];
         for (int r = 0; r < ROWS; ++r)
@@ -152,8 +163,7 @@ flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restric
                 const float8 x = qv[r] * kv[k];
                 s[r][k] = ((x.s0 + x.s1) + (x.s2 + x.s3)) + ((x.s4 + x.s5) + (x.s6 + x.s7));
             }
-#if FCL_PTX && defined(EXPERIMENT_NO_TEAM_SUM) /* timing experiment only: wrong results */
-#elif FCL_PTX
+#if FCL_PTX
         for (int m = TEAM / 2; m >= 1; m /= 2)
             for (int r = 0; r < ROWS; ++r)
                 for (int k = 0; k < KT; ++k)

@@ -267,6 +267,17 @@ static int choose_decode(const flashcl_device_profile *pr, const fcl_choice *ch,
         return 0;
     }
     const int shuffles = pr->matrix_units; /* inline PTX shfl, proven by the matrix-unit test compile */
+    /* Auto takes it only where it was measured faster than the portable kernel's decode path: on the
+     * H200 (shuffles), from 2^19 key rows (batch x KV heads x keys) on: +8% to +41% there, 17-22% behind
+     * below (batch 1 x 8 KV heads x 8192 or 32768 keys; docs/NOTES.md, decode-5). Elsewhere it is
+     * not measured yet: forced by FLASHCL_PATH=decode. */
+    const uint64_t key_rows = (uint64_t)p->batch * (uint64_t)p->heads_kv * (uint64_t)p->seq_kv;
+    if (ch->path != FLASHCL_PATH_DECODE && (!shuffles || key_rows < (1u << 19))) {
+        snprintf(why, why_len, "portable: %s",
+                 shuffles ? "a decode step of fewer than 2^19 key rows (the decode kernel measured slower there)"
+                          : "the decode kernel is not measured faster on this device (FLASHCL_PATH=decode forces it)");
+        return 0;
+    }
     int32_t team = 1;
     while (team * 8 < p->head_dim)
         team *= 2;
@@ -405,7 +416,8 @@ int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_proble
     if (groups >= want)
         return 1;
     uint64_t splits = (want + groups - 1) / groups;
-    const uint64_t by_keys = (uint64_t)p->seq_kv / ((decode ? 2u : 4u) * (uint64_t)cfg->block_n);
+    const uint64_t per_split = decode ? 2u : 4u;
+    const uint64_t by_keys = (uint64_t)p->seq_kv / (per_split * (uint64_t)cfg->block_n);
     if (splits > by_keys)
         splits = by_keys;
     if (splits > 1024)
@@ -607,7 +619,9 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
         *config = c;
         return FLASHCL_SUCCESS;
     }
-    if (ch->path != FLASHCL_PATH_DECODE && choose_mma(pr, ch, p, &c, path_reason, sizeof path_reason) &&
+    /* (decode steps never suit the matrix-unit kernel: the decode chooser's reason stands for them) */
+    if (!fcl_is_decode(p) && ch->path != FLASHCL_PATH_DECODE &&
+        choose_mma(pr, ch, p, &c, path_reason, sizeof path_reason) &&
         finish_flash(pr, p, ch, &c, source, ch->shrunk, path_reason, why, sizeof why)) {
         *config = c;
         return FLASHCL_SUCCESS;

@@ -157,6 +157,8 @@ static void run_case(const case_params *c)
     flashcl_plan_config(flash, &cfg);
     if (c->path == FLASHCL_PATH_MMA) /* the case is there to test the matrix-unit kernel */
         ck_assert_msg(cfg.mma != 0, "expected flash_mma, got %s: %s", cfg.kernel, cfg.path_reason);
+    if (c->path == FLASHCL_PATH_DECODE) /* and this one the decode kernel */
+        ck_assert_msg(cfg.decode != 0, "expected flash_decode, got %s: %s", cfg.kernel, cfg.path_reason);
     if (c->kv_splits > 0)
         ck_assert_int_eq(cfg.kv_splits, c->kv_splits);
     /* split-KV keeps its partial results in memory of its own, and says so */
@@ -353,7 +355,7 @@ static void run_case(const case_params *c)
     printf("  %-4s d=%-3d %s%s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s %s %dx%d/%d: max err flash %.2e naive %.2e "
            "standard %.2e (eps %.1e), lse %.2e/%.2e\n",
            flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full  ", extra, c->gqa, p.batch, p.heads_q,
-           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg.mma ? "mma" : "tile", cfg.block_m, cfg.block_n,
+           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg.mma ? "mma" : cfg.decode ? "decode" : "tile", cfg.block_m, cfg.block_n,
            cfg.threads_per_row,
            ef.max_err, en.max_err, es_.max_err, eps_of(p.dtype), ef.max_lse_err, en.max_lse_err);
     fflush(stdout);
@@ -554,6 +556,33 @@ static const case_params mma_cases[] = {
 };
 #define N_MMA_CASES ((int)(sizeof mma_cases / sizeof *mma_cases))
 
+/* The decode kernel, forced (FLASHCL_PATH_DECODE; auto takes it only where it was measured faster):
+ * every dtype, head dims 40 to 256 (teams of 8, 16 and 32 lanes, 96 with idle lanes), MHA, GQA and
+ * MQA with up to 16 rows per KV head (two row chunks), several queries with causal, a window, softcap,
+ * ALiBi, key padding, forced and chosen splits, strided and padded rows, KV caches contiguous and paged
+ * (pages of 16 and 48) with appending, LSE. */
+static const case_params decode_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 1000, .batch = 2, .heads_kv = 2,
+     .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 8, .seq_q = 2, .seq_kv = 700, .batch = 1, .heads_kv = 2,
+     .causal = 1, .kv_splits = 3, .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 96, .gqa = 1, .seq_q = 5, .seq_kv = 333, .batch = 2, .heads_kv = 3,
+     .custom_layout = 2, .window = 1, .window_left = 50, .window_right = 2, .softcap = 10.0f,
+     .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 256, .gqa = 2, .seq_q = 1, .seq_kv = 600, .batch = 1, .heads_kv = 1,
+     .alibi = 2, .key_padding = 1, .kv_splits = 1, .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 40, .gqa = 16, .seq_q = 1, .seq_kv = 257, .batch = 2, .heads_kv = 1,
+     .custom_layout = 1, .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 300, .batch = 3, .heads_kv = 2,
+     .kv_cache = 1, .kv_append = 1, .page_size = 16, .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 2, .seq_q = 8, .seq_kv = 160, .batch = 2, .heads_kv = 1,
+     .causal = 1, .window = 1, .window_left = 40, .window_right = -1, .kv_cache = 1, .kv_append = 1, .page_size = 48,
+     .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 3, .seq_kv = 90, .batch = 2, .heads_kv = 2,
+     .causal = 1, .kv_cache = 1, .alibi = 1, .kv_splits = 16, .path = FLASHCL_PATH_DECODE},
+};
+#define N_DECODE_CASES ((int)(sizeof decode_cases / sizeof *decode_cases))
+
 /* The feature cases, one numbering over all the lists above. */
 static const struct {
     const case_params *cases;
@@ -561,6 +590,7 @@ static const struct {
 } feature_lists[] = {
     {window_cases, N_WINDOW_CASES}, {bias_cases, N_BIAS_CASES}, {varlen_cases, N_VARLEN_CASES},
     {split_cases, N_SPLIT_CASES},   {cache_cases, N_CACHE_CASES},   {mma_cases, N_MMA_CASES},
+    {decode_cases, N_DECODE_CASES},
 };
 
 static const case_params *feature_case(int i)

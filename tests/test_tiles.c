@@ -236,10 +236,11 @@ START_TEST(test_matrix_unit_path)
                       no[i].what, c.path_reason);
     }
 
-    /* A decode step takes the decode kernel (the shuffles where the matrix-unit compile proved PTX). */
+    /* A long decode step takes the decode kernel (the shuffles where the matrix-unit compile proved PTX). */
     {
         flashcl_problem q = p;
         q.seq_q = 1;
+        q.seq_kv = 1 << 19;
         ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_str_eq(c.kernel, "flash_decode");
         ck_assert_int_eq(c.decode, 2);
@@ -308,8 +309,10 @@ START_TEST(test_decode_packing_and_splits)
     p.seq_q = 1;
     p.seq_kv = 65536;
     flashcl_config c;
-    /* The decode kernel (auto): the 4 query heads of a KV head in one work-group's rows, teams of 16
-     * lanes (d=128), 128 work-items, splits for 32 work-groups per compute unit. */
+    /* The decode kernel (forced; auto takes it where measured faster, below): the 4 query heads of a
+     * KV head in one work-group's rows, teams of 16 lanes (d=128), 128 work-items, splits for 32
+     * work-groups per compute unit. */
+    policy.path = FLASHCL_PATH_DECODE;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_str_eq(c.kernel, "flash_decode");
     ck_assert_int_eq(c.gqa_pack, 4);
@@ -318,7 +321,21 @@ START_TEST(test_decode_packing_and_splits)
     ck_assert_int_eq(c.work_group_size, 128);
     ck_assert_int_eq(c.kv_splits, (int)(65536 / (2 * c.block_n) < 528 ? 65536 / (2 * c.block_n) : 528));
     ck_assert_ptr_nonnull(strstr(c.path_reason, "decode kernel"));
-    /* The portable kernel's decode path (what masks and packed sequences still take). */
+    /* Auto: the decode kernel where the device has shuffles and the step reads 2^19 key rows or more
+     * (8 x 65536 here), else the portable kernel's decode path (what masks and packed sequences take). */
+    policy.path = FLASHCL_PATH_AUTO;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_fwd"); /* no shuffles: not measured faster */
+    prof.matrix_units = 1;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_decode");
+    ck_assert_int_eq(c.decode, 2);
+    p.seq_kv = 32768; /* 8 x 32768 = 2^18 key rows */
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_fwd");
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "2^19"));
+    p.seq_kv = 65536;
+    prof.matrix_units = 0;
     policy.path = FLASHCL_PATH_PORTABLE;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_str_eq(c.kernel, "flash_fwd");

@@ -333,6 +333,33 @@ def decode_section(dec, directory):
     return '\n'.join(out)
 
 
+def decode_kernel_section(directory):
+    """The decode kernel (cl/flash_decode.cl) against the portable kernel's decode path, one session."""
+    runs = {os.path.basename(p)[len('h200_'):-len('.json')]: json.load(open(p))
+            for p in sorted(glob.glob(os.path.join(directory, 'decode-kernel', 'h200_*.json')))}
+    if not runs:
+        return ''
+    out = ['| B | cache | decode kernel ms (min–max) | GB/s | portable path ms (min–max) | GB/s | decode / portable |',
+           '|---|---|---|---|---|---|---|']
+    for b in (1, 8):
+        dec, por = runs.get(f'b{b}_decode'), runs.get(f'b{b}_portable')
+        if not dec or not por:
+            continue
+        for r in dec['results']:
+            q = next((x for x in por['results'] if x['seq'] == r['seq']), None)
+            if q and r.get('ran') and q.get('ran'):
+                out.append(f"| {b} | {r['seq']} | {ms(r)} | {r['gb_per_s']:.0f} | {ms(q)} | {q['gb_per_s']:.0f} | "
+                           f"{r['gb_per_s'] / q['gb_per_s']:.2f}× |")
+    cmds = sorted({run['command'].split(' --json')[0] for run in runs.values()})
+    out.append('\nOne session on the H200 (`docs/gpu-runs/decode-5/run.sh`; the decode rows are its `both` variant, built')
+    out.append('with the switches that made it the kernel as it now stands: each key\'s row on its own, the exact exp2),')
+    out.append('seq_q 1, Hq 32, Hkv 8, d 128, fp16 K/V;')
+    out.append('GB/s of Q, K, V and O over the median. The chooser takes the decode kernel only where it measured')
+    out.append('faster (2^19 key rows and more, on the H200); what limits it and the comparison with PyTorch are in')
+    out.append('`docs/NOTES.md`. Commands: ' + '; '.join(f'`{c}`' for c in cmds) + '. Data: `bench/decode-kernel/`.')
+    return '\n'.join(out)
+
+
 def refactor_section(directory):
     """The kernels before and after the architecture change (one table per kernel, shared parts, features
     compiled in only when used), measured in one device session beside PyTorch SDPA (bench/refactor/)."""
@@ -413,6 +440,10 @@ def main():
         print('causal mask, windows, the softcap and split-KV compiled in only when a problem has them it is back.')
         print('Before and after, in one session:\n')
         print(ref + '\n')
+    dk = decode_kernel_section(directory)
+    if dk:
+        print('## The decode kernel (first version) against the portable kernel\'s decode path\n')
+        print(dk + '\n')
     dec = load(os.path.join(directory, 'decode'))
     if dec:
         print('## Decode (one query against a long KV cache) on the H200\n')

@@ -454,7 +454,7 @@ int cmd_run(int argc, char **argv)
                cfg.v_chunk, cfg.kv_splits, cfg.work_group_size, (unsigned long long)cfg.local_mem_bytes,
                (unsigned long long)cfg.local_mem_budget, cfg.source);
         cli_json_string(stdout, cfg.reason);
-        printf(", \"mma\": %d, \"path_reason\": ", cfg.mma);
+        printf(", \"mma\": %d, \"decode\": %d, \"path_reason\": ", cfg.mma, cfg.decode);
         cli_json_string(stdout, cfg.path_reason);
         printf("},\n \"plan_ms\": %.3f, \"time_ms\": {\"median\": %.6f, \"min\": %.6f, \"max\": %.6f, \"runs\": %ld}, "
                "\"clock\": \"%s\", \"tflops\": %.4f,\n",

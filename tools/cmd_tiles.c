@@ -54,7 +54,7 @@ static void print_json(const flashcl_problem *p, const flashcl_config *c, flashc
     cli_json_string(stdout, c->source);
     printf(", \"reason\": ");
     cli_json_string(stdout, c->reason);
-    printf(", \"mma\": %d, \"path_reason\": ", c->mma);
+    printf(", \"mma\": %d, \"decode\": %d, \"path_reason\": ", c->mma, c->decode);
     cli_json_string(stdout, c->path_reason);
     printf("}");
 }
