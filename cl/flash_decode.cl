@@ -35,6 +35,9 @@
 #ifndef FCL_PTX
 #define FCL_PTX 0
 #endif
+#if VARLEN || HAS_MASK || (PAGE_SIZE && (PAGE_SIZE % KT) != 0) || (FCL_PTX && WG < 32)
+#error "flash_decode.cl takes no packed sequences or additive mask, pages of a multiple of KT keys, and 32+ items with shuffles"
+#endif
 
 #define TEAMS (WG / TEAM)
 #define STEP (TEAMS * KT) /* keys a work-group takes per step */

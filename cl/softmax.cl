@@ -33,8 +33,9 @@ inline float softmax_norm(const float l)
     return l > 0.0f ? 1.0f / l : 0.0f;
 }
 
-/* The row's log-sum-exp in the natural logarithm; -inf for a row that saw no key. */
+/* The row's log-sum-exp in the natural logarithm; -inf for a row that saw no key, NaN for a NaN row
+ * (so that flash_combine keeps a NaN row NaN under split-KV). */
 inline float softmax_lse(const float m, const float l)
 {
-    return l > 0.0f ? (m + log2(l)) * LN2_F : -INFINITY;
+    return isnan(l) ? NAN : l > 0.0f ? (m + log2(l)) * LN2_F : -INFINITY; /* a NaN row's LSE stays NaN */
 }

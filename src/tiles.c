@@ -284,7 +284,9 @@ static int choose_decode(const flashcl_device_profile *pr, const fcl_choice *ch,
     const int64_t packed = (int64_t)p->seq_q * (p->heads_q / p->heads_kv);
     int32_t rows = packed < 8 ? (int32_t)packed : 8;
     int32_t wg = 128;
-    while ((size_t)wg > ch->work_group && wg > team)
+    /* the shuffles name a whole warp's lanes: never fewer than 32 work-items with them */
+    const int32_t wg_min = shuffles && team < 32 ? 32 : team;
+    while ((size_t)wg > ch->work_group && wg > wg_min)
         wg /= 2;
     for (;;) {
         const int32_t kt = rows <= 4 ? 4 : 2;
@@ -308,7 +310,7 @@ static int choose_decode(const flashcl_device_profile *pr, const fcl_choice *ch,
         }
         if (rows > 1)
             rows /= 2;
-        else if (wg > team)
+        else if (wg > wg_min)
             wg /= 2;
         else
             break;
@@ -606,6 +608,7 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
     if (ch->override) { /* always the portable kernel's tiles */
         c = *ch->override;
         c.mma = 0;
+        c.decode = 0; /* an override is the portable kernel's tiles, whatever config it was copied from */
         validate_or_return(ctx,
                            finish_flash(pr, p, ch, &c, "override", "set by flashcl_context_override_config",
                                         "portable: tiles set by flashcl_context_override_config", why, sizeof why),

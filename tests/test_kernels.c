@@ -102,6 +102,12 @@ static void check_kernel(fcl_kernel_id id, int variant)
         return;
     }
     flashcl_problem p = variant_problem(variant, mma || variant == FEATURES_C ? FLASHCL_DTYPE_F16 : variant == FEATURES_B ? FLASHCL_DTYPE_BF16 : FLASHCL_DTYPE_F32);
+    if (id == FCL_K_FLASH_DECODE && variant == FEATURES_B) {
+        flashcl_context_destroy(&ctx); /* the decode kernel takes no packed sequences */
+        return;
+    }
+    if (id == FCL_K_FLASH_DECODE)
+        p.attn_mask = 0; /* nor an additive mask */
     if (mma && variant == FEATURES_A) { /* its features: causal and a window, LSE */
         p.alibi = p.attn_mask = p.key_padding = p.varlen = 0;
         p.softcap = 0.0f;
