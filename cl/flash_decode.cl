@@ -90,7 +90,7 @@ flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restric
     const int split = get_group_id(1) % n_splits;
     const int bhk = get_group_id(1) / n_splits;
 #else
-    const int bhk = get_group_id(1);
+    const int split = 0, bhk = get_group_id(1);
 #endif
     const int b = bhk / heads_kv, hk = bhk - b * heads_kv;
     const int pr0 = get_group_id(0) * ROWS; /* this work-group's first packed row */
@@ -107,25 +107,9 @@ flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restric
                                        : (float8)(0.0f);
     }
 
-    /* The keys this work-group reads: those its rows see (the window), its split's share. */
-    const int q_lo = pr0 / group, q_hi = min((pr0 + ROWS - 1) / group, sq - 1);
-    int n_begin = 0, n_end = q_lo < sq ? skv : 0;
-#if SPLIT_KV
-    {
-        const int share = ((skv + n_splits - 1) / n_splits + STEP - 1) / STEP * STEP;
-        n_begin = split * share;
-        n_end = min(n_end, n_begin + share);
-    }
-#endif
-#if HAS_WINDOW
-    const key_range first_row = visible_keys(q_lo, sq, skv, win_left, win_right);
-    const key_range last_row = visible_keys(q_hi, sq, skv, win_left, win_right);
-    n_begin = max(n_begin, first_row.lo / STEP * STEP); /* whole steps: a team's KT keys share a page */
-    n_end = min(n_end, last_row.hi);
-    const int inner_lo = last_row.lo, inner_hi = first_row.hi;
-#else
-    const int inner_lo = 0, inner_hi = skv;
-#endif
+    /* The keys this work-group reads (decode.cl). */
+    const decode_keys keys = decode_key_range(pr0, ROWS, group, sq, skv, split, n_splits, STEP, win_left, win_right);
+    const int n_begin = keys.begin, n_end = keys.end, inner_lo = keys.inner_lo, inner_hi = keys.inner_hi;
 
     float m_run[ROWS], l_run[ROWS];
     float8 acc[ROWS];
@@ -232,10 +216,9 @@ flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restric
         }
     }
 
-    /* Merge the teams: each writes its rows' maxima, sums and output elements; then the work-group
-     * combines them per (row, element): O = sum_t acc_t 2^(m_t - M) / sum_t l_t 2^(m_t - M). */
-    __local float *const m_t = shared;                  /* [TEAMS][ROWS] */
-    __local float *const l_t = shared + TEAMS * ROWS;   /* [TEAMS][ROWS] */
+    /* Merge the teams once: each writes its rows' maxima, sums and output elements (decode.cl). */
+    __local float *const m_t = shared;                    /* [TEAMS][ROWS] */
+    __local float *const l_t = shared + TEAMS * ROWS;     /* [TEAMS][ROWS] */
     __local float *const a_t = shared + 2 * TEAMS * ROWS; /* [TEAMS][ROWS][HEAD_DIM] */
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int r = 0; r < ROWS; ++r) {
@@ -247,30 +230,6 @@ flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restric
             vstore8(acc[r], 0, a_t + (team * ROWS + r) * HEAD_DIM + d0);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int idx = lid; idx < ROWS * HEAD_DIM; idx += WG) {
-        const int r = idx / HEAD_DIM, d = idx - r * HEAD_DIM;
-        const int pr = pr0 + r, qi = pr / group, h = hk * group + pr % group;
-        float m = -INFINITY;
-        for (int t = 0; t < TEAMS; ++t)
-            m = max_nan(m, m_t[t * ROWS + r]);
-        float l = 0.0f, o = 0.0f;
-        for (int t = 0; t < TEAMS; ++t) {
-            const float w = softmax_weight(m_t[t * ROWS + r], m);
-            l += l_t[t * ROWS + r] * w;
-            o += a_t[(t * ROWS + r) * HEAD_DIM + d] * w;
-        }
-        if (qi >= sq)
-            continue;
-        const float out = o * softmax_norm(l), lse = softmax_lse(m, l);
-#if SPLIT_KV
-        const long prow = (long)split * rows_total + lse_row(sv, h, qi, heads_q, seq_q, 0);
-        OP[prow * HEAD_DIM + d] = out;
-        if (d == 0)
-            LP[prow] = lse;
-#else
-        STORE(O, q_row_offset(sv, h, qi, o_sb, o_ss, o_sh) + d, out);
-        if (write_lse && d == 0)
-            LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = lse;
-#endif
-    }
+    decode_merge_store(m_t, l_t, a_t, TEAMS, ROWS, lid, WG, sv, pr0, group, hk, heads_q, seq_q, split,
+                       rows_total, OP, LP, O, LSE, write_lse, o_sb, o_ss, o_sh);
 }

@@ -23,11 +23,11 @@
  * problems (biases, masks, packed sequences, KV caches, split-KV, fp32 storage) to flash_fwd.cl; this
  * kernel takes only the arguments it uses.
  *
- * FCL_PTX=1: the PTX instructions (NVIDIA, compute capability 8.0 and up). FCL_PTX=0: each instruction
- * emulated with the same fragment layout through a per-warp exchange area in local memory and
- * work-group barriers, so that PoCL and rusticl test this kernel's indexing and softmax in CI. The
- * emulation is slow and exists only for that; every barrier in it is reached by all warps because the
- * kernel's control flow is uniform across the work-group.
+ * The warp instructions come from mma.cl: FCL_PTX=1 the PTX instructions (NVIDIA, compute capability
+ * 8.0 and up), FCL_PTX=0 their emulation through a per-warp exchange area in local memory and
+ * work-group barriers, so that PoCL and rusticl test this kernel's indexing and softmax in CI; every
+ * barrier in it is reached by all warps because the kernel's control flow is uniform across the
+ * work-group.
  *
  * Local memory (ushort; flashcl_flash_local_mem_bytes() must match): LDS = HEAD_DIM + 8,
  *   k_s  max(BLOCK_M, BLOCK_N) * LDS   (Q's block first, then each K tile)
@@ -44,9 +44,6 @@
 #if !defined(FLASHCL_DTYPE_F16) && !defined(FLASHCL_DTYPE_BF16)
 #error "flash_mma.cl needs fp16 or bf16 storage"
 #endif
-#ifndef FCL_PTX
-#define FCL_PTX 0
-#endif
 #ifndef ROWS_ALIGNED /* every Q, K and V row start a multiple of 8 elements: 16-byte loads */
 #define ROWS_ALIGNED 0
 #endif
@@ -58,134 +55,6 @@
 #define NT (BLOCK_N / 8)       /* n8 tiles of S */
 #define DT (HEAD_DIM / 8)      /* n8 tiles of O */
 #define KROWS (BLOCK_M > BLOCK_N ? BLOCK_M : BLOCK_N)
-
-/* The fragment loops are unrolled on the GPU (the fragments must live in registers); emulated they
- * are not (PoCL compiled the unrolled emulation for a minute a configuration). */
-#if FCL_PTX
-#define UNROLL _Pragma("unroll")
-#else
-#define UNROLL _Pragma("nounroll")
-#endif
-
-/* ---- The four warp-level instructions, as PTX or emulated ---------------------------------------- */
-#if FCL_PTX
-
-#if defined(FLASHCL_DTYPE_F16)
-#define MMA_TYPE "f16"
-#else
-#define MMA_TYPE "bf16"
-#endif
-#define WARP_ARGS(xw, lane)
-#define MMA(c, a0, a1, a2, a3, b0, b1)                                                                         \
-    __asm__ volatile("mma.sync.aligned.m16n8k16.row.col.f32." MMA_TYPE "." MMA_TYPE ".f32 {%0,%1,%2,%3}, "    \
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                                                  \
-                     : "+f"((c)[0]), "+f"((c)[1]), "+f"((c)[2]), "+f"((c)[3])                                   \
-                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))
-/* ldmatrix .x4: lane l gives the address of row l%8 of matrix l/8 (local memory, 16 bytes a row). */
-#define LDSM_X4(r, base, off)                                                                                  \
-    __asm__ volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"                          \
-                     : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                  \
-                     : "r"((uint)(size_t)((base) + (off))))
-#define LDSM_X4_T(r, base, off)                                                                                \
-    __asm__ volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"                    \
-                     : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                  \
-                     : "r"((uint)(size_t)((base) + (off))))
-inline float shfl_xor(float v, int m)
-{
-    float r;
-    __asm__ volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(m));
-    return r;
-}
-#define SHFL_XOR(v, m) shfl_xor((v), (m))
-/* Two floats to one register of two 16-bit values, lo in the low half; round to nearest even. */
-inline uint pack2(float lo, float hi)
-{
-    uint r;
-#if defined(FLASHCL_DTYPE_F16)
-    __asm__("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-    __asm__("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-    return r;
-}
-
-#else /* emulated */
-
-inline float bits_to_float(uint h)
-{
-#if defined(FLASHCL_DTYPE_F16)
-    const ushort s = (ushort)h;
-    return vload_half(0, (const half *)&s);
-#else
-    return as_float((h & 0xffffu) << 16);
-#endif
-}
-inline uint pack2(float lo, float hi)
-{
-#if defined(FLASHCL_DTYPE_F16)
-    ushort l, h;
-    vstore_half_rte(lo, 0, (half *)&l);
-    vstore_half_rte(hi, 0, (half *)&h);
-    return (uint)l | ((uint)h << 16);
-#else
-    return (uint)float_to_bf16(lo) | ((uint)float_to_bf16(hi) << 16);
-#endif
-}
-/* Every emulated instruction: barrier, each lane publishes its registers in its warp's area xw,
- * barrier, each lane reads what the instruction would have given it. */
-inline void mma_emu(float *c, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1, __local uint *xw, int lane)
-{
-    barrier(CLK_LOCAL_MEM_FENCE);
-    xw[lane * 8 + 0] = a0;
-    xw[lane * 8 + 1] = a1;
-    xw[lane * 8 + 2] = a2;
-    xw[lane * 8 + 3] = a3;
-    xw[lane * 8 + 4] = b0;
-    xw[lane * 8 + 5] = b1;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int g = lane >> 2, t = lane & 3;
-    for (int o = 0; o < 4; ++o) {
-        const int row = g + (o >> 1) * 8, col = 2 * t + (o & 1);
-        float sum = 0.0f;
-        for (int k = 0; k < 16; ++k) {
-            /* A(row, k): lane (row%8)*4 + (k%8)/2, register (row/8) + 2*(k/8), half k%2 */
-            const uint ar = xw[((row & 7) * 4 + ((k & 7) >> 1)) * 8 + (row >> 3) + 2 * (k >> 3)];
-            /* B(k, col): lane col*4 + (k%8)/2, register 4 + k/8, half k%2 */
-            const uint br = xw[(col * 4 + ((k & 7) >> 1)) * 8 + 4 + (k >> 3)];
-            sum = fma(bits_to_float(ar >> (16 * (k & 1))), bits_to_float(br >> (16 * (k & 1))), sum);
-        }
-        c[o] += sum;
-    }
-}
-inline void ldsm_emu(uint *r, __local const ushort *base, int off, int trans, __local uint *xw, int lane)
-{
-    barrier(CLK_LOCAL_MEM_FENCE);
-    xw[lane] = (uint)off;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = 0; i < 4; ++i) {
-        uint lo, hi;
-        if (trans) { /* element (2*(lane%4) + e, lane/4) of matrix i */
-            lo = base[xw[i * 8 + 2 * (lane & 3)] + (lane >> 2)];
-            hi = base[xw[i * 8 + 2 * (lane & 3) + 1] + (lane >> 2)];
-        } else { /* element (lane/4, 2*(lane%4) + e) of matrix i */
-            lo = base[xw[i * 8 + (lane >> 2)] + 2 * (lane & 3)];
-            hi = base[xw[i * 8 + (lane >> 2)] + 2 * (lane & 3) + 1];
-        }
-        r[i] = lo | (hi << 16);
-    }
-}
-inline float shfl_emu(float v, int m, __local uint *xw, int lane)
-{
-    barrier(CLK_LOCAL_MEM_FENCE);
-    xw[lane] = as_uint(v);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return as_float(xw[lane ^ m]);
-}
-#define MMA(c, a0, a1, a2, a3, b0, b1) mma_emu((c), (a0), (a1), (a2), (a3), (b0), (b1), xw, lane)
-#define LDSM_X4(r, base, off) ldsm_emu((r), (base), (off), 0, xw, lane)
-#define LDSM_X4_T(r, base, off) ldsm_emu((r), (base), (off), 1, xw, lane)
-#define SHFL_XOR(v, m) shfl_emu((v), (m), xw, lane)
-#endif
 
 /* A 16-byte copy of 8 elements, global -> local. */
 #if ROWS_ALIGNED

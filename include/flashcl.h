@@ -187,14 +187,17 @@ typedef enum flashcl_vendor {
     FLASHCL_VENDOR_QUALCOMM = 8
 } flashcl_vendor;
 
-/* Which flash kernel a plan uses. AUTO: the decode kernel (cl/flash_decode.cl) for decode steps (16
- * queries or fewer, no additive mask, no packed sequences); the matrix-unit kernel (cl/flash_mma.cl)
- * where the device has matrix units and the problem suits it (fp16/bf16, head_dim a multiple of 32 up
- * to 128, more than 16 queries, no biases, masks, softcap, packed sequences, KV cache or forced
- * splits); else the portable kernel.
- * PORTABLE: always the portable kernel. MMA: the matrix-unit kernel wherever the problem suits it,
- * emulated (correct, slow) on a device without matrix units, so that its logic can be tested anywhere.
- * DECODE: the decode kernel wherever the problem suits it, else the portable kernel. */
+/* Which flash kernel a plan uses. AUTO: where the device has matrix units, the matrix-unit decode
+ * kernel (cl/flash_decode_mma.cl) for decode steps (16 queries or fewer, no additive mask, no packed
+ * sequences) with fp16/bf16 storage and a head dim a multiple of 64, and the matrix-unit kernel
+ * (cl/flash_mma.cl) for prefill problems that suit it (fp16/bf16, head_dim a multiple of 32 up to 128,
+ * more than 16 queries, no biases, masks, softcap, packed sequences, KV cache or forced splits); the
+ * decode kernel (cl/flash_decode.cl) for other decode steps where it measured faster; else the
+ * portable kernel.
+ * PORTABLE: always the portable kernel. MMA: the matrix-unit kernels wherever the problem suits them,
+ * emulated (correct, slow) on a device without matrix units, so that their logic can be tested
+ * anywhere. DECODE: the decode kernel (cl/flash_decode.cl) wherever the problem suits it, else the
+ * portable kernel. */
 typedef enum flashcl_path {
     FLASHCL_PATH_AUTO = 0,
     FLASHCL_PATH_PORTABLE = 1,
@@ -279,13 +282,16 @@ typedef struct flashcl_config {
                                 work-group (K/V read once for them); 1: none. Set by the chooser */
     uint64_t local_mem_bytes;  /* from the kernel's exact formula */
     uint64_t local_mem_budget; /* what the chooser was allowed */
-    char kernel[32];           /* the kernel: "flash_fwd" (portable), "flash_mma" (matrix units) */
+    char kernel[32];           /* the kernel: "flash_fwd" (portable), "flash_mma" (matrix units),
+                                  "flash_decode", "flash_decode_mma" */
     int32_t mma;               /* 0: portable kernel; 1: flash_mma on the matrix units; 2: flash_mma
                                   emulated (FLASHCL_PATH_MMA on a device without them) */
-    int32_t decode;            /* 0: not the decode kernel; flash_decode, the decode-step kernel (block_m its
+    int32_t decode;            /* 0: not a decode kernel; 1, 2: flash_decode, the decode-step kernel (block_m its
                                   rows, threads_per_row its team of lanes per key, v_chunk its keys per team
                                   and step), with its team sums 1: through local memory, 2: by the
-                                  device's shuffles */
+                                  device's shuffles; 3: flash_decode_mma, the decode kernel on the matrix
+                                  units (block_m its rows, work_group_size / 32 its warps, v_chunk its
+                                  keys per warp and step); 4: flash_decode_mma emulated */
     char source[48];           /* "heuristic", "override", or "tuning-db:<user|shipped>:<device|arch|vendor>" */
     char reason[160];          /* why these tiles, in words */
     char path_reason[128];     /* why this kernel (matrix units or portable), in words */

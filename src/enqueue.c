@@ -161,6 +161,7 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_mem(&a, FA_BT, t->block_table ? t->block_table : t->q);
         break;
     case FCL_K_FLASH_DECODE:
+    case FCL_K_FLASH_DECODE_MMA:
         fcl_arg_mem(&a, DE_Q, t->q);
         fcl_arg_mem(&a, DE_K, t->k);
         fcl_arg_mem(&a, DE_V, t->v);

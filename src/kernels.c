@@ -72,16 +72,21 @@ static void flash_fwd_options(const flashcl_problem *p, const flashcl_config *c,
              c->d_chunk, c->v_chunk, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "", gqa);
 }
 
-static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+/* Whether every Q, K and V row starts at a multiple of 8 elements (16-byte loads and copies). */
+static int rows_aligned(const flashcl_problem *p)
 {
-    /* 16-byte copies where every Q, K and V row starts at a multiple of 8 elements */
     const flashcl_strides *st[3] = {&p->q_strides, &p->k_strides, &p->v_strides};
     int aligned = 1;
     for (int i = 0; i < 3; ++i)
         aligned &= st[i]->batch % 8 == 0 && st[i]->seq % 8 == 0 && st[i]->head % 8 == 0;
+    return aligned;
+}
+
+static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s",
-             dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 16, c->mma == 1, c->mma == 1, aligned,
+             dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 16, c->mma == 1, c->mma == 1, rows_aligned(p),
              p->causal || p->window ? " -DHAS_WINDOW=1" : "", fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
 }
 
@@ -96,6 +101,18 @@ static void flash_decode_options(const flashcl_problem *p, const flashcl_config 
     snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DROWS=%d -DTEAM=%d -DKT=%d -DWG=%d -DFCL_PTX=%d%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_m, c->threads_per_row, c->v_chunk, c->work_group_size,
              c->decode == 2, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "");
+}
+
+/* The matrix-unit decode kernel (decode 3, or 4 emulated): block_m its rows, work_group_size / 32 its
+ * warps, v_chunk its keys a warp and step (16 per tile). */
+static void flash_decode_mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    char features[256];
+    feature_defines(p, 1, features, sizeof features);
+    snprintf(buf, n,
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DROWS=%d -DWARPS=%d -DTILES=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s",
+             dtype_define(p->dtype), p->head_dim, c->block_m, c->work_group_size / 32, c->v_chunk / 16,
+             c->decode == 3, c->decode == 3, rows_aligned(p), features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "");
 }
 
 static void naive_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
@@ -134,8 +151,10 @@ static void standard_options(const flashcl_problem *p, const flashcl_config *c, 
 
 static const fcl_kernel_def kernel_table[FCL_KERNEL_COUNT] = {
     [FCL_K_FLASH_FWD] = DEF("flash_fwd", FLASH_PARTS "flash_fwd.cl", flash_fwd_options, flash_fwd),
-    [FCL_K_FLASH_MMA] = DEF("flash_mma", FLASH_PARTS "flash_mma.cl", flash_mma_options, flash_mma),
-    [FCL_K_FLASH_DECODE] = DEF("flash_decode", FLASH_PARTS "flash_decode.cl", flash_decode_options, flash_decode),
+    [FCL_K_FLASH_MMA] = DEF("flash_mma", FLASH_PARTS "mma.cl flash_mma.cl", flash_mma_options, flash_mma),
+    [FCL_K_FLASH_DECODE] = DEF("flash_decode", FLASH_PARTS "decode.cl flash_decode.cl", flash_decode_options, flash_decode),
+    [FCL_K_FLASH_DECODE_MMA] = DEF("flash_decode_mma", FLASH_PARTS "mma.cl decode.cl flash_decode_mma.cl",
+                                   flash_decode_mma_options, flash_decode),
     [FCL_K_FLASH_COMBINE] = DEF("flash_combine", "common.cl flash_combine.cl", combine_options, flash_combine),
     [FCL_K_NAIVE_FWD] = DEF("naive_fwd", NAIVE_PARTS, naive_options, naive_fwd),
     [FCL_K_NAIVE_REF_ROWS] = DEF("naive_ref_rows", NAIVE_PARTS, naive_options, naive_ref_rows),
@@ -156,7 +175,7 @@ fcl_kernel_id fcl_config_kernel(const flashcl_config *c)
     if (c->algorithm == FLASHCL_ALGO_NAIVE)
         return FCL_K_NAIVE_FWD;
     if (c->decode)
-        return FCL_K_FLASH_DECODE;
+        return c->decode >= 3 ? FCL_K_FLASH_DECODE_MMA : FCL_K_FLASH_DECODE;
     return c->mma ? FCL_K_FLASH_MMA : FCL_K_FLASH_FWD;
 }
 

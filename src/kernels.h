@@ -98,6 +98,7 @@ typedef enum fcl_kernel_id {
     FCL_K_FLASH_FWD,
     FCL_K_FLASH_MMA,
     FCL_K_FLASH_DECODE,
+    FCL_K_FLASH_DECODE_MMA, /* flash_decode's arguments (DE_*) */
     FCL_K_FLASH_COMBINE,
     FCL_K_NAIVE_FWD,
     FCL_K_NAIVE_REF_ROWS,

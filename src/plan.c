@@ -60,6 +60,7 @@ static flashcl_status bind_constants(flashcl_plan *pl)
         FCL_ARG_STRIDES(&a, MA_o, L->o);
         break;
     case FCL_K_FLASH_DECODE:
+    case FCL_K_FLASH_DECODE_MMA:
         fcl_arg_int(&a, DE_seq_q, p->seq_q);
         fcl_arg_int(&a, DE_seq_kv, p->seq_kv);
         fcl_arg_int(&a, DE_heads_q, p->heads_q);
@@ -177,11 +178,11 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
         const fcl_kernel_id id = fcl_config_kernel(&pl->config);
         cl_kernel k = NULL;
         flashcl_status st = fcl_kernel_create(ctx, id, &pl->problem, &pl->config, &k, pl->options, sizeof pl->options);
-        if (st != FLASHCL_SUCCESS && (id == FCL_K_FLASH_MMA || id == FCL_K_FLASH_DECODE)) {
+        if (st != FLASHCL_SUCCESS && id != FCL_K_FLASH_FWD && id != FCL_K_NAIVE_FWD) {
             /* The context's test compile built a smaller variant; this one did not (its log is in the
              * context's last error): the portable kernel, with the reason. */
             snprintf(portable_why, sizeof portable_why, "portable: the %s kernel did not build for this problem",
-                     id == FCL_K_FLASH_MMA ? "matrix-unit" : "decode");
+                     id == FCL_K_FLASH_MMA ? "matrix-unit" : id == FCL_K_FLASH_DECODE ? "decode" : "matrix-unit decode");
             choice.portable_why = portable_why;
             if (fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &pl->config) != FLASHCL_SUCCESS)
                 return st;

@@ -62,8 +62,19 @@ static uint64_t decode_bytes(int32_t d, int32_t rows, int32_t team, int32_t kt, 
     return (merge > reduce ? merge : reduce) * sizeof(float);
 }
 
+/* cl/flash_decode_mma.cl's layout comment: the warps' merge area, and emulated the exchange area. */
+static uint64_t decode_mma_bytes(int32_t d, int32_t rows, int32_t warps, int emulated)
+{
+    return (uint64_t)warps * (uint64_t)rows * ((uint64_t)d + 2) * sizeof(float) +
+           (emulated ? (uint64_t)warps * 32 * 8 * sizeof(uint32_t) : 0);
+}
+
 uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flashcl_config *c)
 {
+    if (c && c->decode >= 3)
+        return c->block_m < 1 || c->work_group_size < 32 ? 0
+                                                          : decode_mma_bytes(head_dim, c->block_m, c->work_group_size / 32,
+                                                                             c->decode == 4);
     if (c && c->decode)
         return c->block_m < 1 || c->threads_per_row < 1 || c->v_chunk < 1 || c->work_group_size < c->threads_per_row
                    ? 0
@@ -250,21 +261,72 @@ static int decode_suits(const flashcl_problem *p, char *why, size_t n)
     return no == NULL;
 }
 
-/* The decode kernel, where the path and the problem allow it: teams of head_dim/8 lanes (a power of
- * two) per key, 128 work-items, up to 8 of the KV head's packed query rows per work-group, 4 keys per
- * team and step (2 with 8 rows: registers), within the choice's limits. Returns 1 with cfg's shape
- * set, or 0 with `why`. */
+/* Whether a decode step suits cl/flash_decode_mma.cl: fp16 or bf16, a head dim a multiple of 64. */
+static int decode_mma_suits(const flashcl_problem *p)
+{
+    return (p->dtype == FLASHCL_DTYPE_F16 || p->dtype == FLASHCL_DTYPE_BF16) && p->head_dim % 64 == 0 &&
+           p->head_dim <= 256;
+}
+
+/* The matrix-unit decode kernel's shape: up to 8 of the KV head's packed rows a work-group, four warps
+ * (fewer where the work-group limit says so), two 16-key tiles a warp and step up to head dim 128 and
+ * one above (registers; on the H200 one tile measured 3-23% slower at d=128, four 4-33% slower:
+ * docs/NOTES.md, decode-mma-1). Returns 1 with cfg set. */
+static int choose_decode_mma(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                             flashcl_config *cfg, char *why, size_t why_len)
+{
+    const int emulated = !pr->matrix_units;
+    const int64_t packed = (int64_t)p->seq_q * (p->heads_q / p->heads_kv);
+    const int32_t rows = packed < 8 ? (int32_t)packed : 8;
+    const int32_t tiles = p->head_dim > 128 ? 1 : 2;
+    for (int32_t warps = 4; warps >= 1; warps /= 2) {
+        if ((size_t)(32 * warps) > ch->work_group || decode_mma_bytes(p->head_dim, rows, warps, emulated) > ch->local_mem)
+            continue;
+        memset(cfg, 0, sizeof *cfg);
+        cfg->decode = emulated ? 4 : 3;
+        cfg->block_m = rows;
+        cfg->rows_per_item = 1;
+        cfg->threads_per_row = 32;
+        cfg->v_chunk = 16 * tiles;
+        cfg->block_n = warps * 16 * tiles;
+        cfg->d_chunk = p->head_dim;
+        cfg->work_group_size = 32 * warps;
+        snprintf(cfg->reason, sizeof cfg->reason,
+                 "%d rows per work-group, %d warps of %d keys a step each, K/V straight to mma fragments", (int)rows,
+                 (int)warps, (int)(16 * tiles));
+        snprintf(why, why_len, "%s", emulated ? "matrix-unit decode kernel, emulated (FLASHCL_PATH=mma)"
+                                               : "matrix-unit decode kernel: K/V streamed to mma.sync fragments");
+        return 1;
+    }
+    snprintf(why, why_len, "portable: the matrix-unit decode kernel needs 32 work-items and %llu B of local memory",
+             (unsigned long long)decode_mma_bytes(p->head_dim, rows, 1, emulated));
+    return 0;
+}
+
+/* The decode kernels, where the path and the problem allow them: on matrix units (or forced by the mma
+ * path) cl/flash_decode_mma.cl for fp16/bf16 steps with a head dim a multiple of 64; else
+ * cl/flash_decode.cl: teams of head_dim/8 lanes (a power of two) per key, 128 work-items, up to 8 of the
+ * KV head's packed query rows per work-group, 4 keys per team and step (2 with 8 rows: registers),
+ * within the choice's limits. Returns 1 with cfg's shape set, or 0 with `why`. */
 static int choose_decode(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                          flashcl_config *cfg, char *why, size_t why_len)
 {
     char no[112];
-    if (ch->portable_why || ch->path == FLASHCL_PATH_PORTABLE || ch->path == FLASHCL_PATH_MMA) {
+    if (ch->portable_why || ch->path == FLASHCL_PATH_PORTABLE) {
         snprintf(why, why_len, "%s", ch->portable_why ? ch->portable_why : "portable: the path is forced");
         return 0;
     }
     if (!decode_suits(p, no, sizeof no)) {
         snprintf(why, why_len, "portable: %s", no);
         return 0;
+    }
+    if (ch->path == FLASHCL_PATH_MMA || (ch->path == FLASHCL_PATH_AUTO && pr->matrix_units)) {
+        if (decode_mma_suits(p))
+            return choose_decode_mma(pr, ch, p, cfg, why, why_len);
+        if (ch->path == FLASHCL_PATH_MMA) {
+            snprintf(why, why_len, "portable: the matrix-unit decode kernel needs fp16/bf16 and a head dim a multiple of 64");
+            return 0;
+        }
     }
     const int shuffles = pr->matrix_units; /* inline PTX shfl, proven by the matrix-unit test compile */
     /* Auto takes it only where it was measured faster than the portable kernel's decode path: on the
@@ -414,7 +476,22 @@ int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_proble
     const uint64_t blocks = ((uint64_t)p->seq_q * pack + (uint64_t)cfg->block_m - 1) / (uint64_t)cfg->block_m;
     const uint64_t groups = blocks * (uint64_t)p->batch * (uint64_t)p->heads_q / pack;
     const int decode = fcl_is_decode(p);
-    const uint64_t want = (decode ? 32u : 2u) * (uint64_t)(pr->compute_units ? pr->compute_units : 1);
+    /* The matrix-unit decode kernel keeps a warp's 32 keys of K and V in flight without a barrier, so one
+     * wave of two work-groups per compute unit is enough, and a partial second wave costs: on the H200
+     * (d=128: 236 registers, two work-groups per SM) batch 8 x 8 KV heads ran 4499 GB/s with 4 splits
+     * (256 work-groups), 4489 with 8 (two waves), 3389 with 5 (320: 1.2 waves); batch 1 ran fastest
+     * with 32-33 splits (docs/NOTES.md, decode-mma-1 and -2). So as many splits as fill that wave,
+     * never past it, each of at least 4 steps. */
+    const int mma_decode = cfg->decode >= 3;
+    const uint64_t cus = pr->compute_units ? pr->compute_units : 1;
+    if (mma_decode) {
+        uint64_t splits = 2u * cus / groups;
+        const uint64_t by_keys = (uint64_t)p->seq_kv / (4u * (uint64_t)cfg->block_n);
+        if (splits > by_keys)
+            splits = by_keys;
+        return splits < 1 ? 1 : splits > 1024 ? 1024 : (int32_t)splits;
+    }
+    const uint64_t want = (decode ? 32u : 2u) * cus;
     if (groups >= want)
         return 1;
     uint64_t splits = (want + groups - 1) / groups;

@@ -136,7 +136,7 @@ static flashcl_status setup(flashcl_plan *pl)
     if ((st = fcl_args_check(ctx, &r, "validation")) != FLASHCL_SUCCESS)
         return st;
     double atol, rtol;
-    fcl_tolerance(p->dtype, p->seq_kv, pl->config.mma != 0, &atol, &rtol);
+    fcl_tolerance(p->dtype, p->seq_kv, pl->config.mma != 0 || pl->config.decode >= 3, &atol, &rtol);
     fcl_args c = fcl_args_of(vs->compare_kernel, FCL_K_COMPARE_ROWS);
     fcl_arg_int(&c, CR_has_lse, p->return_lse != 0);
     fcl_arg_int(&c, CR_seq_q, (cl_int)L->group_rows); /* packed: total_q, and the head is row / total_q */
@@ -198,7 +198,7 @@ flashcl_status fcl_validate_run(flashcl_plan *pl, const flashcl_tensors *t, cl_e
         return fcl_fail_cl(ctx, err, "validation: reading the comparison back");
 
     flashcl_validation *R = &pl->report;
-    fcl_tolerance(p->dtype, p->seq_kv, pl->config.mma != 0, &R->atol, &R->rtol);
+    fcl_tolerance(p->dtype, p->seq_kv, pl->config.mma != 0 || pl->config.decode >= 3, &R->atol, &R->rtol);
     R->ran = 1;
     R->rows_checked = vs->n_rows;
     R->rows_total = pl->layout.row_groups * pl->layout.group_rows;

@@ -155,8 +155,9 @@ static void run_case(const case_params *c)
     flashcl_plan_problem(flash, &p); /* resolved strides and scale */
     flashcl_config cfg;
     flashcl_plan_config(flash, &cfg);
-    if (c->path == FLASHCL_PATH_MMA) /* the case is there to test the matrix-unit kernel */
-        ck_assert_msg(cfg.mma != 0, "expected flash_mma, got %s: %s", cfg.kernel, cfg.path_reason);
+    if (c->path == FLASHCL_PATH_MMA) /* the case is there to test a matrix-unit kernel */
+        ck_assert_msg(c->seq_q <= 16 ? cfg.decode >= 3 : cfg.mma != 0, "expected %s, got %s: %s",
+                      c->seq_q <= 16 ? "flash_decode_mma" : "flash_mma", cfg.kernel, cfg.path_reason);
     if (c->path == FLASHCL_PATH_DECODE) /* and this one the decode kernel */
         ck_assert_msg(cfg.decode != 0, "expected flash_decode, got %s: %s", cfg.kernel, cfg.path_reason);
     if (c->kv_splits > 0)
@@ -316,9 +317,9 @@ static void run_case(const case_params *c)
                     ck_assert_msg(isfinite(x), "naive: row %lld col %d = %g", (long long)r, d, x);
                     e->max_err = fmax(e->max_err, err);
                 } else {
-                    /* flash_mma rounds P to the storage type for P*V (FlashAttention-2 does too): up
-                     * to that type's unit roundoff of the row's scale more */
-                    const double p_round = pass == 1 && cfg.mma ? (p.dtype == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8)
+                    /* the matrix-unit kernels round P to the storage type for P*V (FlashAttention-2
+                     * does too): up to that type's unit roundoff of the row's scale more */
+                    const double p_round = pass == 1 && (cfg.mma || cfg.decode >= 3) ? (p.dtype == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8)
                                                                                               : ldexp(1.0, -11))
                                                                 : 0.0;
                     const double tol = 2.0 * en.max_err + 4.0 * (eps32 + p_round) * scale;
@@ -583,6 +584,31 @@ static const case_params decode_cases[] = {
 };
 #define N_DECODE_CASES ((int)(sizeof decode_cases / sizeof *decode_cases))
 
+/* The matrix-unit decode kernel, forced (FLASHCL_PATH_MMA on decode steps: emulated where the device
+ * has no matrix units): fp16 and bf16, head dims 64 to 256 (one and two 16-key tiles a warp), GQA up
+ * to 16 rows per KV head (two row chunks), MQA, several queries with causal, a window, softcap, ALiBi,
+ * key padding, forced splits (more than the keys have steps), strided rows 16-byte aligned and not,
+ * KV caches contiguous and paged (pages of 16 and 48) with appending, fewer keys than a step. */
+static const case_params decode_mma_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 300, .batch = 2, .heads_kv = 2,
+     .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 8, .seq_q = 2, .seq_kv = 500, .batch = 1, .heads_kv = 1,
+     .causal = 1, .kv_splits = 3, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 256, .gqa = 2, .seq_q = 3, .seq_kv = 200, .batch = 1, .heads_kv = 2,
+     .custom_layout = 2, .window = 1, .window_left = 30, .window_right = 2, .softcap = 10.0f,
+     .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 192, .gqa = 3, .seq_q = 1, .seq_kv = 250, .batch = 2, .heads_kv = 1,
+     .custom_layout = 1, .alibi = 2, .key_padding = 1, .kv_splits = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 300, .batch = 3, .heads_kv = 2,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 2, .seq_q = 4, .seq_kv = 160, .batch = 2, .heads_kv = 1,
+     .causal = 1, .window = 1, .window_left = 40, .window_right = -1, .kv_cache = 1, .kv_append = 1, .page_size = 48,
+     .kv_splits = 16, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 1, .seq_kv = 33, .batch = 2, .heads_kv = 3,
+     .alibi = 1, .path = FLASHCL_PATH_MMA},
+};
+#define N_DECODE_MMA_CASES ((int)(sizeof decode_mma_cases / sizeof *decode_mma_cases))
+
 /* The feature cases, one numbering over all the lists above. */
 static const struct {
     const case_params *cases;
@@ -590,7 +616,7 @@ static const struct {
 } feature_lists[] = {
     {window_cases, N_WINDOW_CASES}, {bias_cases, N_BIAS_CASES}, {varlen_cases, N_VARLEN_CASES},
     {split_cases, N_SPLIT_CASES},   {cache_cases, N_CACHE_CASES},   {mma_cases, N_MMA_CASES},
-    {decode_cases, N_DECODE_CASES},
+    {decode_cases, N_DECODE_CASES}, {decode_mma_cases, N_DECODE_MMA_CASES},
 };
 
 static const case_params *feature_case(int i)

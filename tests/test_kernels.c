@@ -70,6 +70,12 @@ static flashcl_config kernel_config(flashcl_context *ctx, fcl_kernel_id id, cons
         c.threads_per_row = 4; /* head_dim 32: 8 elements a lane */
         c.v_chunk = 4;
         c.kv_splits = p->kv_splits;
+    } else if (id == FCL_K_FLASH_DECODE_MMA) {
+        c.algorithm = FLASHCL_ALGO_FLASH;
+        c.decode = flashcl_context_profile(ctx)->matrix_units ? 3 : 4;
+        c.block_m = 4;
+        c.v_chunk = 16; /* one 16-key tile a warp and step: pages of 16 */
+        c.kv_splits = p->kv_splits;
     } else if (id == FCL_K_FLASH_MMA) {
         c.algorithm = FLASHCL_ALGO_FLASH;
         c.mma = flashcl_context_profile(ctx)->matrix_units ? 1 : 2;
@@ -96,18 +102,25 @@ static void check_kernel(fcl_kernel_id id, int variant)
     ck_assert_ptr_nonnull(def);
     flashcl_context *ctx = tu_context_create();
     ck_assert_ptr_nonnull(ctx);
-    const int mma = id == FCL_K_FLASH_MMA;
+    const int mma = id == FCL_K_FLASH_MMA, decode_mma = id == FCL_K_FLASH_DECODE_MMA;
     if ((mma && variant >= FEATURES_B) || (id == FCL_K_KV_APPEND && variant != FEATURES_C)) {
         flashcl_context_destroy(&ctx); /* the matrix-unit kernel has no cache; kv_append only a cache */
         return;
     }
-    flashcl_problem p = variant_problem(variant, mma || variant == FEATURES_C ? FLASHCL_DTYPE_F16 : variant == FEATURES_B ? FLASHCL_DTYPE_BF16 : FLASHCL_DTYPE_F32);
-    if (id == FCL_K_FLASH_DECODE && variant == FEATURES_B) {
-        flashcl_context_destroy(&ctx); /* the decode kernel takes no packed sequences */
+    flashcl_problem p = variant_problem(variant, mma || decode_mma || variant == FEATURES_C ? FLASHCL_DTYPE_F16
+                                                 : variant == FEATURES_B ? FLASHCL_DTYPE_BF16
+                                                                         : FLASHCL_DTYPE_F32);
+    if ((id == FCL_K_FLASH_DECODE || decode_mma) && variant == FEATURES_B) {
+        flashcl_context_destroy(&ctx); /* the decode kernels take no packed sequences */
         return;
     }
-    if (id == FCL_K_FLASH_DECODE)
+    if (id == FCL_K_FLASH_DECODE || decode_mma)
         p.attn_mask = 0; /* nor an additive mask */
+    if (decode_mma) { /* head dims that are multiples of 64 */
+        p.head_dim = 64;
+        if (variant == FEATURES_C)
+            p.k_strides = p.v_strides = (flashcl_strides){16 * 2 * 64, 2 * 64, 64};
+    }
     if (mma && variant == FEATURES_A) { /* its features: causal and a window, LSE */
         p.alibi = p.attn_mask = p.key_padding = p.varlen = 0;
         p.softcap = 0.0f;

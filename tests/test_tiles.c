@@ -236,11 +236,16 @@ START_TEST(test_matrix_unit_path)
                       no[i].what, c.path_reason);
     }
 
-    /* A long decode step takes the decode kernel (the shuffles where the matrix-unit compile proved PTX). */
+    /* A decode step takes the matrix-unit decode kernel; a long fp32 one the CUDA-core decode kernel
+     * (the shuffles where the matrix-unit compile proved PTX). */
     {
         flashcl_problem q = p;
         q.seq_q = 1;
         q.seq_kv = 1 << 19;
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_str_eq(c.kernel, "flash_decode_mma");
+        ck_assert_int_eq(c.decode, 3);
+        q.dtype = FLASHCL_DTYPE_F32;
         ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_str_eq(c.kernel, "flash_decode");
         ck_assert_int_eq(c.decode, 2);
@@ -334,6 +339,58 @@ START_TEST(test_decode_packing_and_splits)
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_str_eq(c.kernel, "flash_fwd");
     ck_assert_ptr_nonnull(strstr(c.path_reason, "2^19"));
+    /* fp16/bf16 with a head dim a multiple of 64: the matrix-unit decode kernel at any length, up to 8
+     * packed rows, four warps of two 16-key tiles (one above d=128), as many splits as fill one wave of
+     * two work-groups per compute unit (never past it), each of at least 4 steps. */
+    p.dtype = FLASHCL_DTYPE_F16;
+    p.seq_kv = 131072;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_decode_mma");
+    ck_assert_int_eq(c.decode, 3);
+    ck_assert_int_eq(c.gqa_pack, 4);
+    ck_assert_int_eq(c.block_m, 4);
+    ck_assert_int_eq(c.work_group_size, 128);
+    ck_assert_int_eq(c.v_chunk, 32);
+    ck_assert_int_eq(c.block_n, 128);
+    ck_assert_int_eq(c.kv_splits, 33); /* 8 work-groups a split: 264 = 2 x 132 */
+    ck_assert_uint_eq(c.local_mem_bytes, 4 * 4 * (128 + 2) * 4); /* cl/flash_decode_mma.cl's merge area */
+    ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(128, &c));
+    p.batch = 8;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.kv_splits, 4); /* 64 work-groups a split: 256 <= 264 */
+    p.batch = 64;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.kv_splits, 1);
+    p.batch = 1;
+    p.seq_kv = 8192;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.kv_splits, 16); /* 4 steps of 128 keys a split */
+    p.head_dim = 256;
+    p.dtype = FLASHCL_DTYPE_BF16;
+    p.heads_kv = 2; /* 16 query heads a KV head: two work-groups of 8 rows */
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_decode_mma");
+    ck_assert_int_eq(c.block_m, 8);
+    ck_assert_int_eq(c.v_chunk, 16);
+    ck_assert_int_eq(c.block_n, 64);
+    p.head_dim = 96; /* not a multiple of 64: the portable kernel below 2^19 key rows */
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_fwd");
+    p.head_dim = 128;
+    p.heads_kv = 8;
+    prof.matrix_units = 0; /* auto: none without matrix units; forced: emulated */
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_fwd");
+    policy.path = FLASHCL_PATH_MMA;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_decode_mma");
+    ck_assert_int_eq(c.decode, 4);
+    ck_assert_uint_eq(c.local_mem_bytes, 4 * 4 * (128 + 2) * 4 + 4 * 32 * 8 * 4);
+    p.dtype = FLASHCL_DTYPE_F32; /* forced, but no fp32 on the matrix units: portable, with the reason */
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_fwd");
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "matrix-unit decode kernel needs fp16/bf16"));
+    policy.path = FLASHCL_PATH_AUTO;
     p.seq_kv = 65536;
     prof.matrix_units = 0;
     policy.path = FLASHCL_PATH_PORTABLE;

@@ -28,8 +28,8 @@ static void usage(FILE *f)
             "                   plans then shrink their tiles); without it nothing is compiled\n"
             "  --path P         flash kernel: auto, portable, mma or decode (see flashcl run --help)\n"
             "  --json           machine-readable output\n"
-            "Each line ends with the kernel's path and why: the matrix units (flash_mma) or the portable\n"
-            "kernel (flash_fwd), and what decided it.\n"
+            "Each line ends with the kernel's path and why: the matrix units (flash_mma, flash_decode_mma),\n"
+            "the decode kernel (flash_decode) or the portable kernel (flash_fwd), and what decided it.\n"
             "exit status: 0 ok, 1 a flashcl error, 2 bad usage\n");
 }
 
@@ -173,7 +173,7 @@ int cmd_tiles(int argc, char **argv)
                p.seq_q <= 16 ? "decode" : "prefill");
         printf("%s\n\n", build ? "checked against each compiled kernel (--build)"
                                : "as chosen before compiling (--build checks them against the compiled kernel)");
-        printf("%-4s %-5s %-9s %7s %7s %4s %4s %6s %6s %6s %5s %16s  %s\n", "d", "dtype", "kernel", "block_m",
+        printf("%-4s %-5s %-16s %7s %7s %4s %4s %6s %6s %6s %5s %16s  %s\n", "d", "dtype", "kernel", "block_m",
                "block_n", "tpr", "rows", "dchunk", "vchunk", "splits", "wg", "local B", "source: reason");
     }
     int first = 1;
@@ -202,7 +202,7 @@ int cmd_tiles(int argc, char **argv)
                 char local[32];
                 snprintf(local, sizeof local, "%llu/%llu", (unsigned long long)c.local_mem_bytes,
                          (unsigned long long)pr->local_mem_size);
-                printf("%-4d %-5s %-9s %7d %7d %4d %4d %6d %6d %6d %5d %16s  %s: %s\n", d, flashcl_dtype_name(p.dtype),
+                printf("%-4d %-5s %-16s %7d %7d %4d %4d %6d %6d %6d %5d %16s  %s: %s\n", d, flashcl_dtype_name(p.dtype),
                        c.kernel, c.block_m, c.block_n, c.threads_per_row, c.rows_per_item, c.d_chunk, c.v_chunk,
                        c.kv_splits, c.work_group_size, local, c.source, c.reason);
                 printf("%-16s path: %s\n", "", c.path_reason);

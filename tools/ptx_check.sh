@@ -1,9 +1,11 @@
 #!/bin/sh
-# Assembles cl/flash_mma.cl for an NVIDIA GPU without one: clang emits PTX for OpenCL C, CUDA's ptxas
-# assembles it and prints registers, spills and local memory. clang's code generation is not NVIDIA's
-# OpenCL compiler's (register counts differ), but the inline PTX is checked by the same assembler.
-# Usage: tools/ptx_check.sh [head_dim [dtype_define [extra -D options]]], e.g.
+# Assembles a matrix-unit kernel (cl/flash_mma.cl, or $KERNEL: flash_decode_mma) for an NVIDIA GPU
+# without one: clang emits PTX for OpenCL C, CUDA's ptxas assembles it and prints registers, spills and
+# local memory. clang's code generation is not NVIDIA's OpenCL compiler's (register counts differ), but
+# the inline PTX is checked by the same assembler.
+# Usage: [KERNEL=name] tools/ptx_check.sh [head_dim [dtype_define [extra -D options]]], e.g.
 #   tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DMMA_PIPELINE=0
+#   KERNEL=flash_decode_mma tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DROWS=8 -DTILES=1
 set -e
 cd "$(dirname "$0")/.."
 d=${1:-128}
@@ -25,13 +27,21 @@ cat > "$tmp/prelude.cl" <<'PRE'
 #define clamp(x, a, b) ((x) < (a) ? (a) : (x) > (b) ? (b) : (x))
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
+#define vstore_half_rte(x, i, p) __builtin_store_halff((x), (p) + (i))
 PRE
-# The program's parts, in src/kernels.c's order for flash_mma.
-parts=$(sed -n 's/.*\[FCL_K_FLASH_MMA\] = DEF("flash_mma", FLASH_PARTS "\([a-z_.]*\)".*/\1/p' src/kernels.c)
+kernel=${KERNEL:-flash_mma}
+case $kernel in
+flash_mma) shape="-DBLOCK_N=64 -DWARPS=4" ;;
+flash_decode_mma) shape="-DWARPS=4" ;; # ROWS and TILES: defaults below unless given
+*) echo "KERNEL: flash_mma or flash_decode_mma" >&2; exit 2 ;;
+esac
+# The program's parts, in src/kernels.c's order for the kernel (its DEF may span two lines).
+parts=$(tr -d '\n' < src/kernels.c | sed -n 's/.*DEF("'"$kernel"'", *FLASH_PARTS "\([a-z_. ]*\)".*/\1/p')
 flash_parts=$(sed -n 's/^#define FLASH_PARTS "\(.*\) "$/\1/p' src/kernels.c)
-(cat "$tmp/prelude.cl"; for f in $flash_parts $parts; do cat "cl/$f"; done) > "$tmp/k.cl"
+(cat "$tmp/prelude.cl"; printf '#ifndef ROWS\n#define ROWS 4\n#endif\n#ifndef TILES\n#define TILES 2\n#endif\n'
+ for f in $flash_parts $parts; do cat "cl/$f"; done) > "$tmp/k.cl"
 clang -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -O3 -S \
-  -D"$t" -DHEAD_DIM="$d" -DBLOCK_N=64 -DWARPS=4 -DFCL_PTX=1 -DFAST_EXP2=1 -DROWS_ALIGNED=1 "$@" -o "$tmp/k.ptx" "$tmp/k.cl" \
+  -D"$t" -DHEAD_DIM="$d" $shape -DFCL_PTX=1 -DFAST_EXP2=1 -DROWS_ALIGNED=1 "$@" -o "$tmp/k.ptx" "$tmp/k.cl" \
   2>&1 | grep -v "warning:" | grep -E "error" || true
 sed -i 's/^\.version .*/.version 7.8/; s/^\.target .*/.target sm_90/' "$tmp/k.ptx"
 "$ptxas" -arch=sm_90 -v "$tmp/k.ptx" -o "$tmp/k.cubin" 2>&1 | grep -E "error|Used|spill"

@@ -1,6 +1,7 @@
 """PyTorch SDPA on flashcl's decode shapes (seq_q = 1, Hq = 32, Hkv = 8, d = 128, fp16), for BENCHMARKS.md.
 Median of CUDA events over 50 runs after 10 warm-ups; GQA through enable_gqa (no K/V copies).
-Prints one JSON line per (backend, batch, cache length)."""
+Prints one JSON line per (backend, batch, cache length). Arguments (optional): the cache lengths, comma
+separated, and the backends, comma separated (default: all five lengths, all four backends)."""
 import json
 import statistics
 import sys
@@ -12,9 +13,12 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 dev = torch.device("cuda")
 backends = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
             "math": SDPBackend.MATH, "cudnn": SDPBackend.CUDNN_ATTENTION}
+caches = [int(x) for x in sys.argv[1].split(",")] if len(sys.argv) > 1 else [8192, 16384, 32768, 65536, 131072]
+if len(sys.argv) > 2:
+    backends = {k: v for k, v in backends.items() if k in sys.argv[2].split(",")}
 print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name()}), flush=True)
 for batch in (1, 8):
-    for cache in (8192, 16384, 32768, 65536, 131072):
+    for cache in caches:
         q = torch.randn(batch, 32, 1, 128, device=dev, dtype=torch.float16)
         k = torch.randn(batch, 8, cache, 128, device=dev, dtype=torch.float16)
         v = torch.randn(batch, 8, cache, 128, device=dev, dtype=torch.float16)

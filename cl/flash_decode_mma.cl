@@ -1,0 +1,281 @@
+/*
+ * flash_decode_mma.cl: the decode kernel on NVIDIA's matrix units (mma.sync.m16n8k16, fp16 or bf16
+ * K/V, fp32 accumulators). K and V go from global memory straight into registers that already are the
+ * matrix instructions' fragments: no local memory, no barrier, no conversion, no shuffle per key.
+ *
+ * A work-group is WARPS warps and owns (batch, KV head, key split) and up to ROWS <= 8 packed query
+ * rows of that KV head, as flash_decode.cl (decode.cl: the key range and the merge). Each warp takes
+ * its own TK = 16*TILES keys of every step of WARPS*TK keys and keeps its own softmax state; the warps'
+ * states are merged once at the end. With g = lane/4 and t = lane%4 (mma.cl lists the fragments):
+ *
+ * S = Q K^T, one m16n8k16 per 8 keys and 16 elements of the head dimension: A is Q (rows g; rows g+8
+ * are zeros), B is K^T, whose fragment b0 (b1) is two consecutive elements of key g's row. A dot product
+ * does not depend on the order of the head dimension's elements, so each lane loads key g's row in
+ * 16-byte pieces at elements 8(t + 4v) (v < HEAD_DIM/32) and uses piece v's four registers as the
+ * B fragments of k-steps 2v and 2v+1; Q's row is loaded the same way into A. C gives lane (g, t) row
+ * g's scores of keys 2t and 2t+1 of each 8: the row's maximum is over the 4 lanes of the row (two
+ * shuffles a step), each score's exp2 is computed once, and the sum stays per lane until the end.
+ *
+ * O^T += V^T P^T, one m16n8k16 per 16 elements of the head dimension and 16 keys: B is P^T, whose
+ * fragments (P[g][2t..2t+1], P[g][2t+8..2t+9]) are exactly the pairs of S's C that lane (g, t) holds,
+ * packed to 16 bits; A is V^T (rows: elements, columns: keys). Lane (g, t) loads keys 2t, 2t+1, 2t+8,
+ * 2t+9 of V in 16-byte pieces at elements 8(g + 8u) (u < HEAD_DIM/64) and pairs the 16-bit halves of
+ * two keys into A's registers (a byte permute: element 2q of piece u is row g of m-tile 4u+q, element
+ * 2q+1 its row g+8). O^T's C holds, per lane, elements 8(g+8u)+2q and +1 of rows 2t and 2t+1; the
+ * rescale of a row by its running maximum takes the factor from the row's lanes (two shuffles a step).
+ *
+ * All loads of a step are issued before any is used, TILES tiles of 16 keys a warp. Semantics as
+ * flash_decode.cl (the cache's filled length, paged caches, window and causal mask, softcap, ALiBi,
+ * key padding, GQA, LSE, NaN rows, rows without a key). FCL_PTX=0 emulates the warp instructions
+ * (mma.cl) so that CI tests this kernel on PoCL and rusticl; every loop's trip count is the same in
+ * every warp, so the emulation's barriers are reached by the whole work-group.
+ *
+ * Local memory (floats; src/tiles.c's formula must match): WARPS*ROWS*(HEAD_DIM+2) for the merge, and
+ * emulated WARPS*32*8 uints of exchange area.
+ */
+#if !defined(HEAD_DIM) || !defined(ROWS) || !defined(WARPS) || !defined(TILES)
+#error "flash_decode_mma.cl needs HEAD_DIM, ROWS, WARPS and TILES"
+#endif
+#if (HEAD_DIM % 64) != 0 || HEAD_DIM > 256 || ROWS < 1 || ROWS > 8 || TILES < 1 || TILES > 4
+#error "flash_decode_mma.cl takes head dims that are multiples of 64 up to 256, 1 to 8 rows, 1 to 4 tiles"
+#endif
+#if !defined(FLASHCL_DTYPE_F16) && !defined(FLASHCL_DTYPE_BF16)
+#error "flash_decode_mma.cl needs fp16 or bf16 storage"
+#endif
+#if VARLEN || HAS_MASK || (PAGE_SIZE % 16) != 0
+#error "flash_decode_mma.cl takes no packed sequences or additive mask, and pages of a multiple of 16 keys"
+#endif
+#ifndef ROWS_ALIGNED /* every Q, K and V row starts at a multiple of 8 elements: 16-byte loads */
+#define ROWS_ALIGNED 0
+#endif
+
+#define WG_SIZE (32 * WARPS)
+#define TK (16 * TILES)      /* keys a warp takes a step */
+#define STEP (WARPS * TK)    /* keys the work-group takes a step */
+#define KS (HEAD_DIM / 16)   /* k16 steps of S, m16 tiles of O^T */
+#define KVEC (HEAD_DIM / 32) /* 16-byte pieces of a K row a lane loads */
+#define VVEC (HEAD_DIM / 64) /* 16-byte pieces of a V row a lane loads */
+
+/* 16 bytes (8 elements) of a row, as four registers. */
+#if ROWS_ALIGNED
+#define LOAD16(p, i) (*(__global const uint4 *)((p) + (i)))
+#else
+#define LOAD16(p, i) as_uint4(vload8(0, (p) + (i)))
+#endif
+#define SPLAT4(r, x) ((r)[0] = (x).s0, (r)[1] = (x).s1, (r)[2] = (x).s2, (r)[3] = (x).s3)
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
+flash_decode_mma(__global const ushort *restrict Q, __global const ushort *restrict K,
+                 __global const ushort *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
+                 const int seq_q, const int seq_kv, const int heads_q, const int group, const float scale_log2,
+                 const int win_left, const int win_right, const float softcap_log2, const int write_lse,
+                 const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss,
+                 const long k_sh, const long v_sb, const long v_ss, const long v_sh, const long o_sb,
+                 const long o_ss, const long o_sh, __global const float *restrict ALIBI, const int alibi_per_batch,
+                 __global const uchar *restrict KPM, const int n_splits, __global float *restrict OP,
+                 __global float *restrict LP, const long rows_total, __global const int *restrict CACHE_LENS,
+                 __global const int *restrict BT, const int max_pages, const int num_pages)
+{
+    __local float merge[WARPS * ROWS * (HEAD_DIM + 2)];
+#if !FCL_PTX
+    __local uint xchg[WARPS * 32 * 8];
+#endif
+#ifdef FLASHCL_DEBUG_SCALE
+    const float scale2 = scale_log2 * FLASHCL_DEBUG_SCALE; /* fault injection for the validation tests */
+#else
+    const float scale2 = scale_log2;
+#endif
+    const int tid = get_local_id(0), warp = tid >> 5, lane = tid & 31;
+    const int g = lane >> 2, t = lane & 3;
+#if !FCL_PTX
+    __local uint *const xw = xchg + warp * 32 * 8;
+#endif
+    const int heads_kv = heads_q / group;
+#if SPLIT_KV
+    const int split = get_group_id(1) % n_splits;
+    const int bhk = get_group_id(1) / n_splits;
+#else
+    const int split = 0, bhk = get_group_id(1);
+#endif
+    const int b = bhk / heads_kv, hk = bhk - b * heads_kv;
+    const int pr0 = get_group_id(0) * ROWS; /* this work-group's first packed row */
+    const seq_view sv = seq_view_of(b, seq_q, seq_kv, 0, 0, 0, 0, CACHE_LENS);
+    const int sq = sv.sq, skv = sv.skv;
+    const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
+    const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
+
+    /* Row g of the block is this lane's row of the softmax (rows past ROWS or the step's queries: zeros). */
+    const int my_pr = pr0 + g, my_qi = my_pr / group;
+    const bool my_row = g < ROWS && my_qi < sq;
+    uint qa[KS][2]; /* A fragments of Q (the zero rows g+8 are constants) */
+    {
+        const long qo = my_row ? q_row_offset(sv, hk * group + my_pr % group, my_qi, q_sb, q_ss, q_sh) : 0;
+        UNROLL
+        for (int v = 0; v < KVEC; ++v) {
+            const uint4 x = my_row ? LOAD16(Q, qo + 8 * (t + 4 * v)) : (uint4)(0);
+            qa[2 * v][0] = x.s0;
+            qa[2 * v][1] = x.s1;
+            qa[2 * v + 1][0] = x.s2;
+            qa[2 * v + 1][1] = x.s3;
+        }
+    }
+#if HAS_ALIBI
+    const float slope = alibi_slope(ALIBI, alibi_per_batch, b, hk * group + my_pr % group, heads_q);
+    const int pos = my_qi + skv - sq;
+#endif
+#if HAS_WINDOW
+    key_range vis = visible_keys(my_qi, sq, skv, win_left, win_right);
+#endif
+
+    const decode_keys keys = decode_key_range(pr0, ROWS, group, sq, skv, split, n_splits, STEP, win_left, win_right);
+#if HAS_WINDOW
+    vis.hi = min(vis.hi, keys.end);
+#endif
+
+    float o[KS][4]; /* O^T's C fragments: elements 8(g+8u)+2q (+1) of rows 2t, 2t+1; tile 4u+q */
+    UNROLL
+    for (int i = 0; i < KS; ++i)
+        o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
+    float m_run = -INFINITY, l_run = 0.0f; /* row g's running maximum; this lane's part of its sum */
+
+    for (int n0 = keys.begin; n0 < keys.end; n0 += STEP) {
+        const int k0 = n0 + warp * TK; /* this warp's first key of the step */
+        /* Each 16-key tile's rows from its page: tiles start at multiples of 16, and a page holds whole
+         * tiles; one block-table lookup a step where a page holds the warp's TK keys. */
+        long k_tile[TILES], v_tile[TILES];
+        UNROLL
+        for (int i = 0; i < TILES; ++i) {
+#if PAGE_SIZE
+            const int kc = min(k0 + ((PAGE_SIZE % TK) == 0 ? 0 : 16 * i), max(skv - 1, 0));
+            k_tile[i] = k_base + kv_row(b, kc, k_ss, k_sb, BT, max_pages, num_pages) - (long)kc * k_ss;
+            v_tile[i] = v_base + kv_row(b, kc, v_ss, v_sb, BT, max_pages, num_pages) - (long)kc * v_ss;
+#else
+            k_tile[i] = k_base;
+            v_tile[i] = v_base;
+#endif
+        }
+        /* Every load of the step first: K keys k0+16i+8j+g, V keys k0+16i+{2t, 2t+1, 2t+8, 2t+9}. */
+        uint kr[TILES][2][KVEC * 4], vr[TILES][4][VVEC * 4];
+        UNROLL
+        for (int i = 0; i < TILES; ++i) {
+            UNROLL
+            for (int j = 0; j < 2; ++j) {
+                const int key = k0 + 16 * i + 8 * j + g;
+                const bool ok = key < keys.end;
+                UNROLL
+                for (int v = 0; v < KVEC; ++v) {
+                    const uint4 x = ok ? LOAD16(K, k_tile[i] + (long)key * k_ss + 8 * (t + 4 * v)) : (uint4)(0);
+                    SPLAT4(kr[i][j] + 4 * v, x);
+                }
+            }
+            UNROLL
+            for (int e = 0; e < 4; ++e) {
+                const int key = k0 + 16 * i + 2 * t + (e & 1) + 8 * (e >> 1);
+                const bool ok = key < keys.end;
+                UNROLL
+                for (int u = 0; u < VVEC; ++u) {
+                    const uint4 x = ok ? LOAD16(V, v_tile[i] + (long)key * v_ss + 8 * (g + 8 * u)) : (uint4)(0);
+                    SPLAT4(vr[i][e] + 4 * u, x);
+                }
+            }
+        }
+
+        /* S: row g's scores of keys k0+16i+8j+2t+c, in base 2, masked. */
+        float s[TILES][2][2];
+        float tile_max = -INFINITY;
+#if HAS_WINDOW
+        const bool edge = k0 < keys.inner_lo || k0 + TK > min(keys.inner_hi, keys.end); /* a window's edge */
+#endif
+        UNROLL
+        for (int i = 0; i < TILES; ++i) {
+            UNROLL
+            for (int j = 0; j < 2; ++j) {
+                float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                UNROLL
+                for (int k = 0; k < KS; ++k)
+                    MMA(c, qa[k][0], 0u, qa[k][1], 0u, kr[i][j][2 * k], kr[i][j][2 * k + 1]);
+                UNROLL
+                for (int cc = 0; cc < 2; ++cc) {
+                    const int key = k0 + 16 * i + 8 * j + 2 * t + cc;
+                    float x = c[cc] * scale2;
+#if HAS_SOFTCAP
+                    x = softcap_score(x, softcap_log2);
+#endif
+#if HAS_ALIBI
+                    x += alibi_bias(slope, pos, key, LOG2E_F);
+#endif
+                    bool visible = key < keys.end;
+#if HAS_WINDOW
+                    visible = visible && (!edge || (key >= vis.lo && key < vis.hi));
+#endif
+#if HAS_KPM
+                    visible = visible && !key_padded(KPM, seq_kv, b, key);
+#endif
+                    s[i][j][cc] = visible ? x : -INFINITY;
+                    tile_max = max_nan(tile_max, s[i][j][cc]);
+                }
+            }
+        }
+        tile_max = max_nan(tile_max, SHFL_XOR(tile_max, 1));
+        tile_max = max_nan(tile_max, SHFL_XOR(tile_max, 2));
+        const float2 st = softmax_step(m_run, tile_max);
+        m_run = st.x;
+        /* rows 2t and 2t+1 of O^T rescaled by their own factors, held by their rows' lanes */
+        const float alpha_lo = SHFL_IDX(st.y, 8 * t), alpha_hi = SHFL_IDX(st.y, 8 * t + 4);
+        UNROLL
+        for (int i = 0; i < KS; ++i) {
+            o[i][0] *= alpha_lo;
+            o[i][1] *= alpha_hi;
+            o[i][2] *= alpha_lo;
+            o[i][3] *= alpha_hi;
+        }
+        float psum = 0.0f;
+        UNROLL
+        for (int i = 0; i < TILES; ++i) {
+            float p[2][2];
+            UNROLL
+            for (int j = 0; j < 2; ++j) {
+                UNROLL
+                for (int cc = 0; cc < 2; ++cc) {
+                    p[j][cc] = softmax_weight(s[i][j][cc], st.x);
+                    psum += p[j][cc];
+                }
+            }
+            /* O^T += V^T P^T over this tile's 16 keys */
+            const uint pb0 = pack2(p[0][0], p[0][1]), pb1 = pack2(p[1][0], p[1][1]);
+            UNROLL
+            for (int mt = 0; mt < KS; ++mt) {
+                const uint x0 = vr[i][0][mt], x1 = vr[i][1][mt], x2 = vr[i][2][mt], x3 = vr[i][3][mt];
+                MMA(o[mt], (x0 & 0xffffu) | (x1 << 16), (x0 >> 16) | (x1 & 0xffff0000u), (x2 & 0xffffu) | (x3 << 16),
+                    (x2 >> 16) | (x3 & 0xffff0000u), pb0, pb1);
+            }
+        }
+        l_run = l_run * st.y + psum;
+    }
+
+    /* Row g's sum over its 4 lanes; then each warp's state into the merge area, merged once. */
+    l_run += SHFL_XOR(l_run, 1);
+    l_run += SHFL_XOR(l_run, 2);
+    __local float *const m_w = merge;                    /* [WARPS][ROWS] */
+    __local float *const l_w = merge + WARPS * ROWS;     /* [WARPS][ROWS] */
+    __local float *const o_w = merge + 2 * WARPS * ROWS; /* [WARPS][ROWS][HEAD_DIM] */
+    if (t == 0 && g < ROWS) {
+        m_w[warp * ROWS + g] = m_run;
+        l_w[warp * ROWS + g] = l_run;
+    }
+    UNROLL
+    for (int mt = 0; mt < KS; ++mt) {
+        const int d = 8 * (g + 8 * (mt >> 2)) + 2 * (mt & 3);
+        if (2 * t < ROWS) {
+            o_w[(warp * ROWS + 2 * t) * HEAD_DIM + d] = o[mt][0];
+            o_w[(warp * ROWS + 2 * t) * HEAD_DIM + d + 1] = o[mt][2];
+        }
+        if (2 * t + 1 < ROWS) {
+            o_w[(warp * ROWS + 2 * t + 1) * HEAD_DIM + d] = o[mt][1];
+            o_w[(warp * ROWS + 2 * t + 1) * HEAD_DIM + d + 1] = o[mt][3];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    decode_merge_store(m_w, l_w, o_w, WARPS, ROWS, tid, WG_SIZE, sv, pr0, group, hk, heads_q, seq_q, split,
+                       rows_total, OP, LP, O, LSE, write_lse, o_sb, o_ss, o_sh);
+}

@@ -1,0 +1,158 @@
+/*
+ * mma.cl: the warp-level instructions of the matrix-unit kernels (flash_mma.cl, flash_decode_mma.cl), as
+ * inline PTX or emulated. A kernel that includes this part names, in the scope of each use, `lane` (its
+ * lane in the warp) and, emulated, `xw` (its warp's exchange area: 32*8 uints of local memory).
+ *
+ * FCL_PTX=1: the PTX instructions (NVIDIA, compute capability 8.0 and up: mma.sync.m16n8k16 with fp16
+ * or bf16 operands and fp32 accumulators, ldmatrix, shfl.sync, cvt to 16-bit pairs). FCL_PTX=0: each
+ * instruction emulated with the same fragment layout: a barrier, every lane publishes its registers in
+ * its warp's area, a barrier, every lane reads what the instruction would have given it. So PoCL and
+ * rusticl test the kernels' indexing and softmax in CI; the emulation is slow and exists only for that.
+ * Every emulated instruction is a work-group barrier: the kernels call them with control flow that is
+ * uniform across the work-group.
+ *
+ * Fragments of m16n8k16 (g = lane/4, t = lane%4; a register holds two 16-bit values, the lower index
+ * in the low half): A (16x16, row-major) a0 = A[g][2t..2t+1], a1 = A[g+8][2t..], a2 = A[g][2t+8..],
+ * a3 = A[g+8][2t+8..]; B (16x8, k by n) b0 = B[2t..2t+1][g], b1 = B[2t+8..2t+9][g]; C (16x8, fp32)
+ * c0,c1 = C[g][2t..2t+1], c2,c3 = C[g+8][2t..2t+1].
+ */
+#ifndef FCL_PTX
+#define FCL_PTX 0
+#endif
+
+/* The fragment loops are unrolled on the GPU (the fragments must live in registers); emulated they
+ * are not (PoCL compiled the unrolled emulation for a minute a configuration). */
+#if FCL_PTX
+#define UNROLL _Pragma("unroll")
+#else
+#define UNROLL _Pragma("nounroll")
+#endif
+
+/* ---- The four warp-level instructions, as PTX or emulated ---------------------------------------- */
+#if FCL_PTX
+
+#if defined(FLASHCL_DTYPE_F16)
+#define MMA_TYPE "f16"
+#else
+#define MMA_TYPE "bf16"
+#endif
+#define WARP_ARGS(xw, lane)
+#define MMA(c, a0, a1, a2, a3, b0, b1)                                                                         \
+    __asm__ volatile("mma.sync.aligned.m16n8k16.row.col.f32." MMA_TYPE "." MMA_TYPE ".f32 {%0,%1,%2,%3}, "    \
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                                                  \
+                     : "+f"((c)[0]), "+f"((c)[1]), "+f"((c)[2]), "+f"((c)[3])                                   \
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))
+/* ldmatrix .x4: lane l gives the address of row l%8 of matrix l/8 (local memory, 16 bytes a row). */
+#define LDSM_X4(r, base, off)                                                                                  \
+    __asm__ volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"                          \
+                     : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                  \
+                     : "r"((uint)(size_t)((base) + (off))))
+#define LDSM_X4_T(r, base, off)                                                                                \
+    __asm__ volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"                    \
+                     : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                  \
+                     : "r"((uint)(size_t)((base) + (off))))
+inline float shfl_xor(float v, int m)
+{
+    float r;
+    __asm__ volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(m));
+    return r;
+}
+/* The value of lane src. */
+inline float shfl_idx(float v, int src)
+{
+    float r;
+    __asm__ volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(src));
+    return r;
+}
+#define SHFL_XOR(v, m) shfl_xor((v), (m))
+#define SHFL_IDX(v, src) shfl_idx((v), (src))
+/* Two floats to one register of two 16-bit values, lo in the low half; round to nearest even. */
+inline uint pack2(float lo, float hi)
+{
+    uint r;
+#if defined(FLASHCL_DTYPE_F16)
+    __asm__("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    __asm__("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+    return r;
+}
+
+#else /* emulated */
+
+inline float bits_to_float(uint h)
+{
+#if defined(FLASHCL_DTYPE_F16)
+    const ushort s = (ushort)h;
+    return vload_half(0, (const half *)&s);
+#else
+    return as_float((h & 0xffffu) << 16);
+#endif
+}
+inline uint pack2(float lo, float hi)
+{
+#if defined(FLASHCL_DTYPE_F16)
+    ushort l, h;
+    vstore_half_rte(lo, 0, (half *)&l);
+    vstore_half_rte(hi, 0, (half *)&h);
+    return (uint)l | ((uint)h << 16);
+#else
+    return (uint)float_to_bf16(lo) | ((uint)float_to_bf16(hi) << 16);
+#endif
+}
+/* Every emulated instruction: barrier, each lane publishes its registers in its warp's area xw,
+ * barrier, each lane reads what the instruction would have given it. */
+inline void mma_emu(float *c, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1, __local uint *xw, int lane)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    xw[lane * 8 + 0] = a0;
+    xw[lane * 8 + 1] = a1;
+    xw[lane * 8 + 2] = a2;
+    xw[lane * 8 + 3] = a3;
+    xw[lane * 8 + 4] = b0;
+    xw[lane * 8 + 5] = b1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int g = lane >> 2, t = lane & 3;
+    for (int o = 0; o < 4; ++o) {
+        const int row = g + (o >> 1) * 8, col = 2 * t + (o & 1);
+        float sum = 0.0f;
+        for (int k = 0; k < 16; ++k) {
+            /* A(row, k): lane (row%8)*4 + (k%8)/2, register (row/8) + 2*(k/8), half k%2 */
+            const uint ar = xw[((row & 7) * 4 + ((k & 7) >> 1)) * 8 + (row >> 3) + 2 * (k >> 3)];
+            /* B(k, col): lane col*4 + (k%8)/2, register 4 + k/8, half k%2 */
+            const uint br = xw[(col * 4 + ((k & 7) >> 1)) * 8 + 4 + (k >> 3)];
+            sum = fma(bits_to_float(ar >> (16 * (k & 1))), bits_to_float(br >> (16 * (k & 1))), sum);
+        }
+        c[o] += sum;
+    }
+}
+inline void ldsm_emu(uint *r, __local const ushort *base, int off, int trans, __local uint *xw, int lane)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    xw[lane] = (uint)off;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = 0; i < 4; ++i) {
+        uint lo, hi;
+        if (trans) { /* element (2*(lane%4) + e, lane/4) of matrix i */
+            lo = base[xw[i * 8 + 2 * (lane & 3)] + (lane >> 2)];
+            hi = base[xw[i * 8 + 2 * (lane & 3) + 1] + (lane >> 2)];
+        } else { /* element (lane/4, 2*(lane%4) + e) of matrix i */
+            lo = base[xw[i * 8 + (lane >> 2)] + 2 * (lane & 3)];
+            hi = base[xw[i * 8 + (lane >> 2)] + 2 * (lane & 3) + 1];
+        }
+        r[i] = lo | (hi << 16);
+    }
+}
+inline float shfl_emu(float v, int src, __local uint *xw, int lane)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    xw[lane] = as_uint(v);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return as_float(xw[src & 31]);
+}
+#define MMA(c, a0, a1, a2, a3, b0, b1) mma_emu((c), (a0), (a1), (a2), (a3), (b0), (b1), xw, lane)
+#define LDSM_X4(r, base, off) ldsm_emu((r), (base), (off), 0, xw, lane)
+#define LDSM_X4_T(r, base, off) ldsm_emu((r), (base), (off), 1, xw, lane)
+#define SHFL_XOR(v, m) shfl_emu((v), lane ^ (m), xw, lane)
+#define SHFL_IDX(v, src) shfl_emu((v), (src), xw, lane)
+#endif
