@@ -92,3 +92,95 @@ inline float max_nan(float a, float b)
 #ifndef GQA_PACK
 #define GQA_PACK 1
 #endif
+
+/*
+ * A quantized KV cache (KV_FORMAT, flashcl.h's flashcl_kv_format: 0 plain, 1 int8 times a scale per
+ * (row, KV head), 2 fp8 E4M3, 3 fp8 E5M2): K and V are bytes (KV_T), read as floats by kv_byte; the int8
+ * scales are fp32 or fp16 (KV_SCALE_F16). The cache's writer (kvcache.cl) quantizes with the inverse
+ * functions below.
+ */
+#ifndef KV_FORMAT
+#define KV_FORMAT 0
+#endif
+#ifndef KV_SCALE_F16
+#define KV_SCALE_F16 0
+#endif
+#if KV_FORMAT
+#define KV_T uchar
+#else
+#define KV_T STORE_T
+#endif
+#if KV_SCALE_F16
+#define SCALE_T half
+#define LOAD_SCALE(p, i) vload_half((i), (p))
+#define STORE_SCALE(p, i, x) vstore_half_rte((x), (i), (p))
+#else
+#define SCALE_T float
+#define LOAD_SCALE(p, i) ((p)[(i)])
+#define STORE_SCALE(p, i, x) ((p)[(i)] = (x))
+#endif
+
+/* fp8 E4M3: bias 7, 3 mantissa bits, subnormals m * 2^-9, S.1111.111 NaN, no infinities. */
+inline float e4m3_to_float(const uint b)
+{
+    const uint e = (b >> 3) & 15u, m = b & 7u;
+    const float mag = (b & 0x7fu) == 0x7fu ? NAN : e ? as_float(((e + 120u) << 23) | (m << 20)) : (float)m * 0x1p-9f;
+    return (b & 0x80u) ? -mag : mag;
+}
+
+/* fp8 E5M2: bias 15, 2 mantissa bits, subnormals m * 2^-16, exponent 31 infinity or NaN. */
+inline float e5m2_to_float(const uint b)
+{
+    const uint e = (b >> 2) & 31u, m = b & 3u;
+    const float mag = e == 31u ? (m ? NAN : INFINITY) : e ? as_float(((e + 112u) << 23) | (m << 21)) : (float)m * 0x1p-16f;
+    return (b & 0x80u) ? -mag : mag;
+}
+
+/* A cache byte's value before the int8 scale. */
+inline float kv_byte(const uint b)
+{
+#if KV_FORMAT == 1
+    return (float)as_char((uchar)b);
+#elif KV_FORMAT == 2
+    return e4m3_to_float(b);
+#else
+    return e5m2_to_float(b);
+#endif
+}
+
+#if KV_FORMAT
+#define KV_LOAD(p, i) kv_byte((p)[(i)])
+#else
+#define KV_LOAD(p, i) LOAD(p, i)
+#endif
+
+/* Rounding to nearest even, saturating to the largest finite value; NaN stays NaN. */
+inline uint float_to_e4m3(const float x)
+{
+    const uint sign = (as_uint(x) >> 24) & 0x80u;
+    const float a = fabs(x);
+    if (isnan(x))
+        return sign | 0x7fu;
+    if (a >= 448.0f)
+        return sign | 0x7eu;
+    if (a < 0x1p-6f)
+        return sign | (uint)rint(a * 0x1p9f); /* subnormal (8 rounds up to the smallest normal) */
+    uint u = as_uint(a);
+    u = (u + 0x7ffffu + ((u >> 20) & 1u)) & 0xfff00000u; /* the mantissa to 3 bits, to nearest even */
+    return sign | (((u >> 23) - 120u) << 3) | ((u >> 20) & 7u);
+}
+
+inline uint float_to_e5m2(const float x)
+{
+    const uint sign = (as_uint(x) >> 24) & 0x80u;
+    const float a = fabs(x);
+    if (isnan(x))
+        return sign | 0x7fu;
+    if (a >= 57344.0f)
+        return sign | 0x7bu;
+    if (a < 0x1p-14f)
+        return sign | (uint)rint(a * 0x1p16f);
+    uint u = as_uint(a);
+    u = (u + 0xfffffu + ((u >> 21) & 1u)) & 0xffe00000u; /* the mantissa to 2 bits, to nearest even */
+    return sign | (((u >> 23) - 112u) << 2) | ((u >> 21) & 3u);
+}

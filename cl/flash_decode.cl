@@ -46,6 +46,19 @@
 #define LOCAL_FLOATS (MERGE_FLOATS > REDUCE_FLOATS ? MERGE_FLOATS : REDUCE_FLOATS)
 
 /* Eight consecutive elements of a row as floats. */
+#if KV_FORMAT == 1 /* K and V rows of a quantized cache (common.cl) */
+#define KV_LOAD8(p, i) convert_float8(as_char8(vload8(0, (p) + (i))))
+#elif KV_FORMAT
+inline float8 kv_load8(__global const uchar *p)
+{
+    const uchar8 b = vload8(0, p);
+    return (float8)(kv_byte(b.s0), kv_byte(b.s1), kv_byte(b.s2), kv_byte(b.s3), kv_byte(b.s4), kv_byte(b.s5),
+                    kv_byte(b.s6), kv_byte(b.s7));
+}
+#define KV_LOAD8(p, i) kv_load8((p) + (i))
+#else
+#define KV_LOAD8(p, i) LOAD8(p, i)
+#endif
 #if defined(FLASHCL_DTYPE_F16)
 #define LOAD8(p, i) vload_half8(0, (p) + (i))
 #elif defined(FLASHCL_DTYPE_BF16)
@@ -64,8 +77,8 @@ inline float team_shfl_xor(float v, int m)
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restrict K,
-             __global const STORE_T *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
+flash_decode(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
+             __global const KV_T *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
              const int seq_q, const int seq_kv, const int heads_q, const int group, const float scale_log2,
              const int win_left, const int win_right, const float softcap_log2, const int write_lse,
              const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss, const long k_sh,
@@ -73,7 +86,7 @@ flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restric
              __global const float *restrict ALIBI, const int alibi_per_batch, __global const uchar *restrict KPM,
              const int n_splits, __global float *restrict OP, __global float *restrict LP, const long rows_total,
              __global const int *restrict CACHE_LENS, __global const int *restrict BT, const int max_pages,
-             const int num_pages)
+             const int num_pages, __global const SCALE_T *restrict K_SCALE, __global const SCALE_T *restrict V_SCALE)
 {
     __local float shared[LOCAL_FLOATS];
 #ifdef FLASHCL_DEBUG_SCALE
@@ -130,8 +143,8 @@ flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restric
         const long v_row = v_base + kv_row(b, kc, v_ss, v_sb, BT, max_pages, num_pages) + d0;
         for (int k = 0; k < KT; ++k) { /* every load of the step before any use */
             const bool ok = k0 + k < n_end && lane_active;
-            kv[k] = ok ? LOAD8(K, k_row + k * k_ss) : (float8)(0.0f);
-            vv[k] = ok ? LOAD8(V, v_row + k * v_ss) : (float8)(0.0f);
+            kv[k] = ok ? KV_LOAD8(K, k_row + k * k_ss) : (float8)(0.0f);
+            vv[k] = ok ? KV_LOAD8(V, v_row + k * v_ss) : (float8)(0.0f);
         }
 #else
         /* Each key's row on its own: hoisting one base for the step measured 25% slower on the H200
@@ -139,8 +152,17 @@ flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restric
         for (int k = 0; k < KT; ++k) { /* every load of the step before any use */
             const bool ok = k0 + k < n_end && lane_active;
             const int jj = ok ? k0 + k : 0;
-            kv[k] = ok ? LOAD8(K, k_base + (long)jj * k_ss + d0) : (float8)(0.0f);
-            vv[k] = ok ? LOAD8(V, v_base + (long)jj * v_ss + d0) : (float8)(0.0f);
+            kv[k] = ok ? KV_LOAD8(K, k_base + (long)jj * k_ss + d0) : (float8)(0.0f);
+            vv[k] = ok ? KV_LOAD8(V, v_base + (long)jj * v_ss + d0) : (float8)(0.0f);
+        }
+#endif
+#if KV_FORMAT == 1 /* the keys' int8 scales: K's applied to the scores, V's to the weights */
+        float ks[KT], vs[KT];
+        for (int k = 0; k < KT; ++k) {
+            const bool ok = k0 + k < n_end;
+            const long si = ok ? kv_scale_index(b, k0 + k, hk, heads_kv, seq_kv, BT, max_pages, num_pages) : 0;
+            ks[k] = ok ? LOAD_SCALE(K_SCALE, si) : 0.0f;
+            vs[k] = ok ? LOAD_SCALE(V_SCALE, si) : 0.0f;
         }
 #endif
         /* This lane's part of each dot product, then the team's sum. */
@@ -188,6 +210,9 @@ flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restric
             for (int k = 0; k < KT; ++k) {
                 const int key = k0 + k;
                 float t = s[r][k];
+#if KV_FORMAT == 1
+                t *= ks[k];
+#endif
 #if HAS_SOFTCAP
                 t = softcap_score(t, softcap_log2);
 #endif
@@ -209,7 +234,11 @@ flash_decode(__global const STORE_T *restrict Q, __global const STORE_T *restric
             for (int k = 0; k < KT; ++k) {
                 const float p = softmax_weight(s[r][k], step.x);
                 psum += p;
+#if KV_FORMAT == 1
+                a = fma((float8)(p * vs[k]), vv[k], a);
+#else
                 a = fma((float8)(p), vv[k], a);
+#endif
             }
             acc[r] = a;
             l_run[r] = l_run[r] * step.y + psum;

@@ -64,9 +64,57 @@
 #endif
 #define SPLAT4(r, x) ((r)[0] = (x).s0, (r)[1] = (x).s1, (r)[2] = (x).s2, (r)[3] = (x).s3)
 
+/* K and V: 16-bit elements as they are, or a quantized cache's bytes (common.cl), loaded 8 bytes (8
+ * elements, the same elements as 16 bytes of a 16-bit cache) at a time and turned into the pairs of
+ * 16-bit values of Q's type where the matrix instructions use them: PAIR(w, idx) is pair idx (elements
+ * 2idx, 2idx+1) of the piece whose words are w. */
+#if KV_FORMAT
+#define KV_P uchar
+#if ROWS_ALIGNED
+#define LOAD_KV(p, i) (*(__global const uint2 *)((p) + (i)))
+#else
+#define LOAD_KV(p, i) as_uint2(vload8(0, (p) + (i)))
+#endif
+#define KV_WORDS 2 /* registers a lane keeps per 8-element piece */
+#define SPLAT_KV(r, x) ((r)[0] = (x).s0, (r)[1] = (x).s1)
+
+/* Bytes 2hi and 2hi+1 of w as a pair of Q's 16-bit type. */
+inline uint kv_pair(const uint w, const int hi)
+{
+    const uint b = hi ? w >> 16 : w; /* the two bytes in the low half */
+#if defined(FLASHCL_DTYPE_F16) && KV_FORMAT == 3
+    return ((b & 0xffu) << 8) | ((b & 0xff00u) << 16); /* an E5M2 byte is the upper byte of a half */
+#elif defined(FLASHCL_DTYPE_F16) && KV_FORMAT == 1 && FCL_PTX
+    /* 0x64XX is the half 1024 + XX: with the sign bit flipped, XX = q + 128; minus 1152 leaves q exactly */
+    const uint x = b ^ 0x8080u;
+    uint r;
+    __asm__("sub.f16x2 %0, %1, %2;" : "=r"(r) : "r"((x & 0xffu) | ((x & 0xff00u) << 8) | 0x64006400u), "r"(0x64806480u));
+    return r;
+#elif defined(FLASHCL_DTYPE_F16) && KV_FORMAT == 2 && FCL_PTX
+    /* The E4M3 magnitude's bits shifted into a half's exponent and mantissa give the value times 2^-8
+     * (normal and subnormal alike); the multiply by 256 is exact. S.1111.111 is NaN. */
+    const uint h = ((b & 0x7fu) << 7) | ((b & 0x7f00u) << 15);
+    uint r;
+    __asm__("mul.f16x2 %0, %1, %2;" : "=r"(r) : "r"(h), "r"(0x5c005c00u));
+    r |= ((b & 0x80u) << 8) | ((b & 0x8000u) << 16);
+    r = (b & 0x7fu) == 0x7fu ? (r & 0xffff0000u) | 0x7e00u : r;
+    return (b & 0x7f00u) == 0x7f00u ? (r & 0xffffu) | 0x7e000000u : r;
+#else
+    return pack2(kv_byte(b & 0xffu), kv_byte((b >> 8) & 0xffu)); /* exact: every value fits the type */
+#endif
+}
+#define PAIR(w, idx) kv_pair((w)[(idx) >> 1], (idx) & 1)
+#else
+#define KV_P ushort
+#define LOAD_KV(p, i) LOAD16(p, i)
+#define KV_WORDS 4
+#define SPLAT_KV(r, x) SPLAT4(r, x)
+#define PAIR(w, idx) ((w)[(idx)])
+#endif
+
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
-flash_decode_mma(__global const ushort *restrict Q, __global const ushort *restrict K,
-                 __global const ushort *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
+flash_decode_mma(__global const ushort *restrict Q, __global const KV_P *restrict K,
+                 __global const KV_P *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
                  const int seq_q, const int seq_kv, const int heads_q, const int group, const float scale_log2,
                  const int win_left, const int win_right, const float softcap_log2, const int write_lse,
                  const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss,
@@ -74,7 +122,8 @@ flash_decode_mma(__global const ushort *restrict Q, __global const ushort *restr
                  const long o_ss, const long o_sh, __global const float *restrict ALIBI, const int alibi_per_batch,
                  __global const uchar *restrict KPM, const int n_splits, __global float *restrict OP,
                  __global float *restrict LP, const long rows_total, __global const int *restrict CACHE_LENS,
-                 __global const int *restrict BT, const int max_pages, const int num_pages)
+                 __global const int *restrict BT, const int max_pages, const int num_pages,
+                 __global const SCALE_T *restrict K_SCALE, __global const SCALE_T *restrict V_SCALE)
 {
     __local float merge[WARPS * ROWS * (HEAD_DIM + 2)];
 #if !FCL_PTX
@@ -155,7 +204,7 @@ flash_decode_mma(__global const ushort *restrict Q, __global const ushort *restr
 #endif
         }
         /* Every load of the step first: K keys k0+16i+8j+g, V keys k0+16i+{2t, 2t+1, 2t+8, 2t+9}. */
-        uint kr[TILES][2][KVEC * 4], vr[TILES][4][VVEC * 4];
+        uint kr[TILES][2][KVEC * KV_WORDS], vr[TILES][4][VVEC * KV_WORDS];
         UNROLL
         for (int i = 0; i < TILES; ++i) {
             UNROLL
@@ -164,8 +213,7 @@ flash_decode_mma(__global const ushort *restrict Q, __global const ushort *restr
                 const bool ok = key < keys.end;
                 UNROLL
                 for (int v = 0; v < KVEC; ++v) {
-                    const uint4 x = ok ? LOAD16(K, k_tile[i] + (long)key * k_ss + 8 * (t + 4 * v)) : (uint4)(0);
-                    SPLAT4(kr[i][j] + 4 * v, x);
+                    SPLAT_KV(kr[i][j] + KV_WORDS * v, ok ? LOAD_KV(K, k_tile[i] + (long)key * k_ss + 8 * (t + 4 * v)) : 0);
                 }
             }
             UNROLL
@@ -174,11 +222,33 @@ flash_decode_mma(__global const ushort *restrict Q, __global const ushort *restr
                 const bool ok = key < keys.end;
                 UNROLL
                 for (int u = 0; u < VVEC; ++u) {
-                    const uint4 x = ok ? LOAD16(V, v_tile[i] + (long)key * v_ss + 8 * (g + 8 * u)) : (uint4)(0);
-                    SPLAT4(vr[i][e] + 4 * u, x);
+                    SPLAT_KV(vr[i][e] + KV_WORDS * u, ok ? LOAD_KV(V, v_tile[i] + (long)key * v_ss + 8 * (g + 8 * u)) : 0);
                 }
             }
         }
+#if KV_FORMAT == 1
+        /* The int8 scales of this lane's keys of S: K's multiply the scores, V's the weights P. */
+        float ks[TILES][2][2], vs[TILES][2][2];
+        UNROLL
+        for (int i = 0; i < TILES; ++i) {
+            UNROLL
+            for (int j = 0; j < 2; ++j) {
+                UNROLL
+                for (int cc = 0; cc < 2; ++cc) {
+                    const int key = k0 + 16 * i + 8 * j + 2 * t + cc;
+                    const bool ok = key < keys.end;
+                    const long si = ok ? kv_scale_index(b, key, hk, heads_kv, seq_kv, BT, max_pages, num_pages) : 0;
+                    ks[i][j][cc] = ok ? LOAD_SCALE(K_SCALE, si) : 0.0f;
+                    vs[i][j][cc] = ok ? LOAD_SCALE(V_SCALE, si) : 0.0f;
+                }
+            }
+        }
+#define K_SCALED(x, i, j, cc) ((x) * ks[i][j][cc])
+#define V_SCALED(p, i, j, cc) ((p) * vs[i][j][cc])
+#else
+#define K_SCALED(x, i, j, cc) (x)
+#define V_SCALED(p, i, j, cc) (p)
+#endif
 
         /* S: row g's scores of keys k0+16i+8j+2t+c, in base 2, masked. */
         float s[TILES][2][2];
@@ -193,11 +263,11 @@ flash_decode_mma(__global const ushort *restrict Q, __global const ushort *restr
                 float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
                 UNROLL
                 for (int k = 0; k < KS; ++k)
-                    MMA(c, qa[k][0], 0u, qa[k][1], 0u, kr[i][j][2 * k], kr[i][j][2 * k + 1]);
+                    MMA(c, qa[k][0], 0u, qa[k][1], 0u, PAIR(kr[i][j], 2 * k), PAIR(kr[i][j], 2 * k + 1));
                 UNROLL
                 for (int cc = 0; cc < 2; ++cc) {
                     const int key = k0 + 16 * i + 8 * j + 2 * t + cc;
-                    float x = c[cc] * scale2;
+                    float x = K_SCALED(c[cc] * scale2, i, j, cc);
 #if HAS_SOFTCAP
                     x = softcap_score(x, softcap_log2);
 #endif
@@ -242,10 +312,12 @@ flash_decode_mma(__global const ushort *restrict Q, __global const ushort *restr
                 }
             }
             /* O^T += V^T P^T over this tile's 16 keys */
-            const uint pb0 = pack2(p[0][0], p[0][1]), pb1 = pack2(p[1][0], p[1][1]);
+            const uint pb0 = pack2(V_SCALED(p[0][0], i, 0, 0), V_SCALED(p[0][1], i, 0, 1));
+            const uint pb1 = pack2(V_SCALED(p[1][0], i, 1, 0), V_SCALED(p[1][1], i, 1, 1));
             UNROLL
             for (int mt = 0; mt < KS; ++mt) {
-                const uint x0 = vr[i][0][mt], x1 = vr[i][1][mt], x2 = vr[i][2][mt], x3 = vr[i][3][mt];
+                const uint x0 = PAIR(vr[i][0], mt), x1 = PAIR(vr[i][1], mt), x2 = PAIR(vr[i][2], mt),
+                           x3 = PAIR(vr[i][3], mt);
                 MMA(o[mt], (x0 & 0xffffu) | (x1 << 16), (x0 >> 16) | (x1 & 0xffff0000u), (x2 & 0xffffu) | (x3 << 16),
                     (x2 >> 16) | (x3 & 0xffff0000u), pb0, pb1);
             }

@@ -69,6 +69,19 @@ inline long kv_row(const int b, const int j, const long rs, const long ps, __glo
 #endif
 }
 
+/* Where the int8 scale of row j of sequence b, KV head hk, is (flashcl.h's flashcl_kv_format): one per
+ * (row, KV head), (batch, seq_kv, heads_kv), or for a paged cache (num_pages, PAGE_SIZE, heads_kv). */
+inline long kv_scale_index(const int b, const int j, const int hk, const int heads_kv, const int seq_kv,
+                           __global const int *block_table, const int max_pages, const int num_pages)
+{
+#if PAGE_SIZE
+    const int page = clamp(block_table[(long)b * max_pages + j / PAGE_SIZE], 0, num_pages - 1);
+    return ((long)page * PAGE_SIZE + j % PAGE_SIZE) * heads_kv + hk;
+#else
+    return ((long)b * seq_kv + j) * heads_kv + hk;
+#endif
+}
+
 /* Where row i of head h writes its log-sum-exp (and, under split-KV, its partial results):
  * (batch, heads_q, seq_q), or (heads_q, total_q) for packed sequences. */
 inline long lse_row(const seq_view s, const int h, const int i, const int heads_q, const int seq_q, const int total_q)

@@ -1,36 +1,83 @@
 /*
  * kvcache.cl: appends a step's new keys and values to a KV cache before the attention reads it
- * (FlashAttention's flash_attn_with_kvcache with k and v given). One work-item per element of
- * K_NEW/V_NEW ((batch, seq_new, heads_kv, HEAD_DIM), contiguous): row i of sequence b goes to cache
- * row cache_lens[b] + i, contiguous or through the block table (PAGE_SIZE); rows past the capacity
- * (seq_kv) are dropped. Specialised by HEAD_DIM, PAGE_SIZE and FLASHCL_DTYPE_*.
+ * (FlashAttention's flash_attn_with_kvcache with k and v given). K_NEW/V_NEW are (batch, seq_new,
+ * heads_kv, HEAD_DIM), contiguous, in the problem's dtype: row i of sequence b goes to cache row
+ * cache_lens[b] + i, contiguous or through the block table (PAGE_SIZE); rows past the capacity (seq_kv)
+ * are dropped. A quantized cache (KV_FORMAT, common.cl) gets the rows quantized on the way in: fp8 per
+ * element; int8 per (row, KV head), with the scale max|x| / 127 rounded to its storage type first and
+ * each element round-to-nearest-even(x / scale) (a zero row: scale 0, elements 0; a row with a
+ * NaN or an infinity: its scale, so that it reads back as NaN). One work-item per
+ * element, or for int8 per (row, KV head). Specialised by HEAD_DIM, PAGE_SIZE, FLASHCL_DTYPE_*,
+ * KV_FORMAT and KV_SCALE_F16.
  */
-__kernel void kv_append(__global STORE_T *K, __global STORE_T *V, __global const STORE_T *K_NEW,
+
+/* Element offset of cache row j of sequence b, KV head hk, from strides (sb: the page stride when paged). */
+inline long cache_offset(const long b, const int j, const int hk, __global const int *bt, const int max_pages,
+                         const int num_pages, const long sb, const long ss, const long sh)
+{
+#if PAGE_SIZE
+    const long page = clamp(bt[b * max_pages + j / PAGE_SIZE], 0, num_pages - 1);
+    return page * sb + (long)(j % PAGE_SIZE) * ss + hk * sh;
+#else
+    return b * sb + (long)j * ss + hk * sh;
+#endif
+}
+
+#if KV_FORMAT == 1
+/* One (row, KV head) of d elements: its scale, then its int8 elements. */
+inline void append_int8_row(__global uchar *C, __global SCALE_T *S, const long co, const long si,
+                            __global const STORE_T *X, const long xo)
+{
+    float amax = 0.0f;
+    for (int d = 0; d < HEAD_DIM; ++d)
+        amax = max_nan(amax, fabs(LOAD(X, xo + d)));
+    STORE_SCALE(S, si, amax / 127.0f);
+    const float scale = LOAD_SCALE(S, si); /* as stored: what the readers multiply by */
+    for (int d = 0; d < HEAD_DIM; ++d) {
+        const float q = scale > 0.0f && isfinite(scale) ? clamp(rint(LOAD(X, xo + d) / scale), -127.0f, 127.0f) : 0.0f;
+        C[co + d] = as_uchar((char)(int)q);
+    }
+}
+#endif
+
+__kernel void kv_append(__global KV_T *K, __global KV_T *V, __global const STORE_T *K_NEW,
                         __global const STORE_T *V_NEW, __global const int *cache_lens, __global const int *bt,
                         const int seq_new, const int heads_kv, const int seq_kv, const int max_pages,
                         const int num_pages, const long k_sb, const long k_ss, const long k_sh, const long v_sb,
-                        const long v_ss, const long v_sh, const long total)
+                        const long v_ss, const long v_sh, const long total, __global SCALE_T *K_SCALE,
+                        __global SCALE_T *V_SCALE)
 {
     /* No early return: Mesa's llvmpipe mis-compiles kernel-argument loads after one (tests/rusticl). */
     const long gid = get_global_id(0);
     const long e = gid < total ? gid : 0;
+#if KV_FORMAT == 1
+    const int d = 0; /* a work-item per (row, KV head): e counts rows */
+    const long r = e;
+#else
     const int d = (int)(e % HEAD_DIM);
     const long r = e / HEAD_DIM;
+#endif
     const int hk = (int)(r % heads_kv);
     const long bi = r / heads_kv;
     const int i = (int)(bi % seq_new);
     const long b = bi / seq_new;
     const int j = cache_lens[b] + i;
     if (gid < total && j >= 0 && j < seq_kv) {
-#if PAGE_SIZE
-        const long page = clamp(bt[b * max_pages + j / PAGE_SIZE], 0, num_pages - 1);
-        const long ko = page * k_sb + (long)(j % PAGE_SIZE) * k_ss + hk * k_sh + d;
-        const long vo = page * v_sb + (long)(j % PAGE_SIZE) * v_ss + hk * v_sh + d;
+        const long ko = cache_offset(b, j, hk, bt, max_pages, num_pages, k_sb, k_ss, k_sh) + d;
+        const long vo = cache_offset(b, j, hk, bt, max_pages, num_pages, v_sb, v_ss, v_sh) + d;
+#if KV_FORMAT == 1
+        const long si = kv_scale_index((int)b, j, hk, heads_kv, seq_kv, bt, max_pages, num_pages);
+        append_int8_row(K, K_SCALE, ko, si, K_NEW, r * HEAD_DIM);
+        append_int8_row(V, V_SCALE, vo, si, V_NEW, r * HEAD_DIM);
+#elif KV_FORMAT == 2
+        K[ko] = (uchar)float_to_e4m3(LOAD(K_NEW, e));
+        V[vo] = (uchar)float_to_e4m3(LOAD(V_NEW, e));
+#elif KV_FORMAT == 3
+        K[ko] = (uchar)float_to_e5m2(LOAD(K_NEW, e));
+        V[vo] = (uchar)float_to_e5m2(LOAD(V_NEW, e));
 #else
-        const long ko = b * k_sb + (long)j * k_ss + hk * k_sh + d;
-        const long vo = b * v_sb + (long)j * v_ss + hk * v_sh + d;
-#endif
         STORE(K, ko, LOAD(K_NEW, e));
         STORE(V, vo, LOAD(V_NEW, e));
+#endif
     }
 }

@@ -25,11 +25,11 @@
         __global const float *mask, const long m_sb, const long m_ss, const long m_sh,                \
         __global const uchar *kpm, __global const int *cu_q, __global const int *cu_k, const int total_q, \
         const int total_kv, const int batch, __global const int *cache_lens, __global const int *bt,      \
-        const int max_pages, const int num_pages
+        const int max_pages, const int num_pages, __global const SCALE_T *k_scale, __global const SCALE_T *v_scale
 #define ATTN_ARGS                                                                                    \
     seq_q, seq_kv, heads_q, group, scale, win_left, win_right, softcap, q_sb, q_ss, q_sh, k_sb, k_ss, \
         k_sh, v_sb, v_ss, v_sh, alibi, alibi_per_batch, mask, m_sb, m_ss, m_sh, kpm, cu_q, cu_k, total_q,   \
-        total_kv, batch, cache_lens, bt, max_pages, num_pages
+        total_kv, batch, cache_lens, bt, max_pages, num_pages, k_scale, v_scale
 
 
 /*
@@ -83,12 +83,15 @@ inline row_place place_row(long flat, const int seq_q, const int seq_kv, const i
 
 /* The score of (row i of head h in batch b, key j; pos = i's aligned position): scaled, softcapped,
  * biased, masked (-inf), in the natural logarithm (scores.cl with u = 1). */
-inline float naive_score(__global const STORE_T *Q, __global const STORE_T *K, long qb, long kb, int b, int h,
+inline float naive_score(__global const STORE_T *Q, __global const KV_T *K, long qb, long kb, int b, int h,
                          int i, int pos, int j, ATTN_PARAMS)
 {
     float dot = 0.0f;
     for (int d = 0; d < HEAD_DIM; ++d)
-        dot += LOAD(Q, qb + d) * LOAD(K, kb + kv_row(b, j, k_ss, k_sb, bt, max_pages, num_pages) + d);
+        dot += LOAD(Q, qb + d) * KV_LOAD(K, kb + kv_row(b, j, k_ss, k_sb, bt, max_pages, num_pages) + d);
+#if KV_FORMAT == 1
+    dot *= LOAD_SCALE(k_scale, kv_scale_index(b, j, h / group, heads_q / group, seq_kv, bt, max_pages, num_pages));
+#endif
     float s = dot * scale;
     if (softcap > 0.0f)
         s = softcap_score(s, softcap);
@@ -106,8 +109,8 @@ inline float naive_score(__global const STORE_T *Q, __global const STORE_T *K, l
 }
 
 /* out[d] = softmax(scale * q.K^T) V for one row; returns the natural log-sum-exp (-inf: no key). */
-inline float naive_row(long flat, __global const STORE_T *Q, __global const STORE_T *K,
-                       __global const STORE_T *V, ATTN_PARAMS, float *out)
+inline float naive_row(long flat, __global const STORE_T *Q, __global const KV_T *K,
+                       __global const KV_T *V, ATTN_PARAMS, float *out)
 {
     const row_place r = place_row(flat, seq_q, seq_kv, heads_q, group, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb,
                                   v_ss, v_sh, 0, 0, 0, cu_q, cu_k, total_q, total_kv, batch, cache_lens);
@@ -127,8 +130,14 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const STOR
         const float s = naive_score(Q, K, r.qb, r.kb, b, h, i, pos, j, ATTN_ARGS);
         const float p = exp(s - m);
         l += p;
+#if KV_FORMAT == 1
+        const float pv = p * LOAD_SCALE(v_scale, kv_scale_index(b, j, h / group, heads_q / group, seq_kv, bt, max_pages,
+                                                                num_pages));
+#else
+        const float pv = p;
+#endif
         for (int d = 0; d < HEAD_DIM; ++d)
-            out[d] += p * LOAD(V, r.vb + kv_row(b, j, v_ss, v_sb, bt, max_pages, num_pages) + d);
+            out[d] += pv * KV_LOAD(V, r.vb + kv_row(b, j, v_ss, v_sb, bt, max_pages, num_pages) + d);
     }
     for (int d = 0; d < HEAD_DIM; ++d)
         out[d] /= l;
@@ -136,7 +145,7 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const STOR
 }
 
 /* The naive algorithm: every row, written to O in the storage dtype. */
-__kernel void naive_fwd(__global const STORE_T *Q, __global const STORE_T *K, __global const STORE_T *V,
+__kernel void naive_fwd(__global const STORE_T *Q, __global const KV_T *K, __global const KV_T *V,
                         ATTN_PARAMS, __global STORE_T *O, __global float *LSE, const int write_lse,
                         const long total_rows, const long o_sb, const long o_ss, const long o_sh)
 {
@@ -159,8 +168,8 @@ __kernel void naive_fwd(__global const STORE_T *Q, __global const STORE_T *K, __
 }
 
 /* The validator's reference: the listed rows, in fp32, packed (n_rows, HEAD_DIM). */
-__kernel void naive_ref_rows(__global const STORE_T *Q, __global const STORE_T *K,
-                             __global const STORE_T *V, ATTN_PARAMS, __global const long *rows,
+__kernel void naive_ref_rows(__global const STORE_T *Q, __global const KV_T *K,
+                             __global const KV_T *V, ATTN_PARAMS, __global const long *rows,
                              const long n_rows, __global float *ref, __global float *ref_lse)
 {
     const long r = get_global_id(0);

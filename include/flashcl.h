@@ -102,6 +102,33 @@ FLASHCL_API const char *flashcl_dtype_name(flashcl_dtype dtype);
  * Strides are in elements, never negative; reading tensors (Q, K, V) may alias rows (stride 0 to
  * broadcast, say), the output may not.
  */
+/*
+ * Storage of a KV cache's K and V (problem.kv_format; with kv_cache, decode steps). Element (row j,
+ * KV head hk, dim d) of K is:
+ *   PLAIN     the problem's dtype;
+ *   INT8      int8 q times the row's scale: q * k_scale[s], with s = (b * seq_kv + j) * heads_kv + hk for a
+ *             contiguous cache and (page * page_size + j % page_size) * heads_kv + hk for a paged one
+ *             (page = block_table[b][j / page_size]); scales in kv_scale_dtype (fp32 or fp16); V alike
+ *             with v_scale;
+ *   FP8_E4M3  OCP 8-bit float E4M3 (1 sign, 4 exponent bits with bias 7, 3 mantissa bits; no infinities,
+ *             S.1111.111 is NaN; largest 448), no scale;
+ *   FP8_E5M2  OCP 8-bit float E5M2 (bias 15, 2 mantissa bits: the upper byte of an IEEE half; largest
+ *             finite 57344), no scale.
+ * One byte per element; the cache's strides count elements (bytes). kv_append quantizes the step's
+ * k_new/v_new (the problem's dtype) on the way in: INT8 with the scale max|x| / 127 of each (row, KV
+ * head), rounded to kv_scale_dtype first, and q = round-to-nearest-even(x / scale); FP8 by rounding to
+ * nearest even, saturating to the largest finite value (NaN stays NaN).
+ */
+typedef enum flashcl_kv_format {
+    FLASHCL_KV_PLAIN = 0,
+    FLASHCL_KV_INT8 = 1,
+    FLASHCL_KV_FP8_E4M3 = 2,
+    FLASHCL_KV_FP8_E5M2 = 3
+} flashcl_kv_format;
+
+/** "plain", "int8", "fp8e4m3", "fp8e5m2"; NULL for an unknown format. */
+FLASHCL_API const char *flashcl_kv_format_name(flashcl_kv_format format);
+
 typedef struct flashcl_strides {
     int64_t batch, seq, head;
 } flashcl_strides;
@@ -164,6 +191,11 @@ typedef struct flashcl_problem {
     int32_t page_size;
     int32_t num_pages;
     flashcl_strides q_strides, k_strides, v_strides, o_strides;
+    /* A quantized KV cache (flashcl_kv_format above): with kv_cache, for decode steps (seq_q <= 16)
+     * without attn_mask, flash and naive. kv_scale_dtype: the INT8 scales' type, FLASHCL_DTYPE_F32 or
+     * FLASHCL_DTYPE_F16. */
+    int32_t kv_format;
+    flashcl_dtype kv_scale_dtype;
 } flashcl_problem;
 
 /** Fills a problem with defaults: everything 1 but head_dim 64, fp32, default scale and layout. */
@@ -561,6 +593,8 @@ typedef struct flashcl_tensors {
     cl_mem cache_seqlens; /* iff problem.kv_cache: int32, batch */
     cl_mem block_table;   /* iff problem.page_size: int32, batch x ceil(seq_kv / page_size) */
     cl_mem k_new, v_new;  /* iff problem.kv_append: (batch, seq_q, heads_kv, head_dim), contiguous */
+    cl_mem k_scale, v_scale; /* iff problem.kv_format is FLASHCL_KV_INT8: kv_scale_dtype, one per (cache row,
+                                KV head): (batch, seq_kv, heads_kv), or (num_pages, page_size, heads_kv) */
 } flashcl_tensors;
 
 /**

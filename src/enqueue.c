@@ -81,13 +81,17 @@ flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *pl, const flashcl_tens
         (st = check_optional(ctx, t->block_table, p->kv_cache && p->page_size, "block_table", "page_size",
                              L->block_table_bytes)) ||
         (st = check_optional(ctx, t->k_new, p->kv_cache && p->kv_append, "k_new", "kv_append", L->kv_new_bytes)) ||
-        (st = check_optional(ctx, t->v_new, p->kv_cache && p->kv_append, "v_new", "kv_append", L->kv_new_bytes)))
+        (st = check_optional(ctx, t->v_new, p->kv_cache && p->kv_append, "v_new", "kv_append", L->kv_new_bytes)) ||
+        (st = check_optional(ctx, t->k_scale, p->kv_format == FLASHCL_KV_INT8, "k_scale", "kv_format (int8)",
+                             L->kv_scale_bytes)) ||
+        (st = check_optional(ctx, t->v_scale, p->kv_format == FLASHCL_KV_INT8, "v_scale", "kv_format (int8)",
+                             L->kv_scale_bytes)))
         return st;
     validate_or_return(ctx, !t->k_new || (t->k_new != k && t->k_new != v && t->v_new != k && t->v_new != v),
                        FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: k_new or v_new aliases the cache it is appended to");
-    const cl_mem ins[12] = {q, k, v, t->alibi_slopes, t->mask, t->key_padding, t->cu_seqlens_q, t->cu_seqlens_k,
-                            t->cache_seqlens, t->block_table, t->k_new, t->v_new};
-    for (int i = 0; i < 12; ++i)
+    const cl_mem ins[14] = {q, k, v, t->alibi_slopes, t->mask, t->key_padding, t->cu_seqlens_q, t->cu_seqlens_k,
+                            t->cache_seqlens, t->block_table, t->k_new, t->v_new, t->k_scale, t->v_scale};
+    for (int i = 0; i < 14; ++i)
         validate_or_return(ctx, !ins[i] || (ins[i] != o && ins[i] != lse), FLASHCL_INVALID_ARGUMENT,
                            "flashcl_plan_enqueue: %s aliases an input buffer", ins[i] == o ? "o" : "lse");
     validate_or_return(ctx, !lse || lse != o, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: lse aliases o");
@@ -171,6 +175,8 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_mem(&a, DE_KPM, t->key_padding ? t->key_padding : t->q);
         fcl_arg_mem(&a, DE_CACHE_LENS, t->cache_seqlens ? t->cache_seqlens : t->q);
         fcl_arg_mem(&a, DE_BT, t->block_table ? t->block_table : t->q);
+        fcl_arg_mem(&a, DE_K_SCALE, t->k_scale ? t->k_scale : t->q);
+        fcl_arg_mem(&a, DE_V_SCALE, t->v_scale ? t->v_scale : t->q);
         break;
     case FCL_K_FLASH_MMA:
         fcl_arg_mem(&a, MA_Q, t->q);
@@ -199,6 +205,8 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_mem(&ap, KA_V_NEW, t->v_new);
         fcl_arg_mem(&ap, KA_cache_lens, t->cache_seqlens);
         fcl_arg_mem(&ap, KA_bt, t->block_table ? t->block_table : t->q);
+        fcl_arg_mem(&ap, KA_K_SCALE, t->k_scale ? t->k_scale : t->q);
+        fcl_arg_mem(&ap, KA_V_SCALE, t->v_scale ? t->v_scale : t->q);
         if ((st = fcl_args_check(ctx, &ap, "kv_append")) != FLASHCL_SUCCESS)
             return st;
         const size_t local = 64;

@@ -105,6 +105,7 @@ typedef struct resolved_layout {
     flashcl_strides mask;                         /* resolved mask strides (when attn_mask) */
     uint64_t alibi_bytes, mask_bytes, key_padding_bytes, cu_seqlens_bytes;
     uint64_t cache_seqlens_bytes, block_table_bytes, kv_new_bytes;
+    uint64_t kv_scale_bytes; /* each of k_scale and v_scale (an int8 cache) */
     int32_t max_pages; /* paged cache: pages per sequence, ceil(seq_kv / page_size) */
     /* Output rows as (groups, rows per group): (batch * heads_q, seq_q), or (heads_q, total_q) for
      * packed sequences; flat row = group * rows + row, the LSE's layout too. */

@@ -51,6 +51,8 @@ static size_t feature_defines(const flashcl_problem *p, int flash, char *buf, si
         {"KV_APPEND", p->kv_cache && p->kv_append},
         {"PAGE_SIZE", p->kv_cache ? p->page_size : 0},
         {"WIDE_POSITIONS", fcl_wide_positions(p)},
+        {"KV_FORMAT", p->kv_cache ? p->kv_format : 0},
+        {"KV_SCALE_F16", p->kv_cache && p->kv_format == FLASHCL_KV_INT8 && p->kv_scale_dtype == FLASHCL_DTYPE_F16},
     };
     size_t len = 0;
     buf[0] = '\0';
@@ -132,8 +134,9 @@ static void combine_options(const flashcl_problem *p, const flashcl_config *c, c
 static void append_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     (void)c;
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DPAGE_SIZE=%d", dtype_define(p->dtype), p->head_dim,
-             p->page_size);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DPAGE_SIZE=%d -DKV_FORMAT=%d -DKV_SCALE_F16=%d",
+             dtype_define(p->dtype), p->head_dim, p->page_size, p->kv_format,
+             p->kv_format == FLASHCL_KV_INT8 && p->kv_scale_dtype == FLASHCL_DTYPE_F16);
 }
 
 /* Standard attention's softmax work-group is the config's work_group_size (a power of two). */
@@ -159,7 +162,7 @@ static const fcl_kernel_def kernel_table[FCL_KERNEL_COUNT] = {
     [FCL_K_NAIVE_FWD] = DEF("naive_fwd", NAIVE_PARTS, naive_options, naive_fwd),
     [FCL_K_NAIVE_REF_ROWS] = DEF("naive_ref_rows", NAIVE_PARTS, naive_options, naive_ref_rows),
     [FCL_K_COMPARE_ROWS] = DEF("compare_rows", NAIVE_PARTS, naive_options, compare_rows),
-    [FCL_K_KV_APPEND] = DEF("kv_append", "common.cl kvcache.cl", append_options, kv_append),
+    [FCL_K_KV_APPEND] = DEF("kv_append", "common.cl geometry.cl kvcache.cl", append_options, kv_append),
     [FCL_K_SOFTMAX_ROWS] = DEF("softmax_rows", STANDARD_PARTS, standard_options, softmax_rows),
     [FCL_K_TO_F32] = DEF("to_f32", STANDARD_PARTS, standard_options, convert),
     [FCL_K_FROM_F32] = DEF("from_f32", STANDARD_PARTS, standard_options, convert),
@@ -295,4 +298,6 @@ void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t)
     fcl_arg_mem(a, NF_cu_k, t->cu_seqlens_k ? t->cu_seqlens_k : t->q);
     fcl_arg_mem(a, NF_cache_lens, t->cache_seqlens ? t->cache_seqlens : t->q);
     fcl_arg_mem(a, NF_bt, t->block_table ? t->block_table : t->q);
+    fcl_arg_mem(a, NF_k_scale, t->k_scale ? t->k_scale : t->q);
+    fcl_arg_mem(a, NF_v_scale, t->v_scale ? t->v_scale : t->q);
 }

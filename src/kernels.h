@@ -20,7 +20,8 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(write_lse, INT) FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v)                    \
     FCL_STRIDE_ARGS(X, o) X(ALIBI, MEM) X(alibi_per_batch, INT) X(MASK, MEM) FCL_STRIDE_ARGS(X, m)         \
     X(KPM, MEM) X(CU_Q, MEM) X(CU_K, MEM) X(total_q, INT) X(total_kv, INT) X(n_splits, INT) X(OP, MEM)     \
-    X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)
+    X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)         \
+    X(K_SCALE, MEM) X(V_SCALE, MEM)
 
 /* cl/flash_mma.cl */
 #define FCL_FLASH_MMA_ARGS(X)                                                                              \
@@ -34,7 +35,8 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(group, INT) X(scale_log2, FLOAT) X(win_left, INT) X(win_right, INT) X(softcap_log2, FLOAT)             \
     X(write_lse, INT) FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v)                    \
     FCL_STRIDE_ARGS(X, o) X(ALIBI, MEM) X(alibi_per_batch, INT) X(KPM, MEM) X(n_splits, INT) X(OP, MEM)    \
-    X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)
+    X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)         \
+    X(K_SCALE, MEM) X(V_SCALE, MEM)
 
 /* cl/flash_combine.cl */
 #define FCL_FLASH_COMBINE_ARGS(X)                                                                          \
@@ -47,7 +49,7 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(win_right, INT) X(softcap, FLOAT) FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v)  \
     X(alibi, MEM) X(alibi_per_batch, INT) X(mask, MEM) FCL_STRIDE_ARGS(X, m) X(kpm, MEM) X(cu_q, MEM)      \
     X(cu_k, MEM) X(total_q, INT) X(total_kv, INT) X(batch, INT) X(cache_lens, MEM) X(bt, MEM)              \
-    X(max_pages, INT) X(num_pages, INT)
+    X(max_pages, INT) X(num_pages, INT) X(k_scale, MEM) X(v_scale, MEM)
 #define FCL_NAIVE_FWD_ARGS(X)                                                                              \
     X(Q, MEM) X(K, MEM) X(V, MEM) FCL_NAIVE_PROBLEM_ARGS(X) X(O, MEM) X(LSE, MEM) X(write_lse, INT)        \
     X(total_rows, LONG) FCL_STRIDE_ARGS(X, o)
@@ -62,7 +64,7 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
 #define FCL_KV_APPEND_ARGS(X)                                                                              \
     X(K, MEM) X(V, MEM) X(K_NEW, MEM) X(V_NEW, MEM) X(cache_lens, MEM) X(bt, MEM) X(seq_new, INT)          \
     X(heads_kv, INT) X(seq_kv, INT) X(max_pages, INT) X(num_pages, INT) FCL_STRIDE_ARGS(X, k)              \
-    FCL_STRIDE_ARGS(X, v) X(total, LONG)
+    FCL_STRIDE_ARGS(X, v) X(total, LONG) X(K_SCALE, MEM) X(V_SCALE, MEM)
 
 /* cl/standard.cl */
 #define FCL_SOFTMAX_ROWS_ARGS(X)                                                                           \

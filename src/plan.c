@@ -102,7 +102,8 @@ static flashcl_status setup_append(flashcl_plan *pl)
     flashcl_status st = fcl_kernel_create(pl->ctx, FCL_K_KV_APPEND, p, &pl->config, &pl->append, NULL, 0);
     if (st != FLASHCL_SUCCESS)
         return st;
-    const cl_long total = (cl_long)p->batch * p->seq_q * p->heads_kv * p->head_dim;
+    /* a work-item per element; for an int8 cache per (row, KV head): its scale spans the row */
+    const cl_long total = (cl_long)p->batch * p->seq_q * p->heads_kv * (p->kv_format == FLASHCL_KV_INT8 ? 1 : p->head_dim);
     fcl_args a = fcl_args_of(pl->append, FCL_K_KV_APPEND);
     fcl_arg_int(&a, KA_seq_new, p->seq_q);
     fcl_arg_int(&a, KA_heads_kv, p->heads_kv);

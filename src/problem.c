@@ -61,6 +61,21 @@ size_t flashcl_dtype_size(flashcl_dtype dtype)
     return 0;
 }
 
+const char *flashcl_kv_format_name(flashcl_kv_format format)
+{
+    switch (format) {
+    case FLASHCL_KV_PLAIN:
+        return "plain";
+    case FLASHCL_KV_INT8:
+        return "int8";
+    case FLASHCL_KV_FP8_E4M3:
+        return "fp8e4m3";
+    case FLASHCL_KV_FP8_E5M2:
+        return "fp8e5m2";
+    }
+    return NULL;
+}
+
 const char *flashcl_dtype_name(flashcl_dtype dtype)
 {
     switch (dtype) {
@@ -201,7 +216,27 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                        "problem.batch * problem.heads_q = %lld: must fit in 31 bits",
                        (long long)p->batch * p->heads_q);
 
+    validate_or_return(ctx, flashcl_kv_format_name((flashcl_kv_format)p->kv_format) != NULL, FLASHCL_INVALID_ARGUMENT,
+                       "problem.kv_format = %d: not a flashcl_kv_format", (int)p->kv_format);
+    if (p->kv_format != FLASHCL_KV_PLAIN) {
+        const char *f = flashcl_kv_format_name((flashcl_kv_format)p->kv_format);
+        validate_or_return(ctx, p->kv_cache, FLASHCL_INVALID_ARGUMENT,
+                           "problem.kv_format = %s without problem.kv_cache: only a KV cache is quantized", f);
+        validate_or_return(ctx, p->seq_q <= FCL_DECODE_MAX_QUERIES, FLASHCL_UNSUPPORTED,
+                           "problem.kv_format = %s with seq_q = %d: a quantized cache is read by the decode kernels "
+                           "(seq_q <= %d)",
+                           f, (int)p->seq_q, FCL_DECODE_MAX_QUERIES);
+        validate_or_return(ctx, !p->attn_mask, FLASHCL_UNSUPPORTED,
+                           "problem.kv_format = %s with attn_mask: the decode kernels take no additive mask", f);
+        validate_or_return(ctx,
+                           p->kv_format != FLASHCL_KV_INT8 || p->kv_scale_dtype == FLASHCL_DTYPE_F32 ||
+                               p->kv_scale_dtype == FLASHCL_DTYPE_F16,
+                           FLASHCL_INVALID_ARGUMENT, "problem.kv_scale_dtype = %d: int8 scales are f32 or f16",
+                           (int)p->kv_scale_dtype);
+    }
+
     const size_t elem = flashcl_dtype_size(p->dtype);
+    const size_t kv_elem = p->kv_format != FLASHCL_KV_PLAIN ? 1 : elem; /* quantized: a byte an element */
     const int64_t d = p->head_dim;
     flashcl_status st;
     /* Q/O are nb batches of nq rows, K/V nbk batches of nk rows. Packed sequences are one batch of
@@ -242,8 +277,8 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
         nk = p->total_kv;
     }
     if ((st = resolve_tensor(ctx, "q", &p->q_strides, nb, nq, p->heads_q, d, elem, 0, &layout->q, &layout->q_bytes)) ||
-        (st = resolve_tensor(ctx, "k", &p->k_strides, nbk, nk, p->heads_kv, d, elem, 0, &layout->k, &layout->k_bytes)) ||
-        (st = resolve_tensor(ctx, "v", &p->v_strides, nbk, nk, p->heads_kv, d, elem, 0, &layout->v, &layout->v_bytes)) ||
+        (st = resolve_tensor(ctx, "k", &p->k_strides, nbk, nk, p->heads_kv, d, kv_elem, 0, &layout->k, &layout->k_bytes)) ||
+        (st = resolve_tensor(ctx, "v", &p->v_strides, nbk, nk, p->heads_kv, d, kv_elem, 0, &layout->v, &layout->v_bytes)) ||
         (st = resolve_tensor(ctx, "o", &p->o_strides, nb, nq, p->heads_q, d, elem, 1, &layout->o, &layout->o_bytes)))
         return st;
     layout->row_groups = p->varlen ? p->heads_q : (int64_t)p->batch * p->heads_q;
@@ -253,6 +288,9 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     layout->cache_seqlens_bytes = p->kv_cache ? (uint64_t)p->batch * sizeof(int32_t) : 0;
     layout->block_table_bytes =
         p->kv_cache && p->page_size ? (uint64_t)p->batch * (uint64_t)layout->max_pages * sizeof(int32_t) : 0;
+    layout->kv_scale_bytes = p->kv_format == FLASHCL_KV_INT8 ? (uint64_t)nbk * (uint64_t)nk * (uint64_t)p->heads_kv *
+                                                               flashcl_dtype_size(p->kv_scale_dtype)
+                                                         : 0;
     layout->kv_new_bytes =
         p->kv_cache && p->kv_append ? (uint64_t)p->batch * p->seq_q * p->heads_kv * p->head_dim * elem : 0;
 

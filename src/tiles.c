@@ -323,7 +323,7 @@ static int choose_decode(const flashcl_device_profile *pr, const fcl_choice *ch,
     if (ch->path == FLASHCL_PATH_MMA || (ch->path == FLASHCL_PATH_AUTO && pr->matrix_units)) {
         if (decode_mma_suits(p))
             return choose_decode_mma(pr, ch, p, cfg, why, why_len);
-        if (ch->path == FLASHCL_PATH_MMA) {
+        if (ch->path == FLASHCL_PATH_MMA && !p->kv_format) {
             snprintf(why, why_len, "portable: the matrix-unit decode kernel needs fp16/bf16 and a head dim a multiple of 64");
             return 0;
         }
@@ -334,7 +334,8 @@ static int choose_decode(const flashcl_device_profile *pr, const fcl_choice *ch,
      * below (batch 1 x 8 KV heads x 8192 or 32768 keys; docs/NOTES.md, decode-5). Elsewhere it is
      * not measured yet: forced by FLASHCL_PATH=decode. */
     const uint64_t key_rows = (uint64_t)p->batch * (uint64_t)p->heads_kv * (uint64_t)p->seq_kv;
-    if (ch->path != FLASHCL_PATH_DECODE && (!shuffles || key_rows < (1u << 19))) {
+    /* (a quantized cache has no other reader: the decode kernel wherever it runs) */
+    if (ch->path != FLASHCL_PATH_DECODE && !p->kv_format && (!shuffles || key_rows < (1u << 19))) {
         snprintf(why, why_len, "portable: %s",
                  shuffles ? "a decode step of fewer than 2^19 key rows (the decode kernel measured slower there)"
                           : "the decode kernel is not measured faster on this device (FLASHCL_PATH=decode forces it)");
@@ -682,6 +683,13 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
                        "flashcl_choose_config: algorithm = %d is not a flashcl_algorithm", (int)algorithm);
     char why[160], path_reason[sizeof config->path_reason];
     flashcl_config c;
+    if (p->kv_format && (ch->override || ch->path == FLASHCL_PATH_PORTABLE || ch->portable_why))
+        return fcl_fail(ctx, FLASHCL_UNSUPPORTED,
+                        "problem.kv_format = %s: only the decode kernels read a quantized cache, and %s",
+                        flashcl_kv_format_name((flashcl_kv_format)p->kv_format),
+                        ch->override ? "the context has an override config (the portable kernel's tiles)"
+                        : ch->portable_why ? ch->portable_why
+                                           : "the path is portable");
     if (ch->override) { /* always the portable kernel's tiles */
         c = *ch->override;
         c.mma = 0;
@@ -699,6 +707,10 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
         *config = c;
         return FLASHCL_SUCCESS;
     }
+    if (p->kv_format)
+        return fcl_fail(ctx, FLASHCL_UNSUPPORTED,
+                        "problem.kv_format = %s: only the decode kernels read a quantized cache, and none fits (%s)",
+                        flashcl_kv_format_name((flashcl_kv_format)p->kv_format), path_reason);
     /* (decode steps never suit the matrix-unit kernel: the decode chooser's reason stands for them) */
     if (!fcl_is_decode(p) && ch->path != FLASHCL_PATH_DECODE &&
         choose_mma(pr, ch, p, &c, path_reason, sizeof path_reason) &&

@@ -360,6 +360,142 @@ def decode_kernel_section(directory):
     return '\n'.join(out)
 
 
+def decode_mma_section(directory):
+    """The decode kernel on the matrix units (flash_decode_mma) against PyTorch SDPA, one device session
+    (bench/decode-mma/): contiguous, paged and (when measured) quantized caches and the other kernels."""
+    d = os.path.join(directory, 'decode-mma')
+    runs = {os.path.basename(p)[len('h200_'):-len('.json')]: json.load(open(p))
+            for p in sorted(glob.glob(os.path.join(d, 'h200_b*_*.json')))}
+    if not runs:
+        return ''
+    torch, sdpa = None, {}
+    path = os.path.join(d, 'h200_sdpa.jsonl')
+    if os.path.exists(path):
+        for line in open(path):
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            if 'torch' in r:
+                torch = r['torch']
+            elif 'backend' in r and 'error' not in r:
+                sdpa[(r['backend'], r['batch'], r['cache'])] = r
+    batches = sorted({int(k[1:].split('_')[0]) for k in runs})
+    def get(b, variant, n):
+        run = runs.get(f'b{b}_{variant}')
+        return next((r for r in run['results'] if r.get('ran') and r['seq'] == n), None) if run else None
+    def caches(b):
+        return sorted({r['seq'] for v in ('auto', 'paged256', 'paged16') if f'b{b}_{v}' in runs
+                       for r in runs[f'b{b}_{v}']['results'] if r.get('ran')})
+    m4 = lambda r: f"{r['median_ms']:.4f}"
+    ms4 = lambda r: f"{r['median_ms']:.4f} ({r['min_ms']:.4f}–{r['max_ms']:.4f})"
+    quant = [v for v in ('int8', 'fp8e4m3', 'fp8e5m2') if any(f'b{b}_{v}' in runs for b in batches)]
+    other = [v for v in ('cudacore', 'portable') if any(f'b{b}_{v}' in runs for b in batches)]
+
+    out = ['| target | measured (GB/s, or step time against contiguous) | met |', '|---|---|---|']
+    def row(name, cells, ok):
+        out.append(f"| {name} | {', '.join(cells)} | {'yes' if ok else 'no'} |")
+    shapes = [(b, n) for b in (1, 8) for n in (32768, 131072)]
+    for backend, name in (('flash', 'FlashAttention-2'), ('cudnn', 'cuDNN')):
+        cells, ok = [], True
+        for b, n in shapes:
+            r, t = get(b, 'auto', n), sdpa.get((backend, b, n))
+            if r and t:
+                cells.append(f"B={b} {n}: {r['gb_per_s']:.0f} vs {t['gb_per_s']:.0f}")
+                ok = ok and r['gb_per_s'] >= t['gb_per_s']
+            else:
+                cells.append(f'B={b} {n}: not measured')
+                ok = False
+        row(('stretch: ' if backend == 'cudnn' else '') +
+            f'contiguous fp16, B=1 and 8 × cache 32768 and 131072: GB/s ≥ {name} (same session)', cells, ok)
+    r, t = get(1, 'auto', 8192), sdpa.get(('flash', 1, 8192))
+    if r and t:
+        row('B=1, cache 8192: GB/s ≥ FlashAttention-2', [f"{r['gb_per_s']:.0f} vs {t['gb_per_s']:.0f}"],
+            r['gb_per_s'] >= t['gb_per_s'])
+    cells, ok = [], True
+    for b in batches:
+        for page in (256, 16):
+            deltas = []
+            for n in caches(b):
+                r, p = get(b, 'auto', n), get(b, f'paged{page}', n)
+                if r and p:
+                    x = p['median_ms'] / r['median_ms'] - 1
+                    deltas.append(f'{100 * x:+.1f}%')
+                    ok = ok and x <= 0.05
+            if deltas:
+                cells.append(f"B={b} pages of {page}: {' / '.join(deltas)}")
+    if cells:
+        row('paged caches (pages of 256 and of 16) within 5% of contiguous (step time, every cache length)', cells, ok)
+    if quant:
+        cells, ok = [], True
+        for b in batches:
+            r = get(b, 'auto', 131072)
+            for v in quant:
+                q = get(b, v, 131072)
+                if r and q:
+                    x = q['median_ms'] / r['median_ms']
+                    cells.append(f'B={b} {v}: {x:.2f}×')
+                    ok = ok and x <= 0.55
+        if cells:
+            row('int8 and fp8 caches: step ≤ 0.55× the fp16 step at cache 131072', cells, ok)
+
+    out.append('')
+    out.append('| B | cache | flashcl ms (min–max) | GB/s | splits | paged 256 ms (Δ%) | paged 16 ms (Δ%) | '
+               'FA2 ms | GB/s | cuDNN ms | GB/s | flashcl / FA2 |')
+    out.append('|---|---|---|---|---|---|---|---|---|---|---|---|')
+    for b in batches:
+        for n in caches(b):
+            r = get(b, 'auto', n)
+            fa, cu = sdpa.get(('flash', b, n)), sdpa.get(('cudnn', b, n))
+            line = f"| {b} | {n} | {ms4(r)} | {r['gb_per_s']:.0f} | {r.get('kv_splits', 'auto')} |" \
+                if r else f'| {b} | {n} | — | — | — |'
+            for page in (256, 16):
+                p = get(b, f'paged{page}', n)
+                if p and r:
+                    line += f" {m4(p)} ({100 * (p['median_ms'] / r['median_ms'] - 1):+.1f}%) |"
+                else:
+                    line += f' {m4(p)} |' if p else ' — |'
+            for t in (fa, cu):
+                line += f" {m4(t)} | {t['gb_per_s']:.0f} |" if t else ' — | — |'
+            line += f" {r['gb_per_s'] / fa['gb_per_s']:.2f}× |" if r and fa else ' — |'
+            out.append(line)
+    if quant or other:
+        out.append('')
+        out.append('| B | cache | variant (file) | kernel | ms (min–max) | GB/s | step / fp16 step |')
+        out.append('|---|---|---|---|---|---|---|')
+        for b in batches:
+            for v in quant + other:
+                run = runs.get(f'b{b}_{v}')
+                for q in sorted((x for x in run['results'] if x.get('ran')), key=lambda x: x['seq']) if run else ():
+                    r = get(b, 'auto', q['seq'])
+                    ratio = f"{q['median_ms'] / r['median_ms']:.2f}×" if r else '—'
+                    out.append(f"| {b} | {q['seq']} | {v} | {q.get('kernel', '?')} | {ms4(q)} | {q['gb_per_s']:.0f} | {ratio} |")
+
+    main = [r for k, run in runs.items() if k.endswith('_auto') for r in run['results'] if r.get('ran')]
+    one = lambda key: ', '.join(str(v) for v in sorted({r.get(key) for r in main}, key=str))
+    dtype = ', '.join(sorted({'fp16' if r['dtype'] == 'f16' else r['dtype'] for r in main}))
+    meta = lambda key: ', '.join(sorted({str(run[key]) for run in runs.values()}))
+    split_set = lambda b, vs: {r.get('kv_splits', 'auto') for v in vs if f'b{b}_{v}' in runs
+                               for r in runs[f'b{b}_{v}']['results']}
+    show = lambda x: ', '.join(sorted(map(str, x)))
+    mixed = [f"B={b} the contiguous run's splits ({show(split_set(b, ('auto',)))}) and the paged runs' "
+             f"({show(split_set(b, ('paged256', 'paged16')))})" for b in batches
+             if split_set(b, ('paged256', 'paged16')) and split_set(b, ('auto',)) != split_set(b, ('paged256', 'paged16'))]
+    cmds = sorted({run['command'].split(' --json')[0] for run in runs.values()})
+    out.append('')
+    out.append(f"One device session on the {meta('device')} ({meta('date')}; {meta('platform')}, driver "
+               f"{meta('driver')}), seq_q {one('seq_q')}, Hq {one('heads')}, Hkv {one('heads_kv')}, d {one('head_dim')}, "
+               f"{dtype} K/V" + (' (the quantized caches as named)' if quant else '') + '; flashcl medians of '
+               f"{one('runs')} runs. GB/s = the bytes of Q, K, V and O over the median; Δ% is the paged step time against")
+    out.append('the contiguous one; "splits" is the `--kv-splits` a run forced ("auto": the chooser\'s count, not recorded in')
+    out.append('the JSON). PyTorch' + (f' {torch}' if torch else '') + ' SDPA in the same session (`docs/gpu-runs/decode/sdpa.py`: '
+               'median of 50 CUDA-event runs, GQA')
+    out.append('through enable_gqa; FA2 is its flash backend).' +
+               (' At ' + '; at '.join(mixed) + ' differ, so Δ% there is not the paging cost alone.' if mixed else ''))
+    out.append('Commands: ' + '; '.join(f'`{c}`' for c in cmds) + '. Data: `bench/decode-mma/`. What limits it and how')
+    out.append('the split rule was chosen: `docs/NOTES.md` ("the decode kernel on the matrix units").')
+    return '\n'.join(out)
+
+
 def refactor_section(directory):
     """The kernels before and after the architecture change (one table per kernel, shared parts, features
     compiled in only when used), measured in one device session beside PyTorch SDPA (bench/refactor/)."""
@@ -440,6 +576,10 @@ def main():
         print('causal mask, windows, the softcap and split-KV compiled in only when a problem has them it is back.')
         print('Before and after, in one session:\n')
         print(ref + '\n')
+    dm = decode_mma_section(directory)
+    if dm:
+        print('## Decode on the matrix units (flash_decode_mma) against PyTorch, one session\n')
+        print(dm + '\n')
     dk = decode_kernel_section(directory)
     if dk:
         print('## The decode kernel (first version) against the portable kernel\'s decode path\n')

@@ -49,6 +49,52 @@ int cli_dtype(const char *value, flashcl_dtype *out)
     return 1;
 }
 
+int cli_kv_format(const char *value, flashcl_problem *p)
+{
+    static const struct {
+        const char *name;
+        flashcl_kv_format format;
+        flashcl_dtype scale;
+    } f[] = {{"plain", FLASHCL_KV_PLAIN, FLASHCL_DTYPE_F32},
+             {"int8", FLASHCL_KV_INT8, FLASHCL_DTYPE_F32},
+             {"int8-f16", FLASHCL_KV_INT8, FLASHCL_DTYPE_F16},
+             {"fp8e4m3", FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32},
+             {"fp8e5m2", FLASHCL_KV_FP8_E5M2, FLASHCL_DTYPE_F32}};
+    for (size_t i = 0; value && i < sizeof f / sizeof f[0]; ++i)
+        if (!strcmp(value, f[i].name)) {
+            p->kv_format = f[i].format;
+            p->kv_scale_dtype = f[i].scale;
+            p->kv_cache |= f[i].format != FLASHCL_KV_PLAIN;
+            return 1;
+        }
+    fprintf(stderr, "flashcl: --kv-dtype %s: expected plain, int8, int8-f16, fp8e4m3 or fp8e5m2\n",
+            value ? value : "(missing)");
+    return 0;
+}
+
+size_t cli_kv_scale_count(const flashcl_problem *p)
+{
+    if (p->kv_format != FLASHCL_KV_INT8)
+        return 0;
+    return (p->page_size ? (size_t)p->num_pages * (size_t)p->page_size : (size_t)p->batch * (size_t)p->seq_kv) *
+           (size_t)p->heads_kv;
+}
+
+cl_mem cli_kv_scales(cl_context ctx, const flashcl_problem *p, hm_rng *rng, cl_int *err)
+{
+    const size_t n = cli_kv_scale_count(p), es = flashcl_dtype_size(p->kv_scale_dtype);
+    void *s = malloc(n * es);
+    if (!s) {
+        *err = CL_OUT_OF_HOST_MEMORY;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; ++i) /* about 1/32: int8 values of about 32 become about 1 */
+        hm_store(s, p->kv_scale_dtype, i, (float)((0.75 + 0.5 * hm_rng_uniform(rng)) / 32.0));
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * es, s, err);
+    free(s);
+    return m;
+}
+
 int cli_fail(const flashcl_context *ctx, const char *what, flashcl_status st)
 {
     const char *msg = flashcl_context_last_error(ctx);

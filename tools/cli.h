@@ -6,6 +6,7 @@
 #define FLASHCL_CLI_H
 
 #include "flashcl.h"
+#include "hostmath.h"
 
 #include <stdio.h>
 
@@ -52,6 +53,13 @@ double cli_flops_packed(const flashcl_problem *p, const int32_t *cu_q, const int
  * message on stderr naming `cmd`).
  */
 int cli_mask_option(const char *cmd, const char *a, const char *val, flashcl_problem *p);
+/* --kv-dtype: plain, int8 (fp32 scales), int8-f16 (fp16 scales), fp8e4m3 or fp8e5m2; a quantized format
+ * makes the problem a KV cache. 0 (and a message) for another name. */
+int cli_kv_format(const char *value, flashcl_problem *p);
+/* An int8 cache's scales: how many (one per cache row and KV head), and a buffer of them, each about
+ * 1/32 (NULL, *err set, on failure). */
+size_t cli_kv_scale_count(const flashcl_problem *p);
+cl_mem cli_kv_scales(cl_context ctx, const flashcl_problem *p, hm_rng *rng, cl_int *err);
 /* ALiBi's slopes for problem.alibi == 1: 2^(-8(h+1)/heads_q) for head h, in a new buffer (NULL, *err
  * set, on failure). */
 cl_mem cli_alibi_slopes(cl_context ctx, const flashcl_problem *p, cl_int *err);

@@ -39,6 +39,8 @@ static void usage(FILE *f)
             "  --kv-cache       K/V are a cache of --seq-kv rows per sequence, filled to lengths drawn from\n"
             "                   half to all of it (seeded); --append: the step's --seq-q rows appended first\n"
             "  --paged PAGE     the cache in pages of PAGE rows (a multiple of 16), shuffled block table\n"
+            "  --kv-dtype F     the cache quantized: int8 (fp32 scale per row and KV head), int8-f16 (fp16\n"
+            "                   scales), fp8e4m3 or fp8e5m2 (decode steps, --seq-q <= 16; see flashcl.h)\n"
             "  --varlen         packed sequences: the batch's query and key lengths drawn from N/2..N\n"
             "                   (seeded), Q/K/V/O (total, heads, dim) with cu_seqlens\n"
             "  --lse            also write the log-sum-exp\n"
@@ -157,6 +159,12 @@ static int parse(int argc, char **argv, run_opts *o)
             }
             p->kv_cache = 1;
             p->page_size = (int32_t)v;
+            ++i;
+            continue;
+        }
+        if (!strcmp(a, "--kv-dtype")) {
+            if (!cli_kv_format(val, p))
+                return 2;
             ++i;
             continue;
         }
@@ -325,7 +333,8 @@ int cmd_run(int argc, char **argv)
     settings.validate = 0; /* the validated run below is separate from the timed runs */
     flashcl_context *ctx = NULL;
     flashcl_plan *plan = NULL;
-    cl_mem bufs[5] = {0}, alibi = NULL, lens_m = NULL, bt_m = NULL, knew_m = NULL, vnew_m = NULL;
+    cl_mem bufs[5] = {0}, alibi = NULL, lens_m = NULL, bt_m = NULL, knew_m = NULL, vnew_m = NULL, ks_m = NULL,
+           vs_m = NULL;
     void *host[3] = {0};
     flashcl_status st = flashcl_context_create_default(o.device, &settings, &ctx);
     if (st)
@@ -362,7 +371,9 @@ int cmd_run(int argc, char **argv)
         }
         /* Past 2^26 elements, uniform values of variance 1: a normal costs a log and a cos each,
          * minutes for the billions of a test past 2^31. */
-        if (sz[i] / es > ((size_t)1 << 26))
+        if (i > 0 && p->kv_format) /* a quantized cache: one byte an element */
+            hm_fill_kv(host[i], (flashcl_kv_format)p->kv_format, sz[i], &rng, 1.0);
+        else if (sz[i] / es > ((size_t)1 << 26))
             hm_fill_unit_uniform(host[i], p->dtype, sz[i] / es, &rng);
         else
             hm_fill_normal(host[i], p->dtype, sz[i] / es, &rng, 1.0);
@@ -379,7 +390,22 @@ int cmd_run(int argc, char **argv)
         lens_m = make_buffer(clctx, (size_t)p->batch * sizeof(int32_t), cache_lens, &err);
     if (err == CL_SUCCESS && p->page_size)
         bt_m = make_buffer(clctx, (size_t)p->batch * max_pages * sizeof(int32_t), block_table, &err);
-    if (err == CL_SUCCESS && p->kv_append) { /* the step's rows: the first seq_q rows' worth of K/V values */
+    if (err == CL_SUCCESS && p->kv_format == FLASHCL_KV_INT8) {
+        ks_m = cli_kv_scales(clctx, p, &rng, &err);
+        if (err == CL_SUCCESS)
+            vs_m = cli_kv_scales(clctx, p, &rng, &err);
+    }
+    if (err == CL_SUCCESS && p->kv_append && p->kv_format) { /* the step's rows, in the problem's dtype */
+        const size_t n = (size_t)p->batch * p->seq_q * p->heads_kv * p->head_dim;
+        void *h = malloc(n * es);
+        if (!h)
+            err = CL_OUT_OF_HOST_MEMORY;
+        for (int m = 0; m < 2 && err == CL_SUCCESS; ++m) {
+            hm_fill_normal(h, p->dtype, n, &rng, 1.0);
+            *(m ? &vnew_m : &knew_m) = make_buffer(clctx, n * es, h, &err);
+        }
+        free(h);
+    } else if (err == CL_SUCCESS && p->kv_append) { /* the step's rows: the first seq_q rows' worth of K/V values */
         const size_t n = (size_t)p->batch * p->seq_q * p->heads_kv * p->head_dim * es;
         knew_m = make_buffer(clctx, n, NULL, &err);
         if (err == CL_SUCCESS)
@@ -395,7 +421,8 @@ int cmd_run(int argc, char **argv)
     }
     const flashcl_tensors tensors = {.q = bufs[0], .k = bufs[1], .v = bufs[2], .o = bufs[3], .lse = bufs[4],
                                      .alibi_slopes = alibi, .cu_seqlens_q = cu_m[0], .cu_seqlens_k = cu_m[1],
-                                     .cache_seqlens = lens_m, .block_table = bt_m, .k_new = knew_m, .v_new = vnew_m};
+                                     .cache_seqlens = lens_m, .block_table = bt_m, .k_new = knew_m, .v_new = vnew_m,
+                                     .k_scale = ks_m, .v_scale = vs_m};
 
     /* Validated run first: it also compiles the naive kernel outside the timed runs. */
     flashcl_validation report = {0};
@@ -511,8 +538,8 @@ done:
             clReleaseMemObject(cu_m[s]);
         free(cu[s]);
     }
-    cl_mem extra[4] = {lens_m, bt_m, knew_m, vnew_m};
-    for (int e = 0; e < 4; ++e)
+    cl_mem extra[6] = {lens_m, bt_m, knew_m, vnew_m, ks_m, vs_m};
+    for (int e = 0; e < 6; ++e)
         if (extra[e])
             clReleaseMemObject(extra[e]);
     free(cache_lens);

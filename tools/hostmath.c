@@ -126,6 +126,69 @@ void hm_fill_normal(void *buf, flashcl_dtype t, size_t count, hm_rng *r, double 
         hm_store(buf, t, i, (float)(sigma * hm_rng_normal(r)));
 }
 
+/* An 8-bit float with `mant` mantissa bits and exponent bias `bias`: normals 2^(e-bias) (1 + m/2^mant),
+ * subnormals 2^(1-bias) m/2^mant. */
+static double fp8_value(unsigned e, unsigned m, int mant, int bias)
+{
+    return e ? ldexp(1.0 + ldexp((double)m, -mant), (int)e - bias) : ldexp((double)m, 1 - bias - mant);
+}
+
+double hm_kv_byte(uint8_t b, flashcl_kv_format f)
+{
+    const double sign = (b & 0x80) ? -1.0 : 1.0;
+    switch (f) {
+    case FLASHCL_KV_INT8:
+        return (double)(int8_t)b;
+    case FLASHCL_KV_FP8_E4M3:
+        return (b & 0x7f) == 0x7f ? NAN : sign * fp8_value((b >> 3) & 15u, b & 7u, 3, 7);
+    case FLASHCL_KV_FP8_E5M2:
+        if (((b >> 2) & 31u) == 31u)
+            return (b & 3u) ? NAN : sign * INFINITY;
+        return sign * fp8_value((b >> 2) & 31u, b & 3u, 2, 15);
+    default:
+        return NAN;
+    }
+}
+
+uint8_t hm_kv_from_float(double x, flashcl_kv_format f)
+{
+    if (f == FLASHCL_KV_INT8) {
+        const double q = nearbyint(x);
+        return (uint8_t)(int8_t)(q > 127.0 ? 127.0 : q < -127.0 ? -127.0 : q);
+    }
+    /* fp8: the magnitude rounded to `mant` mantissa bits at its exponent (at least the smallest normal's:
+     * subnormals), to nearest even; past the largest finite code, that code */
+    if (isnan(x))
+        return 0x7f;
+    const int mant = f == FLASHCL_KV_FP8_E4M3 ? 3 : 2, bias = f == FLASHCL_KV_FP8_E4M3 ? 7 : 15;
+    const unsigned max_code = f == FLASHCL_KV_FP8_E4M3 ? 0x7e : 0x7b;
+    const uint8_t sign = signbit(x) ? 0x80 : 0;
+    const double a = fabs(x);
+    if (a == 0.0)
+        return sign;
+    if (isinf(a))
+        return sign | (uint8_t)max_code;
+    int e;
+    frexp(a, &e);
+    int E = e - 1 < 1 - bias ? 1 - bias : e - 1; /* a = 1.m * 2^E, or a subnormal */
+    double q = nearbyint(ldexp(a, mant - E));    /* a in units of 2^(E - mant) */
+    if (q >= ldexp(1.0, mant + 1)) {             /* rounded up into the next binade */
+        ++E;
+        q = ldexp(1.0, mant);
+    }
+    unsigned code = q < ldexp(1.0, mant) ? (unsigned)q /* subnormal: exponent field 0 */
+                                         : ((unsigned)(E + bias) << mant) | ((unsigned)q - (1u << mant));
+    if (E + bias > 40 || code > max_code)
+        code = max_code;
+    return sign | (uint8_t)code;
+}
+
+void hm_fill_kv(uint8_t *buf, flashcl_kv_format f, size_t n, hm_rng *r, double sigma)
+{
+    for (size_t i = 0; i < n; ++i)
+        buf[i] = hm_kv_from_float(f == FLASHCL_KV_INT8 ? 32.0 * hm_rng_normal(r) : sigma * hm_rng_normal(r), f);
+}
+
 void hm_fill_unit_uniform(void *buf, flashcl_dtype t, size_t count, hm_rng *r)
 {
     const double half_width = 1.7320508075688772; /* sqrt(3): variance 1 */

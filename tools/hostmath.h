@@ -35,6 +35,14 @@ void hm_fill_normal(void *buf, flashcl_dtype t, size_t count, hm_rng *r, double 
 /* Decodes `count` dtype elements to floats (exactly: every fp16 and bf16 value is a float). */
 void hm_decode(const void *buf, flashcl_dtype t, size_t count, float *out);
 
+/* A quantized KV cache's byte (flashcl_kv_format INT8, FP8_E4M3, FP8_E5M2) as its value before the int8
+ * scale; and the byte nearest to x (fp8: to nearest even, saturating; int8: rounded and clamped to
+ * +-127). Written from the formats' definitions, apart from the kernels' own conversions. */
+double hm_kv_byte(uint8_t b, flashcl_kv_format f);
+uint8_t hm_kv_from_float(double x, flashcl_kv_format f);
+/* n cache bytes of values about N(0, sigma) (int8: N(0, 1) * 32, for scales near sigma / 32). */
+void hm_fill_kv(uint8_t *buf, flashcl_kv_format f, size_t n, hm_rng *r, double sigma);
+
 /*
  * Float64 reference for one output row of a resolved problem (strides and scale set), on decoded
  * inputs. Writes head_dim doubles to out and returns the natural log-sum-exp (-inf: no key).
