@@ -40,6 +40,8 @@ static void usage(FILE *f)
             "                     attention has none and is not run\n"
             "  --paged PAGE       K/V as a full KV cache in pages of PAGE rows (a multiple of 16), the block\n"
             "                     table a fixed shuffle; standard attention has no cache and is not run\n"
+            "  --kv-dtype F       K/V as a full KV cache quantized: int8, int8-f16 (fp16 scales), fp8e4m3 or\n"
+            "                     fp8e5m2 (decode shapes; GB/s counts the cache's bytes and int8 scales)\n"
             "  --window L,R       a sliding window on every shape (see flashcl run --help); FLOPs count\n"
             "                     only the pairs inside it\n"
             "  --softcap C        scores become C * tanh(scores / C), every shape\n"
@@ -103,6 +105,19 @@ static void fill_buffer(cl_command_queue queue, cl_mem m, size_t bytes, flashcl_
         const size_t n = bytes / es - off < chunk ? bytes / es - off : chunk;
         clEnqueueWriteBuffer(queue, m, CL_TRUE, off * es, n * es, h, 0, NULL, NULL);
     }
+    free(h);
+}
+
+/* A quantized cache: one chunk of 2^24 bytes of about N(0, 1) values, repeated as fill_buffer does. */
+static void fill_kv_buffer(cl_command_queue queue, cl_mem m, size_t bytes, flashcl_kv_format f, hm_rng *rng)
+{
+    const size_t chunk = (size_t)1 << 24;
+    uint8_t *h = malloc(chunk);
+    if (!h)
+        return;
+    hm_fill_kv(h, f, bytes < chunk ? bytes : chunk, rng, 1.0);
+    for (size_t off = 0; off < bytes; off += chunk)
+        clEnqueueWriteBuffer(queue, m, CL_TRUE, off, bytes - off < chunk ? bytes - off : chunk, h, 0, NULL, NULL);
     free(h);
 }
 
@@ -202,7 +217,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         }
     }
     if (p->kv_cache && err == CL_SUCCESS) {
-        const int32_t max_pages = (p->seq_kv + p->page_size - 1) / p->page_size;
+        const int32_t max_pages = p->page_size ? (p->seq_kv + p->page_size - 1) / p->page_size : 0;
         int32_t *lens = malloc((size_t)p->batch * sizeof *lens);
         int32_t *table = malloc((size_t)p->batch * max_pages * sizeof *table);
         if (lens && table) {
@@ -212,7 +227,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
                 table[e] = (int32_t)(((int64_t)e * 7 + 1) % p->num_pages);
             lens_m = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)p->batch * sizeof *lens,
                                     lens, &err);
-            if (err == CL_SUCCESS)
+            if (err == CL_SUCCESS && p->page_size)
                 bt_m = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                       (size_t)p->batch * max_pages * sizeof *table, table, &err);
         } else {
@@ -221,15 +236,26 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         free(lens);
         free(table);
     }
-    const flashcl_tensors t = {.q = b[0], .k = b[1], .v = b[2], .o = b[3], .alibi_slopes = alibi,
-                               .cache_seqlens = lens_m, .block_table = bt_m, .cu_seqlens_q = cu_m[0],
-                               .cu_seqlens_k = cu_m[1]};
-    for (int a = 0; a < N_ALGOS; ++a)
-        res[a].io_bytes = (uint64_t)sz[0] + sz[1] + sz[2] + sz[3];
     hm_rng rng;
     hm_rng_seed(&rng, (uint64_t)p->seq_q * 31 + p->head_dim);
-    for (int i = 0; i < 3; ++i)
-        fill_buffer(queue, b[i], sz[i], p->dtype, &rng);
+    cl_mem ks_m = NULL, vs_m = NULL; /* an int8 cache's scales */
+    if (p->kv_format == FLASHCL_KV_INT8 && err == CL_SUCCESS) {
+        ks_m = cli_kv_scales(clctx, p, &rng, &err);
+        if (err == CL_SUCCESS)
+            vs_m = cli_kv_scales(clctx, p, &rng, &err);
+    }
+    const flashcl_tensors t = {.q = b[0], .k = b[1], .v = b[2], .o = b[3], .alibi_slopes = alibi,
+                               .cache_seqlens = lens_m, .block_table = bt_m, .cu_seqlens_q = cu_m[0],
+                               .cu_seqlens_k = cu_m[1], .k_scale = ks_m, .v_scale = vs_m};
+    const uint64_t scale_bytes = 2 * (uint64_t)cli_kv_scale_count(p) * flashcl_dtype_size(p->kv_scale_dtype);
+    for (int a = 0; a < N_ALGOS; ++a)
+        res[a].io_bytes = (uint64_t)sz[0] + sz[1] + sz[2] + sz[3] + scale_bytes;
+    for (int i = 0; i < 3; ++i) {
+        if (i > 0 && p->kv_format)
+            fill_kv_buffer(queue, b[i], sz[i], (flashcl_kv_format)p->kv_format, &rng);
+        else
+            fill_buffer(queue, b[i], sz[i], p->dtype, &rng);
+    }
 
     for (int a = 0; a < N_ALGOS; ++a) {
         result *r = &res[a];
@@ -284,6 +310,10 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
             clReleaseMemObject(cu_m[s]);
     if (bt_m)
         clReleaseMemObject(bt_m);
+    if (ks_m)
+        clReleaseMemObject(ks_m);
+    if (vs_m)
+        clReleaseMemObject(vs_m);
 }
 
 static FILE *open_out(const char *path)
@@ -310,6 +340,8 @@ int cmd_bench(int argc, char **argv)
     int path = -1;         /* --path: flash kernel (-1: $FLASHCL_PATH) */
     long heads_kv = 0;     /* --heads-kv: GQA */
     long paged = 0;        /* --paged PAGE: K/V as a full paged cache */
+    flashcl_problem kv_fmt; /* --kv-dtype: kv_format and kv_scale_dtype */
+    memset(&kv_fmt, 0, sizeof kv_fmt);
     int varlen = 0;        /* --varlen: packed sequences of lengths N/2 .. N */
     flashcl_problem masks; /* --window and --softcap, applied to every shape */
     flashcl_problem_default(&masks);
@@ -392,6 +424,10 @@ int cmd_bench(int argc, char **argv)
                 return 2;
             }
             paged = v;
+            ++i;
+        } else if (!strcmp(a, "--kv-dtype")) {
+            if (!cli_kv_format(val, &kv_fmt))
+                return 2;
             ++i;
         } else if (!strcmp(a, "--varlen")) {
             varlen = 1;
@@ -489,6 +525,11 @@ int cmd_bench(int argc, char **argv)
                 p->softcap = masks.softcap;
                 p->alibi = masks.alibi;
                 p->kv_splits = masks.kv_splits;
+                if (kv_fmt.kv_format) { /* a full cache (every sequence's N keys), quantized */
+                    p->kv_cache = 1;
+                    p->kv_format = kv_fmt.kv_format;
+                    p->kv_scale_dtype = kv_fmt.kv_scale_dtype;
+                }
             }
         }
 
@@ -600,6 +641,9 @@ int cmd_bench(int argc, char **argv)
                     fprintf(f, "\"page_size\": %d, ", r->p.page_size);
                 if (r->p.kv_splits)
                     fprintf(f, "\"kv_splits\": %d, ", r->p.kv_splits);
+                if (r->p.kv_format)
+                    fprintf(f, "\"kv_format\": \"%s%s\", ", flashcl_kv_format_name((flashcl_kv_format)r->p.kv_format),
+                            r->p.kv_format == FLASHCL_KV_INT8 && r->p.kv_scale_dtype == FLASHCL_DTYPE_F16 ? "-f16" : "");
                 if (r->p.alibi)
                     fprintf(f, "\"alibi\": %d, ", r->p.alibi);
                 if (r->p.varlen)

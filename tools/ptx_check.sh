@@ -28,6 +28,7 @@ cat > "$tmp/prelude.cl" <<'PRE'
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
 #define vstore_half_rte(x, i, p) __builtin_store_halff((x), (p) + (i))
+#define vload_half(i, p) __builtin_load_halff((p) + (i))
 PRE
 kernel=${KERNEL:-flash_mma}
 case $kernel in
