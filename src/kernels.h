@@ -20,8 +20,7 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(write_lse, INT) FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v)                    \
     FCL_STRIDE_ARGS(X, o) X(ALIBI, MEM) X(alibi_per_batch, INT) X(MASK, MEM) FCL_STRIDE_ARGS(X, m)         \
     X(KPM, MEM) X(CU_Q, MEM) X(CU_K, MEM) X(total_q, INT) X(total_kv, INT) X(n_splits, INT) X(OP, MEM)     \
-    X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)         \
-    X(K_SCALE, MEM) X(V_SCALE, MEM)
+    X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)
 
 /* cl/flash_mma.cl */
 #define FCL_FLASH_MMA_ARGS(X)                                                                              \

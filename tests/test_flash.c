@@ -35,6 +35,8 @@ typedef struct case_params {
     int kv_append;   /* nonzero: seq_q new rows appended first */
     int page_size;   /* nonzero: a paged cache with a shuffled block table */
     int path;        /* 0: the context's default; else a flashcl_path the context is created with */
+    int kv_format;   /* a quantized cache (flashcl_kv_format); kv_scale_f16: int8 scales in fp16 */
+    int kv_scale_f16;
 } case_params;
 
 typedef struct errors {
@@ -57,6 +59,85 @@ static void set_layout(flashcl_problem *p, int pad)
     const int64_t row = (int64_t)p->heads_kv * d + pad;
     p->k_strides = (flashcl_strides){(int64_t)p->seq_kv * row, row, d};
     p->v_strides = p->k_strides;
+}
+
+/*
+ * A quantized cache after the run: the appended rows read back and checked against the step's inputs
+ * (fp8: the nearest value, to even, exactly; int8: the row's scale max|x|/127 in its storage type, and
+ * each element within half a step of x / scale), then the float64 reference's K and V (dec[1], dec[2])
+ * decoded from the cache's bytes and scales by hostmath's conversions, which are written apart from
+ * the kernels'.
+ */
+static void check_quantized_cache(const case_params *c, const flashcl_problem *p, const int32_t *cache_lens,
+                                  const int32_t *block_table, int max_pages, const void *knew, const void *vnew,
+                                  cl_mem k, cl_mem v, const cl_mem scale_m[2], size_t n_scales, void *host[3],
+                                  void *scales[2], float *dec[3])
+{
+    const flashcl_kv_format f = (flashcl_kv_format)c->kv_format;
+    const size_t ss = flashcl_dtype_size(p->kv_scale_dtype);
+    const int nbk = c->page_size ? p->num_pages : p->batch, nk = c->page_size ? c->page_size : p->seq_kv;
+    const flashcl_strides *st[2] = {&p->k_strides, &p->v_strides};
+    size_t bytes[2];
+    for (int m = 0; m < 2; ++m) {
+        bytes[m] = (size_t)(hm_offset(st[m], nbk - 1, nk - 1, p->heads_kv - 1) + p->head_dim);
+        free(host[m + 1]);
+        host[m + 1] = tu_read(m ? v : k, bytes[m]);
+        if (f == FLASHCL_KV_INT8) {
+            free(scales[m]);
+            scales[m] = tu_read(scale_m[m], n_scales * ss);
+        }
+    }
+    for (int m = 0; m < 2 && c->kv_append; ++m) {
+        const uint8_t *cache = host[m + 1];
+        const void *x = m ? vnew : knew;
+        for (int b = 0; b < c->batch; ++b)
+            for (int i = 0; i < c->seq_q; ++i) {
+                const int j = cache_lens[b] + i;
+                if (j >= c->seq_kv)
+                    continue;
+                const int bb = c->page_size ? block_table[b * max_pages + j / c->page_size] : b;
+                const int jj = c->page_size ? j % c->page_size : j;
+                for (int hk = 0; hk < p->heads_kv; ++hk) {
+                    const int64_t o = hm_offset(st[m], bb, jj, hk);
+                    const size_t src = (((size_t)b * c->seq_q + i) * p->heads_kv + hk) * p->head_dim;
+                    double amax = 0.0, scale = 1.0;
+                    if (f == FLASHCL_KV_INT8) {
+                        for (int d = 0; d < p->head_dim; ++d)
+                            amax = fmax(amax, fabs(hm_load(x, p->dtype, src + d)));
+                        const float want = (float)(amax / 127.0);
+                        const double want_stored = p->kv_scale_dtype == FLASHCL_DTYPE_F16
+                                                       ? hm_half_to_float(hm_float_to_half(want))
+                                                       : want;
+                        scale = hm_load(scales[m], p->kv_scale_dtype,
+                                        ((size_t)bb * nk + jj) * p->heads_kv + hk);
+                        ck_assert_msg(scale == want_stored, "%c row %d of batch %d head %d: scale %.9g, want %.9g",
+                                      "kv"[m], j, b, hk, scale, want_stored);
+                    }
+                    for (int d = 0; d < p->head_dim; ++d) {
+                        const double xv = hm_load(x, p->dtype, src + d);
+                        const uint8_t got = cache[o + d];
+                        if (f == FLASHCL_KV_INT8)
+                            ck_assert_msg(fabs((double)(int8_t)got - xv / scale) <= 0.5 + 1e-4,
+                                          "%c row %d head %d dim %d: int8 %d for %.9g / %.9g", "kv"[m], j, hk, d,
+                                          (int)(int8_t)got, xv, scale);
+                        else
+                            ck_assert_msg(got == hm_kv_from_float(xv, f), "%c row %d head %d dim %d: byte %#x for %.9g, want %#x",
+                                          "kv"[m], j, hk, d, got, xv, hm_kv_from_float(xv, f));
+                    }
+                }
+            }
+    }
+    for (int m = 0; m < 2; ++m) /* the reference's K and V: the cache as it is now */
+        for (int bb = 0; bb < nbk; ++bb)
+            for (int jj = 0; jj < nk; ++jj)
+                for (int hk = 0; hk < p->heads_kv; ++hk) {
+                    const int64_t o = hm_offset(st[m], bb, jj, hk);
+                    const double scale = f == FLASHCL_KV_INT8 ? hm_load(scales[m], p->kv_scale_dtype,
+                                                                        ((size_t)bb * nk + jj) * p->heads_kv + hk)
+                                                              : 1.0;
+                    for (int d = 0; d < p->head_dim; ++d)
+                        dec[m + 1][o + d] = (float)(hm_kv_byte(((const uint8_t *)host[m + 1])[o + d], f) * scale);
+                }
 }
 
 static void run_case(const case_params *c)
@@ -96,6 +177,8 @@ static void run_case(const case_params *c)
     p.kv_cache = c->kv_cache;
     p.kv_append = c->kv_append;
     p.page_size = c->page_size;
+    p.kv_format = c->kv_format;
+    p.kv_scale_dtype = c->kv_scale_f16 ? FLASHCL_DTYPE_F16 : FLASHCL_DTYPE_F32;
     p.return_lse = 1;
     /* A cache of seq_kv rows per sequence, filled to different lengths; paged: every page of every
      * sequence somewhere in a pool with spare pages, in shuffled order. */
@@ -173,11 +256,28 @@ static void run_case(const case_params *c)
     void *host[3];
     float *dec[3];
     for (int i = 0; i < 3; ++i) {
+        const size_t n = i && c->kv_format ? sz[i] : sz[i] / es; /* a quantized cache: a byte an element */
         host[i] = malloc(sz[i]);
-        dec[i] = malloc(sz[i] / es * sizeof(float));
+        dec[i] = malloc(n * sizeof(float));
         ck_assert(host[i] && dec[i]);
-        hm_fill_normal(host[i], p.dtype, sz[i] / es, &rng, 1.0);
-        hm_decode(host[i], p.dtype, sz[i] / es, dec[i]);
+        if (i && c->kv_format) {
+            hm_fill_kv(host[i], (flashcl_kv_format)c->kv_format, n, &rng, 1.0);
+        } else {
+            hm_fill_normal(host[i], p.dtype, n, &rng, 1.0);
+            hm_decode(host[i], p.dtype, n, dec[i]);
+        }
+    }
+    /* An int8 cache's scales, one per (cache row, KV head): about 1/32 */
+    const size_t n_scales = (size_t)(c->page_size ? p.num_pages : p.batch) * (c->page_size ? p.page_size : p.seq_kv) *
+                            (size_t)p.heads_kv;
+    void *scales[2] = {NULL, NULL};
+    cl_mem scale_m[2] = {NULL, NULL};
+    for (int m = 0; m < 2 && c->kv_format == FLASHCL_KV_INT8; ++m) {
+        scales[m] = malloc(n_scales * flashcl_dtype_size(p.kv_scale_dtype));
+        ck_assert_ptr_nonnull(scales[m]);
+        for (size_t i = 0; i < n_scales; ++i)
+            hm_store(scales[m], p.kv_scale_dtype, i, (float)((0.75 + 0.5 * hm_rng_uniform(&rng)) / 32.0));
+        scale_m[m] = tu_buffer(n_scales * flashcl_dtype_size(p.kv_scale_dtype), scales[m]);
     }
     cl_mem q = tu_buffer(sz[0], host[0]), k = tu_buffer(sz[1], host[1]), v = tu_buffer(sz[2], host[2]);
     cl_mem o_f = tu_buffer(sz[3], NULL), l_f = tu_buffer(sz[4], NULL);
@@ -198,7 +298,15 @@ static void run_case(const case_params *c)
             bt_m = tu_buffer((size_t)c->batch * max_pages * sizeof(int32_t), block_table);
             x.block_table = block_table;
         }
-        if (c->kv_append) { /* the new rows, and the host's copy of the cache updated with them */
+        if (c->kv_append && c->kv_format) { /* the new rows; the cache's copy is read back after the run */
+            const size_t n = (size_t)c->batch * c->seq_q * p.heads_kv * p.head_dim;
+            knew = malloc(n * es);
+            vnew = malloc(n * es);
+            hm_fill_normal(knew, p.dtype, n, &rng, 1.0);
+            hm_fill_normal(vnew, p.dtype, n, &rng, 1.0);
+            knew_m = tu_buffer(n * es, knew);
+            vnew_m = tu_buffer(n * es, vnew);
+        } else if (c->kv_append) { /* the new rows, and the host's copy of the cache updated with them */
             const size_t n = (size_t)c->batch * c->seq_q * p.heads_kv * p.head_dim;
             knew = malloc(n * es);
             vnew = malloc(n * es);
@@ -263,12 +371,19 @@ static void run_case(const case_params *c)
 
     flashcl_tensors tf = {.q = q, .k = k, .v = v, .o = o_f, .lse = l_f, .alibi_slopes = alibi_m, .mask = mask_m,
                           .key_padding = kpm_m, .cu_seqlens_q = cuq_m, .cu_seqlens_k = cuk_m,
-                          .cache_seqlens = lens_m, .block_table = bt_m, .k_new = knew_m, .v_new = vnew_m},
+                          .cache_seqlens = lens_m, .block_table = bt_m, .k_new = knew_m, .v_new = vnew_m,
+                          .k_scale = scale_m[0], .v_scale = scale_m[1]},
                     tn = tf;
     tn.o = o_n;
     tn.lse = l_n;
     if (extras) /* the plain enqueue refuses a problem that needs more buffers, naming the missing one */
         ck_assert_int_eq(flashcl_plan_enqueue(flash, q, k, v, o_f, l_f, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+    if (c->kv_format == FLASHCL_KV_INT8) { /* the scales are required, by name */
+        flashcl_tensors no_scale = tf;
+        no_scale.v_scale = NULL;
+        ck_assert_int_eq(flashcl_plan_enqueue_tensors(flash, &no_scale, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+        ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "v_scale"));
+    }
     st = flashcl_plan_enqueue_tensors(flash, &tf, 0, NULL, NULL);
     ck_assert_msg(st == FLASHCL_SUCCESS, "flash enqueue: %s", flashcl_context_last_error(ctx));
     st = flashcl_plan_enqueue_tensors(naive, &tn, 0, NULL, NULL);
@@ -278,6 +393,9 @@ static void run_case(const case_params *c)
         ck_assert_msg(st == FLASHCL_SUCCESS, "standard enqueue: %s", flashcl_context_last_error(ctx));
     }
     ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    if (c->kv_format)
+        check_quantized_cache(c, &p, cache_lens, block_table, max_pages, knew, vnew, k, v, scale_m, n_scales, host,
+                              scales, dec);
     void *of = tu_read(o_f, sz[3]), *on = tu_read(o_n, sz[3]), *os = tu_read(o_s, sz[3]);
     float *lf = tu_read(l_f, sz[4]), *ln = tu_read(l_n, sz[4]), *ls = tu_read(l_s, sz[4]);
 
@@ -374,9 +492,11 @@ static void run_case(const case_params *c)
         free(host[i]);
         free(dec[i]);
     }
-    cl_mem all[18] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m,
-                      lens_m, bt_m, knew_m, vnew_m};
-    for (int i = 0; i < 18; ++i)
+    cl_mem all[20] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m,
+                      lens_m, bt_m, knew_m, vnew_m, scale_m[0], scale_m[1]};
+    free(scales[0]);
+    free(scales[1]);
+    for (int i = 0; i < 20; ++i)
         if (all[i])
             clReleaseMemObject(all[i]);
     free(slopes);
@@ -609,6 +729,33 @@ static const case_params decode_mma_cases[] = {
 };
 #define N_DECODE_MMA_CASES ((int)(sizeof decode_mma_cases / sizeof *decode_mma_cases))
 
+/* Quantized KV caches (int8 with fp32 and fp16 scales, fp8 E4M3 and E5M2) on both decode kernels (the
+ * matrix-unit one emulated where the device has none) and as the chooser takes them: appended rows
+ * checked against their inputs, the reference computed on the cache's bytes as hostmath decodes them;
+ * contiguous and paged (16, 48), GQA, several queries, causal, a window, softcap, ALiBi, key padding,
+ * forced splits, strided rows. */
+static const case_params quant_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 150, .batch = 2, .heads_kv = 2,
+     .kv_cache = 1, .kv_append = 1, .kv_format = FLASHCL_KV_INT8, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 3, .seq_kv = 200, .batch = 2, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .kv_format = FLASHCL_KV_INT8, .kv_scale_f16 = 1,
+     .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 96, .gqa = 1, .seq_q = 1, .seq_kv = 200, .batch = 2, .heads_kv = 2,
+     .window = 1, .window_left = 60, .window_right = -1, .softcap = 8.0f, .kv_cache = 1,
+     .kv_format = FLASHCL_KV_FP8_E4M3, .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 8, .seq_q = 2, .seq_kv = 250, .batch = 2, .heads_kv = 1,
+     .kv_cache = 1, .kv_append = 1, .page_size = 48, .kv_splits = 3, .kv_format = FLASHCL_KV_FP8_E5M2,
+     .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 256, .gqa = 2, .seq_q = 1, .seq_kv = 80, .batch = 2, .heads_kv = 1,
+     .alibi = 1, .key_padding = 1, .kv_cache = 1, .kv_append = 1, .kv_format = FLASHCL_KV_FP8_E4M3},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 150, .batch = 1, .heads_kv = 2,
+     .custom_layout = 1, .kv_cache = 1, .kv_format = FLASHCL_KV_INT8, .kv_scale_f16 = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 4, .seq_kv = 120, .batch = 2, .heads_kv = 2,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .kv_format = FLASHCL_KV_FP8_E4M3,
+     .path = FLASHCL_PATH_MMA},
+};
+#define N_QUANT_CASES ((int)(sizeof quant_cases / sizeof *quant_cases))
+
 /* The feature cases, one numbering over all the lists above. */
 static const struct {
     const case_params *cases;
@@ -616,7 +763,7 @@ static const struct {
 } feature_lists[] = {
     {window_cases, N_WINDOW_CASES}, {bias_cases, N_BIAS_CASES}, {varlen_cases, N_VARLEN_CASES},
     {split_cases, N_SPLIT_CASES},   {cache_cases, N_CACHE_CASES},   {mma_cases, N_MMA_CASES},
-    {decode_cases, N_DECODE_CASES}, {decode_mma_cases, N_DECODE_MMA_CASES},
+    {decode_cases, N_DECODE_CASES}, {decode_mma_cases, N_DECODE_MMA_CASES}, {quant_cases, N_QUANT_CASES},
 };
 
 static const case_params *feature_case(int i)

@@ -40,7 +40,7 @@ static flashcl_problem variant_problem(int variant, flashcl_dtype dtype)
         p.total_kv = 150;
         p.alibi = 1;
         p.return_lse = 1;
-    } else if (variant == FEATURES_C) { /* a paged KV cache with append, a GQA decode step */
+    } else if (variant == FEATURES_C) { /* a paged KV cache with append, a GQA decode step (int8 where read) */
         p.seq_q = 2;
         p.kv_cache = 1;
         p.kv_append = 1;
@@ -125,6 +125,11 @@ static void check_kernel(fcl_kernel_id id, int variant)
         p.alibi = p.attn_mask = p.key_padding = p.varlen = 0;
         p.softcap = 0.0f;
         p.kv_splits = 0;
+    }
+    if (variant == FEATURES_C && (id == FCL_K_FLASH_DECODE || decode_mma || id == FCL_K_NAIVE_FWD ||
+                                  id == FCL_K_NAIVE_REF_ROWS || id == FCL_K_KV_APPEND)) {
+        p.kv_format = FLASHCL_KV_INT8; /* the readers and the writer of a quantized cache */
+        p.kv_scale_dtype = FLASHCL_DTYPE_F16;
     }
     const flashcl_config c = kernel_config(ctx, id, &p);
     char options[640];

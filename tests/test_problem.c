@@ -58,6 +58,26 @@ START_TEST(test_dtypes)
     ck_assert(hm_half_to_float(hm_float_to_half(1e-7f)) == 1.1920928955078125e-07f);
     ck_assert(hm_bf16_to_float(hm_float_to_bf16(1.00390625f)) == 1.0f); /* tie rounds to even */
     ck_assert(hm_bf16_to_float(hm_float_to_bf16(-3.0f)) == -3.0f);
+    /* fp8 (flashcl.h's flashcl_kv_format): every finite code round-trips; the format's extremes, ties
+     * to even, saturation, NaN. */
+    for (int f = FLASHCL_KV_FP8_E4M3; f <= FLASHCL_KV_FP8_E5M2; ++f)
+        for (int c = 0; c < 256; ++c) {
+            const double x = hm_kv_byte((uint8_t)c, (flashcl_kv_format)f);
+            if (isfinite(x) && c != 0x80) /* (-0 encodes as 0x80 too, but compares equal to 0) */
+                ck_assert_int_eq(hm_kv_from_float(x, (flashcl_kv_format)f), c);
+        }
+    ck_assert(hm_kv_byte(0x7e, FLASHCL_KV_FP8_E4M3) == 448.0 && isnan(hm_kv_byte(0xff, FLASHCL_KV_FP8_E4M3)));
+    ck_assert(hm_kv_byte(0x01, FLASHCL_KV_FP8_E4M3) == ldexp(1.0, -9));
+    ck_assert(hm_kv_byte(0x7b, FLASHCL_KV_FP8_E5M2) == 57344.0 && isinf(hm_kv_byte(0x7c, FLASHCL_KV_FP8_E5M2)));
+    ck_assert(hm_kv_byte(0x01, FLASHCL_KV_FP8_E5M2) == ldexp(1.0, -16));
+    ck_assert_int_eq(hm_kv_from_float(1.0625, FLASHCL_KV_FP8_E4M3), 0x38); /* halfway 1 .. 1.125: even, 1 */
+    ck_assert_int_eq(hm_kv_from_float(1.1875, FLASHCL_KV_FP8_E4M3), 0x3a); /* halfway 1.125 .. 1.25: 1.25 */
+    ck_assert_int_eq(hm_kv_from_float(1e9, FLASHCL_KV_FP8_E4M3), 0x7e);    /* saturates */
+    ck_assert_int_eq(hm_kv_from_float(-1e9, FLASHCL_KV_FP8_E5M2), 0xfb);
+    ck_assert_int_eq(hm_kv_from_float(NAN, FLASHCL_KV_FP8_E5M2) & 0x7f, 0x7f);
+    ck_assert_int_eq((int8_t)hm_kv_from_float(-200.0, FLASHCL_KV_INT8), -127);
+    ck_assert_str_eq(flashcl_kv_format_name(FLASHCL_KV_FP8_E5M2), "fp8e5m2");
+    ck_assert_ptr_null(flashcl_kv_format_name((flashcl_kv_format)4));
 }
 END_TEST
 
@@ -87,6 +107,11 @@ static const bad_case bad_cases[] = {
     {"problem.page_size = 10", FLASHCL_INVALID_ARGUMENT}, {"problem.num_pages = 0", FLASHCL_INVALID_ARGUMENT},
     {"problem.kv_append is set without problem.kv_cache", FLASHCL_INVALID_ARGUMENT},
     {"problem.kv_cache with varlen", FLASHCL_UNSUPPORTED},
+    {"problem.kv_format = 9", FLASHCL_INVALID_ARGUMENT},
+    {"problem.kv_format = int8 without problem.kv_cache", FLASHCL_INVALID_ARGUMENT},
+    {"problem.kv_format = fp8e4m3 with seq_q = 100", FLASHCL_UNSUPPORTED},
+    {"problem.kv_format = fp8e5m2 with attn_mask", FLASHCL_UNSUPPORTED},
+    {"problem.kv_scale_dtype = 2", FLASHCL_INVALID_ARGUMENT},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -125,6 +150,11 @@ static void break_field(flashcl_problem *p, int i)
     case 29: p->kv_cache = 1; p->page_size = 16; p->num_pages = 0; break;
     case 30: p->kv_append = 1; break;
     case 31: p->kv_cache = 1; p->varlen = 1; p->total_q = 300; p->total_kv = 300; break;
+    case 32: p->kv_format = 9; break;
+    case 33: p->kv_format = FLASHCL_KV_INT8; break;
+    case 34: p->kv_cache = 1; p->kv_format = FLASHCL_KV_FP8_E4M3; break;
+    case 35: p->kv_cache = 1; p->seq_q = 1; p->attn_mask = 1; p->kv_format = FLASHCL_KV_FP8_E5M2; break;
+    case 36: p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_INT8; p->kv_scale_dtype = FLASHCL_DTYPE_BF16; break;
     }
 }
 
