@@ -78,29 +78,44 @@
 #define KV_WORDS 2 /* registers a lane keeps per 8-element piece */
 #define SPLAT_KV(r, x) ((r)[0] = (x).s0, (r)[1] = (x).s1)
 
+#if FCL_PTX
+/* The bytes of a and b that `sel` names (PTX prmt: one instruction). */
+inline uint byte_perm(const uint a, const uint b, const uint sel)
+{
+    uint r;
+    __asm__("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
+    return r;
+}
+#endif
+
 /* Bytes 2hi and 2hi+1 of w as a pair of Q's 16-bit type. */
 inline uint kv_pair(const uint w, const int hi)
 {
-    const uint b = hi ? w >> 16 : w; /* the two bytes in the low half */
 #if defined(FLASHCL_DTYPE_F16) && KV_FORMAT == 3
-    return ((b & 0xffu) << 8) | ((b & 0xff00u) << 16); /* an E5M2 byte is the upper byte of a half */
+    /* an E5M2 byte is the upper byte of a half */
+    return hi ? ((w >> 8) & 0xff00u) | (w & 0xff000000u) : ((w & 0xffu) << 8) | ((w & 0xff00u) << 16);
 #elif defined(FLASHCL_DTYPE_F16) && KV_FORMAT == 1 && FCL_PTX
-    /* 0x64XX is the half 1024 + XX: with the sign bit flipped, XX = q + 128; minus 1152 leaves q exactly */
-    const uint x = b ^ 0x8080u;
+    /* with the sign bits flipped a byte is q + 128; under 0x64 it makes the half 1024 + q + 128, and
+     * minus 1152 leaves q exactly: a byte permute and a subtract a pair */
+    const uint h = byte_perm(w ^ 0x80808080u, 0x64646464u, hi ? 0x7362u : 0x5140u);
     uint r;
-    __asm__("sub.f16x2 %0, %1, %2;" : "=r"(r) : "r"((x & 0xffu) | ((x & 0xff00u) << 8) | 0x64006400u), "r"(0x64806480u));
+    __asm__("sub.f16x2 %0, %1, %2;" : "=r"(r) : "r"(h), "r"(0x64806480u));
     return r;
 #elif defined(FLASHCL_DTYPE_F16) && KV_FORMAT == 2 && FCL_PTX
-    /* The E4M3 magnitude's bits shifted into a half's exponent and mantissa give the value times 2^-8
-     * (normal and subnormal alike); the multiply by 256 is exact. S.1111.111 is NaN. */
-    const uint h = ((b & 0x7fu) << 7) | ((b & 0x7f00u) << 15);
+    /* An E4M3 magnitude's 7 bits placed as a half's exponent and mantissa give the value times 2^-8
+     * (normal and subnormal alike); times 256 (exact), then the sign. S.1111.111 is NaN. */
+    const uint x = byte_perm(w, 0u, hi ? 0x4342u : 0x4140u); /* the two bytes in the halves' low bytes */
     uint r;
-    __asm__("mul.f16x2 %0, %1, %2;" : "=r"(r) : "r"(h), "r"(0x5c005c00u));
-    r |= ((b & 0x80u) << 8) | ((b & 0x8000u) << 16);
-    r = (b & 0x7fu) == 0x7fu ? (r & 0xffff0000u) | 0x7e00u : r;
-    return (b & 0x7f00u) == 0x7f00u ? (r & 0xffffu) | 0x7e000000u : r;
+    __asm__("mul.f16x2 %0, %1, %2;" : "=r"(r) : "r"((x & 0x007f007fu) << 7), "r"(0x5c005c00u));
+    r |= (x & 0x00800080u) << 8;
+    if (((x & 0x007f007fu) + 0x00010001u) & 0x00800080u) { /* a NaN byte (rare): its half NaN */
+        r = (x & 0x7fu) == 0x7fu ? (r & 0xffff0000u) | 0x7e00u : r;
+        r = (x & 0x7f0000u) == 0x7f0000u ? (r & 0xffffu) | 0x7e000000u : r;
+    }
+    return r;
 #else
-    return pack2(kv_byte(b & 0xffu), kv_byte((b >> 8) & 0xffu)); /* exact: every value fits the type */
+    const uint b = hi ? w >> 16 : w; /* exact through floats: every value fits the type */
+    return pack2(kv_byte(b & 0xffu), kv_byte((b >> 8) & 0xffu));
 #endif
 }
 #define PAIR(w, idx) kv_pair((w)[(idx) >> 1], (idx) & 1)
@@ -190,17 +205,27 @@ flash_decode_mma(__global const ushort *restrict Q, __global const KV_P *restric
     for (int n0 = keys.begin; n0 < keys.end; n0 += STEP) {
         const int k0 = n0 + warp * TK; /* this warp's first key of the step */
         /* Each 16-key tile's rows from its page: tiles start at multiples of 16, and a page holds whole
-         * tiles; one block-table lookup a step where a page holds the warp's TK keys. */
+         * tiles; one block-table lookup a step where a page holds the warp's TK keys. An int8 cache's
+         * scales (one per row and KV head) the same way: s_tile[i] + key * heads_kv. */
         long k_tile[TILES], v_tile[TILES];
+#if KV_FORMAT == 1
+        long s_tile[TILES];
+#endif
         UNROLL
         for (int i = 0; i < TILES; ++i) {
 #if PAGE_SIZE
             const int kc = min(k0 + ((PAGE_SIZE % TK) == 0 ? 0 : 16 * i), max(skv - 1, 0));
             k_tile[i] = k_base + kv_row(b, kc, k_ss, k_sb, BT, max_pages, num_pages) - (long)kc * k_ss;
             v_tile[i] = v_base + kv_row(b, kc, v_ss, v_sb, BT, max_pages, num_pages) - (long)kc * v_ss;
+#if KV_FORMAT == 1
+            s_tile[i] = kv_scale_index(b, kc, hk, heads_kv, seq_kv, BT, max_pages, num_pages) - (long)kc * heads_kv;
+#endif
 #else
             k_tile[i] = k_base;
             v_tile[i] = v_base;
+#if KV_FORMAT == 1
+            s_tile[i] = kv_scale_index(b, 0, hk, heads_kv, seq_kv, BT, max_pages, num_pages);
+#endif
 #endif
         }
         /* Every load of the step first: K keys k0+16i+8j+g, V keys k0+16i+{2t, 2t+1, 2t+8, 2t+9}. */
@@ -237,7 +262,7 @@ flash_decode_mma(__global const ushort *restrict Q, __global const KV_P *restric
                 for (int cc = 0; cc < 2; ++cc) {
                     const int key = k0 + 16 * i + 8 * j + 2 * t + cc;
                     const bool ok = key < keys.end;
-                    const long si = ok ? kv_scale_index(b, key, hk, heads_kv, seq_kv, BT, max_pages, num_pages) : 0;
+                    const long si = s_tile[i] + (long)key * heads_kv;
                     ks[i][j][cc] = ok ? LOAD_SCALE(K_SCALE, si) : 0.0f;
                     vs[i][j][cc] = ok ? LOAD_SCALE(V_SCALE, si) : 0.0f;
                 }

@@ -4,7 +4,7 @@
  * heads_kv, HEAD_DIM), contiguous, in the problem's dtype: row i of sequence b goes to cache row
  * cache_lens[b] + i, contiguous or through the block table (PAGE_SIZE); rows past the capacity (seq_kv)
  * are dropped. A quantized cache (KV_FORMAT, common.cl) gets the rows quantized on the way in: fp8 per
- * element; int8 per (row, KV head), with the scale max|x| / 127 rounded to its storage type first and
+ * element; int8 per (row, KV head), with the scale max|x| * fp32(1/127) rounded to its storage type first and
  * each element round-to-nearest-even(x / scale) (a zero row: scale 0, elements 0; a row with a
  * NaN or an infinity: its scale, so that it reads back as NaN). One work-item per
  * element, or for int8 per (row, KV head). Specialised by HEAD_DIM, PAGE_SIZE, FLASHCL_DTYPE_*,
@@ -31,7 +31,7 @@ inline void append_int8_row(__global uchar *C, __global SCALE_T *S, const long c
     float amax = 0.0f;
     for (int d = 0; d < HEAD_DIM; ++d)
         amax = max_nan(amax, fabs(LOAD(X, xo + d)));
-    STORE_SCALE(S, si, amax / 127.0f);
+    STORE_SCALE(S, si, amax * (1.0f / 127.0f)); /* a multiply: rounded exactly on every device */
     const float scale = LOAD_SCALE(S, si); /* as stored: what the readers multiply by */
     for (int d = 0; d < HEAD_DIM; ++d) {
         const float q = scale > 0.0f && isfinite(scale) ? clamp(rint(LOAD(X, xo + d) / scale), -127.0f, 127.0f) : 0.0f;

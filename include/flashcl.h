@@ -115,8 +115,8 @@ FLASHCL_API const char *flashcl_dtype_name(flashcl_dtype dtype);
  *   FP8_E5M2  OCP 8-bit float E5M2 (bias 15, 2 mantissa bits: the upper byte of an IEEE half; largest
  *             finite 57344), no scale.
  * One byte per element; the cache's strides count elements (bytes). kv_append quantizes the step's
- * k_new/v_new (the problem's dtype) on the way in: INT8 with the scale max|x| / 127 of each (row, KV
- * head), rounded to kv_scale_dtype first, and q = round-to-nearest-even(x / scale); FP8 by rounding to
+ * k_new/v_new (the problem's dtype) on the way in: INT8 with the scale max|x| * fp32(1/127) of each (row,
+ * KV head), rounded to kv_scale_dtype first, and q = round-to-nearest-even(x / scale); FP8 by rounding to
  * nearest even, saturating to the largest finite value (NaN stays NaN).
  */
 typedef enum flashcl_kv_format {

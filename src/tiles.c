@@ -271,14 +271,20 @@ static int decode_mma_suits(const flashcl_problem *p)
 /* The matrix-unit decode kernel's shape: up to 8 of the KV head's packed rows a work-group, four warps
  * (fewer where the work-group limit says so), two 16-key tiles a warp and step up to head dim 128 and
  * one above (registers; on the H200 one tile measured 3-23% slower at d=128, four 4-33% slower:
- * docs/NOTES.md, decode-mma-1). Returns 1 with cfg set. */
+ * docs/NOTES.md, decode-mma-1), more for quantized caches. Returns 1 with cfg set. */
 static int choose_decode_mma(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                              flashcl_config *cfg, char *why, size_t why_len)
 {
     const int emulated = !pr->matrix_units;
     const int64_t packed = (int64_t)p->seq_q * (p->heads_q / p->heads_kv);
     const int32_t rows = packed < 8 ? (int32_t)packed : 8;
-    const int32_t tiles = p->head_dim > 128 ? 1 : 2;
+    /* A quantized cache's lanes load 8 bytes where fp16's load 16: more tiles keep as many bytes in flight
+     * (as registers allow: ptxas on clang's PTX, no spills; docs/NOTES.md, decode-mma-3). */
+    const int big = p->head_dim > 128;
+    const int32_t tiles = p->kv_format == FLASHCL_KV_INT8       ? (big ? 1 : 3)
+                          : p->kv_format == FLASHCL_KV_FP8_E5M2 ? (big ? 2 : 4)
+                          : p->kv_format == FLASHCL_KV_FP8_E4M3 ? (big ? 1 : 4)
+                                                                : (big ? 1 : 2);
     for (int32_t warps = 4; warps >= 1; warps /= 2) {
         if ((size_t)(32 * warps) > ch->work_group || decode_mma_bytes(p->head_dim, rows, warps, emulated) > ch->local_mem)
             continue;

@@ -63,7 +63,7 @@ static void set_layout(flashcl_problem *p, int pad)
 
 /*
  * A quantized cache after the run: the appended rows read back and checked against the step's inputs
- * (fp8: the nearest value, to even, exactly; int8: the row's scale max|x|/127 in its storage type, and
+ * (fp8: the nearest value, to even, exactly; int8: the row's scale max|x| * fp32(1/127) in its storage type, and
  * each element within half a step of x / scale), then the float64 reference's K and V (dec[1], dec[2])
  * decoded from the cache's bytes and scales by hostmath's conversions, which are written apart from
  * the kernels'.
@@ -104,7 +104,7 @@ static void check_quantized_cache(const case_params *c, const flashcl_problem *p
                     if (f == FLASHCL_KV_INT8) {
                         for (int d = 0; d < p->head_dim; ++d)
                             amax = fmax(amax, fabs(hm_load(x, p->dtype, src + d)));
-                        const float want = (float)(amax / 127.0);
+                        const float want = (float)amax * (1.0f / 127.0f); /* as kvcache.cl computes it */
                         const double want_stored = p->kv_scale_dtype == FLASHCL_DTYPE_F16
                                                        ? hm_half_to_float(hm_float_to_half(want))
                                                        : want;
@@ -758,12 +758,15 @@ static const case_params quant_cases[] = {
 
 /* The feature cases, one numbering over all the lists above. */
 static const struct {
+    const char *name;
     const case_params *cases;
     int n;
 } feature_lists[] = {
-    {window_cases, N_WINDOW_CASES}, {bias_cases, N_BIAS_CASES}, {varlen_cases, N_VARLEN_CASES},
-    {split_cases, N_SPLIT_CASES},   {cache_cases, N_CACHE_CASES},   {mma_cases, N_MMA_CASES},
-    {decode_cases, N_DECODE_CASES}, {decode_mma_cases, N_DECODE_MMA_CASES}, {quant_cases, N_QUANT_CASES},
+    {"window", window_cases, N_WINDOW_CASES}, {"bias", bias_cases, N_BIAS_CASES},
+    {"varlen", varlen_cases, N_VARLEN_CASES}, {"split", split_cases, N_SPLIT_CASES},
+    {"cache", cache_cases, N_CACHE_CASES},    {"mma", mma_cases, N_MMA_CASES},
+    {"decode", decode_cases, N_DECODE_CASES}, {"decode_mma", decode_mma_cases, N_DECODE_MMA_CASES},
+    {"quant", quant_cases, N_QUANT_CASES},
 };
 
 static const case_params *feature_case(int i)
@@ -795,10 +798,24 @@ static Suite *make_suite(void)
     TCase *tc = tcase_create("grid");
     tcase_set_timeout(tc, 600);
     const char *only = getenv("FLASHCL_TEST_CASE");
+    /* FLASHCL_TEST_FEATURES=LIST (say "quant" or "decode_mma"): only that list of feature cases, no grid */
+    const char *features = getenv("FLASHCL_TEST_FEATURES");
     int first = 0, last = GRID_CASES, left_out = 0;
     if (only && *only) {
         first = atoi(only);
         last = first + 1;
+    }
+    if (features && *features) {
+        int base = 0;
+        for (size_t l = 0; l < sizeof feature_lists / sizeof *feature_lists; ++l) {
+            if (!strcmp(features, feature_lists[l].name))
+                for (int i = base; i < base + feature_lists[l].n; ++i)
+                    if (!loop_limited(feature_case(i)))
+                        tcase_add_loop_test(tc, test_features, i, i + 1);
+            base += feature_lists[l].n;
+        }
+        suite_add_tcase(s, tc);
+        return s;
     }
     for (int i = first; i < last; ++i) {
         case_params c = grid_case(i);
