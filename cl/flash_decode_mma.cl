@@ -76,6 +76,7 @@
 #define LOAD_KV(p, i) as_uint2(vload8(0, (p) + (i)))
 #endif
 #define KV_WORDS 2 /* registers a lane keeps per 8-element piece */
+#define KV_VEC uint2
 #define SPLAT_KV(r, x) ((r)[0] = (x).s0, (r)[1] = (x).s1)
 
 #if FCL_PTX
@@ -123,6 +124,7 @@ inline uint kv_pair(const uint w, const int hi)
 #define KV_P ushort
 #define LOAD_KV(p, i) LOAD16(p, i)
 #define KV_WORDS 4
+#define KV_VEC uint4
 #define SPLAT_KV(r, x) SPLAT4(r, x)
 #define PAIR(w, idx) ((w)[(idx)])
 #endif
@@ -238,7 +240,8 @@ flash_decode_mma(__global const ushort *restrict Q, __global const KV_P *restric
                 const bool ok = key < keys.end;
                 UNROLL
                 for (int v = 0; v < KVEC; ++v) {
-                    SPLAT_KV(kr[i][j] + KV_WORDS * v, ok ? LOAD_KV(K, k_tile[i] + (long)key * k_ss + 8 * (t + 4 * v)) : 0);
+                    const KV_VEC x = ok ? LOAD_KV(K, k_tile[i] + (long)key * k_ss + 8 * (t + 4 * v)) : (KV_VEC)(0);
+                    SPLAT_KV(kr[i][j] + KV_WORDS * v, x); /* (a macro: its argument once, as a variable) */
                 }
             }
             UNROLL
@@ -247,7 +250,8 @@ flash_decode_mma(__global const ushort *restrict Q, __global const KV_P *restric
                 const bool ok = key < keys.end;
                 UNROLL
                 for (int u = 0; u < VVEC; ++u) {
-                    SPLAT_KV(vr[i][e] + KV_WORDS * u, ok ? LOAD_KV(V, v_tile[i] + (long)key * v_ss + 8 * (g + 8 * u)) : 0);
+                    const KV_VEC x = ok ? LOAD_KV(V, v_tile[i] + (long)key * v_ss + 8 * (g + 8 * u)) : (KV_VEC)(0);
+                    SPLAT_KV(vr[i][e] + KV_WORDS * u, x);
                 }
             }
         }

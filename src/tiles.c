@@ -283,7 +283,7 @@ static int choose_decode_mma(const flashcl_device_profile *pr, const fcl_choice 
     const int big = p->head_dim > 128;
     const int32_t tiles = p->kv_format == FLASHCL_KV_INT8       ? (big ? 1 : 3)
                           : p->kv_format == FLASHCL_KV_FP8_E5M2 ? (big ? 2 : 4)
-                          : p->kv_format == FLASHCL_KV_FP8_E4M3 ? (big ? 1 : 4)
+                          : p->kv_format == FLASHCL_KV_FP8_E4M3 ? (big ? 1 : 3)
                                                                 : (big ? 1 : 2);
     for (int32_t warps = 4; warps >= 1; warps /= 2) {
         if ((size_t)(32 * warps) > ch->work_group || decode_mma_bytes(p->head_dim, rows, warps, emulated) > ch->local_mem)
