@@ -493,6 +493,9 @@ def decode_mma_section(directory):
                (' At ' + '; at '.join(mixed) + ' differ, so Δ% there is not the paging cost alone.' if mixed else ''))
     out.append('Commands: ' + '; '.join(f'`{c}`' for c in cmds) + '. Data: `bench/decode-mma/`. What limits it and how')
     out.append('the split rule was chosen: `docs/NOTES.md` ("the decode kernel on the matrix units").')
+    note = os.path.join(d, 'note.md')  # what the data cannot say by itself (the code it was measured on)
+    if os.path.exists(note):
+        out.append('\n' + open(note).read().strip())
     return '\n'.join(out)
 
 
