@@ -6,6 +6,36 @@
  * Needs HEAD_DIM.
  */
 
+/* What a decode work-group owns, from its ids: grid (row chunks of `rows`, batch x KV heads x splits). */
+typedef struct decode_group {
+    int split, b, hk, heads_kv, pr0; /* pr0: its first packed row */
+    seq_view sv;
+    long k_base, v_base; /* its sequence's K and V rows of KV head hk (geometry.cl kv_base) */
+} decode_group;
+
+inline decode_group decode_group_of(const int rows, const int heads_q, const int group, const int n_splits,
+                                    const int seq_q, const int seq_kv, __global const int *cache_lens,
+                                    const long k_sb, const long k_ss, const long k_sh, const long v_sb,
+                                    const long v_ss, const long v_sh)
+{
+    decode_group w;
+    w.heads_kv = heads_q / group;
+#if SPLIT_KV
+    w.split = get_group_id(1) % n_splits;
+    const int bhk = get_group_id(1) / n_splits;
+#else
+    w.split = 0;
+    const int bhk = get_group_id(1);
+#endif
+    w.b = bhk / w.heads_kv;
+    w.hk = bhk - w.b * w.heads_kv;
+    w.pr0 = get_group_id(0) * rows;
+    w.sv = seq_view_of(w.b, seq_q, seq_kv, 0, 0, 0, 0, cache_lens);
+    w.k_base = kv_base(w.sv, w.hk, k_sb, k_ss, k_sh);
+    w.v_base = kv_base(w.sv, w.hk, v_sb, v_ss, v_sh);
+    return w;
+}
+
 typedef struct decode_keys {
     int begin, end;         /* the keys the work-group reads, in whole steps from begin */
     int inner_lo, inner_hi; /* the keys every one of its rows sees: no window test there */

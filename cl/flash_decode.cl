@@ -98,19 +98,12 @@ flash_decode(__global const STORE_T *restrict Q, __global const KV_T *restrict K
     const int team = lid / TEAM, tl = lid - team * TEAM;
     const int d0 = tl * 8; /* this lane's 8 elements of the head dimension */
     const bool lane_active = d0 < HEAD_DIM;
-    const int heads_kv = heads_q / group;
-#if SPLIT_KV
-    const int split = get_group_id(1) % n_splits;
-    const int bhk = get_group_id(1) / n_splits;
-#else
-    const int split = 0, bhk = get_group_id(1);
-#endif
-    const int b = bhk / heads_kv, hk = bhk - b * heads_kv;
-    const int pr0 = get_group_id(0) * ROWS; /* this work-group's first packed row */
-    const seq_view sv = seq_view_of(b, seq_q, seq_kv, 0, 0, 0, 0, CACHE_LENS);
+    const decode_group wg = decode_group_of(ROWS, heads_q, group, n_splits, seq_q, seq_kv, CACHE_LENS, k_sb, k_ss, k_sh,
+                                            v_sb, v_ss, v_sh);
+    const int split = wg.split, b = wg.b, hk = wg.hk, heads_kv = wg.heads_kv, pr0 = wg.pr0;
+    const seq_view sv = wg.sv;
     const int sq = sv.sq, skv = sv.skv;
-    const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
-    const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
+    const long k_base = wg.k_base, v_base = wg.v_base;
 
     /* The rows' queries, scaled into base 2 (a row past the step's queries is zeros and never stored). */
     float8 qv[ROWS];
