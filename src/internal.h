@@ -136,6 +136,9 @@ typedef struct fcl_choice {
     size_t work_group;               /* work-items a work-group may have */
     const char *shrunk;
     const char *portable_why;
+    /* Halvings of the register block after a build kept arrays in private memory (a GPU's
+     * CL_KERNEL_PRIVATE_MEM_SIZE > 0: spilled registers, or arrays the compiler left in memory). */
+    int reg_shift;
 } fcl_choice;
 /* The choice a profile gets under a policy (resolved: path a flashcl_path, local_mem_limit the cap or
  * 0): its limits, the policy's path and database, no override. */
@@ -153,7 +156,7 @@ flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_
 flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr, const fcl_choice *ch,
                           const flashcl_problem *p, flashcl_algorithm algorithm, flashcl_config *config);
 /* The portable kernel's heuristic tiles within explicit limits (no packing, splits or finishing). */
-flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
+flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget, int reg_shift,
                                 size_t max_wg, flashcl_config *cfg);
 /* Query heads packed per work-group for flash: heads_q / heads_kv for GQA decode steps (fcl_is_decode),
  * else 1. The problem as the tiles see it then has seq_q * pack rows and heads_q / pack heads. */

@@ -154,7 +154,7 @@ static flashcl_status setup_splits(flashcl_plan *pl)
 }
 
 /* What the compiled kernel allows: its work-group limit and its local memory. */
-static flashcl_status measure_kernel(flashcl_context *ctx, cl_kernel k, size_t *wg, cl_ulong *local)
+static flashcl_status measure_kernel(flashcl_context *ctx, cl_kernel k, size_t *wg, cl_ulong *local, cl_ulong *priv)
 {
     cl_int err = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof *wg, wg, NULL);
     if (err != CL_SUCCESS)
@@ -162,7 +162,22 @@ static flashcl_status measure_kernel(flashcl_context *ctx, cl_kernel k, size_t *
     err = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof *local, local, NULL);
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "clGetKernelWorkGroupInfo(CL_KERNEL_LOCAL_MEM_SIZE)");
+    *priv = 0;
+    err = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof *priv, priv, NULL);
+    if (err != CL_SUCCESS)
+        return fcl_fail_cl(ctx, err, "clGetKernelWorkGroupInfo(CL_KERNEL_PRIVATE_MEM_SIZE)");
     return FLASHCL_SUCCESS;
+}
+
+/* The floats a work-item of the portable or the CUDA-core decode kernel keeps in registers: its output
+ * block and score block (flash_fwd), or 8 elements of each row's query and output, of each key's K and
+ * V, and a score per row and key (flash_decode, src/tiles.c's estimate). */
+static int64_t register_block(const flashcl_config *c, int32_t head_dim)
+{
+    if (c->decode == 1 || c->decode == 2)
+        return 8 * (2 * (int64_t)c->block_m + 2 * (int64_t)c->v_chunk) + (int64_t)c->block_m * c->v_chunk;
+    const int64_t tpr = c->threads_per_row > 0 ? c->threads_per_row : 1;
+    return (int64_t)c->rows_per_item * (head_dim / tpr + c->block_n / tpr);
 }
 
 /*
@@ -192,10 +207,43 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
         if (st != FLASHCL_SUCCESS)
             return st;
         size_t kwg = 0;
-        cl_ulong klocal = 0;
-        if ((st = measure_kernel(ctx, k, &kwg, &klocal)) != FLASHCL_SUCCESS) {
+        cl_ulong klocal = 0, kpriv = 0;
+        if ((st = measure_kernel(ctx, k, &kwg, &klocal, &kpriv)) != FLASHCL_SUCCESS) {
             clReleaseKernel(k);
             return st;
+        }
+        /* A GPU compiler that kept the register block in private memory (spilled registers, or arrays
+         * left in memory: Intel's IGC does this when its unrolled compile spills) makes every access a
+         * memory access: a smaller register block, asked of the chooser, until none is smaller. CPUs
+         * report their stack frames here; their registers are not what decides. */
+        if (kpriv > 0 && !ctx->profile.is_cpu && (id == FCL_K_FLASH_FWD || id == FCL_K_FLASH_DECODE) &&
+            choice.reg_shift < 3 && kwg >= (size_t)pl->config.work_group_size &&
+            klocal <= ctx->profile.local_mem_size) {
+            snprintf(shrunk, sizeof shrunk,
+                     "shrunk after compiling: %llu B of private memory per work-item (the register block was "
+                     "kept in memory)",
+                     (unsigned long long)kpriv);
+            int smaller_found = 0;
+            for (int shift = choice.reg_shift + 1; shift <= 3 && !smaller_found; ++shift) {
+                fcl_choice smaller_regs = choice;
+                smaller_regs.reg_shift = shift;
+                smaller_regs.shrunk = shrunk;
+                smaller_regs.override = NULL;
+                flashcl_config smaller;
+                if (fcl_choose(ctx, &ctx->profile, &smaller_regs, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) ==
+                        FLASHCL_SUCCESS &&
+                    fcl_config_kernel(&smaller) == id &&
+                    register_block(&smaller, pl->problem.head_dim) < register_block(&pl->config, pl->problem.head_dim)) {
+                    choice = smaller_regs;
+                    pl->config = smaller;
+                    smaller_found = 1;
+                }
+            }
+            if (smaller_found) {
+                clReleaseKernel(k);
+                continue;
+            }
+            /* (no smaller register block: keep this kernel) */
         }
         if (kwg >= (size_t)pl->config.work_group_size && klocal <= ctx->profile.local_mem_size) {
             pl->kernel = k;

@@ -109,8 +109,11 @@ static int32_t choose_v_chunk(int32_t d, int32_t bn, uint64_t floats)
 /* The chooser proper, with explicit limits so that plans can shrink after the compiler reports more
  * local memory or a smaller work-group than the formula and the device promised. */
 flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
-                                size_t max_wg, flashcl_config *cfg)
+                                int reg_shift, size_t max_wg, flashcl_config *cfg)
 {
+    /* the register block: accumulators and scores per work-item, halved reg_shift times */
+    const int32_t max_acc = FCL_MAX_ACC >> reg_shift > 4 ? FCL_MAX_ACC >> reg_shift : 4;
+    const int32_t max_scores = FCL_MAX_SCORES >> reg_shift > 2 ? FCL_MAX_SCORES >> reg_shift : 2;
     const int32_t d = p->head_dim;
     if (max_wg > FCL_MAX_WG)
         max_wg = FCL_MAX_WG;
@@ -136,7 +139,7 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     const int32_t cols = d / tpr;
     /* Rows per work-item: 4 (each K value feeds 4 rows) while the output block stays in registers. */
     int32_t tm = 4;
-    while (tm > 1 && tm * cols > FCL_MAX_ACC)
+    while (tm > 1 && tm * cols > max_acc)
         tm /= 2;
 
     /* Row groups: as many as the work-group allows (every K/V tile is reused by block_m rows), but no
@@ -160,7 +163,9 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     /* Keys per work-item: 4, or more where 4 would give tiles of fewer than 16 keys (small head
      * dims, few column groups: short tiles pay a barrier for little work), within the score budget. */
     int32_t tn_max = 4;
-    while (tn_max * tpr < 16 && tm * tn_max * 2 <= FCL_MAX_SCORES)
+    while (tn_max > 1 && tm * tn_max > max_scores)
+        tn_max /= 2;
+    while (tn_max * tpr < 16 && tm * tn_max * 2 <= max_scores)
         tn_max *= 2;
     int32_t best_rg = 0, best_tn = 0, best_dc = 0, best_vc = 0, tmu = tm;
     const size_t good_wg = max_wg < 128 ? max_wg : 128;
@@ -357,8 +362,15 @@ static int choose_decode(const flashcl_device_profile *pr, const fcl_choice *ch,
     const int32_t wg_min = shuffles && team < 32 ? 32 : team;
     while ((size_t)wg > ch->work_group && wg > wg_min)
         wg /= 2;
+    /* Registers a work-item keeps: 8 elements of each row's query and output and of each key's K and V,
+     * and a score per row and key; 176 at most, halved after a build that kept them in memory. */
+    const int32_t max_regs = 176 >> ch->reg_shift;
+    while (rows > 1 && 8 * (2 * rows + 2 * 2) + rows * 2 > max_regs)
+        rows /= 2;
     for (;;) {
-        const int32_t kt = rows <= 4 ? 4 : 2;
+        int32_t kt = rows <= 4 ? 4 : 2;
+        while (kt > 1 && 8 * (2 * rows + 2 * kt) + rows * kt > max_regs)
+            kt /= 2;
         if ((size_t)wg <= ch->work_group && decode_bytes(p->head_dim, rows, team, kt, wg, shuffles) <= ch->local_mem) {
             memset(cfg, 0, sizeof *cfg);
             cfg->decode = shuffles ? 2 : 1;
@@ -736,7 +748,7 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
     }
     flashcl_problem view; /* the rows the tiles see: packed query heads for a GQA decode step */
     fcl_packed_view(p, fcl_gqa_pack(p), &view);
-    if (fcl_choose_flash(pr, &view, ch->local_mem, ch->work_group, &c) != FLASHCL_SUCCESS ||
+    if (fcl_choose_flash(pr, &view, ch->local_mem, ch->reg_shift, ch->work_group, &c) != FLASHCL_SUCCESS ||
         !finish_flash(pr, p, ch, &c, source, ch->shrunk, path_reason, why, sizeof why))
         return fcl_fail(ctx, FLASHCL_UNSUPPORTED,
                         "no tile configuration of flash_fwd for head_dim %d fits %llu B of local memory and %zu "

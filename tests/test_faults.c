@@ -28,6 +28,10 @@ static hold_fn clfault_hold_build;
 static release_fn clfault_release_build;
 static fired_fn clfault_build_state;
 static fired_fn clfault_build_count;
+typedef void (*fake_gpu_fn)(int on);
+typedef void (*fake_private_fn)(unsigned long bytes, int count);
+static fake_gpu_fn clfault_fake_gpu;
+static fake_private_fn clfault_fake_private;
 
 enum { BUILD_NOT_REACHED, BUILD_HELD, BUILD_RELEASED, BUILD_TIMED_OUT };
 
@@ -247,6 +251,85 @@ static int wait_for_held_build(int max_ms)
  * created from the cached program, enqueued and finished: B's whole run happens while A's build is
  * still held (ordering, not timing: the layer lets A's build go only when the test says so, or after
  * two minutes, when the library made B wait for it and the test fails). */
+/* A plan on `p` (path `path`), its config, and a validated run (the shrunk kernel is still right). */
+static flashcl_config plan_config(const flashcl_problem *p, flashcl_path path)
+{
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.disk_cache = 0;
+    s.validate = 1;
+    s.path = path;
+    fixture f;
+    memset(&f, 0, sizeof f);
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &f.ctx), FLASHCL_SUCCESS);
+    ck_assert_msg(flashcl_plan_create(f.ctx, p, &f.plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(f.ctx));
+    const size_t nq = (size_t)p->seq_q * p->heads_q * p->head_dim, nk = (size_t)p->seq_kv * p->heads_kv * p->head_dim;
+    float *host = malloc((nq > nk ? nq : nk) * sizeof(float));
+    hm_rng rng;
+    hm_rng_seed(&rng, 11);
+    cl_mem *in[3] = {&f.q, &f.k, &f.v};
+    for (int i = 0; i < 3; ++i) {
+        hm_fill_normal(host, FLASHCL_DTYPE_F32, i ? nk : nq, &rng, 1.0);
+        *in[i] = tu_buffer((i ? nk : nq) * sizeof(float), host);
+    }
+    free(host);
+    f.o = tu_buffer(nq * sizeof(float), NULL);
+    f.lse = tu_buffer((size_t)p->seq_q * p->heads_q * sizeof(float), NULL);
+    ck_assert_msg(flashcl_plan_enqueue(f.plan, f.q, f.k, f.v, f.o, f.lse, 0, NULL, NULL) == FLASHCL_SUCCESS, "%s",
+                  flashcl_context_last_error(f.ctx));
+    flashcl_validation r;
+    flashcl_plan_last_validation(f.plan, &r);
+    ck_assert(r.ran && r.passed && r.rows_checked > 0);
+    flashcl_config c;
+    flashcl_plan_config(f.plan, &c);
+    teardown(&f);
+    return c;
+}
+
+/* A GPU compiler that kept a kernel's register block in private memory (CL_KERNEL_PRIVATE_MEM_SIZE > 0,
+ * faked here): the plan asks the chooser for a smaller block, says why in the config, and runs right;
+ * always reported, it stops at the smallest; a CPU's report (its stack frame) changes nothing. For the
+ * decode kernel (rows x keys a step) and the portable kernel (output and score block). */
+START_TEST(test_private_memory_shrinks)
+{
+    flashcl_problem d;
+    flashcl_problem_default(&d);
+    d.heads_q = 16;
+    d.heads_kv = 2; /* 8 packed rows */
+    d.seq_q = 1;
+    d.seq_kv = 300;
+    d.head_dim = 64;
+    d.return_lse = 1;
+    flashcl_problem pf = problem();
+    const struct {
+        const flashcl_problem *p;
+        flashcl_path path;
+    } cases[2] = {{&d, FLASHCL_PATH_DECODE}, {&pf, FLASHCL_PATH_PORTABLE}};
+    for (int i = 0; i < 2; ++i) {
+        clfault_fake_private(4096, 1000); /* a CPU: its report does not count */
+        const flashcl_config c0 = plan_config(cases[i].p, cases[i].path);
+        ck_assert_ptr_null(strstr(c0.reason, "private memory"));
+        clfault_fake_gpu(1);
+        clfault_fake_private(512, 2); /* the first builds of each plan only (rusticl shrinks a work-group first) */
+        const flashcl_config c1 = plan_config(cases[i].p, cases[i].path);
+        ck_assert_msg(strstr(c1.reason, "512 B of private memory"), "%s", c1.reason);
+        ck_assert_str_eq(c1.kernel, c0.kernel);
+        if (i == 0)
+            ck_assert(c1.block_m * c1.v_chunk < c0.block_m * c0.v_chunk);
+        else
+            ck_assert(c1.rows_per_item * (c1.block_n + 64) / c1.threads_per_row <
+                      c0.rows_per_item * (c0.block_n + 64) / c0.threads_per_row);
+        clfault_fake_private(512, 1000); /* every build: down to the smallest block, then kept */
+        const flashcl_config c3 = plan_config(cases[i].p, cases[i].path);
+        ck_assert_str_eq(c3.kernel, c0.kernel);
+        printf("  %s: %dx%d (%d rows/item) -> %dx%d (%d) -> %dx%d (%d)\n", c0.kernel, c0.block_m, c0.v_chunk,
+               c0.rows_per_item, c1.block_m, c1.v_chunk, c1.rows_per_item, c3.block_m, c3.v_chunk, c3.rows_per_item);
+        clfault_fake_gpu(0);
+        clfault_fake_private(0, -1);
+    }
+}
+END_TEST
+
 START_TEST(test_compile_does_not_block)
 {
     flashcl_problem pb = problem();
@@ -339,6 +422,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_validation_faults, 0, 3);
     tcase_add_test(tc, test_plan_creation_faults);
     tcase_add_test(tc, test_device_query_refused);
+    tcase_add_test(tc, test_private_memory_shrinks);
     tcase_add_test(tc, test_compile_does_not_block);
     tcase_add_test(tc, test_failed_build_reaches_waiters);
     suite_add_tcase(s, tc);
@@ -353,8 +437,10 @@ int main(void)
     clfault_release_build = (release_fn)dlsym(RTLD_DEFAULT, "clfault_release_build");
     clfault_build_state = (fired_fn)dlsym(RTLD_DEFAULT, "clfault_build_state");
     clfault_build_count = (fired_fn)dlsym(RTLD_DEFAULT, "clfault_build_count");
+    clfault_fake_gpu = (fake_gpu_fn)dlsym(RTLD_DEFAULT, "clfault_fake_gpu");
+    clfault_fake_private = (fake_private_fn)dlsym(RTLD_DEFAULT, "clfault_fake_private");
     if (!clfault_arm || !clfault_fired || !clfault_hold_build || !clfault_release_build || !clfault_build_state ||
-        !clfault_build_count) {
+        !clfault_build_count || !clfault_fake_gpu || !clfault_fake_private) {
         fprintf(stderr, "test_faults: the fault layer is not preloaded (LD_PRELOAD=libclfault.so); skipped\n");
         return 77;
     }

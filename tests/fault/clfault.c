@@ -8,6 +8,8 @@
  * clEnqueueReadBuffer, clGetDeviceInfo, clBuildProgram. And a slow compile: clfault_hold_build() makes
  * the next clBuildProgram wait until the test releases it, so a test knows a compile is in progress
  * (and stays in progress) for as long as it needs, however slow or loaded the machine.
+ * And fake reports: clfault_fake_private() makes CL_KERNEL_PRIVATE_MEM_SIZE report a size (a GPU
+ * compiler that kept registers in memory), clfault_fake_gpu() makes CL_DEVICE_TYPE say GPU.
  */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 120
@@ -163,13 +165,44 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue q, cl_mem m
     return REAL(clEnqueueReadBuffer)(q, m, blocking, off, size, ptr, nw, wl, ev);
 }
 
+static atomic_int fake_gpu, fake_private_on, fake_private_left;
+static atomic_ulong fake_private_bytes;
+
+/* While on: CL_DEVICE_TYPE reports CL_DEVICE_TYPE_GPU. */
+void clfault_fake_gpu(int on)
+{
+    atomic_store(&fake_gpu, on);
+}
+
+/* While on (count >= 0): the next `count` CL_KERNEL_PRIVATE_MEM_SIZE queries report `bytes`, the later
+ * ones 0; count < 0 passes the queries through again. */
+void clfault_fake_private(unsigned long bytes, int count)
+{
+    atomic_store(&fake_private_bytes, bytes);
+    atomic_store(&fake_private_left, count);
+    atomic_store(&fake_private_on, count >= 0);
+}
+
 CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info what, size_t size, void *value,
                                                 size_t *size_ret)
 {
     cl_int err;
     if (should_fail("clGetDeviceInfo", &err))
         return err;
-    return REAL(clGetDeviceInfo)(d, what, size, value, size_ret);
+    err = REAL(clGetDeviceInfo)(d, what, size, value, size_ret);
+    if (err == CL_SUCCESS && what == CL_DEVICE_TYPE && value && size >= sizeof(cl_device_type) && atomic_load(&fake_gpu))
+        *(cl_device_type *)value = CL_DEVICE_TYPE_GPU;
+    return err;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id d, cl_kernel_work_group_info what,
+                                                         size_t size, void *value, size_t *size_ret)
+{
+    const cl_int err = REAL(clGetKernelWorkGroupInfo)(k, d, what, size, value, size_ret);
+    if (err == CL_SUCCESS && what == CL_KERNEL_PRIVATE_MEM_SIZE && value && size >= sizeof(cl_ulong) &&
+        atomic_load(&fake_private_on))
+        *(cl_ulong *)value = atomic_fetch_sub(&fake_private_left, 1) > 0 ? (cl_ulong)atomic_load(&fake_private_bytes) : 0;
+    return err;
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program p, cl_uint n, const cl_device_id *devices,
