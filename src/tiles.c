@@ -139,7 +139,9 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     const int32_t cols = d / tpr;
     /* Rows per work-item: 4 (each K value feeds 4 rows) while the output block stays in registers. */
     int32_t tm = 4;
-    while (tm > 1 && tm * cols > max_acc)
+    /* ... and whose score block still takes key tiles of 16 (4 keys per item, more with few column groups) */
+    const int32_t tn_want = tpr >= 4 ? 4 : 16 / tpr;
+    while (tm > 1 && (tm * cols > max_acc || tm * tn_want > max_scores))
         tm /= 2;
 
     /* Row groups: as many as the work-group allows (every K/V tile is reused by block_m rows), but no
@@ -626,6 +628,13 @@ void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t
 {
     *ch = (fcl_choice){.path = path, .db = db, .local_mem = fcl_local_mem_budget(pr, local_mem_limit),
                        .work_group = pr->max_work_group_size};
+    /* Intel GPUs: IGC compiles these kernels at SIMD16 or SIMD32, where a work-item has 64 to 128 registers
+     * (128 GRFs of 32 bytes over 16 or 32 lanes); when its unrolled compile spills it retries without
+     * unrolling and keeps the register arrays in memory (tools/vendor_check.sh, docs/vendor-checks/: IGC
+     * 1.0.12504, tgllp and acm-g10: every flash program with scratch or private memory at the default
+     * register block, none with a quarter of it; pvc (SIMD32) still spills in prefill). So a quarter. */
+    if (pr->vendor == FLASHCL_VENDOR_INTEL && !pr->is_cpu)
+        ch->reg_shift = 2;
 }
 
 static uint64_t env_u64(const char *name)

@@ -1,0 +1,131 @@
+#!/bin/sh
+# vendor_check.sh: the programs flashcl would build for AMD and Intel GPUs, through the vendors' own
+# offline compilers, without the hardware. tools/vendor_programs asks the library's chooser, on fake
+# profiles of those GPUs (what their drivers report), for the configuration of each representative
+# problem and writes exactly the program a plan would build (parts and options from src/kernels.c);
+# this script compiles each for its targets and prints, per program and target: registers (AMD VGPRs,
+# Intel SIMD width and GRFs), spills, scratch and private memory, local memory against flashcl's formula.
+#
+#   AMD:   clang's amdgcn backend with ROCm's device libraries (Debian: clang-15, rocm-device-libs):
+#          amd-cdna -> gfx90a, amd-rdna -> gfx1030 (-Rpass-analysis=kernel-resource-usage).
+#   Intel: ocloc and IGC from Debian's intel-opencl-icd, fetched with `apt-get download` and unpacked
+#          into $VENDOR_TMP/intel: nothing is installed, Intel's ICD is not registered (its runtime is
+#          what AddressSanitizer cannot load): intel-xe -> tgllp, acm-g10; intel-pvc -> pvc (patch tokens
+#          decoded by `ocloc disasm`: LargestCompiledSIMDSize, PerThreadScratchSpace,
+#          PerThreadPrivateMemorySize, TotalInlineLocalMemorySize).
+#
+# Usage, from the repository root after a build: tools/vendor_check.sh [--report-only] [BUILD_DIR]
+# (BUILD_DIR default build; VENDOR_CLASSES="intel-xe ..." for some target classes only). Exit status 1 when a program does not build, or when any program spills,
+# uses scratch or keeps private memory, or its local memory differs from the formula (unless
+# --report-only); 77 when no vendor compiler could be found or fetched.
+set -u
+REPORT_ONLY=0
+[ "${1:-}" = --report-only ] && { REPORT_ONLY=1; shift; }
+BUILD=${1:-build}
+T=${VENDOR_TMP:-/tmp/flashcl-vendor}
+CLANG=${AMD_CLANG:-/usr/lib/llvm-15/bin/clang}
+LIBS=${AMD_DEVICE_LIBS:-/usr/lib/x86_64-linux-gnu/amdgcn/bitcode}
+mkdir -p "$T/programs"
+rm -f "$T/programs"/*.cl
+# shellcheck disable=SC2086
+"$BUILD/tools/vendor_programs" "$T/programs" ${VENDOR_CLASSES:-} > "$T/index.tsv" || { echo "vendor_programs failed"; exit 1; }
+
+have_amd=0
+if [ -x "$CLANG" ] && [ -d "$LIBS" ]; then
+    have_amd=1
+    echo "AMD: $("$CLANG" --version | head -1); device libraries $(dpkg-query -W -f='${Version}' rocm-device-libs 2>/dev/null || echo "$LIBS")"
+else
+    echo "AMD: no $CLANG with $LIBS (Debian: clang-15 rocm-device-libs): skipped"
+fi
+have_intel=0
+OCLOC="$T/intel/root/usr/bin/ocloc"
+if [ ! -x "$OCLOC" ]; then
+    mkdir -p "$T/intel"
+    (cd "$T/intel" && apt-get download -q intel-opencl-icd libigc1 libigdfcl1 libigdgmm12 libopencl-clang14 \
+        libllvmspirvlib14 libllvm14 libigdfcl-dev >/dev/null 2>&1) &&
+        for f in "$T/intel"/*.deb; do dpkg -x "$f" "$T/intel/root"; done
+fi
+if [ -x "$OCLOC" ]; then
+    have_intel=1
+    echo "Intel: ocloc $(dpkg-deb -f "$T/intel"/intel-opencl-icd_*.deb Version 2>/dev/null), IGC $(dpkg-deb -f "$T/intel"/libigc1_*.deb Version 2>/dev/null)"
+else
+    echo "Intel: ocloc could not be fetched (apt-get download intel-opencl-icd ...): skipped"
+fi
+[ $have_amd = 0 ] && [ $have_intel = 0 ] && exit 77
+PATCHDIR="$T/intel/root/usr/include/igc/ocl_igc_shared/executable_format"
+
+bad=0
+printf '%-9s %-8s %-52s %-14s %s\n' class target program kernel "result"
+# One line of index.tsv: class, program name, entry, formula's local bytes, options.
+while IFS="$(printf '\t')" read -r class name entry local opts; do
+    src="$T/programs/$name.cl"
+    short=${name#"$class"__}
+    case $class in
+    amd-cdna) targets="amd:gfx90a" ;;
+    amd-rdna) targets="amd:gfx1030" ;;
+    intel-xe) targets="intel:tgllp intel:acm-g10" ;;
+    intel-pvc) targets="intel:pvc" ;;
+    *) targets= ;;
+    esac
+    for tt in $targets; do
+        kind=${tt%%:*} target=${tt#*:}
+        if [ "$kind" = amd ]; then
+            [ $have_amd = 1 ] || continue
+            # shellcheck disable=SC2086
+            r=$("$CLANG" -x cl $opts -target amdgcn-amd-amdhsa -mcpu="$target" -O3 --rocm-device-lib-path="$LIBS" \
+                -Rpass-analysis=kernel-resource-usage -c "$src" -o /dev/null 2>&1)
+            if [ $? -ne 0 ]; then
+                printf '%-9s %-8s %-52s %-14s %s\n' "$class" "$target" "$short" "$entry" "BUILD ERROR"
+                bad=1
+                continue
+            fi
+            line=$(printf '%s\n' "$r" | sed -n 's/.*remark: *\(.*\) \[-Rpass-analysis.*/\1/p' | awk -v k="$entry" '
+                /Function Name:/ { on = ($NF == k) }
+                on && /VGPRs:/ && !/Spill/ { v = $NF } on && /VGPRs Spill:/ { vs = $NF }
+                on && /SGPRs Spill:/ { ss = $NF } on && /ScratchSize/ { sc = $NF }
+                on && /Occupancy/ { oc = $NF } on && /LDS Size/ { lds = $NF }
+                END { printf "%s %s %s %s %s %s", v, vs, ss, sc, oc, lds }')
+            set -- $line
+            verdict=ok
+            { [ "${2:-0}" != 0 ] || [ "${3:-0}" != 0 ]; } && verdict=SPILL
+            [ "${4:-0}" != 0 ] && verdict=SCRATCH
+            [ "$local" != 0 ] && [ "${6:-0}" != "$local" ] && verdict="LOCAL ${6:-?} != $local"
+            [ "$verdict" != ok ] && bad=1
+            printf '%-9s %-8s %-52s %-14s VGPRs %s, spills %s+%s, scratch %s B/lane, %s waves/SIMD, LDS %s: %s\n' \
+                "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "${6:-?}" "$verdict"
+        else
+            [ $have_intel = 1 ] || continue
+            o="$T/intel/out/$target/$name"
+            mkdir -p "$o"
+            if ! LD_LIBRARY_PATH="$T/intel/root/usr/lib/x86_64-linux-gnu" "$OCLOC" compile -q -file "$src" \
+                -device "$target" -options "$opts" -output_no_suffix -output pt -out_dir "$o" >"$o/ocloc.log" 2>&1; then
+                printf '%-9s %-8s %-52s %-14s %s\n' "$class" "$target" "$short" "$entry" "BUILD ERROR"
+                bad=1
+                continue
+            fi
+            LD_LIBRARY_PATH="$T/intel/root/usr/lib/x86_64-linux-gnu" "$OCLOC" disasm -file "$o/pt" -device "$target" \
+                -patch "$PATCHDIR" -dump "$o/dis" >"$o/disasm.log" 2>&1
+            line=$(awk -v k="$entry" '
+                /^\tKernelName / { on = ($2 == k) }
+                on && /LargestCompiledSIMDSize/ { simd = $NF } on && /NumGRFRequired/ { grf = $NF }
+                on && /PerThreadScratchSpace/ && $NF > sc { sc = $NF }
+                on && /PerThreadPrivateMemorySize/ { pm = $NF }
+                on && /TotalInlineLocalMemorySize/ { slm = $NF }
+                END { printf "%s %s %s %s %s", simd, grf, sc + 0, pm + 0, slm + 0 }' "$o/dis/PTM.txt" 2>/dev/null)
+            set -- $line
+            verdict=ok
+            [ "${3:-0}" != 0 ] && verdict=SCRATCH
+            [ "${4:-0}" != 0 ] && verdict=PRIVATE
+            [ "$local" != 0 ] && [ "${5:-0}" != "$local" ] && verdict="LOCAL ${5:-?} != $local"
+            [ "$verdict" != ok ] && bad=1
+            printf '%-9s %-8s %-52s %-14s SIMD %s, %s GRF, scratch %s B/thread, private %s B, SLM %s: %s\n' \
+                "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "$verdict"
+        fi
+    done
+done < "$T/index.tsv"
+if [ $bad = 1 ]; then
+    echo "vendor_check: some programs spill, use scratch or private memory, or do not build"
+    [ $REPORT_ONLY = 1 ] && exit 0
+    exit 1
+fi
+echo "vendor_check: every program builds in registers"
