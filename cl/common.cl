@@ -39,6 +39,14 @@ inline ushort float_to_bf16(float f)
 #define LN2_F 0.6931471805599453f
 
 
+/* FCL_SUB_GROUP: the sub-group size a register-blocked kernel asks for (the host sets it for Intel GPUs,
+ * whose compiler otherwise may pick 32 lanes and too few registers a lane). */
+#ifdef FCL_SUB_GROUP
+#define SUB_GROUP_ATTR __attribute__((intel_reqd_sub_group_size(FCL_SUB_GROUP)))
+#else
+#define SUB_GROUP_ATTR
+#endif
+
 /* max that keeps NaN (fmax drops it): a NaN score must poison its row, not vanish from the maximum. */
 inline float max_nan(float a, float b)
 {

@@ -76,7 +76,7 @@ inline float team_shfl_xor(float v, int m)
 }
 #endif
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) SUB_GROUP_ATTR void
 flash_decode(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
              __global const KV_T *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
              const int seq_q, const int seq_kv, const int heads_q, const int group, const float scale_log2,

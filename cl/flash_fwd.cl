@@ -91,7 +91,7 @@ inline int row_head(const int pr, const int h0)
     return h0 + pr % GQA_PACK;
 }
 
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) SUB_GROUP_ATTR void
 flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K,
           __global const STORE_T *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
           const int seq_q, const int seq_kv, const int heads_q, const int group, float scale_log2,

@@ -12,6 +12,20 @@
 #ifndef HEAD_DIM
 #error "naive.cl needs HEAD_DIM"
 #endif
+/* Output columns a work-item holds at once: all of them, or (where the host asks: Intel GPUs, whose
+ * compiler keeps a long array in memory) chunks, each its own pass over the keys; the last chunk may be
+ * partial. */
+#ifndef NAIVE_CHUNK
+#define NAIVE_CHUNK HEAD_DIM
+#endif
+/* (loops over a chunk run NAIVE_CHUNK times, columns past HEAD_DIM skipped: a constant trip count, and
+ * unrolled when chunked, so that the compiler can keep out[] in registers; a whole row's array is left
+ * to the compiler, whose unrolling of it put it in scratch on AMD's) */
+#if NAIVE_CHUNK < HEAD_DIM
+#define CHUNK_UNROLL _Pragma("unroll")
+#else
+#define CHUNK_UNROLL
+#endif
 
 /* win_left/win_right: the keys row i sees, as offsets from i + seq_kv - seq_q (-1: unbounded; the
  * causal mask is win_right = 0). softcap: > 0 caps each scaled score s to softcap*tanh(s/softcap). */
@@ -108,9 +122,10 @@ inline float naive_score(__global const STORE_T *Q, __global const KV_T *K, long
     return s;
 }
 
-/* out[d] = softmax(scale * q.K^T) V for one row; returns the natural log-sum-exp (-inf: no key). */
+/* out[d] = (softmax(scale * q.K^T) V)[c0 + d] for one row, d < NAIVE_CHUNK; returns the natural
+ * log-sum-exp (-inf: no key). */
 inline float naive_row(long flat, __global const STORE_T *Q, __global const KV_T *K,
-                       __global const KV_T *V, ATTN_PARAMS, float *out)
+                       __global const KV_T *V, ATTN_PARAMS, const int c0, float *out)
 {
     const row_place r = place_row(flat, seq_q, seq_kv, heads_q, group, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb,
                                   v_ss, v_sh, 0, 0, 0, cu_q, cu_k, total_q, total_kv, batch, cache_lens);
@@ -121,7 +136,8 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const KV_T
     float m = -INFINITY;
     for (int j = keys.lo; j < keys.hi; ++j)
         m = max_nan(m, naive_score(Q, K, r.qb, r.kb, b, h, i, pos, j, ATTN_ARGS)); /* a NaN row stays NaN */
-    for (int d = 0; d < HEAD_DIM; ++d)
+CHUNK_UNROLL
+    for (int d = 0; d < NAIVE_CHUNK; ++d)
         out[d] = 0.0f;
     if (keys.hi <= keys.lo || m == -INFINITY) /* no visible key (the window, or masks on every key) */
         return -INFINITY;
@@ -136,10 +152,14 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const KV_T
 #else
         const float pv = p;
 #endif
-        for (int d = 0; d < HEAD_DIM; ++d)
-            out[d] += pv * KV_LOAD(V, r.vb + kv_row(b, j, v_ss, v_sb, bt, max_pages, num_pages) + d);
+        const long vrow = r.vb + kv_row(b, j, v_ss, v_sb, bt, max_pages, num_pages) + c0;
+CHUNK_UNROLL
+        for (int d = 0; d < NAIVE_CHUNK; ++d)
+            if (c0 + d < HEAD_DIM)
+                out[d] += pv * KV_LOAD(V, vrow + d);
     }
-    for (int d = 0; d < HEAD_DIM; ++d)
+CHUNK_UNROLL
+    for (int d = 0; d < NAIVE_CHUNK; ++d)
         out[d] /= l;
     return m + log(l);
 }
@@ -154,16 +174,20 @@ __kernel void naive_fwd(__global const STORE_T *Q, __global const KV_T *K, __glo
     const long gid = get_global_id(0);
     const bool valid = gid < total_rows;
     const long flat = valid ? gid : 0;
-    float out[HEAD_DIM];
-    const float lse = naive_row(flat, Q, K, V, ATTN_ARGS, out);
     const long ob = place_row(flat, seq_q, seq_kv, heads_q, group, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss,
                               v_sh, o_sb, o_ss, o_sh, cu_q, cu_k, total_q, total_kv, batch, cache_lens)
                         .o_row;
-    if (valid) {
-        for (int d = 0; d < HEAD_DIM; ++d)
-            STORE(O, ob + d, out[d]);
-        if (write_lse)
-            LSE[flat] = lse;
+    for (int c0 = 0; c0 < HEAD_DIM; c0 += NAIVE_CHUNK) {
+        float out[NAIVE_CHUNK];
+        const float lse = naive_row(flat, Q, K, V, ATTN_ARGS, c0, out);
+        if (valid) {
+CHUNK_UNROLL
+            for (int d = 0; d < NAIVE_CHUNK; ++d)
+                if (c0 + d < HEAD_DIM)
+                    STORE(O, ob + c0 + d, out[d]);
+            if (write_lse && c0 == 0)
+                LSE[flat] = lse;
+        }
     }
 }
 
@@ -175,10 +199,16 @@ __kernel void naive_ref_rows(__global const STORE_T *Q, __global const KV_T *K,
     const long r = get_global_id(0);
     if (r >= n_rows)
         return;
-    float out[HEAD_DIM];
-    ref_lse[r] = naive_row(rows[r], Q, K, V, ATTN_ARGS, out);
-    for (int d = 0; d < HEAD_DIM; ++d)
-        ref[r * HEAD_DIM + d] = out[d];
+    for (int c0 = 0; c0 < HEAD_DIM; c0 += NAIVE_CHUNK) {
+        float out[NAIVE_CHUNK];
+        const float lse = naive_row(rows[r], Q, K, V, ATTN_ARGS, c0, out);
+        if (c0 == 0)
+            ref_lse[r] = lse;
+CHUNK_UNROLL
+        for (int d = 0; d < NAIVE_CHUNK; ++d)
+            if (c0 + d < HEAD_DIM)
+                ref[r * HEAD_DIM + c0 + d] = out[d];
+    }
 }
 
 /*

@@ -327,6 +327,9 @@ typedef struct flashcl_config {
     char source[48];           /* "heuristic", "override", or "tuning-db:<user|shipped>:<device|arch|vendor>" */
     char reason[160];          /* why these tiles, in words */
     char path_reason[128];     /* why this kernel (matrix units or portable), in words */
+    int32_t sub_group;         /* the sub-group size the kernel asks the compiler for (Intel Xe-HPC GPUs:
+                                  16, where IGC would pick 32 lanes and keep the register block in memory);
+                                  0: the compiler's choice */
 } flashcl_config;
 
 /*

@@ -142,6 +142,7 @@ typedef struct fcl_choice {
 } fcl_choice;
 /* The choice a profile gets under a policy (resolved: path a flashcl_path, local_mem_limit the cap or
  * 0): its limits, the policy's path and database, no override. */
+int32_t fcl_naive_chunk(const flashcl_device_profile *pr);
 void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t local_mem_limit,
                    const flashcl_tuning_db *db, fcl_choice *ch);
 /* The local memory tiles may use: min(the device's, 64 KiB, the cap when nonzero). */

@@ -68,10 +68,13 @@ static void flash_fwd_options(const flashcl_problem *p, const flashcl_config *c,
     feature_defines(p, 1, features, sizeof features);
     if (c->gqa_pack > 1)
         snprintf(gqa, sizeof gqa, " -DGQA_PACK=%d", c->gqa_pack);
+    char sg[32] = "";
+    if (c->sub_group > 0)
+        snprintf(sg, sizeof sg, " -DFCL_SUB_GROUP=%d", c->sub_group);
     snprintf(buf, n,
-             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d%s%s%s",
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d%s%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_m, c->block_n, c->rows_per_item, c->threads_per_row,
-             c->d_chunk, c->v_chunk, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "", gqa);
+             c->d_chunk, c->v_chunk, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "", gqa, sg);
 }
 
 /* Whether every Q, K and V row starts at a multiple of 8 elements (16-byte loads and copies). */
@@ -100,9 +103,12 @@ static void flash_decode_options(const flashcl_problem *p, const flashcl_config 
     char features[256];
     feature_defines(p, 1, features, sizeof features);
     /* (no FAST_EXP2: the hardware exp2 measured no faster here, decode-5) */
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DROWS=%d -DTEAM=%d -DKT=%d -DWG=%d -DFCL_PTX=%d%s%s",
+    char sg[32] = "";
+    if (c->sub_group > 0)
+        snprintf(sg, sizeof sg, " -DFCL_SUB_GROUP=%d", c->sub_group);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DROWS=%d -DTEAM=%d -DKT=%d -DWG=%d -DFCL_PTX=%d%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_m, c->threads_per_row, c->v_chunk, c->work_group_size,
-             c->decode == 2, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "");
+             c->decode == 2, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "", sg);
 }
 
 /* The matrix-unit decode kernel (decode 3, or 4 emulated): block_m its rows, work_group_size / 32 its
@@ -117,12 +123,14 @@ static void flash_decode_mma_options(const flashcl_problem *p, const flashcl_con
              c->decode == 3, c->decode == 3, rows_aligned(p), features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "");
 }
 
+/* The naive kernels: d_chunk > 0 asks for the output columns in chunks of that many. */
 static void naive_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
-    (void)c;
-    char features[256];
+    char features[256], chunk[32] = "";
     feature_defines(p, 0, features, sizeof features);
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s", dtype_define(p->dtype), p->head_dim, features);
+    if (c->d_chunk > 0 && c->d_chunk < p->head_dim)
+        snprintf(chunk, sizeof chunk, " -DNAIVE_CHUNK=%d", c->d_chunk);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s%s", dtype_define(p->dtype), p->head_dim, features, chunk);
 }
 
 static void combine_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)

@@ -525,6 +525,16 @@ int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_proble
     return splits < 1 ? 1 : (int32_t)splits;
 }
 
+/* Output columns the naive kernels hold at once: on Intel GPUs 32, 16 on Xe-HPC (128 KiB of local memory:
+ * pvc, compiled at 32 lanes), where IGC kept a head_dim-long array in scratch or private memory
+ * (tools/vendor_check.sh: tgllp, acm-g10, pvc at d=128); elsewhere all of them (0). */
+int32_t fcl_naive_chunk(const flashcl_device_profile *pr)
+{
+    if (pr->vendor != FLASHCL_VENDOR_INTEL || pr->is_cpu)
+        return 0;
+    return pr->local_mem_size >= 128 * 1024 ? 16 : 32;
+}
+
 /* The naive kernel uses no local memory; one row per work-item, work-groups of one warp/wavefront
  * width (at least 32, at most what the device allows). */
 static void choose_naive(const flashcl_device_profile *pr, flashcl_config *cfg)
@@ -542,6 +552,7 @@ static void choose_naive(const flashcl_device_profile *pr, flashcl_config *cfg)
     cfg->gqa_pack = 1;
     cfg->work_group_size = (int32_t)wg;
     cfg->local_mem_budget = fcl_local_mem_budget(pr, 0);
+    cfg->d_chunk = fcl_naive_chunk(pr);
     fcl_strlcpy(cfg->kernel, "naive_fwd", sizeof cfg->kernel);
     fcl_strlcpy(cfg->source, "fixed", sizeof cfg->source);
     snprintf(cfg->reason, sizeof cfg->reason, "naive: one row per work-item, work-groups of %zu", wg);
@@ -610,6 +621,15 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
         cfg->work_group_size = cfg->mma ? cfg->block_m * 2 /* 32 lanes per 16 rows */
                                         : cfg->block_m / cfg->rows_per_item * cfg->threads_per_row;
     cfg->local_mem_bytes = flashcl_flash_local_mem_bytes(p->head_dim, cfg);
+    /* Intel's Xe-HPC GPUs (128 KiB of local memory: pvc): 16 lanes a sub-group for the register-blocked
+     * kernels; IGC compiles them at 32 lanes otherwise, with half the registers a lane, and keeps the
+     * block in scratch (tools/vendor_check.sh: every pvc flash program from 8-16 KiB of scratch per thread
+     * to none). Not on tgllp/acm-g10 (64 KiB), which IGC compiles at 16 lanes anyway and where the request
+     * measured worse there (4-8 KiB of scratch where none without it). */
+    cfg->sub_group = pr->vendor == FLASHCL_VENDOR_INTEL && !pr->is_cpu && pr->local_mem_size >= 128 * 1024 &&
+                             !cfg->mma && cfg->decode < 3
+                         ? 16
+                         : 0;
     cfg->local_mem_budget = ch->local_mem;
     fcl_strlcpy(cfg->kernel, fcl_kernel_def_of(fcl_config_kernel(cfg))->entry, sizeof cfg->kernel);
     /* the decode kernel packs every query head of a KV head into its rows (its grid: row chunks x

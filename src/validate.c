@@ -98,7 +98,7 @@ static flashcl_status setup(flashcl_plan *pl)
     if (!vs)
         return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "validation: out of host memory");
     pl->validation = vs;
-    const flashcl_config naive = {.algorithm = FLASHCL_ALGO_NAIVE};
+    const flashcl_config naive = {.algorithm = FLASHCL_ALGO_NAIVE, .d_chunk = fcl_naive_chunk(&ctx->profile)};
     flashcl_status st = fcl_kernel_create(ctx, FCL_K_NAIVE_REF_ROWS, p, &naive, &vs->ref_kernel, NULL, 0);
     if (st == FLASHCL_SUCCESS)
         st = fcl_kernel_create(ctx, FCL_K_COMPARE_ROWS, p, &naive, &vs->compare_kernel, NULL, 0);
