@@ -56,6 +56,7 @@ PATCHDIR="$T/intel/root/usr/include/igc/ocl_igc_shared/executable_format"
 
 bad=0
 printf '%-9s %-8s %-52s %-14s %s\n' class target program kernel "result"
+: > "$T/report.txt"
 # One line of index.tsv: class, program name, entry, formula's local bytes, options.
 while IFS="$(printf '\t')" read -r class name entry local opts; do
     src="$T/programs/$name.cl"
@@ -122,7 +123,34 @@ while IFS="$(printf '\t')" read -r class name entry local opts; do
                 "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "$verdict"
         fi
     done
-done < "$T/index.tsv"
+done < "$T/index.tsv" | tee "$T/report.txt"
+grep -qE ': (SPILL|SCRATCH|PRIVATE|BUILD ERROR|LOCAL .*)$|BUILD ERROR$' "$T/report.txt" && bad=1
+# The summary, a Markdown table (README.md "AMD and Intel compilers" holds the last one): per target and
+# kernel, the range of registers and occupancy over the programs, and whether all are in registers.
+echo
+echo "| target | kernel | programs | registers | occupancy / SIMD width | spills, scratch, private |"
+echo "|---|---|---|---|---|---|"
+awk '$1 ~ /^(amd|intel)-/ && NF > 4 {
+    t = $2; k = $4; key = t "|" k
+    if (!(key in n)) order[++m] = key
+    n[key]++
+    if ($5 == "VGPRs") { r = $6 + 0; o = $(NF - 4) + 0; unit = "VGPRs"; ounit = "waves/SIMD" }
+    else { r = $7 + 0; o = $6 + 0; unit = "GRFs"; ounit = "SIMD" }
+    if (!(key in rmin) || r < rmin[key]) rmin[key] = r
+    if (!(key in rmax) || r > rmax[key]) rmax[key] = r
+    if (!(key in omin) || o < omin[key]) omin[key] = o
+    if (!(key in omax) || o > omax[key]) omax[key] = o
+    u[key] = unit; ou[key] = ounit
+    if ($NF != "ok") badk[key] = 1
+}
+END {
+    for (i = 1; i <= m; ++i) {
+        key = order[i]; split(key, p, "|")
+        rr = rmin[key] == rmax[key] ? rmin[key] : rmin[key] "-" rmax[key]
+        oo = omin[key] == omax[key] ? omin[key] : omin[key] "-" omax[key]
+        printf "| %s | %s | %d | %s %s | %s %s | %s |\n", p[1], p[2], n[key], rr, u[key], oo, ou[key], (key in badk) ? "**some**" : "none"
+    }
+}' "$T/report.txt"
 if [ $bad = 1 ]; then
     echo "vendor_check: some programs spill, use scratch or private memory, or do not build"
     [ $REPORT_ONLY = 1 ] && exit 0
