@@ -24,6 +24,10 @@
  * 2q+1 its row g+8). O^T's C holds, per lane, elements 8(g+8u)+2q and +1 of rows 2t and 2t+1; the
  * rescale of a row by its running maximum takes the factor from the row's lanes (two shuffles a step).
  *
+ * A quantized cache (KV_FORMAT, common.cl): each lane loads 8 bytes where it loaded 16, the same 8
+ * elements, and turns each pair of bytes into a pair of Q's 16-bit values where the instructions use
+ * them (kv_pair); int8's K scale multiplies the scores, its V scale the weights P before they are packed.
+ *
  * All loads of a step are issued before any is used, TILES tiles of 16 keys a warp. Semantics as
  * flash_decode.cl (the cache's filled length, paged caches, window and causal mask, softcap, ALiBi,
  * key padding, GQA, LSE, NaN rows, rows without a key). FCL_PTX=0 emulates the warp instructions
