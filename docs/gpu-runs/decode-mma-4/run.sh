@@ -2,7 +2,8 @@
 # Fourth H200 run (the session's last device time): the quantized caches after decode-mma-3 (the scale
 # computed by a multiply; more 16-key tiles a warp for byte-sized caches; the E4M3 and int8 conversions
 # by byte permutes): the quantized test cases on the real PTX conversions, then quantized and fp16
-# decode steps side by side in one session. Results go straight to $OUT. From the repository root.
+# decode steps side by side in one session, paged caches, PyTorch SDPA, then the whole test_flash. Results go
+# straight to $OUT (bench/decode-mma/ takes the h200_*.json and h200_sdpa.jsonl). From the repository root.
 R=$OUT/decode-mma-4
 mkdir -p "$R"
 source .gpu/gpu-env.sh >/dev/null
@@ -23,3 +24,11 @@ for b in 8 1; do
   one h200_b${b}_fp8e4m3 -b $b --kv-dtype fp8e4m3
 done
 one h200_b8_int8f16 -b 8 --kv-dtype int8-f16
+one h200_b1_paged256 -b 1 --paged 256
+one h200_b1_paged16 -b 1 --paged 16
+one h200_b8_paged256 -b 8 --paged 256
+one h200_b8_paged16 -b 8 --paged 16
+timeout 80 /opt/torch/.venv/bin/python docs/gpu-runs/decode/sdpa.py 8192,32768,131072 flash,cudnn > "$R/h200_sdpa.jsonl" 2> "$R/sdpa.log"
+s "sdpa rc $?"
+FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no timeout 200 build-gpu/tests/test_flash > "$R/test_flash.log" 2>&1
+s "test_flash rc $? $(grep -E '^[0-9]+%' "$R/test_flash.log" | tail -1)"
