@@ -1,5 +1,6 @@
 #!/bin/bash
-# Fourth H200 run (the session's last device time): the quantized caches after decode-mma-3 (the scale
+# Fourth H200 run (written after the session's device time was spent; for the next one): the quantized caches
+# after decode-mma-3 (the scale
 # computed by a multiply; more 16-key tiles a warp for byte-sized caches; the E4M3 and int8 conversions
 # by byte permutes): the quantized test cases on the real PTX conversions, then quantized and fp16
 # decode steps side by side in one session, paged caches, PyTorch SDPA, then the whole test_flash. Results go
