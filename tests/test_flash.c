@@ -730,7 +730,8 @@ static const case_params decode_mma_cases[] = {
 #define N_DECODE_MMA_CASES ((int)(sizeof decode_mma_cases / sizeof *decode_mma_cases))
 
 /* Quantized KV caches (int8 with fp32 and fp16 scales, fp8 E4M3 and E5M2) on both decode kernels (the
- * matrix-unit one emulated where the device has none) and as the chooser takes them: appended rows
+ * matrix-unit one emulated where the device has none; with fp16 and bf16 queries) and as the chooser
+ * takes them: appended rows
  * checked against their inputs, the reference computed on the cache's bytes as hostmath decodes them;
  * contiguous and paged (16, 48), GQA, several queries, causal, a window, softcap, ALiBi, key padding,
  * forced splits, strided rows. */
@@ -749,7 +750,7 @@ static const case_params quant_cases[] = {
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 256, .gqa = 2, .seq_q = 1, .seq_kv = 80, .batch = 2, .heads_kv = 1,
      .alibi = 1, .key_padding = 1, .kv_cache = 1, .kv_append = 1, .kv_format = FLASHCL_KV_FP8_E4M3},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 150, .batch = 1, .heads_kv = 2,
-     .custom_layout = 1, .kv_cache = 1, .kv_format = FLASHCL_KV_INT8, .kv_scale_f16 = 1},
+     .custom_layout = 1, .kv_cache = 1, .kv_format = FLASHCL_KV_INT8, .kv_scale_f16 = 1, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 4, .seq_kv = 120, .batch = 2, .heads_kv = 2,
      .causal = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .kv_format = FLASHCL_KV_FP8_E4M3,
      .path = FLASHCL_PATH_MMA},
