@@ -143,6 +143,9 @@ typedef struct fcl_choice {
 /* The choice a profile gets under a policy (resolved: path a flashcl_path, local_mem_limit the cap or
  * 0): its limits, the policy's path and database, no override. */
 int32_t fcl_naive_chunk(const flashcl_device_profile *pr);
+/* The floats a work-item of the portable or the CUDA-core decode kernel keeps in registers under config c:
+ * its output and score blocks (flash_fwd), or the decode kernel's rows and keys (its chooser's estimate). */
+int64_t fcl_register_block(const flashcl_config *c, int32_t head_dim);
 void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t local_mem_limit,
                    const flashcl_tuning_db *db, fcl_choice *ch);
 /* The local memory tiles may use: min(the device's, 64 KiB, the cap when nonzero). */

@@ -62,15 +62,23 @@ static size_t feature_defines(const flashcl_problem *p, int flash, char *buf, si
     return len;
 }
 
+/* " -DFCL_SUB_GROUP=n" where the config asks for a sub-group size (cl/common.cl SUB_GROUP_ATTR), else "". */
+static void sub_group_define(const flashcl_config *c, char *buf, size_t n)
+{
+    if (c->sub_group > 0)
+        snprintf(buf, n, " -DFCL_SUB_GROUP=%d", c->sub_group);
+    else
+        buf[0] = '\0';
+}
+
 static void flash_fwd_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     char features[256], gqa[32] = "";
     feature_defines(p, 1, features, sizeof features);
     if (c->gqa_pack > 1)
         snprintf(gqa, sizeof gqa, " -DGQA_PACK=%d", c->gqa_pack);
-    char sg[32] = "";
-    if (c->sub_group > 0)
-        snprintf(sg, sizeof sg, " -DFCL_SUB_GROUP=%d", c->sub_group);
+    char sg[32];
+    sub_group_define(c, sg, sizeof sg);
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d%s%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_m, c->block_n, c->rows_per_item, c->threads_per_row,
@@ -103,9 +111,8 @@ static void flash_decode_options(const flashcl_problem *p, const flashcl_config 
     char features[256];
     feature_defines(p, 1, features, sizeof features);
     /* (no FAST_EXP2: the hardware exp2 measured no faster here, decode-5) */
-    char sg[32] = "";
-    if (c->sub_group > 0)
-        snprintf(sg, sizeof sg, " -DFCL_SUB_GROUP=%d", c->sub_group);
+    char sg[32];
+    sub_group_define(c, sg, sizeof sg);
     snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DROWS=%d -DTEAM=%d -DKT=%d -DWG=%d -DFCL_PTX=%d%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_m, c->threads_per_row, c->v_chunk, c->work_group_size,
              c->decode == 2, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "", sg);

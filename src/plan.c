@@ -169,17 +169,6 @@ static flashcl_status measure_kernel(flashcl_context *ctx, cl_kernel k, size_t *
     return FLASHCL_SUCCESS;
 }
 
-/* The floats a work-item of the portable or the CUDA-core decode kernel keeps in registers: its output
- * block and score block (flash_fwd), or 8 elements of each row's query and output, of each key's K and
- * V, and a score per row and key (flash_decode, src/tiles.c's estimate). */
-static int64_t register_block(const flashcl_config *c, int32_t head_dim)
-{
-    if (c->decode == 1 || c->decode == 2)
-        return 8 * (2 * (int64_t)c->block_m + 2 * (int64_t)c->v_chunk) + (int64_t)c->block_m * c->v_chunk;
-    const int64_t tpr = c->threads_per_row > 0 ? c->threads_per_row : 1;
-    return (int64_t)c->rows_per_item * (head_dim / tpr + c->block_n / tpr);
-}
-
 /*
  * Builds the kernel of pl->config. When the compiled kernel allows fewer work-items than the config
  * has, or needs more local memory than the device has, the limits shrink to what the compiler
@@ -233,7 +222,8 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
                 if (fcl_choose(ctx, &ctx->profile, &smaller_regs, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) ==
                         FLASHCL_SUCCESS &&
                     fcl_config_kernel(&smaller) == id &&
-                    register_block(&smaller, pl->problem.head_dim) < register_block(&pl->config, pl->problem.head_dim)) {
+                    fcl_register_block(&smaller, pl->problem.head_dim) <
+                        fcl_register_block(&pl->config, pl->problem.head_dim)) {
                     choice = smaller_regs;
                     pl->config = smaller;
                     smaller_found = 1;

@@ -268,6 +268,33 @@ static int decode_suits(const flashcl_problem *p, char *why, size_t n)
     return no == NULL;
 }
 
+/* Registers a work-item of cl/flash_decode.cl keeps: 8 elements of each row's query and output and of
+ * each key's K and V, and a score per row and key. */
+static int64_t decode_regs(int64_t rows, int64_t kt)
+{
+    return 8 * (2 * rows + 2 * kt) + rows * kt;
+}
+
+int64_t fcl_register_block(const flashcl_config *c, int32_t head_dim)
+{
+    if (c->decode == 1 || c->decode == 2)
+        return decode_regs(c->block_m, c->v_chunk);
+    const int64_t tpr = c->threads_per_row > 0 ? c->threads_per_row : 1;
+    return (int64_t)c->rows_per_item * (head_dim / tpr + c->block_n / tpr);
+}
+
+/* Intel GPUs, and among them Xe-HPC (128 KiB of local memory: pvc): what IGC's register budget asks of
+ * the chooser (tools/vendor_check.sh). */
+static int intel_gpu(const flashcl_device_profile *pr)
+{
+    return pr->vendor == FLASHCL_VENDOR_INTEL && !pr->is_cpu;
+}
+
+static int intel_xe_hpc(const flashcl_device_profile *pr)
+{
+    return intel_gpu(pr) && pr->local_mem_size >= 128 * 1024;
+}
+
 /* Whether a decode step suits cl/flash_decode_mma.cl: fp16 or bf16, a head dim a multiple of 64. */
 static int decode_mma_suits(const flashcl_problem *p)
 {
@@ -364,14 +391,13 @@ static int choose_decode(const flashcl_device_profile *pr, const fcl_choice *ch,
     const int32_t wg_min = shuffles && team < 32 ? 32 : team;
     while ((size_t)wg > ch->work_group && wg > wg_min)
         wg /= 2;
-    /* Registers a work-item keeps: 8 elements of each row's query and output and of each key's K and V,
-     * and a score per row and key; 176 at most, halved after a build that kept them in memory. */
+    /* decode_regs at most 176, halved after a build that kept them in memory */
     const int32_t max_regs = 176 >> ch->reg_shift;
-    while (rows > 1 && 8 * (2 * rows + 2 * 2) + rows * 2 > max_regs)
+    while (rows > 1 && decode_regs(rows, 2) > max_regs)
         rows /= 2;
     for (;;) {
         int32_t kt = rows <= 4 ? 4 : 2;
-        while (kt > 1 && 8 * (2 * rows + 2 * kt) + rows * kt > max_regs)
+        while (kt > 1 && decode_regs(rows, kt) > max_regs)
             kt /= 2;
         if ((size_t)wg <= ch->work_group && decode_bytes(p->head_dim, rows, team, kt, wg, shuffles) <= ch->local_mem) {
             memset(cfg, 0, sizeof *cfg);
@@ -530,9 +556,7 @@ int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_proble
  * (tools/vendor_check.sh: tgllp, acm-g10, pvc at d=128); elsewhere all of them (0). */
 int32_t fcl_naive_chunk(const flashcl_device_profile *pr)
 {
-    if (pr->vendor != FLASHCL_VENDOR_INTEL || pr->is_cpu)
-        return 0;
-    return pr->local_mem_size >= 128 * 1024 ? 16 : 32;
+    return !intel_gpu(pr) ? 0 : intel_xe_hpc(pr) ? 16 : 32;
 }
 
 /* The naive kernel uses no local memory; one row per work-item, work-groups of one warp/wavefront
@@ -626,10 +650,7 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
      * block in scratch (tools/vendor_check.sh: every pvc flash program from 8-16 KiB of scratch per thread
      * to none). Not on tgllp/acm-g10 (64 KiB), which IGC compiles at 16 lanes anyway and where the request
      * measured worse there (4-8 KiB of scratch where none without it). */
-    cfg->sub_group = pr->vendor == FLASHCL_VENDOR_INTEL && !pr->is_cpu && pr->local_mem_size >= 128 * 1024 &&
-                             !cfg->mma && cfg->decode < 3
-                         ? 16
-                         : 0;
+    cfg->sub_group = intel_xe_hpc(pr) && !cfg->mma && cfg->decode < 3 ? 16 : 0;
     cfg->local_mem_budget = ch->local_mem;
     fcl_strlcpy(cfg->kernel, fcl_kernel_def_of(fcl_config_kernel(cfg))->entry, sizeof cfg->kernel);
     /* the decode kernel packs every query head of a KV head into its rows (its grid: row chunks x
@@ -653,7 +674,7 @@ void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t
      * unrolling and keeps the register arrays in memory (tools/vendor_check.sh, docs/vendor-checks/: IGC
      * 1.0.12504, tgllp and acm-g10: every flash program with scratch or private memory at the default
      * register block, none with a quarter of it; pvc (SIMD32) still spills in prefill). So a quarter. */
-    if (pr->vendor == FLASHCL_VENDOR_INTEL && !pr->is_cpu)
+    if (intel_gpu(pr))
         ch->reg_shift = 2;
 }
 

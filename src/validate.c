@@ -49,6 +49,12 @@ void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, int p_rounded, double *a
         *atol = fmax(*atol, 4.0 * (dtype == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8) : ldexp(1.0, -11)));
 }
 
+/* Whether the flash kernel rounds P to the storage type for P*V: the matrix-unit kernels. */
+static int rounds_p(const flashcl_config *c)
+{
+    return c->mma != 0 || c->decode >= 3;
+}
+
 /* Deterministic row inside a tile, so that repeated runs check the same rows. */
 static cl_long row_in_tile(cl_long head, cl_long tile, cl_long len)
 {
@@ -136,7 +142,7 @@ static flashcl_status setup(flashcl_plan *pl)
     if ((st = fcl_args_check(ctx, &r, "validation")) != FLASHCL_SUCCESS)
         return st;
     double atol, rtol;
-    fcl_tolerance(p->dtype, p->seq_kv, pl->config.mma != 0 || pl->config.decode >= 3, &atol, &rtol);
+    fcl_tolerance(p->dtype, p->seq_kv, rounds_p(&pl->config), &atol, &rtol);
     fcl_args c = fcl_args_of(vs->compare_kernel, FCL_K_COMPARE_ROWS);
     fcl_arg_int(&c, CR_has_lse, p->return_lse != 0);
     fcl_arg_int(&c, CR_seq_q, (cl_int)L->group_rows); /* packed: total_q, and the head is row / total_q */
@@ -198,7 +204,7 @@ flashcl_status fcl_validate_run(flashcl_plan *pl, const flashcl_tensors *t, cl_e
         return fcl_fail_cl(ctx, err, "validation: reading the comparison back");
 
     flashcl_validation *R = &pl->report;
-    fcl_tolerance(p->dtype, p->seq_kv, pl->config.mma != 0 || pl->config.decode >= 3, &R->atol, &R->rtol);
+    fcl_tolerance(p->dtype, p->seq_kv, rounds_p(&pl->config), &R->atol, &R->rtol);
     R->ran = 1;
     R->rows_checked = vs->n_rows;
     R->rows_total = pl->layout.row_groups * pl->layout.group_rows;
