@@ -33,3 +33,9 @@ timeout 80 /opt/torch/.venv/bin/python docs/gpu-runs/decode/sdpa.py 8192,32768,1
 s "sdpa rc $?"
 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no timeout 200 build-gpu/tests/test_flash > "$R/test_flash.log" 2>&1
 s "test_flash rc $? $(grep -E '^[0-9]+%' "$R/test_flash.log" | tail -1)"
+# ptxas's register/spill report of the decode kernel for fp16 and each byte format (-cl-nv-verbose)
+for kv in plain int8 fp8e5m2 fp8e4m3; do
+  a=""; [ $kv = plain ] || a="--kv-dtype $kv"
+  FLASHCL_CACHE=0 FLASHCL_BUILD_OPTIONS=-cl-nv-verbose FLASHCL_BUILD_LOG=1 timeout 30 $F run -b 8 -H 32 --heads-kv 8 -d 128 --dtype f16 --seq-q 1 --seq-kv 4096 --kv-cache $a > "$R/nv_verbose_$kv.log" 2>&1
+  s "verbose $kv: $(grep -iE 'registers|spill' "$R/nv_verbose_$kv.log" | grep -i decode -A2 | head -3 | tr '\n' ' ')"
+done
