@@ -83,6 +83,15 @@
 #define KV_VEC uint2
 #define SPLAT_KV(r, x) ((r)[0] = (x).s0, (r)[1] = (x).s1)
 
+/* FCL_SM: the NVIDIA device's compute capability x 10 (the program builder's define; 0 elsewhere).
+ * FP8_CVT: the fp8 pair conversions of sm_89 and later. */
+#ifndef FCL_SM
+#define FCL_SM 0
+#endif
+#ifndef FP8_CVT
+#define FP8_CVT (FCL_PTX && FCL_SM >= 89)
+#endif
+
 #if FCL_PTX
 /* The bytes of a and b that `sel` names (PTX prmt: one instruction). */
 inline uint byte_perm(const uint a, const uint b, const uint sel)
@@ -105,6 +114,15 @@ inline uint kv_pair(const uint w, const int hi)
     const uint h = byte_perm(w ^ 0x80808080u, 0x64646464u, hi ? 0x7362u : 0x5140u);
     uint r;
     __asm__("sub.f16x2 %0, %1, %2;" : "=r"(r) : "r"(h), "r"(0x64806480u));
+    return r;
+#elif defined(FLASHCL_DTYPE_F16) && KV_FORMAT == 2 && FP8_CVT
+    /* sm_89 and later convert a pair of E4M3 bytes (the low byte to the low half) in one instruction,
+     * exactly, NaN included */
+    uint r;
+    if (hi)
+        __asm__("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}" : "=r"(r) : "r"(w));
+    else
+        __asm__("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, lo;\n}" : "=r"(r) : "r"(w));
     return r;
 #elif defined(FLASHCL_DTYPE_F16) && KV_FORMAT == 2 && FCL_PTX
     /* An E4M3 magnitude's 7 bits placed as a half's exponent and mantissa give the value times 2^-8

@@ -279,8 +279,12 @@ static flashcl_status take_failure(program_entry *e, cl_int *cl_error, char **me
 flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, const char *options,
                                cl_program *out)
 {
+    /* An NVIDIA device's compute capability (FCL_SM, x 10) for the PTX only some architectures have. */
+    char arch[24] = "";
+    if (ctx->profile.vendor == FLASHCL_VENDOR_NVIDIA && ctx->profile.nv_cc_major > 0)
+        snprintf(arch, sizeof arch, " -DFCL_SM=%d", ctx->profile.nv_cc_major * 10 + ctx->profile.nv_cc_minor);
     char full_opts[1024];
-    snprintf(full_opts, sizeof full_opts, "%s%s%s", options, ctx->extra_build_options ? " " : "",
+    snprintf(full_opts, sizeof full_opts, "%s%s%s%s", options, arch, ctx->extra_build_options ? " " : "",
              ctx->extra_build_options ? ctx->extra_build_options : "");
     size_t key_len = strlen(source_name) + strlen(full_opts) + 2;
     char *key = malloc(key_len);
