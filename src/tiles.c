@@ -312,12 +312,15 @@ static int choose_decode_mma(const flashcl_device_profile *pr, const fcl_choice 
     const int emulated = !pr->matrix_units;
     const int64_t packed = (int64_t)p->seq_q * (p->heads_q / p->heads_kv);
     const int32_t rows = packed < 8 ? (int32_t)packed : 8;
-    /* A quantized cache's lanes load 8 bytes where fp16's load 16: more tiles keep as many bytes in flight
-     * (as registers allow: ptxas on clang's PTX, no spills; docs/NOTES.md, decode-mma-3). */
+    /* A quantized cache's lanes load 8 bytes where fp16's load 16: more tiles keep as many bytes in flight,
+     * as registers allow (ptxas on the H200, docs/NOTES.md, decode-mma-5: int8 with 4 tiles spills and
+     * measured 7% slower than 3; E4M3 with 4 tiles holds 252 registers and measured 10% faster than 3 where
+     * sm_89's pair conversion takes the 16-bit halves, FP8_CVT in cl/flash_decode_mma.cl). */
     const int big = p->head_dim > 128;
+    const int fp8_cvt = pr->vendor == FLASHCL_VENDOR_NVIDIA && pr->nv_cc_major * 10 + pr->nv_cc_minor >= 89;
     const int32_t tiles = p->kv_format == FLASHCL_KV_INT8       ? (big ? 1 : 3)
                           : p->kv_format == FLASHCL_KV_FP8_E5M2 ? (big ? 2 : 4)
-                          : p->kv_format == FLASHCL_KV_FP8_E4M3 ? (big ? 1 : 3)
+                          : p->kv_format == FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? (big ? 2 : 4) : (big ? 1 : 3))
                                                                 : (big ? 1 : 2);
     for (int32_t warps = 4; warps >= 1; warps /= 2) {
         if ((size_t)(32 * warps) > ch->work_group || decode_mma_bytes(p->head_dim, rows, warps, emulated) > ch->local_mem)

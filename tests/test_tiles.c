@@ -365,6 +365,28 @@ START_TEST(test_decode_packing_and_splits)
     p.seq_kv = 8192;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.kv_splits, 16); /* 4 steps of 128 keys a split */
+    /* Quantized caches: more 16-key tiles a warp (as many bytes in flight as registers allow); E4M3 takes
+     * 4 only where sm_89's pair conversion is (FCL_SM), 3 on the permute path. */
+    p.kv_cache = 1;
+    p.seq_kv = 131072;
+    const struct {
+        flashcl_kv_format format;
+        int cc, v_chunk;
+    } quant[] = {{FLASHCL_KV_INT8, 90, 48},        {FLASHCL_KV_FP8_E5M2, 90, 64}, {FLASHCL_KV_FP8_E4M3, 90, 64},
+                 {FLASHCL_KV_FP8_E4M3, 89, 64},    {FLASHCL_KV_FP8_E4M3, 86, 48}, {FLASHCL_KV_FP8_E4M3, 80, 48},
+                 {FLASHCL_KV_PLAIN, 90, 32}};
+    for (size_t i = 0; i < sizeof quant / sizeof quant[0]; ++i) {
+        p.kv_format = quant[i].format;
+        prof.nv_cc_major = quant[i].cc / 10;
+        prof.nv_cc_minor = quant[i].cc % 10;
+        ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_str_eq(c.kernel, "flash_decode_mma");
+        ck_assert_msg(c.v_chunk == quant[i].v_chunk, "%s sm_%d: %d keys a warp, want %d",
+                      flashcl_kv_format_name(p.kv_format), quant[i].cc, (int)c.v_chunk, quant[i].v_chunk);
+    }
+    p.kv_cache = 0;
+    p.kv_format = FLASHCL_KV_PLAIN;
+    p.seq_kv = 8192;
     p.head_dim = 256;
     p.dtype = FLASHCL_DTYPE_BF16;
     p.heads_kv = 2; /* 16 query heads a KV head: two work-groups of 8 rows */
