@@ -262,6 +262,15 @@ typedef struct flashcl_device_profile {
      * inline PTX (NVIDIA, compute capability 8.0 and up), proven by compiling that kernel when the
      * profile is queried; 0 otherwise. */
     int matrix_units;
+    /* The local memory a work-group's static __local arrays may take (every flashcl kernel's tiles are
+     * static arrays): on NVIDIA GPUs of compute capability 7.0 and up found by compile probes, which
+     * NVIDIA's OpenCL allows past the size it reports for a __local argument (232448 bytes on the H200
+     * against 49152), the result kept in the disk cache once per device and driver; elsewhere
+     * local_mem_size. */
+    uint64_t local_mem_static;
+    /* Local memory a compute unit holds for all its work-groups (NVIDIA: shared memory per SM by compute
+     * capability, 233472 on Hopper), for occupancy; local_mem_size where not known. */
+    uint64_t local_mem_per_cu;
 } flashcl_device_profile;
 
 /**
@@ -275,8 +284,10 @@ FLASHCL_API flashcl_status flashcl_device_supported(const flashcl_device_profile
 /** "nvidia", "amd", "intel", "pocl", "mesa", "apple", "arm", "qualcomm" or "other". */
 FLASHCL_API const char *flashcl_vendor_name(flashcl_vendor vendor);
 
-/** Reads a device's profile: its limits from the driver, and matrix_units from a test compile of the
- * matrix-unit kernel (NVIDIA, compute capability 8.0+ only; in a temporary OpenCL context). */
+/** Reads a device's profile: its limits from the driver, matrix_units from a test compile of the
+ * matrix-unit kernel (NVIDIA, compute capability 8.0+ only; in a temporary OpenCL context), and
+ * local_mem_static from compile probes (NVIDIA 7.0+; read from the disk cache after the first time,
+ * unless $FLASHCL_CACHE is 0). */
 FLASHCL_API flashcl_status flashcl_device_profile_query(cl_device_id device, flashcl_device_profile *profile);
 
 /* ---------------------------------------------------------------------------------------------------

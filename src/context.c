@@ -101,7 +101,10 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
         goto fail;
     }
 
-    if ((st = fcl_profile_query(device, context, &ctx->profile)) != FLASHCL_SUCCESS) {
+    int disk = settings->disk_cache >= 0 ? settings->disk_cache != 0 : env_flag("FLASHCL_CACHE", 1);
+    if (disk)
+        ctx->cache_dir = fcl_resolve_cache_dir(settings->cache_dir); /* NULL (no location): no disk cache */
+    if ((st = fcl_profile_query(device, context, ctx->cache_dir, &ctx->profile)) != FLASHCL_SUCCESS) {
         char cause[512];
         fcl_strlcpy(cause, flashcl_context_last_error(NULL), sizeof cause);
         st = fcl_fail_code(NULL, st, flashcl_context_last_cl_error(NULL),
@@ -118,9 +121,6 @@ flashcl_status flashcl_context_create(cl_context context, cl_device_id device, c
 
     atomic_init(&ctx->validate, settings->validate >= 0 ? settings->validate != 0 : env_flag("FLASHCL_VALIDATE", 0));
     ctx->validate_max_rows = settings->validate_max_rows > 0 ? settings->validate_max_rows : 4096;
-    int disk = settings->disk_cache >= 0 ? settings->disk_cache != 0 : env_flag("FLASHCL_CACHE", 1);
-    if (disk)
-        ctx->cache_dir = fcl_resolve_cache_dir(settings->cache_dir); /* NULL (no location): no disk cache */
     const char *extra = settings->extra_build_options;
     if (!extra || !*extra)
         extra = getenv("FLASHCL_BUILD_OPTIONS");

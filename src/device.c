@@ -2,6 +2,7 @@
  * device.c: what a device is: its profile (what tile choice depends on), whether flashcl runs on it,
  * and which device a selector (index, name or $FLASHCL_DEVICE) names.
  */
+#include "diskcache.h"
 #include "kernels.h"
 
 #include <ctype.h>
@@ -94,6 +95,178 @@ int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashc
     }
     clReleaseProgram(prog);
     return ok;
+}
+
+/* The largest multiple of `step` in [lo, hi] that `fits`, given that fits is monotone (true up to a
+ * limit, false past it) and true at lo: a binary search, about log2((hi - lo) / step) calls. */
+uint64_t fcl_search_limit(uint64_t lo, uint64_t hi, uint64_t step, int (*fits)(void *arg, uint64_t bytes), void *arg)
+{
+    uint64_t good = lo / step, bad = hi / step + 1; /* good fits; bad is past the range or does not */
+    while (bad - good > 1) {
+        const uint64_t mid = good + (bad - good) / 2;
+        if (fits(arg, mid * step))
+            good = mid;
+        else
+            bad = mid;
+    }
+    return good * step < lo ? lo : good * step;
+}
+
+/* The static local memory probe: a kernel whose only __local array is PROBE_INTS ints; each work-item
+ * writes its share, and after the barrier checks what its neighbour wrote. */
+static const char static_local_source[] =
+    "__kernel void static_local_probe(__global int *out)\n"
+    "{\n"
+    "    __local uint l[PROBE_INTS];\n"
+    "    const int lid = (int)get_local_id(0), n = (int)get_local_size(0), grp = (int)get_group_id(0);\n"
+    "    for (int i = lid; i < PROBE_INTS; i += n)\n"
+    "        l[i] = (uint)i * 2654435761u ^ (uint)grp;\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    int bad = 0;\n"
+    "    for (int i = (lid + 1) % n; i < PROBE_INTS; i += n)\n"
+    "        bad += l[i] != ((uint)i * 2654435761u ^ (uint)grp);\n"
+    "    out[grp * n + lid] = bad;\n"
+    "}\n";
+
+typedef struct static_probe {
+    cl_context context;
+    cl_device_id device;
+    int builds; /* programs built so far */
+} static_probe;
+
+static cl_program static_local_program(static_probe *sp, uint64_t bytes)
+{
+    const char *src = static_local_source;
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(sp->context, 1, &src, NULL, &err);
+    if (!prog)
+        return NULL;
+    char opts[96];
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DPROBE_INTS=%llu", (unsigned long long)(bytes / 4));
+    ++sp->builds;
+    if (clBuildProgram(prog, 1, &sp->device, opts, NULL, NULL) != CL_SUCCESS) {
+        clReleaseProgram(prog);
+        return NULL;
+    }
+    return prog;
+}
+
+static int static_local_builds(void *arg, uint64_t bytes)
+{
+    cl_program prog = static_local_program(arg, bytes);
+    if (!prog)
+        return 0;
+    cl_int err;
+    cl_kernel k = clCreateKernel(prog, "static_local_probe", &err);
+    if (k)
+        clReleaseKernel(k);
+    clReleaseProgram(prog);
+    return k != NULL;
+}
+
+/* Runs the probe kernel with `bytes` of local memory in 4 work-groups: 1 when every work-item read back
+ * what its neighbour wrote. */
+static int static_local_runs(static_probe *sp, uint64_t bytes, size_t wg)
+{
+    cl_program prog = static_local_program(sp, bytes);
+    if (!prog)
+        return 0;
+    cl_int err;
+    int ok = 0;
+    const size_t global = 4 * wg;
+    int *host = calloc(global, sizeof *host);
+    cl_kernel k = clCreateKernel(prog, "static_local_probe", &err);
+    cl_command_queue q = k ? clCreateCommandQueue(sp->context, sp->device, 0, &err) : NULL;
+    cl_mem out = q ? clCreateBuffer(sp->context, CL_MEM_WRITE_ONLY, global * sizeof(int), NULL, &err) : NULL;
+    if (host && out) {
+        for (size_t i = 0; i < global; ++i)
+            host[i] = -1;
+        ok = clSetKernelArg(k, 0, sizeof out, &out) == CL_SUCCESS &&
+             clEnqueueWriteBuffer(q, out, CL_TRUE, 0, global * sizeof(int), host, 0, NULL, NULL) == CL_SUCCESS &&
+             clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &wg, 0, NULL, NULL) == CL_SUCCESS &&
+             clEnqueueReadBuffer(q, out, CL_TRUE, 0, global * sizeof(int), host, 0, NULL, NULL) == CL_SUCCESS;
+        for (size_t i = 0; ok && i < global; ++i)
+            ok = host[i] == 0;
+    }
+    if (out)
+        clReleaseMemObject(out);
+    if (q)
+        clReleaseCommandQueue(q);
+    if (k)
+        clReleaseKernel(k);
+    clReleaseProgram(prog);
+    free(host);
+    return ok;
+}
+
+uint64_t fcl_probe_static_local(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
+                                uint64_t hi, int *builds)
+{
+    static_probe sp = {context, device, 0};
+    uint64_t found = pr->local_mem_size;
+    if (hi > pr->local_mem_size) {
+        found = fcl_search_limit(pr->local_mem_size, hi, 1024, static_local_builds, &sp);
+        const size_t wg = pr->max_work_group_size < 256 ? pr->max_work_group_size : 256;
+        if (found > pr->local_mem_size && !static_local_runs(&sp, found, wg ? wg : 1))
+            found = pr->local_mem_size; /* it built but did not run right: trust the driver's figure */
+    }
+    if (builds)
+        *builds = sp.builds;
+    return found;
+}
+
+/* Shared memory per SM by compute capability (CUDA C++ Programming Guide, "Technical Specifications
+ * per Compute Capability"), and the most a static array may take, the probe's upper bound. */
+static uint64_t nv_shared_per_sm(int major, int minor)
+{
+    const int cc = major * 10 + minor;
+    if (cc == 90 || cc == 100 || cc == 101 || cc == 103 || cc == 110)
+        return 228 * 1024;
+    if (cc == 80 || cc == 87)
+        return 164 * 1024;
+    if (cc == 86 || cc == 89 || cc == 120 || cc == 121)
+        return 100 * 1024;
+    if (cc == 70 || cc == 72)
+        return 96 * 1024;
+    if (cc == 75)
+        return 64 * 1024;
+    return 0;
+}
+#define FCL_STATIC_LOCAL_MAX (256u * 1024u)
+
+uint64_t fcl_static_local_cached(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
+                                 uint64_t hi, const char *cache_dir, int *builds)
+{
+    char key[640], path[4096];
+    snprintf(key, sizeof key, "static-local-probe-v1|%s|%s|%s|%s|%s|%llu|%llu", pr->platform_name, pr->vendor_name,
+             pr->name, pr->device_version, pr->driver_version, (unsigned long long)pr->local_mem_size,
+             (unsigned long long)hi);
+    if (builds)
+        *builds = 0;
+    if (cache_dir) {
+        fcl_cache_entry_path(cache_dir, key, path, sizeof path);
+        size_t len = 0;
+        int rejected = 0;
+        unsigned char *bin = fcl_cache_entry_read(path, key, &len, &rejected);
+        unsigned long long v = 0;
+        char text[32];
+        int ok = 0;
+        if (bin && len < sizeof text) {
+            memcpy(text, bin, len);
+            text[len] = '\0';
+            ok = sscanf(text, "%llu", &v) == 1 && v >= pr->local_mem_size && v <= hi;
+        }
+        free(bin);
+        if (ok)
+            return v;
+    }
+    const uint64_t found = fcl_probe_static_local(context, device, pr, hi, builds);
+    if (cache_dir) {
+        char text[32];
+        const int n = snprintf(text, sizeof text, "%llu", (unsigned long long)found);
+        fcl_cache_entry_write(path, key, (const unsigned char *)text, (size_t)n); /* a cache: failure is fine */
+    }
+    return found;
 }
 
 /* The profile's facts from the driver; matrix_units is left 0 (fcl_probe_matrix_units proves it). */
@@ -243,16 +416,26 @@ static flashcl_status query_limits(cl_device_id device, flashcl_device_profile *
     return FLASHCL_SUCCESS;
 }
 
-flashcl_status fcl_profile_query(cl_device_id device, cl_context context, flashcl_device_profile *pr)
+flashcl_status fcl_profile_query(cl_device_id device, cl_context context, const char *cache_dir,
+                                 flashcl_device_profile *pr)
 {
     flashcl_status st = query_limits(device, pr);
-    if (st != FLASHCL_SUCCESS || pr->vendor != FLASHCL_VENDOR_NVIDIA || pr->nv_cc_major < 8)
+    if (st != FLASHCL_SUCCESS)
         return st;
+    pr->local_mem_static = pr->local_mem_size;
+    pr->local_mem_per_cu = pr->local_mem_size;
+    const int nv = pr->vendor == FLASHCL_VENDOR_NVIDIA && !pr->is_cpu && pr->nv_cc_major >= 7;
+    if (nv && nv_shared_per_sm(pr->nv_cc_major, pr->nv_cc_minor))
+        pr->local_mem_per_cu = nv_shared_per_sm(pr->nv_cc_major, pr->nv_cc_minor);
+    if (!nv || !pr->compiler_available)
+        return FLASHCL_SUCCESS;
     cl_int err = CL_SUCCESS;
     cl_context probe = context ? context : clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     if (!probe)
-        return fcl_fail_cl(NULL, err, "flashcl_device_profile_query: clCreateContext for the matrix-unit test compile");
-    pr->matrix_units = fcl_probe_matrix_units(probe, device, pr);
+        return fcl_fail_cl(NULL, err, "flashcl_device_profile_query: clCreateContext for the test compiles");
+    if (pr->nv_cc_major >= 8)
+        pr->matrix_units = fcl_probe_matrix_units(probe, device, pr);
+    pr->local_mem_static = fcl_static_local_cached(probe, device, pr, FCL_STATIC_LOCAL_MAX, cache_dir, NULL);
     if (!context)
         clReleaseContext(probe);
     return FLASHCL_SUCCESS;
@@ -260,7 +443,13 @@ flashcl_status fcl_profile_query(cl_device_id device, cl_context context, flashc
 
 flashcl_status flashcl_device_profile_query(cl_device_id device, flashcl_device_profile *pr)
 {
-    return fcl_profile_query(device, NULL, pr);
+    const char *flag = getenv("FLASHCL_CACHE");
+    const int disk = !flag || !*flag || !(!strcmp(flag, "0") || !strcmp(flag, "off") || !strcmp(flag, "no") ||
+                                         !strcmp(flag, "false"));
+    char *dir = disk ? fcl_resolve_cache_dir(NULL) : NULL;
+    const flashcl_status st = fcl_profile_query(device, NULL, dir, pr);
+    free(dir);
+    return st;
 }
 
 /* The flash kernel's smallest tile: head_dim 8, one row, four keys, one work-item. */

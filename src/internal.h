@@ -89,8 +89,21 @@ flashcl_status fcl_find_device(const char *selector, cl_device_id *found);
 /* 1 when the device compiles cl/flash_mma.cl with FCL_PTX=1 in `context` (a test compile, outside
  * any cache); 0 for devices other than NVIDIA of compute capability 8.0+, or when it does not. */
 int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashcl_device_profile *pr);
-/* flashcl_device_profile_query with the test compile in `context` (NULL: a temporary one). */
-flashcl_status fcl_profile_query(cl_device_id device, cl_context context, flashcl_device_profile *pr);
+/* flashcl_device_profile_query with the test compiles in `context` (NULL: a temporary one) and the
+ * static local memory probe's result kept in `cache_dir` (NULL: probed every time). */
+flashcl_status fcl_profile_query(cl_device_id device, cl_context context, const char *cache_dir,
+                                 flashcl_device_profile *pr);
+/* The largest multiple of `step` in [lo, hi] that `fits` (monotone, true at lo): a binary search. */
+uint64_t fcl_search_limit(uint64_t lo, uint64_t hi, uint64_t step, int (*fits)(void *arg, uint64_t bytes), void *arg);
+/* The static __local array a work-group may take on `device`, up to `hi` bytes, in KiB steps above the
+ * reported size: compile probes, then one run of the largest that built (4 work-groups reading what
+ * their neighbours wrote); the reported size when that run fails. *builds (may be NULL): programs built. */
+uint64_t fcl_probe_static_local(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
+                                uint64_t hi, int *builds);
+/* fcl_probe_static_local's result from `cache_dir` (an entry per device, driver and bounds), else probed
+ * and stored there (NULL: probed every time). *builds: 0 when the cache answered. */
+uint64_t fcl_static_local_cached(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
+                                 uint64_t hi, const char *cache_dir, int *builds);
 flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, const char *options,
                                cl_program *out);
 void fcl_release_programs(flashcl_context *ctx);
@@ -148,8 +161,11 @@ int32_t fcl_naive_chunk(const flashcl_device_profile *pr);
 int64_t fcl_register_block(const flashcl_config *c, int32_t head_dim);
 void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t local_mem_limit,
                    const flashcl_tuning_db *db, fcl_choice *ch);
-/* The local memory tiles may use: min(the device's, 64 KiB, the cap when nonzero). */
+/* The local memory tiles may use: min(the device's, 64 KiB, the cap when nonzero); on a GPU whose
+ * static arrays may take more (profile.local_mem_static), up to that or half a compute unit's. */
 uint64_t fcl_local_mem_budget(const flashcl_device_profile *pr, uint64_t cap);
+/* Work-groups of `local_bytes` each that a compute unit's local memory holds (0 on CPUs). */
+uint32_t fcl_groups_per_cu(const flashcl_device_profile *pr, uint64_t local_bytes);
 /* A policy's path and cap with the environment's defaults filled in; INVALID_ARGUMENT (the message
  * names `who`) for a path that is not one, or a FLASHCL_PATH that does not parse. */
 flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_limit, flashcl_path *path_out,

@@ -28,7 +28,24 @@
 uint64_t fcl_local_mem_budget(const flashcl_device_profile *pr, uint64_t cap)
 {
     uint64_t budget = pr->local_mem_size < FCL_LOCAL_MEM_CEILING ? pr->local_mem_size : FCL_LOCAL_MEM_CEILING;
+    /* A GPU whose static arrays may take more than it reports (NVIDIA: the profile's probe): that much,
+     * but no more than half of what a compute unit holds, so that two work-groups share one (occupancy;
+     * fcl_groups_per_cu). Hopper: min(232448, 233472 / 2) = 116736; A100: 83968; Ampere/Ada: 51200. */
+    if (!pr->is_cpu && pr->local_mem_static > budget) {
+        const uint64_t half = pr->local_mem_per_cu / 2;
+        const uint64_t more = pr->local_mem_static < half ? pr->local_mem_static : half;
+        if (more > budget)
+            budget = more;
+    }
     return cap && cap < budget ? cap : budget;
+}
+
+uint32_t fcl_groups_per_cu(const flashcl_device_profile *pr, uint64_t local_bytes)
+{
+    const uint64_t cu = pr->local_mem_per_cu ? pr->local_mem_per_cu : pr->local_mem_size;
+    if (!local_bytes || pr->is_cpu)
+        return 0;
+    return (uint32_t)(cu / local_bytes);
 }
 
 static uint64_t flash_floats(int32_t d, int32_t bm, int32_t bn, int32_t tpr, int32_t dc, int32_t vc)

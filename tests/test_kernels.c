@@ -7,6 +7,7 @@
 #include "../src/kernels.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The problem variants each kernel is built in: plain, and with every switch of src/kernels.c's
@@ -206,6 +207,69 @@ START_TEST(test_config_names_table_kernel)
 }
 END_TEST
 
+/* The static local memory search: the largest KiB multiple a monotone predicate allows, by bisection. */
+typedef struct limit_probe {
+    uint64_t limit;
+    int calls;
+} limit_probe;
+
+static int below_limit(void *arg, uint64_t bytes)
+{
+    limit_probe *lp = arg;
+    ++lp->calls;
+    return bytes <= lp->limit;
+}
+
+START_TEST(test_search_limit)
+{
+    const struct {
+        uint64_t lo, hi, limit, want;
+    } cases[] = {
+        {49152, 262144, 232448, 232448}, /* Hopper: 227 KiB */
+        {49152, 262144, 232451, 232448}, /* not a KiB multiple: the multiple below */
+        {49152, 262144, 166912, 166912}, /* A100: 163 KiB */
+        {49152, 262144, 101376, 101376}, /* Ampere/Ada: 99 KiB */
+        {49152, 262144, 65536, 65536},   /* Turing: 64 KiB */
+        {49152, 262144, 49152, 49152},   /* nothing past the reported size */
+        {49152, 262144, 1 << 20, 262144}, /* everything fits: the upper bound */
+        {49152, 49152, 1 << 20, 49152},   /* an empty range */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        limit_probe lp = {cases[i].limit, 0};
+        const uint64_t got = fcl_search_limit(cases[i].lo, cases[i].hi, 1024, below_limit, &lp);
+        ck_assert_msg(got == cases[i].want, "limit %llu: found %llu, want %llu", (unsigned long long)cases[i].limit,
+                      (unsigned long long)got, (unsigned long long)cases[i].want);
+        ck_assert_msg(lp.calls <= 8, "limit %llu: %d builds", (unsigned long long)cases[i].limit, lp.calls);
+    }
+}
+END_TEST
+
+/* The probe on this device, between a reported 16 KiB and 32 KiB (every runtime here builds and runs
+ * those): the builds of the search, one run at the result, and the disk cache answering the second time. */
+START_TEST(test_static_local_probe)
+{
+    flashcl_device_profile pr;
+    ck_assert_int_eq(flashcl_device_profile_query(tu_device, &pr), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(pr.local_mem_static, pr.vendor == FLASHCL_VENDOR_NVIDIA ? pr.local_mem_static : pr.local_mem_size);
+    ck_assert_uint_ge(pr.local_mem_per_cu, pr.local_mem_size);
+    if (pr.local_mem_size < 32768)
+        return; /* no device here reports less; the range below needs 32 KiB */
+    pr.local_mem_size = 16384;
+    char dir[] = "/tmp/flashcl-test-probe-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    int builds = -1;
+    ck_assert_uint_eq(fcl_static_local_cached(tu_context, tu_device, &pr, 32768, dir, &builds), 32768);
+    ck_assert_int_ge(builds, 2); /* the search (the upper bound fits at once) and the run */
+    ck_assert_uint_eq(fcl_static_local_cached(tu_context, tu_device, &pr, 32768, dir, &builds), 32768);
+    ck_assert_int_eq(builds, 0); /* from the cache */
+    ck_assert_uint_eq(fcl_static_local_cached(tu_context, tu_device, &pr, 20480, NULL, &builds), 20480);
+    ck_assert_int_ge(builds, 2);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -213,6 +277,8 @@ static Suite *make_suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_kernel_table, 0, FCL_KERNEL_COUNT * VARIANTS);
     tcase_add_test(tc, test_config_names_table_kernel);
+    tcase_add_test(tc, test_search_limit);
+    tcase_add_test(tc, test_static_local_probe);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,6 +12,9 @@ typedef struct fake_device {
     flashcl_vendor vendor;
     uint64_t local;          /* local memory, bytes */
     size_t max_wg, multiple; /* the work-group size limit, and the preferred multiple (warp, wavefront) */
+    uint64_t static_local;   /* what static __local arrays may take (NVIDIA's probe); 0: local */
+    uint64_t per_cu;         /* local memory a compute unit holds; 0: local */
+    int cc;                  /* NVIDIA compute capability x 10 */
 } fake_device;
 
 static const fake_device fakes[] = {
@@ -37,6 +40,17 @@ static const fake_device fakes[] = {
      .local = 32 * 1024, .max_wg = 1024, .multiple = 8},
     {.name = "small mobile GPU (16 KiB, 128)", .vendor = FLASHCL_VENDOR_ARM,
      .local = 16 * 1024, .max_wg = 128, .multiple = 16},
+    /* NVIDIA as the static local memory probe finds it: reported 48 KiB, static arrays up to the opt-in
+     * limit, shared memory per SM (CUDA C++ Programming Guide's table) */
+    {.name = "NVIDIA Hopper (48 KiB reported, 227 KiB static, 228 KiB an SM)", .vendor = FLASHCL_VENDOR_NVIDIA,
+     .local = 48 * 1024, .max_wg = 1024, .multiple = 32, .static_local = 227 * 1024, .per_cu = 228 * 1024, .cc = 90},
+    {.name = "NVIDIA A100 (48 KiB reported, 163 KiB static, 164 KiB an SM)", .vendor = FLASHCL_VENDOR_NVIDIA,
+     .local = 48 * 1024, .max_wg = 1024, .multiple = 32, .static_local = 163 * 1024, .per_cu = 164 * 1024, .cc = 80},
+    {.name = "NVIDIA Ampere/Ada consumer (48 KiB reported, 99 KiB static, 100 KiB an SM)",
+     .vendor = FLASHCL_VENDOR_NVIDIA, .local = 48 * 1024, .max_wg = 1024, .multiple = 32, .static_local = 99 * 1024,
+     .per_cu = 100 * 1024, .cc = 89},
+    {.name = "NVIDIA Turing (48 KiB reported, 64 KiB static, 64 KiB an SM)", .vendor = FLASHCL_VENDOR_NVIDIA,
+     .local = 48 * 1024, .max_wg = 1024, .multiple = 32, .static_local = 64 * 1024, .per_cu = 64 * 1024, .cc = 75},
 };
 #define N_FAKES ((int)(sizeof fakes / sizeof *fakes))
 
@@ -50,10 +64,16 @@ static flashcl_status choose(const flashcl_device_profile *prof, const flashcl_p
     return flashcl_choose_config_policy(prof, &policy, p, a, c);
 }
 
-/* What tiles may use: the device's local memory, never more than 64 KiB, nor more than the cap. */
+/* What tiles may use: the device's local memory, never more than 64 KiB, nor more than the cap; on a GPU
+ * whose static arrays may take more, up to that but half a compute unit's (two work-groups a unit). */
 static uint64_t budget_of(const flashcl_device_profile *prof)
 {
-    const uint64_t b = prof->local_mem_size < 65536 ? prof->local_mem_size : 65536;
+    uint64_t b = prof->local_mem_size < 65536 ? prof->local_mem_size : 65536;
+    if (!prof->is_cpu && prof->local_mem_static > b) {
+        const uint64_t half = prof->local_mem_per_cu / 2;
+        const uint64_t more = prof->local_mem_static < half ? prof->local_mem_static : half;
+        b = more > b ? more : b;
+    }
     return policy.local_mem_limit && policy.local_mem_limit < b ? policy.local_mem_limit : b;
 }
 
@@ -68,8 +88,57 @@ static flashcl_device_profile profile_of(const fake_device *f)
     p.max_work_group_size = f->max_wg;
     p.wg_multiple = f->multiple;
     p.is_cpu = f->vendor == FLASHCL_VENDOR_POCL || f->vendor == FLASHCL_VENDOR_MESA;
+    p.local_mem_static = f->static_local ? f->static_local : f->local;
+    p.local_mem_per_cu = f->per_cu ? f->per_cu : f->local;
+    p.nv_cc_major = f->cc / 10;
+    p.nv_cc_minor = f->cc % 10;
     return p;
 }
+
+/* NVIDIA's static local memory: each work-group may take what the probe found, within half an SM's
+ * shared memory (two work-groups an SM); $FLASHCL_LOCAL_MEM_LIMIT (the policy's cap) still caps it; a
+ * CPU's reported size is never believed past 64 KiB, whatever its profile says. */
+START_TEST(test_static_local_budget)
+{
+    const struct {
+        int fake;
+        uint64_t budget;
+    } want[] = {{N_FAKES - 4, 116736}, {N_FAKES - 3, 83968}, {N_FAKES - 2, 51200}, {N_FAKES - 1, 49152}, {0, 49152}};
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.head_dim = 128;
+    p.heads_q = p.heads_kv = 16;
+    p.seq_q = p.seq_kv = 4096;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
+        flashcl_device_profile prof = profile_of(&fakes[want[i].fake]);
+        flashcl_config c;
+        ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_msg(c.local_mem_budget == want[i].budget, "%s: budget %llu, want %llu", fakes[want[i].fake].name,
+                      (unsigned long long)c.local_mem_budget, (unsigned long long)want[i].budget);
+        ck_assert_uint_le(c.local_mem_bytes, c.local_mem_budget);
+        if (c.local_mem_budget > prof.local_mem_size) /* past the reported size: two work-groups a unit */
+            ck_assert_uint_ge(prof.local_mem_per_cu / c.local_mem_bytes, 2);
+        policy.local_mem_limit = 49152;
+        ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_uint_eq(c.local_mem_budget, 49152);
+        ck_assert_uint_le(c.local_mem_bytes, 49152);
+    }
+    /* Hopper's budget lets the portable kernel's fp32 d=128 tile keep Q resident with 128 rows */
+    flashcl_device_profile prof = profile_of(&fakes[N_FAKES - 4]);
+    flashcl_config c;
+    p.dtype = FLASHCL_DTYPE_F32;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_fwd");
+    ck_assert_int_eq(c.d_chunk, 128);
+    ck_assert_uint_gt(c.local_mem_bytes, 49152);
+    /* a CPU that claims more in static arrays is held to 64 KiB */
+    prof = profile_of(&fakes[8]);
+    prof.local_mem_static = 4u << 20;
+    prof.local_mem_per_cu = 8u << 20;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(c.local_mem_budget, 65536);
+}
+END_TEST
 
 START_TEST(test_every_head_dim)
 {
@@ -476,6 +545,7 @@ static Suite *make_suite(void)
     Suite *s = suite_create("tiles");
     TCase *tc = tcase_create("chooser");
     tcase_add_loop_test(tc, test_every_head_dim, 0, N_FAKES);
+    tcase_add_test(tc, test_static_local_budget);
     tcase_add_test(tc, test_cpu_cache_not_local_memory);
     tcase_add_test(tc, test_policy_errors);
     tcase_add_test(tc, test_decode_packing_and_splits);

@@ -62,11 +62,13 @@ int cmd_devices(int argc, char **argv)
                 printf(", \"arch\": ");
                 cli_json_string(stdout, pr.arch);
                 printf(", \"type\": \"%s\", \"compute_units\": %u, \"local_mem_size\": %llu, "
+                       "\"local_mem_static\": %llu, \"local_mem_per_cu\": %llu, "
                        "\"local_mem_emulated\": %s, \"local_mem_budget\": %llu, \"max_work_group_size\": %zu, "
                        "\"wg_multiple\": %zu, \"global_mem_size\": %llu, \"max_alloc_size\": %llu, "
                        "\"nv_compute_capability\": \"%d.%d\", \"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, "
                        "\"intel_subgroup_matrix\": %s, \"matrix_units\": %s, \"supported\": %s}",
                        pr.is_cpu ? "cpu" : "gpu", pr.compute_units, (unsigned long long)pr.local_mem_size,
+                       (unsigned long long)pr.local_mem_static, (unsigned long long)pr.local_mem_per_cu,
                        pr.local_mem_is_global ? "true" : "false", budget,
                        pr.max_work_group_size, pr.wg_multiple, (unsigned long long)pr.global_mem_size,
                        (unsigned long long)pr.max_alloc_size, pr.nv_cc_major, pr.nv_cc_minor,
@@ -78,9 +80,13 @@ int cmd_devices(int argc, char **argv)
                        flashcl_vendor_name(pr.vendor));
                 printf("     driver %s, %s, %u compute units, arch %s\n", pr.driver_version, pr.device_version,
                        pr.compute_units, pr.arch[0] ? pr.arch : "(unknown)");
-                printf("     local memory %llu B%s, budget for tiles %llu B; work-group max %zu, multiple %zu\n",
-                       (unsigned long long)pr.local_mem_size, pr.local_mem_is_global ? " (emulated in global)" : "",
-                       budget, pr.max_work_group_size, pr.wg_multiple);
+                printf("     local memory %llu B%s", (unsigned long long)pr.local_mem_size,
+                       pr.local_mem_is_global ? " (emulated in global)" : "");
+                if (pr.local_mem_static != pr.local_mem_size)
+                    printf(" reported, %llu B in static arrays (compile probes), %llu B a compute unit",
+                           (unsigned long long)pr.local_mem_static, (unsigned long long)pr.local_mem_per_cu);
+                printf("; budget for tiles %llu B; work-group max %zu, multiple %zu\n", budget,
+                       pr.max_work_group_size, pr.wg_multiple);
                 printf("     global %.1f GiB (max alloc %.1f GiB); fp16 %s, fp64 %s, subgroups %s",
                        pr.global_mem_size / 1073741824.0, pr.max_alloc_size / 1073741824.0, pr.has_fp16 ? "yes" : "no",
                        pr.has_fp64 ? "yes" : "no", pr.has_subgroups ? "yes" : "no");

@@ -33,7 +33,16 @@ static void usage(FILE *f)
             "exit status: 0 ok, 1 a flashcl error, 2 bad usage\n");
 }
 
-static void print_json(const flashcl_problem *p, const flashcl_config *c, flashcl_status st, const char *err, int first)
+/* Work-groups of this config a compute unit's local memory holds (occupancy by local memory alone;
+ * registers may allow fewer); 0 on CPUs. */
+static unsigned long long groups_per_cu(const flashcl_device_profile *pr, const flashcl_config *c)
+{
+    const uint64_t cu = pr->local_mem_per_cu ? pr->local_mem_per_cu : pr->local_mem_size;
+    return pr->is_cpu || !c->local_mem_bytes ? 0 : (unsigned long long)(cu / c->local_mem_bytes);
+}
+
+static void print_json(const flashcl_device_profile *pr, const flashcl_problem *p, const flashcl_config *c,
+                       flashcl_status st, const char *err, int first)
 {
     printf("%s\n  {\"head_dim\": %d, \"dtype\": \"%s\", \"causal\": %s, \"seq_q\": %d, \"seq_kv\": %d, "
            "\"heads_q\": %d, \"heads_kv\": %d, ",
@@ -47,10 +56,11 @@ static void print_json(const flashcl_problem *p, const flashcl_config *c, flashc
     }
     printf("\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, \"rows_per_item\": %d, "
            "\"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, \"gqa_pack\": %d, "
-           "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, \"source\": ",
+           "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, "
+           "\"groups_per_cu_by_local_mem\": %llu, \"source\": ",
            c->kernel, c->block_m, c->block_n, c->threads_per_row, c->rows_per_item, c->d_chunk, c->v_chunk, c->kv_splits, c->gqa_pack,
            c->work_group_size,
-           (unsigned long long)c->local_mem_bytes, (unsigned long long)c->local_mem_budget);
+           (unsigned long long)c->local_mem_bytes, (unsigned long long)c->local_mem_budget, groups_per_cu(pr, c));
     cli_json_string(stdout, c->source);
     printf(", \"reason\": ");
     cli_json_string(stdout, c->reason);
@@ -155,17 +165,22 @@ int cmd_tiles(int argc, char **argv)
         cli_json_string(stdout, pr->platform_name);
         printf(", \"vendor\": \"%s\", \"arch\": ", flashcl_vendor_name(pr->vendor));
         cli_json_string(stdout, pr->arch);
-        printf(", \"local_mem_size\": %llu, \"local_mem_budget\": %llu, \"max_work_group_size\": %zu, "
+        printf(", \"local_mem_size\": %llu, \"local_mem_static\": %llu, \"local_mem_per_cu\": %llu, "
+               "\"local_mem_budget\": %llu, \"max_work_group_size\": %zu, "
                "\"wg_multiple\": %zu, \"matrix_units\": %s, \"path\": \"%s\", \"tuning_db\": ",
-               (unsigned long long)pr->local_mem_size, budget, pr->max_work_group_size, pr->wg_multiple,
+               (unsigned long long)pr->local_mem_size, (unsigned long long)pr->local_mem_static,
+               (unsigned long long)pr->local_mem_per_cu, budget, pr->max_work_group_size, pr->wg_multiple,
                pr->matrix_units ? "true" : "false", flashcl_path_name((flashcl_path)policy.path));
         cli_json_string(stdout, flashcl_tuning_db_user_path(db));
         printf(", \"configs\": [");
     } else {
         printf("device   %s / %s [%s%s%s]\n", pr->platform_name, pr->name, flashcl_vendor_name(pr->vendor),
                pr->arch[0] ? ", " : "", pr->arch);
-        printf("limits   local memory %llu B (budget for tiles %llu B), work-group %zu, multiple %zu; matrix units %s\n",
-               (unsigned long long)pr->local_mem_size, budget, pr->max_work_group_size, pr->wg_multiple,
+        printf("limits   local memory %llu B", (unsigned long long)pr->local_mem_size);
+        if (pr->local_mem_static != pr->local_mem_size)
+            printf(" reported, %llu B in static arrays (compile probes), %llu B a compute unit",
+                   (unsigned long long)pr->local_mem_static, (unsigned long long)pr->local_mem_per_cu);
+        printf(" (budget for tiles %llu B), work-group %zu, multiple %zu; matrix units %s\n", budget, pr->max_work_group_size, pr->wg_multiple,
                pr->matrix_units ? "yes" : "no");
         printf("policy   path %s\n", flashcl_path_name((flashcl_path)policy.path));
         printf("tuning   %zu database entries; user file %s\n", flashcl_tuning_db_size(db), flashcl_tuning_db_user_path(db));
@@ -173,8 +188,8 @@ int cmd_tiles(int argc, char **argv)
                p.seq_q <= 16 ? "decode" : "prefill");
         printf("%s\n\n", build ? "checked against each compiled kernel (--build)"
                                : "as chosen before compiling (--build checks them against the compiled kernel)");
-        printf("%-4s %-5s %-16s %7s %7s %4s %4s %6s %6s %6s %5s %16s  %s\n", "d", "dtype", "kernel", "block_m",
-               "block_n", "tpr", "rows", "dchunk", "vchunk", "splits", "wg", "local B", "source: reason");
+        printf("%-4s %-5s %-16s %7s %7s %4s %4s %6s %6s %6s %5s %16s %5s  %s\n", "d", "dtype", "kernel", "block_m",
+               "block_n", "tpr", "rows", "dchunk", "vchunk", "splits", "wg", "local B", "wg/cu", "source: reason");
     }
     int first = 1;
     for (int d = d_first; d <= d_last; d += 8)
@@ -195,16 +210,17 @@ int cmd_tiles(int argc, char **argv)
             if (st)
                 rc = 1;
             if (json) {
-                print_json(&p, &c, st, err, first);
+                print_json(pr, &p, &c, st, err, first);
             } else if (st) {
                 printf("%-4d %-5s error: %s\n", d, flashcl_dtype_name(p.dtype), err);
             } else {
                 char local[32];
                 snprintf(local, sizeof local, "%llu/%llu", (unsigned long long)c.local_mem_bytes,
-                         (unsigned long long)pr->local_mem_size);
-                printf("%-4d %-5s %-16s %7d %7d %4d %4d %6d %6d %6d %5d %16s  %s: %s\n", d, flashcl_dtype_name(p.dtype),
-                       c.kernel, c.block_m, c.block_n, c.threads_per_row, c.rows_per_item, c.d_chunk, c.v_chunk,
-                       c.kv_splits, c.work_group_size, local, c.source, c.reason);
+                         (unsigned long long)(pr->local_mem_static ? pr->local_mem_static : pr->local_mem_size));
+                printf("%-4d %-5s %-16s %7d %7d %4d %4d %6d %6d %6d %5d %16s %5llu  %s: %s\n", d,
+                       flashcl_dtype_name(p.dtype), c.kernel, c.block_m, c.block_n, c.threads_per_row, c.rows_per_item,
+                       c.d_chunk, c.v_chunk, c.kv_splits, c.work_group_size, local, groups_per_cu(pr, &c), c.source,
+                       c.reason);
                 printf("%-16s path: %s\n", "", c.path_reason);
             }
             first = 0;
