@@ -176,12 +176,22 @@ START_TEST(test_profile)
     ck_assert_uint_ge(pr->max_work_group_size, 1);
     ck_assert_uint_ge(pr->wg_multiple, 1);
     ck_assert(strlen(pr->name) > 0);
-    /* The budget tiles get is the policy's: at most 64 KiB, the device's size and the user's cap. */
+    /* The static local memory probe: what static arrays may take, at least the reported size (more only
+     * on NVIDIA GPUs); a compute unit holds at least one work-group's worth. */
+    ck_assert_uint_ge(pr->local_mem_static, pr->local_mem_size);
+    if (pr->vendor != FLASHCL_VENDOR_NVIDIA || pr->is_cpu)
+        ck_assert_uint_eq(pr->local_mem_static, pr->local_mem_size);
+    ck_assert_uint_ge(pr->local_mem_per_cu, pr->local_mem_size);
+    /* The budget tiles get is the policy's: at most 64 KiB and the device's size, or past them what
+     * static arrays may take within half a compute unit; and the user's cap. */
     flashcl_problem p = small_problem();
     flashcl_config c;
     ck_assert_int_eq(flashcl_context_choose_config(ctx, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_uint_le(c.local_mem_budget, 65536);
-    ck_assert_uint_le(c.local_mem_budget, pr->local_mem_size);
+    if (c.local_mem_budget > 65536 || c.local_mem_budget > pr->local_mem_size) {
+        ck_assert(!pr->is_cpu);
+        ck_assert_uint_le(c.local_mem_budget, pr->local_mem_static);
+        ck_assert_uint_le(c.local_mem_budget, pr->local_mem_per_cu / 2);
+    }
     const char *cap = getenv("FLASHCL_LOCAL_MEM_LIMIT");
     if (cap && *cap)
         ck_assert_uint_le(c.local_mem_budget, strtoull(cap, NULL, 10));
@@ -413,8 +423,8 @@ START_TEST(test_override_and_kernel_info)
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "v_chunk 6"));
     c.v_chunk = 16;
-    c.block_m = 8;
-    c.block_n = 1024; /* 300 KiB of local memory: more than any device's budget */
+    c.block_m = 64;
+    c.block_n = 1024; /* 342 KiB of local memory (P alone 257 KiB): more than any device's budget */
     flashcl_context_override_config(ctx, &c);
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT); /* local memory */
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "local memory"));
