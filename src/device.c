@@ -165,8 +165,9 @@ static int static_local_builds(void *arg, uint64_t bytes)
 }
 
 /* Runs the probe kernel with `bytes` of local memory in 4 work-groups: 1 when every work-item read back
- * what its neighbour wrote. */
-static int static_local_runs(static_probe *sp, uint64_t bytes, size_t wg)
+ * what its neighbour wrote; *kernel_bytes: the local memory the compiled kernel takes (CL_KERNEL_LOCAL_MEM_SIZE:
+ * the array and the compiler's own, 4 bytes more on the H200). */
+static int static_local_runs(static_probe *sp, uint64_t bytes, size_t wg, uint64_t *kernel_bytes)
 {
     cl_program prog = static_local_program(sp, bytes);
     if (!prog)
@@ -178,6 +179,9 @@ static int static_local_runs(static_probe *sp, uint64_t bytes, size_t wg)
     cl_kernel k = clCreateKernel(prog, "static_local_probe", &err);
     cl_command_queue q = k ? clCreateCommandQueue(sp->context, sp->device, 0, &err) : NULL;
     cl_mem out = q ? clCreateBuffer(sp->context, CL_MEM_WRITE_ONLY, global * sizeof(int), NULL, &err) : NULL;
+    cl_ulong lm = 0;
+    if (k && clGetKernelWorkGroupInfo(k, sp->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) == CL_SUCCESS)
+        *kernel_bytes = lm > bytes && lm <= bytes + 1024 ? lm : bytes; /* (some runtimes report their maximum) */
     if (host && out) {
         for (size_t i = 0; i < global; ++i)
             host[i] = -1;
@@ -205,10 +209,14 @@ uint64_t fcl_probe_static_local(cl_context context, cl_device_id device, const f
     static_probe sp = {context, device, 0};
     uint64_t found = pr->local_mem_size;
     if (hi > pr->local_mem_size) {
-        found = fcl_search_limit(pr->local_mem_size, hi, 1024, static_local_builds, &sp);
+        /* the largest array that builds, to 4 bytes (the compiler adds its own bytes: the limit is on the
+         * sum), then the kernel's whole local memory at that size, once it ran right */
+        const uint64_t array = fcl_search_limit(pr->local_mem_size, hi, 4, static_local_builds, &sp);
         const size_t wg = pr->max_work_group_size < 256 ? pr->max_work_group_size : 256;
-        if (found > pr->local_mem_size && !static_local_runs(&sp, found, wg ? wg : 1))
-            found = pr->local_mem_size; /* it built but did not run right: trust the driver's figure */
+        uint64_t total = array;
+        if (array > pr->local_mem_size && static_local_runs(&sp, array, wg ? wg : 1, &total))
+            found = total;
+        /* else it built but did not run right: trust the driver's figure */
     }
     if (builds)
         *builds = sp.builds;
@@ -238,7 +246,7 @@ uint64_t fcl_static_local_cached(cl_context context, cl_device_id device, const 
                                  uint64_t hi, const char *cache_dir, int *builds)
 {
     char key[640], path[4096];
-    snprintf(key, sizeof key, "static-local-probe-v1|%s|%s|%s|%s|%s|%llu|%llu", pr->platform_name, pr->vendor_name,
+    snprintf(key, sizeof key, "static-local-probe-v2|%s|%s|%s|%s|%s|%llu|%llu", pr->platform_name, pr->vendor_name,
              pr->name, pr->device_version, pr->driver_version, (unsigned long long)pr->local_mem_size,
              (unsigned long long)hi);
     if (builds)
@@ -254,7 +262,7 @@ uint64_t fcl_static_local_cached(cl_context context, cl_device_id device, const 
         if (bin && len < sizeof text) {
             memcpy(text, bin, len);
             text[len] = '\0';
-            ok = sscanf(text, "%llu", &v) == 1 && v >= pr->local_mem_size && v <= hi;
+            ok = sscanf(text, "%llu", &v) == 1 && v >= pr->local_mem_size && v <= hi + 1024;
         }
         free(bin);
         if (ok)

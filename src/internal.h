@@ -95,9 +95,11 @@ flashcl_status fcl_profile_query(cl_device_id device, cl_context context, const 
                                  flashcl_device_profile *pr);
 /* The largest multiple of `step` in [lo, hi] that `fits` (monotone, true at lo): a binary search. */
 uint64_t fcl_search_limit(uint64_t lo, uint64_t hi, uint64_t step, int (*fits)(void *arg, uint64_t bytes), void *arg);
-/* The static __local array a work-group may take on `device`, up to `hi` bytes, in KiB steps above the
- * reported size: compile probes, then one run of the largest that built (4 work-groups reading what
- * their neighbours wrote); the reported size when that run fails. *builds (may be NULL): programs built. */
+/* The local memory a work-group's static __local arrays may take on `device`: the largest array up to
+ * `hi` bytes that builds (compile probes, a binary search to 4 bytes above the reported size), run once
+ * (4 work-groups reading what their neighbours wrote), and counted with the compiler's own bytes as the
+ * kernel reports them (232448 on the H200: ptxas's limit on the sum); the reported size when that run
+ * fails. *builds (may be NULL): programs built. */
 uint64_t fcl_probe_static_local(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
                                 uint64_t hi, int *builds);
 /* fcl_probe_static_local's result from `cache_dir` (an entry per device, driver and bounds), else probed
