@@ -491,8 +491,8 @@ FLASHCL_API const flashcl_device_profile *flashcl_context_profile(const flashcl_
 FLASHCL_API flashcl_status flashcl_context_policy(const flashcl_context *ctx, flashcl_policy *policy);
 
 /**
- * The configuration a plan for `problem` gets on this context: the context's override if set (always
- * the portable kernel); else the matrix-unit kernel where the path, the device and the problem allow
+ * The configuration a plan for `problem` gets on this context: the context's override if set (the
+ * portable kernel, or with `mma` nonzero the matrix-unit kernel); else the matrix-unit kernel where the path, the device and the problem allow
  * it; else the tuning database, else the heuristic: flashcl_choose_config_policy() with the context's
  * profile and policy, after its override. This is the function plans call.
  */
@@ -504,7 +504,9 @@ FLASHCL_API flashcl_status flashcl_context_choose_config(flashcl_context *ctx, c
  * whose problem the override does not fit (threads_per_row must divide head_dim and block_n,
  * rows_per_item block_m; d_chunk a multiple of 4 dividing head_dim, v_chunk a multiple of 4 dividing
  * block_n; the tile must fit local memory and the work-group limit) fails with
- * FLASHCL_INVALID_ARGUMENT. May be called while other threads create plans: each plan gets the
+ * FLASHCL_INVALID_ARGUMENT. With `mma` nonzero only block_m (16 to 128 query rows: warps of 16) and
+ * block_n (16 to 256 keys), multiples of 16, are read, for the matrix-unit kernel, and a plan whose
+ * problem that kernel does not take (on this device and path) fails with FLASHCL_INVALID_ARGUMENT. May be called while other threads create plans: each plan gets the
  * override as it was before or after the call, never a mix.
  */
 FLASHCL_API flashcl_status flashcl_context_override_config(flashcl_context *ctx, const flashcl_config *config);

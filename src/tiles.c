@@ -778,10 +778,42 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
                         ch->override ? "the context has an override config (the portable kernel's tiles)"
                         : ch->portable_why ? ch->portable_why
                                            : "the path is portable");
-    if (ch->override) { /* always the portable kernel's tiles */
+    if (ch->override) { /* the portable kernel's tiles, or with mma set the matrix-unit kernel's */
         c = *ch->override;
-        c.mma = 0;
-        c.decode = 0; /* an override is the portable kernel's tiles, whatever config it was copied from */
+        c.decode = 0; /* never the decode kernels */
+        if (c.mma) {
+            flashcl_config m;
+            validate_or_return(ctx, choose_mma(pr, ch, p, &m, path_reason, sizeof path_reason), FLASHCL_INVALID_ARGUMENT,
+                               "the context's override config asks for the matrix-unit kernel, which does not take "
+                               "this problem: %s", path_reason);
+            validate_or_return(ctx,
+                               c.block_m >= 16 && c.block_m <= 128 && c.block_m % 16 == 0 && c.block_n >= 16 &&
+                                   c.block_n <= 256 && c.block_n % 16 == 0 && (size_t)(2 * c.block_m) <= ch->work_group,
+                               FLASHCL_INVALID_ARGUMENT,
+                               "the context's override config: the matrix-unit kernel takes block_m 16 to 128 and "
+                               "block_n 16 to 256, multiples of 16 (got %d, %d), and 2 x block_m work-items (at most %zu)",
+                               (int)c.block_m, (int)c.block_n, ch->work_group);
+            const uint64_t bytes = mma_bytes(p->head_dim, c.block_m, c.block_n, m.mma == 2);
+            validate_or_return(ctx, bytes <= ch->local_mem, FLASHCL_INVALID_ARGUMENT,
+                               "the context's override config: the matrix-unit tiles %dx%d need %llu B of local "
+                               "memory, the budget is %llu B", (int)c.block_m, (int)c.block_n,
+                               (unsigned long long)bytes, (unsigned long long)ch->local_mem);
+            const int32_t bm = c.block_m, bn = c.block_n;
+            c = m;
+            c.block_m = bm;
+            c.block_n = bn;
+            c.v_chunk = bn;
+            snprintf(c.reason, sizeof c.reason, "%d warps of 16 rows, %d-key tiles: set by flashcl_context_override_config",
+                     (int)(bm / 16), (int)bn);
+            validate_or_return(ctx,
+                               finish_flash(pr, p, ch, &c, "override", NULL,
+                                            "matrix units: tiles set by flashcl_context_override_config", why,
+                                            sizeof why),
+                               FLASHCL_INVALID_ARGUMENT, "the context's override config does not fit this problem: %s",
+                               why);
+            *config = c;
+            return FLASHCL_SUCCESS;
+        }
         validate_or_return(ctx,
                            finish_flash(pr, p, ch, &c, "override", "set by flashcl_context_override_config",
                                         "portable: tiles set by flashcl_context_override_config", why, sizeof why),

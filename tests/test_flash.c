@@ -37,6 +37,7 @@ typedef struct case_params {
     int path;        /* 0: the context's default; else a flashcl_path the context is created with */
     int kv_format;   /* a quantized cache (flashcl_kv_format); kv_scale_f16: int8 scales in fp16 */
     int kv_scale_f16;
+    int mma_block_m, mma_block_n; /* nonzero: the matrix-unit kernel's tiles set by an override */
 } case_params;
 
 typedef struct errors {
@@ -217,9 +218,27 @@ static void run_case(const case_params *c)
         set_layout(&p, c->custom_layout == 2 ? 3 : 8);
 
     flashcl_plan *flash = NULL, *naive = NULL, *standard = NULL;
+    if (c->mma_block_m) {
+        flashcl_config o = {0};
+        o.mma = 1;
+        o.block_m = c->mma_block_m;
+        o.block_n = c->mma_block_n;
+        ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
+    }
     flashcl_status st = flashcl_plan_create(ctx, &p, &flash);
     ck_assert_msg(st == FLASHCL_SUCCESS, "flash plan: %s: %s", flashcl_status_string(st),
                   flashcl_context_last_error(ctx));
+    if (c->mma_block_m) { /* the naive and standard plans take no override */
+        flashcl_context_override_config(ctx, NULL);
+        flashcl_config got;
+        flashcl_plan_config(flash, &got);
+        /* as asked, unless the compiled kernel allowed fewer work-items and the plan shrank it (rusticl) */
+        ck_assert_msg(strstr(got.source, "shrunk") ||
+                          (got.block_m == c->mma_block_m && got.block_n == c->mma_block_n && !strcmp(got.source, "override")),
+                      "override %dx%d, plan %dx%d from %s", c->mma_block_m, c->mma_block_n, got.block_m, got.block_n,
+                      got.source);
+        ck_assert_int_ne(got.mma, 0);
+    }
     st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_NAIVE, &naive);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive plan: %s: %s", flashcl_status_string(st),
                   flashcl_context_last_error(ctx));
@@ -674,6 +693,14 @@ static const case_params mma_cases[] = {
      .scale = 0.5f, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 90, .seq_kv = 130, .batch = 2, .heads_kv = 1,
      .causal = 1, .custom_layout = 2, .path = FLASHCL_PATH_MMA},
+    /* tiles from an override: 8 warps (128 rows) with 32- and 128-key tiles, one warp with 16-key tiles
+     * (within rusticl's 32 KiB, the emulation's exchange area included) */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 300, .seq_kv = 250, .batch = 1, .heads_kv = 1,
+     .causal = 1, .path = FLASHCL_PATH_MMA, .mma_block_m = 128, .mma_block_n = 32},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 1, .seq_q = 140, .seq_kv = 270, .batch = 1, .heads_kv = 2,
+     .custom_layout = 2, .path = FLASHCL_PATH_MMA, .mma_block_m = 128, .mma_block_n = 128},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 1, .seq_q = 50, .seq_kv = 70, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 9, .window_right = 3, .path = FLASHCL_PATH_MMA, .mma_block_m = 16, .mma_block_n = 16},
 };
 #define N_MMA_CASES ((int)(sizeof mma_cases / sizeof *mma_cases))
 

@@ -1,0 +1,97 @@
+/* flash_mma under tiles set by an override (flashcl_context_override_config with mma = 1): 4 or 8
+ * warps (64 or 128 query rows) x 32/64/128-key tiles, fp16, B*N = 16384 tokens, hidden 2048, N = 4096,
+ * non-causal; each validated once against the naive kernel, then the median of 10 runs from
+ * profiling events. One line per configuration. Usage: mma_tiles [head_dim ...] */
+#include <flashcl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    flashcl_context *ctx = NULL;
+    if (flashcl_context_create_default("NVIDIA", NULL, &ctx) != FLASHCL_SUCCESS) {
+        fprintf(stderr, "no context: %s\n", flashcl_context_last_error(NULL));
+        return 1;
+    }
+    cl_context clctx;
+    cl_device_id dev;
+    cl_command_queue q;
+    flashcl_context_cl_objects(ctx, &clctx, &dev, &q);
+    const int tiles[][2] = {{0, 0}, {64, 64}, {64, 32}, {64, 128}, {128, 32}, {128, 64}, {128, 128}};
+    for (int a = 1; a < (argc > 1 ? argc : 2); ++a) {
+        const int d = argc > 1 ? atoi(argv[a]) : 128, n = 4096;
+        flashcl_problem p;
+        flashcl_problem_default(&p);
+        p.batch = 16384 / n;
+        p.heads_q = p.heads_kv = 2048 / d;
+        p.seq_q = p.seq_kv = n;
+        p.head_dim = d;
+        p.dtype = FLASHCL_DTYPE_F16;
+        const size_t bytes = (size_t)p.batch * p.heads_q * n * d * 2;
+        unsigned short *h = malloc(bytes);
+        for (size_t i = 0; i < bytes / 2; ++i) /* fp16 values in [-1, 1) */
+            h[i] = (unsigned short)(((rand() & 1) << 15) | (0x3800 + (rand() & 0x3ff)));
+        cl_int err;
+        cl_mem bq = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
+        cl_mem bk = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
+        cl_mem bv = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
+        cl_mem bo = clCreateBuffer(clctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+        const double flops = 4.0 * p.batch * p.heads_q * (double)n * n * d;
+        for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; ++t) {
+            flashcl_config o = {0};
+            o.mma = 1;
+            o.block_m = tiles[t][0];
+            o.block_n = tiles[t][1];
+            flashcl_context_override_config(ctx, tiles[t][0] ? &o : NULL);
+            flashcl_plan *plan = NULL;
+            if (flashcl_plan_create(ctx, &p, &plan) != FLASHCL_SUCCESS) {
+                printf("d=%d %dx%d: %s\n", d, tiles[t][0], tiles[t][1], flashcl_context_last_error(ctx));
+                continue;
+            }
+            flashcl_config c;
+            flashcl_plan_config(plan, &c);
+            flashcl_kernel_info ki;
+            flashcl_plan_kernel_info(plan, &ki);
+            flashcl_context_set_validation(ctx, 1);
+            const flashcl_status vs = flashcl_plan_enqueue(plan, bq, bk, bv, bo, NULL, 0, NULL, NULL);
+            flashcl_validation rep;
+            flashcl_plan_last_validation(plan, &rep);
+            flashcl_context_set_validation(ctx, 0);
+            double ms[10];
+            for (int i = -2; i < 10; ++i) {
+                cl_event ev;
+                flashcl_plan_enqueue(plan, bq, bk, bv, bo, NULL, 0, NULL, &ev);
+                clWaitForEvents(1, &ev);
+                cl_ulong t0, t1;
+                clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+                clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+                clReleaseEvent(ev);
+                if (i >= 0)
+                    ms[i] = (t1 - t0) * 1e-6;
+            }
+            qsort(ms, 10, sizeof ms[0], cmp);
+            const double med = (ms[4] + ms[5]) / 2;
+            printf("d=%d %s %dx%d (%s, %llu B local, private %llu B): median %.3f ms (%.3f-%.3f), %.1f TFLOP/s, "
+                   "validation %s (%.2e)\n",
+                   d, c.kernel, c.block_m, c.block_n, c.source, (unsigned long long)c.local_mem_bytes,
+                   (unsigned long long)ki.private_mem_bytes, med, ms[0], ms[9], flops / med * 1e-9,
+                   vs == FLASHCL_SUCCESS && rep.passed ? "pass" : "FAIL", rep.max_rel_error);
+            fflush(stdout);
+            flashcl_plan_destroy(&plan);
+        }
+        clReleaseMemObject(bq);
+        clReleaseMemObject(bk);
+        clReleaseMemObject(bv);
+        clReleaseMemObject(bo);
+        free(h);
+    }
+    flashcl_context_destroy(&ctx);
+    return 0;
+}
