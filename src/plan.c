@@ -179,6 +179,10 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
 {
     flashcl_context *ctx = pl->ctx;
     char shrunk[160], portable_why[128];
+    /* What a compiled kernel may take: the reported size, or on a GPU what static arrays may (the probe) */
+    const uint64_t local_limit = !ctx->profile.is_cpu && ctx->profile.local_mem_static > ctx->profile.local_mem_size
+                                     ? ctx->profile.local_mem_static
+                                     : ctx->profile.local_mem_size;
     for (int attempt = 0; attempt < 8; ++attempt) {
         const fcl_kernel_id id = fcl_config_kernel(&pl->config);
         cl_kernel k = NULL;
@@ -207,7 +211,7 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
          * report their stack frames here; their registers are not what decides. */
         if (kpriv > 0 && !ctx->profile.is_cpu && (id == FCL_K_FLASH_FWD || id == FCL_K_FLASH_DECODE) &&
             choice.reg_shift < 3 && kwg >= (size_t)pl->config.work_group_size &&
-            klocal <= ctx->profile.local_mem_size) {
+            klocal <= local_limit) {
             snprintf(shrunk, sizeof shrunk,
                      "shrunk after compiling: %llu B of private memory per work-item (the register block was "
                      "kept in memory)",
@@ -235,7 +239,7 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
             }
             /* (no smaller register block: keep this kernel) */
         }
-        if (kwg >= (size_t)pl->config.work_group_size && klocal <= ctx->profile.local_mem_size) {
+        if (kwg >= (size_t)pl->config.work_group_size && klocal <= local_limit) {
             pl->kernel = k;
             pl->kernel_id = id;
             return FLASHCL_SUCCESS;
@@ -249,11 +253,10 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
         }
         if (kwg < (size_t)pl->config.work_group_size)
             choice.work_group = kwg;
-        if (klocal > ctx->profile.local_mem_size)
+        if (klocal > local_limit)
             /* Scale the budget by what the compiler reported against the formula: a driver that counts
              * each byte twice (rusticl 22 on llvmpipe does) gets half the budget. */
-            choice.local_mem = (uint64_t)((double)pl->config.local_mem_bytes * (double)ctx->profile.local_mem_size /
-                                          (double)klocal);
+            choice.local_mem = (uint64_t)((double)pl->config.local_mem_bytes * (double)local_limit / (double)klocal);
         snprintf(shrunk, sizeof shrunk,
                  "shrunk after compiling: the kernel allowed %zu work-items and needed %llu B of local memory", kwg,
                  (unsigned long long)klocal);
@@ -277,7 +280,7 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
                     "no tile configuration of %s for head_dim %d fits this device (%s: %llu B local memory, "
                     "work-group %zu)",
                     pl->config.kernel, pl->problem.head_dim, ctx->profile.name,
-                    (unsigned long long)ctx->profile.local_mem_size, ctx->profile.max_work_group_size);
+                    (unsigned long long)local_limit, ctx->profile.max_work_group_size);
 }
 
 /* The choice a plan on this context makes: the context's path, limits, database and override. */

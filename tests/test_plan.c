@@ -462,7 +462,7 @@ START_TEST(test_override_and_kernel_info)
     p.dtype = FLASHCL_DTYPE_F16;
     ck_assert_int_eq(flashcl_context_choose_config(ctx, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_ne(c.mma, 0);
-    c.block_m = 16; /* portable tiles in a struct that still says mma */
+    c.block_m = 16; /* a struct that still says mma: the matrix-unit kernel with these rows and keys */
     c.block_n = 16;
     c.threads_per_row = 4;
     c.rows_per_item = 2;
@@ -472,11 +472,30 @@ START_TEST(test_override_and_kernel_info)
     ck_assert_int_eq(flashcl_context_override_config(ctx, &c), FLASHCL_SUCCESS);
     ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
     flashcl_plan_config(plan, &got);
-    ck_assert_str_eq(got.kernel, "flash_fwd");
-    ck_assert_int_eq(got.mma, 0);
+    ck_assert_str_eq(got.kernel, "flash_mma");
+    ck_assert_int_eq(got.block_m, 16);
+    ck_assert_int_eq(got.block_n, 16);
     ck_assert_ptr_nonnull(memchr(got.path_reason, 0, sizeof got.path_reason));
     ck_assert_ptr_nonnull(strstr(got.path_reason, "override"));
     flashcl_plan_destroy(&plan);
+    c.mma = 0; /* the same tiles as the portable kernel's */
+    ck_assert_int_eq(flashcl_context_override_config(ctx, &c), FLASHCL_SUCCESS);
+    ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
+    flashcl_plan_config(plan, &got);
+    ck_assert_str_eq(got.kernel, "flash_fwd");
+    ck_assert_int_eq(got.mma, 0);
+    ck_assert_ptr_nonnull(strstr(got.path_reason, "override"));
+    flashcl_plan_destroy(&plan);
+    c.mma = 1; /* matrix-unit tiles it does not take: refused by name */
+    c.block_m = 24;
+    ck_assert_int_eq(flashcl_context_override_config(ctx, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "block_m 16 to 128"));
+    p.dtype = FLASHCL_DTYPE_F32; /* a problem the matrix units do not take */
+    c.block_m = 16;
+    ck_assert_int_eq(flashcl_context_override_config(ctx, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "matrix-unit kernel"));
     flashcl_context_destroy(&ctx);
 }
 END_TEST
