@@ -2,8 +2,8 @@
  * flash_mma.cl: the FlashAttention-2 forward kernel on NVIDIA's matrix units (tensor cores), through
  * inline PTX from OpenCL C. fp16 or bf16 Q, K, V (FLASHCL_DTYPE_F16 / _BF16), fp32 accumulation.
  *
- * A work-group is WARPS warps; warp w owns query rows 16w .. 16w+15 of the block (BLOCK_M = 16*WARPS)
- * and keeps, in registers,
+ * A work-group is WARPS warps; warp w owns query rows 16w .. 16w+15 of the block (BLOCK_M = 16*WARPS;
+ * with MT = 2, rows 32w .. 32w+31 as two m16 tiles, BLOCK_M = 32*WARPS) and keeps, in registers,
  *   - its Q rows as m16n8k16 A fragments (loaded once, through local memory, by ldmatrix),
  *   - the scores S of a BLOCK_N-key tile as BLOCK_N/8 m16n8 accumulators (fp32),
  *   - the output O as HEAD_DIM/8 m16n8 accumulators (fp32),
@@ -30,8 +30,9 @@
  * work-group.
  *
  * Local memory (ushort; flashcl_flash_local_mem_bytes() must match): LDS = HEAD_DIM + 8,
- *   k_s  max(BLOCK_M, BLOCK_N) * LDS   (Q's block first, then each K tile)
+ *   k_s  max(BLOCK_M, BLOCK_N) * LDS   (Q's block first, then each K tile; with Q_LOCAL BLOCK_N * LDS)
  *   v_s  BLOCK_N * LDS
+ *   q_s  BLOCK_M * LDS                 (Q_LOCAL only: Q's block for the whole run)
  * and, emulated only, WARPS*32*8 uints of exchange area. The +8 (16 bytes) shifts each row by four banks,
  * so the eight row addresses of an ldmatrix hit distinct banks.
  */
@@ -48,13 +49,29 @@
 #define ROWS_ALIGNED 0
 #endif
 
-#define BLOCK_M (16 * WARPS)
+/* MT: m16 tiles of query rows a warp owns (1: 16 rows; 2: 32 rows, FlashAttention-2's layout, each K/V
+ * fragment loaded once for both). Q_LOCAL: Q's block stays in local memory and its fragments are loaded
+ * per k step (the default with MT > 1, where Q's fragments in registers would cost 8*HEAD_DIM/16*MT). */
+#ifndef MT
+#define MT 1
+#endif
+#ifndef Q_LOCAL
+#define Q_LOCAL (MT > 1)
+#endif
+#if MT != 1 && MT != 2
+#error "MT must be 1 or 2"
+#endif
+#define BLOCK_M (16 * WARPS * MT)
 #define WG_SIZE (32 * WARPS)
 #define LDS (HEAD_DIM + 8)
 #define KSTEPS (HEAD_DIM / 16) /* k16 steps of Q*K^T */
 #define NT (BLOCK_N / 8)       /* n8 tiles of S */
 #define DT (HEAD_DIM / 8)      /* n8 tiles of O */
+#if Q_LOCAL
+#define KROWS BLOCK_N
+#else
 #define KROWS (BLOCK_M > BLOCK_N ? BLOCK_M : BLOCK_N)
+#endif
 
 /* A 16-byte copy of 8 elements, global -> local. */
 #if ROWS_ALIGNED
@@ -103,6 +120,12 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
     __local uint4 v4[BLOCK_N * LDS / 8];
     __local ushort *const k_s = (__local ushort *)k4;
     __local ushort *const v_s = (__local ushort *)v4;
+#if Q_LOCAL
+    __local uint4 q4[BLOCK_M * LDS / 8];
+    __local ushort *const q_s = (__local ushort *)q4;
+#else
+    __local ushort *const q_s = k_s; /* Q's block passes through k_s into registers */
+#endif
 #if !FCL_PTX
     __local uint xchg[WARPS * 32 * 8];
 #endif
@@ -139,26 +162,43 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
     const int inner_lo = 0, inner_hi = skv;
 #endif
 
-    /* Q's block -> local -> A fragments (ldmatrix x4: rows 0-7/8-15 x columns 0-7/8-15 of a k step). */
+    /* Q's block -> local -> A fragments (ldmatrix x4: rows 0-7/8-15 x columns 0-7/8-15 of a k step):
+     * once into registers, or with Q_LOCAL per k step from q_s. */
     for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
-        COPY8(k_s + r * LDS + c, Q + q_row_offset(sv, h, min(m0 + r, sq - 1), q_sb, q_ss, q_sh) + c, m0 + r < sq);
+        COPY8(q_s + r * LDS + c, Q + q_row_offset(sv, h, min(m0 + r, sq - 1), q_sb, q_ss, q_sh) + c, m0 + r < sq);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int mi = lane >> 3, mr = lane & 7; /* the matrix and row this lane addresses in an ldmatrix */
-    uint qa[KSTEPS][4];
+#define Q_FRAG_OFFSET(mt, ks) ((warp * 16 * MT + (mt) * 16 + (mi & 1) * 8 + mr) * LDS + (ks) * 16 + (mi >> 1) * 8)
+#if Q_LOCAL
+#define Q_FRAG(dst, mt, ks) LDSM_X4(dst, q_s, Q_FRAG_OFFSET(mt, ks))
+#else
+    uint qa[MT][KSTEPS][4];
 UNROLL
-    for (int ks = 0; ks < KSTEPS; ++ks)
-        LDSM_X4(qa[ks], k_s, (warp * 16 + (mi & 1) * 8 + mr) * LDS + ks * 16 + (mi >> 1) * 8);
-
-    float o[DT][4];
+    for (int mt = 0; mt < MT; ++mt)
 UNROLL
-    for (int j = 0; j < DT; ++j)
-        o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
-    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}; /* l: this lane's columns only */
-    const int row0 = m0 + warp * 16 + g;                               /* and row0 + 8 */
+        for (int ks = 0; ks < KSTEPS; ++ks)
+            LDSM_X4(qa[mt][ks], q_s, Q_FRAG_OFFSET(mt, ks));
+#define Q_FRAG(dst, mt, ks) ((dst)[0] = qa[mt][ks][0], (dst)[1] = qa[mt][ks][1], (dst)[2] = qa[mt][ks][2], (dst)[3] = qa[mt][ks][3])
+#endif
 
+    float o[MT][DT][4];
+    float m_run[MT][2], l_run[MT][2]; /* rows g and g + 8 of each m tile; l: this lane's columns only */
+    int row0[MT];                     /* and row0 + 8 */
+UNROLL
+    for (int mt = 0; mt < MT; ++mt) {
+UNROLL
+        for (int j = 0; j < DT; ++j)
+            o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.0f;
+        m_run[mt][0] = m_run[mt][1] = -INFINITY;
+        l_run[mt][0] = l_run[mt][1] = 0.0f;
+        row0[mt] = m0 + warp * 16 * MT + mt * 16 + g;
+    }
+
+#if !Q_LOCAL
     barrier(CLK_LOCAL_MEM_FENCE); /* every warp holds its Q fragments: k_s is free */
+#endif
     if (n_begin < n_end) {
         LOAD_TILE(k_s, K, k_base, k_ss, n_begin);
         ASYNC_COMMIT();
@@ -169,68 +209,99 @@ UNROLL
         LOAD_TILE(v_s, V, v_base, v_ss, n0);
         ASYNC_COMMIT();
 
-        /* S = Q*K^T: for each 8-key tile j, ldmatrix x4 gives the B fragments of two k steps. */
-        float s[NT][4];
+        /* S = Q*K^T, two k steps at a time: ldmatrix x4 gives an 8-key tile's B fragments of both, used
+         * for each of the warp's m tiles. One m tile: tile by tile (j outer; 24 registers fewer than k
+         * outer, ptxas at d=64); two: k outer, so that Q's fragments come from q_s once a k step. */
+        float s[MT][NT][4];
 UNROLL
-        for (int j = 0; j < NT; ++j) {
-            s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+        for (int mt = 0; mt < MT; ++mt)
+UNROLL
+            for (int j = 0; j < NT; ++j)
+                s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.0f;
+#if MT == 1 && !Q_LOCAL
+UNROLL
+        for (int j = 0; j < NT; ++j)
 UNROLL
             for (int k2 = 0; k2 < KSTEPS / 2; ++k2) {
                 uint kb[4];
                 LDSM_X4(kb, k_s, (j * 8 + mr) * LDS + k2 * 32 + mi * 8);
-                MMA(s[j], qa[2 * k2][0], qa[2 * k2][1], qa[2 * k2][2], qa[2 * k2][3], kb[0], kb[1]);
-                MMA(s[j], qa[2 * k2 + 1][0], qa[2 * k2 + 1][1], qa[2 * k2 + 1][2], qa[2 * k2 + 1][3], kb[2], kb[3]);
+                MMA(s[0][j], qa[0][2 * k2][0], qa[0][2 * k2][1], qa[0][2 * k2][2], qa[0][2 * k2][3], kb[0], kb[1]);
+                MMA(s[0][j], qa[0][2 * k2 + 1][0], qa[0][2 * k2 + 1][1], qa[0][2 * k2 + 1][2], qa[0][2 * k2 + 1][3],
+                    kb[2], kb[3]);
+            }
+#else
+UNROLL
+        for (int k2 = 0; k2 < KSTEPS / 2; ++k2) {
+            uint qf[MT][2][4];
+UNROLL
+            for (int mt = 0; mt < MT; ++mt) {
+                Q_FRAG(qf[mt][0], mt, 2 * k2);
+                Q_FRAG(qf[mt][1], mt, 2 * k2 + 1);
+            }
+UNROLL
+            for (int j = 0; j < NT; ++j) {
+                uint kb[4];
+                LDSM_X4(kb, k_s, (j * 8 + mr) * LDS + k2 * 32 + mi * 8);
+UNROLL
+                for (int mt = 0; mt < MT; ++mt) {
+                    MMA(s[mt][j], qf[mt][0][0], qf[mt][0][1], qf[mt][0][2], qf[mt][0][3], kb[0], kb[1]);
+                    MMA(s[mt][j], qf[mt][1][0], qf[mt][1][1], qf[mt][1][2], qf[mt][1][3], kb[2], kb[3]);
+                }
             }
         }
+#endif
 
         /* Scale; mask only the tiles that cross a row's window edge or the sequence's end. */
         const bool edge = n0 < inner_lo || n0 + BLOCK_N > inner_hi;
 UNROLL
-        for (int j = 0; j < NT; ++j)
-UNROLL
-            for (int e = 0; e < 4; ++e) {
-                float x = s[j][e] * scale2;
-                if (edge) {
-                    const int key = n0 + j * 8 + 2 * t + (e & 1);
-#if HAS_WINDOW
-                    const key_range vis = visible_keys(row0 + (e >> 1) * 8, sq, skv, win_left, win_right);
-#else
-                    const key_range vis = {0, skv};
-#endif
-                    x = key >= vis.lo && key < vis.hi ? x : -INFINITY;
-                }
-                s[j][e] = x;
-            }
-
-        /* Online softmax on the two rows of this lane (r = 0: row0, elements 0 and 1; r = 1: row0 + 8). */
-UNROLL
-        for (int r = 0; r < 2; ++r) {
-            float mx = -INFINITY;
+        for (int mt = 0; mt < MT; ++mt)
 UNROLL
             for (int j = 0; j < NT; ++j)
-                mx = max_nan(mx, max_nan(s[j][2 * r], s[j][2 * r + 1]));
-            mx = max_nan(mx, SHFL_XOR(mx, 1));
-            mx = max_nan(mx, SHFL_XOR(mx, 2));
-            const float2 step = softmax_step(m_run[r], mx);
-            float psum = 0.0f;
 UNROLL
-            for (int j = 0; j < NT; ++j) {
-                const float p0 = softmax_weight(s[j][2 * r], step.x);
-                const float p1 = softmax_weight(s[j][2 * r + 1], step.x);
-                s[j][2 * r] = p0;
-                s[j][2 * r + 1] = p1;
-                psum += p0 + p1;
-            }
-            const float alpha = step.y;
-            const float m_new = step.x;
-            l_run[r] = l_run[r] * alpha + psum;
-            m_run[r] = m_new;
+                for (int e = 0; e < 4; ++e) {
+                    float x = s[mt][j][e] * scale2;
+                    if (edge) {
+                        const int key = n0 + j * 8 + 2 * t + (e & 1);
+#if HAS_WINDOW
+                        const key_range vis = visible_keys(row0[mt] + (e >> 1) * 8, sq, skv, win_left, win_right);
+#else
+                        const key_range vis = {0, skv};
+#endif
+                        x = key >= vis.lo && key < vis.hi ? x : -INFINITY;
+                    }
+                    s[mt][j][e] = x;
+                }
+
+        /* Online softmax on the lane's rows (r = 0: row0, elements 0 and 1; r = 1: row0 + 8). */
 UNROLL
-            for (int j = 0; j < DT; ++j) {
-                o[j][2 * r] *= alpha;
-                o[j][2 * r + 1] *= alpha;
+        for (int mt = 0; mt < MT; ++mt)
+UNROLL
+            for (int r = 0; r < 2; ++r) {
+                float mx = -INFINITY;
+UNROLL
+                for (int j = 0; j < NT; ++j)
+                    mx = max_nan(mx, max_nan(s[mt][j][2 * r], s[mt][j][2 * r + 1]));
+                mx = max_nan(mx, SHFL_XOR(mx, 1));
+                mx = max_nan(mx, SHFL_XOR(mx, 2));
+                const float2 step = softmax_step(m_run[mt][r], mx);
+                float psum = 0.0f;
+UNROLL
+                for (int j = 0; j < NT; ++j) {
+                    const float p0 = softmax_weight(s[mt][j][2 * r], step.x);
+                    const float p1 = softmax_weight(s[mt][j][2 * r + 1], step.x);
+                    s[mt][j][2 * r] = p0;
+                    s[mt][j][2 * r + 1] = p1;
+                    psum += p0 + p1;
+                }
+                const float alpha = step.y;
+                l_run[mt][r] = l_run[mt][r] * alpha + psum;
+                m_run[mt][r] = step.x;
+UNROLL
+                for (int j = 0; j < DT; ++j) {
+                    o[mt][j][2 * r] *= alpha;
+                    o[mt][j][2 * r + 1] *= alpha;
+                }
             }
-        }
 
         ASYNC_WAIT();                 /* V(n0) has landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies too; and S is done: k_s is free */
@@ -240,38 +311,49 @@ UNROLL
         }
 
         /* O += P*V: P's k16 step kk is S tiles 2kk and 2kk+1; ldmatrix.trans x4 gives V's B fragments
-         * for two n8 tiles of the output (columns 16e .. 16e+15). */
+         * for two n8 tiles of the output (columns 16e .. 16e+15), used for each m tile. */
 UNROLL
         for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
-            const uint pa0 = pack2(s[2 * kk][0], s[2 * kk][1]), pa1 = pack2(s[2 * kk][2], s[2 * kk][3]);
-            const uint pa2 = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pa3 = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+            uint pa[MT][4];
+UNROLL
+            for (int mt = 0; mt < MT; ++mt) {
+                pa[mt][0] = pack2(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+                pa[mt][1] = pack2(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+                pa[mt][2] = pack2(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+                pa[mt][3] = pack2(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+            }
 UNROLL
             for (int e = 0; e < HEAD_DIM / 16; ++e) {
                 uint vb[4];
                 LDSM_X4_T(vb, v_s, (kk * 16 + (mi & 1) * 8 + mr) * LDS + e * 16 + (mi >> 1) * 8);
-                MMA(o[2 * e], pa0, pa1, pa2, pa3, vb[0], vb[1]);
-                MMA(o[2 * e + 1], pa0, pa1, pa2, pa3, vb[2], vb[3]);
+UNROLL
+                for (int mt = 0; mt < MT; ++mt) {
+                    MMA(o[mt][2 * e], pa[mt][0], pa[mt][1], pa[mt][2], pa[mt][3], vb[0], vb[1]);
+                    MMA(o[mt][2 * e + 1], pa[mt][0], pa[mt][1], pa[mt][2], pa[mt][3], vb[2], vb[3]);
+                }
             }
         }
     }
 
     /* The row sums over the 4 lanes of each row; normalise and store. */
 UNROLL
-    for (int r = 0; r < 2; ++r) {
-        float l = l_run[r];
-        l += SHFL_XOR(l, 1);
-        l += SHFL_XOR(l, 2);
-        const int qi = row0 + r * 8;
-        const float inv = softmax_norm(l);
-        if (qi < sq) {
-            const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
+    for (int mt = 0; mt < MT; ++mt)
 UNROLL
-            for (int j = 0; j < DT; ++j) {
-                STORE(O, ob + j * 8 + 2 * t, o[j][2 * r] * inv);
-                STORE(O, ob + j * 8 + 2 * t + 1, o[j][2 * r + 1] * inv);
+        for (int r = 0; r < 2; ++r) {
+            float l = l_run[mt][r];
+            l += SHFL_XOR(l, 1);
+            l += SHFL_XOR(l, 2);
+            const int qi = row0[mt] + r * 8;
+            const float inv = softmax_norm(l);
+            if (qi < sq) {
+                const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
+UNROLL
+                for (int j = 0; j < DT; ++j) {
+                    STORE(O, ob + j * 8 + 2 * t, o[mt][j][2 * r] * inv);
+                    STORE(O, ob + j * 8 + 2 * t + 1, o[mt][j][2 * r + 1] * inv);
+                }
+                if (write_lse && t == 0)
+                    LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(m_run[mt][r], l);
             }
-            if (write_lse && t == 0)
-                LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(m_run[r], l);
         }
-    }
 }

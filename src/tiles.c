@@ -63,11 +63,12 @@ static uint64_t flash_floats(int32_t d, int32_t bm, int32_t bn, int32_t tpr, int
 }
 
 /* cl/flash_mma.cl's layout comment: K (Q's block first) and V tiles of 16-bit elements, rows of
- * head_dim + 8, and the emulation's exchange area of 8 uints per lane. */
-static uint64_t mma_bytes(int32_t d, int32_t bm, int32_t bn, int emulated)
+ * head_dim + 8, and the emulation's exchange area of 8 uints per lane; with mt = 2 m tiles a warp, Q's
+ * block in a region of its own. */
+static uint64_t mma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t mt, int emulated)
 {
-    const uint64_t rows = (uint64_t)(bm > bn ? bm : bn) + (uint64_t)bn;
-    return rows * ((uint64_t)d + 8) * 2 + (emulated ? (uint64_t)(bm / 16) * 32 * 8 * 4 : 0);
+    const uint64_t rows = mt > 1 ? (uint64_t)bm + 2 * (uint64_t)bn : (uint64_t)(bm > bn ? bm : bn) + (uint64_t)bn;
+    return rows * ((uint64_t)d + 8) * 2 + (emulated ? (uint64_t)(bm / (16 * (mt > 1 ? mt : 1))) * 32 * 8 * 4 : 0);
 }
 
 /* cl/flash_decode.cl's layout comment: the teams' merge area, and the local-memory reduction's where
@@ -100,7 +101,7 @@ uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flashcl_config *c
         c->v_chunk < 1)
         return 0;
     if (c->mma)
-        return mma_bytes(head_dim, c->block_m, c->block_n, c->mma == 2);
+        return mma_bytes(head_dim, c->block_m, c->block_n, c->rows_per_item / 2, c->mma == 2);
     return flash_floats(head_dim, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
            sizeof(float);
 }
@@ -484,11 +485,11 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
         warps /= 2;
     const int32_t bm = 16 * warps;
     int32_t bn = 64;
-    while (bn > 16 && mma_bytes(p->head_dim, bm, bn, emulated) > ch->local_mem)
+    while (bn > 16 && mma_bytes(p->head_dim, bm, bn, 1, emulated) > ch->local_mem)
         bn /= 2;
-    if (mma_bytes(p->head_dim, bm, bn, emulated) > ch->local_mem || ch->work_group < 32) {
+    if (mma_bytes(p->head_dim, bm, bn, 1, emulated) > ch->local_mem || ch->work_group < 32) {
         snprintf(why, why_len, "portable: the matrix-unit tiles need %llu B of local memory and 32 work-items",
-                 (unsigned long long)mma_bytes(p->head_dim, bm, bn, emulated));
+                 (unsigned long long)mma_bytes(p->head_dim, bm, bn, 1, emulated));
         return 0;
     }
     memset(cfg, 0, sizeof *cfg);
@@ -662,7 +663,7 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
         return 0;
     cfg->algorithm = FLASHCL_ALGO_FLASH;
     if (!cfg->decode) /* the decode kernel's work-group is its own choice */
-        cfg->work_group_size = cfg->mma ? cfg->block_m * 2 /* 32 lanes per 16 rows */
+        cfg->work_group_size = cfg->mma ? cfg->block_m * 4 / cfg->rows_per_item /* 32 lanes per 16 or 32 rows */
                                         : cfg->block_m / cfg->rows_per_item * cfg->threads_per_row;
     cfg->local_mem_bytes = flashcl_flash_local_mem_bytes(p->head_dim, cfg);
     /* Intel's Xe-HPC GPUs (128 KiB of local memory: pvc): 16 lanes a sub-group for the register-blocked
@@ -786,14 +787,23 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
             validate_or_return(ctx, choose_mma(pr, ch, p, &m, path_reason, sizeof path_reason), FLASHCL_INVALID_ARGUMENT,
                                "the context's override config asks for the matrix-unit kernel, which does not take "
                                "this problem: %s", path_reason);
-            validate_or_return(ctx,
-                               c.block_m >= 16 && c.block_m <= 128 && c.block_m % 16 == 0 && c.block_n >= 16 &&
-                                   c.block_n <= 256 && c.block_n % 16 == 0 && (size_t)(2 * c.block_m) <= ch->work_group,
+            /* rows_per_item 2 (each lane rows g and g+8 of one m16 tile a warp; 0 reads as 2) or 4 (two m16
+             * tiles a warp) */
+            const int32_t mt = c.rows_per_item == 4 ? 2 : 1;
+            validate_or_return(ctx, c.rows_per_item == 0 || c.rows_per_item == 2 || c.rows_per_item == 4,
                                FLASHCL_INVALID_ARGUMENT,
-                               "the context's override config: the matrix-unit kernel takes block_m 16 to 128 and "
-                               "block_n 16 to 256, multiples of 16 (got %d, %d), and 2 x block_m work-items (at most %zu)",
-                               (int)c.block_m, (int)c.block_n, ch->work_group);
-            const uint64_t bytes = mma_bytes(p->head_dim, c.block_m, c.block_n, m.mma == 2);
+                               "the context's override config: the matrix-unit kernel takes rows_per_item 2 (one "
+                               "m16 tile a warp) or 4 (two), got %d", (int)c.rows_per_item);
+            validate_or_return(ctx,
+                               c.block_m >= 16 * mt && c.block_m <= 128 && c.block_m % (16 * mt) == 0 &&
+                                   c.block_n >= 16 && c.block_n <= 256 && c.block_n % 16 == 0 &&
+                                   (size_t)(2 * c.block_m / mt) <= ch->work_group,
+                               FLASHCL_INVALID_ARGUMENT,
+                               "the context's override config: the matrix-unit kernel takes block_m 16 to 128 (a "
+                               "multiple of %d) and block_n 16 to 256, multiples of 16 (got %d, %d), and %d x block_m "
+                               "work-items (at most %zu)",
+                               (int)(16 * mt), (int)c.block_m, (int)c.block_n, (int)(2 / mt), ch->work_group);
+            const uint64_t bytes = mma_bytes(p->head_dim, c.block_m, c.block_n, mt, m.mma == 2);
             validate_or_return(ctx, bytes <= ch->local_mem, FLASHCL_INVALID_ARGUMENT,
                                "the context's override config: the matrix-unit tiles %dx%d need %llu B of local "
                                "memory, the budget is %llu B", (int)c.block_m, (int)c.block_n,
@@ -803,8 +813,9 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
             c.block_m = bm;
             c.block_n = bn;
             c.v_chunk = bn;
-            snprintf(c.reason, sizeof c.reason, "%d warps of 16 rows, %d-key tiles: set by flashcl_context_override_config",
-                     (int)(bm / 16), (int)bn);
+            c.rows_per_item = 2 * mt;
+            snprintf(c.reason, sizeof c.reason, "%d warps of %d rows, %d-key tiles: set by flashcl_context_override_config",
+                     (int)(bm / (16 * mt)), (int)(16 * mt), (int)bn);
             validate_or_return(ctx,
                                finish_flash(pr, p, ch, &c, "override", NULL,
                                             "matrix units: tiles set by flashcl_context_override_config", why,

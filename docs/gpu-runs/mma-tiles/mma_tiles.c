@@ -1,5 +1,5 @@
 /* flash_mma under tiles set by an override (flashcl_context_override_config with mma = 1): 4 or 8
- * warps (64 or 128 query rows) x 32/64/128-key tiles, fp16, B*N = 16384 tokens, hidden 2048, N = 4096,
+ * warps of 16 rows or 4 warps of 32 (rows_per_item 4) x 32/64/128-key tiles, fp16, B*N = 16384 tokens, hidden 2048, N = 4096,
  * non-causal; each validated once against the naive kernel, then the median of 10 runs from
  * profiling events. One line per configuration. Usage: mma_tiles [head_dim ...] */
 #include <flashcl.h>
@@ -24,7 +24,9 @@ int main(int argc, char **argv)
     cl_device_id dev;
     cl_command_queue q;
     flashcl_context_cl_objects(ctx, &clctx, &dev, &q);
-    const int tiles[][2] = {{0, 0}, {64, 64}, {64, 32}, {64, 128}, {128, 32}, {128, 64}, {128, 128}};
+    /* rows x keys x rows_per_item (2: one m16 tile a warp; 4: two, FlashAttention-2's 32 rows a warp) */
+    const int tiles[][3] = {{0, 0, 0},     {64, 64, 2},  {64, 32, 2},  {64, 128, 2}, {128, 32, 2},
+                            {128, 64, 2},  {128, 128, 2}, {128, 64, 4}, {128, 32, 4}, {64, 64, 4}};
     for (int a = 1; a < (argc > 1 ? argc : 2); ++a) {
         const int d = argc > 1 ? atoi(argv[a]) : 128, n = 4096;
         flashcl_problem p;
@@ -49,10 +51,11 @@ int main(int argc, char **argv)
             o.mma = 1;
             o.block_m = tiles[t][0];
             o.block_n = tiles[t][1];
+            o.rows_per_item = tiles[t][2];
             flashcl_context_override_config(ctx, tiles[t][0] ? &o : NULL);
             flashcl_plan *plan = NULL;
             if (flashcl_plan_create(ctx, &p, &plan) != FLASHCL_SUCCESS) {
-                printf("d=%d %dx%d: %s\n", d, tiles[t][0], tiles[t][1], flashcl_context_last_error(ctx));
+                printf("d=%d %dx%d/%d: %s\n", d, tiles[t][0], tiles[t][1], tiles[t][2], flashcl_context_last_error(ctx));
                 continue;
             }
             flashcl_config c;
@@ -78,9 +81,9 @@ int main(int argc, char **argv)
             }
             qsort(ms, 10, sizeof ms[0], cmp);
             const double med = (ms[4] + ms[5]) / 2;
-            printf("d=%d %s %dx%d (%s, %llu B local, private %llu B): median %.3f ms (%.3f-%.3f), %.1f TFLOP/s, "
+            printf("d=%d %s %dx%d rows/item %d (%s, %llu B local, private %llu B): median %.3f ms (%.3f-%.3f), %.1f TFLOP/s, "
                    "validation %s (%.2e)\n",
-                   d, c.kernel, c.block_m, c.block_n, c.source, (unsigned long long)c.local_mem_bytes,
+                   d, c.kernel, c.block_m, c.block_n, c.rows_per_item, c.source, (unsigned long long)c.local_mem_bytes,
                    (unsigned long long)ki.private_mem_bytes, med, ms[0], ms[9], flops / med * 1e-9,
                    vs == FLASHCL_SUCCESS && rep.passed ? "pass" : "FAIL", rep.max_rel_error);
             fflush(stdout);
