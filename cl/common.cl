@@ -35,6 +35,12 @@ inline ushort float_to_bf16(float f)
 #define STORE(p, i, x) ((p)[(i)] = (x))
 #endif
 
+/* Loops over a work-item's register block (arrays indexed by the loop counters): fully unrolled, so that
+ * the arrays stay in registers. A compiler that gives up unrolling a loop whose body is large keeps the
+ * arrays in scratch memory (clang 19 for gfx1100/gfx1200/gfx942 with libclc: the fp16 output loop, whose
+ * vstore_half_rte is a long inline sequence, put the accumulators in 144-272 bytes of scratch a lane). */
+#define REG_UNROLL _Pragma("unroll")
+
 #define LOG2E_F 1.4426950408889634f
 #define LN2_F 0.6931471805599453f
 

@@ -179,7 +179,11 @@ flash_decode(__global const STORE_T *restrict Q, __global const KV_T *restrict K
         for (int r = 0; r < ROWS; ++r)
             for (int k = 0; k < KT; ++k) {
                 float sum = 0.0f;
-                for (int t = 0; t < TEAM; ++t) /* the same order in every lane: the team agrees */
+                /* the same order in every lane: the team agrees. Unrolled by 4, not fully: LLVM 19's AMDGPU
+                 * scheduler hoists every local load of a fully unrolled reduction (ROWS x KT x TEAM of them)
+                 * and spilled 114-449 VGPRs on gfx1030/gfx1100/gfx1200; by 4 it holds 187-208 (clang 15:
+                 * the same either way). */
+                _Pragma("unroll 4") for (int t = 0; t < TEAM; ++t)
                     sum += shared[(r * KT + k) * WG + team * TEAM + t];
                 s[r][k] = sum;
             }

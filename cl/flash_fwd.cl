@@ -340,9 +340,11 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     }
 
     barrier(CLK_LOCAL_MEM_FENCE);
+    REG_UNROLL
     for (int i = 0; i < TM; ++i)
         red[(rg + i * RG) * CG + cg] = l_part[i];
     barrier(CLK_LOCAL_MEM_FENCE);
+    REG_UNROLL
     for (int i = 0; i < TM; ++i) {
         const int r = rg + i * RG;
         const int qi = row_query(m0 + r), hi = row_head(m0 + r, h0);
@@ -356,9 +358,11 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
 #if SPLIT_KV
         /* the partial result, fp32, (split, row, head_dim); its LSE (split, row) */
         const long prow = (long)split * rows_total + lse_row(sv, hi, qi, heads_q, seq_q, total_q);
+        REG_UNROLL
         for (int v = 0; v < NV; ++v) {
             float out[VW];
             VSTORE(acc[i][v] * inv, out);
+            REG_UNROLL
             for (int e = 0; e < VW; ++e)
                 OP[prow * HEAD_DIM + (v * CG + cg) * VW + e] = out[e];
         }
@@ -366,9 +370,11 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
             LP[prow] = lse;
 #else
         const long o_base = q_row_offset(sv, hi, qi, o_sb, o_ss, o_sh);
+        REG_UNROLL
         for (int v = 0; v < NV; ++v) {
             float out[VW];
             VSTORE(acc[i][v] * inv, out);
+            REG_UNROLL
             for (int e = 0; e < VW; ++e)
                 STORE(O, o_base + (v * CG + cg) * VW + e, out[e]);
         }

@@ -37,6 +37,16 @@ uint64_t fcl_local_mem_budget(const flashcl_device_profile *pr, uint64_t cap)
         if (more > budget)
             budget = more;
     }
+    /* AMD's wave64 GPUs (CDNA: MI100..MI300) are left at their whole 64 KiB of LDS, one work-group a
+     * compute unit for the large tiles, on this arithmetic (not measured on AMD hardware): a CU has four
+     * SIMDs, and a work-group of 128-256 work-items is 2-4 wavefronts, so one work-group a CU leaves one
+     * wavefront a SIMD, idle at each barrier. Two work-groups need tiles of 32 KiB, which at d=128 fp32
+     * leave no room for a resident Q: Q's block is then re-read for every K tile, 128 x 128 x 4 = 64 KiB
+     * of L2 traffic beside the tile's 16 KiB of K (5x the bytes a step), and a resident Q measured
+     * 1.1-1.3x faster than chunked tiles on the H200 (docs/NOTES.md, tuning). With a resident Q in 32
+     * KiB the block shrinks to 32 rows, halving each K/V tile's reuse. Neither is better on paper, so
+     * the budget stays the LDS; tools/vendor_check.sh reports the occupancy that results (1-2 waves a
+     * SIMD on gfx90a/gfx942). */
     return cap && cap < budget ? cap : budget;
 }
 
