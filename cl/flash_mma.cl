@@ -51,12 +51,13 @@
 
 /* MT: m16 tiles of query rows a warp owns (1: 16 rows; 2: 32 rows, FlashAttention-2's layout, each K/V
  * fragment loaded once for both). Q_LOCAL: Q's block stays in local memory and its fragments are loaded
- * per k step (the default with MT > 1, where Q's fragments in registers would cost 8*HEAD_DIM/16*MT). */
+ * per k step (the default with MT > 1 or a head dim above 128, where Q's fragments in registers would
+ * cost 4*MT*HEAD_DIM/16 registers beside O's 4*MT*HEAD_DIM/8). */
 #ifndef MT
 #define MT 1
 #endif
-#ifndef Q_LOCAL
-#define Q_LOCAL (MT > 1)
+#ifndef Q_LOCAL /* (src/tiles.c's mma_bytes follows the same rule) */
+#define Q_LOCAL (MT > 1 || HEAD_DIM > 128)
 #endif
 #if MT != 1 && MT != 2
 #error "MT must be 1 or 2"

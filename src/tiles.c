@@ -73,11 +73,12 @@ static uint64_t flash_floats(int32_t d, int32_t bm, int32_t bn, int32_t tpr, int
 }
 
 /* cl/flash_mma.cl's layout comment: K (Q's block first) and V tiles of 16-bit elements, rows of
- * head_dim + 8, and the emulation's exchange area of 8 uints per lane; with mt = 2 m tiles a warp, Q's
- * block in a region of its own. */
+ * head_dim + 8, and the emulation's exchange area of 8 uints per lane; with mt = 2 m tiles a warp or a
+ * head dim above 128, Q's block in a region of its own. */
 static uint64_t mma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t mt, int emulated)
 {
-    const uint64_t rows = mt > 1 ? (uint64_t)bm + 2 * (uint64_t)bn : (uint64_t)(bm > bn ? bm : bn) + (uint64_t)bn;
+    const int q_local = mt > 1 || d > 128; /* the kernel's Q_LOCAL */
+    const uint64_t rows = q_local ? (uint64_t)bm + 2 * (uint64_t)bn : (uint64_t)(bm > bn ? bm : bn) + (uint64_t)bn;
     return rows * ((uint64_t)d + 8) * 2 + (emulated ? (uint64_t)(bm / (16 * (mt > 1 ? mt : 1))) * 32 * 8 * 4 : 0);
 }
 
@@ -266,8 +267,8 @@ static int mma_suits(const flashcl_problem *p, char *why, size_t n)
     const char *no = NULL;
     if (p->dtype == FLASHCL_DTYPE_F32)
         no = "fp32 storage (the matrix units take fp16 and bf16)";
-    else if (p->head_dim % 32 || p->head_dim > 128)
-        no = "head_dim not a multiple of 32 up to 128";
+    else if (p->head_dim % 32 || p->head_dim > 256)
+        no = "head_dim not a multiple of 32 up to 256";
     else if (fcl_is_decode(p))
         no = "a decode step (16 queries or fewer: the portable kernel splits the keys and packs GQA heads)";
     else if (p->alibi || p->attn_mask || p->key_padding || p->softcap > 0.0f)
@@ -488,13 +489,21 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
         snprintf(why, why_len, "portable: %s", no);
         return 0;
     }
-    /* Four warps, fewer where the (compiled) kernel allows fewer work-items; 64-key tiles, fewer where
+    /* Head dims above 128 keep Q's block in local memory (cl/flash_mma.cl's Q_LOCAL): built and tested
+     * emulated, not yet run on a GPU, so only a forced path (or an override) takes them. */
+    if (p->head_dim > 128 && ch->path != FLASHCL_PATH_MMA && !ch->override) {
+        snprintf(why, why_len, "portable: head_dim %d on the matrix units is not yet validated on a GPU "
+                               "(FLASHCL_PATH=mma takes it)", (int)p->head_dim);
+        return 0;
+    }
+    /* Four warps, fewer where the (compiled) kernel allows fewer work-items; 64-key tiles (32 above
+     * d=192: ptxas on clang's PTX, d=256, 250 registers without spills against 255 with), fewer where
      * local memory is short. */
     int32_t warps = 4;
     while (warps > 1 && (size_t)(32 * warps) > ch->work_group)
         warps /= 2;
     const int32_t bm = 16 * warps;
-    int32_t bn = 64;
+    int32_t bn = p->head_dim > 192 ? 32 : 64;
     while (bn > 16 && mma_bytes(p->head_dim, bm, bn, 1, emulated) > ch->local_mem)
         bn /= 2;
     if (mma_bytes(p->head_dim, bm, bn, 1, emulated) > ch->local_mem || ch->work_group < 32) {
