@@ -29,12 +29,12 @@
  * barrier in it is reached by all warps because the kernel's control flow is uniform across the
  * work-group.
  *
- * Local memory (ushort; flashcl_flash_local_mem_bytes() must match): LDS = HEAD_DIM + 8,
+ * Local memory (ushort; flashcl_flash_local_mem_bytes() must match): LDS = HEAD_DIM (SWIZZLE: head dims
+ * a multiple of 64 with Q_LOCAL) or HEAD_DIM + 8,
  *   k_s  max(BLOCK_M, BLOCK_N) * LDS   (Q's block first, then each K tile; with Q_LOCAL BLOCK_N * LDS)
  *   v_s  BLOCK_N * LDS
  *   q_s  BLOCK_M * LDS                 (Q_LOCAL only: Q's block for the whole run)
- * and, emulated only, WARPS*32*8 uints of exchange area. The +8 (16 bytes) shifts each row by four banks,
- * so the eight row addresses of an ldmatrix hit distinct banks.
+ * and, emulated only, WARPS*32*8 uints of exchange area (the layout of rows: SWIZZLE below).
  */
 #if !defined(HEAD_DIM) || !defined(BLOCK_N) || !defined(WARPS)
 #error "flash_mma.cl needs HEAD_DIM, BLOCK_N and WARPS"
@@ -64,7 +64,24 @@
 #endif
 #define BLOCK_M (16 * WARPS * MT)
 #define WG_SIZE (32 * WARPS)
+/* Local rows of 16-bit elements, in 16-byte chunks of 8. SWIZZLE (head dims a multiple of 64, with
+ * Q_LOCAL): rows of
+ * exactly HEAD_DIM, chunk c of row r stored at chunk c ^ (r % 8), so the eight row addresses of an
+ * ldmatrix (eight rows, one chunk column) fall in eight distinct 16-byte bank groups; otherwise rows
+ * padded by one chunk (LDS = HEAD_DIM + 8: each row shifted by four banks) for the same effect. AT(r, c):
+ * the element offset of row r, column c (c a multiple of 8). */
+#ifndef SWIZZLE /* (with Q_LOCAL only until the swizzle has run on a GPU; src/tiles.c's mma_bytes agrees) */
+#define SWIZZLE (HEAD_DIM % 64 == 0 && Q_LOCAL)
+#endif
+#if SWIZZLE
+#define LDS HEAD_DIM
+/* (the chunk's high bits kept apart, so that unrolled loops fold them into immediate offsets and only
+ * the low three bits, one value a lane per parity, cost a register) */
+#define AT(r, c) ((r) * LDS + ((c) & ~63) + (((((c) >> 3) & 7) ^ ((r) & 7)) << 3))
+#else
 #define LDS (HEAD_DIM + 8)
+#define AT(r, c) ((r) * LDS + (c))
+#endif
 #define KSTEPS (HEAD_DIM / 16) /* k16 steps of Q*K^T */
 #define NT (BLOCK_N / 8)       /* n8 tiles of S */
 #define DT (HEAD_DIM / 8)      /* n8 tiles of O */
@@ -106,7 +123,7 @@
     for (int idx = tid; idx < BLOCK_N * (HEAD_DIM / 8); idx += WG_SIZE) {                                       \
         const int r_ = idx / (HEAD_DIM / 8), c_ = (idx - r_ * (HEAD_DIM / 8)) * 8;                              \
         const bool ok_ = (n0) + r_ < skv;                                                                       \
-        ASYNC8((dst) + r_ * LDS + c_, (src) + (base) + (long)(ok_ ? (n0) + r_ : 0) * (stride) + c_, ok_);         \
+        ASYNC8((dst) + AT(r_, c_), (src) + (base) + (long)(ok_ ? (n0) + r_ : 0) * (stride) + c_, ok_);         \
     }
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
@@ -167,11 +184,11 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
      * once into registers, or with Q_LOCAL per k step from q_s. */
     for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
-        COPY8(q_s + r * LDS + c, Q + q_row_offset(sv, h, min(m0 + r, sq - 1), q_sb, q_ss, q_sh) + c, m0 + r < sq);
+        COPY8(q_s + AT(r, c), Q + q_row_offset(sv, h, min(m0 + r, sq - 1), q_sb, q_ss, q_sh) + c, m0 + r < sq);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int mi = lane >> 3, mr = lane & 7; /* the matrix and row this lane addresses in an ldmatrix */
-#define Q_FRAG_OFFSET(mt, ks) ((warp * 16 * MT + (mt) * 16 + (mi & 1) * 8 + mr) * LDS + (ks) * 16 + (mi >> 1) * 8)
+#define Q_FRAG_OFFSET(mt, ks) AT(warp * 16 * MT + (mt) * 16 + (mi & 1) * 8 + mr, (ks) * 16 + (mi >> 1) * 8)
 #if Q_LOCAL
 #define Q_FRAG(dst, mt, ks) LDSM_X4(dst, q_s, Q_FRAG_OFFSET(mt, ks))
 #else
@@ -225,7 +242,7 @@ UNROLL
 UNROLL
             for (int k2 = 0; k2 < KSTEPS / 2; ++k2) {
                 uint kb[4];
-                LDSM_X4(kb, k_s, (j * 8 + mr) * LDS + k2 * 32 + mi * 8);
+                LDSM_X4(kb, k_s, AT(j * 8 + mr, k2 * 32 + mi * 8));
                 MMA(s[0][j], qa[0][2 * k2][0], qa[0][2 * k2][1], qa[0][2 * k2][2], qa[0][2 * k2][3], kb[0], kb[1]);
                 MMA(s[0][j], qa[0][2 * k2 + 1][0], qa[0][2 * k2 + 1][1], qa[0][2 * k2 + 1][2], qa[0][2 * k2 + 1][3],
                     kb[2], kb[3]);
@@ -242,7 +259,7 @@ UNROLL
 UNROLL
             for (int j = 0; j < NT; ++j) {
                 uint kb[4];
-                LDSM_X4(kb, k_s, (j * 8 + mr) * LDS + k2 * 32 + mi * 8);
+                LDSM_X4(kb, k_s, AT(j * 8 + mr, k2 * 32 + mi * 8));
 UNROLL
                 for (int mt = 0; mt < MT; ++mt) {
                     MMA(s[mt][j], qf[mt][0][0], qf[mt][0][1], qf[mt][0][2], qf[mt][0][3], kb[0], kb[1]);
@@ -326,7 +343,7 @@ UNROLL
 UNROLL
             for (int e = 0; e < HEAD_DIM / 16; ++e) {
                 uint vb[4];
-                LDSM_X4_T(vb, v_s, (kk * 16 + (mi & 1) * 8 + mr) * LDS + e * 16 + (mi >> 1) * 8);
+                LDSM_X4_T(vb, v_s, AT(kk * 16 + (mi & 1) * 8 + mr, e * 16 + (mi >> 1) * 8));
 UNROLL
                 for (int mt = 0; mt < MT; ++mt) {
                     MMA(o[mt][2 * e], pa[mt][0], pa[mt][1], pa[mt][2], pa[mt][3], vb[0], vb[1]);

@@ -73,13 +73,14 @@ static uint64_t flash_floats(int32_t d, int32_t bm, int32_t bn, int32_t tpr, int
 }
 
 /* cl/flash_mma.cl's layout comment: K (Q's block first) and V tiles of 16-bit elements, rows of
- * head_dim + 8, and the emulation's exchange area of 8 uints per lane; with mt = 2 m tiles a warp or a
+ * head_dim (swizzled: head dims a multiple of 64 with Q's block apart) or head_dim + 8, and the emulation's exchange area of 8 uints per lane; with mt = 2 m tiles a warp or a
  * head dim above 128, Q's block in a region of its own. */
 static uint64_t mma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t mt, int emulated)
 {
-    const int q_local = mt > 1 || d > 128; /* the kernel's Q_LOCAL */
+    const int q_local = mt > 1 || d > 128;   /* the kernel's Q_LOCAL */
+    const uint64_t lds = d % 64 == 0 && q_local ? d : d + 8; /* SWIZZLE: unpadded rows */
     const uint64_t rows = q_local ? (uint64_t)bm + 2 * (uint64_t)bn : (uint64_t)(bm > bn ? bm : bn) + (uint64_t)bn;
-    return rows * ((uint64_t)d + 8) * 2 + (emulated ? (uint64_t)(bm / (16 * (mt > 1 ? mt : 1))) * 32 * 8 * 4 : 0);
+    return rows * lds * 2 + (emulated ? (uint64_t)(bm / (16 * (mt > 1 ? mt : 1))) * 32 * 8 * 4 : 0);
 }
 
 /* cl/flash_decode.cl's layout comment: the teams' merge area, and the local-memory reduction's where
@@ -497,13 +498,13 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
         return 0;
     }
     /* Four warps, fewer where the (compiled) kernel allows fewer work-items; 64-key tiles (32 above
-     * d=192: ptxas on clang's PTX, d=256, 250 registers without spills against 255 with), fewer where
-     * local memory is short. */
+     * d=128: ptxas on clang's PTX, 232 registers at d=192 and 250 at d=256 without spills, 255 with
+     * spills at 64 keys), fewer where local memory is short. */
     int32_t warps = 4;
     while (warps > 1 && (size_t)(32 * warps) > ch->work_group)
         warps /= 2;
     const int32_t bm = 16 * warps;
-    int32_t bn = p->head_dim > 192 ? 32 : 64;
+    int32_t bn = p->head_dim > 128 ? 32 : 64;
     while (bn > 16 && mma_bytes(p->head_dim, bm, bn, 1, emulated) > ch->local_mem)
         bn /= 2;
     if (mma_bytes(p->head_dim, bm, bn, 1, emulated) > ch->local_mem || ch->work_group < 32) {

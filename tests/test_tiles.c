@@ -264,7 +264,7 @@ START_TEST(test_matrix_unit_path)
     ck_assert_int_eq(c.block_n, 64);
     ck_assert_int_eq(c.kv_splits, 1);
     ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(128, &c));
-    ck_assert_uint_eq(c.local_mem_bytes, (64 + 64) * (128 + 8) * 2); /* cl/flash_mma.cl's layout */
+    ck_assert_uint_eq(c.local_mem_bytes, (64 + 64) * (128 + 8) * 2); /* cl/flash_mma.cl's layout: padded rows */
     ck_assert_ptr_nonnull(strstr(c.path_reason, "matrix units"));
 
     /* Windows, causal, GQA, bf16 and head dims 32..128 in steps of 32 stay on the matrix units. */
@@ -305,13 +305,13 @@ START_TEST(test_matrix_unit_path)
                       no[i].what, c.path_reason);
     }
 
-    /* Head dims above 128 (Q's block in local memory): forced only, until run on a GPU; 64-key tiles at
-     * d=192, 32 at d=256 (registers); past 48 KiB, so on Hopper's static budget, portable under 48 KiB. */
+    /* Head dims above 128 (Q's block in local memory): forced only, until run on a GPU; 32-key tiles
+     * (registers); past 48 KiB at d=256, so on Hopper's static budget. */
     {
         flashcl_device_profile hopper = profile_of(&fakes[N_FAKES - 4]);
         hopper.matrix_units = 1;
         flashcl_problem q = p;
-        const int dims[2] = {192, 256}, keys[2] = {64, 32};
+        const int dims[2] = {192, 256}, keys[2] = {32, 32};
         for (int i = 0; i < 2; ++i) {
             q.head_dim = dims[i];
             policy.path = FLASHCL_PATH_MMA;
@@ -319,7 +319,7 @@ START_TEST(test_matrix_unit_path)
             ck_assert_msg(c.mma == 1, "d=%d: %s", dims[i], c.path_reason);
             ck_assert_int_eq(c.block_m, 64);
             ck_assert_int_eq(c.block_n, keys[i]);
-            ck_assert_uint_eq(c.local_mem_bytes, (uint64_t)(64 + 2 * keys[i]) * (dims[i] + 8) * 2);
+            ck_assert_uint_eq(c.local_mem_bytes, (uint64_t)(64 + 2 * keys[i]) * dims[i] * 2); /* swizzled rows */
             policy.path = FLASHCL_PATH_AUTO;
             ck_assert_int_eq(choose(&hopper, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
             ck_assert_int_eq(c.mma, 0);

@@ -14,3 +14,8 @@ grep -E "^d=" "$OUT/mma_tiles.txt"
 grep -E "Used [0-9]+ registers|spill" "$OUT/mma_tiles.log" | sort | uniq -c | head -20
 timeout 150 /opt/torch/.venv/bin/python docs/gpu-runs/refactor-1/sdpa_prefill.py > "$OUT/sdpa.jsonl" 2> "$OUT/sdpa.log"
 echo "sdpa rc $?"
+# the swizzled layout on the default d<=128 kernel (-DSWIZZLE=1; it follows Q_LOCAL otherwise): validated
+# against the naive kernel and timed beside the padded rows. (FLASHCL_BUILD_OPTIONS reaches every program;
+# the host's local-memory formula counts padded rows, an overestimate, harmless.)
+LD_LIBRARY_PATH=build-gpu FLASHCL_BUILD_OPTIONS=-DSWIZZLE=1 timeout 120 /tmp/mma_tiles 64 128 > "$OUT/mma_tiles_swizzle.txt" 2>&1
+grep -E "^d=" "$OUT/mma_tiles_swizzle.txt" | head -8
