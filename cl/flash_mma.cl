@@ -73,6 +73,9 @@
 #ifndef SWIZZLE /* (with Q_LOCAL only until the swizzle has run on a GPU; src/tiles.c's mma_bytes agrees) */
 #define SWIZZLE (HEAD_DIM % 64 == 0 && Q_LOCAL)
 #endif
+#if SWIZZLE && HEAD_DIM % 64 != 0
+#error "SWIZZLE needs rows of whole groups of 8 chunks: a head dim a multiple of 64"
+#endif
 #if SWIZZLE
 #define LDS HEAD_DIM
 /* (the chunk's high bits kept apart, so that unrolled loops fold them into immediate offsets and only
