@@ -313,7 +313,7 @@ def decode_section(dec, directory):
     out.append(f'| paged (pages of 256) within 10% of contiguous, cache 131072 | {", ".join(cells)} | {"yes" if ok else "no"} |')
     out.append('')
     out.append('Each shape: flashcl (the portable kernel with split-KV and GQA packing; medians of 20 runs) against')
-    out.append('PyTorch SDPA on the same GPU (`docs/gpu-runs/decode/sdpa.py`: median of 50 CUDA-event runs, GQA')
+    out.append('PyTorch SDPA on the same GPU (`bench/anchors/sdpa_decode.py`: median of 50 CUDA-event runs, GQA')
     out.append('through enable_gqa); ms and GB/s (the bytes of Q, K, V and O over the time).\n')
     out.append('| B | cache | flashcl ms (min–max) | flashcl GB/s | paged 256 ms | PyTorch flash ms | GB/s | PyTorch cuDNN ms | GB/s | PyTorch math ms |')
     out.append('|---|---|---|---|---|---|---|---|---|---|')
@@ -487,7 +487,7 @@ def decode_mma_section(directory):
                f"{dtype} K/V" + (' (the quantized caches as named)' if quant else '') + '; flashcl medians of '
                f"{one('runs')} runs. GB/s = the bytes of Q, K, V and O over the median; Δ% is the paged step time against")
     out.append('the contiguous one; "splits" is the `--kv-splits` a run forced ("auto": the chooser\'s count, not recorded in')
-    out.append('the JSON). PyTorch' + (f' {torch}' if torch else '') + ' SDPA in the same session (`docs/gpu-runs/decode/sdpa.py`: '
+    out.append('the JSON). PyTorch' + (f' {torch}' if torch else '') + ' SDPA in the same session (`bench/anchors/sdpa_decode.py`: '
                'median of 50 CUDA-event runs, GQA')
     out.append('through enable_gqa; FA2 is its flash backend).' +
                (' At ' + '; at '.join(mixed) + ' differ, so Δ% there is not the paging cost alone.' if mixed else ''))
@@ -537,7 +537,7 @@ def refactor_section(directory):
     out.append('\nBefore: the kernels at commit d611790; after: this tree; both built and run in one session on the')
     out.append('H200 (`docs/gpu-runs/refactor-4/run.sh`; the earlier runs, `docs/gpu-runs/refactor-1` to `-3`, measured the')
     out.append('same non-causal rows within 1%, and the causal ones before the fix in `docs/NOTES.md`). PyTorch:')
-    out.append('`docs/gpu-runs/refactor-1/sdpa_prefill.py` in the same session (fp16')
+    out.append('`bench/anchors/sdpa_prefill.py` in the same session (fp16')
     out.append('FlashAttention-2 and cuDNN, fp32 memory-efficient; TFLOP/s). Commands: ' + '; '.join(f'`{c}`' for c in cmds)
                + '. Data: `bench/refactor/`.')
     return '\n'.join(out)

@@ -2,7 +2,7 @@
 # First H200 run of the decode kernel (cl/flash_decode.cl, issue 14): its results validated on decode
 # shapes (the shuffle path is NVIDIA's only), then flashcl bench --decode with the decode kernel and
 # with the portable kernel's decode path, beside PyTorch SDPA in the same session
-# (docs/gpu-runs/decode/sdpa.py). From the repository root on the GPU machine.
+# (bench/anchors/sdpa_decode.py). From the repository root on the GPU machine.
 R=/tmp/decode-3
 mkdir -p "$R"
 trap 'tar czf "$OUT/decode-3.tgz" -C /tmp decode-3' EXIT
@@ -31,7 +31,7 @@ for b in 1 8; do
     s "b=$b paged $pg rc $?"
   done
 done
-timeout 150 /opt/torch/.venv/bin/python docs/gpu-runs/decode/sdpa.py > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
+timeout 150 /opt/torch/.venv/bin/python bench/anchors/sdpa_decode.py > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
 s "sdpa rc $?"
 echo "== flashcl (B, N, median ms, GB/s)"
 for f in "$R"/b*.txt; do echo "-- $(basename $f)"; grep -E "\| flash" "$f" | awk '{print $1,$3,$8,$11}'; done

@@ -23,6 +23,6 @@ run b8-paged16 -b 8 -n 131072 --dtype f16 --path decode --paged 16
 run b8-bf16 -b 8 -n 131072 --dtype bf16 --path decode
 run b8-f32 -b 8 -n 131072 --dtype f32 --path decode
 FLASHCL_BUILD_OPTIONS=-DEXPERIMENT_NO_TEAM_SUM run b8-nosum -b 8 -n 131072 --dtype f16 --path decode
-timeout 100 /opt/torch/.venv/bin/python docs/gpu-runs/decode/sdpa.py > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
+timeout 100 /opt/torch/.venv/bin/python bench/anchors/sdpa_decode.py > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
 s "sdpa rc $? $(grep -E '"backend": "flash"' "$R/sdpa.jsonl" | python3 -c 'import sys,json
 print(" ".join("%d:%d:%.0f" % (r["batch"], r["cache"], r["gb_per_s"]) for r in map(json.loads, sys.stdin)))')"

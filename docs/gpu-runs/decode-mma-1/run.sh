@@ -30,7 +30,7 @@ for b in 1 8; do
 done
 for sp in 32 64 256; do one b1-s$sp -b 1 --kv-splits $sp; done
 for sp in 16 32 128; do one b8-s$sp -b 8 --kv-splits $sp; done
-timeout 100 /opt/torch/.venv/bin/python docs/gpu-runs/decode/sdpa.py 8192,32768,131072 flash,cudnn > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
+timeout 100 /opt/torch/.venv/bin/python bench/anchors/sdpa_decode.py 8192,32768,131072 flash,cudnn > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
 s "sdpa rc $?"; grep gb_per_s "$R/sdpa.jsonl" | python3 -c 'import sys,json
 for l in sys.stdin:
     d=json.loads(l); print(d["backend"], d["batch"], d["cache"], round(d["gb_per_s"]))' | tr '\n' ';'; echo

@@ -32,7 +32,7 @@ one b8-bf16 -b 8 -d 128 --dtype bf16 $N
 one b8-d64 -b 8 -d 64 --dtype f16 $N
 one b8-d256 -b 8 -d 256 --dtype f16 $N
 one b8-d256-cudacore -b 8 -d 256 --dtype f16 $N --path decode
-timeout 100 /opt/torch/.venv/bin/python docs/gpu-runs/decode/sdpa.py 8192,32768,131072 flash,cudnn > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
+timeout 100 /opt/torch/.venv/bin/python bench/anchors/sdpa_decode.py 8192,32768,131072 flash,cudnn > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
 s "sdpa rc $?"; grep gb_per_s "$R/sdpa.jsonl" | python3 -c 'import sys,json
 for l in sys.stdin:
     d=json.loads(l); print(d["backend"], d["batch"], d["cache"], round(d["gb_per_s"]))' | tr '\n' ';'; echo

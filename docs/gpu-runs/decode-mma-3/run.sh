@@ -33,7 +33,7 @@ for b in 1 8; do
   one h200_b${b}_fp8e4m3 -b $b --kv-dtype fp8e4m3
   one h200_b${b}_fp8e5m2 -b $b --kv-dtype fp8e5m2
 done
-timeout 80 /opt/torch/.venv/bin/python docs/gpu-runs/decode/sdpa.py 8192,32768,131072 flash,cudnn > "$R/h200_sdpa.jsonl" 2> "$R/sdpa.log"
+timeout 80 /opt/torch/.venv/bin/python bench/anchors/sdpa_decode.py 8192,32768,131072 flash,cudnn > "$R/h200_sdpa.jsonl" 2> "$R/sdpa.log"
 s "sdpa rc $?"; grep gb_per_s "$R/h200_sdpa.jsonl" | python3 -c 'import sys,json
 for l in sys.stdin:
     d=json.loads(l); print(d["backend"], d["batch"], d["cache"], round(d["gb_per_s"]))' | tr '\n' ';'; echo

@@ -29,7 +29,7 @@ one h200_b1_paged256 -b 1 --paged 256
 one h200_b1_paged16 -b 1 --paged 16
 one h200_b8_paged256 -b 8 --paged 256
 one h200_b8_paged16 -b 8 --paged 16
-timeout 80 /opt/torch/.venv/bin/python docs/gpu-runs/decode/sdpa.py 8192,32768,131072 flash,cudnn > "$R/h200_sdpa.jsonl" 2> "$R/sdpa.log"
+timeout 80 /opt/torch/.venv/bin/python bench/anchors/sdpa_decode.py 8192,32768,131072 flash,cudnn > "$R/h200_sdpa.jsonl" 2> "$R/sdpa.log"
 s "sdpa rc $?"
 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no timeout 200 build-gpu/tests/test_flash > "$R/test_flash.log" 2>&1
 s "test_flash rc $? $(grep -E '^[0-9]+%' "$R/test_flash.log" | tail -1)"

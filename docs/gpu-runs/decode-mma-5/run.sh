@@ -35,6 +35,6 @@ variant fp8e5m2 "" fp8e5m2
 variant fp8e4m3 "" fp8e4m3
 variant fp8e4m3_t4 "-DTILES=4" fp8e4m3
 variant fp8e4m3_nocvt "-DFP8_CVT=0" fp8e4m3
-timeout 80 /opt/torch/.venv/bin/python docs/gpu-runs/decode/sdpa.py 8192,32768,131072 flash,cudnn > "$R/h200_sdpa.jsonl" 2> "$R/sdpa.log"
+timeout 80 /opt/torch/.venv/bin/python bench/anchors/sdpa_decode.py 8192,32768,131072 flash,cudnn > "$R/h200_sdpa.jsonl" 2> "$R/sdpa.log"
 s "sdpa rc $? $(cut -c1-400 "$R/h200_sdpa.jsonl" | tr '\n' ' ' | cut -c1-600)"
 tar -C /tmp -czf "$OUT/decode-mma-5.tgz" decode-mma-5

@@ -23,7 +23,7 @@ for b in 1 8; do
 done
 F_TABLE() { for f in "$R"/b*.txt; do echo "== $(basename $f)"; grep -E "flash|standard" "$f" | awk '{print $3, $8, $9, $11, $12, $14}'; done; }
 F_TABLE > "$R/summary.txt"
-timeout 120 python3 docs/gpu-runs/decode/sdpa.py > "$R/sdpa.jsonl" 2> "$R/sdpa.log"; echo "sdpa rc $?"
+timeout 120 python3 bench/anchors/sdpa_decode.py > "$R/sdpa.jsonl" 2> "$R/sdpa.log"; echo "sdpa rc $?"
 for t in test_flash test_plan test_edges test_validate test_problem test_tiles; do
   FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no FLASHCL_TOOL=$F timeout 120 /tmp/b/tests/$t > "$R/$t.log" 2>&1
   echo "$t rc $? $(grep -E '^[0-9]+%' "$R/$t.log" | tail -1)"

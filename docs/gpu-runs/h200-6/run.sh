@@ -39,7 +39,7 @@ for b in 8 1; do
   one h200_b${b}_paged256 -b $b --paged 256
   one h200_b${b}_paged16 -b $b --paged 16
 done
-timeout 80 /opt/torch/.venv/bin/python docs/gpu-runs/decode/sdpa.py 8192,32768,131072 flash,cudnn > "$R/h200_sdpa.jsonl" 2> "$R/sdpa.log"
+timeout 80 /opt/torch/.venv/bin/python bench/anchors/sdpa_decode.py 8192,32768,131072 flash,cudnn > "$R/h200_sdpa.jsonl" 2> "$R/sdpa.log"
 s "sdpa rc $?"
 env FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no timeout 170 build-gpu/tests/test_flash > "$R/test_flash.log" 2>&1
 s "test_flash rc $? $(grep -E '^[0-9]+%' "$R/test_flash.log" | tail -1)"

@@ -9,5 +9,5 @@ FLASHCL_TEST_FEATURES=mma FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no timeout 60 bui
 echo "test_flash mma rc $? $(grep -E '^[0-9]+%|F:' "$OUT/test_flash_mma.log" | tail -3)"
 gcc -O2 -Iinclude docs/gpu-runs/mma-tiles/mma_tiles.c -o /tmp/mma_tiles -Lbuild-gpu -lflashcl -lOpenCL -w
 LD_LIBRARY_PATH=build-gpu timeout 120 /tmp/mma_tiles 64 128 2>&1 | tee "$OUT/mma_tiles.txt"
-timeout 150 /opt/torch/.venv/bin/python docs/gpu-runs/refactor-1/sdpa_prefill.py > "$OUT/sdpa.jsonl" 2> "$OUT/sdpa.log"
+timeout 150 /opt/torch/.venv/bin/python bench/anchors/sdpa_prefill.py > "$OUT/sdpa.jsonl" 2> "$OUT/sdpa.log"
 echo "sdpa rc $?"; cut -c1-200 "$OUT/sdpa.jsonl"

@@ -12,7 +12,7 @@ gcc -O2 -Iinclude docs/gpu-runs/mma-tiles/mma_tiles.c -o /tmp/mma_tiles -Lbuild-
 LD_LIBRARY_PATH=build-gpu FLASHCL_BUILD_OPTIONS=-cl-nv-verbose FLASHCL_BUILD_LOG=1 FLASHCL_CACHE=0 timeout 240 /tmp/mma_tiles 64 128 192 256 > "$OUT/mma_tiles.txt" 2> "$OUT/mma_tiles.log"
 grep -E "^d=" "$OUT/mma_tiles.txt"
 grep -E "Used [0-9]+ registers|spill" "$OUT/mma_tiles.log" | sort | uniq -c | head -20
-timeout 150 /opt/torch/.venv/bin/python docs/gpu-runs/refactor-1/sdpa_prefill.py > "$OUT/sdpa.jsonl" 2> "$OUT/sdpa.log"
+timeout 150 /opt/torch/.venv/bin/python bench/anchors/sdpa_prefill.py > "$OUT/sdpa.jsonl" 2> "$OUT/sdpa.log"
 echo "sdpa rc $?"
 # the swizzled layout on the default d<=128 kernel (-DSWIZZLE=1; it follows Q_LOCAL otherwise): validated
 # against the naive kernel and timed beside the padded rows. (FLASHCL_BUILD_OPTIONS reaches every program;

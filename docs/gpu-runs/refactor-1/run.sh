@@ -32,7 +32,7 @@ for round in 1 2; do
     s "$v f16 d=64 round $round rc $?"
   done
 done
-timeout 200 /opt/torch/.venv/bin/python docs/gpu-runs/refactor-1/sdpa_prefill.py > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
+timeout 200 /opt/torch/.venv/bin/python bench/anchors/sdpa_prefill.py > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
 s "sdpa rc $?"
 echo "== summary (flash rows: shape, median ms, TFLOP/s)"
 for f in "$R"/f32-*.txt "$R"/f16*.txt; do echo "-- $(basename $f)"; grep -E "\| flash" "$f" | head -20; done

@@ -31,7 +31,7 @@ for v in base new; do
   timeout 40 $F bench -n 4096,16384 -d 64,128 --dtype f16 $B --json "$R/f16-$v.json" > "$R/f16-$v.txt" 2> "$R/f16-$v.log"
   s "$v f16 rc $?"
 done
-timeout 120 /opt/torch/.venv/bin/python docs/gpu-runs/refactor-1/sdpa_prefill.py > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
+timeout 120 /opt/torch/.venv/bin/python bench/anchors/sdpa_prefill.py > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
 s "sdpa rc $?"
 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no timeout 170 /tmp/new/tests/test_flash > "$R/test_flash.log" 2>&1
 s "test_flash rc $? $(grep -E '^[0-9]+%' "$R/test_flash.log" | tail -1)"

@@ -29,7 +29,7 @@ for v in base new; do
   timeout 50 $F bench -n 4096,16384 -d 64,128 --both --dtype f16 $B --json "$R/f16-$v.json" > "$R/f16-$v.txt" 2> "$R/f16-$v.log"
   s "$v f16 rc $?"
 done
-timeout 120 /opt/torch/.venv/bin/python docs/gpu-runs/refactor-1/sdpa_prefill.py > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
+timeout 120 /opt/torch/.venv/bin/python bench/anchors/sdpa_prefill.py > "$R/sdpa.jsonl" 2> "$R/sdpa.log"
 s "sdpa rc $?"
 for t in kernels plan mma edges threads; do
   FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no FLASHCL_TOOL=/tmp/new/tools/flashcl timeout 120 /tmp/new/tests/test_$t > "$R/test_$t.log" 2>&1
