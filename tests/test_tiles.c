@@ -140,6 +140,54 @@ START_TEST(test_static_local_budget)
 }
 END_TEST
 
+/* The register budgets per vendor, from the vendors' compilers (tools/vendor_check.sh): Intel's IGC
+ * keeps a block larger than a quarter of the default in memory, so a quarter there (accumulators 16,
+ * scores 8 a work-item; the decode kernel's estimate 44), and 16-lane sub-groups on Xe-HPC (128 KiB of
+ * local memory) only; NVIDIA and AMD the default (64 and 32), AMD's LDS budget the whole 64 KiB. */
+START_TEST(test_vendor_budgets)
+{
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = p.heads_kv = 16;
+    p.seq_q = p.seq_kv = 4096;
+    const fake_device xe_hpc = {.name = "Intel Xe-HPC (128 KiB, 1024, subgroup 32)", .vendor = FLASHCL_VENDOR_INTEL,
+                                .local = 128 * 1024, .max_wg = 1024, .multiple = 32};
+    const struct {
+        const fake_device *f;
+        int max_acc, max_scores, sub_group;
+    } want[] = {{&fakes[0], 64, 32, 0}, {&fakes[1], 64, 32, 0}, {&fakes[2], 64, 32, 0},
+                {&fakes[3], 16, 8, 0},  {&fakes[5], 16, 8, 0},  {&xe_hpc, 16, 8, 16}};
+    const int dims[] = {64, 128, 256};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i)
+        for (int d = 0; d < 3; ++d) {
+            flashcl_device_profile prof = profile_of(want[i].f);
+            p.head_dim = dims[d];
+            p.seq_q = 4096;
+            flashcl_config c;
+            ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+            ck_assert_str_eq(c.kernel, "flash_fwd");
+            const int acc = c.rows_per_item * (dims[d] / c.threads_per_row);
+            const int scores = c.rows_per_item * (c.block_n / c.threads_per_row);
+            /* (one row a work-item is the floor: d=256 holds 32 columns of it on Intel too) */
+            ck_assert_msg((acc <= want[i].max_acc || c.rows_per_item == 1) && scores <= want[i].max_scores,
+                          "%s d=%d: %d accumulators over %d rows, %d scores", want[i].f->name, dims[d], acc,
+                          c.rows_per_item, scores);
+            ck_assert_int_eq(c.sub_group, want[i].sub_group);
+            if (want[i].f->vendor == FLASHCL_VENDOR_AMD)
+                ck_assert_uint_eq(c.local_mem_budget, 65536);
+            /* the decode kernel (forced): its register estimate within the budget */
+            policy.path = FLASHCL_PATH_DECODE;
+            p.seq_q = 1;
+            ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+            ck_assert_str_eq(c.kernel, "flash_decode");
+            const int regs = 8 * (2 * c.block_m + 2 * c.v_chunk) + c.block_m * c.v_chunk;
+            ck_assert_msg(regs <= (want[i].max_acc == 16 ? 44 : 176), "%s d=%d decode: %d", want[i].f->name, dims[d],
+                          regs);
+            policy.path = FLASHCL_PATH_AUTO;
+        }
+}
+END_TEST
+
 START_TEST(test_every_head_dim)
 {
     const fake_device *f = &fakes[_i];
@@ -569,6 +617,7 @@ static Suite *make_suite(void)
     TCase *tc = tcase_create("chooser");
     tcase_add_loop_test(tc, test_every_head_dim, 0, N_FAKES);
     tcase_add_test(tc, test_static_local_budget);
+    tcase_add_test(tc, test_vendor_budgets);
     tcase_add_test(tc, test_cpu_cache_not_local_memory);
     tcase_add_test(tc, test_policy_errors);
     tcase_add_test(tc, test_decode_packing_and_splits);
