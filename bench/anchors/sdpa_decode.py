@@ -3,12 +3,13 @@ Median of CUDA events over 50 runs after 10 warm-ups; GQA through enable_gqa (no
 Prints one JSON line per (backend, batch, cache length). Arguments (optional): the cache lengths, comma
 separated, and the backends, comma separated (default: all five lengths, all four backends)."""
 import json
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from cuda_timing import time_ms
 
 dev = torch.device("cuda")
 backends = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
@@ -26,20 +27,9 @@ for batch in (1, 8):
         for name, be in backends.items():
             try:
                 with sdpa_kernel(be):
-                    for _ in range(10):
-                        F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
-                    torch.cuda.synchronize()
-                    times = []
-                    for _ in range(50):
-                        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                        s.record()
-                        F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
-                        e.record()
-                        e.synchronize()
-                        times.append(s.elapsed_time(e))
-                med = statistics.median(times)
+                    med, lo, hi = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), 10, 50)
                 print(json.dumps({"backend": name, "batch": batch, "cache": cache, "median_ms": med,
-                                  "min_ms": min(times), "max_ms": max(times), "gb_per_s": io / med / 1e6}), flush=True)
+                                  "min_ms": lo, "max_ms": hi, "gb_per_s": io / med / 1e6}), flush=True)
             except Exception as ex:  # a backend that refuses the shape is a result too
                 print(json.dumps({"backend": name, "batch": batch, "cache": cache, "error": str(ex)[:160]}), flush=True)
         del q, k, v

@@ -2,12 +2,13 @@
 the side-by-side figures in BENCHMARKS.md. Median of CUDA events over 20 runs after 5 warm-ups; TFLOP/s
 counts 4*B*H*N^2*d (half of it causal, FlashAttention's convention). One JSON line per result."""
 import json
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from cuda_timing import time_ms
 
 dev = torch.device("cuda")
 print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name()}), flush=True)
@@ -21,21 +22,9 @@ for d, n, causal in cases:
         flops = 4 * batch * heads * n * n * d / (2 if causal else 1)
         try:
             with sdpa_kernel(be):
-                for _ in range(5):
-                    F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                torch.cuda.synchronize()
-                times = []
-                for _ in range(20):
-                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    s.record()
-                    F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                    e.record()
-                    e.synchronize()
-                    times.append(s.elapsed_time(e))
-            med = statistics.median(times)
+                med, lo, hi = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), 5, 20)
             print(json.dumps({"backend": name, "dtype": str(dtype).split(".")[1], "d": d, "n": n, "causal": causal,
-                              "median_ms": med, "min_ms": min(times), "max_ms": max(times),
-                              "tflops": flops / med / 1e9}), flush=True)
+                              "median_ms": med, "min_ms": lo, "max_ms": hi, "tflops": flops / med / 1e9}), flush=True)
         except Exception as ex:  # a backend that refuses the shape is a result too
             print(json.dumps({"backend": name, "d": d, "n": n, "causal": causal, "error": str(ex)[:160]}), flush=True)
         del q, k, v
