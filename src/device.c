@@ -204,22 +204,28 @@ static int static_local_runs(static_probe *sp, uint64_t bytes, size_t wg, uint64
 }
 
 uint64_t fcl_probe_static_local(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
-                                uint64_t hi, int *builds)
+                                uint64_t hi, int *builds, int *trusted)
 {
     static_probe sp = {context, device, 0};
     uint64_t found = pr->local_mem_size;
+    int sure = 1;
     if (hi > pr->local_mem_size) {
         /* the largest array that builds, to 4 bytes (the compiler adds its own bytes: the limit is on the
          * sum), then the kernel's whole local memory at that size, once it ran right */
         const uint64_t array = fcl_search_limit(pr->local_mem_size, hi, 4, static_local_builds, &sp);
         const size_t wg = pr->max_work_group_size < 256 ? pr->max_work_group_size : 256;
         uint64_t total = array;
-        if (array > pr->local_mem_size && static_local_runs(&sp, array, wg ? wg : 1, &total))
-            found = total;
-        /* else it built but did not run right: trust the driver's figure */
+        if (array > pr->local_mem_size) {
+            if (static_local_runs(&sp, array, wg ? wg : 1, &total))
+                found = total;
+            else
+                sure = 0; /* it built but did not run right (or could not run): the driver's figure, for now */
+        }
     }
     if (builds)
         *builds = sp.builds;
+    if (trusted)
+        *trusted = sure;
     return found;
 }
 
@@ -268,8 +274,9 @@ uint64_t fcl_static_local_cached(cl_context context, cl_device_id device, const 
         if (ok)
             return v;
     }
-    const uint64_t found = fcl_probe_static_local(context, device, pr, hi, builds);
-    if (cache_dir) {
+    int trusted = 0;
+    const uint64_t found = fcl_probe_static_local(context, device, pr, hi, builds, &trusted);
+    if (cache_dir && trusted) { /* (a run that failed, perhaps for a passing reason, is probed again next time) */
         char text[32];
         const int n = snprintf(text, sizeof text, "%llu", (unsigned long long)found);
         fcl_cache_entry_write(path, key, (const unsigned char *)text, (size_t)n); /* a cache: failure is fine */

@@ -99,11 +99,12 @@ uint64_t fcl_search_limit(uint64_t lo, uint64_t hi, uint64_t step, int (*fits)(v
  * `hi` bytes that builds (compile probes, a binary search to 4 bytes above the reported size), run once
  * (4 work-groups reading what their neighbours wrote), and counted with the compiler's own bytes as the
  * kernel reports them (232448 on the H200: ptxas's limit on the sum); the reported size when that run
- * fails. *builds (may be NULL): programs built. */
+ * fails. *builds (may be NULL): programs built; *trusted (may be NULL): 0 when that run failed (a result
+ * not to be kept). */
 uint64_t fcl_probe_static_local(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
-                                uint64_t hi, int *builds);
+                                uint64_t hi, int *builds, int *trusted);
 /* fcl_probe_static_local's result from `cache_dir` (an entry per device, driver and bounds), else probed
- * and stored there (NULL: probed every time). *builds: 0 when the cache answered. */
+ * and stored there when trusted (NULL: probed every time). *builds: 0 when the cache answered. */
 uint64_t fcl_static_local_cached(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
                                  uint64_t hi, const char *cache_dir, int *builds);
 flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, const char *options,

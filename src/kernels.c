@@ -97,7 +97,8 @@ static int rows_aligned(const flashcl_problem *p)
 
 static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
-    const int mt = c->rows_per_item == 4 ? 2 : 1; /* m16 tiles a warp (rows_per_item: a lane's rows) */
+    const int mt = c->rows_per_item == 4 ? 2 : 1; /* m16 tiles a warp (rows_per_item: a lane's rows; as
+                                                     src/tiles.c's mma_tiles_per_warp) */
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / (16 * mt), c->mma == 1, c->mma == 1,

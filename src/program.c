@@ -284,8 +284,12 @@ flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, co
     if (ctx->profile.vendor == FLASHCL_VENDOR_NVIDIA && ctx->profile.nv_cc_major > 0)
         snprintf(arch, sizeof arch, " -DFCL_SM=%d", ctx->profile.nv_cc_major * 10 + ctx->profile.nv_cc_minor);
     char full_opts[1024];
-    snprintf(full_opts, sizeof full_opts, "%s%s%s%s", options, arch, ctx->extra_build_options ? " " : "",
-             ctx->extra_build_options ? ctx->extra_build_options : "");
+    const int len = snprintf(full_opts, sizeof full_opts, "%s%s%s%s", options, arch, ctx->extra_build_options ? " " : "",
+                             ctx->extra_build_options ? ctx->extra_build_options : "");
+    if (len < 0 || (size_t)len >= sizeof full_opts) /* a cut option string would also be a wrong cache key */
+        return fcl_fail(ctx, FLASHCL_INVALID_ARGUMENT,
+                        "the build options of %s are %d bytes with the extra build options, more than %zu",
+                        source_name, len, sizeof full_opts - 1);
     size_t key_len = strlen(source_name) + strlen(full_opts) + 2;
     char *key = malloc(key_len);
     if (!key)

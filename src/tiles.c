@@ -30,9 +30,11 @@ uint64_t fcl_local_mem_budget(const flashcl_device_profile *pr, uint64_t cap)
     uint64_t budget = pr->local_mem_size < FCL_LOCAL_MEM_CEILING ? pr->local_mem_size : FCL_LOCAL_MEM_CEILING;
     /* A GPU whose static arrays may take more than it reports (NVIDIA: the profile's probe): that much,
      * but no more than half of what a compute unit holds, so that two work-groups share one (occupancy;
-     * fcl_groups_per_cu). Hopper: min(232448, 233472 / 2) = 116736; A100: 83968; Ampere/Ada: 51200. */
-    if (!pr->is_cpu && pr->local_mem_static > budget) {
-        const uint64_t half = pr->local_mem_per_cu / 2;
+     * fcl_groups_per_cu). Hopper: min(232448, 233472 / 2 - 1040) = 115696; A100: 82928; Ampere/Ada: 50160. */
+    if (!pr->is_cpu && pr->local_mem_static > pr->local_mem_size) {
+        /* (each work-group also takes NVIDIA's 1 KiB reserved a block on sm_80 and up, and the
+         * compiler's own bytes) */
+        const uint64_t half = pr->local_mem_per_cu / 2 > 2048 ? pr->local_mem_per_cu / 2 - 1024 - 16 : 0;
         const uint64_t more = pr->local_mem_static < half ? pr->local_mem_static : half;
         if (more > budget)
             budget = more;
@@ -70,6 +72,12 @@ static uint64_t flash_floats(int32_t d, int32_t bm, int32_t bn, int32_t tpr, int
         shared = (uint64_t)bm * (uint64_t)tpr;
     shared = (shared + 3) / 4 * 4;
     return q_res + shared + (uint64_t)bm * ldp;
+}
+
+/* rows_per_item of a matrix-unit config: 2 (one m16 tile a warp; 0 reads as 2) or 4 (two). */
+static int32_t mma_tiles_per_warp(const flashcl_config *c)
+{
+    return c->rows_per_item == 4 ? 2 : 1;
 }
 
 /* cl/flash_mma.cl's layout comment: K (Q's block first) and V tiles of 16-bit elements, rows of
@@ -113,7 +121,7 @@ uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flashcl_config *c
         c->v_chunk < 1)
         return 0;
     if (c->mma)
-        return mma_bytes(head_dim, c->block_m, c->block_n, c->rows_per_item / 2, c->mma == 2);
+        return mma_bytes(head_dim, c->block_m, c->block_n, mma_tiles_per_warp(c), c->mma == 2);
     return flash_floats(head_dim, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
            sizeof(float);
 }
@@ -347,7 +355,8 @@ static int choose_decode_mma(const flashcl_device_profile *pr, const fcl_choice 
      * measured 7% slower than 3; E4M3 with 4 tiles holds 252 registers and measured 10% faster than 3 where
      * sm_89's pair conversion takes the 16-bit halves, FP8_CVT in cl/flash_decode_mma.cl). */
     const int big = p->head_dim > 128;
-    const int fp8_cvt = pr->vendor == FLASHCL_VENDOR_NVIDIA && pr->nv_cc_major * 10 + pr->nv_cc_minor >= 89;
+    const int fp8_cvt = pr->vendor == FLASHCL_VENDOR_NVIDIA && pr->matrix_units && p->dtype == FLASHCL_DTYPE_F16 &&
+                        pr->nv_cc_major * 10 + pr->nv_cc_minor >= 89; /* the kernel's FP8_CVT */
     const int32_t tiles = p->kv_format == FLASHCL_KV_INT8       ? (big ? 1 : 3)
                           : p->kv_format == FLASHCL_KV_FP8_E5M2 ? (big ? 2 : 4)
                           : p->kv_format == FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? (big ? 2 : 4) : (big ? 1 : 3))
@@ -466,11 +475,12 @@ static int choose_decode(const flashcl_device_profile *pr, const fcl_choice *ch,
  * rows (FlashAttention-2's partitioning), 64-key tiles, within the choice's local memory and
  * work-group limits. Returns 1 with cfg's tiles set, or 0 with `why` saying why the portable kernel
  * runs. */
-static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
-                      flashcl_config *cfg, char *why, size_t why_len)
+/* Whether the path, the device and the problem let the matrix-unit kernel take it (its shape aside);
+ * if not, why. */
+static int mma_allowed(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p, char *why,
+                       size_t why_len)
 {
     char no[112];
-    const int emulated = !pr->matrix_units;
     if (ch->portable_why) {
         snprintf(why, why_len, "%s", ch->portable_why);
         return 0;
@@ -497,6 +507,15 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
                                "(FLASHCL_PATH=mma takes it)", (int)p->head_dim);
         return 0;
     }
+    return 1;
+}
+
+static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                      flashcl_config *cfg, char *why, size_t why_len)
+{
+    const int emulated = !pr->matrix_units;
+    if (!mma_allowed(pr, ch, p, why, why_len))
+        return 0;
     /* Four warps, fewer where the (compiled) kernel allows fewer work-items; 64-key tiles (32 above
      * d=128: ptxas on clang's PTX, 232 registers at d=192 and 250 at d=256 without spills, 255 with
      * spills at 64 keys), fewer where local memory is short. */
@@ -803,13 +822,13 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
         c = *ch->override;
         c.decode = 0; /* never the decode kernels */
         if (c.mma) {
-            flashcl_config m;
-            validate_or_return(ctx, choose_mma(pr, ch, p, &m, path_reason, sizeof path_reason), FLASHCL_INVALID_ARGUMENT,
+            validate_or_return(ctx, mma_allowed(pr, ch, p, path_reason, sizeof path_reason), FLASHCL_INVALID_ARGUMENT,
                                "the context's override config asks for the matrix-unit kernel, which does not take "
                                "this problem: %s", path_reason);
+            const int emulated = !pr->matrix_units;
             /* rows_per_item 2 (each lane rows g and g+8 of one m16 tile a warp; 0 reads as 2) or 4 (two m16
              * tiles a warp) */
-            const int32_t mt = c.rows_per_item == 4 ? 2 : 1;
+            const int32_t mt = mma_tiles_per_warp(&c);
             validate_or_return(ctx, c.rows_per_item == 0 || c.rows_per_item == 2 || c.rows_per_item == 4,
                                FLASHCL_INVALID_ARGUMENT,
                                "the context's override config: the matrix-unit kernel takes rows_per_item 2 (one "
@@ -823,15 +842,18 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
                                "multiple of %d) and block_n 16 to 256, multiples of 16 (got %d, %d), and %d x block_m "
                                "work-items (at most %zu)",
                                (int)(16 * mt), (int)c.block_m, (int)c.block_n, (int)(2 / mt), ch->work_group);
-            const uint64_t bytes = mma_bytes(p->head_dim, c.block_m, c.block_n, mt, m.mma == 2);
+            const uint64_t bytes = mma_bytes(p->head_dim, c.block_m, c.block_n, mt, emulated);
             validate_or_return(ctx, bytes <= ch->local_mem, FLASHCL_INVALID_ARGUMENT,
                                "the context's override config: the matrix-unit tiles %dx%d need %llu B of local "
                                "memory, the budget is %llu B", (int)c.block_m, (int)c.block_n,
                                (unsigned long long)bytes, (unsigned long long)ch->local_mem);
             const int32_t bm = c.block_m, bn = c.block_n;
-            c = m;
+            memset(&c, 0, sizeof c);
+            c.mma = emulated ? 2 : 1;
             c.block_m = bm;
             c.block_n = bn;
+            c.threads_per_row = 4;
+            c.d_chunk = p->head_dim;
             c.v_chunk = bn;
             c.rows_per_item = 2 * mt;
             snprintf(c.reason, sizeof c.reason, "%d warps of %d rows, %d-key tiles: set by flashcl_context_override_config",

@@ -451,9 +451,10 @@ START_TEST(test_override_and_kernel_info)
     }
     flashcl_context_destroy(&ctx);
 
-    /* Regression: a config of the matrix-unit kernel given back as an override (its mma field set,
-     * as flashcl_context_choose_config returned it) once made the plan build flash_mma.cl and ask it
-     * for "flash_fwd". An override is the portable kernel's tiles, whatever else the struct holds. */
+    /* A config of the matrix-unit kernel given back as an override (its mma field set, as
+     * flashcl_context_choose_config returned it; once the plan built flash_mma.cl and asked it for
+     * "flash_fwd"): the matrix-unit kernel with its rows and keys; with mma 0 the portable kernel's
+     * tiles, whatever else the struct holds. */
     flashcl_settings s;
     flashcl_settings_default(&s);
     s.disk_cache = 0;
@@ -491,6 +492,23 @@ START_TEST(test_override_and_kernel_info)
     ck_assert_int_eq(flashcl_context_override_config(ctx, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "block_m 16 to 128"));
+    /* a small override where the chooser's own shape does not fit: d=256 in 48 KiB (its 64-row tiles
+     * need more) takes 16 x 16 (26624 B with Q's block apart) */
+    flashcl_context *small = NULL;
+    flashcl_settings s48 = s;
+    s48.local_mem_limit = 49152;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s48, &small), FLASHCL_SUCCESS);
+    flashcl_problem big = p;
+    big.head_dim = 256;
+    c.block_m = 16;
+    c.block_n = 16;
+    c.rows_per_item = 2;
+    ck_assert_int_eq(flashcl_context_override_config(small, &c), FLASHCL_SUCCESS);
+    ck_assert_msg(flashcl_plan_create(small, &big, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(small));
+    flashcl_plan_config(plan, &got);
+    ck_assert_msg(got.mma != 0 || strstr(got.source, "shrunk"), "%s: %s", got.kernel, got.path_reason);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&small);
     p.dtype = FLASHCL_DTYPE_F32; /* a problem the matrix units do not take */
     c.block_m = 16;
     ck_assert_int_eq(flashcl_context_override_config(ctx, &c), FLASHCL_SUCCESS);

@@ -69,8 +69,8 @@ static flashcl_status choose(const flashcl_device_profile *prof, const flashcl_p
 static uint64_t budget_of(const flashcl_device_profile *prof)
 {
     uint64_t b = prof->local_mem_size < 65536 ? prof->local_mem_size : 65536;
-    if (!prof->is_cpu && prof->local_mem_static > b) {
-        const uint64_t half = prof->local_mem_per_cu / 2;
+    if (!prof->is_cpu && prof->local_mem_static > prof->local_mem_size) {
+        const uint64_t half = prof->local_mem_per_cu / 2 - 1024 - 16; /* NVIDIA's reserved 1 KiB a block */
         const uint64_t more = prof->local_mem_static < half ? prof->local_mem_static : half;
         b = more > b ? more : b;
     }
@@ -96,14 +96,14 @@ static flashcl_device_profile profile_of(const fake_device *f)
 }
 
 /* NVIDIA's static local memory: each work-group may take what the probe found, within half an SM's
- * shared memory (two work-groups an SM); $FLASHCL_LOCAL_MEM_LIMIT (the policy's cap) still caps it; a
+ * shared memory less the 1 KiB reserved a block and the compiler's bytes (two work-groups an SM); $FLASHCL_LOCAL_MEM_LIMIT (the policy's cap) still caps it; a
  * CPU's reported size is never believed past 64 KiB, whatever its profile says. */
 START_TEST(test_static_local_budget)
 {
     const struct {
         int fake;
         uint64_t budget;
-    } want[] = {{N_FAKES - 4, 116736}, {N_FAKES - 3, 83968}, {N_FAKES - 2, 51200}, {N_FAKES - 1, 49152}, {0, 49152}};
+    } want[] = {{N_FAKES - 4, 115696}, {N_FAKES - 3, 82928}, {N_FAKES - 2, 50160}, {N_FAKES - 1, 49152}, {0, 49152}};
     flashcl_problem p;
     flashcl_problem_default(&p);
     p.head_dim = 128;
@@ -131,6 +131,12 @@ START_TEST(test_static_local_budget)
     ck_assert_str_eq(c.kernel, "flash_fwd");
     ck_assert_int_eq(c.d_chunk, 128);
     ck_assert_uint_gt(c.local_mem_bytes, 49152);
+    /* a GPU that reports more than 64 KiB (no probe: static = reported) is held to 64 KiB */
+    prof = profile_of(&fakes[0]);
+    prof.vendor = FLASHCL_VENDOR_OTHER;
+    prof.local_mem_size = prof.local_mem_static = prof.local_mem_per_cu = 256 * 1024;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(c.local_mem_budget, 65536);
     /* a CPU that claims more in static arrays is held to 64 KiB */
     prof = profile_of(&fakes[8]);
     prof.local_mem_static = 4u << 20;
