@@ -56,6 +56,9 @@
 #ifndef MT
 #define MT 1
 #endif
+#ifndef QK_J_OUTER /* 1: S tile by tile (each tile's k steps a chain of dependent MMAs); 0: k step outer */
+#define QK_J_OUTER 0
+#endif
 #ifndef Q_LOCAL /* (src/tiles.c's mma_bytes follows the same rule) */
 #define Q_LOCAL (MT > 1 || HEAD_DIM > 128)
 #endif
@@ -94,12 +97,13 @@
 #define KROWS (BLOCK_M > BLOCK_N ? BLOCK_M : BLOCK_N)
 #endif
 
-/* A 16-byte copy of 8 elements, global -> local. */
+/* A 16-byte load of 8 elements from global memory; a copy of them to local memory. */
 #if ROWS_ALIGNED
-#define COPY8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? *(__global const uint4 *)(src) : (uint4)(0))
+#define LOAD8(src) (*(__global const uint4 *)(src))
 #else
-#define COPY8(dst, src, ok) (*(__local ushort8 *)(dst) = (ok) ? vload8(0, (src)) : (ushort8)(0))
+#define LOAD8(src) as_uint4(vload8(0, (src)))
 #endif
+#define COPY8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? LOAD8(src) : (uint4)(0))
 
 /* MMA_PIPELINE: K and V tiles through cp.async (asynchronous global -> local copies, compute
  * capability 8.0+, 16-byte aligned rows): V's tile loads while S = Q*K^T is computed, the next K tile
@@ -184,10 +188,15 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
 #endif
 
     /* Q's block -> local -> A fragments (ldmatrix x4: rows 0-7/8-15 x columns 0-7/8-15 of a k step):
-     * once into registers, or with Q_LOCAL per k step from q_s. */
+     * once into registers, or with Q_LOCAL per k step from q_s. The scale is applied in the exponent
+     * (exp2(s * scale - m * scale), one FMA a score) to scores whose maximum is taken unscaled, which
+     * needs a positive scale: a negative one negates Q instead (the sign bits: exact). */
+    const uint q_sign = scale2 < 0.0f ? 0x80008000u : 0u;
+    const float scale_abs = fabs(scale2);
     for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
-        COPY8(q_s + AT(r, c), Q + q_row_offset(sv, h, min(m0 + r, sq - 1), q_sb, q_ss, q_sh) + c, m0 + r < sq);
+        __global const ushort *src = Q + q_row_offset(sv, h, min(m0 + r, sq - 1), q_sb, q_ss, q_sh) + c;
+        *(__local uint4 *)(q_s + AT(r, c)) = m0 + r < sq ? LOAD8(src) ^ q_sign : (uint4)(0);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int mi = lane >> 3, mr = lane & 7; /* the matrix and row this lane addresses in an ldmatrix */
@@ -239,7 +248,7 @@ UNROLL
 UNROLL
             for (int j = 0; j < NT; ++j)
                 s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.0f;
-#if MT == 1 && !Q_LOCAL
+#if MT == 1 && !Q_LOCAL && QK_J_OUTER
 UNROLL
         for (int j = 0; j < NT; ++j)
 UNROLL
@@ -272,51 +281,55 @@ UNROLL
         }
 #endif
 
-        /* Scale; mask only the tiles that cross a row's window edge or the sequence's end. */
-        const bool edge = n0 < inner_lo || n0 + BLOCK_N > inner_hi;
+        /* Mask only the tiles that cross a row's window edge or the sequence's end (unscaled scores). */
+        if (n0 < inner_lo || n0 + BLOCK_N > inner_hi) {
 UNROLL
-        for (int mt = 0; mt < MT; ++mt)
+            for (int mt = 0; mt < MT; ++mt)
 UNROLL
-            for (int j = 0; j < NT; ++j)
-UNROLL
-                for (int e = 0; e < 4; ++e) {
-                    float x = s[mt][j][e] * scale2;
-                    if (edge) {
-                        const int key = n0 + j * 8 + 2 * t + (e & 1);
+                for (int r = 0; r < 2; ++r) {
 #if HAS_WINDOW
-                        const key_range vis = visible_keys(row0[mt] + (e >> 1) * 8, sq, skv, win_left, win_right);
+                    const key_range vis = visible_keys(row0[mt] + r * 8, sq, skv, win_left, win_right);
 #else
-                        const key_range vis = {0, skv};
+                    const key_range vis = {0, skv};
 #endif
-                        x = key >= vis.lo && key < vis.hi ? x : -INFINITY;
-                    }
-                    s[mt][j][e] = x;
+                    const int k0 = n0 + 2 * t;
+UNROLL
+                    for (int j = 0; j < NT; ++j)
+UNROLL
+                        for (int e = 0; e < 2; ++e) {
+                            const int key = k0 + j * 8 + e;
+                            if (key < vis.lo || key >= vis.hi)
+                                s[mt][j][2 * r + e] = -INFINITY;
+                        }
                 }
+        }
 
-        /* Online softmax on the lane's rows (r = 0: row0, elements 0 and 1; r = 1: row0 + 8). */
+        /* Online softmax on the lane's rows (r = 0: row0, elements 0 and 1; r = 1: row0 + 8), softmax.cl's
+         * rules with the maximum m_run kept unscaled: a row whose maximum is still -inf weighs its keys
+         * exp2(-inf - 0) = 0; a NaN maximum makes every weight, and the row, NaN. */
 UNROLL
         for (int mt = 0; mt < MT; ++mt)
 UNROLL
             for (int r = 0; r < 2; ++r) {
-                float mx = -INFINITY;
+                float mx = m_run[mt][r];
 UNROLL
                 for (int j = 0; j < NT; ++j)
-                    mx = max_nan(mx, max_nan(s[mt][j][2 * r], s[mt][j][2 * r + 1]));
-                mx = max_nan(mx, SHFL_XOR(mx, 1));
-                mx = max_nan(mx, SHFL_XOR(mx, 2));
-                const float2 step = softmax_step(m_run[mt][r], mx);
+                    mx = mma_max_nan(mx, mma_max_nan(s[mt][j][2 * r], s[mt][j][2 * r + 1]));
+                mx = mma_max_nan(mx, SHFL_XOR(mx, 1));
+                mx = mma_max_nan(mx, SHFL_XOR(mx, 2));
+                const float m_scaled = mx == -INFINITY ? 0.0f : mx * scale_abs;
+                const float alpha = mma_exp2(fma(m_run[mt][r], scale_abs, -m_scaled));
                 float psum = 0.0f;
 UNROLL
                 for (int j = 0; j < NT; ++j) {
-                    const float p0 = softmax_weight(s[mt][j][2 * r], step.x);
-                    const float p1 = softmax_weight(s[mt][j][2 * r + 1], step.x);
+                    const float p0 = mma_exp2(fma(s[mt][j][2 * r], scale_abs, -m_scaled));
+                    const float p1 = mma_exp2(fma(s[mt][j][2 * r + 1], scale_abs, -m_scaled));
                     s[mt][j][2 * r] = p0;
                     s[mt][j][2 * r + 1] = p1;
                     psum += p0 + p1;
                 }
-                const float alpha = step.y;
                 l_run[mt][r] = l_run[mt][r] * alpha + psum;
-                m_run[mt][r] = step.x;
+                m_run[mt][r] = mx;
 UNROLL
                 for (int j = 0; j < DT; ++j) {
                     o[mt][j][2 * r] *= alpha;
@@ -374,7 +387,7 @@ UNROLL
                     STORE(O, ob + j * 8 + 2 * t + 1, o[mt][j][2 * r + 1] * inv);
                 }
                 if (write_lse && t == 0)
-                    LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(m_run[mt][r], l);
+                    LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(m_run[mt][r] * scale_abs, l);
             }
         }
 }

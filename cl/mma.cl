@@ -66,6 +66,22 @@ inline float shfl_idx(float v, int src)
 }
 #define SHFL_XOR(v, m) shfl_xor((v), (m))
 #define SHFL_IDX(v, src) shfl_idx((v), (src))
+/* The online softmax's two per-score operations in one instruction each: the NaN-propagating maximum
+ * (max.NaN, compute capability 8.0+: common.cl's max_nan is a compare, a max and a select) and the
+ * hardware's exp2 with denormal results flushed to zero (a weight below 2^-126: the row's sum holds
+ * its largest key's weight, 1, so such a weight is far below the sum's last bit). */
+inline float mma_max_nan(float a, float b)
+{
+    float r;
+    __asm__("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+inline float mma_exp2(float x)
+{
+    float r;
+    __asm__("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
 /* Two floats to one register of two 16-bit values, lo in the low half; round to nearest even. */
 inline uint pack2(float lo, float hi)
 {
@@ -155,4 +171,6 @@ inline float shfl_emu(float v, int src, __local uint *xw, int lane)
 #define LDSM_X4_T(r, base, off) ldsm_emu((r), (base), (off), 1, xw, lane)
 #define SHFL_XOR(v, m) shfl_emu((v), lane ^ (m), xw, lane)
 #define SHFL_IDX(v, src) shfl_emu((v), (src), xw, lane)
+#define mma_max_nan(a, b) max_nan((a), (b))
+#define mma_exp2(x) exp2(x)
 #endif

@@ -722,6 +722,12 @@ static const case_params mma_cases[] = {
      .causal = 1, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 256, .gqa = 1, .seq_q = 70, .seq_kv = 90, .batch = 1, .heads_kv = 1,
      .custom_layout = 2, .path = FLASHCL_PATH_MMA},
+    /* a negative scale (the kernel takes the softmax's maximum of unscaled scores and negates Q instead),
+     * with Q's fragments in registers and with Q's block in local memory */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 90, .seq_kv = 110, .batch = 1, .heads_kv = 1,
+     .causal = 1, .scale = -0.3f, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 70, .seq_kv = 60, .batch = 1, .heads_kv = 1,
+     .scale = -0.2f, .path = FLASHCL_PATH_MMA, .mma_block_m = 64, .mma_block_n = 32, .mma_rows = 4},
 };
 #define N_MMA_CASES ((int)(sizeof mma_cases / sizeof *mma_cases))
 

@@ -3,7 +3,7 @@
 # without one: clang emits PTX for OpenCL C, CUDA's ptxas assembles it and prints registers, spills and
 # local memory. clang's code generation is not NVIDIA's OpenCL compiler's (register counts differ), but
 # the inline PTX is checked by the same assembler.
-# Usage: [KERNEL=name] tools/ptx_check.sh [head_dim [dtype_define [extra -D options]]], e.g.
+# Usage: [KERNEL=name] [SASS=out.sass] tools/ptx_check.sh [head_dim [dtype_define [extra -D options]]], e.g.
 #   tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DMMA_PIPELINE=0
 #   KERNEL=flash_decode_mma tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DROWS=8 -DTILES=1
 set -e
@@ -13,7 +13,7 @@ t=${2:-FLASHCL_DTYPE_BF16}
 [ $# -gt 2 ] && shift 2 || set --
 ptxas=${PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "$KEEP" ] || rm -rf "$tmp"' EXIT
 # OpenCL built-ins that the nvcl target leaves unresolved, mapped to NVVM intrinsics.
 cat > "$tmp/prelude.cl" <<'PRE'
 #define get_local_id(x) ((size_t)__nvvm_read_ptx_sreg_tid_x())
@@ -24,6 +24,8 @@ cat > "$tmp/prelude.cl" <<'PRE'
 #define log2(x) __nvvm_lg2_approx_f(x)
 #define isnan(x) __builtin_isnan(x)
 #define fmax(a, b) __builtin_fmaxf(a, b)
+#define fabs(x) __builtin_fabsf(x)
+#define fma(a, b, c) __builtin_fmaf(a, b, c)
 #define clamp(x, a, b) ((x) < (a) ? (a) : (x) > (b) ? (b) : (x))
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
@@ -45,4 +47,7 @@ clang -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-
   -D"$t" -DHEAD_DIM="$d" $shape -DFCL_PTX=1 -DFAST_EXP2=1 -DROWS_ALIGNED=1 "$@" -o "$tmp/k.ptx" "$tmp/k.cl" \
   2>&1 | grep -v "warning:" | grep -E "error" || true
 sed -i 's/^\.version .*/.version 7.8/; s/^\.target .*/.target sm_90/' "$tmp/k.ptx"
-"$ptxas" -arch=sm_90 -v "$tmp/k.ptx" -o "$tmp/k.cubin" 2>&1 | grep -E "error|Used|spill"
+"$ptxas" -arch=sm_90 -v "$tmp/k.ptx" -o "$tmp/k.cubin" 2>&1 | grep -E "error|fatal|Used|spill" || true
+# SASS=file: also the assembled kernel's instructions (nvdisasm from $NVDISASM or the PATH), e.g. to
+# count what the main loop issues.
+if [ -n "$SASS" ]; then "${NVDISASM:-nvdisasm}" -c "$tmp/k.cubin" > "$SASS"; fi

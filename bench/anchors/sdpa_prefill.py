@@ -1,4 +1,4 @@
-"""PyTorch SDPA on flashcl's prefill shapes (B*N = 16384 tokens, hidden 2048: d=128 H=16, d=64 H=32), for
+"""PyTorch SDPA on flashcl's prefill shapes (B*N = 16384 tokens, hidden 2048: d=64 H=32, d=128 H=16, d=256 H=8), for
 the side-by-side figures in BENCHMARKS.md. Median of CUDA events over 20 runs after 5 warm-ups; TFLOP/s
 counts 4*B*H*N^2*d (half of it causal, FlashAttention's convention). One JSON line per result."""
 import json
@@ -12,8 +12,10 @@ from cuda_timing import time_ms
 
 dev = torch.device("cuda")
 print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name()}), flush=True)
-cases = [(128, 1024, False), (128, 4096, False), (128, 16384, False), (128, 16384, True), (64, 16384, False)]
-runs = [("flash", SDPBackend.FLASH_ATTENTION, torch.float16), ("cudnn", SDPBackend.CUDNN_ATTENTION, torch.float16),
+cases = [(128, 1024, False), (128, 4096, False), (128, 16384, False), (128, 4096, True), (128, 16384, True),
+         (64, 4096, False), (64, 16384, False), (256, 4096, False), (256, 16384, False)]
+runs = [("flash", SDPBackend.FLASH_ATTENTION, torch.float16), ("flash", SDPBackend.FLASH_ATTENTION, torch.bfloat16),
+        ("cudnn", SDPBackend.CUDNN_ATTENTION, torch.float16),
         ("efficient", SDPBackend.EFFICIENT_ATTENTION, torch.float32)]
 for d, n, causal in cases:
     heads, batch = 2048 // d, 16384 // n
@@ -26,7 +28,7 @@ for d, n, causal in cases:
             print(json.dumps({"backend": name, "dtype": str(dtype).split(".")[1], "d": d, "n": n, "causal": causal,
                               "median_ms": med, "min_ms": lo, "max_ms": hi, "tflops": flops / med / 1e9}), flush=True)
         except Exception as ex:  # a backend that refuses the shape is a result too
-            print(json.dumps({"backend": name, "d": d, "n": n, "causal": causal, "error": str(ex)[:160]}), flush=True)
+            print(json.dumps({"backend": name, "dtype": str(dtype).split(".")[1], "d": d, "n": n, "causal": causal, "error": str(ex)[:160]}), flush=True)
         del q, k, v
         torch.cuda.empty_cache()
 sys.exit(0)

@@ -1,7 +1,7 @@
 /* flash_mma under tiles set by an override (flashcl_context_override_config with mma = 1): 4 or 8
  * warps of 16 rows or 4 warps of 32 (rows_per_item 4) x 32/64/128-key tiles, fp16, B*N = 16384 tokens, hidden 2048, N = 4096,
  * non-causal; each validated once against the naive kernel, then the median of 10 runs from
- * profiling events. One line per configuration. Usage: mma_tiles [head_dim ...] */
+ * profiling events. One line per configuration. Usage: [MMA_TILES=RxK/I,...] mma_tiles [head_dim ...] */
 #include <flashcl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +25,22 @@ int main(int argc, char **argv)
     cl_command_queue q;
     flashcl_context_cl_objects(ctx, &clctx, &dev, &q);
     /* rows x keys x rows_per_item (2: one m16 tile a warp; 4: two, FlashAttention-2's 32 rows a warp) */
-    const int tiles[][3] = {{0, 0, 0},     {64, 64, 2},  {64, 32, 2},  {64, 128, 2}, {128, 32, 2},
-                            {128, 64, 2},  {128, 128, 2}, {128, 64, 4}, {128, 32, 4}, {64, 64, 4}};
+    int tiles[16][3] = {{0, 0, 0},     {64, 64, 2},  {64, 32, 2},  {64, 128, 2}, {128, 32, 2},
+                        {128, 64, 2},  {128, 128, 2}, {128, 64, 4}, {128, 32, 4}, {64, 64, 4}};
+    size_t n_tiles = 10;
+    /* MMA_TILES="64x64/2,128x32/4": these instead (0x0/0: the chooser's) */
+    const char *env = getenv("MMA_TILES");
+    if (env && *env) {
+        n_tiles = 0;
+        for (const char *c = env; *c && n_tiles < 16;) {
+            if (sscanf(c, "%dx%d/%d", &tiles[n_tiles][0], &tiles[n_tiles][1], &tiles[n_tiles][2]) == 3)
+                ++n_tiles;
+            c = strchr(c, ',');
+            if (!c)
+                break;
+            ++c;
+        }
+    }
     for (int a = 1; a < (argc > 1 ? argc : 2); ++a) {
         const int d = argc > 1 ? atoi(argv[a]) : 128, n = 4096;
         flashcl_problem p;
@@ -46,7 +60,7 @@ int main(int argc, char **argv)
         cl_mem bv = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
         cl_mem bo = clCreateBuffer(clctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
         const double flops = 4.0 * p.batch * p.heads_q * (double)n * n * d;
-        for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; ++t) {
+        for (size_t t = 0; t < n_tiles; ++t) {
             flashcl_config o = {0};
             o.mma = 1;
             o.block_m = tiles[t][0];
