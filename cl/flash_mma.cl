@@ -125,13 +125,43 @@
 #define ASYNC_WAIT()
 #endif
 /* One K or V tile (BLOCK_N rows from key n0) into local memory; rows past skv are zeros (their
- * source address clamped to a real row). */
+ * source address clamped to row 0). Work-item tid copies chunks tid, tid + WG_SIZE, ... of the tile's
+ * BLOCK_N x HEAD_DIM/8 16-byte chunks; its row and column advance by constants (WG_SIZE/CPR rows and
+ * WG_SIZE%CPR chunks, wrapping to the next row), and so does its source pointer: no division or 64-bit
+ * multiply a chunk (NVIDIA's compiler kept the general loop's per-chunk index arithmetic, 16 instructions
+ * a copy, about a quarter of the key loop at d=128). */
+#define CPR (HEAD_DIM / 8) /* 16-byte chunks a row */
+#define TILE_CHUNKS (BLOCK_N * CPR)
+#define LOAD_TILE_(dst, src, base, stride, n0, CHECK)                                                          \
+    do {                                                                                                       \
+        int r_ = tid / CPR, c_ = (tid - r_ * CPR) * 8;                                                         \
+        __global const ushort *row0_ = (src) + (base);                                                          \
+        __global const ushort *p_ = row0_ + (long)((n0) + r_) * (stride) + c_;                                 \
+        const long step_ = (long)(WG_SIZE / CPR) * (stride) + (WG_SIZE % CPR) * 8;                             \
+        UNROLL                                                                                                 \
+        for (int i_ = 0; i_ < (TILE_CHUNKS + WG_SIZE - 1) / WG_SIZE; ++i_) {                                   \
+            if (TILE_CHUNKS % WG_SIZE == 0 || r_ < BLOCK_N) {                                                  \
+                const bool ok_ = !(CHECK) || (n0) + r_ < skv;                                                  \
+                ASYNC8((dst) + AT(r_, c_), ok_ ? p_ : row0_ + c_, ok_);                                        \
+            }                                                                                                  \
+            r_ += WG_SIZE / CPR;                                                                               \
+            c_ += (WG_SIZE % CPR) * 8;                                                                         \
+            p_ += step_;                                                                                       \
+            if (WG_SIZE % CPR != 0 && c_ >= HEAD_DIM) {                                                        \
+                c_ -= HEAD_DIM;                                                                                \
+                r_ += 1;                                                                                       \
+                p_ += (stride) - HEAD_DIM;                                                                     \
+            }                                                                                                  \
+        }                                                                                                      \
+    } while (0)
+/* (the row checks only on the tile that crosses the end of the keys) */
 #define LOAD_TILE(dst, src, base, stride, n0)                                                                  \
-    for (int idx = tid; idx < BLOCK_N * (HEAD_DIM / 8); idx += WG_SIZE) {                                       \
-        const int r_ = idx / (HEAD_DIM / 8), c_ = (idx - r_ * (HEAD_DIM / 8)) * 8;                              \
-        const bool ok_ = (n0) + r_ < skv;                                                                       \
-        ASYNC8((dst) + AT(r_, c_), (src) + (base) + (long)(ok_ ? (n0) + r_ : 0) * (stride) + c_, ok_);         \
-    }
+    do {                                                                                                       \
+        if ((n0) + BLOCK_N <= skv)                                                                             \
+            LOAD_TILE_(dst, src, base, stride, n0, 0);                                                         \
+        else                                                                                                   \
+            LOAD_TILE_(dst, src, base, stride, n0, 1);                                                         \
+    } while (0)
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
 flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, __global const ushort *restrict V,

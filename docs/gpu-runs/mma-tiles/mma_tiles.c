@@ -1,6 +1,6 @@
 /* flash_mma under tiles set by an override (flashcl_context_override_config with mma = 1): 4 or 8
  * warps of 16 rows or 4 warps of 32 (rows_per_item 4) x 32/64/128-key tiles, fp16, B*N = 16384 tokens, hidden 2048, N = 4096,
- * non-causal; each validated once against the naive kernel, then the median of 10 runs from
+ * non-causal (MMA_DTYPE=bf16: bf16); each validated once against the naive kernel, then the median of 10 runs from
  * profiling events. One line per configuration. Usage: [MMA_TILES=RxK/I,...] mma_tiles [head_dim ...] */
 #include <flashcl.h>
 #include <stdio.h>
@@ -49,11 +49,12 @@ int main(int argc, char **argv)
         p.heads_q = p.heads_kv = 2048 / d;
         p.seq_q = p.seq_kv = n;
         p.head_dim = d;
-        p.dtype = FLASHCL_DTYPE_F16;
+        p.dtype = getenv("MMA_DTYPE") && !strcmp(getenv("MMA_DTYPE"), "bf16") ? FLASHCL_DTYPE_BF16 : FLASHCL_DTYPE_F16;
         const size_t bytes = (size_t)p.batch * p.heads_q * n * d * 2;
         unsigned short *h = malloc(bytes);
-        for (size_t i = 0; i < bytes / 2; ++i) /* fp16 values in [-1, 1) */
-            h[i] = (unsigned short)(((rand() & 1) << 15) | (0x3800 + (rand() & 0x3ff)));
+        for (size_t i = 0; i < bytes / 2; ++i) /* values in [-1, 1): fp16 (0.5 to 1 either sign) or bf16 */
+            h[i] = p.dtype == FLASHCL_DTYPE_F16 ? (unsigned short)(((rand() & 1) << 15) | (0x3800 + (rand() & 0x3ff)))
+                                               : (unsigned short)(((rand() & 1) << 15) | (0x3f00 + (rand() & 0x7f)));
         cl_int err;
         cl_mem bq = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
         cl_mem bk = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
@@ -95,9 +96,9 @@ int main(int argc, char **argv)
             }
             qsort(ms, 10, sizeof ms[0], cmp);
             const double med = (ms[4] + ms[5]) / 2;
-            printf("d=%d %s %dx%d rows/item %d (%s, %llu B local, private %llu B): median %.3f ms (%.3f-%.3f), %.1f TFLOP/s, "
+            printf("%s d=%d %s %dx%d rows/item %d (%s, %llu B local, private %llu B): median %.3f ms (%.3f-%.3f), %.1f TFLOP/s, "
                    "validation %s (%.2e)\n",
-                   d, c.kernel, c.block_m, c.block_n, c.rows_per_item, c.source, (unsigned long long)c.local_mem_bytes,
+                   p.dtype == FLASHCL_DTYPE_F16 ? "f16" : "bf16", d, c.kernel, c.block_m, c.block_n, c.rows_per_item, c.source, (unsigned long long)c.local_mem_bytes,
                    (unsigned long long)ki.private_mem_bytes, med, ms[0], ms[9], flops / med * 1e-9,
                    vs == FLASHCL_SUCCESS && rep.passed ? "pass" : "FAIL", rep.max_rel_error);
             fflush(stdout);
