@@ -500,13 +500,6 @@ static int mma_allowed(const flashcl_device_profile *pr, const fcl_choice *ch, c
         snprintf(why, why_len, "portable: %s", no);
         return 0;
     }
-    /* Head dims above 128 keep Q's block in local memory (cl/flash_mma.cl's Q_LOCAL): built and tested
-     * emulated, not yet run on a GPU, so only a forced path (or an override) takes them. */
-    if (p->head_dim > 128 && ch->path != FLASHCL_PATH_MMA && !ch->override) {
-        snprintf(why, why_len, "portable: head_dim %d on the matrix units is not yet validated on a GPU "
-                               "(FLASHCL_PATH=mma takes it)", (int)p->head_dim);
-        return 0;
-    }
     return 1;
 }
 
@@ -516,32 +509,40 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
     const int emulated = !pr->matrix_units;
     if (!mma_allowed(pr, ch, p, why, why_len))
         return 0;
-    /* Four warps, fewer where the (compiled) kernel allows fewer work-items; 64-key tiles (32 above
-     * d=128: ptxas on clang's PTX, 232 registers at d=192 and 250 at d=256 without spills, 255 with
-     * spills at 64 keys), fewer where local memory is short. */
+    /* Four warps, fewer where the (compiled) kernel allows fewer work-items. The tiles, in the order
+     * measured fastest on the H200 (docs/NOTES.md, prefill-3: fp16 N=4096, TFLOP/s), the first whose
+     * local memory fits: up to d=64, 32 rows a warp x 64 keys (277 against 246 for 16 rows x 64);
+     * up to d=192, 32 rows x 32 keys (d=128: 292 against 260; d=192: 235 against 216); above,
+     * 16 rows x 64 keys (d=256: 241; 32 rows a warp spill: 119). Queries that fill less than one
+     * 32-rows-a-warp block take 16 rows a warp. Then fewer keys where local memory is short. */
     int32_t warps = 4;
     while (warps > 1 && (size_t)(32 * warps) > ch->work_group)
         warps /= 2;
-    const int32_t bm = 16 * warps;
-    int32_t bn = p->head_dim > 128 ? 32 : 64;
-    while (bn > 16 && mma_bytes(p->head_dim, bm, bn, 1, emulated) > ch->local_mem)
+    const int32_t d = p->head_dim;
+    int32_t mt = d <= 192 && p->seq_q > 16 * warps ? 2 : 1;
+    int32_t bn = mt == 2 ? (d <= 64 ? 64 : 32) : d <= 128 || d > 192 ? 64 : 32;
+    if (mt == 2 && mma_bytes(d, 32 * warps, bn, 2, emulated) > ch->local_mem) {
+        mt = 1; /* (a device whose budget is the reported 48 KiB: the 16-rows-a-warp tiles) */
+        bn = d <= 128 ? 64 : 32;
+    }
+    const int32_t bm = 16 * warps * mt;
+    while (bn > 16 && mma_bytes(d, bm, bn, mt, emulated) > ch->local_mem)
         bn /= 2;
-    if (mma_bytes(p->head_dim, bm, bn, 1, emulated) > ch->local_mem || ch->work_group < 32) {
+    if (mma_bytes(d, bm, bn, mt, emulated) > ch->local_mem || ch->work_group < 32) {
         snprintf(why, why_len, "portable: the matrix-unit tiles need %llu B of local memory and 32 work-items",
-                 (unsigned long long)mma_bytes(p->head_dim, bm, bn, 1, emulated));
+                 (unsigned long long)mma_bytes(d, bm, bn, mt, emulated));
         return 0;
     }
     memset(cfg, 0, sizeof *cfg);
     cfg->mma = emulated ? 2 : 1;
     cfg->block_m = bm;
     cfg->block_n = bn;
-    cfg->threads_per_row = 4; /* the lanes sharing a row of the m16n8 fragments */
-    cfg->rows_per_item = 2;   /* rows g and g + 8 */
+    cfg->threads_per_row = 4;     /* the lanes sharing a row of the m16n8 fragments */
+    cfg->rows_per_item = 2 * mt; /* rows g and g + 8 of each m16 tile */
     cfg->d_chunk = p->head_dim;
     cfg->v_chunk = bn;
-    snprintf(cfg->reason, sizeof cfg->reason,
-             "%d warps x 16 query rows, Q in registers, %d-key K/V tiles in local memory (ldmatrix)", (int)warps,
-             (int)bn);
+    snprintf(cfg->reason, sizeof cfg->reason, "%d warps x %d query rows, Q %s, %d-key K/V tiles in local memory (ldmatrix)",
+             (int)warps, (int)(16 * mt), mt > 1 || d > 128 ? "in local memory" : "in registers", (int)bn);
     snprintf(why, why_len, "%s",
              emulated ? "matrix-unit kernel, emulated (forced on a device without matrix units: for testing)"
                       : "matrix units: mma.sync m16n8k16 through inline PTX, fp32 accumulation");

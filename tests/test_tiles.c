@@ -313,13 +313,19 @@ START_TEST(test_matrix_unit_path)
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_str_eq(c.kernel, "flash_mma");
     ck_assert_int_eq(c.mma, 1);
-    ck_assert_int_eq(c.block_m, 64); /* four warps of 16 rows */
-    ck_assert_int_eq(c.work_group_size, 128);
-    ck_assert_int_eq(c.block_n, 64);
+    ck_assert_int_eq(c.work_group_size, 128); /* four warps */
     ck_assert_int_eq(c.kv_splits, 1);
     ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(128, &c));
-    ck_assert_uint_eq(c.local_mem_bytes, (64 + 64) * (128 + 8) * 2); /* cl/flash_mma.cl's layout: padded rows */
+    ck_assert_uint_le(c.local_mem_bytes, budget_of(&prof));
     ck_assert_ptr_nonnull(strstr(c.path_reason, "matrix units"));
+    /* 16 rows a warp (Q in registers, padded rows: cl/flash_mma.cl's layout) where 32 do not fit */
+    policy.local_mem_limit = 40 * 1024;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.block_m, 64);
+    ck_assert_int_eq(c.rows_per_item, 2);
+    ck_assert_int_eq(c.block_n, 64);
+    ck_assert_uint_eq(c.local_mem_bytes, (64 + 64) * (128 + 8) * 2);
+    policy.local_mem_limit = 0;
 
     /* Windows, causal, GQA, bf16 and head dims 32..128 in steps of 32 stay on the matrix units. */
     static const int dims_ok[] = {32, 64, 96, 128};
@@ -347,7 +353,7 @@ START_TEST(test_matrix_unit_path)
         no[i].q = p;
     no[n].what = "fp32", no[n].reason = "fp32", no[n++].q.dtype = FLASHCL_DTYPE_F32;
     no[n].what = "d=80", no[n].reason = "head_dim", no[n++].q.head_dim = 80;
-    no[n].what = "d=256", no[n].reason = "head_dim", no[n++].q.head_dim = 256;
+    no[n].what = "d=72", no[n].reason = "head_dim", no[n++].q.head_dim = 72;
     no[n].what = "alibi", no[n].reason = "biases", no[n++].q.alibi = 1;
     no[n].what = "softcap", no[n].reason = "softcap", no[n++].q.softcap = 30.0f;
     no[n].what = "splits", no[n].reason = "splits", no[n++].q.kv_splits = 4;
@@ -359,26 +365,34 @@ START_TEST(test_matrix_unit_path)
                       no[i].what, c.path_reason);
     }
 
-    /* Head dims above 128 (Q's block in local memory): forced only, until run on a GPU; 32-key tiles
-     * (registers); past 48 KiB at d=256, so on Hopper's static budget. */
+    /* On Hopper's static budget, the tiles measured fastest (docs/NOTES.md, prefill-3): 32 rows a warp
+     * (Q's block in local memory) x 64 keys up to d=64 and x 32 keys up to d=192, 16 rows x 64 keys
+     * above; 16 rows a warp where the queries fill less than a 128-row block. */
     {
         flashcl_device_profile hopper = profile_of(&fakes[N_FAKES - 4]);
         hopper.matrix_units = 1;
         flashcl_problem q = p;
-        const int dims[2] = {192, 256}, keys[2] = {32, 32};
-        for (int i = 0; i < 2; ++i) {
-            q.head_dim = dims[i];
-            policy.path = FLASHCL_PATH_MMA;
+        static const struct {
+            int d, seq_q, bm, bn, rows;
+        } want[] = {{64, 4096, 128, 64, 4}, {128, 4096, 128, 32, 4}, {192, 4096, 128, 32, 4}, {256, 4096, 64, 64, 2},
+                    {128, 64, 64, 64, 2},   {64, 65, 128, 64, 4},    {256, 100, 64, 64, 2}};
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
+            q.head_dim = want[i].d;
+            q.seq_q = want[i].seq_q;
             ck_assert_int_eq(choose(&hopper, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-            ck_assert_msg(c.mma == 1, "d=%d: %s", dims[i], c.path_reason);
-            ck_assert_int_eq(c.block_m, 64);
-            ck_assert_int_eq(c.block_n, keys[i]);
-            ck_assert_uint_eq(c.local_mem_bytes, (uint64_t)(64 + 2 * keys[i]) * dims[i] * 2); /* swizzled rows */
-            policy.path = FLASHCL_PATH_AUTO;
-            ck_assert_int_eq(choose(&hopper, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-            ck_assert_int_eq(c.mma, 0);
-            ck_assert_ptr_nonnull(strstr(c.path_reason, "not yet validated"));
+            ck_assert_msg(c.mma == 1 && c.block_m == want[i].bm && c.block_n == want[i].bn &&
+                              c.rows_per_item == want[i].rows,
+                          "d=%d seq_q=%d: %s %dx%d/%d (%s)", want[i].d, want[i].seq_q, c.kernel, c.block_m,
+                          c.block_n, c.rows_per_item, c.path_reason);
+            ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(want[i].d, &c));
+            ck_assert_uint_le(c.local_mem_bytes, budget_of(&hopper));
         }
+        /* the reported 48 KiB alone: d=256 still on the matrix units, with 16-key tiles */
+        q.head_dim = 256;
+        q.seq_q = 4096;
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_msg(c.mma == 1 && c.block_m == 64 && c.block_n == 16, "%dx%d (%s)", c.block_m, c.block_n,
+                      c.path_reason);
     }
     policy.path = FLASHCL_PATH_AUTO;
 
