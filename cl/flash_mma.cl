@@ -56,6 +56,12 @@
 #ifndef MT
 #define MT 1
 #endif
+#ifndef RESCALE_ALWAYS
+#define RESCALE_ALWAYS 0
+#endif
+#ifndef HEAVY_FIRST /* causal or windowed: the blocks of a head in reverse, the longest key ranges first */
+#define HEAVY_FIRST 1
+#endif
 #ifndef QK_J_OUTER /* 1: S tile by tile (each tile's k steps a chain of dependent MMAs); 0: k step outer */
 #define QK_J_OUTER 0
 #endif
@@ -67,14 +73,17 @@
 #endif
 #define BLOCK_M (16 * WARPS * MT)
 #define WG_SIZE (32 * WARPS)
-/* Local rows of 16-bit elements, in 16-byte chunks of 8. SWIZZLE (head dims a multiple of 64, with
- * Q_LOCAL): rows of
+/* Local rows of 16-bit elements, in 16-byte chunks of 8. SWIZZLE (head dims a multiple of 64): rows of
  * exactly HEAD_DIM, chunk c of row r stored at chunk c ^ (r % 8), so the eight row addresses of an
  * ldmatrix (eight rows, one chunk column) fall in eight distinct 16-byte bank groups; otherwise rows
  * padded by one chunk (LDS = HEAD_DIM + 8: each row shifted by four banks) for the same effect. AT(r, c):
- * the element offset of row r, column c (c a multiple of 8). */
-#ifndef SWIZZLE /* (with Q_LOCAL only until the swizzle has run on a GPU; src/tiles.c's mma_bytes agrees) */
-#define SWIZZLE (HEAD_DIM % 64 == 0 && Q_LOCAL)
+ * the element offset of row r, column c (c a multiple of 8). Padded rows measured as fast or faster
+ * on the H200 except at d=64 with Q's block apart (prefill-4: d=128 equal, causal +6%; d=256 +11-15%;
+ * d=64 -2%): the swizzle's XOR costs an address computation an ldmatrix where registers are short,
+ * padded rows are a base and an immediate offset. So the default swizzles only there (src/tiles.c's
+ * mma_bytes agrees). */
+#ifndef SWIZZLE
+#define SWIZZLE (HEAD_DIM == 64 && Q_LOCAL)
 #endif
 #if SWIZZLE && HEAD_DIM % 64 != 0
 #error "SWIZZLE needs rows of whole groups of 8 chunks: a head dim a multiple of 64"
@@ -195,7 +204,7 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
 #if !FCL_PTX
     __local uint *const xw = xchg + warp * 32 * 8;
 #endif
-    const int m0 = get_group_id(0) * BLOCK_M;
+    const int m0 = (HAS_WINDOW && HEAVY_FIRST ? (int)get_num_groups(0) - 1 - (int)get_group_id(0) : (int)get_group_id(0)) * BLOCK_M;
     const int bh = get_group_id(1);
     const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
     const seq_view sv = seq_view_of(b, seq_q, seq_kv, 0, 0, 0, 0, 0);
@@ -334,6 +343,7 @@ UNROLL
                 }
         }
 
+        float alphas[MT][2];
         /* Online softmax on the lane's rows (r = 0: row0, elements 0 and 1; r = 1: row0 + 8), softmax.cl's
          * rules with the maximum m_run kept unscaled: a row whose maximum is still -inf weighs its keys
          * exp2(-inf - 0) = 0; a NaN maximum makes every weight, and the row, NaN. */
@@ -348,7 +358,8 @@ UNROLL
                 mx = mma_max_nan(mx, SHFL_XOR(mx, 1));
                 mx = mma_max_nan(mx, SHFL_XOR(mx, 2));
                 const float m_scaled = mx == -INFINITY ? 0.0f : mx * scale_abs;
-                const float alpha = mma_exp2(fma(m_run[mt][r], scale_abs, -m_scaled));
+                /* (exactly 1 where the maximum did not move: a NaN maximum moves it) */
+                const float alpha = mx == m_run[mt][r] ? 1.0f : mma_exp2(fma(m_run[mt][r], scale_abs, -m_scaled));
                 float psum = 0.0f;
 UNROLL
                 for (int j = 0; j < NT; ++j) {
@@ -360,12 +371,22 @@ UNROLL
                 }
                 l_run[mt][r] = l_run[mt][r] * alpha + psum;
                 m_run[mt][r] = mx;
+                alphas[mt][r] = alpha;
+            }
+        /* O's rescale (d/2 multiplies a lane and m tile), skipped where no row of the warp moved its
+         * maximum: after the first tiles, most (RESCALE_ALWAYS=1: every tile, to measure it). */
+        if (RESCALE_ALWAYS || warp_any(alphas[0][0] != 1.0f || alphas[0][1] != 1.0f || alphas[MT - 1][0] != 1.0f ||
+                                       alphas[MT - 1][1] != 1.0f)) {
+UNROLL
+            for (int mt = 0; mt < MT; ++mt)
 UNROLL
                 for (int j = 0; j < DT; ++j) {
-                    o[mt][j][2 * r] *= alpha;
-                    o[mt][j][2 * r + 1] *= alpha;
+                    o[mt][j][0] *= alphas[mt][0];
+                    o[mt][j][1] *= alphas[mt][0];
+                    o[mt][j][2] *= alphas[mt][1];
+                    o[mt][j][3] *= alphas[mt][1];
                 }
-            }
+        }
 
         ASYNC_WAIT();                 /* V(n0) has landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies too; and S is done: k_s is free */

@@ -81,12 +81,12 @@ static int32_t mma_tiles_per_warp(const flashcl_config *c)
 }
 
 /* cl/flash_mma.cl's layout comment: K (Q's block first) and V tiles of 16-bit elements, rows of
- * head_dim (swizzled: head dims a multiple of 64 with Q's block apart) or head_dim + 8, and the emulation's exchange area of 8 uints per lane; with mt = 2 m tiles a warp or a
+ * head_dim (swizzled: d=64 with Q's block apart) or head_dim + 8, and the emulation's exchange area of 8 uints per lane; with mt = 2 m tiles a warp or a
  * head dim above 128, Q's block in a region of its own. */
 static uint64_t mma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t mt, int emulated)
 {
     const int q_local = mt > 1 || d > 128;   /* the kernel's Q_LOCAL */
-    const uint64_t lds = d % 64 == 0 && q_local ? d : d + 8; /* SWIZZLE: unpadded rows */
+    const uint64_t lds = d == 64 && q_local ? d : d + 8; /* SWIZZLE: unpadded rows */
     const uint64_t rows = q_local ? (uint64_t)bm + 2 * (uint64_t)bn : (uint64_t)(bm > bn ? bm : bn) + (uint64_t)bn;
     return rows * lds * 2 + (emulated ? (uint64_t)(bm / (16 * (mt > 1 ? mt : 1))) * 32 * 8 * 4 : 0);
 }
@@ -514,7 +514,8 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
      * local memory fits: up to d=64, 32 rows a warp x 64 keys (277 against 246 for 16 rows x 64);
      * up to d=192, 32 rows x 32 keys (d=128: 292 against 260; d=192: 235 against 216); above,
      * 16 rows x 64 keys (d=256: 241; 32 rows a warp spill: 119). Queries that fill less than one
-     * 32-rows-a-warp block take 16 rows a warp. Then fewer keys where local memory is short. */
+     * 32-rows-a-warp block take 16 rows a warp. Then fewer keys, and then fewer warps, where local
+     * memory is short. */
     int32_t warps = 4;
     while (warps > 1 && (size_t)(32 * warps) > ch->work_group)
         warps /= 2;
@@ -525,9 +526,13 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
         mt = 1; /* (a device whose budget is the reported 48 KiB: the 16-rows-a-warp tiles) */
         bn = d <= 128 ? 64 : 32;
     }
+    while (mma_bytes(d, 16 * warps * mt, bn, mt, emulated) > ch->local_mem && (bn > 16 || warps > 1)) {
+        if (bn > 16)
+            bn /= 2;
+        else
+            warps /= 2; /* (d=256 in 48 KiB: 2 warps x 16 keys) */
+    }
     const int32_t bm = 16 * warps * mt;
-    while (bn > 16 && mma_bytes(d, bm, bn, mt, emulated) > ch->local_mem)
-        bn /= 2;
     if (mma_bytes(d, bm, bn, mt, emulated) > ch->local_mem || ch->work_group < 32) {
         snprintf(why, why_len, "portable: the matrix-unit tiles need %llu B of local memory and 32 work-items",
                  (unsigned long long)mma_bytes(d, bm, bn, mt, emulated));

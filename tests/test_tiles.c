@@ -387,12 +387,13 @@ START_TEST(test_matrix_unit_path)
             ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(want[i].d, &c));
             ck_assert_uint_le(c.local_mem_bytes, budget_of(&hopper));
         }
-        /* the reported 48 KiB alone: d=256 still on the matrix units, with 16-key tiles */
+        /* the reported 48 KiB alone: d=256 still on the matrix units, with 16-key tiles and 2 warps */
         q.head_dim = 256;
         q.seq_q = 4096;
         ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_msg(c.mma == 1 && c.block_m == 64 && c.block_n == 16, "%dx%d (%s)", c.block_m, c.block_n,
-                      c.path_reason);
+        ck_assert_msg(c.mma == 1 && c.block_m == 32 && c.block_n == 16 && c.work_group_size == 64, "%dx%d (%s)",
+                      c.block_m, c.block_n, c.path_reason);
+        ck_assert_uint_le(c.local_mem_bytes, budget_of(&prof));
     }
     policy.path = FLASHCL_PATH_AUTO;
 

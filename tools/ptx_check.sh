@@ -18,6 +18,7 @@ trap '[ -n "$KEEP" ] || rm -rf "$tmp"' EXIT
 cat > "$tmp/prelude.cl" <<'PRE'
 #define get_local_id(x) ((size_t)__nvvm_read_ptx_sreg_tid_x())
 #define get_group_id(x) ((size_t)((x) == 0 ? __nvvm_read_ptx_sreg_ctaid_x() : __nvvm_read_ptx_sreg_ctaid_y()))
+#define get_num_groups(x) ((size_t)__nvvm_read_ptx_sreg_nctaid_x())
 #define barrier(x) __nvvm_bar_sync(0)
 #define native_exp2(x) __nvvm_ex2_approx_f(x)
 #define exp2(x) __nvvm_ex2_approx_f(x)
