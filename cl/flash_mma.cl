@@ -56,9 +56,6 @@
 #ifndef MT
 #define MT 1
 #endif
-#ifndef RESCALE_ALWAYS
-#define RESCALE_ALWAYS 0
-#endif
 #ifndef HEAVY_FIRST /* causal or windowed: the blocks of a head in reverse, the longest key ranges first */
 #define HEAVY_FIRST 1
 #endif
@@ -343,7 +340,6 @@ UNROLL
                 }
         }
 
-        float alphas[MT][2];
         /* Online softmax on the lane's rows (r = 0: row0, elements 0 and 1; r = 1: row0 + 8), softmax.cl's
          * rules with the maximum m_run kept unscaled: a row whose maximum is still -inf weighs its keys
          * exp2(-inf - 0) = 0; a NaN maximum makes every weight, and the row, NaN. */
@@ -358,8 +354,7 @@ UNROLL
                 mx = mma_max_nan(mx, SHFL_XOR(mx, 1));
                 mx = mma_max_nan(mx, SHFL_XOR(mx, 2));
                 const float m_scaled = mx == -INFINITY ? 0.0f : mx * scale_abs;
-                /* (exactly 1 where the maximum did not move: a NaN maximum moves it) */
-                const float alpha = mx == m_run[mt][r] ? 1.0f : mma_exp2(fma(m_run[mt][r], scale_abs, -m_scaled));
+                const float alpha = mma_exp2(fma(m_run[mt][r], scale_abs, -m_scaled));
                 float psum = 0.0f;
 UNROLL
                 for (int j = 0; j < NT; ++j) {
@@ -371,22 +366,12 @@ UNROLL
                 }
                 l_run[mt][r] = l_run[mt][r] * alpha + psum;
                 m_run[mt][r] = mx;
-                alphas[mt][r] = alpha;
-            }
-        /* O's rescale (d/2 multiplies a lane and m tile), skipped where no row of the warp moved its
-         * maximum: after the first tiles, most (RESCALE_ALWAYS=1: every tile, to measure it). */
-        if (RESCALE_ALWAYS || warp_any(alphas[0][0] != 1.0f || alphas[0][1] != 1.0f || alphas[MT - 1][0] != 1.0f ||
-                                       alphas[MT - 1][1] != 1.0f)) {
-UNROLL
-            for (int mt = 0; mt < MT; ++mt)
 UNROLL
                 for (int j = 0; j < DT; ++j) {
-                    o[mt][j][0] *= alphas[mt][0];
-                    o[mt][j][1] *= alphas[mt][0];
-                    o[mt][j][2] *= alphas[mt][1];
-                    o[mt][j][3] *= alphas[mt][1];
+                    o[mt][j][2 * r] *= alpha;
+                    o[mt][j][2 * r + 1] *= alpha;
                 }
-        }
+            }
 
         ASYNC_WAIT();                 /* V(n0) has landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies too; and S is done: k_s is free */

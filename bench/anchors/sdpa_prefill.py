@@ -17,9 +17,16 @@ cases = [(128, 1024, False), (128, 4096, False), (128, 16384, False), (128, 4096
 runs = [("flash", SDPBackend.FLASH_ATTENTION, torch.float16), ("flash", SDPBackend.FLASH_ATTENTION, torch.bfloat16),
         ("cudnn", SDPBackend.CUDNN_ATTENTION, torch.float16),
         ("efficient", SDPBackend.EFFICIENT_ATTENTION, torch.float32)]
+# optional: python sdpa_prefill.py [BACKENDS [HEAD_DIMS]], e.g. "efficient" "128,64": only those
+only = sys.argv[1].split(",") if len(sys.argv) > 1 else None
+dims = [int(x) for x in sys.argv[2].split(",")] if len(sys.argv) > 2 else None
 for d, n, causal in cases:
+    if dims and d not in dims:
+        continue
     heads, batch = 2048 // d, 16384 // n
     for name, be, dtype in runs:
+        if only and name not in only:
+            continue
         q, k, v = (torch.randn(batch, heads, n, d, device=dev, dtype=dtype) for _ in range(3))
         flops = 4 * batch * heads * n * n * d / (2 if causal else 1)
         try:
