@@ -17,9 +17,11 @@ B=build-gpu/tools/flashcl
 export XDG_CONFIG_HOME=$R/config
 $B bench --device NVIDIA --algos flash --iters 5 -d 128 --dtype f32 -n 4096,16384 --json $R/bench_f32_shipped.json > $R/bench_f32_shipped.txt 2>&1
 echo "== shipped"; grep -E "^[0-9]" $R/bench_f32_shipped.txt | cut -c1-100
-s=$(date +%s); timeout 260 $B tune --device NVIDIA -d 128 --dtype f32 -n 4096 --iters 3 > $R/tune.txt 2>&1
+tar czf $OUT/run.tgz -C $R .
+s=$(date +%s); timeout 200 $B tune --device NVIDIA -d 128 --dtype f32 -n 4096 --iters 3 > $R/tune.txt 2>&1
 echo "tune rc $? $(( $(date +%s) - s )) s"; tail -4 $R/tune.txt | cut -c1-200; cat $R/config/flashcl/tuning.db 2>/dev/null | grep -v "^#" | cut -c1-250
 $B bench --device NVIDIA --algos flash --iters 5 -d 128 --dtype f32 -n 4096,16384 --json $R/bench_f32_tuned.json > $R/bench_f32_tuned.txt 2>&1
+tar czf $OUT/run.tgz -C $R .
 echo "== tuned"; grep -E "^[0-9]" $R/bench_f32_tuned.txt | cut -c1-100
 timeout 60 /opt/torch/.venv/bin/python bench/anchors/sdpa_prefill.py efficient 128 > $R/sdpa.jsonl 2> $R/sdpa.log
 echo "sdpa rc $?"; grep -v torch $R/sdpa.jsonl | cut -c1-200
