@@ -30,6 +30,9 @@ static flashcl_device_profile h200(void)
     strcpy(p.arch, "sm_90");
     p.vendor = FLASHCL_VENDOR_NVIDIA;
     p.local_mem_size = 48 * 1024;
+    p.local_mem_static = 232448; /* as the compile probes find it (the shipped d=128 entry needs more than 48 KiB) */
+    p.local_mem_per_cu = 233472;
+    p.nv_cc_major = 9;
     p.max_work_group_size = 1024;
     p.wg_multiple = 32;
     return p;
