@@ -69,7 +69,8 @@ FLASHCL_API const char *flashcl_version_string(void);
     X(NO_DEVICE, 7, "no OpenCL device found")                                                         \
     X(BUFFER_TOO_SMALL, 8, "buffer smaller than the problem needs")                                   \
     X(VALIDATION_FAILED, 9, "result differs from the naive kernel beyond tolerance")                  \
-    X(CACHE_ERROR, 10, "program cache error")
+    X(CACHE_ERROR, 10, "program cache error")                                                        \
+    X(ABI_MISMATCH, 11, "the caller's flashcl.h does not match the library")
 
 typedef enum flashcl_status {
 #define FLASHCL_STATUS_ENUM_(name, value, text) FLASHCL_##name = value,
@@ -81,6 +82,20 @@ typedef enum flashcl_status {
 FLASHCL_API const char *flashcl_status_string(flashcl_status status);
 /** The enumerator's name without the prefix ("INVALID_ARGUMENT"). Never NULL. */
 FLASHCL_API const char *flashcl_status_name(flashcl_status status);
+
+/* ---------------------------------------------------------------------------------------------------
+ * ABI guard. Every call that starts an application's use of flashcl (context creation, the *_default
+ * initialisers, device profiles, the chooser, the tuning store, the local-memory formula) is a macro
+ * that passes the header's view of the ABI: FLASHCL_ABI_VERSION and the size of each public struct as
+ * the caller's compiler laid it out. The library compares it with its own and refuses a mismatch with
+ * FLASHCL_ABI_MISMATCH and a message naming the struct, before reading or writing any of them. The
+ * exported functions behind the macros end in _abi and take that descriptor first, so bindings
+ * (ctypes, cffi) pass the sizes of their own mirrors and find out when a mirror drifts. ABI policy:
+ * README.md ("ABI").
+ */
+#define FLASHCL_ABI_VERSION 1
+typedef struct flashcl_abi flashcl_abi;
+static inline const flashcl_abi *flashcl_abi_of_header(void);
 
 /* ---------------------------------------------------------------------------------------------------
  * Problem description.
@@ -199,7 +214,8 @@ typedef struct flashcl_problem {
 } flashcl_problem;
 
 /** Fills a problem with defaults: everything 1 but head_dim 64, fp32, default scale and layout. */
-FLASHCL_API void flashcl_problem_default(flashcl_problem *problem);
+FLASHCL_API flashcl_status flashcl_problem_default_abi(const flashcl_abi *abi, flashcl_problem *problem);
+#define flashcl_problem_default(problem) flashcl_problem_default_abi(flashcl_abi_of_header(), (problem))
 
 /* ---------------------------------------------------------------------------------------------------
  * Device profile: what the tile choice depends on, the device's facts only (what the driver reports
@@ -279,7 +295,10 @@ typedef struct flashcl_device_profile {
  * FLASHCL_SUCCESS or FLASHCL_UNSUPPORTED with the reason in `why` (may be NULL), which is also the
  * calling thread's flashcl_context_last_error(NULL).
  */
-FLASHCL_API flashcl_status flashcl_device_supported(const flashcl_device_profile *profile, char *why, size_t why_len);
+FLASHCL_API flashcl_status flashcl_device_supported_abi(const flashcl_abi *abi, const flashcl_device_profile *profile,
+                                                        char *why, size_t why_len);
+#define flashcl_device_supported(profile, why, why_len) \
+    flashcl_device_supported_abi(flashcl_abi_of_header(), (profile), (why), (why_len))
 
 /** "nvidia", "amd", "intel", "pocl", "mesa", "apple", "arm", "qualcomm" or "other". */
 FLASHCL_API const char *flashcl_vendor_name(flashcl_vendor vendor);
@@ -288,7 +307,10 @@ FLASHCL_API const char *flashcl_vendor_name(flashcl_vendor vendor);
  * matrix-unit kernel (NVIDIA, compute capability 8.0+ only; in a temporary OpenCL context), and
  * local_mem_static from compile probes (NVIDIA 7.0+; read from the disk cache after the first time,
  * unless $FLASHCL_CACHE is 0). */
-FLASHCL_API flashcl_status flashcl_device_profile_query(cl_device_id device, flashcl_device_profile *profile);
+FLASHCL_API flashcl_status flashcl_device_profile_query_abi(const flashcl_abi *abi, cl_device_id device,
+                                                            flashcl_device_profile *profile);
+#define flashcl_device_profile_query(device, profile) \
+    flashcl_device_profile_query_abi(flashcl_abi_of_header(), (device), (profile))
 
 /* ---------------------------------------------------------------------------------------------------
  * Kernel configuration: what a plan runs. flashcl_choose_config_policy() is the one chooser, a pure
@@ -359,7 +381,8 @@ typedef struct flashcl_policy {
 } flashcl_policy;
 
 /** Fills a policy with defaults: path and cap from the environment, no tuning database. */
-FLASHCL_API void flashcl_policy_default(flashcl_policy *policy);
+FLASHCL_API flashcl_status flashcl_policy_default_abi(const flashcl_abi *abi, flashcl_policy *policy);
+#define flashcl_policy_default(policy) flashcl_policy_default_abi(flashcl_abi_of_header(), (policy))
 
 /**
  * Chooses the configuration for `problem` on a device with `profile` under `policy` (NULL: the
@@ -368,14 +391,19 @@ FLASHCL_API void flashcl_policy_default(flashcl_policy *policy);
  * default policy, the environment): with a context's profile and policy it returns exactly what a
  * plan on that context gets (before any shrink after compiling).
  */
-FLASHCL_API flashcl_status flashcl_choose_config_policy(const flashcl_device_profile *profile,
+FLASHCL_API flashcl_status flashcl_choose_config_policy_abi(const flashcl_abi *abi,
+                                                            const flashcl_device_profile *profile,
                                                         const flashcl_policy *policy,
                                                         const flashcl_problem *problem,
                                                         flashcl_algorithm algorithm, flashcl_config *config);
+#define flashcl_choose_config_policy(profile, policy, problem, algorithm, config) \
+    flashcl_choose_config_policy_abi(flashcl_abi_of_header(), (profile), (policy), (problem), (algorithm), (config))
 /** flashcl_choose_config_policy with the default policy. */
-FLASHCL_API flashcl_status flashcl_choose_config(const flashcl_device_profile *profile,
+FLASHCL_API flashcl_status flashcl_choose_config_abi(const flashcl_abi *abi, const flashcl_device_profile *profile,
                                                  const flashcl_problem *problem,
                                                  flashcl_algorithm algorithm, flashcl_config *config);
+#define flashcl_choose_config(profile, problem, algorithm, config) \
+    flashcl_choose_config_abi(flashcl_abi_of_header(), (profile), (problem), (algorithm), (config))
 
 /* ---------------------------------------------------------------------------------------------------
  * Tuning database: tuned flash configurations keyed by device identity (vendor, architecture, device
@@ -409,13 +437,19 @@ FLASHCL_API const char *flashcl_tuning_db_user_path(const flashcl_tuning_db *db)
  * Writes an entry for (profile's device, problem's class) with config's tiles into the file at path,
  * replacing an entry with the same key; the file is rewritten atomically (temporary file, rename).
  */
-FLASHCL_API flashcl_status flashcl_tuning_db_store(const char *path, const flashcl_device_profile *profile,
+FLASHCL_API flashcl_status flashcl_tuning_db_store_abi(const flashcl_abi *abi, const char *path,
+                                                       const flashcl_device_profile *profile,
                                                    const flashcl_problem *problem, const flashcl_config *config,
                                                    const char *comment);
+#define flashcl_tuning_db_store(path, profile, problem, config, comment) \
+    flashcl_tuning_db_store_abi(flashcl_abi_of_header(), (path), (profile), (problem), (config), (comment))
 
 /** The exact local-memory bytes the flash kernel uses for a tile configuration of `config` (its mma,
  * block_m, block_n, threads_per_row, d_chunk and v_chunk) at `head_dim`. */
-FLASHCL_API uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flashcl_config *config);
+FLASHCL_API uint64_t flashcl_flash_local_mem_bytes_abi(const flashcl_abi *abi, int32_t head_dim,
+                                                       const flashcl_config *config);
+#define flashcl_flash_local_mem_bytes(head_dim, config) \
+    flashcl_flash_local_mem_bytes_abi(flashcl_abi_of_header(), (head_dim), (config))
 
 /* ---------------------------------------------------------------------------------------------------
  * Context.
@@ -447,17 +481,20 @@ typedef struct flashcl_settings {
 } flashcl_settings;
 
 /** Fills settings with defaults (everything from the environment). */
-FLASHCL_API void flashcl_settings_default(flashcl_settings *settings);
+FLASHCL_API flashcl_status flashcl_settings_default_abi(const flashcl_abi *abi, flashcl_settings *settings);
+#define flashcl_settings_default(settings) flashcl_settings_default_abi(flashcl_abi_of_header(), (settings))
 
 /**
  * Makes a context on the application's own OpenCL objects. They are retained (clRetain*) and released
  * on destroy; flashcl never replaces them. The queue must belong to `context` and `device`.
  * settings may be NULL (defaults). On failure *out is NULL.
  */
-FLASHCL_API flashcl_status flashcl_context_create(cl_context context, cl_device_id device,
+FLASHCL_API flashcl_status flashcl_context_create_abi(const flashcl_abi *abi, cl_context context, cl_device_id device,
                                                   cl_command_queue queue,
                                                   const flashcl_settings *settings,
                                                   flashcl_context **out);
+#define flashcl_context_create(context, device, queue, settings, out) \
+    flashcl_context_create_abi(flashcl_abi_of_header(), (context), (device), (queue), (settings), (out))
 
 /**
  * Makes a context on a device flashcl picks: `selector` is "P:D" (platform and device index), or a
@@ -465,9 +502,11 @@ FLASHCL_API flashcl_status flashcl_context_create(cl_context context, cl_device_
  * if that is unset, the first GPU, else the first CPU, else the first device. The queue is created
  * with profiling enabled. Returns FLASHCL_NO_DEVICE when nothing matches.
  */
-FLASHCL_API flashcl_status flashcl_context_create_default(const char *selector,
+FLASHCL_API flashcl_status flashcl_context_create_default_abi(const flashcl_abi *abi, const char *selector,
                                                           const flashcl_settings *settings,
                                                           flashcl_context **out);
+#define flashcl_context_create_default(selector, settings, out) \
+    flashcl_context_create_default_abi(flashcl_abi_of_header(), (selector), (settings), (out))
 
 /** Destroys a context and sets *ctx to NULL. Accepts NULL and a pointer to NULL. Plans must be destroyed first. */
 FLASHCL_API void flashcl_context_destroy(flashcl_context **ctx);
@@ -648,6 +687,50 @@ typedef struct flashcl_validation {
 
 /** The report of the plan's last validated enqueue. */
 FLASHCL_API flashcl_status flashcl_plan_last_validation(const flashcl_plan *plan, flashcl_validation *report);
+
+/* ---------------------------------------------------------------------------------------------------
+ * The ABI descriptor (see "ABI guard" above): the version and each public struct's size, in the order
+ * of flashcl_abi_struct. A binding that mirrors the structs fills one with its own sizes.
+ */
+typedef enum flashcl_abi_struct {
+    FLASHCL_ABI_PROBLEM = 0,
+    FLASHCL_ABI_DEVICE_PROFILE = 1,
+    FLASHCL_ABI_CONFIG = 2,
+    FLASHCL_ABI_POLICY = 3,
+    FLASHCL_ABI_SETTINGS = 4,
+    FLASHCL_ABI_STATS = 5,
+    FLASHCL_ABI_KERNEL_INFO = 6,
+    FLASHCL_ABI_TENSORS = 7,
+    FLASHCL_ABI_VALIDATION = 8,
+    FLASHCL_ABI_STRUCTS = 9 /* how many */
+} flashcl_abi_struct;
+
+struct flashcl_abi {
+    uint32_t version;                     /* FLASHCL_ABI_VERSION */
+    uint32_t count;                       /* FLASHCL_ABI_STRUCTS */
+    uint32_t sizes[FLASHCL_ABI_STRUCTS]; /* sizeof each struct, indexed by flashcl_abi_struct */
+};
+
+/** The descriptor of the flashcl.h this translation unit was compiled with. */
+static inline const flashcl_abi *flashcl_abi_of_header(void)
+{
+    static const flashcl_abi abi = {FLASHCL_ABI_VERSION,
+                                    FLASHCL_ABI_STRUCTS,
+                                    {(uint32_t)sizeof(flashcl_problem), (uint32_t)sizeof(flashcl_device_profile),
+                                     (uint32_t)sizeof(flashcl_config), (uint32_t)sizeof(flashcl_policy),
+                                     (uint32_t)sizeof(flashcl_settings), (uint32_t)sizeof(flashcl_stats),
+                                     (uint32_t)sizeof(flashcl_kernel_info), (uint32_t)sizeof(flashcl_tensors),
+                                     (uint32_t)sizeof(flashcl_validation)}};
+    return &abi;
+}
+
+/**
+ * FLASHCL_SUCCESS when `abi` (NULL: refused) matches the library's: the same version and the same size
+ * for every struct; else FLASHCL_ABI_MISMATCH (or INVALID_ARGUMENT for NULL), with the first difference
+ * in `why` (may be NULL) and in flashcl_context_last_error(NULL): "flashcl_problem is 232 bytes in the
+ * caller's header and 240 in the library (ABI 1 / 2): rebuild against the installed flashcl.h".
+ */
+FLASHCL_API flashcl_status flashcl_abi_check(const flashcl_abi *abi, char *why, size_t why_len);
 
 #ifdef __cplusplus
 }

@@ -9,15 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-void flashcl_settings_default(flashcl_settings *s)
+flashcl_status flashcl_settings_default_abi(const flashcl_abi *abi, flashcl_settings *s)
 {
+    flashcl_status st = fcl_abi_guard(abi, "flashcl_settings_default");
+    if (st != FLASHCL_SUCCESS)
+        return st;
     if (!s)
-        return;
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_settings_default: settings is NULL");
     *s = (flashcl_settings){0};
     s->validate = -1;
     s->disk_cache = -1;
     s->tuning_db = -1;
     s->path = -1;
+    return FLASHCL_SUCCESS;
 }
 
 static int env_flag(const char *name, int fallback)
@@ -56,11 +60,17 @@ static void context_free(flashcl_context *ctx)
     free(ctx);
 }
 
-flashcl_status flashcl_context_create(cl_context context, cl_device_id device, cl_command_queue queue,
-                                      const flashcl_settings *settings, flashcl_context **out)
+flashcl_status flashcl_context_create_abi(const flashcl_abi *abi, cl_context context, cl_device_id device,
+                                          cl_command_queue queue, const flashcl_settings *settings,
+                                          flashcl_context **out)
 {
     validate_or_return(NULL, out, FLASHCL_INVALID_ARGUMENT, "flashcl_context_create: out is NULL");
     *out = NULL;
+    {
+        const flashcl_status abi_st = fcl_abi_guard(abi, "flashcl_context_create");
+        if (abi_st != FLASHCL_SUCCESS)
+            return abi_st;
+    }
     validate_or_return(NULL, context && device && queue, FLASHCL_INVALID_ARGUMENT,
                        "flashcl_context_create: %s is NULL",
                        !context ? "context" : !device ? "device" : "queue");
@@ -158,11 +168,16 @@ fail:
     return st;
 }
 
-flashcl_status flashcl_context_create_default(const char *selector, const flashcl_settings *settings,
-                                              flashcl_context **out)
+flashcl_status flashcl_context_create_default_abi(const flashcl_abi *abi, const char *selector,
+                                                  const flashcl_settings *settings, flashcl_context **out)
 {
     validate_or_return(NULL, out, FLASHCL_INVALID_ARGUMENT, "flashcl_context_create_default: out is NULL");
     *out = NULL;
+    {
+        const flashcl_status abi_st = fcl_abi_guard(abi, "flashcl_context_create_default");
+        if (abi_st != FLASHCL_SUCCESS)
+            return abi_st;
+    }
     if (!selector || !*selector)
         selector = getenv("FLASHCL_DEVICE");
     cl_device_id dev;

@@ -456,8 +456,14 @@ flashcl_status fcl_profile_query(cl_device_id device, cl_context context, const 
     return FLASHCL_SUCCESS;
 }
 
-flashcl_status flashcl_device_profile_query(cl_device_id device, flashcl_device_profile *pr)
+flashcl_status flashcl_device_profile_query_abi(const flashcl_abi *abi, cl_device_id device,
+                                                flashcl_device_profile *pr)
 {
+    {
+        const flashcl_status abi_st = fcl_abi_guard(abi, "flashcl_device_profile_query");
+        if (abi_st != FLASHCL_SUCCESS)
+            return abi_st;
+    }
     const char *flag = getenv("FLASHCL_CACHE");
     const int disk = !flag || !*flag || !(!strcmp(flag, "0") || !strcmp(flag, "off") || !strcmp(flag, "no") ||
                                          !strcmp(flag, "false"));
@@ -477,8 +483,13 @@ static uint64_t smallest_tile_bytes(void)
     return flashcl_flash_local_mem_bytes(8, &c);
 }
 
-flashcl_status flashcl_device_supported(const flashcl_device_profile *pr, char *why, size_t n)
+flashcl_status flashcl_device_supported_abi(const flashcl_abi *abi, const flashcl_device_profile *pr, char *why, size_t n)
 {
+    {
+        const flashcl_status abi_st = fcl_abi_guard(abi, "flashcl_device_supported");
+        if (abi_st != FLASHCL_SUCCESS)
+            return abi_st;
+    }
     char buf[512] = ""; /* a device name (127) and a version (127) fit */
     flashcl_status st = FLASHCL_SUCCESS;
     if (!pr) {

@@ -58,6 +58,10 @@ const char *flashcl_source_text(const char *name);
 #define FCL_MAX_PARTS 8
 size_t fcl_source_texts(const char *sources, const char *texts[FCL_MAX_PARTS], uint64_t *hash);
 
+/* The ABI guard of an entry point (src/abi.c): FLASHCL_SUCCESS, or the mismatch reported as
+ * "function: ..." in the thread's last error without a context. */
+flashcl_status fcl_abi_guard(const flashcl_abi *abi, const char *function);
+
 /* error.c */
 flashcl_status fcl_fail(flashcl_context *ctx, flashcl_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

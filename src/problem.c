@@ -8,15 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-void flashcl_problem_default(flashcl_problem *p)
+flashcl_status flashcl_problem_default_abi(const flashcl_abi *abi, flashcl_problem *p)
 {
+    flashcl_status st = fcl_abi_guard(abi, "flashcl_problem_default");
+    if (st != FLASHCL_SUCCESS)
+        return st;
     if (!p)
-        return;
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_problem_default: problem is NULL");
     *p = (flashcl_problem){0};
     p->batch = p->heads_q = p->heads_kv = p->seq_q = p->seq_kv = 1;
     p->head_dim = 64;
     p->dtype = FLASHCL_DTYPE_F32;
     p->window_left = p->window_right = -1;
+    return FLASHCL_SUCCESS;
 }
 
 /* The longest a sequence's queries and keys can be: the padded lengths, or the packed totals. */

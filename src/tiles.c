@@ -107,8 +107,10 @@ static uint64_t decode_mma_bytes(int32_t d, int32_t rows, int32_t warps, int emu
            (emulated ? (uint64_t)warps * 32 * 8 * sizeof(uint32_t) : 0);
 }
 
-uint64_t flashcl_flash_local_mem_bytes(int32_t head_dim, const flashcl_config *c)
+uint64_t flashcl_flash_local_mem_bytes_abi(const flashcl_abi *abi, int32_t head_dim, const flashcl_config *c)
 {
+    if (fcl_abi_guard(abi, "flashcl_flash_local_mem_bytes") != FLASHCL_SUCCESS)
+        return 0;
     if (c && c->decode >= 3)
         return c->block_m < 1 || c->work_group_size < 32 ? 0
                                                           : decode_mma_bytes(head_dim, c->block_m, c->work_group_size / 32,
@@ -775,10 +777,15 @@ flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_
     return FLASHCL_SUCCESS;
 }
 
-void flashcl_policy_default(flashcl_policy *policy)
+flashcl_status flashcl_policy_default_abi(const flashcl_abi *abi, flashcl_policy *policy)
 {
-    if (policy)
-        *policy = (flashcl_policy){.path = -1};
+    flashcl_status st = fcl_abi_guard(abi, "flashcl_policy_default");
+    if (st != FLASHCL_SUCCESS)
+        return st;
+    if (!policy)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_policy_default: policy is NULL");
+    *policy = (flashcl_policy){.path = -1};
+    return FLASHCL_SUCCESS;
 }
 
 static void choose_standard(const flashcl_problem *p, flashcl_config *config)
@@ -919,10 +926,15 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
     return FLASHCL_SUCCESS;
 }
 
-flashcl_status flashcl_choose_config_policy(const flashcl_device_profile *profile, const flashcl_policy *policy,
+flashcl_status flashcl_choose_config_policy_abi(const flashcl_abi *abi, const flashcl_device_profile *profile, const flashcl_policy *policy,
                                             const flashcl_problem *problem, flashcl_algorithm algorithm,
                                             flashcl_config *config)
 {
+    {
+        const flashcl_status abi_st = fcl_abi_guard(abi, "flashcl_choose_config_policy");
+        if (abi_st != FLASHCL_SUCCESS)
+            return abi_st;
+    }
     if (!profile || !problem || !config)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_choose_config: %s is NULL",
                         !profile ? "profile" : !problem ? "problem" : "config");
@@ -975,8 +987,13 @@ flashcl_status flashcl_path_parse(const char *name, flashcl_path *path)
     return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: \"%.40s\" is not auto, portable, mma or decode", name);
 }
 
-flashcl_status flashcl_choose_config(const flashcl_device_profile *profile, const flashcl_problem *problem,
+flashcl_status flashcl_choose_config_abi(const flashcl_abi *abi, const flashcl_device_profile *profile, const flashcl_problem *problem,
                                      flashcl_algorithm algorithm, flashcl_config *config)
 {
+    {
+        const flashcl_status abi_st = fcl_abi_guard(abi, "flashcl_choose_config");
+        if (abi_st != FLASHCL_SUCCESS)
+            return abi_st;
+    }
     return flashcl_choose_config_policy(profile, NULL, problem, algorithm, config);
 }

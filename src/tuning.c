@@ -477,9 +477,14 @@ static int write_store(FILE *out, void *arg)
     return ok ? 0 : -1;
 }
 
-flashcl_status flashcl_tuning_db_store(const char *path, const flashcl_device_profile *pr,
+flashcl_status flashcl_tuning_db_store_abi(const flashcl_abi *abi, const char *path, const flashcl_device_profile *pr,
                                        const flashcl_problem *p, const flashcl_config *c, const char *comment)
 {
+    {
+        const flashcl_status abi_st = fcl_abi_guard(abi, "flashcl_tuning_db_store");
+        if (abi_st != FLASHCL_SUCCESS)
+            return abi_st;
+    }
     if (!path || !pr || !p || !c)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_tuning_db_store: %s is NULL",
                         !path ? "path" : !pr ? "profile" : !p ? "problem" : "config");

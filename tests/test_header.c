@@ -1,7 +1,10 @@
-/* test_header.c: the public header compiles on its own, first and alone, as C11 with -pedantic. */
+/* test_header.c: the public header compiles on its own, first and alone, as C11 with -pedantic, and
+ * its ABI descriptor matches the library's. */
 #include "flashcl.h"
 
 int main(void)
 {
-    return flashcl_version() == FLASHCL_VERSION_NUMBER ? 0 : 1;
+    if (flashcl_version() != FLASHCL_VERSION_NUMBER)
+        return 1;
+    return flashcl_abi_check(flashcl_abi_of_header(), NULL, 0) == FLASHCL_SUCCESS ? 0 : 1;
 }

@@ -1,7 +1,8 @@
 /*
  * test_problem.c: host-only checks: status strings and names, version, dtype helpers, and the
  * problem-description validator (every field at and past its limits, strides that overlap or
- * overflow), through flashcl_choose_config with a fake device profile. Needs no OpenCL device.
+ * overflow), through flashcl_choose_config with a fake device profile, and the ABI guard. Needs no
+ * OpenCL device.
  */
 #include "testutil.h"
 
@@ -27,7 +28,8 @@ START_TEST(test_status_strings)
     ck_assert_str_eq(flashcl_status_name(FLASHCL_VALIDATION_FAILED), "VALIDATION_FAILED");
     ck_assert_int_eq(FLASHCL_INVALID_ARGUMENT, 1);
     ck_assert_int_eq(FLASHCL_CACHE_ERROR, 10);
-    for (int s = 0; s <= 10; ++s) {
+    ck_assert_int_eq(FLASHCL_ABI_MISMATCH, 11);
+    for (int s = 0; s <= 11; ++s) {
         ck_assert_str_ne(flashcl_status_string((flashcl_status)s), "unknown status");
         ck_assert_str_ne(flashcl_status_name((flashcl_status)s), "UNKNOWN");
     }
@@ -228,6 +230,78 @@ START_TEST(test_device_supported)
 }
 END_TEST
 
+/* The ABI guard: the header's descriptor passes; a descriptor with another version, another struct
+ * count or one struct of another size is refused by every guarded entry point, naming the struct,
+ * before anything is read or written. */
+START_TEST(test_abi_guard)
+{
+    char why[256];
+    ck_assert_int_eq(flashcl_abi_check(flashcl_abi_of_header(), why, sizeof why), FLASHCL_SUCCESS);
+    ck_assert_str_eq(why, "");
+    ck_assert_int_eq(flashcl_abi_check(NULL, why, sizeof why), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_uint_eq(flashcl_abi_of_header()->sizes[FLASHCL_ABI_PROBLEM], sizeof(flashcl_problem));
+    ck_assert_uint_eq(flashcl_abi_of_header()->count, FLASHCL_ABI_STRUCTS);
+
+    static const char *const names[FLASHCL_ABI_STRUCTS] = {
+        "flashcl_problem", "flashcl_device_profile", "flashcl_config",  "flashcl_policy",    "flashcl_settings",
+        "flashcl_stats",   "flashcl_kernel_info",    "flashcl_tensors", "flashcl_validation"};
+    for (int i = 0; i < FLASHCL_ABI_STRUCTS; ++i) {
+        flashcl_abi bad = *flashcl_abi_of_header();
+        bad.sizes[i] += 8; /* a field the caller's header has and the library does not */
+        ck_assert_int_eq(flashcl_abi_check(&bad, why, sizeof why), FLASHCL_ABI_MISMATCH);
+        ck_assert_msg(strstr(why, names[i]) && strstr(why, "bytes in the caller's header"), "%s", why);
+    }
+    flashcl_abi bad = *flashcl_abi_of_header();
+    bad.version += 1;
+    ck_assert_int_eq(flashcl_abi_check(&bad, why, sizeof why), FLASHCL_ABI_MISMATCH);
+    ck_assert_ptr_nonnull(strstr(why, "ABI"));
+    bad = *flashcl_abi_of_header();
+    bad.count -= 1;
+    ck_assert_int_eq(flashcl_abi_check(&bad, NULL, 0), FLASHCL_ABI_MISMATCH);
+
+    /* every guarded entry point, with a flashcl_problem 8 bytes longer than the library's */
+    bad = *flashcl_abi_of_header();
+    bad.sizes[FLASHCL_ABI_PROBLEM] += 8;
+    flashcl_problem p;
+    memset(&p, 0x5a, sizeof p);
+    ck_assert_int_eq(flashcl_problem_default_abi(&bad, &p), FLASHCL_ABI_MISMATCH);
+    ck_assert_int_eq(((unsigned char *)&p)[0], 0x5a); /* untouched */
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "flashcl_problem_default: flashcl_problem is"));
+    flashcl_settings st;
+    memset(&st, 0x5a, sizeof st);
+    ck_assert_int_eq(flashcl_settings_default_abi(&bad, &st), FLASHCL_ABI_MISMATCH);
+    ck_assert_int_eq(((unsigned char *)&st)[0], 0x5a);
+    flashcl_policy pol;
+    ck_assert_int_eq(flashcl_policy_default_abi(&bad, &pol), FLASHCL_ABI_MISMATCH);
+    flashcl_context *ctx = (flashcl_context *)&p;
+    ck_assert_int_eq(flashcl_context_create_default_abi(&bad, "no such device", NULL, &ctx), FLASHCL_ABI_MISMATCH);
+    ck_assert_ptr_null(ctx);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "flashcl_context_create_default"));
+    ctx = (flashcl_context *)&p;
+    ck_assert_int_eq(flashcl_context_create_abi(&bad, NULL, NULL, NULL, NULL, &ctx), FLASHCL_ABI_MISMATCH);
+    ck_assert_ptr_null(ctx);
+    flashcl_device_profile prof = fake_gpu();
+    flashcl_problem_default(&p);
+    flashcl_config cfg;
+    memset(&cfg, 0x5a, sizeof cfg);
+    ck_assert_int_eq(flashcl_choose_config_abi(&bad, &prof, &p, FLASHCL_ALGO_FLASH, &cfg), FLASHCL_ABI_MISMATCH);
+    ck_assert_int_eq(((unsigned char *)&cfg)[0], 0x5a);
+    ck_assert_int_eq(flashcl_choose_config_policy_abi(&bad, &prof, NULL, &p, FLASHCL_ALGO_FLASH, &cfg),
+                     FLASHCL_ABI_MISMATCH);
+    ck_assert_int_eq(flashcl_device_supported_abi(&bad, &prof, why, sizeof why), FLASHCL_ABI_MISMATCH);
+    ck_assert_int_eq(flashcl_device_profile_query_abi(&bad, NULL, &prof), FLASHCL_ABI_MISMATCH);
+    ck_assert_int_eq(flashcl_tuning_db_store_abi(&bad, "/nonexistent/x.db", &prof, &p, &cfg, NULL),
+                     FLASHCL_ABI_MISMATCH);
+    ck_assert_int_eq(flashcl_problem_default(NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_int_eq(flashcl_settings_default(NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_int_eq(flashcl_policy_default(NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "policy is NULL"));
+    ck_assert_int_eq(flashcl_choose_config(&prof, &p, FLASHCL_ALGO_FLASH, &cfg), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(flashcl_flash_local_mem_bytes_abi(&bad, 64, &cfg), 0);
+    ck_assert_uint_gt(flashcl_flash_local_mem_bytes(64, &cfg), 0);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("problem");
@@ -238,6 +312,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_bad_problem, 0, (int)(sizeof bad_cases / sizeof *bad_cases));
     tcase_add_test(tc, test_limits_accepted);
     tcase_add_test(tc, test_device_supported);
+    tcase_add_test(tc, test_abi_guard);
     suite_add_tcase(s, tc);
     return s;
 }
