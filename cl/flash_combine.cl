@@ -14,8 +14,10 @@ __kernel void flash_combine(__global const float *restrict OP, __global const fl
                             const int n_splits, const long rows_total, __global STORE_T *restrict O,
                             __global float *restrict LSE, const int write_lse, const int group_rows,
                             const int heads_q, const long o_sb, const long o_ss, const long o_sh,
-                            const int varlen)
+                            const int varlen, const long o_off, const long lse_off)
 {
+    O += o_off; /* the caller's offsets, in elements */
+    LSE += lse_off;
     const long gid = get_global_id(0);
     if (gid >= rows_total * HEAD_DIM)
         return;

@@ -105,8 +105,24 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
           __global const uchar *restrict KPM, __global const int *restrict CU_Q, __global const int *restrict CU_K,
           const int total_q, const int total_kv, const int n_splits, __global float *restrict OP,
           __global float *restrict LP, const long rows_total, __global const int *restrict CACHE_LENS,
-          __global const int *restrict BT, const int max_pages, const int num_pages)
+          __global const int *restrict BT, const int max_pages, const int num_pages, const long q_off,
+          const long k_off, const long v_off, const long o_off, const long lse_off, const long alibi_off,
+          const long mask_off, const long kpm_off, const long cu_q_off, const long cu_k_off,
+          const long cache_lens_off, const long bt_off)
 {
+    /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
+    Q += q_off;
+    K += k_off;
+    V += v_off;
+    O += o_off;
+    LSE += lse_off;
+    ALIBI += alibi_off;
+    MASK += mask_off;
+    KPM += kpm_off;
+    CU_Q += cu_q_off;
+    CU_K += cu_k_off;
+    CACHE_LENS += cache_lens_off;
+    BT += bt_off;
     /* Declared as float4 so that every row start is 16-byte aligned; scalar stores go through casts. */
     __local float4 shared4[(SHARED_FLOATS + 3) / 4];
     __local float4 p4[BLOCK_M * LDP / 4];

@@ -175,8 +175,15 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
           const int heads_q, const int group, const float scale_log2, const int win_left, const int win_right,
           const int write_lse, const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss,
           const long k_sh, const long v_sb, const long v_ss, const long v_sh, const long o_sb, const long o_ss,
-          const long o_sh)
+          const long o_sh, const long q_off, const long k_off, const long v_off, const long o_off,
+          const long lse_off)
 {
+    /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
+    Q += q_off;
+    K += k_off;
+    V += v_off;
+    O += o_off;
+    LSE += lse_off;
     __local uint4 k4[KROWS * LDS / 8];
     __local uint4 v4[BLOCK_N * LDS / 8];
     __local ushort *const k_s = (__local ushort *)k4;

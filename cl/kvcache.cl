@@ -45,8 +45,19 @@ __kernel void kv_append(__global KV_T *K, __global KV_T *V, __global const STORE
                         const int seq_new, const int heads_kv, const int seq_kv, const int max_pages,
                         const int num_pages, const long k_sb, const long k_ss, const long k_sh, const long v_sb,
                         const long v_ss, const long v_sh, const long total, __global SCALE_T *K_SCALE,
-                        __global SCALE_T *V_SCALE)
+                        __global SCALE_T *V_SCALE, const long k_off, const long v_off, const long k_new_off,
+                        const long v_new_off, const long cache_lens_off, const long bt_off, const long k_scale_off,
+                        const long v_scale_off)
 {
+    /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
+    K += k_off;
+    V += v_off;
+    K_NEW += k_new_off;
+    V_NEW += v_new_off;
+    cache_lens += cache_lens_off;
+    bt += bt_off;
+    K_SCALE += k_scale_off;
+    V_SCALE += v_scale_off;
     /* No early return: Mesa's llvmpipe mis-compiles kernel-argument loads after one (tests/rusticl). */
     const long gid = get_global_id(0);
     const long e = gid < total ? gid : 0;

@@ -40,6 +40,26 @@
         __global const uchar *kpm, __global const int *cu_q, __global const int *cu_k, const int total_q, \
         const int total_kv, const int batch, __global const int *cache_lens, __global const int *bt,      \
         const int max_pages, const int num_pages, __global const SCALE_T *k_scale, __global const SCALE_T *v_scale
+/* The caller's offsets into the inputs, in elements (flashcl_offsets), and their application. */
+#define INPUT_OFFSET_PARAMS                                                                          \
+    const long q_off, const long k_off, const long v_off, const long alibi_off, const long mask_off, \
+        const long kpm_off, const long cu_q_off, const long cu_k_off, const long cache_lens_off,    \
+        const long bt_off, const long k_scale_off, const long v_scale_off
+#define APPLY_INPUT_OFFSETS()                                                                        \
+    do {                                                                                             \
+        Q += q_off;                                                                                  \
+        K += k_off;                                                                                  \
+        V += v_off;                                                                                  \
+        alibi += alibi_off;                                                                          \
+        mask += mask_off;                                                                            \
+        kpm += kpm_off;                                                                              \
+        cu_q += cu_q_off;                                                                            \
+        cu_k += cu_k_off;                                                                            \
+        cache_lens += cache_lens_off;                                                                \
+        bt += bt_off;                                                                                \
+        k_scale += k_scale_off;                                                                      \
+        v_scale += v_scale_off;                                                                      \
+    } while (0)
 #define ATTN_ARGS                                                                                    \
     seq_q, seq_kv, heads_q, group, scale, win_left, win_right, softcap, q_sb, q_ss, q_sh, k_sb, k_ss, \
         k_sh, v_sb, v_ss, v_sh, alibi, alibi_per_batch, mask, m_sb, m_ss, m_sh, kpm, cu_q, cu_k, total_q,   \
@@ -167,8 +187,12 @@ CHUNK_UNROLL
 /* The naive algorithm: every row, written to O in the storage dtype. */
 __kernel void naive_fwd(__global const STORE_T *Q, __global const KV_T *K, __global const KV_T *V,
                         ATTN_PARAMS, __global STORE_T *O, __global float *LSE, const int write_lse,
-                        const long total_rows, const long o_sb, const long o_ss, const long o_sh)
+                        const long total_rows, const long o_sb, const long o_ss, const long o_sh,
+                        INPUT_OFFSET_PARAMS, const long o_off, const long lse_off)
 {
+    APPLY_INPUT_OFFSETS();
+    O += o_off;
+    LSE += lse_off;
     /* No early return: Mesa's llvmpipe mis-compiles kernel-argument loads after one (see
      * tests/rusticl/README.md); work-items past the end compute row 0 again and store nothing. */
     const long gid = get_global_id(0);
@@ -194,8 +218,10 @@ CHUNK_UNROLL
 /* The validator's reference: the listed rows, in fp32, packed (n_rows, HEAD_DIM). */
 __kernel void naive_ref_rows(__global const STORE_T *Q, __global const KV_T *K,
                              __global const KV_T *V, ATTN_PARAMS, __global const long *rows,
-                             const long n_rows, __global float *ref, __global float *ref_lse)
+                             const long n_rows, __global float *ref, __global float *ref_lse,
+                             INPUT_OFFSET_PARAMS)
 {
+    APPLY_INPUT_OFFSETS();
     const long r = get_global_id(0);
     if (r >= n_rows)
         return;
@@ -222,8 +248,11 @@ __kernel void compare_rows(__global const STORE_T *O, __global const float *LSE,
                            const int seq_q, const int heads_q, const long o_sb, const long o_ss,
                            const long o_sh, __global const long *rows, const long n_rows,
                            __global const float *ref, __global const float *ref_lse, const float atol,
-                           const float rtol, __global float *stats, __global int *info)
+                           const float rtol, __global float *stats, __global int *info, const long o_off,
+                           const long lse_off)
 {
+    O += o_off; /* the caller's offsets, in elements */
+    LSE += lse_off;
     const long r = get_global_id(0);
     if (r >= n_rows)
         return;

@@ -13,8 +13,10 @@
  * log-sum-exp. A row that sees no key becomes zeros with LSE -inf. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 softmax_rows(__global float *S, const int rows, const int row0, const int head0, const int seq_q, const int seq_kv,
-             const int win_left, const int win_right, const float softcap, __global float *LSE, const int write_lse)
+             const int win_left, const int win_right, const float softcap, __global float *LSE, const int write_lse,
+             const long lse_off)
 {
+    LSE += lse_off; /* the caller's offset, in elements */
     __local float red[WG];
     const long local_row = get_group_id(0);
     const int i = row0 + (int)(local_row % rows);
@@ -72,8 +74,10 @@ inline long strided_offset(const long e, const int seq, const int heads, const i
 
 /* dst (contiguous (batch, seq, heads, dim) fp32) = src (any strides, storage dtype). */
 __kernel void to_f32(__global const STORE_T *src, __global float *dst, const int seq, const int heads,
-                     const int head_dim, const long sb, const long ss, const long sh, const long total)
+                     const int head_dim, const long sb, const long ss, const long sh, const long total,
+                     const long off)
 {
+    src += off; /* the caller's offset, in elements */
     const long e = get_global_id(0);
     if (e < total)
         dst[e] = LOAD(src, strided_offset(e, seq, heads, head_dim, sb, ss, sh));
@@ -81,8 +85,10 @@ __kernel void to_f32(__global const STORE_T *src, __global float *dst, const int
 
 /* dst (any strides, storage dtype) = src (contiguous (batch, seq, heads, dim) fp32). */
 __kernel void from_f32(__global const float *src, __global STORE_T *dst, const int seq, const int heads,
-                       const int head_dim, const long sb, const long ss, const long sh, const long total)
+                       const int head_dim, const long sb, const long ss, const long sh, const long total,
+                       const long off)
 {
+    dst += off; /* the caller's offset, in elements */
     const long e = get_global_id(0);
     if (e < total)
         STORE(dst, strided_offset(e, seq, heads, head_dim, sb, ss, sh), src[e]);

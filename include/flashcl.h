@@ -650,6 +650,16 @@ typedef struct flashcl_tensors {
     cl_mem k_new, v_new;  /* iff problem.kv_append: (batch, seq_q, heads_kv, head_dim), contiguous */
     cl_mem k_scale, v_scale; /* iff problem.kv_format is FLASHCL_KV_INT8: kv_scale_dtype, one per (cache row,
                                 KV head): (batch, seq_kv, heads_kv), or (num_pages, page_size, heads_kv) */
+    /* Where each tensor starts in its buffer, in bytes (0: at the start): tensors that live at offsets
+     * inside an engine's pooled buffers, with no sub-buffer (whose origin OpenCL restricts to
+     * CL_DEVICE_MEM_BASE_ADDR_ALIGN). Each a multiple of its tensor's element size; Q's, K's and V's
+     * also of 16 bytes where the plan's kernel copies rows in 16-byte pieces (flashcl_plan_config's
+     * kernel is flash_mma or flash_decode_mma: see flashcl_plan_enqueue_on). The buffer must hold the
+     * offset plus the tensor (flashcl_plan_buffer_sizes). */
+    struct flashcl_offsets {
+        uint64_t q, k, v, o, lse, alibi_slopes, mask, key_padding, cu_seqlens_q, cu_seqlens_k, cache_seqlens,
+            block_table, k_new, v_new, k_scale, v_scale;
+    } offsets;
 } flashcl_tensors;
 
 /**
@@ -660,6 +670,21 @@ typedef struct flashcl_tensors {
 FLASHCL_API flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *plan, const flashcl_tensors *tensors,
                                                         cl_uint num_events_in_wait_list,
                                                         const cl_event *event_wait_list, cl_event *event);
+
+/**
+ * The enqueue an engine uses: flashcl_plan_enqueue_tensors on `queue` (NULL: the context's), any
+ * command queue of the context's cl_context and device (in order or not: the plan's commands wait on
+ * each other through events), with each tensor at its byte offset (tensors->offsets). The two calls
+ * above are this one with the context's queue. Offsets are checked with the buffers (a multiple of the
+ * element size; 16 bytes for Q, K and V under flash_mma and flash_decode_mma when the problem's strides
+ * are multiples of 8 elements, as those kernels then copy rows in 16-byte pieces; offset plus tensor
+ * within the buffer), the queue with clGetCommandQueueInfo (its context and device); nothing is
+ * launched on a refusal. Validation mode runs on the same queue. Thread-safety: as for every enqueue, a
+ * plan is enqueued by one thread at a time; different plans on different queues run concurrently.
+ */
+FLASHCL_API flashcl_status flashcl_plan_enqueue_on(flashcl_plan *plan, cl_command_queue queue,
+                                                   const flashcl_tensors *tensors, cl_uint num_events_in_wait_list,
+                                                   const cl_event *event_wait_list, cl_event *event);
 
 /*
  * Validation report. Tolerance for each element: |out - ref| <= rtol*|ref| + atol*row_scale, where

@@ -5,9 +5,12 @@
 #include "kernels.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-/* A buffer argument is usable when it is a buffer of the plan's context, large enough. */
-static flashcl_status check_buffer(flashcl_context *ctx, cl_mem m, const char *name, uint64_t need)
+/* A buffer argument is usable when it is a buffer of the plan's context, large enough for the tensor
+ * at its offset (bytes, a multiple of the element size `elem`). */
+static flashcl_status check_buffer_at(flashcl_context *ctx, cl_mem m, const char *name, uint64_t need, uint64_t offset,
+                                      size_t elem)
 {
     validate_or_return(ctx, m, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: %s is NULL", name);
     cl_context mctx = NULL;
@@ -24,33 +27,66 @@ static flashcl_status check_buffer(flashcl_context *ctx, cl_mem m, const char *n
                        "flashcl_plan_enqueue: %s is not a buffer", name);
     validate_or_return(ctx, mctx == ctx->cl_ctx, FLASHCL_INVALID_ARGUMENT,
                        "flashcl_plan_enqueue: %s belongs to another OpenCL context", name);
-    validate_or_return(ctx, size >= need, FLASHCL_BUFFER_TOO_SMALL,
-                       "flashcl_plan_enqueue: %s holds %zu bytes, the problem needs %llu", name, size,
-                       (unsigned long long)need);
+    validate_or_return(ctx, offset % elem == 0, FLASHCL_INVALID_ARGUMENT,
+                       "flashcl_plan_enqueue: tensors.offsets.%s = %llu is not a multiple of its element size (%zu "
+                       "bytes)",
+                       name, (unsigned long long)offset, elem);
+    validate_or_return(ctx, offset <= size && size - offset >= need, FLASHCL_BUFFER_TOO_SMALL,
+                       offset ? "flashcl_plan_enqueue: %s holds %zu bytes, the problem needs %llu from offset %llu"
+                              : "flashcl_plan_enqueue: %s holds %zu bytes, the problem needs %llu",
+                       name, size, (unsigned long long)need, (unsigned long long)offset);
     return FLASHCL_SUCCESS;
 }
+
 
 static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, cl_uint num_events,
                                     const cl_event *wait_list, cl_event *done);
 
-/* An optional input: present iff the problem asks for it, then checked like the others. */
+/* An optional input: present iff the problem asks for it, then checked like the others (an absent one
+ * has no offset). */
 static flashcl_status check_optional(flashcl_context *ctx, cl_mem m, int wanted, const char *name,
-                                     const char *field, uint64_t need)
+                                     const char *field, uint64_t need, uint64_t offset, size_t elem)
 {
     if (wanted) {
         validate_or_return(ctx, m, FLASHCL_INVALID_ARGUMENT,
                            "flashcl_plan_enqueue: problem.%s is set but %s is NULL (pass it with "
                            "flashcl_plan_enqueue_tensors)",
                            field, name);
-        return check_buffer(ctx, m, name, need);
+        return check_buffer_at(ctx, m, name, need, offset, elem);
     }
     validate_or_return(ctx, !m, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: %s given but problem.%s is 0",
                        name, field);
+    validate_or_return(ctx, !offset, FLASHCL_INVALID_ARGUMENT,
+                       "flashcl_plan_enqueue: tensors.offsets.%s = %llu for a tensor the problem does not have", name,
+                       (unsigned long long)offset);
     return FLASHCL_SUCCESS;
 }
 
-flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *pl, const flashcl_tensors *t, cl_uint num_events,
-                                            const cl_event *wait_list, cl_event *event)
+/* The queue of this enqueue: the context's, or the caller's, of the same cl_context and device. */
+static flashcl_status check_queue(flashcl_context *ctx, cl_command_queue queue)
+{
+    cl_context qctx = NULL;
+    cl_device_id qdev = NULL;
+    cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof qctx, &qctx, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof qdev, &qdev, NULL);
+    validate_or_return(ctx, err == CL_SUCCESS, FLASHCL_INVALID_ARGUMENT,
+                       "flashcl_plan_enqueue_on: queue is not a valid command queue (%s)", fcl_cl_error_name(err));
+    validate_or_return(ctx, qctx == ctx->cl_ctx, FLASHCL_INVALID_ARGUMENT,
+                       "flashcl_plan_enqueue_on: queue belongs to another OpenCL context");
+    validate_or_return(ctx, qdev == ctx->device, FLASHCL_INVALID_ARGUMENT,
+                       "flashcl_plan_enqueue_on: queue is for another device than the context's");
+    return FLASHCL_SUCCESS;
+}
+
+/* Bytes per element of K and V as stored (a quantized cache: one byte). */
+static size_t kv_elem(const flashcl_problem *p)
+{
+    return p->kv_format ? 1 : flashcl_dtype_size((flashcl_dtype)p->dtype);
+}
+
+flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue, const flashcl_tensors *t,
+                                       cl_uint num_events, const cl_event *wait_list, cl_event *event)
 {
     if (!pl)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: plan is NULL");
@@ -59,34 +95,62 @@ flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *pl, const flashcl_tens
     const cl_mem q = t->q, k = t->k, v = t->v, o = t->o, lse = t->lse;
     const flashcl_problem *p = &pl->problem;
     const resolved_layout *L = &pl->layout;
+    const struct flashcl_offsets *of = &t->offsets;
+    const size_t es = flashcl_dtype_size((flashcl_dtype)p->dtype), ek = kv_elem(p),
+                 escale = flashcl_dtype_size((flashcl_dtype)p->kv_scale_dtype);
     flashcl_status st;
-    if ((st = check_buffer(ctx, q, "q", L->q_bytes)) || (st = check_buffer(ctx, k, "k", L->k_bytes)) ||
-        (st = check_buffer(ctx, v, "v", L->v_bytes)) || (st = check_buffer(ctx, o, "o", L->o_bytes)))
+    if (queue && (st = check_queue(ctx, queue)) != FLASHCL_SUCCESS)
+        return st;
+    if ((st = check_buffer_at(ctx, q, "q", L->q_bytes, of->q, es)) ||
+        (st = check_buffer_at(ctx, k, "k", L->k_bytes, of->k, ek)) ||
+        (st = check_buffer_at(ctx, v, "v", L->v_bytes, of->v, ek)) ||
+        (st = check_buffer_at(ctx, o, "o", L->o_bytes, of->o, es)))
         return st;
     if (p->return_lse) {
-        if ((st = check_buffer(ctx, lse, "lse", L->lse_bytes)))
+        if ((st = check_buffer_at(ctx, lse, "lse", L->lse_bytes, of->lse, sizeof(float))))
             return st;
     } else {
         validate_or_return(ctx, !lse, FLASHCL_INVALID_ARGUMENT,
                            "flashcl_plan_enqueue: lse given but problem.return_lse is 0");
+        validate_or_return(ctx, !of->lse, FLASHCL_INVALID_ARGUMENT,
+                           "flashcl_plan_enqueue: tensors.offsets.lse = %llu but problem.return_lse is 0",
+                           (unsigned long long)of->lse);
     }
-    if ((st = check_optional(ctx, t->alibi_slopes, p->alibi != 0, "alibi_slopes", "alibi", L->alibi_bytes)) ||
-        (st = check_optional(ctx, t->mask, p->attn_mask != 0, "mask", "attn_mask", L->mask_bytes)) ||
+    if ((st = check_optional(ctx, t->alibi_slopes, p->alibi != 0, "alibi_slopes", "alibi", L->alibi_bytes,
+                             of->alibi_slopes, sizeof(float))) ||
+        (st = check_optional(ctx, t->mask, p->attn_mask != 0, "mask", "attn_mask", L->mask_bytes, of->mask,
+                             sizeof(float))) ||
         (st = check_optional(ctx, t->key_padding, p->key_padding != 0, "key_padding", "key_padding",
-                             L->key_padding_bytes)) ||
-        (st = check_optional(ctx, t->cu_seqlens_q, p->varlen != 0, "cu_seqlens_q", "varlen", L->cu_seqlens_bytes)) ||
-        (st = check_optional(ctx, t->cu_seqlens_k, p->varlen != 0, "cu_seqlens_k", "varlen", L->cu_seqlens_bytes)) ||
+                             L->key_padding_bytes, of->key_padding, 1)) ||
+        (st = check_optional(ctx, t->cu_seqlens_q, p->varlen != 0, "cu_seqlens_q", "varlen", L->cu_seqlens_bytes,
+                             of->cu_seqlens_q, sizeof(cl_int))) ||
+        (st = check_optional(ctx, t->cu_seqlens_k, p->varlen != 0, "cu_seqlens_k", "varlen", L->cu_seqlens_bytes,
+                             of->cu_seqlens_k, sizeof(cl_int))) ||
         (st = check_optional(ctx, t->cache_seqlens, p->kv_cache != 0, "cache_seqlens", "kv_cache",
-                             L->cache_seqlens_bytes)) ||
+                             L->cache_seqlens_bytes, of->cache_seqlens, sizeof(cl_int))) ||
         (st = check_optional(ctx, t->block_table, p->kv_cache && p->page_size, "block_table", "page_size",
-                             L->block_table_bytes)) ||
-        (st = check_optional(ctx, t->k_new, p->kv_cache && p->kv_append, "k_new", "kv_append", L->kv_new_bytes)) ||
-        (st = check_optional(ctx, t->v_new, p->kv_cache && p->kv_append, "v_new", "kv_append", L->kv_new_bytes)) ||
+                             L->block_table_bytes, of->block_table, sizeof(cl_int))) ||
+        (st = check_optional(ctx, t->k_new, p->kv_cache && p->kv_append, "k_new", "kv_append", L->kv_new_bytes,
+                             of->k_new, es)) ||
+        (st = check_optional(ctx, t->v_new, p->kv_cache && p->kv_append, "v_new", "kv_append", L->kv_new_bytes,
+                             of->v_new, es)) ||
         (st = check_optional(ctx, t->k_scale, p->kv_format == FLASHCL_KV_INT8, "k_scale", "kv_format (int8)",
-                             L->kv_scale_bytes)) ||
+                             L->kv_scale_bytes, of->k_scale, escale)) ||
         (st = check_optional(ctx, t->v_scale, p->kv_format == FLASHCL_KV_INT8, "v_scale", "kv_format (int8)",
-                             L->kv_scale_bytes)))
+                             L->kv_scale_bytes, of->v_scale, escale)))
         return st;
+    /* The matrix-unit kernels built for 16-byte row copies (strides multiples of 8 elements) need
+     * 16-byte aligned tensor starts too. */
+    if ((pl->kernel_id == FCL_K_FLASH_MMA || pl->kernel_id == FCL_K_FLASH_DECODE_MMA) &&
+        strstr(pl->options, "-DROWS_ALIGNED=1")) {
+        const uint64_t offs[3] = {of->q, of->k, of->v};
+        static const char *const names[3] = {"q", "k", "v"};
+        for (int i = 0; i < 3; ++i)
+            validate_or_return(ctx, offs[i] % 16 == 0, FLASHCL_INVALID_ARGUMENT,
+                               "flashcl_plan_enqueue: tensors.offsets.%s = %llu is not a multiple of 16 bytes, "
+                               "which the plan's kernel (%s, 16-byte row copies) needs for Q, K and V",
+                               names[i], (unsigned long long)offs[i], pl->config.kernel);
+    }
     validate_or_return(ctx, !t->k_new || (t->k_new != k && t->k_new != v && t->v_new != k && t->v_new != v),
                        FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: k_new or v_new aliases the cache it is appended to");
     const cl_mem ins[14] = {q, k, v, t->alibi_slopes, t->mask, t->key_padding, t->cu_seqlens_q, t->cu_seqlens_k,
@@ -110,6 +174,17 @@ flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *pl, const flashcl_tens
                            !wait_list[i] ? "NULL" : ectx ? "an event of another OpenCL context" : "not a valid event");
     }
 
+    pl->queue = queue ? queue : ctx->queue;
+    pl->off = (fcl_offsets){.q = (cl_long)(of->q / es), .k = (cl_long)(of->k / ek), .v = (cl_long)(of->v / ek),
+                            .o = (cl_long)(of->o / es), .lse = (cl_long)(of->lse / sizeof(float)),
+                            .alibi = (cl_long)(of->alibi_slopes / sizeof(float)),
+                            .mask = (cl_long)(of->mask / sizeof(float)), .kpm = (cl_long)of->key_padding,
+                            .cu_q = (cl_long)(of->cu_seqlens_q / sizeof(cl_int)),
+                            .cu_k = (cl_long)(of->cu_seqlens_k / sizeof(cl_int)),
+                            .cache_lens = (cl_long)(of->cache_seqlens / sizeof(cl_int)),
+                            .bt = (cl_long)(of->block_table / sizeof(cl_int)), .k_new = (cl_long)(of->k_new / es),
+                            .v_new = (cl_long)(of->v_new / es), .k_scale = (cl_long)(of->k_scale / escale),
+                            .v_scale = (cl_long)(of->v_scale / escale)};
     const int validate = fcl_context_validating(ctx);
     cl_event done = NULL;
     if (pl->config.algorithm == FLASHCL_ALGO_STANDARD) {
@@ -134,11 +209,17 @@ flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *pl, const flashcl_tens
     return FLASHCL_SUCCESS;
 }
 
+flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *pl, const flashcl_tensors *t, cl_uint num_events,
+                                            const cl_event *wait_list, cl_event *event)
+{
+    return flashcl_plan_enqueue_on(pl, NULL, t, num_events, wait_list, event);
+}
+
 flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
                                     cl_uint num_events, const cl_event *wait_list, cl_event *event)
 {
     const flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o, .lse = lse};
-    return flashcl_plan_enqueue_tensors(pl, &t, num_events, wait_list, event);
+    return flashcl_plan_enqueue_on(pl, NULL, &t, num_events, wait_list, event);
 }
 
 /* The flash or naive kernel: the buffer arguments, then the launch (after kv_append when the step's
@@ -163,6 +244,18 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_mem(&a, FA_CU_K, t->cu_seqlens_k ? t->cu_seqlens_k : t->q);
         fcl_arg_mem(&a, FA_CACHE_LENS, t->cache_seqlens ? t->cache_seqlens : t->q);
         fcl_arg_mem(&a, FA_BT, t->block_table ? t->block_table : t->q);
+        fcl_arg_long(&a, FA_q_off, pl->off.q);
+        fcl_arg_long(&a, FA_k_off, pl->off.k);
+        fcl_arg_long(&a, FA_v_off, pl->off.v);
+        fcl_arg_long(&a, FA_o_off, pl->off.o);
+        fcl_arg_long(&a, FA_lse_off, pl->off.lse);
+        fcl_arg_long(&a, FA_alibi_off, pl->off.alibi);
+        fcl_arg_long(&a, FA_mask_off, pl->off.mask);
+        fcl_arg_long(&a, FA_kpm_off, pl->off.kpm);
+        fcl_arg_long(&a, FA_cu_q_off, pl->off.cu_q);
+        fcl_arg_long(&a, FA_cu_k_off, pl->off.cu_k);
+        fcl_arg_long(&a, FA_cache_lens_off, pl->off.cache_lens);
+        fcl_arg_long(&a, FA_bt_off, pl->off.bt);
         break;
     case FCL_K_FLASH_DECODE:
     case FCL_K_FLASH_DECODE_MMA:
@@ -177,6 +270,17 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_mem(&a, DE_BT, t->block_table ? t->block_table : t->q);
         fcl_arg_mem(&a, DE_K_SCALE, t->k_scale ? t->k_scale : t->q);
         fcl_arg_mem(&a, DE_V_SCALE, t->v_scale ? t->v_scale : t->q);
+        fcl_arg_long(&a, DE_q_off, pl->off.q);
+        fcl_arg_long(&a, DE_k_off, pl->off.k);
+        fcl_arg_long(&a, DE_v_off, pl->off.v);
+        fcl_arg_long(&a, DE_o_off, pl->off.o);
+        fcl_arg_long(&a, DE_lse_off, pl->off.lse);
+        fcl_arg_long(&a, DE_alibi_off, pl->off.alibi);
+        fcl_arg_long(&a, DE_kpm_off, pl->off.kpm);
+        fcl_arg_long(&a, DE_cache_lens_off, pl->off.cache_lens);
+        fcl_arg_long(&a, DE_bt_off, pl->off.bt);
+        fcl_arg_long(&a, DE_k_scale_off, pl->off.k_scale);
+        fcl_arg_long(&a, DE_v_scale_off, pl->off.v_scale);
         break;
     case FCL_K_FLASH_MMA:
         fcl_arg_mem(&a, MA_Q, t->q);
@@ -184,11 +288,18 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_mem(&a, MA_V, t->v);
         fcl_arg_mem(&a, MA_O, t->o);
         fcl_arg_mem(&a, MA_LSE, t->lse);
+        fcl_arg_long(&a, MA_q_off, pl->off.q);
+        fcl_arg_long(&a, MA_k_off, pl->off.k);
+        fcl_arg_long(&a, MA_v_off, pl->off.v);
+        fcl_arg_long(&a, MA_o_off, pl->off.o);
+        fcl_arg_long(&a, MA_lse_off, pl->off.lse);
         break;
     default: /* FCL_K_NAIVE_FWD */
-        fcl_bind_naive_inputs(&a, t);
+        fcl_bind_naive_inputs(&a, t, NF_q_off, &pl->off);
         fcl_arg_mem(&a, NF_O, t->o);
         fcl_arg_mem(&a, NF_LSE, t->lse);
+        fcl_arg_long(&a, NF_o_off, pl->off.o);
+        fcl_arg_long(&a, NF_lse_off, pl->off.lse);
         break;
     }
     flashcl_status st = fcl_args_check(ctx, &a, NULL);
@@ -207,10 +318,18 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_mem(&ap, KA_bt, t->block_table ? t->block_table : t->q);
         fcl_arg_mem(&ap, KA_K_SCALE, t->k_scale ? t->k_scale : t->q);
         fcl_arg_mem(&ap, KA_V_SCALE, t->v_scale ? t->v_scale : t->q);
+        fcl_arg_long(&ap, KA_k_off, pl->off.k);
+        fcl_arg_long(&ap, KA_v_off, pl->off.v);
+        fcl_arg_long(&ap, KA_k_new_off, pl->off.k_new);
+        fcl_arg_long(&ap, KA_v_new_off, pl->off.v_new);
+        fcl_arg_long(&ap, KA_cache_lens_off, pl->off.cache_lens);
+        fcl_arg_long(&ap, KA_bt_off, pl->off.bt);
+        fcl_arg_long(&ap, KA_k_scale_off, pl->off.k_scale);
+        fcl_arg_long(&ap, KA_v_scale_off, pl->off.v_scale);
         if ((st = fcl_args_check(ctx, &ap, "kv_append")) != FLASHCL_SUCCESS)
             return st;
         const size_t local = 64;
-        err = clEnqueueNDRangeKernel(ctx->queue, pl->append, 1, NULL, &pl->append_global, &local, num_events,
+        err = clEnqueueNDRangeKernel(pl->queue, pl->append, 1, NULL, &pl->append_global, &local, num_events,
                                      wait_list, &appended);
         if (err != CL_SUCCESS)
             return fcl_fail_cl(ctx, err, "kv_append: clEnqueueNDRangeKernel");
@@ -218,7 +337,7 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         wait_list = &appended;
     }
     cl_event partial = NULL;
-    err = clEnqueueNDRangeKernel(ctx->queue, pl->kernel, 2, NULL, pl->global, pl->local, num_events, wait_list,
+    err = clEnqueueNDRangeKernel(pl->queue, pl->kernel, 2, NULL, pl->global, pl->local, num_events, wait_list,
                                  pl->combine ? &partial : done);
     if (appended)
         clReleaseEvent(appended);
@@ -228,9 +347,11 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_args c = fcl_args_of(pl->combine, FCL_K_FLASH_COMBINE);
         fcl_arg_mem(&c, FC_O, t->o);
         fcl_arg_mem(&c, FC_LSE, t->lse);
+        fcl_arg_long(&c, FC_o_off, pl->off.o);
+        fcl_arg_long(&c, FC_lse_off, pl->off.lse);
         st = fcl_args_check(ctx, &c, "split-KV");
         err = st != FLASHCL_SUCCESS ? CL_SUCCESS
-                                    : clEnqueueNDRangeKernel(ctx->queue, pl->combine, 1, NULL, &pl->combine_global,
+                                    : clEnqueueNDRangeKernel(pl->queue, pl->combine, 1, NULL, &pl->combine_global,
                                                              &pl->combine_local, 1, &partial, done);
         clReleaseEvent(partial);
         if (st != FLASHCL_SUCCESS)

@@ -212,6 +212,12 @@ flashcl_status fcl_validate_run(flashcl_plan *plan, const flashcl_tensors *t,
 void fcl_validation_free(validation_state *vs);
 void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, int p_rounded, double *atol, double *rtol);
 
+/* The caller's offsets into its buffers for one enqueue, in elements of each buffer (the kernels' *_off
+ * arguments): flashcl_tensors.offsets over the element sizes. */
+typedef struct fcl_offsets {
+    cl_long q, k, v, o, lse, alibi, mask, kpm, cu_q, cu_k, cache_lens, bt, k_new, v_new, k_scale, v_scale;
+} fcl_offsets;
+
 struct flashcl_plan {
     flashcl_context *ctx;
     flashcl_problem problem; /* defaults resolved */
@@ -230,6 +236,9 @@ struct flashcl_plan {
     cl_kernel append;         /* kv_append: writes k_new/v_new into the cache first */
     size_t append_global;
     size_t gemm_ld[4];        /* its GEMMs' row strides for Q, K, V, O */
+    /* The enqueue in progress (a plan is enqueued by one thread at a time): its queue and offsets. */
+    cl_command_queue queue;
+    fcl_offsets off;
 };
 
 /* Small string helpers. */

@@ -276,7 +276,8 @@ flashcl_status fcl_args_check(flashcl_context *ctx, const fcl_args *a, const cha
 
 /* naive_fwd and naive_ref_rows share the problem's part of their parameters (ATTN_PARAMS), at the
  * same positions: one binding for both. */
-_Static_assert((int)NF_seq_q == (int)NR_seq_q && (int)NF_num_pages == (int)NR_num_pages && (int)NF_V == (int)NR_V,
+_Static_assert((int)NF_seq_q == (int)NR_seq_q && (int)NF_num_pages == (int)NR_num_pages && (int)NF_V == (int)NR_V &&
+                   (int)NF_v_scale_off - (int)NF_q_off == 11 && (int)NR_v_scale_off - (int)NR_q_off == 11,
                "naive_fwd and naive_ref_rows must take the problem's arguments at the same positions");
 
 void fcl_bind_naive_problem(fcl_args *a, const flashcl_problem *p, const resolved_layout *L)
@@ -303,7 +304,7 @@ void fcl_bind_naive_problem(fcl_args *a, const flashcl_problem *p, const resolve
     fcl_arg_int(a, NF_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
 }
 
-void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t)
+void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t, int q_off_index, const fcl_offsets *off)
 {
     /* Optional inputs are read only when compiled in; q stands in for absent ones. */
     fcl_arg_mem(a, NF_Q, t->q);
@@ -318,4 +319,9 @@ void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t)
     fcl_arg_mem(a, NF_bt, t->block_table ? t->block_table : t->q);
     fcl_arg_mem(a, NF_k_scale, t->k_scale ? t->k_scale : t->q);
     fcl_arg_mem(a, NF_v_scale, t->v_scale ? t->v_scale : t->q);
+    /* the offsets, in cl/naive.cl's INPUT_OFFSET_PARAMS order, from q_off_index (NF_q_off, NR_q_off) */
+    const cl_long offs[12] = {off->q,    off->k,    off->v,          off->alibi, off->mask,    off->kpm,
+                              off->cu_q, off->cu_k, off->cache_lens, off->bt,    off->k_scale, off->v_scale};
+    for (int i = 0; i < 12; ++i)
+        fcl_arg_long(a, q_off_index + i, offs[i]);
 }

@@ -20,13 +20,17 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(write_lse, INT) FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v)                    \
     FCL_STRIDE_ARGS(X, o) X(ALIBI, MEM) X(alibi_per_batch, INT) X(MASK, MEM) FCL_STRIDE_ARGS(X, m)         \
     X(KPM, MEM) X(CU_Q, MEM) X(CU_K, MEM) X(total_q, INT) X(total_kv, INT) X(n_splits, INT) X(OP, MEM)     \
-    X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)
+    X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)         \
+    X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(o_off, LONG) X(lse_off, LONG) X(alibi_off, LONG)         \
+    X(mask_off, LONG) X(kpm_off, LONG) X(cu_q_off, LONG) X(cu_k_off, LONG) X(cache_lens_off, LONG)          \
+    X(bt_off, LONG)
 
 /* cl/flash_mma.cl */
 #define FCL_FLASH_MMA_ARGS(X)                                                                              \
     X(Q, MEM) X(K, MEM) X(V, MEM) X(O, MEM) X(LSE, MEM) X(seq_q, INT) X(seq_kv, INT) X(heads_q, INT)       \
     X(group, INT) X(scale_log2, FLOAT) X(win_left, INT) X(win_right, INT) X(write_lse, INT)                 \
-    FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v) FCL_STRIDE_ARGS(X, o)
+    FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v) FCL_STRIDE_ARGS(X, o)                 \
+    X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(o_off, LONG) X(lse_off, LONG)
 
 /* cl/flash_decode.cl */
 #define FCL_FLASH_DECODE_ARGS(X)                                                                           \
@@ -35,12 +39,14 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(write_lse, INT) FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v)                    \
     FCL_STRIDE_ARGS(X, o) X(ALIBI, MEM) X(alibi_per_batch, INT) X(KPM, MEM) X(n_splits, INT) X(OP, MEM)    \
     X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)         \
-    X(K_SCALE, MEM) X(V_SCALE, MEM)
+    X(K_SCALE, MEM) X(V_SCALE, MEM) X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(o_off, LONG)             \
+    X(lse_off, LONG) X(alibi_off, LONG) X(kpm_off, LONG) X(cache_lens_off, LONG) X(bt_off, LONG)            \
+    X(k_scale_off, LONG) X(v_scale_off, LONG)
 
 /* cl/flash_combine.cl */
 #define FCL_FLASH_COMBINE_ARGS(X)                                                                          \
     X(OP, MEM) X(LP, MEM) X(n_splits, INT) X(rows_total, LONG) X(O, MEM) X(LSE, MEM) X(write_lse, INT)     \
-    X(group_rows, INT) X(heads_q, INT) FCL_STRIDE_ARGS(X, o) X(varlen, INT)
+    X(group_rows, INT) X(heads_q, INT) FCL_STRIDE_ARGS(X, o) X(varlen, INT) X(o_off, LONG) X(lse_off, LONG)
 
 /* cl/naive.cl: the problem's part of naive_fwd's and naive_ref_rows's parameters (ATTN_PARAMS) */
 #define FCL_NAIVE_PROBLEM_ARGS(X)                                                                          \
@@ -49,29 +55,37 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(alibi, MEM) X(alibi_per_batch, INT) X(mask, MEM) FCL_STRIDE_ARGS(X, m) X(kpm, MEM) X(cu_q, MEM)      \
     X(cu_k, MEM) X(total_q, INT) X(total_kv, INT) X(batch, INT) X(cache_lens, MEM) X(bt, MEM)              \
     X(max_pages, INT) X(num_pages, INT) X(k_scale, MEM) X(v_scale, MEM)
+/* (cl/naive.cl's INPUT_OFFSET_PARAMS) */
+#define FCL_INPUT_OFFSET_ARGS(X)                                                                           \
+    X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(alibi_off, LONG) X(mask_off, LONG) X(kpm_off, LONG)      \
+    X(cu_q_off, LONG) X(cu_k_off, LONG) X(cache_lens_off, LONG) X(bt_off, LONG) X(k_scale_off, LONG)       \
+    X(v_scale_off, LONG)
 #define FCL_NAIVE_FWD_ARGS(X)                                                                              \
     X(Q, MEM) X(K, MEM) X(V, MEM) FCL_NAIVE_PROBLEM_ARGS(X) X(O, MEM) X(LSE, MEM) X(write_lse, INT)        \
-    X(total_rows, LONG) FCL_STRIDE_ARGS(X, o)
+    X(total_rows, LONG) FCL_STRIDE_ARGS(X, o) FCL_INPUT_OFFSET_ARGS(X) X(o_off, LONG) X(lse_off, LONG)
 #define FCL_NAIVE_REF_ROWS_ARGS(X)                                                                         \
     X(Q, MEM) X(K, MEM) X(V, MEM) FCL_NAIVE_PROBLEM_ARGS(X) X(rows, MEM) X(n_rows, LONG) X(ref, MEM)       \
-    X(ref_lse, MEM)
+    X(ref_lse, MEM) FCL_INPUT_OFFSET_ARGS(X)
 #define FCL_COMPARE_ROWS_ARGS(X)                                                                           \
     X(O, MEM) X(LSE, MEM) X(has_lse, INT) X(seq_q, INT) X(heads_q, INT) FCL_STRIDE_ARGS(X, o) X(rows, MEM) \
-    X(n_rows, LONG) X(ref, MEM) X(ref_lse, MEM) X(atol, FLOAT) X(rtol, FLOAT) X(stats, MEM) X(info, MEM)
+    X(n_rows, LONG) X(ref, MEM) X(ref_lse, MEM) X(atol, FLOAT) X(rtol, FLOAT) X(stats, MEM) X(info, MEM)   \
+    X(o_off, LONG) X(lse_off, LONG)
 
 /* cl/kvcache.cl */
 #define FCL_KV_APPEND_ARGS(X)                                                                              \
     X(K, MEM) X(V, MEM) X(K_NEW, MEM) X(V_NEW, MEM) X(cache_lens, MEM) X(bt, MEM) X(seq_new, INT)          \
     X(heads_kv, INT) X(seq_kv, INT) X(max_pages, INT) X(num_pages, INT) FCL_STRIDE_ARGS(X, k)              \
-    FCL_STRIDE_ARGS(X, v) X(total, LONG) X(K_SCALE, MEM) X(V_SCALE, MEM)
+    FCL_STRIDE_ARGS(X, v) X(total, LONG) X(K_SCALE, MEM) X(V_SCALE, MEM) X(k_off, LONG) X(v_off, LONG)    \
+    X(k_new_off, LONG) X(v_new_off, LONG) X(cache_lens_off, LONG) X(bt_off, LONG) X(k_scale_off, LONG)     \
+    X(v_scale_off, LONG)
 
 /* cl/standard.cl */
 #define FCL_SOFTMAX_ROWS_ARGS(X)                                                                           \
     X(S, MEM) X(rows, INT) X(row0, INT) X(head0, INT) X(seq_q, INT) X(seq_kv, INT) X(win_left, INT)        \
-    X(win_right, INT) X(softcap, FLOAT) X(LSE, MEM) X(write_lse, INT)
+    X(win_right, INT) X(softcap, FLOAT) X(LSE, MEM) X(write_lse, INT) X(lse_off, LONG)
 #define FCL_CONVERT_ARGS(X)                                                                                \
     X(src, MEM) X(dst, MEM) X(seq, INT) X(heads, INT) X(head_dim, INT) X(sb, LONG) X(ss, LONG) X(sh, LONG) \
-    X(total, LONG)
+    X(total, LONG) X(off, LONG)
 
 /* Argument indices: FA_seq_q is flash_fwd's seq_q, and so on (one prefix per kernel). */
 #define FCL_E_FA(name, kind) FA_##name,
@@ -155,6 +169,6 @@ flashcl_status fcl_args_check(flashcl_context *ctx, const fcl_args *a, const cha
 /* The arguments naive_fwd and naive_ref_rows share: the problem's (at plan time) and its buffers (at
  * enqueue; absent optional inputs get q, never read). */
 void fcl_bind_naive_problem(fcl_args *a, const flashcl_problem *p, const resolved_layout *L);
-void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t);
+void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t, int q_off_index, const fcl_offsets *off);
 
 #endif

@@ -33,6 +33,7 @@ struct standard_state {
     size_t n_chunks;
     cl_mem q32, k32, v32, o32;      /* fp32 copies for fp16/bf16 storage, else NULL */
     float *alphas, *betas, *ones;
+    size_t *shifted; /* one chunk's offset arrays moved by the caller's offsets (fp32: the caller's buffers) */
     cl_kernel softmax, to32, from32;
     size_t softmax_wg;
     uint64_t extra_bytes;
@@ -53,6 +54,7 @@ void fcl_standard_free(standard_state *st)
         free(st->chunks[i].off);
     }
     free(st->chunks);
+    free(st->shifted);
     cl_mem mems[4] = {st->q32, st->k32, st->v32, st->o32};
     for (int i = 0; i < 4; ++i)
         if (mems[i])
@@ -196,7 +198,8 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
     st->alphas = malloc(heads_per_chunk * sizeof(float));
     st->betas = calloc(heads_per_chunk, sizeof(float));
     st->ones = malloc(heads_per_chunk * sizeof(float));
-    if (!st->alphas || !st->betas || !st->ones)
+    st->shifted = malloc(6 * heads_per_chunk * sizeof(size_t));
+    if (!st->alphas || !st->betas || !st->ones || !st->shifted)
         return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "standard attention: out of host memory");
     for (size_t i = 0; i < heads_per_chunk; ++i) {
         st->alphas[i] = p->scale;
@@ -247,10 +250,11 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
 
 /* One conversion kernel (to_f32 or from_f32) over a whole tensor: (batch, seq, heads, head_dim) at the
  * given strides. */
-static flashcl_status convert(flashcl_context *ctx, cl_kernel kern, fcl_kernel_id id, cl_mem src, cl_mem dst,
+static flashcl_status convert(const flashcl_plan *pl, cl_kernel kern, fcl_kernel_id id, cl_mem src, cl_mem dst,
                               int32_t batch, int32_t seq, int32_t heads, int32_t d, const flashcl_strides *s,
-                              cl_event *ev)
+                              cl_long caller_off, cl_event *ev)
 {
+    flashcl_context *ctx = pl->ctx;
     const cl_long total = (cl_long)batch * seq * heads * d;
     fcl_args a = fcl_args_of(kern, id);
     fcl_arg_mem(&a, CV_src, src);
@@ -262,12 +266,13 @@ static flashcl_status convert(flashcl_context *ctx, cl_kernel kern, fcl_kernel_i
     fcl_arg_long(&a, CV_ss, s->seq);
     fcl_arg_long(&a, CV_sh, s->head);
     fcl_arg_long(&a, CV_total, total);
+    fcl_arg_long(&a, CV_off, caller_off); /* the caller's tensor: src of to_f32, dst of from_f32 */
     flashcl_status st = fcl_args_check(ctx, &a, "standard attention");
     if (st != FLASHCL_SUCCESS)
         return st;
     const size_t local = 256 <= ctx->profile.max_work_group_size ? 256 : ctx->profile.max_work_group_size;
     const size_t global = ((size_t)total + local - 1) / local * local;
-    const cl_int err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &local, 0, NULL, ev);
+    const cl_int err = clEnqueueNDRangeKernel(pl->queue, kern, 1, NULL, &global, &local, 0, NULL, ev);
     return err == CL_SUCCESS ? FLASHCL_SUCCESS
                              : fcl_fail_cl(ctx, err, "standard attention: clEnqueueNDRangeKernel(to_f32/from_f32)");
 }
@@ -279,7 +284,8 @@ static flashcl_status clblast_fail(flashcl_context *ctx, CLBlastStatusCode code,
     return fcl_fail(ctx, FLASHCL_OPENCL_ERROR, "%s failed: CLBlast status %d", what, (int)code);
 }
 
-/* Enqueues the whole computation on the context's (in-order) queue; *event is the last command's. */
+/* Enqueues the whole computation on the enqueue's queue (pl->queue; in order, or the commands are
+ * ordered by CLBlast's and our events); *event is the last command's. */
 flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
                                     cl_uint num_events, const cl_event *wait_list, cl_event *event)
 {
@@ -287,19 +293,19 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
     const flashcl_problem *p = &pl->problem;
     standard_state *st = pl->standard;
     cl_int err = CL_SUCCESS;
-    if (num_events && (err = clEnqueueMarkerWithWaitList(ctx->queue, num_events, wait_list, NULL)) != CL_SUCCESS)
+    if (num_events && (err = clEnqueueMarkerWithWaitList(pl->queue, num_events, wait_list, NULL)) != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "standard attention: clEnqueueMarkerWithWaitList");
     cl_mem qa = q, ka = k, va = v, oa = o;
     if (st->q32) {
         const resolved_layout *L = &pl->layout;
-        flashcl_status cs = convert(ctx, st->to32, FCL_K_TO_F32, q, st->q32, p->batch, p->seq_q, p->heads_q,
-                                    p->head_dim, &L->q, NULL);
+        flashcl_status cs = convert(pl, st->to32, FCL_K_TO_F32, q, st->q32, p->batch, p->seq_q, p->heads_q,
+                                    p->head_dim, &L->q, pl->off.q, NULL);
         if (cs == FLASHCL_SUCCESS)
-            cs = convert(ctx, st->to32, FCL_K_TO_F32, k, st->k32, p->batch, p->seq_kv, p->heads_kv, p->head_dim,
-                         &L->k, NULL);
+            cs = convert(pl, st->to32, FCL_K_TO_F32, k, st->k32, p->batch, p->seq_kv, p->heads_kv, p->head_dim,
+                         &L->k, pl->off.k, NULL);
         if (cs == FLASHCL_SUCCESS)
-            cs = convert(ctx, st->to32, FCL_K_TO_F32, v, st->v32, p->batch, p->seq_kv, p->heads_kv, p->head_dim,
-                         &L->v, NULL);
+            cs = convert(pl, st->to32, FCL_K_TO_F32, v, st->v32, p->batch, p->seq_kv, p->heads_kv, p->head_dim,
+                         &L->v, pl->off.v, NULL);
         if (cs != FLASHCL_SUCCESS)
             return cs;
         qa = st->q32;
@@ -307,7 +313,9 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
         va = st->v32;
         oa = st->o32;
     }
-    cl_command_queue queue = ctx->queue;
+    cl_command_queue queue = pl->queue;
+    /* fp32: the GEMMs read and write the caller's buffers, at its offsets (elements) */
+    const int direct = !st->q32 && (pl->off.q || pl->off.k || pl->off.v || pl->off.o);
     cl_event done = NULL;
     const cl_int sq = p->seq_q, sk = p->seq_kv, write_lse = lse != NULL;
     cl_int win_left, win_right;
@@ -318,6 +326,18 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
         const score_chunk *ch = &st->chunks[c];
         const size_t n = (size_t)ch->nheads;
         const size_t *a1 = ch->off, *b1 = a1 + n, *c1 = b1 + n, *a2 = c1 + n, *b2 = a2 + n, *c2 = b2 + n;
+        if (direct) {
+            size_t *m = st->shifted;
+            for (size_t i = 0; i < n; ++i) {
+                m[i] = a1[i] + (size_t)pl->off.q;
+                m[n + i] = b1[i] + (size_t)pl->off.k;
+                m[2 * n + i] = c1[i];
+                m[3 * n + i] = a2[i];
+                m[4 * n + i] = b2[i] + (size_t)pl->off.v;
+                m[5 * n + i] = c2[i] + (size_t)pl->off.o;
+            }
+            a1 = m, b1 = m + n, c1 = m + 2 * n, a2 = m + 3 * n, b2 = m + 4 * n, c2 = m + 5 * n;
+        }
         CLBlastStatusCode code = CLBlastSgemmBatched(
             CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeYes, (size_t)ch->nrows, (size_t)p->seq_kv,
             (size_t)p->head_dim, st->alphas, qa, a1, pl->gemm_ld[0], ka, b1, pl->gemm_ld[1], st->betas, ch->sub, c1,
@@ -337,6 +357,7 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
         fcl_arg_float(&a, SR_softcap, softcap);
         fcl_arg_mem(&a, SR_LSE, lse_arg);
         fcl_arg_int(&a, SR_write_lse, write_lse);
+        fcl_arg_long(&a, SR_lse_off, lse ? pl->off.lse : 0);
         flashcl_status as = fcl_args_check(ctx, &a, "standard attention");
         if (as != FLASHCL_SUCCESS)
             return as;
@@ -352,8 +373,8 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
             return clblast_fail(ctx, code, "standard attention: O = P V (CLBlastSgemmBatched)");
     }
     if (st->q32) {
-        flashcl_status cs = convert(ctx, st->from32, FCL_K_FROM_F32, st->o32, o, p->batch, p->seq_q, p->heads_q,
-                                    p->head_dim, &pl->layout.o, &done);
+        flashcl_status cs = convert(pl, st->from32, FCL_K_FROM_F32, st->o32, o, p->batch, p->seq_q, p->heads_q,
+                                    p->head_dim, &pl->layout.o, pl->off.o, &done);
         if (cs != FLASHCL_SUCCESS)
             return cs;
     }

@@ -173,31 +173,33 @@ flashcl_status fcl_validate_run(flashcl_plan *pl, const flashcl_tensors *t, cl_e
     }
     validation_state *vs = pl->validation;
     fcl_args r = fcl_args_of(vs->ref_kernel, FCL_K_NAIVE_REF_ROWS);
-    fcl_bind_naive_inputs(&r, t);
+    fcl_bind_naive_inputs(&r, t, NR_q_off, &pl->off);
     if ((st = fcl_args_check(ctx, &r, "validation")) != FLASHCL_SUCCESS)
         return st;
     fcl_args c = fcl_args_of(vs->compare_kernel, FCL_K_COMPARE_ROWS);
     fcl_arg_mem(&c, CR_O, o);
     fcl_arg_mem(&c, CR_LSE, lse ? lse : o); /* never read when has_lse is 0 */
+    fcl_arg_long(&c, CR_o_off, pl->off.o);
+    fcl_arg_long(&c, CR_lse_off, pl->off.lse);
     if ((st = fcl_args_check(ctx, &c, "validation")) != FLASHCL_SUCCESS)
         return st;
 
     const size_t wg = 64;
     const size_t global = ((size_t)vs->n_rows + wg - 1) / wg * wg;
     cl_event ref_done = NULL;
-    cl_int err = clEnqueueNDRangeKernel(ctx->queue, vs->ref_kernel, 1, NULL, &global, NULL, 1, &flash_done, &ref_done);
+    cl_int err = clEnqueueNDRangeKernel(pl->queue, vs->ref_kernel, 1, NULL, &global, NULL, 1, &flash_done, &ref_done);
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "validation: enqueue naive_ref_rows");
     cl_event cmp_done = NULL;
-    err = clEnqueueNDRangeKernel(ctx->queue, vs->compare_kernel, 1, NULL, &global, NULL, 1, &ref_done, &cmp_done);
+    err = clEnqueueNDRangeKernel(pl->queue, vs->compare_kernel, 1, NULL, &global, NULL, 1, &ref_done, &cmp_done);
     clReleaseEvent(ref_done);
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "validation: enqueue compare_rows");
     const size_t n = (size_t)vs->n_rows;
-    err = clEnqueueReadBuffer(ctx->queue, vs->stats, CL_FALSE, 0, n * 4 * sizeof(float), vs->host_stats, 1,
+    err = clEnqueueReadBuffer(pl->queue, vs->stats, CL_FALSE, 0, n * 4 * sizeof(float), vs->host_stats, 1,
                               &cmp_done, NULL);
     if (err == CL_SUCCESS)
-        err = clEnqueueReadBuffer(ctx->queue, vs->info, CL_TRUE, 0, n * 4 * sizeof(cl_int), vs->host_info, 1,
+        err = clEnqueueReadBuffer(pl->queue, vs->info, CL_TRUE, 0, n * 4 * sizeof(cl_int), vs->host_info, 1,
                                   &cmp_done, NULL);
     clReleaseEvent(cmp_done);
     if (err != CL_SUCCESS)

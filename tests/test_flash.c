@@ -39,6 +39,8 @@ typedef struct case_params {
     int kv_scale_f16;
     int mma_block_m, mma_block_n; /* nonzero: the matrix-unit kernel's tiles set by an override */
     int mma_rows;                 /* with them: rows_per_item (2: one m16 tile a warp, 4: two) */
+    int offsets; /* nonzero: every tensor at an offset (a multiple of this many bytes) inside a larger
+                    buffer with margins that must stay unwritten; the flash plan on a second queue */
 } case_params;
 
 typedef struct errors {
@@ -278,6 +280,7 @@ static void run_case(const case_params *c)
     size_t sz[5];
     flashcl_plan_buffer_sizes(flash, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
     const size_t es = flashcl_dtype_size(p.dtype);
+    tu_offsets((size_t)c->offsets); /* (0: buffers as they are) */
     hm_rng rng;
     hm_rng_seed(&rng, (uint64_t)(c->head_dim * 1000003 + c->seq_q * 31 + c->seq_kv * 7 + c->dtype * 3 + c->causal));
     void *host[3];
@@ -403,6 +406,26 @@ static void run_case(const case_params *c)
                     tn = tf;
     tn.o = o_n;
     tn.lse = l_n;
+    flashcl_tensors ts = {.q = q, .k = k, .v = v, .o = o_s, .lse = l_s};
+    if (c->offsets) { /* each tensor where tu_buffer placed it */
+        const cl_mem in[16] = {q,      k,     v,     o_f,   l_f,    alibi_m, mask_m,     kpm_m,
+                               cuq_m,  cuk_m, lens_m, bt_m, knew_m, vnew_m,  scale_m[0], scale_m[1]};
+        uint64_t *off[16] = {&tf.offsets.q,           &tf.offsets.k,           &tf.offsets.v,
+                             &tf.offsets.o,           &tf.offsets.lse,         &tf.offsets.alibi_slopes,
+                             &tf.offsets.mask,        &tf.offsets.key_padding, &tf.offsets.cu_seqlens_q,
+                             &tf.offsets.cu_seqlens_k, &tf.offsets.cache_seqlens, &tf.offsets.block_table,
+                             &tf.offsets.k_new,       &tf.offsets.v_new,       &tf.offsets.k_scale,
+                             &tf.offsets.v_scale};
+        for (int i = 0; i < 16; ++i)
+            *off[i] = in[i] ? tu_offset_of(in[i]) : 0;
+        tn.offsets = tf.offsets;
+        tn.offsets.o = tu_offset_of(o_n);
+        tn.offsets.lse = tu_offset_of(l_n);
+        ts.offsets.q = tf.offsets.q, ts.offsets.k = tf.offsets.k, ts.offsets.v = tf.offsets.v;
+        ts.offsets.o = tu_offset_of(o_s);
+        ts.offsets.lse = tu_offset_of(l_s);
+        ck_assert(tf.offsets.q && tf.offsets.o && tn.offsets.o != tf.offsets.o);
+    }
     if (extras) /* the plain enqueue refuses a problem that needs more buffers, naming the missing one */
         ck_assert_int_eq(flashcl_plan_enqueue(flash, q, k, v, o_f, l_f, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
     if (c->kv_format == FLASHCL_KV_INT8) { /* the scales are required, by name */
@@ -411,15 +434,37 @@ static void run_case(const case_params *c)
         ck_assert_int_eq(flashcl_plan_enqueue_tensors(flash, &no_scale, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
         ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "v_scale"));
     }
-    st = flashcl_plan_enqueue_tensors(flash, &tf, 0, NULL, NULL);
-    ck_assert_msg(st == FLASHCL_SUCCESS, "flash enqueue: %s", flashcl_context_last_error(ctx));
+    if (c->offsets) { /* the flash plan on a second queue of the context's device, validated there too */
+        cl_int qerr;
+        cl_command_queue q2 = clCreateCommandQueue(tu_context, tu_device, 0, &qerr);
+        ck_assert_msg(q2 != NULL, "clCreateCommandQueue: %d", (int)qerr);
+        cl_event done = NULL;
+        flashcl_context_set_validation(ctx, !c->kv_append); /* (an append must run once) */
+        st = flashcl_plan_enqueue_on(flash, q2, &tf, 0, NULL, &done);
+        flashcl_context_set_validation(ctx, 0);
+        ck_assert_msg(st == FLASHCL_SUCCESS, "flash enqueue on a second queue: %s", flashcl_context_last_error(ctx));
+        if (!c->kv_append) {
+            flashcl_validation rep;
+            flashcl_plan_last_validation(flash, &rep);
+            ck_assert_msg(rep.ran && rep.passed, "validation at offsets: %lld failures", (long long)rep.failures);
+        }
+        ck_assert_int_eq(clWaitForEvents(1, &done), CL_SUCCESS);
+        clReleaseEvent(done);
+        ck_assert_int_eq(clFinish(q2), CL_SUCCESS);
+        clReleaseCommandQueue(q2);
+    } else {
+        st = flashcl_plan_enqueue_tensors(flash, &tf, 0, NULL, NULL);
+        ck_assert_msg(st == FLASHCL_SUCCESS, "flash enqueue: %s", flashcl_context_last_error(ctx));
+    }
     st = flashcl_plan_enqueue_tensors(naive, &tn, 0, NULL, NULL);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive enqueue: %s", flashcl_context_last_error(ctx));
     if (standard) {
-        st = flashcl_plan_enqueue(standard, q, k, v, o_s, l_s, 0, NULL, NULL);
+        st = flashcl_plan_enqueue_tensors(standard, &ts, 0, NULL, NULL);
         ck_assert_msg(st == FLASHCL_SUCCESS, "standard enqueue: %s", flashcl_context_last_error(ctx));
     }
     ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    if (c->offsets)
+        tu_check_margins();
     if (c->kv_format)
         check_quantized_cache(c, &p, cache_lens, block_table, max_pages, knew, vnew, k, v, scale_m, n_scales, host,
                               scales, dec);
@@ -539,6 +584,7 @@ static void run_case(const case_params *c)
     flashcl_plan_destroy(&flash);
     flashcl_plan_destroy(&naive);
     flashcl_context_destroy(&ctx);
+    tu_offsets(0);
 }
 
 static const int grid_dims[] = {8, 40, 64, 72, 80, 96, 128, 256};
@@ -811,6 +857,27 @@ static const case_params quant_cases[] = {
 };
 #define N_QUANT_CASES ((int)(sizeof quant_cases / sizeof *quant_cases))
 
+/* Every tensor at an offset inside a larger buffer (margins checked unwritten), the flash plan on a
+ * second queue and validated there: each kernel and each optional input once, offsets that are not
+ * multiples of 16 bytes where the kernel allows it. */
+static const case_params offset_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 2, .seq_q = 70, .seq_kv = 90, .batch = 2, .heads_kv = 1,
+     .causal = 1, .alibi = 2, .attn_mask = 1, .key_padding = 1, .offsets = 4},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 1, .seq_q = 60, .seq_kv = 80, .batch = 3, .heads_kv = 2,
+     .varlen = 1, .offsets = 4},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 48, .gqa = 2, .seq_q = 40, .seq_kv = 300, .batch = 1, .heads_kv = 2,
+     .kv_splits = 3, .offsets = 4},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 4, .seq_q = 2, .seq_kv = 160, .batch = 2, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .path = FLASHCL_PATH_DECODE, .offsets = 4},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 1, .seq_kv = 120, .batch = 2, .heads_kv = 1,
+     .kv_cache = 1, .kv_format = FLASHCL_KV_INT8, .kv_scale_f16 = 1, .path = FLASHCL_PATH_DECODE, .offsets = 4},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 90, .seq_kv = 100, .batch = 1, .heads_kv = 1,
+     .causal = 1, .path = FLASHCL_PATH_MMA, .offsets = 16},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 200, .batch = 2, .heads_kv = 1,
+     .kv_cache = 1, .kv_append = 1, .path = FLASHCL_PATH_MMA, .offsets = 16},
+};
+#define N_OFFSET_CASES ((int)(sizeof offset_cases / sizeof *offset_cases))
+
 /* The feature cases, one numbering over all the lists above. */
 static const struct {
     const char *name;
@@ -821,7 +888,7 @@ static const struct {
     {"varlen", varlen_cases, N_VARLEN_CASES}, {"split", split_cases, N_SPLIT_CASES},
     {"cache", cache_cases, N_CACHE_CASES},    {"mma", mma_cases, N_MMA_CASES},
     {"decode", decode_cases, N_DECODE_CASES}, {"decode_mma", decode_mma_cases, N_DECODE_MMA_CASES},
-    {"quant", quant_cases, N_QUANT_CASES},
+    {"quant", quant_cases, N_QUANT_CASES},    {"offsets", offset_cases, N_OFFSET_CASES},
 };
 
 static const case_params *feature_case(int i)

@@ -658,6 +658,142 @@ START_TEST(test_enqueue_tensors_bad_input)
 }
 END_TEST
 
+
+/* Offsets and queues refused before anything is launched: an offset that is not a multiple of the
+ * element size, a tensor past its buffer's end from its offset, an offset for a tensor the problem does
+ * not have, a queue of another context, Q at 8 bytes under the matrix-unit kernel's 16-byte copies. */
+START_TEST(test_enqueue_offsets_bad_input)
+{
+    flashcl_settings set;
+    flashcl_settings_default(&set);
+    set.disk_cache = 0;
+    set.validate = 0;
+    set.path = _i == 5 ? FLASHCL_PATH_MMA : -1;
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &set, &ctx), FLASHCL_SUCCESS);
+    flashcl_problem p = small_problem();
+    if (_i == 5) {
+        p.dtype = FLASHCL_DTYPE_F16;
+        p.head_dim = 64;
+    }
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    if (_i == 5) {
+        flashcl_config c;
+        flashcl_plan_config(plan, &c);
+        ck_assert_str_eq(c.kernel, "flash_mma");
+    }
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    cl_mem q, k, v;
+    upload_inputs(sz, 7, &q, &k, &v);
+    if (_i == 5) { /* fp16 values (upload_inputs writes fp32 bits) */
+        unsigned short *h16 = malloc(sz[0] > sz[1] ? sz[0] : sz[1]);
+        hm_rng rng;
+        hm_rng_seed(&rng, 8);
+        hm_fill_normal(h16, FLASHCL_DTYPE_F16, (sz[0] > sz[1] ? sz[0] : sz[1]) / 2, &rng, 1.0);
+        const cl_mem in[3] = {q, k, v};
+        for (int i = 0; i < 3; ++i)
+            ck_assert_int_eq(clEnqueueWriteBuffer(tu_queue, in[i], CL_TRUE, 0, sz[i], h16, 0, NULL, NULL), CL_SUCCESS);
+        free(h16);
+    }
+    cl_mem o = tu_buffer(sz[3] + 64, NULL), big = tu_buffer(sz[0] + 64, NULL);
+    cl_int err;
+    cl_context other = clCreateContext(NULL, 1, &tu_device, NULL, NULL, &err);
+    cl_command_queue foreign = clCreateCommandQueue(other, tu_device, 0, &err);
+    flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o};
+    cl_command_queue queue = NULL;
+    flashcl_status expect = FLASHCL_INVALID_ARGUMENT;
+    const char *word = NULL;
+    switch (_i) {
+    case 0: t.offsets.q = 2; word = "tensors.offsets.q = 2 is not a multiple of its element size (4 bytes)"; break;
+    case 1: t.offsets.o = 128; expect = FLASHCL_BUFFER_TOO_SMALL; word = "from offset 128"; break;
+    case 2: t.offsets.lse = 4; word = "offsets.lse = 4 but problem.return_lse is 0"; break;
+    case 3: t.offsets.mask = 4; word = "offsets.mask = 4 for a tensor the problem does not have"; break;
+    case 4: queue = foreign; word = "queue belongs to another OpenCL context"; break;
+    case 5: t.q = big; t.offsets.q = 8; word = "tensors.offsets.q = 8 is not a multiple of 16 bytes"; break;
+    }
+    const flashcl_status st = flashcl_plan_enqueue_on(plan, queue, &t, 0, NULL, NULL);
+    ck_assert_msg(st == expect, "case %d: %s (%s)", _i, flashcl_status_name(st), flashcl_context_last_error(ctx));
+    ck_assert_msg(strstr(flashcl_context_last_error(ctx), word) != NULL, "case %d: '%s' lacks '%s'", _i,
+                  flashcl_context_last_error(ctx), word);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert_msg(still_poisoned(o, sz[3] + 64), "case %d: something was launched", _i);
+    /* at offset 64, on its own queue: the result written there, the first 64 bytes untouched */
+    t = (flashcl_tensors){.q = q, .k = k, .v = v, .o = o};
+    t.offsets.o = 64;
+    cl_command_queue q2 = clCreateCommandQueue(tu_context, tu_device, 0, &err);
+    ck_assert_int_eq(flashcl_plan_enqueue_on(plan, q2, &t, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(clFinish(q2), CL_SUCCESS);
+    unsigned char *h = tu_read(o, sz[3] + 64);
+    for (size_t i = 0; i < 64; ++i)
+        ck_assert_int_eq(h[i], 0xff);
+    int written = 0;
+    for (size_t i = 64; i < sz[3] + 64; ++i)
+        written |= h[i] != 0xff;
+    ck_assert(written);
+    free(h);
+    clReleaseCommandQueue(q2);
+    clReleaseCommandQueue(foreign);
+    clReleaseContext(other);
+    cl_mem all[5] = {q, k, v, o, big};
+    for (int i = 0; i < 5; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+/* fp16 tensors at offsets that are multiples of 2 bytes and of no more (the portable kernel's vector
+ * loads need only the element's alignment): the same output, bit for bit, as at offset 0. */
+START_TEST(test_enqueue_unaligned_offsets)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    p.dtype = FLASHCL_DTYPE_F16;
+    p.causal = 1;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    const size_t n = sz[0] > sz[1] ? sz[0] : sz[1];
+    unsigned char *host = malloc(n + 16);
+    hm_rng rng;
+    hm_rng_seed(&rng, 99);
+    hm_fill_normal(host + 16, FLASHCL_DTYPE_F16, n / 2, &rng, 1.0);
+    memcpy(host, host + 16, 16);
+    cl_mem in = tu_buffer(n + 16, host); /* Q, K and V from one buffer: at 16 and at 2, 6, 10 */
+    cl_mem o0 = tu_buffer(sz[3], NULL), o1 = tu_buffer(sz[3] + 2, NULL);
+    flashcl_tensors a = {.q = in, .k = in, .v = in, .o = o0};
+    a.offsets.q = a.offsets.k = a.offsets.v = 16;
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &a, 0, NULL, NULL), FLASHCL_SUCCESS);
+    /* the same values 14, 10 and 6 bytes earlier: a copy of the first 16 bytes shifted */
+    unsigned char *shifted = malloc(n + 16);
+    memset(shifted, 0, 2);
+    memcpy(shifted + 2, host + 16, n);
+    cl_mem in2 = tu_buffer(n + 16, NULL);
+    ck_assert_int_eq(clEnqueueWriteBuffer(tu_queue, in2, CL_TRUE, 0, n + 16, shifted, 0, NULL, NULL), CL_SUCCESS);
+    flashcl_tensors b = {.q = in2, .k = in2, .v = in2, .o = o1};
+    b.offsets.q = b.offsets.k = b.offsets.v = 2;
+    b.offsets.o = 2;
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &b, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    unsigned char *r0 = tu_read(o0, sz[3]), *r1 = tu_read(o1, sz[3] + 2);
+    ck_assert(!still_poisoned(o0, sz[3]));
+    ck_assert_int_eq(memcmp(r0, r1 + 2, sz[3]), 0);
+    ck_assert(r1[0] == 0xff && r1[1] == 0xff);
+    free(r0);
+    free(r1);
+    free(host);
+    free(shifted);
+    cl_mem all[4] = {in, in2, o0, o1};
+    for (int i = 0; i < 4; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 /* Packed sequences with cu_seqlens that lie (past the totals, decreasing): the kernels clamp them to
  * the buffers, so the run completes, reads and writes nothing outside, and rows outside every
  * sequence are zeros. */
@@ -707,6 +843,8 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_enqueue_bad_input, 0, 8);
     tcase_add_test(tc, test_wait_list);
     tcase_add_loop_test(tc, test_enqueue_tensors_bad_input, 0, 6);
+    tcase_add_loop_test(tc, test_enqueue_offsets_bad_input, 0, 6);
+    tcase_add_test(tc, test_enqueue_unaligned_offsets);
     tcase_add_loop_test(tc, test_varlen_bad_cu_seqlens, 0, 2);
     tcase_add_loop_test(tc, test_config_fits, 0, 7);
     tcase_add_test(tc, test_override_and_kernel_info);

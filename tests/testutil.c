@@ -105,16 +105,52 @@ flashcl_context *tu_context_create(void)
     return ctx;
 }
 
+/* The placed buffers (tu_offsets): each one's offset, contents' size and total size. */
+#define TU_MAX_PLACED 64
+static struct {
+    cl_mem m;
+    size_t offset, bytes, total;
+} placed[TU_MAX_PLACED];
+static size_t n_placed, place_unit;
+static const unsigned char margin_byte = 0xa5;
+
+void tu_offsets(size_t unit)
+{
+    place_unit = unit;
+    n_placed = 0;
+}
+
+size_t tu_offset_of(cl_mem m)
+{
+    for (size_t i = 0; i < n_placed; ++i)
+        if (placed[i].m == m)
+            return placed[i].offset;
+    return 0;
+}
+
 cl_mem tu_buffer(size_t bytes, const void *host)
 {
     cl_int err;
-    cl_mem m = clCreateBuffer(tu_context, CL_MEM_READ_WRITE, bytes ? bytes : 4, NULL, &err);
-    ck_assert_msg(m != NULL, "clCreateBuffer(%zu) failed: %d", bytes, (int)err);
+    const size_t offset = place_unit ? place_unit * (1 + n_placed % 9) : 0;
+    const size_t total = (bytes ? bytes : 4) + (place_unit ? offset + 64 : 0);
+    cl_mem m = clCreateBuffer(tu_context, CL_MEM_READ_WRITE, total, NULL, &err);
+    ck_assert_msg(m != NULL, "clCreateBuffer(%zu) failed: %d", total, (int)err);
+    if (place_unit) {
+        ck_assert_uint_lt(n_placed, TU_MAX_PLACED);
+        placed[n_placed].m = m;
+        placed[n_placed].offset = offset;
+        placed[n_placed].bytes = bytes;
+        placed[n_placed].total = total;
+        ++n_placed;
+        err = clEnqueueFillBuffer(tu_queue, m, &margin_byte, 1, 0, total, 0, NULL, NULL);
+        ck_assert_msg(err == CL_SUCCESS, "filling the margins failed: %d", (int)err);
+    }
     if (host) {
-        err = clEnqueueWriteBuffer(tu_queue, m, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+        err = clEnqueueWriteBuffer(tu_queue, m, CL_TRUE, offset, bytes, host, 0, NULL, NULL);
     } else {
         const unsigned char poison = 0xff;
-        err = clEnqueueFillBuffer(tu_queue, m, &poison, 1, 0, bytes ? bytes : 4, 0, NULL, NULL);
+        const size_t n = bytes ? bytes : place_unit ? 0 : 4; /* (a placed empty tensor is all margin) */
+        err = n ? clEnqueueFillBuffer(tu_queue, m, &poison, 1, offset, n, 0, NULL, NULL) : CL_SUCCESS;
         if (err == CL_SUCCESS)
             err = clFinish(tu_queue);
     }
@@ -122,11 +158,26 @@ cl_mem tu_buffer(size_t bytes, const void *host)
     return m;
 }
 
+void tu_check_margins(void)
+{
+    for (size_t i = 0; i < n_placed; ++i) {
+        unsigned char *h = malloc(placed[i].total);
+        ck_assert_ptr_nonnull(h);
+        cl_int err = clEnqueueReadBuffer(tu_queue, placed[i].m, CL_TRUE, 0, placed[i].total, h, 0, NULL, NULL);
+        ck_assert_msg(err == CL_SUCCESS, "clEnqueueReadBuffer failed: %d", (int)err);
+        for (size_t b = 0; b < placed[i].total; ++b)
+            if (b < placed[i].offset || b >= placed[i].offset + placed[i].bytes)
+                ck_assert_msg(h[b] == margin_byte, "buffer %zu (tensor at offset %zu, %zu bytes): byte %zu outside "
+                              "the tensor was written (0x%02x)", i, placed[i].offset, placed[i].bytes, b, h[b]);
+        free(h);
+    }
+}
+
 void *tu_read(cl_mem m, size_t bytes)
 {
     void *h = malloc(bytes ? bytes : 1);
     ck_assert_ptr_nonnull(h);
-    cl_int err = clEnqueueReadBuffer(tu_queue, m, CL_TRUE, 0, bytes, h, 0, NULL, NULL);
+    cl_int err = clEnqueueReadBuffer(tu_queue, m, CL_TRUE, tu_offset_of(m), bytes, h, 0, NULL, NULL);
     ck_assert_msg(err == CL_SUCCESS, "clEnqueueReadBuffer failed: %d", (int)err);
     return h;
 }

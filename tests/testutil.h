@@ -31,7 +31,15 @@ flashcl_context *tu_context_create(void);
 
 /* A buffer of `bytes` filled from host (or with the byte 0xff, a NaN in every dtype, when NULL). */
 cl_mem tu_buffer(size_t bytes, const void *host);
-/* Reads a whole buffer into a new malloc'd block. */
+/* Reads a whole buffer (from its placement offset, below) into a new malloc'd block. */
 void *tu_read(cl_mem m, size_t bytes);
+
+/* Placement: with tu_offsets(unit), unit nonzero, every tu_buffer from then on puts its contents at an
+ * offset inside a larger buffer, a different multiple of unit for each buffer (unit * 1..9), between
+ * margins of the byte 0xa5; tu_offset_of(m) is that offset (0 for a buffer made otherwise) and
+ * tu_check_margins() asserts that no margin of any placed buffer was written. tu_offsets(0) ends it. */
+void tu_offsets(size_t unit);
+size_t tu_offset_of(cl_mem m);
+void tu_check_margins(void);
 
 #endif
