@@ -79,6 +79,18 @@ static flashcl_status check_queue(flashcl_context *ctx, cl_command_queue queue)
     return FLASHCL_SUCCESS;
 }
 
+/* A tensor's bytes in its buffer, for the alias checks. */
+typedef struct region {
+    cl_mem m;
+    uint64_t offset, bytes;
+    const char *name;
+} region;
+
+static int overlap(const region *a, const region *b)
+{
+    return a->m && a->m == b->m && a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
+}
+
 /* Bytes per element of K and V as stored (a quantized cache: one byte). */
 static size_t kv_elem(const flashcl_problem *p)
 {
@@ -151,14 +163,35 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                                "which the plan's kernel (%s, 16-byte row copies) needs for Q, K and V",
                                names[i], (unsigned long long)offs[i], pl->config.kernel);
     }
-    validate_or_return(ctx, !t->k_new || (t->k_new != k && t->k_new != v && t->v_new != k && t->v_new != v),
-                       FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: k_new or v_new aliases the cache it is appended to");
-    const cl_mem ins[14] = {q, k, v, t->alibi_slopes, t->mask, t->key_padding, t->cu_seqlens_q, t->cu_seqlens_k,
-                            t->cache_seqlens, t->block_table, t->k_new, t->v_new, t->k_scale, t->v_scale};
+    /* What is written (o, lse; the cache's K and V under kv_append) overlaps nothing it is computed from:
+     * the same buffer and overlapping byte ranges (tensors of one pooled buffer at apart offsets do not). */
+    const region in[14] = {{q, of->q, L->q_bytes, "q"},
+                           {k, of->k, L->k_bytes, "k"},
+                           {v, of->v, L->v_bytes, "v"},
+                           {t->alibi_slopes, of->alibi_slopes, L->alibi_bytes, "alibi_slopes"},
+                           {t->mask, of->mask, L->mask_bytes, "mask"},
+                           {t->key_padding, of->key_padding, L->key_padding_bytes, "key_padding"},
+                           {t->cu_seqlens_q, of->cu_seqlens_q, L->cu_seqlens_bytes, "cu_seqlens_q"},
+                           {t->cu_seqlens_k, of->cu_seqlens_k, L->cu_seqlens_bytes, "cu_seqlens_k"},
+                           {t->cache_seqlens, of->cache_seqlens, L->cache_seqlens_bytes, "cache_seqlens"},
+                           {t->block_table, of->block_table, L->block_table_bytes, "block_table"},
+                           {t->k_new, of->k_new, L->kv_new_bytes, "k_new"},
+                           {t->v_new, of->v_new, L->kv_new_bytes, "v_new"},
+                           {t->k_scale, of->k_scale, L->kv_scale_bytes, "k_scale"},
+                           {t->v_scale, of->v_scale, L->kv_scale_bytes, "v_scale"}};
+    const region out_o = {o, of->o, L->o_bytes, "o"}, out_lse = {lse, of->lse, L->lse_bytes, "lse"};
     for (int i = 0; i < 14; ++i)
-        validate_or_return(ctx, !ins[i] || (ins[i] != o && ins[i] != lse), FLASHCL_INVALID_ARGUMENT,
-                           "flashcl_plan_enqueue: %s aliases an input buffer", ins[i] == o ? "o" : "lse");
-    validate_or_return(ctx, !lse || lse != o, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: lse aliases o");
+        for (int w = 0; w < 2; ++w) {
+            const region *out = w ? &out_lse : &out_o;
+            validate_or_return(ctx, !overlap(out, &in[i]), FLASHCL_INVALID_ARGUMENT,
+                               "flashcl_plan_enqueue: %s aliases an input buffer (%s)", out->name, in[i].name);
+        }
+    validate_or_return(ctx, !overlap(&out_lse, &out_o), FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: lse aliases o");
+    for (int c = 1; c <= 2; ++c) /* the cache's K and V, written by the append */
+        for (int n = 10; n <= 11 && t->k_new; ++n)
+            validate_or_return(ctx, !overlap(&in[c], &in[n]), FLASHCL_INVALID_ARGUMENT,
+                               "flashcl_plan_enqueue: k_new or v_new aliases the cache it is appended to (%s, %s)",
+                               in[n].name, in[c].name);
     validate_or_return(ctx, (num_events == 0) == (wait_list == NULL), FLASHCL_INVALID_ARGUMENT,
                        "flashcl_plan_enqueue: num_events_in_wait_list = %u but event_wait_list is %s",
                        num_events, wait_list ? "not NULL" : "NULL");
