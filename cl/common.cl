@@ -198,3 +198,8 @@ inline uint float_to_e5m2(const float x)
     u = (u + 0xfffffu + ((u >> 21) & 1u)) & 0xffe00000u; /* the mantissa to 2 bits, to nearest even */
     return sign | (((u >> 23) - 112u) << 2) | ((u >> 21) & 3u);
 }
+
+/* The caller's offsets into its buffers (flashcl_tensors.offsets, in elements; each kernel's *_off
+ * arguments), added to the pointers once at a kernel's start: Q, K, V, O and LSE, which every attention
+ * kernel takes under these names. */
+#define APPLY_QKVO_OFFSETS() (Q += q_off, K += k_off, V += v_off, O += o_off, LSE += lse_off)

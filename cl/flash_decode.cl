@@ -87,22 +87,9 @@ flash_decode(__global const STORE_T *restrict Q, __global const KV_T *restrict K
              const int n_splits, __global float *restrict OP, __global float *restrict LP, const long rows_total,
              __global const int *restrict CACHE_LENS, __global const int *restrict BT, const int max_pages,
              const int num_pages, __global const SCALE_T *restrict K_SCALE, __global const SCALE_T *restrict V_SCALE,
-             const long q_off, const long k_off, const long v_off, const long o_off, const long lse_off,
-             const long alibi_off, const long kpm_off, const long cache_lens_off, const long bt_off,
-             const long k_scale_off, const long v_scale_off)
+             DECODE_OFFSET_PARAMS)
 {
-    /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
-    Q += q_off;
-    K += k_off;
-    V += v_off;
-    O += o_off;
-    LSE += lse_off;
-    ALIBI += alibi_off;
-    KPM += kpm_off;
-    CACHE_LENS += cache_lens_off;
-    BT += bt_off;
-    K_SCALE += k_scale_off;
-    V_SCALE += v_scale_off;
+    DECODE_APPLY_OFFSETS(); /* the caller's offsets into its buffers, in elements */
     __local float shared[LOCAL_FLOATS];
 #ifdef FLASHCL_DEBUG_SCALE
     const float scale2 = scale_log2 * FLASHCL_DEBUG_SCALE; /* fault injection for the validation tests */

@@ -111,11 +111,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
           const long cache_lens_off, const long bt_off)
 {
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
-    Q += q_off;
-    K += k_off;
-    V += v_off;
-    O += o_off;
-    LSE += lse_off;
+    APPLY_QKVO_OFFSETS();
     ALIBI += alibi_off;
     MASK += mask_off;
     KPM += kpm_off;

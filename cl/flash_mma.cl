@@ -179,11 +179,7 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
           const long lse_off)
 {
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
-    Q += q_off;
-    K += k_off;
-    V += v_off;
-    O += o_off;
-    LSE += lse_off;
+    APPLY_QKVO_OFFSETS();
     __local uint4 k4[KROWS * LDS / 8];
     __local uint4 v4[BLOCK_N * LDS / 8];
     __local ushort *const k_s = (__local ushort *)k4;
