@@ -203,7 +203,7 @@ flash_decode(__global const STORE_T *restrict Q, __global const KV_T *restrict K
 #endif
 #if HAS_ALIBI
             const float slope = alibi_slope(ALIBI, alibi_per_batch, b, hk * group + pr % group, heads_q);
-            const int pos = qi + skv - sq;
+            const int pos = (int)ALIGNED_POS(qi, sq, skv);
 #endif
             float tile_max = -INFINITY;
             for (int k = 0; k < KT; ++k) {

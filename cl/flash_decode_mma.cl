@@ -204,7 +204,7 @@ flash_decode_mma(__global const ushort *restrict Q, __global const KV_P *restric
     }
 #if HAS_ALIBI
     const float slope = alibi_slope(ALIBI, alibi_per_batch, b, hk * group + my_pr % group, heads_q);
-    const int pos = my_qi + skv - sq;
+    const int pos = (int)ALIGNED_POS(my_qi, sq, skv);
 #endif
 #if HAS_WINDOW
     key_range vis = visible_keys(my_qi, sq, skv, win_left, win_right);

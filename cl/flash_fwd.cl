@@ -268,7 +268,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
 #endif
 #if HAS_ALIBI
             const float slope = alibi_slope(ALIBI, alibi_per_batch, b, hrow, heads_q);
-            const int pos = qrow + skv - sq;
+            const int pos = (int)ALIGNED_POS(qrow, sq, skv);
 #endif
             mx[i] = -INFINITY;
             for (int j = 0; j < TN; ++j) {

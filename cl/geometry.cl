@@ -113,9 +113,16 @@ typedef struct key_range {
     int lo, hi;
 } key_range;
 
+/* Query i's aligned position among the keys: i + skv - sq (bottom-right, the default) or i (TOP_LEFT,
+ * flashcl_problem.alignment). The causal mask, windows and ALiBi's distances are relative to it. */
+#ifndef TOP_LEFT
+#define TOP_LEFT 0
+#endif
+#define ALIGNED_POS(i, sq, skv) (TOP_LEFT ? (position)(i) : (position)(i) + (skv) - (sq))
+
 inline key_range visible_keys(const int i, const int sq, const int skv, const int win_left, const int win_right)
 {
-    const position pos = (position)i + skv - sq;
+    const position pos = ALIGNED_POS(i, sq, skv);
     key_range r;
     r.lo = win_left >= 0 ? (int)clamp(pos - win_left, (position)0, (position)skv) : 0;
     r.hi = win_right >= 0 ? (int)clamp(pos + win_right + 1, (position)0, (position)skv) : skv;

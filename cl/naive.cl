@@ -150,7 +150,7 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const KV_T
     const row_place r = place_row(flat, seq_q, seq_kv, heads_q, group, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb,
                                   v_ss, v_sh, 0, 0, 0, cu_q, cu_k, total_q, total_kv, batch, cache_lens);
     const int b = r.s.b, h = r.h, i = r.i, skv = r.s.skv;
-    const int pos = i + skv - r.s.sq;
+    const int pos = (int)ALIGNED_POS(i, r.s.sq, skv);
     const key_range keys = visible_keys(i, r.s.sq, skv, win_left, win_right);
 
     float m = -INFINITY;

@@ -211,7 +211,18 @@ typedef struct flashcl_problem {
      * FLASHCL_DTYPE_F16. */
     int32_t kv_format;
     flashcl_dtype kv_scale_dtype;
+    /* Where query i stands among the keys, for the causal mask, sliding windows and ALiBi's distances
+     * (flashcl_alignment): bottom-right (0, the default: at key i + seq_kv - seq_q, FlashAttention's;
+     * with a KV cache, on each sequence's own key count) or top-left (1: at key i, PyTorch's is_causal
+     * and a mask-free transformers call over a preallocated cache). The formulas above read i for
+     * i + seq_kv - seq_q under top-left. */
+    int32_t alignment;
 } flashcl_problem;
+
+typedef enum flashcl_alignment {
+    FLASHCL_ALIGN_BOTTOM_RIGHT = 0,
+    FLASHCL_ALIGN_TOP_LEFT = 1
+} flashcl_alignment;
 
 /** Fills a problem with defaults: everything 1 but head_dim 64, fp32, default scale and layout. */
 FLASHCL_API flashcl_status flashcl_problem_default_abi(const flashcl_abi *abi, flashcl_problem *problem);

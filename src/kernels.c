@@ -53,6 +53,7 @@ static size_t feature_defines(const flashcl_problem *p, int flash, char *buf, si
         {"WIDE_POSITIONS", fcl_wide_positions(p)},
         {"KV_FORMAT", p->kv_cache ? p->kv_format : 0},
         {"KV_SCALE_F16", p->kv_cache && p->kv_format == FLASHCL_KV_INT8 && p->kv_scale_dtype == FLASHCL_DTYPE_F16},
+        {"TOP_LEFT", p->alignment == FLASHCL_ALIGN_TOP_LEFT && (p->causal || p->window || p->alibi)},
     };
     size_t len = 0;
     buf[0] = '\0';
@@ -102,7 +103,7 @@ static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c,
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / (16 * mt), c->mma == 1, c->mma == 1,
-             rows_aligned(p), p->causal || p->window ? " -DHAS_WINDOW=1" : "",
+             rows_aligned(p), p->causal || p->window ? (p->alignment == FLASHCL_ALIGN_TOP_LEFT ? " -DHAS_WINDOW=1 -DTOP_LEFT=1" : " -DHAS_WINDOW=1") : "",
              fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "", mt > 1 ? " -DMT=2" : "");
 }
 
@@ -160,8 +161,9 @@ static void append_options(const flashcl_problem *p, const flashcl_config *c, ch
 /* Standard attention's softmax work-group is the config's work_group_size (a power of two). */
 static void standard_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DWG=%d%s", dtype_define(p->dtype), c->work_group_size,
-             fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DWG=%d%s%s", dtype_define(p->dtype), c->work_group_size,
+             fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "",
+             p->alignment == FLASHCL_ALIGN_TOP_LEFT && (p->causal || p->window) ? " -DTOP_LEFT=1" : "");
 }
 
 #define FLASH_PARTS "common.cl geometry.cl scores.cl softmax.cl "

@@ -211,6 +211,10 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                        FLASHCL_INVALID_ARGUMENT,
                        "problem.window_left = %d, window_right = %d: each must be >= 0, or -1 for unbounded",
                        (int)p->window_left, (int)p->window_right);
+    validate_or_return(ctx, p->alignment == FLASHCL_ALIGN_BOTTOM_RIGHT || p->alignment == FLASHCL_ALIGN_TOP_LEFT,
+                       FLASHCL_INVALID_ARGUMENT,
+                       "problem.alignment = %d: FLASHCL_ALIGN_BOTTOM_RIGHT (0) or FLASHCL_ALIGN_TOP_LEFT (1)",
+                       (int)p->alignment);
     validate_or_return(ctx, p->kv_splits >= 0 && p->kv_splits <= 1024, FLASHCL_INVALID_ARGUMENT,
                        "problem.kv_splits = %d: 0 (chosen), 1 (none) to 1024", (int)p->kv_splits);
     validate_or_return(ctx, isfinite(p->softcap) && p->softcap >= 0.0f, FLASHCL_INVALID_ARGUMENT,

@@ -306,6 +306,7 @@ START_TEST(test_inference_options)
         "run -n 80 -d 32 -H 2 -b 3 --iters 1 --varlen --causal",
         "run --seq-q 3 --seq-kv 200 -d 32 -H 2 -b 2 --iters 1 --paged 32 --append --kv-splits 3",
         "run --seq-q 1 --seq-kv 150 -d 64 -H 2 --iters 1 --kv-cache --causal",
+        "run --seq-q 40 --seq-kv 90 -d 32 -H 2 --iters 1 --causal --top-left --alibi",
     };
     char *out;
     for (size_t i = 0; i < sizeof runs / sizeof *runs; ++i) {

@@ -39,6 +39,7 @@ typedef struct case_params {
     int kv_scale_f16;
     int mma_block_m, mma_block_n; /* nonzero: the matrix-unit kernel's tiles set by an override */
     int mma_rows;                 /* with them: rows_per_item (2: one m16 tile a warp, 4: two) */
+    int top_left; /* problem.alignment = FLASHCL_ALIGN_TOP_LEFT */
     int offsets; /* nonzero: every tensor at an offset (a multiple of this many bytes) inside a larger
                     buffer with margins that must stay unwritten; the flash plan on a second queue */
 } case_params;
@@ -184,6 +185,7 @@ static void run_case(const case_params *c)
     p.kv_format = c->kv_format;
     p.kv_scale_dtype = c->kv_scale_f16 ? FLASHCL_DTYPE_F16 : FLASHCL_DTYPE_F32;
     p.return_lse = 1;
+    p.alignment = c->top_left ? FLASHCL_ALIGN_TOP_LEFT : FLASHCL_ALIGN_BOTTOM_RIGHT;
     /* A cache of seq_kv rows per sequence, filled to different lengths; paged: every page of every
      * sequence somewhere in a pool with spare pages, in shuffled order. */
     int32_t *cache_lens = NULL, *block_table = NULL;
@@ -504,7 +506,13 @@ static void run_case(const case_params *c)
                     ck_assert_msg(x == 0.0, "%s: row %lld sees no key but col %d = %g (must be 0)", names[pass],
                                   (long long)r, d, x);
                 if (!pass) {
+                    /* the yardstick itself against float64: the output's rounding to its storage type
+                     * and fp32 sums of seq_kv terms (a semantic error shared by every kernel, in the
+                     * parts they build from, fails here) */
+                    const double naive_tol = (eps_of(p.dtype) + eps32 * (32.0 + 4.0 * sqrt((double)p.seq_kv))) * scale;
                     ck_assert_msg(isfinite(x), "naive: row %lld col %d = %g", (long long)r, d, x);
+                    ck_assert_msg(err <= naive_tol, "naive: row %lld col %d: got %.9g, float64 reference %.9g, "
+                                  "error %.3g > %.3g", (long long)r, d, x, rr[d], err, naive_tol);
                     e->max_err = fmax(e->max_err, err);
                 } else {
                     /* the matrix-unit kernels round P to the storage type for P*V (FlashAttention-2
@@ -529,6 +537,9 @@ static void run_case(const case_params *c)
             const double lerr = fabs(lse[r] - ref_lse[r]);
             if (!pass) {
                 ck_assert_msg(isfinite(lse[r]), "naive: lse of row %lld = %g", (long long)r, (double)lse[r]);
+                ck_assert_msg(lerr <= eps32 * (32.0 + 4.0 * sqrt((double)p.seq_kv)) * (1.0 + fabs(ref_lse[r])),
+                              "naive: lse of row %lld: got %.9g, float64 reference %.9g", (long long)r,
+                              (double)lse[r], ref_lse[r]);
                 e->max_lse_err = fmax(e->max_lse_err, lerr);
             } else {
                 const double tol = 2.0 * en.max_lse_err + 4.0 * eps32 * (1.0 + fabs(ref_lse[r]));
@@ -878,6 +889,26 @@ static const case_params offset_cases[] = {
 };
 #define N_OFFSET_CASES ((int)(sizeof offset_cases / sizeof *offset_cases))
 
+/* Top-left alignment (query i at key i: PyTorch's is_causal) for the causal mask, windows and ALiBi, on
+ * every kernel: fewer queries than keys and more, packed sequences, a KV cache's decode steps. */
+static const case_params align_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 2, .seq_q = 90, .seq_kv = 130, .batch = 2, .heads_kv = 1,
+     .causal = 1, .top_left = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 130, .seq_kv = 90, .batch = 1, .heads_kv = 2,
+     .causal = 1, .top_left = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 2, .seq_q = 70, .seq_kv = 110, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 20, .window_right = 5, .alibi = 1, .top_left = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 32, .gqa = 1, .seq_q = 60, .seq_kv = 80, .batch = 3, .heads_kv = 2,
+     .causal = 1, .varlen = 1, .top_left = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 3, .seq_kv = 150, .batch = 2, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .alibi = 2, .top_left = 1, .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 4, .seq_q = 2, .seq_kv = 120, .batch = 2, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .top_left = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 48, .gqa = 1, .seq_q = 50, .seq_kv = 300, .batch = 1, .heads_kv = 2,
+     .causal = 1, .kv_splits = 3, .top_left = 1},
+};
+#define N_ALIGN_CASES ((int)(sizeof align_cases / sizeof *align_cases))
+
 /* The feature cases, one numbering over all the lists above. */
 static const struct {
     const char *name;
@@ -889,6 +920,7 @@ static const struct {
     {"cache", cache_cases, N_CACHE_CASES},    {"mma", mma_cases, N_MMA_CASES},
     {"decode", decode_cases, N_DECODE_CASES}, {"decode_mma", decode_mma_cases, N_DECODE_MMA_CASES},
     {"quant", quant_cases, N_QUANT_CASES},    {"offsets", offset_cases, N_OFFSET_CASES},
+    {"align", align_cases, N_ALIGN_CASES},
 };
 
 static const case_params *feature_case(int i)

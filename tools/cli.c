@@ -180,14 +180,15 @@ flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors,
 double cli_flops(const flashcl_problem *p)
 {
     /* Only the computed pairs: row i sees keys [pos - left, pos + right] within [0, seq_kv), pos =
-     * i + seq_kv - seq_q, under the causal mask (right <= 0) and the sliding window. */
+     * i + seq_kv - seq_q (i under top-left alignment), under the causal mask (right <= 0) and the
+     * sliding window. */
     const int64_t left = p->window ? p->window_left : -1;
     int64_t right = p->window ? p->window_right : -1;
     if (p->causal)
         right = 0;
     double pairs = 0;
     for (int64_t i = 0; i < p->seq_q; ++i) {
-        const int64_t pos = i + p->seq_kv - p->seq_q;
+        const int64_t pos = p->alignment == FLASHCL_ALIGN_TOP_LEFT ? i : i + p->seq_kv - p->seq_q;
         int64_t lo = left >= 0 ? pos - left : 0, hi = right >= 0 ? pos + right : p->seq_kv - 1;
         if (lo < 0)
             lo = 0;

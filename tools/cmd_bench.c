@@ -33,6 +33,7 @@ static void usage(FILE *f)
             "  --tokens T         B*N for presets and lists (default 16384)\n"
             "  --max-n N          leave out longer sequences (for slow devices)\n"
             "  --causal           causal only; --both: causal and not (presets do both)\n"
+            "  --top-left         masks, windows and ALiBi aligned top-left (query i at key i)\n"
             "  --decode           one query per sequence against the N keys (a decode step); --seq-q Q: Q\n"
             "                     queries; with -b and -H for the batch and heads\n"
             "  --heads-kv N       key/value heads (GQA), dividing the query heads\n"
@@ -335,7 +336,7 @@ int cmd_bench(int argc, char **argv)
 {
     const char *device = NULL, *preset = NULL, *json_path = NULL, *csv_path = NULL, *plot_path = NULL;
     long seqs[32], dims[8] = {128}, heads = 0, batch = 0, tokens = 16384, max_n = 0, iters = 10, warmup = 2;
-    int n_seqs = 0, n_dims = 1, causal_mode = 0 /* 0 full, 1 causal, 2 both */;
+    int n_seqs = 0, n_dims = 1, causal_mode = 0 /* 0 full, 1 causal, 2 both */, top_left = 0;
     long decode_q = 0;     /* --decode / --seq-q: queries per step against N keys */
     int path = -1;         /* --path: flash kernel (-1: $FLASHCL_PATH) */
     long heads_kv = 0;     /* --heads-kv: GQA */
@@ -411,6 +412,8 @@ int cmd_bench(int argc, char **argv)
             ++i;
         } else if (!strcmp(a, "--causal")) {
             causal_mode = 1;
+        } else if (!strcmp(a, "--top-left")) {
+            top_left = 1;
         } else if (!strcmp(a, "--heads-kv") && val) {
             if (!cli_int(a, val, 1, 1 << 20, &heads_kv))
                 return 2;
@@ -519,6 +522,7 @@ int cmd_bench(int argc, char **argv)
                 }
                 p->dtype = dtype;
                 p->causal = ci;
+                p->alignment = top_left ? FLASHCL_ALIGN_TOP_LEFT : FLASHCL_ALIGN_BOTTOM_RIGHT;
                 p->window = masks.window;
                 p->window_left = masks.window_left;
                 p->window_right = masks.window_right;

@@ -30,6 +30,8 @@ static void usage(FILE *f)
             "  -d, --dim N      head dim, a multiple of 8 up to 256 (default 64)\n"
             "  --dtype T        f32, f16 or bf16 (default f32)\n"
             "  --causal         causal mask, bottom-right aligned\n"
+            "  --top-left       the causal mask, window and ALiBi aligned top-left (query i at key i,\n"
+            "                   PyTorch's is_causal) instead of bottom-right\n"
             "  --window L,R     sliding window: query i sees keys i' - L .. i' + R (i' = i + seq_kv - seq_q;\n"
             "                   -1 leaves a side unbounded), FlashAttention's (left, right)\n"
             "  --softcap C      scores become C * tanh(scores / C) before the softmax\n"
@@ -197,6 +199,8 @@ static int parse(int argc, char **argv, run_opts *o)
             ++i;
         } else if (!strcmp(a, "--causal")) {
             p->causal = 1;
+        } else if (!strcmp(a, "--top-left")) {
+            p->alignment = FLASHCL_ALIGN_TOP_LEFT;
         } else if (!strcmp(a, "--lse")) {
             p->return_lse = 1;
         } else if (!strcmp(a, "--naive")) {

@@ -249,7 +249,7 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
     const int64_t hk = h / (p->heads_q / p->heads_kv);
     const int d = p->head_dim;
     /* Visible keys: the causal mask and the sliding window, from the aligned position. */
-    const int64_t pos = i + skv - sq;
+    const int64_t pos = p->alignment == FLASHCL_ALIGN_TOP_LEFT ? i : i + skv - sq; /* the aligned position */
     int64_t first = 0, last = skv - 1;
     if (p->window && p->window_left >= 0 && pos - p->window_left > first)
         first = pos - p->window_left;
