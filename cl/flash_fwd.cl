@@ -101,7 +101,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
           const long v_sb, const long v_ss, const long v_sh,
           const long o_sb, const long o_ss, const long o_sh,
           __global const float *restrict ALIBI, const int alibi_per_batch,
-          __global const float *restrict MASK, const long m_sb, const long m_ss, const long m_sh,
+          __global const MASK_T *restrict MASK, const long m_sb, const long m_ss, const long m_sh,
           __global const uchar *restrict KPM, __global const int *restrict CU_Q, __global const int *restrict CU_K,
           const int total_q, const int total_kv, const int n_splits, __global float *restrict OP,
           __global float *restrict LP, const long rows_total, __global const int *restrict CACHE_LENS,

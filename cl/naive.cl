@@ -36,7 +36,7 @@
         const int win_left, const int win_right, const float softcap, const long q_sb, const long q_ss, \
         const long q_sh, const long k_sb, const long k_ss, const long k_sh, const long v_sb,          \
         const long v_ss, const long v_sh, __global const float *alibi, const int alibi_per_batch,     \
-        __global const float *mask, const long m_sb, const long m_ss, const long m_sh,                \
+        __global const MASK_T *mask, const long m_sb, const long m_ss, const long m_sh,               \
         __global const uchar *kpm, __global const int *cu_q, __global const int *cu_k, const int total_q, \
         const int total_kv, const int batch, __global const int *cache_lens, __global const int *bt,      \
         const int max_pages, const int num_pages, __global const SCALE_T *k_scale, __global const SCALE_T *v_scale

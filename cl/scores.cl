@@ -23,11 +23,31 @@ inline float alibi_bias(const float slope, const int pos, const int key, const f
     return -slope * u * fabs((float)(pos - key));
 }
 
-/* The additive mask's value for (batch b, query row i, head h, key j); keys are contiguous. */
-inline float mask_value(__global const float *mask, const long m_sb, const long m_ss, const long m_sh, const int b,
+/* The mask's element type (flashcl_mask_dtype): MASK_KIND 0 fp32 and 1 fp16, added to the scores; 2
+ * boolean (uint8), a zero removing the pair. */
+#ifndef MASK_KIND
+#define MASK_KIND 0
+#endif
+#if MASK_KIND == 1
+#define MASK_T half
+#elif MASK_KIND == 2
+#define MASK_T uchar
+#else
+#define MASK_T float
+#endif
+
+/* The mask's value to add for (batch b, query row i, head h, key j); keys are contiguous. */
+inline float mask_value(__global const MASK_T *mask, const long m_sb, const long m_ss, const long m_sh, const int b,
                         const int i, const int h, const int j)
 {
-    return mask[(long)b * m_sb + (long)i * m_ss + (long)h * m_sh + j];
+    const long e = (long)b * m_sb + (long)i * m_ss + (long)h * m_sh + j;
+#if MASK_KIND == 1
+    return vload_half(e, mask);
+#elif MASK_KIND == 2
+    return mask[e] ? 0.0f : -INFINITY;
+#else
+    return mask[e];
+#endif
 }
 
 /* Nonzero when key j of batch b is padding, which no query sees. */

@@ -170,7 +170,8 @@ typedef struct flashcl_problem {
      * flashcl_plan_enqueue_tensors(). Flash and naive support them; standard attention does not. */
     int32_t alibi;      /* 0: none; 1: ALiBi slopes per query head (heads_q fp32); 2: per batch and head
                            (batch * heads_q fp32). The score of (i, j) gains -slope * |i + seq_kv - seq_q - j| */
-    int32_t attn_mask;  /* nonzero: an fp32 additive mask; -inf removes a pair */
+    int32_t attn_mask;  /* nonzero: a mask over the pairs, of type mask_dtype (flashcl_mask_dtype, below):
+                           an additive one (fp32 or fp16; -inf removes a pair) or a boolean one */
     flashcl_strides mask_strides; /* the mask's element strides (batch, seq = query row, head); keys are
                                      contiguous; 0 broadcasts; all zero: (batch, heads_q, seq_q, seq_kv) */
     int32_t key_padding; /* nonzero: a uint8 (batch, seq_kv) mask, contiguous; nonzero marks a padding
@@ -217,7 +218,15 @@ typedef struct flashcl_problem {
      * and a mask-free transformers call over a preallocated cache). The formulas above read i for
      * i + seq_kv - seq_q under top-left. */
     int32_t alignment;
+    /* The attn_mask buffer's element type (flashcl_mask_dtype): what an engine holds, read as it is. */
+    int32_t mask_dtype;
 } flashcl_problem;
+
+typedef enum flashcl_mask_dtype {
+    FLASHCL_MASK_F32 = 0,  /* fp32, added to the scaled scores (the default) */
+    FLASHCL_MASK_F16 = 1,  /* IEEE half, added the same way (ggml's masks) */
+    FLASHCL_MASK_BOOL = 2  /* uint8: nonzero keeps the pair, zero removes it (PyTorch's bool attn_mask) */
+} flashcl_mask_dtype;
 
 typedef enum flashcl_alignment {
     FLASHCL_ALIGN_BOTTOM_RIGHT = 0,

@@ -131,7 +131,7 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
     if ((st = check_optional(ctx, t->alibi_slopes, p->alibi != 0, "alibi_slopes", "alibi", L->alibi_bytes,
                              of->alibi_slopes, sizeof(float))) ||
         (st = check_optional(ctx, t->mask, p->attn_mask != 0, "mask", "attn_mask", L->mask_bytes, of->mask,
-                             sizeof(float))) ||
+                             fcl_mask_elem(p))) ||
         (st = check_optional(ctx, t->key_padding, p->key_padding != 0, "key_padding", "key_padding",
                              L->key_padding_bytes, of->key_padding, 1)) ||
         (st = check_optional(ctx, t->cu_seqlens_q, p->varlen != 0, "cu_seqlens_q", "varlen", L->cu_seqlens_bytes,
@@ -211,7 +211,7 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
     pl->off = (fcl_offsets){.q = (cl_long)(of->q / es), .k = (cl_long)(of->k / ek), .v = (cl_long)(of->v / ek),
                             .o = (cl_long)(of->o / es), .lse = (cl_long)(of->lse / sizeof(float)),
                             .alibi = (cl_long)(of->alibi_slopes / sizeof(float)),
-                            .mask = (cl_long)(of->mask / sizeof(float)), .kpm = (cl_long)of->key_padding,
+                            .mask = (cl_long)(of->mask / fcl_mask_elem(p)), .kpm = (cl_long)of->key_padding,
                             .cu_q = (cl_long)(of->cu_seqlens_q / sizeof(cl_int)),
                             .cu_k = (cl_long)(of->cu_seqlens_k / sizeof(cl_int)),
                             .cache_lens = (cl_long)(of->cache_seqlens / sizeof(cl_int)),

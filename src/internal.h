@@ -143,6 +143,8 @@ int fcl_is_decode(const flashcl_problem *p);
 void fcl_visible_window(const flashcl_problem *p, int32_t *left, int32_t *right);
 /* Whether the kernels' key positions (geometry.cl visible_keys) need 64 bits: sequences past 2^30. */
 int fcl_wide_positions(const flashcl_problem *p);
+/* Bytes per element of the attn_mask buffer (problem.mask_dtype). */
+size_t fcl_mask_elem(const flashcl_problem *p);
 
 /* tiles.c: the configuration choice. */
 /* What a choice is made within: the path, the tuning database, an override, the local memory and

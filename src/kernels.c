@@ -45,6 +45,7 @@ static size_t feature_defines(const flashcl_problem *p, int flash, char *buf, si
         {"HAS_SOFTCAP", flash && p->softcap > 0.0f},
         {"HAS_ALIBI", p->alibi != 0},
         {"HAS_MASK", p->attn_mask != 0},
+        {"MASK_KIND", p->attn_mask ? p->mask_dtype : 0},
         {"HAS_KPM", p->key_padding != 0},
         {"VARLEN", p->varlen != 0},
         {"KV_CACHE", p->kv_cache != 0},

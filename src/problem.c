@@ -46,6 +46,11 @@ void fcl_visible_window(const flashcl_problem *p, int32_t *left, int32_t *right)
         *right = (int32_t)(sq + skv);
 }
 
+size_t fcl_mask_elem(const flashcl_problem *p)
+{
+    return p->mask_dtype == FLASHCL_MASK_BOOL ? 1 : p->mask_dtype == FLASHCL_MASK_F16 ? 2 : 4;
+}
+
 int fcl_wide_positions(const flashcl_problem *p)
 {
     int64_t sq, skv;
@@ -302,6 +307,10 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     layout->kv_new_bytes =
         p->kv_cache && p->kv_append ? (uint64_t)p->batch * p->seq_q * p->heads_kv * p->head_dim * elem : 0;
 
+    validate_or_return(ctx, p->mask_dtype >= FLASHCL_MASK_F32 && p->mask_dtype <= FLASHCL_MASK_BOOL,
+                       FLASHCL_INVALID_ARGUMENT,
+                       "problem.mask_dtype = %d: FLASHCL_MASK_F32 (0), FLASHCL_MASK_F16 (1) or FLASHCL_MASK_BOOL (2)",
+                       (int)p->mask_dtype);
     validate_or_return(ctx, p->alibi >= 0 && p->alibi <= 2, FLASHCL_INVALID_ARGUMENT,
                        "problem.alibi = %d: 0 (none), 1 (slopes per head) or 2 (per batch and head)", (int)p->alibi);
     layout->alibi_bytes = p->alibi ? (uint64_t)(p->alibi == 2 ? p->batch : 1) * p->heads_q * sizeof(float) : 0;
@@ -320,7 +329,7 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                                FLASHCL_INVALID_ARGUMENT,
                                "problem.mask: heads_q x seq_q x seq_kv elements overflow 64 bits");
         }
-        if ((st = resolve_tensor(ctx, "mask", &m, p->batch, p->seq_q, p->heads_q, p->seq_kv, sizeof(float), 0,
+        if ((st = resolve_tensor(ctx, "mask", &m, p->batch, p->seq_q, p->heads_q, p->seq_kv, fcl_mask_elem(p), 0,
                                  &layout->mask, &layout->mask_bytes)))
             return st;
     }

@@ -40,6 +40,7 @@ typedef struct case_params {
     int mma_block_m, mma_block_n; /* nonzero: the matrix-unit kernel's tiles set by an override */
     int mma_rows;                 /* with them: rows_per_item (2: one m16 tile a warp, 4: two) */
     int top_left; /* problem.alignment = FLASHCL_ALIGN_TOP_LEFT */
+    int mask_dtype; /* with attn_mask: problem.mask_dtype (fp16 values rounded, boolean 0 / -inf) */
     int offsets; /* nonzero: every tensor at an offset (a multiple of this many bytes) inside a larger
                     buffer with margins that must stay unwritten; the flash plan on a second queue */
 } case_params;
@@ -186,6 +187,7 @@ static void run_case(const case_params *c)
     p.kv_scale_dtype = c->kv_scale_f16 ? FLASHCL_DTYPE_F16 : FLASHCL_DTYPE_F32;
     p.return_lse = 1;
     p.alignment = c->top_left ? FLASHCL_ALIGN_TOP_LEFT : FLASHCL_ALIGN_BOTTOM_RIGHT;
+    p.mask_dtype = c->mask_dtype;
     /* A cache of seq_kv rows per sequence, filled to different lengths; paged: every page of every
      * sequence somewhere in a pool with spare pages, in shuffled order. */
     int32_t *cache_lens = NULL, *block_table = NULL;
@@ -389,7 +391,25 @@ static void run_case(const case_params *c)
             mask[i] = hm_rng_uniform(&rng) < 0.125 ? -INFINITY : (float)hm_rng_normal(&rng);
         for (size_t i = 0; i < (size_t)p.seq_kv; ++i) /* the third query row of the first head sees nothing */
             mask[2 * (size_t)p.seq_kv + i] = -INFINITY;
-        mask_m = tu_buffer(n * sizeof(float), mask);
+        if (c->mask_dtype == FLASHCL_MASK_F32) {
+            mask_m = tu_buffer(n * sizeof(float), mask);
+        } else { /* the buffer in its type; the reference's values as that type holds them */
+            const size_t el = c->mask_dtype == FLASHCL_MASK_F16 ? 2 : 1;
+            unsigned char *typed = malloc(n * el);
+            ck_assert_ptr_nonnull(typed);
+            for (size_t i = 0; i < n; ++i) {
+                if (c->mask_dtype == FLASHCL_MASK_F16) {
+                    const uint16_t h16 = hm_float_to_half(mask[i]);
+                    memcpy(typed + 2 * i, &h16, 2);
+                    mask[i] = hm_half_to_float(h16);
+                } else {
+                    typed[i] = mask[i] != -INFINITY; /* keep */
+                    mask[i] = typed[i] ? 0.0f : -INFINITY;
+                }
+            }
+            mask_m = tu_buffer(n * el, typed);
+            free(typed);
+        }
         x.mask = mask;
     }
     if (c->key_padding) {
@@ -909,6 +929,20 @@ static const case_params align_cases[] = {
 };
 #define N_ALIGN_CASES ((int)(sizeof align_cases / sizeof *align_cases))
 
+/* Masks as engines hold them: fp16 additive (ggml) and boolean (PyTorch), full and broadcast, with the
+ * other inputs, on the portable kernel (the matrix-unit kernels take no mask). */
+static const case_params mask_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 70, .seq_kv = 90, .batch = 2, .heads_kv = 1,
+     .attn_mask = 1, .mask_dtype = FLASHCL_MASK_F16},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 32, .gqa = 1, .seq_q = 50, .seq_kv = 120, .batch = 1, .heads_kv = 2,
+     .causal = 1, .attn_mask = 2, .mask_dtype = FLASHCL_MASK_BOOL},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 48, .gqa = 2, .seq_q = 40, .seq_kv = 200, .batch = 2, .heads_kv = 1,
+     .attn_mask = 1, .mask_dtype = FLASHCL_MASK_BOOL, .key_padding = 1, .alibi = 1, .kv_splits = 3},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 3, .seq_kv = 150, .batch = 2, .heads_kv = 2,
+     .attn_mask = 1, .mask_dtype = FLASHCL_MASK_F16, .top_left = 1, .causal = 1, .offsets = 4},
+};
+#define N_MASK_CASES ((int)(sizeof mask_cases / sizeof *mask_cases))
+
 /* The feature cases, one numbering over all the lists above. */
 static const struct {
     const char *name;
@@ -920,7 +954,7 @@ static const struct {
     {"cache", cache_cases, N_CACHE_CASES},    {"mma", mma_cases, N_MMA_CASES},
     {"decode", decode_cases, N_DECODE_CASES}, {"decode_mma", decode_mma_cases, N_DECODE_MMA_CASES},
     {"quant", quant_cases, N_QUANT_CASES},    {"offsets", offset_cases, N_OFFSET_CASES},
-    {"align", align_cases, N_ALIGN_CASES},
+    {"align", align_cases, N_ALIGN_CASES},    {"masks", mask_cases, N_MASK_CASES},
 };
 
 static const case_params *feature_case(int i)

@@ -115,6 +115,7 @@ static const bad_case bad_cases[] = {
     {"problem.kv_format = fp8e5m2 with attn_mask", FLASHCL_UNSUPPORTED},
     {"problem.kv_scale_dtype = 2", FLASHCL_INVALID_ARGUMENT},
     {"problem.alignment = 2", FLASHCL_INVALID_ARGUMENT},
+    {"problem.mask_dtype = 3", FLASHCL_INVALID_ARGUMENT},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -159,6 +160,7 @@ static void break_field(flashcl_problem *p, int i)
     case 35: p->kv_cache = 1; p->seq_q = 1; p->attn_mask = 1; p->kv_format = FLASHCL_KV_FP8_E5M2; break;
     case 36: p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_INT8; p->kv_scale_dtype = FLASHCL_DTYPE_BF16; break;
     case 37: p->alignment = 2; break;
+    case 38: p->attn_mask = 1; p->mask_dtype = 3; break;
     }
 }
 
