@@ -5,7 +5,6 @@
 #include "kernels.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* A buffer argument is usable when it is a buffer of the plan's context, large enough for the tensor
  * at its offset (bytes, a multiple of the element size `elem`). */
@@ -153,8 +152,7 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
         return st;
     /* The matrix-unit kernels built for 16-byte row copies (strides multiples of 8 elements) need
      * 16-byte aligned tensor starts too. */
-    if ((pl->kernel_id == FCL_K_FLASH_MMA || pl->kernel_id == FCL_K_FLASH_DECODE_MMA) &&
-        strstr(pl->options, "-DROWS_ALIGNED=1")) {
+    if ((pl->kernel_id == FCL_K_FLASH_MMA || pl->kernel_id == FCL_K_FLASH_DECODE_MMA) && fcl_rows_aligned(p)) {
         const uint64_t offs[3] = {of->q, of->k, of->v};
         static const char *const names[3] = {"q", "k", "v"};
         for (int i = 0; i < 3; ++i)
@@ -187,11 +185,12 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                                "flashcl_plan_enqueue: %s aliases an input buffer (%s)", out->name, in[i].name);
         }
     validate_or_return(ctx, !overlap(&out_lse, &out_o), FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: lse aliases o");
-    for (int c = 1; c <= 2; ++c) /* the cache's K and V, written by the append */
-        for (int n = 10; n <= 11 && t->k_new; ++n)
-            validate_or_return(ctx, !overlap(&in[c], &in[n]), FLASHCL_INVALID_ARGUMENT,
+    const region *cache[2] = {&in[1], &in[2]}, *added[2] = {&in[10], &in[11]}; /* k, v; k_new, v_new */
+    for (int c = 0; c < 2; ++c) /* the cache's K and V, written by the append */
+        for (int n = 0; n < 2; ++n)
+            validate_or_return(ctx, !overlap(cache[c], added[n]), FLASHCL_INVALID_ARGUMENT,
                                "flashcl_plan_enqueue: k_new or v_new aliases the cache it is appended to (%s, %s)",
-                               in[n].name, in[c].name);
+                               added[n]->name, cache[c]->name);
     validate_or_return(ctx, (num_events == 0) == (wait_list == NULL), FLASHCL_INVALID_ARGUMENT,
                        "flashcl_plan_enqueue: num_events_in_wait_list = %u but event_wait_list is %s",
                        num_events, wait_list ? "not NULL" : "NULL");

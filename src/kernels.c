@@ -88,7 +88,7 @@ static void flash_fwd_options(const flashcl_problem *p, const flashcl_config *c,
 }
 
 /* Whether every Q, K and V row starts at a multiple of 8 elements (16-byte loads and copies). */
-static int rows_aligned(const flashcl_problem *p)
+int fcl_rows_aligned(const flashcl_problem *p)
 {
     const flashcl_strides *st[3] = {&p->q_strides, &p->k_strides, &p->v_strides};
     int aligned = 1;
@@ -104,7 +104,7 @@ static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c,
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / (16 * mt), c->mma == 1, c->mma == 1,
-             rows_aligned(p), p->causal || p->window ? (p->alignment == FLASHCL_ALIGN_TOP_LEFT ? " -DHAS_WINDOW=1 -DTOP_LEFT=1" : " -DHAS_WINDOW=1") : "",
+             fcl_rows_aligned(p), p->causal || p->window ? (p->alignment == FLASHCL_ALIGN_TOP_LEFT ? " -DHAS_WINDOW=1 -DTOP_LEFT=1" : " -DHAS_WINDOW=1") : "",
              fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "", mt > 1 ? " -DMT=2" : "");
 }
 
@@ -132,7 +132,7 @@ static void flash_decode_mma_options(const flashcl_problem *p, const flashcl_con
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DROWS=%d -DWARPS=%d -DTILES=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_m, c->work_group_size / 32, c->v_chunk / 16,
-             c->decode == 3, c->decode == 3, rows_aligned(p), features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "");
+             c->decode == 3, c->decode == 3, fcl_rows_aligned(p), features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "");
 }
 
 /* The naive kernels: d_chunk > 0 asks for the output columns in chunks of that many. */

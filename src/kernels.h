@@ -166,6 +166,10 @@ void fcl_arg_float(fcl_args *a, int index, cl_float value);
  * failed: CL_INVALID_ARG_SIZE (-51)" with `what` in front. */
 flashcl_status fcl_args_check(flashcl_context *ctx, const fcl_args *a, const char *what);
 
+/* Whether every Q, K and V row starts at a multiple of 8 elements: the matrix-unit kernels are then
+ * built for 16-byte row copies (-DROWS_ALIGNED=1), and the caller's offsets must keep that. */
+int fcl_rows_aligned(const flashcl_problem *p);
+
 /* The arguments naive_fwd and naive_ref_rows share: the problem's (at plan time) and its buffers (at
  * enqueue; absent optional inputs get q, never read). */
 void fcl_bind_naive_problem(fcl_args *a, const flashcl_problem *p, const resolved_layout *L);
