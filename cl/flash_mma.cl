@@ -65,6 +65,17 @@
 #ifndef Q_LOCAL /* (src/tiles.c's mma_bytes follows the same rule) */
 #define Q_LOCAL (MT > 1 || HEAD_DIM > 128)
 #endif
+/* KV_STAGES: K and V tiles in local memory at once (1, or 2: each loaded a whole key tile ahead of its
+ * use, in buffers that alternate; the host asks for 2 with v_chunk = 2 * block_n). With 2 and Q's block
+ * apart (Q_LOCAL), Q's block is copied asynchronously too, in the first K tile's group: the prologue
+ * waits on one global-memory latency instead of three. */
+#ifndef KV_STAGES
+#define KV_STAGES 1
+#endif
+#if KV_STAGES != 1 && KV_STAGES != 2
+#error "KV_STAGES must be 1 or 2"
+#endif
+#define Q_ASYNC (KV_STAGES == 2 && Q_LOCAL)
 #if MT != 1 && MT != 2
 #error "MT must be 1 or 2"
 #endif
@@ -97,10 +108,11 @@
 #define KSTEPS (HEAD_DIM / 16) /* k16 steps of Q*K^T */
 #define NT (BLOCK_N / 8)       /* n8 tiles of S */
 #define DT (HEAD_DIM / 8)      /* n8 tiles of O */
+#define KT (BLOCK_N * LDS) /* elements of one K or V tile buffer */
 #if Q_LOCAL
-#define KROWS BLOCK_N
+#define KROWS (KV_STAGES * BLOCK_N)
 #else
-#define KROWS (BLOCK_M > BLOCK_N ? BLOCK_M : BLOCK_N)
+#define KROWS (BLOCK_M > KV_STAGES * BLOCK_N ? BLOCK_M : KV_STAGES * BLOCK_N)
 #endif
 
 /* A 16-byte load of 8 elements from global memory; a copy of them to local memory. */
@@ -124,11 +136,13 @@
                      "l"((ulong)(size_t)(src)), "r"((ok) ? 16 : 0)                                             \
                      : "memory")
 #define ASYNC_COMMIT() __asm__ volatile("cp.async.commit_group;" ::: "memory")
-#define ASYNC_WAIT() __asm__ volatile("cp.async.wait_group 0;" ::: "memory")
+/* this work-item's copies landed, all but those of the n groups committed last */
+#define ASYNC_WAIT_(n) __asm__ volatile("cp.async.wait_group " #n ";" ::: "memory")
+#define ASYNC_WAIT(n) ASYNC_WAIT_(n)
 #else
 #define ASYNC8(dst, src, ok) COPY8(dst, src, ok)
 #define ASYNC_COMMIT()
-#define ASYNC_WAIT()
+#define ASYNC_WAIT(n)
 #endif
 /* One K or V tile (BLOCK_N rows from key n0) into local memory; rows past skv are zeros (their
  * source address clamped to row 0). Work-item tid copies chunks tid, tid + WG_SIZE, ... of the tile's
@@ -181,7 +195,7 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     APPLY_QKVO_OFFSETS();
     __local uint4 k4[KROWS * LDS / 8];
-    __local uint4 v4[BLOCK_N * LDS / 8];
+    __local uint4 v4[KV_STAGES * BLOCK_N * LDS / 8];
     __local ushort *const k_s = (__local ushort *)k4;
     __local ushort *const v_s = (__local ushort *)v4;
 #if Q_LOCAL
@@ -232,12 +246,31 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
      * needs a positive scale: a negative one negates Q instead (the sign bits: exact). */
     const uint q_sign = scale2 < 0.0f ? 0x80008000u : 0u;
     const float scale_abs = fabs(scale2);
+#if Q_ASYNC
+    /* Q's block and the first K tile in one group of copies; a negative scale's sign flip by each
+     * work-item on its own chunks once they landed (the loop's first barrier publishes them). */
+    for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
+        const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
+        ASYNC8(q_s + AT(r, c), Q + q_row_offset(sv, h, min(m0 + r, sq - 1), q_sb, q_ss, q_sh) + c, m0 + r < sq);
+    }
+    if (n_begin < n_end)
+        LOAD_TILE(k_s, K, k_base, k_ss, n_begin);
+    ASYNC_COMMIT();
+    if (q_sign) {
+        ASYNC_WAIT(0);
+        for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
+            const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
+            *(__local uint4 *)(q_s + AT(r, c)) ^= q_sign;
+        }
+    }
+#else
     for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
         __global const ushort *src = Q + q_row_offset(sv, h, min(m0 + r, sq - 1), q_sb, q_ss, q_sh) + c;
         *(__local uint4 *)(q_s + AT(r, c)) = m0 + r < sq ? LOAD8(src) ^ q_sign : (uint4)(0);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     const int mi = lane >> 3, mr = lane & 7; /* the matrix and row this lane addresses in an ldmatrix */
 #define Q_FRAG_OFFSET(mt, ks) AT(warp * 16 * MT + (mt) * 16 + (mi & 1) * 8 + mr, (ks) * 16 + (mi >> 1) * 8)
 #if Q_LOCAL
@@ -268,15 +301,44 @@ UNROLL
 #if !Q_LOCAL
     barrier(CLK_LOCAL_MEM_FENCE); /* every warp holds its Q fragments: k_s is free */
 #endif
+#if KV_STAGES == 1
     if (n_begin < n_end) {
         LOAD_TILE(k_s, K, k_base, k_ss, n_begin);
         ASYNC_COMMIT();
     }
+#else
+    /* Two stages: K(i) and V(i) in buffers i % 2. Tile i's loop step issues V(i+1) at its start and
+     * K(i+2) once S(i) is done, so each copy has more than a loop step to land; every step commits two
+     * groups (empty past the keys), so waiting for all but the last two is always the tile wanted:
+     * at the step's start K(i) (then pending: V(i), K(i+1)), before P*V V(i) (K(i+1), V(i+1)). */
+#if !Q_ASYNC
+    if (n_begin < n_end)
+        LOAD_TILE(k_s, K, k_base, k_ss, n_begin);
+    ASYNC_COMMIT();
+#endif
+    if (n_begin < n_end)
+        LOAD_TILE(v_s, V, v_base, v_ss, n_begin);
+    ASYNC_COMMIT();
+    if (n_begin + BLOCK_N < n_end)
+        LOAD_TILE(k_s + KT, K, k_base, k_ss, n_begin + BLOCK_N);
+    ASYNC_COMMIT();
+    int buf = 0; /* tile i's buffers: k_s + buf, v_s + buf */
+#endif
     for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
-        ASYNC_WAIT();                 /* this thread's copies of K(n0) have landed */
+#if KV_STAGES == 1
+        ASYNC_WAIT(0);                /* this thread's copies of K(n0) have landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's have; and P*V of the previous tile is done: v_s is free */
         LOAD_TILE(v_s, V, v_base, v_ss, n0);
         ASYNC_COMMIT();
+        __local const ushort *const kt = k_s, *const vt = v_s;
+#else
+        ASYNC_WAIT(2);                /* this thread's copies of K(n0) have landed */
+        barrier(CLK_LOCAL_MEM_FENCE); /* everyone's have; and P*V of the previous tile is done: its v buffer is free */
+        if (n0 + BLOCK_N < n_end)
+            LOAD_TILE(v_s + (buf ^ KT), V, v_base, v_ss, n0 + BLOCK_N);
+        ASYNC_COMMIT();
+        __local const ushort *const kt = k_s + buf, *const vt = v_s + buf;
+#endif
 
         /* S = Q*K^T, two k steps at a time: ldmatrix x4 gives an 8-key tile's B fragments of both, used
          * for each of the warp's m tiles. One m tile: tile by tile (j outer; 24 registers fewer than k
@@ -293,7 +355,7 @@ UNROLL
 UNROLL
             for (int k2 = 0; k2 < KSTEPS / 2; ++k2) {
                 uint kb[4];
-                LDSM_X4(kb, k_s, AT(j * 8 + mr, k2 * 32 + mi * 8));
+                LDSM_X4(kb, kt, AT(j * 8 + mr, k2 * 32 + mi * 8));
                 MMA(s[0][j], qa[0][2 * k2][0], qa[0][2 * k2][1], qa[0][2 * k2][2], qa[0][2 * k2][3], kb[0], kb[1]);
                 MMA(s[0][j], qa[0][2 * k2 + 1][0], qa[0][2 * k2 + 1][1], qa[0][2 * k2 + 1][2], qa[0][2 * k2 + 1][3],
                     kb[2], kb[3]);
@@ -310,7 +372,7 @@ UNROLL
 UNROLL
             for (int j = 0; j < NT; ++j) {
                 uint kb[4];
-                LDSM_X4(kb, k_s, AT(j * 8 + mr, k2 * 32 + mi * 8));
+                LDSM_X4(kb, kt, AT(j * 8 + mr, k2 * 32 + mi * 8));
 UNROLL
                 for (int mt = 0; mt < MT; ++mt) {
                     MMA(s[mt][j], qf[mt][0][0], qf[mt][0][1], qf[mt][0][2], qf[mt][0][3], kb[0], kb[1]);
@@ -376,12 +438,20 @@ UNROLL
                 }
             }
 
-        ASYNC_WAIT();                 /* V(n0) has landed */
+#if KV_STAGES == 1
+        ASYNC_WAIT(0);                /* V(n0) has landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies too; and S is done: k_s is free */
         if (n0 + BLOCK_N < n_end) {
             LOAD_TILE(k_s, K, k_base, k_ss, n0 + BLOCK_N);
             ASYNC_COMMIT();
         }
+#else
+        ASYNC_WAIT(2);                /* V(n0) has landed */
+        barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies too; and S is done: this k buffer is free */
+        if (n0 + 2 * BLOCK_N < n_end)
+            LOAD_TILE(k_s + buf, K, k_base, k_ss, n0 + 2 * BLOCK_N);
+        ASYNC_COMMIT();
+#endif
 
         /* O += P*V: P's k16 step kk is S tiles 2kk and 2kk+1; ldmatrix.trans x4 gives V's B fragments
          * for two n8 tiles of the output (columns 16e .. 16e+15), used for each m tile. */
@@ -398,7 +468,7 @@ UNROLL
 UNROLL
             for (int e = 0; e < HEAD_DIM / 16; ++e) {
                 uint vb[4];
-                LDSM_X4_T(vb, v_s, AT(kk * 16 + (mi & 1) * 8 + mr, e * 16 + (mi >> 1) * 8));
+                LDSM_X4_T(vb, vt, AT(kk * 16 + (mi & 1) * 8 + mr, e * 16 + (mi >> 1) * 8));
 UNROLL
                 for (int mt = 0; mt < MT; ++mt) {
                     MMA(o[mt][2 * e], pa[mt][0], pa[mt][1], pa[mt][2], pa[mt][3], vb[0], vb[1]);
@@ -406,7 +476,13 @@ UNROLL
                 }
             }
         }
+#if KV_STAGES == 2
+        buf ^= KT;
+#endif
     }
+#if Q_ASYNC
+    ASYNC_WAIT(0); /* (no keys: Q's copies, never read, landed before the work-group ends) */
+#endif
 
     /* The row sums over the 4 lanes of each row; normalise and store. */
 UNROLL

@@ -360,7 +360,8 @@ typedef struct flashcl_config {
     int32_t rows_per_item;   /* query rows each work-item owns (its register block is rows x columns) */
     int32_t d_chunk;         /* head-dimension columns of Q and K in local memory at once (head_dim: Q
                                 stays in local memory for the whole run) */
-    int32_t v_chunk;         /* keys of V in local memory at once */
+    int32_t v_chunk;         /* keys of V in local memory at once (flash_mma: block_n, or 2 x block_n for K
+                                and V tiles in two stages, each loaded a tile ahead) */
     int32_t work_group_size; /* block_m / rows_per_item * threads_per_row */
     int32_t kv_splits;       /* key splits (split-KV); 1: none. Set by the chooser from the problem */
     int32_t gqa_pack;        /* decode with GQA: the heads_q / heads_kv query heads of a KV head share a

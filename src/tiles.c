@@ -80,14 +80,23 @@ static int32_t mma_tiles_per_warp(const flashcl_config *c)
     return c->rows_per_item == 4 ? 2 : 1;
 }
 
-/* cl/flash_mma.cl's layout comment: K (Q's block first) and V tiles of 16-bit elements, rows of
- * head_dim (swizzled: d=64 with Q's block apart) or head_dim + 8, and the emulation's exchange area of 8 uints per lane; with mt = 2 m tiles a warp or a
- * head dim above 128, Q's block in a region of its own. */
-static uint64_t mma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t mt, int emulated)
+/* K/V stages of a matrix-unit config (cl/flash_mma.cl's KV_STAGES): 2 where v_chunk, the keys of V in
+ * local memory at once, is twice block_n; else 1. */
+static int32_t mma_stages(const flashcl_config *c)
+{
+    return c->v_chunk == 2 * c->block_n ? 2 : 1;
+}
+
+/* cl/flash_mma.cl's layout comment: K (Q's block first) and V tiles of 16-bit elements, `stages` of
+ * each, rows of head_dim (swizzled: d=64 with Q's block apart) or head_dim + 8, and the emulation's
+ * exchange area of 8 uints per lane; with mt = 2 m tiles a warp or a head dim above 128, Q's block in
+ * a region of its own. */
+static uint64_t mma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t mt, int32_t stages, int emulated)
 {
     const int q_local = mt > 1 || d > 128;   /* the kernel's Q_LOCAL */
     const uint64_t lds = d == 64 && q_local ? d : d + 8; /* SWIZZLE: unpadded rows */
-    const uint64_t rows = q_local ? (uint64_t)bm + 2 * (uint64_t)bn : (uint64_t)(bm > bn ? bm : bn) + (uint64_t)bn;
+    const uint64_t kv = (uint64_t)stages * (uint64_t)bn;
+    const uint64_t rows = q_local ? (uint64_t)bm + 2 * kv : ((uint64_t)bm > kv ? (uint64_t)bm : kv) + kv;
     return rows * lds * 2 + (emulated ? (uint64_t)(bm / (16 * (mt > 1 ? mt : 1))) * 32 * 8 * 4 : 0);
 }
 
@@ -123,7 +132,7 @@ uint64_t flashcl_flash_local_mem_bytes_abi(const flashcl_abi *abi, int32_t head_
         c->v_chunk < 1)
         return 0;
     if (c->mma)
-        return mma_bytes(head_dim, c->block_m, c->block_n, mma_tiles_per_warp(c), c->mma == 2);
+        return mma_bytes(head_dim, c->block_m, c->block_n, mma_tiles_per_warp(c), mma_stages(c), c->mma == 2);
     return flash_floats(head_dim, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
            sizeof(float);
 }
@@ -524,20 +533,21 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
     const int32_t d = p->head_dim;
     int32_t mt = d <= 192 && p->seq_q > 16 * warps ? 2 : 1;
     int32_t bn = mt == 2 ? (d <= 64 ? 64 : 32) : d <= 128 || d > 192 ? 64 : 32;
-    if (mt == 2 && mma_bytes(d, 32 * warps, bn, 2, emulated) > ch->local_mem) {
+    const int32_t stages = 1;
+    if (mt == 2 && mma_bytes(d, 32 * warps, bn, 2, stages, emulated) > ch->local_mem) {
         mt = 1; /* (a device whose budget is the reported 48 KiB: the 16-rows-a-warp tiles) */
         bn = d <= 128 ? 64 : 32;
     }
-    while (mma_bytes(d, 16 * warps * mt, bn, mt, emulated) > ch->local_mem && (bn > 16 || warps > 1)) {
+    while (mma_bytes(d, 16 * warps * mt, bn, mt, stages, emulated) > ch->local_mem && (bn > 16 || warps > 1)) {
         if (bn > 16)
             bn /= 2;
         else
             warps /= 2; /* (d=256 in 48 KiB: 2 warps x 16 keys) */
     }
     const int32_t bm = 16 * warps * mt;
-    if (mma_bytes(d, bm, bn, mt, emulated) > ch->local_mem || ch->work_group < 32) {
+    if (mma_bytes(d, bm, bn, mt, stages, emulated) > ch->local_mem || ch->work_group < 32) {
         snprintf(why, why_len, "portable: the matrix-unit tiles need %llu B of local memory and 32 work-items",
-                 (unsigned long long)mma_bytes(d, bm, bn, mt, emulated));
+                 (unsigned long long)mma_bytes(d, bm, bn, mt, stages, emulated));
         return 0;
     }
     memset(cfg, 0, sizeof *cfg);
@@ -547,9 +557,10 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
     cfg->threads_per_row = 4;     /* the lanes sharing a row of the m16n8 fragments */
     cfg->rows_per_item = 2 * mt; /* rows g and g + 8 of each m16 tile */
     cfg->d_chunk = p->head_dim;
-    cfg->v_chunk = bn;
-    snprintf(cfg->reason, sizeof cfg->reason, "%d warps x %d query rows, Q %s, %d-key K/V tiles in local memory (ldmatrix)",
-             (int)warps, (int)(16 * mt), mt > 1 || d > 128 ? "in local memory" : "in registers", (int)bn);
+    cfg->v_chunk = stages * bn;
+    snprintf(cfg->reason, sizeof cfg->reason, "%d warps x %d query rows, Q %s, %d-key K/V tiles in local memory (ldmatrix)%s",
+             (int)warps, (int)(16 * mt), mt > 1 || d > 128 ? "in local memory" : "in registers", (int)bn,
+             stages == 2 ? ", two stages" : "");
     snprintf(why, why_len, "%s",
              emulated ? "matrix-unit kernel, emulated (forced on a device without matrix units: for testing)"
                       : "matrix units: mma.sync m16n8k16 through inline PTX, fp32 accumulation");
@@ -855,7 +866,9 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
                                "multiple of %d) and block_n 16 to 256, multiples of 16 (got %d, %d), and %d x block_m "
                                "work-items (at most %zu)",
                                (int)(16 * mt), (int)c.block_m, (int)c.block_n, (int)(2 / mt), ch->work_group);
-            const uint64_t bytes = mma_bytes(p->head_dim, c.block_m, c.block_n, mt, emulated);
+            /* v_chunk 2 * block_n: K and V in two stages (cl/flash_mma.cl's KV_STAGES); anything else one */
+            const int32_t stages = mma_stages(&c);
+            const uint64_t bytes = mma_bytes(p->head_dim, c.block_m, c.block_n, mt, stages, emulated);
             validate_or_return(ctx, bytes <= ch->local_mem, FLASHCL_INVALID_ARGUMENT,
                                "the context's override config: the matrix-unit tiles %dx%d need %llu B of local "
                                "memory, the budget is %llu B", (int)c.block_m, (int)c.block_n,
@@ -867,10 +880,10 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
             c.block_n = bn;
             c.threads_per_row = 4;
             c.d_chunk = p->head_dim;
-            c.v_chunk = bn;
+            c.v_chunk = stages * bn;
             c.rows_per_item = 2 * mt;
-            snprintf(c.reason, sizeof c.reason, "%d warps of %d rows, %d-key tiles: set by flashcl_context_override_config",
-                     (int)(bm / (16 * mt)), (int)(16 * mt), (int)bn);
+            snprintf(c.reason, sizeof c.reason, "%d warps of %d rows, %d-key tiles%s: set by flashcl_context_override_config",
+                     (int)(bm / (16 * mt)), (int)(16 * mt), (int)bn, stages == 2 ? " in two stages" : "");
             validate_or_return(ctx,
                                finish_flash(pr, p, ch, &c, "override", NULL,
                                             "matrix units: tiles set by flashcl_context_override_config", why,

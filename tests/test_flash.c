@@ -39,6 +39,7 @@ typedef struct case_params {
     int kv_scale_f16;
     int mma_block_m, mma_block_n; /* nonzero: the matrix-unit kernel's tiles set by an override */
     int mma_rows;                 /* with them: rows_per_item (2: one m16 tile a warp, 4: two) */
+    int mma_stages;               /* and 2: K and V in two stages (v_chunk = 2 * block_n) */
     int top_left; /* problem.alignment = FLASHCL_ALIGN_TOP_LEFT */
     int mask_dtype; /* with attn_mask: problem.mask_dtype (fp16 values rounded, boolean 0 / -inf) */
     int offsets; /* nonzero: every tensor at an offset (a multiple of this many bytes) inside a larger
@@ -231,6 +232,7 @@ static void run_case(const case_params *c)
         o.block_m = c->mma_block_m;
         o.block_n = c->mma_block_n;
         o.rows_per_item = c->mma_rows;
+        o.v_chunk = c->mma_stages == 2 ? 2 * c->mma_block_n : 0;
         ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
     }
     flashcl_status st = flashcl_plan_create(ctx, &p, &flash);
@@ -243,7 +245,8 @@ static void run_case(const case_params *c)
         /* as asked, unless the compiled kernel allowed fewer work-items and the plan shrank it (rusticl) */
         ck_assert_msg(strstr(got.source, "shrunk") ||
                           (got.block_m == c->mma_block_m && got.block_n == c->mma_block_n && !strcmp(got.source, "override") &&
-                           got.rows_per_item == (c->mma_rows ? c->mma_rows : 2)),
+                           got.rows_per_item == (c->mma_rows ? c->mma_rows : 2) &&
+                           got.v_chunk == (c->mma_stages == 2 ? 2 : 1) * c->mma_block_n),
                       "override %dx%d, plan %dx%d from %s", c->mma_block_m, c->mma_block_n, got.block_m, got.block_n,
                       got.source);
         ck_assert(got.mma != 0 || strstr(got.source, "shrunk")); /* (rusticl counts local bytes twice) */
@@ -805,6 +808,18 @@ static const case_params mma_cases[] = {
      .causal = 1, .scale = -0.3f, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 70, .seq_kv = 60, .batch = 1, .heads_kv = 1,
      .scale = -0.2f, .path = FLASHCL_PATH_MMA, .mma_block_m = 64, .mma_block_n = 32, .mma_rows = 4},
+    /* K and V in two stages: Q's block copied with the first K tile (and its sign flipped there for a
+     * negative scale), Q through the K buffers into registers, one key tile and a partial one */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 150, .seq_kv = 170, .batch = 1, .heads_kv = 1,
+     .causal = 1, .scale = -0.25f, .path = FLASHCL_PATH_MMA, .mma_block_m = 64, .mma_block_n = 32, .mma_rows = 4,
+     .mma_stages = 2},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 2, .seq_q = 70, .seq_kv = 90, .batch = 2, .heads_kv = 1,
+     .window = 1, .window_left = 30, .window_right = 4, .path = FLASHCL_PATH_MMA, .mma_block_m = 32,
+     .mma_block_n = 16, .mma_stages = 2},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 40, .seq_kv = 33, .batch = 1, .heads_kv = 2,
+     .custom_layout = 2, .path = FLASHCL_PATH_MMA, .mma_block_m = 32, .mma_block_n = 16, .mma_stages = 2},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 20, .seq_kv = 16, .batch = 1, .heads_kv = 1,
+     .path = FLASHCL_PATH_MMA, .mma_block_m = 32, .mma_block_n = 16, .mma_rows = 4, .mma_stages = 2},
 };
 #define N_MMA_CASES ((int)(sizeof mma_cases / sizeof *mma_cases))
 

@@ -1,7 +1,8 @@
 /* flash_mma under tiles set by an override (flashcl_context_override_config with mma = 1): 4 or 8
  * warps of 16 rows or 4 warps of 32 (rows_per_item 4) x 32/64/128-key tiles, fp16, B*N = 16384 tokens, hidden 2048, N = 4096,
  * non-causal (MMA_DTYPE=bf16: bf16); each validated once against the naive kernel, then the median of 10 runs from
- * profiling events. One line per configuration. Usage: [MMA_TILES=RxK/I,...] mma_tiles [head_dim ...] */
+ * profiling events. One line per configuration. Usage: [MMA_TILES=RxK/I[/S],...] [MMA_N=n] mma_tiles [head_dim ...]
+ * (S: K/V stages, 2 asks for v_chunk = 2 * block_n; MMA_N: the sequence length, default 4096) */
 #include <flashcl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,15 +26,16 @@ int main(int argc, char **argv)
     cl_command_queue q;
     flashcl_context_cl_objects(ctx, &clctx, &dev, &q);
     /* rows x keys x rows_per_item (2: one m16 tile a warp; 4: two, FlashAttention-2's 32 rows a warp) */
-    int tiles[16][3] = {{0, 0, 0},     {64, 64, 2},  {64, 32, 2},  {64, 128, 2}, {128, 32, 2},
-                        {128, 64, 2},  {128, 128, 2}, {128, 64, 4}, {128, 32, 4}, {64, 64, 4}};
+    int tiles[16][4] = {{0, 0, 0, 1},     {64, 64, 2, 1},  {64, 32, 2, 1},  {64, 128, 2, 1}, {128, 32, 2, 1},
+                        {128, 64, 2, 1},  {128, 128, 2, 1}, {128, 64, 4, 1}, {128, 32, 4, 1}, {64, 64, 4, 1}};
     size_t n_tiles = 10;
     /* MMA_TILES="64x64/2,128x32/4": these instead (0x0/0: the chooser's) */
     const char *env = getenv("MMA_TILES");
     if (env && *env) {
         n_tiles = 0;
         for (const char *c = env; *c && n_tiles < 16;) {
-            if (sscanf(c, "%dx%d/%d", &tiles[n_tiles][0], &tiles[n_tiles][1], &tiles[n_tiles][2]) == 3)
+            tiles[n_tiles][3] = 1;
+            if (sscanf(c, "%dx%d/%d/%d", &tiles[n_tiles][0], &tiles[n_tiles][1], &tiles[n_tiles][2], &tiles[n_tiles][3]) >= 3)
                 ++n_tiles;
             c = strchr(c, ',');
             if (!c)
@@ -42,7 +44,7 @@ int main(int argc, char **argv)
         }
     }
     for (int a = 1; a < (argc > 1 ? argc : 2); ++a) {
-        const int d = argc > 1 ? atoi(argv[a]) : 128, n = 4096;
+        const int d = argc > 1 ? atoi(argv[a]) : 128, n = getenv("MMA_N") ? atoi(getenv("MMA_N")) : 4096;
         flashcl_problem p;
         flashcl_problem_default(&p);
         p.batch = 16384 / n;
@@ -67,6 +69,7 @@ int main(int argc, char **argv)
             o.block_m = tiles[t][0];
             o.block_n = tiles[t][1];
             o.rows_per_item = tiles[t][2];
+            o.v_chunk = tiles[t][3] == 2 ? 2 * tiles[t][1] : 0;
             flashcl_context_override_config(ctx, tiles[t][0] ? &o : NULL);
             flashcl_plan *plan = NULL;
             if (flashcl_plan_create(ctx, &p, &plan) != FLASHCL_SUCCESS) {
@@ -96,9 +99,10 @@ int main(int argc, char **argv)
             }
             qsort(ms, 10, sizeof ms[0], cmp);
             const double med = (ms[4] + ms[5]) / 2;
-            printf("%s d=%d %s %dx%d rows/item %d (%s, %llu B local, private %llu B): median %.3f ms (%.3f-%.3f), %.1f TFLOP/s, "
+            printf("%s d=%d N=%d %s %dx%d rows/item %d stages %d (%s, %llu B local, private %llu B): median %.3f ms (%.3f-%.3f), %.1f TFLOP/s, "
                    "validation %s (%.2e)\n",
-                   p.dtype == FLASHCL_DTYPE_F16 ? "f16" : "bf16", d, c.kernel, c.block_m, c.block_n, c.rows_per_item, c.source, (unsigned long long)c.local_mem_bytes,
+                   p.dtype == FLASHCL_DTYPE_F16 ? "f16" : "bf16", d, n, c.kernel, c.block_m, c.block_n, c.rows_per_item,
+                   c.v_chunk == 2 * c.block_n ? 2 : 1, c.source, (unsigned long long)c.local_mem_bytes,
                    (unsigned long long)ki.private_mem_bytes, med, ms[0], ms[9], flops / med * 1e-9,
                    vs == FLASHCL_SUCCESS && rep.passed ? "pass" : "FAIL", rep.max_rel_error);
             fflush(stdout);
