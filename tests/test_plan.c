@@ -745,7 +745,9 @@ START_TEST(test_enqueue_offsets_bad_input)
 END_TEST
 
 /* fp16 tensors at offsets that are multiples of 2 bytes and of no more (the portable kernel's vector
- * loads need only the element's alignment): the same output, bit for bit, as at offset 0. */
+ * loads need only the element's alignment): the same output, bit for bit, as at offset 0. Where the
+ * default plan is the matrix-unit kernel (16-byte row copies), such an offset is refused with the
+ * tensor named, nothing launched, and the portable path takes it. */
 START_TEST(test_enqueue_unaligned_offsets)
 {
     flashcl_context *ctx = tu_context_create();
@@ -754,6 +756,29 @@ START_TEST(test_enqueue_unaligned_offsets)
     p.causal = 1;
     flashcl_plan *plan = NULL;
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    flashcl_config cfg;
+    flashcl_plan_config(plan, &cfg);
+    if (cfg.mma) {
+        size_t sz[5];
+        flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+        cl_mem in = tu_buffer(sz[0] + 16, NULL), out = tu_buffer(sz[3], NULL);
+        flashcl_tensors t = {.q = in, .k = in, .v = in, .o = out};
+        t.offsets.k = 2;
+        ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+        ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "offsets.k"));
+        ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+        ck_assert(still_poisoned(out, sz[3]));
+        clReleaseMemObject(in);
+        clReleaseMemObject(out);
+        flashcl_plan_destroy(&plan);
+        flashcl_context_destroy(&ctx);
+        flashcl_settings s;
+        flashcl_settings_default(&s);
+        s.disk_cache = 0;
+        s.path = FLASHCL_PATH_PORTABLE;
+        ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+        ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    }
     size_t sz[5];
     flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
     const size_t n = sz[0] > sz[1] ? sz[0] : sz[1];
