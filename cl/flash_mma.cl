@@ -76,6 +76,18 @@
 #error "KV_STAGES must be 1 or 2"
 #endif
 #define Q_ASYNC (KV_STAGES == 2 && Q_LOCAL)
+/* O_STAGED (needs O_ALIGNED: O's strides multiples of 8 elements and, checked at enqueue, its offset a
+ * multiple of 16 bytes): the normalised output goes through local memory (each warp its own rows, as
+ * packed pairs) and leaves in 16-byte row chunks, instead of two 16-bit stores a lane an output pair. */
+#ifndef O_ALIGNED
+#define O_ALIGNED 0
+#endif
+#ifndef O_STAGED
+#define O_STAGED O_ALIGNED
+#endif
+#if O_STAGED && !O_ALIGNED
+#error "O_STAGED needs O_ALIGNED"
+#endif
 #if MT != 1 && MT != 2
 #error "MT must be 1 or 2"
 #endif
@@ -485,6 +497,12 @@ UNROLL
 #endif
 
     /* The row sums over the 4 lanes of each row; normalise and store. */
+#if O_STAGED
+    /* Into Q's block (each warp reads only its own rows there) or, with Q in registers, the K buffers
+     * (free once every warp is past its last S); then whole rows out in 16-byte chunks. */
+    __local ushort *const o_s = Q_LOCAL ? q_s : k_s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 UNROLL
     for (int mt = 0; mt < MT; ++mt)
 UNROLL
@@ -494,6 +512,14 @@ UNROLL
             l += SHFL_XOR(l, 2);
             const int qi = row0[mt] + r * 8;
             const float inv = softmax_norm(l);
+#if O_STAGED
+            const int orow = warp * 16 * MT + mt * 16 + g + r * 8;
+UNROLL
+            for (int j = 0; j < DT; ++j)
+                *(__local uint *)(o_s + AT(orow, j * 8) + 2 * t) = pack2(o[mt][j][2 * r] * inv, o[mt][j][2 * r + 1] * inv);
+            if (write_lse && t == 0 && qi < sq)
+                LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(m_run[mt][r] * scale_abs, l);
+#else
             if (qi < sq) {
                 const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
 UNROLL
@@ -504,5 +530,14 @@ UNROLL
                 if (write_lse && t == 0)
                     LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(m_run[mt][r] * scale_abs, l);
             }
+#endif
         }
+#if O_STAGED
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int idx = tid; idx < BLOCK_M * CPR; idx += WG_SIZE) {
+        const int r = idx / CPR, c = (idx - r * CPR) * 8;
+        if (m0 + r < sq)
+            *(__global uint4 *)(O + q_row_offset(sv, h, m0 + r, o_sb, o_ss, o_sh) + c) = *(__local const uint4 *)(o_s + AT(r, c));
+    }
+#endif
 }

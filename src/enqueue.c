@@ -161,6 +161,11 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                                "which the plan's kernel (%s, 16-byte row copies) needs for Q, K and V",
                                names[i], (unsigned long long)offs[i], pl->config.kernel);
     }
+    /* flash_mma built for 16-byte output chunks (O's strides multiples of 8 elements): O's start too. */
+    validate_or_return(ctx, pl->kernel_id != FCL_K_FLASH_MMA || !fcl_out_aligned(p) || of->o % 16 == 0,
+                       FLASHCL_INVALID_ARGUMENT,
+                       "flashcl_plan_enqueue: tensors.offsets.o = %llu is not a multiple of 16 bytes, which the plan's "
+                       "kernel (%s, 16-byte output chunks) needs for O", (unsigned long long)of->o, pl->config.kernel);
     /* What is written (o, lse; the cache's K and V under kv_append) overlaps nothing it is computed from:
      * the same buffer and overlapping byte ranges (tensors of one pooled buffer at apart offsets do not). */
     const region in[14] = {{q, of->q, L->q_bytes, "q"},

@@ -97,16 +97,23 @@ int fcl_rows_aligned(const flashcl_problem *p)
     return aligned;
 }
 
+int fcl_out_aligned(const flashcl_problem *p)
+{
+    const flashcl_strides *o = &p->o_strides;
+    return o->batch % 8 == 0 && o->seq % 8 == 0 && o->head % 8 == 0;
+}
+
 static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     const int mt = c->rows_per_item == 4 ? 2 : 1; /* m16 tiles a warp (rows_per_item: a lane's rows; as
                                                      src/tiles.c's mma_tiles_per_warp) */
     snprintf(buf, n,
-             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s%s%s",
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / (16 * mt), c->mma == 1, c->mma == 1,
              fcl_rows_aligned(p), p->causal || p->window ? (p->alignment == FLASHCL_ALIGN_TOP_LEFT ? " -DHAS_WINDOW=1 -DTOP_LEFT=1" : " -DHAS_WINDOW=1") : "",
              fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "", mt > 1 ? " -DMT=2" : "",
-             c->v_chunk == 2 * c->block_n ? " -DKV_STAGES=2" : ""); /* (src/tiles.c's mma_stages) */
+             c->v_chunk == 2 * c->block_n ? " -DKV_STAGES=2" : "", /* (src/tiles.c's mma_stages) */
+             fcl_out_aligned(p) ? " -DO_ALIGNED=1" : "");
 }
 
 /* The decode kernel's shape lives in the config's fields: block_m its rows, threads_per_row its team,

@@ -169,6 +169,9 @@ flashcl_status fcl_args_check(flashcl_context *ctx, const fcl_args *a, const cha
 /* Whether every Q, K and V row starts at a multiple of 8 elements: the matrix-unit kernels are then
  * built for 16-byte row copies (-DROWS_ALIGNED=1), and the caller's offsets must keep that. */
 int fcl_rows_aligned(const flashcl_problem *p);
+/* Whether every O row starts at a multiple of 8 elements: cl/flash_mma.cl stores whole 16-byte chunks
+ * (O_ALIGNED), and the enqueue then asks a 16-byte aligned O offset. */
+int fcl_out_aligned(const flashcl_problem *p);
 
 /* The arguments naive_fwd and naive_ref_rows share: the problem's (at plan time) and its buffers (at
  * enqueue; absent optional inputs get q, never read). */

@@ -668,17 +668,17 @@ START_TEST(test_enqueue_offsets_bad_input)
     flashcl_settings_default(&set);
     set.disk_cache = 0;
     set.validate = 0;
-    set.path = _i == 5 ? FLASHCL_PATH_MMA : -1;
+    set.path = _i >= 5 ? FLASHCL_PATH_MMA : -1;
     flashcl_context *ctx = NULL;
     ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &set, &ctx), FLASHCL_SUCCESS);
     flashcl_problem p = small_problem();
-    if (_i == 5) {
+    if (_i >= 5) {
         p.dtype = FLASHCL_DTYPE_F16;
         p.head_dim = 64;
     }
     flashcl_plan *plan = NULL;
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
-    if (_i == 5) {
+    if (_i >= 5) {
         flashcl_config c;
         flashcl_plan_config(plan, &c);
         ck_assert_str_eq(c.kernel, "flash_mma");
@@ -687,7 +687,7 @@ START_TEST(test_enqueue_offsets_bad_input)
     flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
     cl_mem q, k, v;
     upload_inputs(sz, 7, &q, &k, &v);
-    if (_i == 5) { /* fp16 values (upload_inputs writes fp32 bits) */
+    if (_i >= 5) { /* fp16 values (upload_inputs writes fp32 bits) */
         unsigned short *h16 = malloc(sz[0] > sz[1] ? sz[0] : sz[1]);
         hm_rng rng;
         hm_rng_seed(&rng, 8);
@@ -712,6 +712,7 @@ START_TEST(test_enqueue_offsets_bad_input)
     case 3: t.offsets.mask = 4; word = "offsets.mask = 4 for a tensor the problem does not have"; break;
     case 4: queue = foreign; word = "queue belongs to another OpenCL context"; break;
     case 5: t.q = big; t.offsets.q = 8; word = "tensors.offsets.q = 8 is not a multiple of 16 bytes"; break;
+    case 6: t.offsets.o = 8; word = "tensors.offsets.o = 8 is not a multiple of 16 bytes"; break;
     }
     const flashcl_status st = flashcl_plan_enqueue_on(plan, queue, &t, 0, NULL, NULL);
     ck_assert_msg(st == expect, "case %d: %s (%s)", _i, flashcl_status_name(st), flashcl_context_last_error(ctx));
@@ -868,7 +869,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_enqueue_bad_input, 0, 8);
     tcase_add_test(tc, test_wait_list);
     tcase_add_loop_test(tc, test_enqueue_tensors_bad_input, 0, 6);
-    tcase_add_loop_test(tc, test_enqueue_offsets_bad_input, 0, 6);
+    tcase_add_loop_test(tc, test_enqueue_offsets_bad_input, 0, 7);
     tcase_add_test(tc, test_enqueue_unaligned_offsets);
     tcase_add_loop_test(tc, test_varlen_bad_cu_seqlens, 0, 2);
     tcase_add_loop_test(tc, test_config_fits, 0, 7);
