@@ -814,7 +814,7 @@ static const case_params mma_cases[] = {
      .causal = 1, .scale = -0.25f, .path = FLASHCL_PATH_MMA, .mma_block_m = 64, .mma_block_n = 32, .mma_rows = 4,
      .mma_stages = 2},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 2, .seq_q = 70, .seq_kv = 90, .batch = 2, .heads_kv = 1,
-     .window = 1, .window_left = 30, .window_right = 4, .path = FLASHCL_PATH_MMA, .mma_block_m = 32,
+     .window = 1, .window_left = 30, .window_right = 4, .path = FLASHCL_PATH_MMA, .mma_block_m = 16,
      .mma_block_n = 16, .mma_stages = 2},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 40, .seq_kv = 33, .batch = 1, .heads_kv = 2,
      .custom_layout = 2, .path = FLASHCL_PATH_MMA, .mma_block_m = 32, .mma_block_n = 16, .mma_stages = 2},

@@ -365,27 +365,39 @@ START_TEST(test_matrix_unit_path)
                       no[i].what, c.path_reason);
     }
 
-    /* On Hopper's static budget, the tiles measured fastest (docs/NOTES.md, prefill-3): 32 rows a warp
-     * (Q's block in local memory) x 64 keys up to d=64 and x 32 keys up to d=192, 16 rows x 64 keys
-     * above; 16 rows a warp where the queries fill less than a 128-row block. */
+    /* On Hopper's static budget, the tiles measured fastest (docs/NOTES.md, prefill-3, -7, -8): 32 rows a
+     * warp (Q's block in local memory) x 64 keys up to d=64, x 64 keys in two K/V stages up to d=128
+     * and x 32 keys up to d=192, 16 rows x 64 keys above; 16 rows a warp where the queries fill less
+     * than a 128-row block; one stage of 32 keys where two do not fit. */
     {
         flashcl_device_profile hopper = profile_of(&fakes[N_FAKES - 4]);
         hopper.matrix_units = 1;
         flashcl_problem q = p;
         static const struct {
-            int d, seq_q, bm, bn, rows;
-        } want[] = {{64, 4096, 128, 64, 4}, {128, 4096, 128, 32, 4}, {192, 4096, 128, 32, 4}, {256, 4096, 64, 64, 2},
-                    {128, 64, 64, 64, 2},   {64, 65, 128, 64, 4},    {256, 100, 64, 64, 2}};
+            int d, seq_q, bm, bn, rows, stages;
+        } want[] = {{64, 4096, 128, 64, 4, 1}, {128, 4096, 128, 64, 4, 2}, {96, 4096, 128, 64, 4, 2},
+                    {192, 4096, 128, 32, 4, 1}, {256, 4096, 64, 64, 2, 1}, {128, 64, 64, 64, 2, 1},
+                    {64, 65, 128, 64, 4, 1},    {256, 100, 64, 64, 2, 1}};
         for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
             q.head_dim = want[i].d;
             q.seq_q = want[i].seq_q;
             ck_assert_int_eq(choose(&hopper, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
             ck_assert_msg(c.mma == 1 && c.block_m == want[i].bm && c.block_n == want[i].bn &&
-                              c.rows_per_item == want[i].rows,
-                          "d=%d seq_q=%d: %s %dx%d/%d (%s)", want[i].d, want[i].seq_q, c.kernel, c.block_m,
-                          c.block_n, c.rows_per_item, c.path_reason);
+                              c.rows_per_item == want[i].rows && c.v_chunk == want[i].stages * want[i].bn,
+                          "d=%d seq_q=%d: %s %dx%d/%d v_chunk %d (%s)", want[i].d, want[i].seq_q, c.kernel, c.block_m,
+                          c.block_n, c.rows_per_item, c.v_chunk, c.path_reason);
             ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(want[i].d, &c));
             ck_assert_uint_le(c.local_mem_bytes, budget_of(&hopper));
+        }
+        /* d=128 where two stages of 64 keys (104448 B) do not fit but one of 32 keys does (52224 B) */
+        {
+            flashcl_device_profile small = hopper;
+            small.local_mem_static = 100000;
+            q.head_dim = 128;
+            q.seq_q = 4096;
+            ck_assert_int_eq(choose(&small, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+            ck_assert_msg(c.mma == 1 && c.block_m == 128 && c.block_n == 32 && c.v_chunk == 32, "%dx%d v_chunk %d (%s)",
+                          c.block_m, c.block_n, c.v_chunk, c.reason);
         }
         /* the reported 48 KiB alone: d=256 still on the matrix units, with 16-key tiles and 2 warps */
         q.head_dim = 256;
