@@ -4,6 +4,7 @@
  * profiling events. One line per configuration. Usage: [MMA_TILES=RxK/I[/S],...] [MMA_N=n] mma_tiles [head_dim ...]
  * (S: K/V stages, 2 asks for v_chunk = 2 * block_n; MMA_N: the sequence length, default 4096) */
 #include <flashcl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     flashcl_context *ctx = NULL;
-    if (flashcl_context_create_default("NVIDIA", NULL, &ctx) != FLASHCL_SUCCESS) {
+    if (flashcl_context_create_default(getenv("MMA_DEVICE") ? getenv("MMA_DEVICE") : "NVIDIA", NULL, &ctx) != FLASHCL_SUCCESS) {
         fprintf(stderr, "no context: %s\n", flashcl_context_last_error(NULL));
         return 1;
     }
@@ -53,14 +54,35 @@ int main(int argc, char **argv)
         p.head_dim = d;
         p.dtype = getenv("MMA_DTYPE") && !strcmp(getenv("MMA_DTYPE"), "bf16") ? FLASHCL_DTYPE_BF16 : FLASHCL_DTYPE_F16;
         const size_t bytes = (size_t)p.batch * p.heads_q * n * d * 2;
-        unsigned short *h = malloc(bytes);
-        for (size_t i = 0; i < bytes / 2; ++i) /* values in [-1, 1): fp16 (0.5 to 1 either sign) or bf16 */
-            h[i] = p.dtype == FLASHCL_DTYPE_F16 ? (unsigned short)(((rand() & 1) << 15) | (0x3800 + (rand() & 0x3ff)))
-                                               : (unsigned short)(((rand() & 1) << 15) | (0x3f00 + (rand() & 0x7f)));
+        /* MMA_DATA=normal: Q, K and V apart, standard normal values (as flashcl bench); otherwise one array
+         * of values 0.5 to 1 either sign for all three */
+        const int normal = getenv("MMA_DATA") && !strcmp(getenv("MMA_DATA"), "normal");
+        unsigned short *h[3];
+        for (int a = 0; a < 3; ++a) {
+            h[a] = malloc(bytes);
+            for (size_t i = 0; i < bytes / 2; ++i) {
+                if (!normal) {
+                    h[a][i] = a ? h[0][i]
+                          : p.dtype == FLASHCL_DTYPE_F16 ? (unsigned short)(((rand() & 1) << 15) | (0x3800 + (rand() & 0x3ff)))
+                                                         : (unsigned short)(((rand() & 1) << 15) | (0x3f00 + (rand() & 0x7f)));
+                    continue;
+                }
+                const double u1 = (rand() + 1.0) / (RAND_MAX + 2.0), u2 = rand() / (RAND_MAX + 1.0);
+                const float x = (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+                unsigned int b;
+                memcpy(&b, &x, 4);
+                if (p.dtype == FLASHCL_DTYPE_BF16) {
+                    h[a][i] = (unsigned short)((b + 0x7fff + ((b >> 16) & 1)) >> 16);
+                } else { /* normal values well inside fp16's range: exponent rebias, mantissa truncated */
+                    const int e = (int)((b >> 23) & 0xff) - 127 + 15;
+                    h[a][i] = (unsigned short)(((b >> 16) & 0x8000) | (e <= 0 ? 0 : (e << 10) | ((b >> 13) & 0x3ff)));
+                }
+            }
+        }
         cl_int err;
-        cl_mem bq = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
-        cl_mem bk = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
-        cl_mem bv = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
+        cl_mem bq = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h[0], &err);
+        cl_mem bk = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h[1], &err);
+        cl_mem bv = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h[2], &err);
         cl_mem bo = clCreateBuffer(clctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
         const double flops = 4.0 * p.batch * p.heads_q * (double)n * n * d;
         for (size_t t = 0; t < n_tiles; ++t) {
@@ -112,7 +134,8 @@ int main(int argc, char **argv)
         clReleaseMemObject(bk);
         clReleaseMemObject(bv);
         clReleaseMemObject(bo);
-        free(h);
+        for (int a = 0; a < 3; ++a)
+            free(h[a]);
     }
     flashcl_context_destroy(&ctx);
     return 0;
