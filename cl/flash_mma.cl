@@ -56,6 +56,9 @@
 #ifndef MT
 #define MT 1
 #endif
+#ifndef RESCALE_SKIP /* O's rescale skipped for a warp none of whose rows moved its maximum (prefill-5, N=4096: +0.3%) */
+#define RESCALE_SKIP 0
+#endif
 #ifndef HEAVY_FIRST /* causal or windowed: the blocks of a head in reverse, the longest key ranges first */
 #define HEAVY_FIRST 1
 #endif
@@ -418,6 +421,7 @@ UNROLL
                 }
         }
 
+        float alphas[MT][2];
         /* Online softmax on the lane's rows (r = 0: row0, elements 0 and 1; r = 1: row0 + 8), softmax.cl's
          * rules with the maximum m_run kept unscaled: a row whose maximum is still -inf weighs its keys
          * exp2(-inf - 0) = 0; a NaN maximum makes every weight, and the row, NaN. */
@@ -432,7 +436,8 @@ UNROLL
                 mx = mma_max_nan(mx, SHFL_XOR(mx, 1));
                 mx = mma_max_nan(mx, SHFL_XOR(mx, 2));
                 const float m_scaled = mx == -INFINITY ? 0.0f : mx * scale_abs;
-                const float alpha = mma_exp2(fma(m_run[mt][r], scale_abs, -m_scaled));
+                /* (exactly 1 where the maximum did not move; a NaN maximum moves it) */
+                const float alpha = RESCALE_SKIP && mx == m_run[mt][r] ? 1.0f : mma_exp2(fma(m_run[mt][r], scale_abs, -m_scaled));
                 float psum = 0.0f;
 UNROLL
                 for (int j = 0; j < NT; ++j) {
@@ -444,12 +449,20 @@ UNROLL
                 }
                 l_run[mt][r] = l_run[mt][r] * alpha + psum;
                 m_run[mt][r] = mx;
+                alphas[mt][r] = alpha;
+            }
+        if (!RESCALE_SKIP || warp_any(alphas[0][0] != 1.0f || alphas[0][1] != 1.0f || alphas[MT - 1][0] != 1.0f ||
+                                      alphas[MT - 1][1] != 1.0f)) {
+UNROLL
+            for (int mt = 0; mt < MT; ++mt)
 UNROLL
                 for (int j = 0; j < DT; ++j) {
-                    o[mt][j][2 * r] *= alpha;
-                    o[mt][j][2 * r + 1] *= alpha;
+                    o[mt][j][0] *= alphas[mt][0];
+                    o[mt][j][1] *= alphas[mt][0];
+                    o[mt][j][2] *= alphas[mt][1];
+                    o[mt][j][3] *= alphas[mt][1];
                 }
-            }
+        }
 
 #if KV_STAGES == 1
         ASYNC_WAIT(0);                /* V(n0) has landed */

@@ -82,6 +82,16 @@ inline float mma_exp2(float x)
     __asm__("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
     return r;
 }
+/* Whether any lane of the warp has c nonzero (vote.sync.any). */
+inline int warp_any(int c)
+{
+    int r;
+    __asm__ volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.s32 p, %1, 0;\n\tvote.sync.any.pred q, p, 0xffffffff;\n\t"
+                     "selp.s32 %0, 1, 0, q;\n\t}"
+                     : "=r"(r)
+                     : "r"(c));
+    return r;
+}
 /* Two floats to one register of two 16-bit values, lo in the low half; round to nearest even. */
 inline uint pack2(float lo, float hi)
 {
@@ -173,4 +183,5 @@ inline float shfl_emu(float v, int src, __local uint *xw, int lane)
 #define SHFL_IDX(v, src) shfl_emu((v), (src), xw, lane)
 #define mma_max_nan(a, b) max_nan((a), (b))
 #define mma_exp2(x) exp2(x)
+#define warp_any(c) 1 /* (every warp takes the branch: the same results, no vote needed) */
 #endif
