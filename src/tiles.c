@@ -523,7 +523,8 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
     /* Four warps, fewer where the (compiled) kernel allows fewer work-items. The tiles, in the order
      * measured fastest on the H200 (docs/NOTES.md, prefill-3: fp16 N=4096, TFLOP/s), the first whose
      * local memory fits: up to d=64, 32 rows a warp x 64 keys (277 against 246 for 16 rows x 64);
-     * up to d=128, 32 rows x 64 keys in two stages (below); up to d=192, 32 rows x 32 keys (d=128: 292
+     * up to d=128, 32 rows x 64 keys (two K/V stages for short key ranges, below); up to d=192, 32 rows
+     * x 32 keys (d=128: 292
      * against 260; d=192: 235 against 216); above,
      * 16 rows x 64 keys (d=256: 241; 32 rows a warp spill: 119). Queries that fill less than one
      * 32-rows-a-warp block take 16 rows a warp. Then fewer keys, and then fewer warps, where local
@@ -534,15 +535,18 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
     const int32_t d = p->head_dim;
     int32_t mt = d <= 192 && p->seq_q > 16 * warps ? 2 : 1;
     int32_t bn = mt == 2 ? (d <= 64 ? 64 : 32) : d <= 128 || d > 192 ? 64 : 32;
-    /* d 65-128: 64-key tiles in two K/V stages (prefill-7/8: +2-4% at N=4096-16384 over 32 keys in one,
-     * +10% at N=1024; at d=64 the second stage cost 5-8%) */
-    int32_t stages = mt == 2 && d > 64 && d <= 128 ? 2 : 1;
-    if (stages == 2)
+    /* d 65-128: 64-key tiles (prefill-10/11: +3-7% over 32 keys), in two K/V stages for key ranges up to
+     * 2048 (N=1024: 291.9 against 285.8 in one stage; N=4096 within 0.3%; N=16384 one stage 328.4
+     * against 321.3); at d=64 a second stage cost 5-8% (prefill-7) */
+    int32_t stages = 1;
+    if (mt == 2 && d > 64 && d <= 128) {
         bn = 64;
-    if (stages == 2 && mma_bytes(d, 32 * warps, bn, 2, stages, emulated) > ch->local_mem) {
-        stages = 1;
-        bn = 32;
+        stages = p->seq_kv <= 2048 ? 2 : 1;
     }
+    while (stages == 2 && mma_bytes(d, 32 * warps, bn, 2, stages, emulated) > ch->local_mem)
+        stages = 1;
+    if (mt == 2 && d > 64 && d <= 128 && mma_bytes(d, 32 * warps, bn, 2, stages, emulated) > ch->local_mem)
+        bn = 32; /* (one stage of 32 keys) */
     if (mt == 2 && mma_bytes(d, 32 * warps, bn, 2, stages, emulated) > ch->local_mem) {
         mt = 1; /* (a device whose budget is the reported 48 KiB: the 16-rows-a-warp tiles) */
         bn = d <= 128 ? 64 : 32;

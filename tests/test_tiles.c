@@ -375,12 +375,13 @@ START_TEST(test_matrix_unit_path)
         flashcl_problem q = p;
         static const struct {
             int d, seq_q, bm, bn, rows, stages;
-        } want[] = {{64, 4096, 128, 64, 4, 1}, {128, 4096, 128, 64, 4, 2}, {96, 4096, 128, 64, 4, 2},
+        } want[] = {{64, 4096, 128, 64, 4, 1}, {128, 4096, 128, 64, 4, 1}, {96, 1024, 128, 64, 4, 2},
+                    {128, 2048, 128, 64, 4, 2},
                     {192, 4096, 128, 32, 4, 1}, {256, 4096, 64, 64, 2, 1}, {128, 64, 64, 64, 2, 1},
                     {64, 65, 128, 64, 4, 1},    {256, 100, 64, 64, 2, 1}};
         for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
             q.head_dim = want[i].d;
-            q.seq_q = want[i].seq_q;
+            q.seq_q = q.seq_kv = want[i].seq_q;
             ck_assert_int_eq(choose(&hopper, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
             ck_assert_msg(c.mma == 1 && c.block_m == want[i].bm && c.block_n == want[i].bn &&
                               c.rows_per_item == want[i].rows && c.v_chunk == want[i].stages * want[i].bn,
@@ -389,12 +390,17 @@ START_TEST(test_matrix_unit_path)
             ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(want[i].d, &c));
             ck_assert_uint_le(c.local_mem_bytes, budget_of(&hopper));
         }
-        /* d=128 where two stages of 64 keys (104448 B) do not fit but one of 32 keys does (52224 B) */
+        /* d=128, short keys, where two stages of 64 keys (104448 B) do not fit: one (69632 B); where that
+         * does not either, one of 32 keys (52224 B) */
         {
             flashcl_device_profile small = hopper;
-            small.local_mem_static = 100000;
             q.head_dim = 128;
-            q.seq_q = 4096;
+            q.seq_q = q.seq_kv = 1024;
+            small.local_mem_static = 100000;
+            ck_assert_int_eq(choose(&small, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+            ck_assert_msg(c.mma == 1 && c.block_m == 128 && c.block_n == 64 && c.v_chunk == 64, "%dx%d v_chunk %d (%s)",
+                          c.block_m, c.block_n, c.v_chunk, c.reason);
+            small.local_mem_static = 60000;
             ck_assert_int_eq(choose(&small, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
             ck_assert_msg(c.mma == 1 && c.block_m == 128 && c.block_n == 32 && c.v_chunk == 32, "%dx%d v_chunk %d (%s)",
                           c.block_m, c.block_n, c.v_chunk, c.reason);
