@@ -594,11 +594,8 @@ def prefill_section(directory):
              if fl(f, dim, n, c) and fl(f, dim, n, c)['tflops'] > sdpa[('flash', tdt[dt], dim, n, c)]['tflops']]
     out.append(f"| stretch: above FlashAttention-2 everywhere | above at: {', '.join(cells) if cells else 'none'} | "
                f"{'yes' if len(cells) == len(above) and above else 'no'} |")
-    for name in ('f32_d128_tuned', 'f32_d128_shipped'):
-        if name in runs:
-            break
-    target('fp32 (portable kernel), d=128: ≥ 1.0× PyTorch fp32 memory-efficient',
-           [(name, 'f32', 128, n, False) for n in (4096, 16384)], 1.0, 'efficient')
+    target('fp32 (portable kernel), d=128 and d=64: ≥ 1.0× PyTorch fp32 memory-efficient',
+           [(f'f32_d{dim}', 'f32', dim, n, False) for dim in (128, 64) for n in (4096, 16384)], 1.0, 'efficient')
     out.append('')
     out.append('Every shape (TFLOP/s; flashcl: median of profiling events with the spread, validated against the')
     out.append('naive kernel in the same run; PyTorch: median of CUDA events, `bench/anchors/sdpa_prefill.py`).')
@@ -614,7 +611,7 @@ def prefill_section(directory):
                    f"{t['tflops']:.1f} | {r['tflops'] / t['tflops']:.2f}× | {cu['tflops']:.1f} |" if t and cu else
                    f"| {dt} | {dim} | {'causal' if c else 'full'} | {n} | {ms(r)} | {r['tflops']:.1f} | — | — | — |")
     sh, tu = runs.get('f32_d128_shipped'), runs.get('f32_d128_tuned')
-    if sh and tu:
+    if sh and tu:  # (prefill-6's comparison; its data now under bench/prefill/prefill-5)
         out.append('')
         out.append('The portable kernel (fp32, d=128) with the tuning entry shipped before (64 × 16 tiles, tuned under')
         out.append('48 KiB) and with the winner of `flashcl tune` under the static local-memory budget (128 × 32, now')
@@ -629,7 +626,9 @@ def prefill_section(directory):
         out.append('old entry. The shipped table now has the new tiles for every length.)')
     cmds = sorted({run['command'].split(' --json')[0] for run in runs.values()})
     out.append(f"\nPyTorch {torch}. Commands: " + '; '.join(f'`{c}`' for c in cmds) +
-               '. Runs: `docs/gpu-runs/prefill/run5.sh` (fp16, bf16) and `run6.sh` (fp32). Data: `bench/prefill/`.')
+               '. Runs: `docs/gpu-runs/prefill/run12.sh` (d=128, fp16 and bf16, with its own PyTorch figures) and '
+               '`run9.sh` (d=64, d=256, fp32). Data: `bench/prefill/` (prefill-5\'s, the table before, in '
+               '`bench/prefill/prefill-5/`).')
     return '\n'.join(out)
 
 
@@ -648,11 +647,10 @@ def main():
     if pf:
         print('## Prefill on the H200 against PyTorch, one session\n')
         print('The matrix-unit kernel (fp16, bf16) and the portable kernel (fp32) with the tiles the chooser takes')
-        print('today, beside PyTorch SDPA measured in the same device call. The fp16/bf16 run (prefill-5) had a')
-        print('rescale skip since removed (it measured +0.3% at d=128 and -1.9% at d=256 against the kernel without it,')
-        print('same call); the kernels have since gained offset arguments not yet run on the GPU. What each change')
-        print('moved and what limits the figures that miss their target: `docs/NOTES.md` (2026-12-01, second')
-        print('session). The sections after this one are the project\'s earlier measurements.\n')
+        print('today, beside PyTorch SDPA measured in the same device call (d=128: prefill-12; d=64, d=256 and fp32:')
+        print('prefill-9, whose kernels for those shapes prefill-12 did not change). What each change moved and what')
+        print('limits the figures that miss their target: `docs/NOTES.md` (2026-12-01, second and third sessions).')
+        print('The sections after this one are the project\'s earlier measurements.\n')
         print(pf + '\n')
     print('## Against PyTorch on the same GPU (d=128, H=16, B·N=16384, TFLOP/s)\n')
     mma = load(os.path.join(directory, 'mma'))
