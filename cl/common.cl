@@ -68,6 +68,7 @@ inline float max_nan(float a, float b)
  *   HAS_WINDOW   causal or a sliding window: keys bounded per row (win_left, win_right)
  *   HAS_SOFTCAP  scores capped (softcap_log2 / softcap)
  *   HAS_ALIBI, HAS_MASK, HAS_KPM   ALiBi slopes, an fp32 additive mask, a uint8 key-padding mask
+ *   HAS_SINKS    attention sinks (applied where a row is finished: never inside a split of split-KV)
  *   VARLEN       packed sequences (cu_seqlens)
  *   KV_CACHE, KV_APPEND, PAGE_SIZE a KV cache, the step's keys appended first, a paged cache's page
  *   SPLIT_KV     the keys split across work-groups (flash-decoding), merged by flash_combine
@@ -87,6 +88,9 @@ inline float max_nan(float a, float b)
 #endif
 #ifndef HAS_KPM
 #define HAS_KPM 0
+#endif
+#ifndef HAS_SINKS /* attention sinks: one logit per query head in each row's denominator (SINKS) */
+#define HAS_SINKS 0
 #endif
 #ifndef VARLEN
 #define VARLEN 0

@@ -10,10 +10,10 @@
 #define DECODE_OFFSET_PARAMS                                                                             \
     const long q_off, const long k_off, const long v_off, const long o_off, const long lse_off,          \
         const long alibi_off, const long kpm_off, const long cache_lens_off, const long bt_off,          \
-        const long k_scale_off, const long v_scale_off
+        const long k_scale_off, const long v_scale_off, __global const float *restrict SINKS, const long sinks_off
 #define DECODE_APPLY_OFFSETS()                                                                           \
     (APPLY_QKVO_OFFSETS(), ALIBI += alibi_off, KPM += kpm_off, CACHE_LENS += cache_lens_off, BT += bt_off, \
-     K_SCALE += k_scale_off, V_SCALE += v_scale_off)
+     K_SCALE += k_scale_off, V_SCALE += v_scale_off, SINKS += sinks_off)
 
 /* What a decode work-group owns, from its ids: grid (row chunks of `rows`, batch x KV heads x splits). */
 typedef struct decode_group {
@@ -89,7 +89,7 @@ inline void decode_merge_store(__local const float *m_p, __local const float *l_
                                const int pr0, const int group, const int hk, const int heads_q, const int seq_q,
                                const int split, const long rows_total, __global float *OP, __global float *LP,
                                __global STORE_T *O, __global float *LSE, const int write_lse, const long o_sb,
-                               const long o_ss, const long o_sh)
+                               const long o_ss, const long o_sh, __global const float *SINKS)
 {
     for (int idx = lid; idx < rows * HEAD_DIM; idx += wg) {
         const int r = idx / HEAD_DIM, d = idx - r * HEAD_DIM;
@@ -105,7 +105,13 @@ inline void decode_merge_store(__local const float *m_p, __local const float *l_
             l += l_p[p * rows + r] * w;
             o += o_p[(p * rows + r) * HEAD_DIM + d] * w;
         }
+#if HAS_SINKS && !SPLIT_KV /* (under split-KV flash_combine adds the sink once) */
+        const float2 ml = softmax_sink(m, l, SINKS[h] * LOG2E_F);
+        const float out = o * softmax_sink_norm(m, ml), lse = softmax_lse(ml.x, ml.y);
+#else
+        (void)SINKS;
         const float out = o * softmax_norm(l), lse = softmax_lse(m, l);
+#endif
 #if SPLIT_KV
         const long prow = (long)split * rows_total + lse_row(sv, h, qi, heads_q, seq_q, 0);
         OP[prow * HEAD_DIM + d] = out;

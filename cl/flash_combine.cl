@@ -14,10 +14,12 @@ __kernel void flash_combine(__global const float *restrict OP, __global const fl
                             const int n_splits, const long rows_total, __global STORE_T *restrict O,
                             __global float *restrict LSE, const int write_lse, const int group_rows,
                             const int heads_q, const long o_sb, const long o_ss, const long o_sh,
-                            const int varlen, const long o_off, const long lse_off)
+                            const int varlen, const long o_off, const long lse_off,
+                            __global const float *restrict SINKS, const long sinks_off)
 {
     O += o_off; /* the caller's offsets, in elements */
     LSE += lse_off;
+    SINKS += sinks_off;
     const long gid = get_global_id(0);
     if (gid >= rows_total * HEAD_DIM)
         return;
@@ -26,15 +28,25 @@ __kernel void flash_combine(__global const float *restrict OP, __global const fl
     float m = -INFINITY;
     for (int s = 0; s < n_splits; ++s)
         m = max_nan(m, LP[s * rows_total + row]);
+    const long g = row / group_rows, i = row - g * group_rows;
+#if HAS_SINKS /* the sink joins the denominator once, here (natural log) */
+    const float sink = SINKS[varlen ? g : g % heads_q];
+    if (sink != -INFINITY && !isnan(m))
+        m = fmax(m, sink);
+#endif
     float num = 0.0f, den = 0.0f;
-    if (m != -INFINITY)
+    if (m != -INFINITY) {
         for (int s = 0; s < n_splits; ++s) {
             const float lse = LP[s * rows_total + row];
             const float w = lse == -INFINITY ? 0.0f : exp(lse - m);
             num += w * OP[(s * rows_total + row) * HEAD_DIM + d];
             den += w;
         }
-    const long g = row / group_rows, i = row - g * group_rows;
+#if HAS_SINKS
+        if (sink != -INFINITY)
+            den += exp(sink - m);
+#endif
+    }
     /* padded: g = b * heads_q + h, i the query; packed: g = h, i the token (batch stride unused) */
     const long o = varlen ? i * o_ss + g * o_sh : (g / heads_q) * o_sb + i * o_ss + (g % heads_q) * o_sh;
     STORE(O, o + d, m == -INFINITY ? 0.0f : num / den);

@@ -259,5 +259,5 @@ flash_decode(__global const STORE_T *restrict Q, __global const KV_T *restrict K
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     decode_merge_store(m_t, l_t, a_t, TEAMS, ROWS, lid, WG, sv, pr0, group, hk, heads_q, seq_q, split,
-                       rows_total, OP, LP, O, LSE, write_lse, o_sb, o_ss, o_sh);
+                       rows_total, OP, LP, O, LSE, write_lse, o_sb, o_ss, o_sh, SINKS);
 }

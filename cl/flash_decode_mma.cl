@@ -395,5 +395,5 @@ flash_decode_mma(__global const ushort *restrict Q, __global const KV_P *restric
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     decode_merge_store(m_w, l_w, o_w, WARPS, ROWS, tid, WG_SIZE, sv, pr0, group, hk, heads_q, seq_q, split,
-                       rows_total, OP, LP, O, LSE, write_lse, o_sb, o_ss, o_sh);
+                       rows_total, OP, LP, O, LSE, write_lse, o_sb, o_ss, o_sh, SINKS);
 }

@@ -139,7 +139,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
           __global const int *restrict BT, const int max_pages, const int num_pages, const long q_off,
           const long k_off, const long v_off, const long o_off, const long lse_off, const long alibi_off,
           const long mask_off, const long kpm_off, const long cu_q_off, const long cu_k_off,
-          const long cache_lens_off, const long bt_off)
+          const long cache_lens_off, const long bt_off, __global const float *restrict SINKS, const long sinks_off)
 {
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     APPLY_QKVO_OFFSETS();
@@ -150,6 +150,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     CU_K += cu_k_off;
     CACHE_LENS += cache_lens_off;
     BT += bt_off;
+    SINKS += sinks_off;
     /* Declared as float4 so that every row start is 16-byte aligned; scalar stores go through casts. */
     __local float4 shared4[(SHARED_FLOATS + 3) / 4];
     __local float4 p4[BLOCK_M * LDP / 4];
@@ -414,8 +415,14 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
             l += red[r * CG + t];
         if (qi >= sq)
             continue;
+#if HAS_SINKS && !SPLIT_KV /* (under split-KV flash_combine adds the sink once) */
+        const float2 ml = softmax_sink(m_run[i], l, SINKS[hi] * LOG2E_F);
+        const float inv = softmax_sink_norm(m_run[i], ml);
+        const float lse = softmax_lse(ml.x, ml.y);
+#else
         const float inv = softmax_norm(l);
         const float lse = softmax_lse(m_run[i], l);
+#endif
 #if SPLIT_KV
         /* the partial result, fp32, (split, row, head_dim); its LSE (split, row) */
         const long prow = (long)split * rows_total + lse_row(sv, hi, qi, heads_q, seq_q, total_q);

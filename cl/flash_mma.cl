@@ -209,10 +209,11 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
           const int write_lse, const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss,
           const long k_sh, const long v_sb, const long v_ss, const long v_sh, const long o_sb, const long o_ss,
           const long o_sh, const long q_off, const long k_off, const long v_off, const long o_off,
-          const long lse_off)
+          const long lse_off, __global const float *restrict SINKS, const long sinks_off)
 {
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     APPLY_QKVO_OFFSETS();
+    SINKS += sinks_off;
     __local uint4 k4[KROWS * LDS / 8];
     __local uint4 v4[KV_STAGES * BLOCK_N * LDS / 8];
     __local ushort *const k_s = (__local ushort *)k4;
@@ -528,14 +529,22 @@ UNROLL
             l += SHFL_XOR(l, 1);
             l += SHFL_XOR(l, 2);
             const int qi = row0[mt] + r * 8;
+#if HAS_SINKS
+            const float m_row = m_run[mt][r] == -INFINITY ? -INFINITY : m_run[mt][r] * scale_abs;
+            const float2 ml = softmax_sink(m_row, l, SINKS[h] * LOG2E_F);
+            const float inv = softmax_sink_norm(m_row, ml);
+            const float lse_m = ml.x, lse_l = ml.y;
+#else
             const float inv = softmax_norm(l);
+            const float lse_m = m_run[mt][r] * scale_abs, lse_l = l;
+#endif
 #if O_STAGED
             const int orow = warp * 16 * MT + mt * 16 + g + r * 8;
 UNROLL
             for (int j = 0; j < DT; ++j)
                 *(__local uint *)(o_s + AT(orow, j * 8) + 2 * t) = pack2(o[mt][j][2 * r] * inv, o[mt][j][2 * r + 1] * inv);
             if (write_lse && t == 0 && qi < sq)
-                LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(m_run[mt][r] * scale_abs, l);
+                LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(lse_m, lse_l);
 #else
             if (qi < sq) {
                 const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
@@ -545,7 +554,7 @@ UNROLL
                     STORE(O, ob + j * 8 + 2 * t + 1, o[mt][j][2 * r + 1] * inv);
                 }
                 if (write_lse && t == 0)
-                    LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(m_run[mt][r] * scale_abs, l);
+                    LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(lse_m, lse_l);
             }
 #endif
         }

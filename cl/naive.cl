@@ -39,12 +39,13 @@
         __global const MASK_T *mask, const long m_sb, const long m_ss, const long m_sh,               \
         __global const uchar *kpm, __global const int *cu_q, __global const int *cu_k, const int total_q, \
         const int total_kv, const int batch, __global const int *cache_lens, __global const int *bt,      \
-        const int max_pages, const int num_pages, __global const SCALE_T *k_scale, __global const SCALE_T *v_scale
+        const int max_pages, const int num_pages, __global const SCALE_T *k_scale, __global const SCALE_T *v_scale, \
+        __global const float *sinks
 /* The caller's offsets into the inputs, in elements (flashcl_offsets), and their application. */
 #define INPUT_OFFSET_PARAMS                                                                          \
     const long q_off, const long k_off, const long v_off, const long alibi_off, const long mask_off, \
         const long kpm_off, const long cu_q_off, const long cu_k_off, const long cache_lens_off,    \
-        const long bt_off, const long k_scale_off, const long v_scale_off
+        const long bt_off, const long k_scale_off, const long v_scale_off, const long sinks_off
 #define APPLY_INPUT_OFFSETS()                                                                        \
     do {                                                                                             \
         Q += q_off;                                                                                  \
@@ -59,11 +60,12 @@
         bt += bt_off;                                                                                \
         k_scale += k_scale_off;                                                                      \
         v_scale += v_scale_off;                                                                      \
+        sinks += sinks_off;                                                                          \
     } while (0)
 #define ATTN_ARGS                                                                                    \
     seq_q, seq_kv, heads_q, group, scale, win_left, win_right, softcap, q_sb, q_ss, q_sh, k_sb, k_ss, \
         k_sh, v_sb, v_ss, v_sh, alibi, alibi_per_batch, mask, m_sb, m_ss, m_sh, kpm, cu_q, cu_k, total_q,   \
-        total_kv, batch, cache_lens, bt, max_pages, num_pages, k_scale, v_scale
+        total_kv, batch, cache_lens, bt, max_pages, num_pages, k_scale, v_scale, sinks
 
 
 /*
@@ -143,7 +145,8 @@ inline float naive_score(__global const STORE_T *Q, __global const KV_T *K, long
 }
 
 /* out[d] = (softmax(scale * q.K^T) V)[c0 + d] for one row, d < NAIVE_CHUNK; returns the natural
- * log-sum-exp (-inf: no key). */
+ * log-sum-exp (-inf: no key). With sinks (HAS_SINKS) the head's sink joins the denominator: a row with
+ * no key is zeros with the sink as its log-sum-exp. */
 inline float naive_row(long flat, __global const STORE_T *Q, __global const KV_T *K,
                        __global const KV_T *V, ATTN_PARAMS, const int c0, float *out)
 {
@@ -159,8 +162,16 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const KV_T
 CHUNK_UNROLL
     for (int d = 0; d < NAIVE_CHUNK; ++d)
         out[d] = 0.0f;
+#if HAS_SINKS
+    const float sink = sinks[h];
+#else
+    const float sink = -INFINITY;
+#endif
     if (keys.hi <= keys.lo || m == -INFINITY) /* no visible key (the window, or masks on every key) */
-        return -INFINITY;
+        return sink;
+    /* the sink in the denominator: the maximum over the keys and the sink (a NaN row stays NaN) */
+    if (sink > m)
+        m = sink;
     float l = 0.0f;
     for (int j = keys.lo; j < keys.hi; ++j) {
         const float s = naive_score(Q, K, r.qb, r.kb, b, h, i, pos, j, ATTN_ARGS);
@@ -178,6 +189,8 @@ CHUNK_UNROLL
             if (c0 + d < HEAD_DIM)
                 out[d] += pv * KV_LOAD(V, vrow + d);
     }
+    if (sink != -INFINITY)
+        l += exp(sink - m);
 CHUNK_UNROLL
     for (int d = 0; d < NAIVE_CHUNK; ++d)
         out[d] /= l;

@@ -33,6 +33,23 @@ inline float softmax_norm(const float l)
     return l > 0.0f ? 1.0f / l : 0.0f;
 }
 
+/* An attention sink joins a finished row (HAS_SINKS): with the row's maximum m and sum l over its keys
+ * (base 2) and the sink's logit s2 (base 2), the maximum and sum over the keys and the sink together.
+ * The output is then acc * exp2(m - m') * softmax_norm(l'), the LSE softmax_lse(m', l'). A row that saw
+ * no key gets (s2, 1): zeros and the sink as its LSE; a NaN row stays NaN; a sink of -inf is none. */
+inline float2 softmax_sink(const float m, const float l, const float s2)
+{
+    if (s2 == -INFINITY)
+        return (float2)(m, l);
+    const float m2 = m > s2 ? m : s2; /* (a NaN m: s2, and l * exp2(NaN) keeps the row NaN) */
+    return (float2)(m2, (m == -INFINITY ? 0.0f : l * SOFTMAX_EXP2(m - m2)) + SOFTMAX_EXP2(s2 - m2));
+}
+/* The factor of the accumulated output under softmax_sink's (m', l'). */
+inline float softmax_sink_norm(const float m, const float2 ml)
+{
+    return m == -INFINITY ? 0.0f : SOFTMAX_EXP2(m - ml.x) * softmax_norm(ml.y);
+}
+
 /* The row's log-sum-exp in the natural logarithm; -inf for a row that saw no key, NaN for a NaN row
  * (so that flash_combine keeps a NaN row NaN under split-KV). */
 inline float softmax_lse(const float m, const float l)

@@ -93,7 +93,7 @@ FLASHCL_API const char *flashcl_status_name(flashcl_status status);
  * (ctypes, cffi) pass the sizes of their own mirrors and find out when a mirror drifts. ABI policy:
  * README.md ("ABI").
  */
-#define FLASHCL_ABI_VERSION 1
+#define FLASHCL_ABI_VERSION 2
 typedef struct flashcl_abi flashcl_abi;
 static inline const flashcl_abi *flashcl_abi_of_header(void);
 
@@ -220,6 +220,12 @@ typedef struct flashcl_problem {
     int32_t alignment;
     /* The attn_mask buffer's element type (flashcl_mask_dtype): what an engine holds, read as it is. */
     int32_t mask_dtype;
+    /* Attention sinks (gpt-oss; FlashAttention's and ggml's sinks): nonzero: one fp32 logit per query
+     * head (tensors.sinks, heads_q values, natural log, in the units of the scaled scores) joins every
+     * row's softmax denominator and adds nothing to its output: O = sum_j e^s_j v_j / (e^sink +
+     * sum_j e^s_j), LSE = log(e^sink + sum_j e^s_j). A row that sees no key writes zeros with LSE = the
+     * sink. Flash and naive; standard attention does not take them. (ABI 2) */
+    int32_t sinks;
 } flashcl_problem;
 
 typedef enum flashcl_mask_dtype {
@@ -671,6 +677,7 @@ typedef struct flashcl_tensors {
     cl_mem k_new, v_new;  /* iff problem.kv_append: (batch, seq_q, heads_kv, head_dim), contiguous */
     cl_mem k_scale, v_scale; /* iff problem.kv_format is FLASHCL_KV_INT8: kv_scale_dtype, one per (cache row,
                                 KV head): (batch, seq_kv, heads_kv), or (num_pages, page_size, heads_kv) */
+    cl_mem sinks;            /* iff problem.sinks: fp32, heads_q (ABI 2) */
     /* Where each tensor starts in its buffer, in bytes (0: at the start): tensors that live at offsets
      * inside an engine's pooled buffers, with no sub-buffer (whose origin OpenCL restricts to
      * CL_DEVICE_MEM_BASE_ADDR_ALIGN). Each a multiple of its tensor's element size; Q's, K's and V's
@@ -679,7 +686,7 @@ typedef struct flashcl_tensors {
      * offset plus the tensor (flashcl_plan_buffer_sizes). */
     struct flashcl_offsets {
         uint64_t q, k, v, o, lse, alibi_slopes, mask, key_padding, cu_seqlens_q, cu_seqlens_k, cache_seqlens,
-            block_table, k_new, v_new, k_scale, v_scale;
+            block_table, k_new, v_new, k_scale, v_scale, sinks;
     } offsets;
 } flashcl_tensors;
 

@@ -129,6 +129,8 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
     }
     if ((st = check_optional(ctx, t->alibi_slopes, p->alibi != 0, "alibi_slopes", "alibi", L->alibi_bytes,
                              of->alibi_slopes, sizeof(float))) ||
+        (st = check_optional(ctx, t->sinks, p->sinks != 0, "sinks", "sinks", L->sinks_bytes, of->sinks,
+                             sizeof(float))) ||
         (st = check_optional(ctx, t->mask, p->attn_mask != 0, "mask", "attn_mask", L->mask_bytes, of->mask,
                              fcl_mask_elem(p))) ||
         (st = check_optional(ctx, t->key_padding, p->key_padding != 0, "key_padding", "key_padding",
@@ -168,7 +170,7 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                        "kernel (%s, 16-byte output chunks) needs for O", (unsigned long long)of->o, pl->config.kernel);
     /* What is written (o, lse; the cache's K and V under kv_append) overlaps nothing it is computed from:
      * the same buffer and overlapping byte ranges (tensors of one pooled buffer at apart offsets do not). */
-    const region in[14] = {{q, of->q, L->q_bytes, "q"},
+    const region in[15] = {{q, of->q, L->q_bytes, "q"},
                            {k, of->k, L->k_bytes, "k"},
                            {v, of->v, L->v_bytes, "v"},
                            {t->alibi_slopes, of->alibi_slopes, L->alibi_bytes, "alibi_slopes"},
@@ -181,9 +183,10 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                            {t->k_new, of->k_new, L->kv_new_bytes, "k_new"},
                            {t->v_new, of->v_new, L->kv_new_bytes, "v_new"},
                            {t->k_scale, of->k_scale, L->kv_scale_bytes, "k_scale"},
-                           {t->v_scale, of->v_scale, L->kv_scale_bytes, "v_scale"}};
+                           {t->v_scale, of->v_scale, L->kv_scale_bytes, "v_scale"},
+                           {t->sinks, of->sinks, L->sinks_bytes, "sinks"}};
     const region out_o = {o, of->o, L->o_bytes, "o"}, out_lse = {lse, of->lse, L->lse_bytes, "lse"};
-    for (int i = 0; i < 14; ++i)
+    for (int i = 0; i < 15; ++i)
         for (int w = 0; w < 2; ++w) {
             const region *out = w ? &out_lse : &out_o;
             validate_or_return(ctx, !overlap(out, &in[i]), FLASHCL_INVALID_ARGUMENT,
@@ -221,7 +224,7 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                             .cache_lens = (cl_long)(of->cache_seqlens / sizeof(cl_int)),
                             .bt = (cl_long)(of->block_table / sizeof(cl_int)), .k_new = (cl_long)(of->k_new / es),
                             .v_new = (cl_long)(of->v_new / es), .k_scale = (cl_long)(of->k_scale / escale),
-                            .v_scale = (cl_long)(of->v_scale / escale)};
+                            .v_scale = (cl_long)(of->v_scale / escale), .sinks = (cl_long)(of->sinks / sizeof(float))};
     const int validate = fcl_context_validating(ctx);
     cl_event done = NULL;
     if (pl->config.algorithm == FLASHCL_ALGO_STANDARD) {
@@ -293,6 +296,8 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_long(&a, FA_cu_k_off, pl->off.cu_k);
         fcl_arg_long(&a, FA_cache_lens_off, pl->off.cache_lens);
         fcl_arg_long(&a, FA_bt_off, pl->off.bt);
+        fcl_arg_mem(&a, FA_SINKS, t->sinks ? t->sinks : t->q);
+        fcl_arg_long(&a, FA_sinks_off, pl->off.sinks);
         break;
     case FCL_K_FLASH_DECODE:
     case FCL_K_FLASH_DECODE_MMA:
@@ -318,6 +323,8 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_long(&a, DE_bt_off, pl->off.bt);
         fcl_arg_long(&a, DE_k_scale_off, pl->off.k_scale);
         fcl_arg_long(&a, DE_v_scale_off, pl->off.v_scale);
+        fcl_arg_mem(&a, DE_SINKS, t->sinks ? t->sinks : t->q);
+        fcl_arg_long(&a, DE_sinks_off, pl->off.sinks);
         break;
     case FCL_K_FLASH_MMA:
         fcl_arg_mem(&a, MA_Q, t->q);
@@ -330,6 +337,8 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_long(&a, MA_v_off, pl->off.v);
         fcl_arg_long(&a, MA_o_off, pl->off.o);
         fcl_arg_long(&a, MA_lse_off, pl->off.lse);
+        fcl_arg_mem(&a, MA_SINKS, t->sinks ? t->sinks : t->q);
+        fcl_arg_long(&a, MA_sinks_off, pl->off.sinks);
         break;
     default: /* FCL_K_NAIVE_FWD */
         fcl_bind_naive_inputs(&a, t, NF_q_off, &pl->off);
@@ -386,6 +395,8 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_mem(&c, FC_LSE, t->lse);
         fcl_arg_long(&c, FC_o_off, pl->off.o);
         fcl_arg_long(&c, FC_lse_off, pl->off.lse);
+        fcl_arg_mem(&c, FC_SINKS, t->sinks ? t->sinks : t->o);
+        fcl_arg_long(&c, FC_sinks_off, pl->off.sinks);
         st = fcl_args_check(ctx, &c, "split-KV");
         err = st != FLASHCL_SUCCESS ? CL_SUCCESS
                                     : clEnqueueNDRangeKernel(pl->queue, pl->combine, 1, NULL, &pl->combine_global,

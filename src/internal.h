@@ -123,7 +123,7 @@ typedef struct resolved_layout {
     flashcl_strides q, k, v, o;
     uint64_t q_bytes, k_bytes, v_bytes, o_bytes, lse_bytes; /* minimum buffer sizes */
     flashcl_strides mask;                         /* resolved mask strides (when attn_mask) */
-    uint64_t alibi_bytes, mask_bytes, key_padding_bytes, cu_seqlens_bytes;
+    uint64_t alibi_bytes, mask_bytes, key_padding_bytes, cu_seqlens_bytes, sinks_bytes;
     uint64_t cache_seqlens_bytes, block_table_bytes, kv_new_bytes;
     uint64_t kv_scale_bytes; /* each of k_scale and v_scale (an int8 cache) */
     int32_t max_pages; /* paged cache: pages per sequence, ceil(seq_kv / page_size) */
@@ -217,7 +217,7 @@ void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, int p_rounded, double *a
 /* The caller's offsets into its buffers for one enqueue, in elements of each buffer (the kernels' *_off
  * arguments): flashcl_tensors.offsets over the element sizes. */
 typedef struct fcl_offsets {
-    cl_long q, k, v, o, lse, alibi, mask, kpm, cu_q, cu_k, cache_lens, bt, k_new, v_new, k_scale, v_scale;
+    cl_long q, k, v, o, lse, alibi, mask, kpm, cu_q, cu_k, cache_lens, bt, k_new, v_new, k_scale, v_scale, sinks;
 } fcl_offsets;
 
 struct flashcl_plan {

@@ -47,6 +47,7 @@ static size_t feature_defines(const flashcl_problem *p, int flash, char *buf, si
         {"HAS_MASK", p->attn_mask != 0},
         {"MASK_KIND", p->attn_mask ? p->mask_dtype : 0},
         {"HAS_KPM", p->key_padding != 0},
+        {"HAS_SINKS", p->sinks != 0},
         {"VARLEN", p->varlen != 0},
         {"KV_CACHE", p->kv_cache != 0},
         {"KV_APPEND", p->kv_cache && p->kv_append},
@@ -108,12 +109,12 @@ static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c,
     const int mt = c->rows_per_item == 4 ? 2 : 1; /* m16 tiles a warp (rows_per_item: a lane's rows; as
                                                      src/tiles.c's mma_tiles_per_warp) */
     snprintf(buf, n,
-             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s%s%s%s",
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s%s%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / (16 * mt), c->mma == 1, c->mma == 1,
              fcl_rows_aligned(p), p->causal || p->window ? (p->alignment == FLASHCL_ALIGN_TOP_LEFT ? " -DHAS_WINDOW=1 -DTOP_LEFT=1" : " -DHAS_WINDOW=1") : "",
              fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "", mt > 1 ? " -DMT=2" : "",
              c->v_chunk == 2 * c->block_n ? " -DKV_STAGES=2" : "", /* (src/tiles.c's mma_stages) */
-             fcl_out_aligned(p) ? " -DO_ALIGNED=1" : "");
+             fcl_out_aligned(p) ? " -DO_ALIGNED=1" : "", p->sinks ? " -DHAS_SINKS=1" : "");
 }
 
 /* The decode kernel's shape lives in the config's fields: block_m its rows, threads_per_row its team,
@@ -156,7 +157,8 @@ static void naive_options(const flashcl_problem *p, const flashcl_config *c, cha
 static void combine_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     (void)c;
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d", dtype_define(p->dtype), p->head_dim);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s", dtype_define(p->dtype), p->head_dim,
+             p->sinks ? " -DHAS_SINKS=1" : "");
 }
 
 static void append_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
@@ -330,9 +332,10 @@ void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t, int q_off_inde
     fcl_arg_mem(a, NF_bt, t->block_table ? t->block_table : t->q);
     fcl_arg_mem(a, NF_k_scale, t->k_scale ? t->k_scale : t->q);
     fcl_arg_mem(a, NF_v_scale, t->v_scale ? t->v_scale : t->q);
+    fcl_arg_mem(a, NF_sinks, t->sinks ? t->sinks : t->q);
     /* the offsets, in cl/naive.cl's INPUT_OFFSET_PARAMS order, from q_off_index (NF_q_off, NR_q_off) */
-    const cl_long offs[12] = {off->q,    off->k,    off->v,          off->alibi, off->mask,    off->kpm,
-                              off->cu_q, off->cu_k, off->cache_lens, off->bt,    off->k_scale, off->v_scale};
-    for (int i = 0; i < 12; ++i)
+    const cl_long offs[13] = {off->q,    off->k,    off->v,          off->alibi, off->mask,    off->kpm,    off->cu_q,
+                              off->cu_k, off->cache_lens, off->bt,   off->k_scale, off->v_scale, off->sinks};
+    for (int i = 0; i < 13; ++i)
         fcl_arg_long(a, q_off_index + i, offs[i]);
 }

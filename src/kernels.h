@@ -23,14 +23,14 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)         \
     X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(o_off, LONG) X(lse_off, LONG) X(alibi_off, LONG)         \
     X(mask_off, LONG) X(kpm_off, LONG) X(cu_q_off, LONG) X(cu_k_off, LONG) X(cache_lens_off, LONG)          \
-    X(bt_off, LONG)
+    X(bt_off, LONG) X(SINKS, MEM) X(sinks_off, LONG)
 
 /* cl/flash_mma.cl */
 #define FCL_FLASH_MMA_ARGS(X)                                                                              \
     X(Q, MEM) X(K, MEM) X(V, MEM) X(O, MEM) X(LSE, MEM) X(seq_q, INT) X(seq_kv, INT) X(heads_q, INT)       \
     X(group, INT) X(scale_log2, FLOAT) X(win_left, INT) X(win_right, INT) X(write_lse, INT)                 \
     FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v) FCL_STRIDE_ARGS(X, o)                 \
-    X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(o_off, LONG) X(lse_off, LONG)
+    X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(o_off, LONG) X(lse_off, LONG) X(SINKS, MEM) X(sinks_off, LONG)
 
 /* cl/flash_decode.cl */
 #define FCL_FLASH_DECODE_ARGS(X)                                                                           \
@@ -41,12 +41,13 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)         \
     X(K_SCALE, MEM) X(V_SCALE, MEM) X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(o_off, LONG)             \
     X(lse_off, LONG) X(alibi_off, LONG) X(kpm_off, LONG) X(cache_lens_off, LONG) X(bt_off, LONG)            \
-    X(k_scale_off, LONG) X(v_scale_off, LONG)
+    X(k_scale_off, LONG) X(v_scale_off, LONG) X(SINKS, MEM) X(sinks_off, LONG)
 
 /* cl/flash_combine.cl */
 #define FCL_FLASH_COMBINE_ARGS(X)                                                                          \
     X(OP, MEM) X(LP, MEM) X(n_splits, INT) X(rows_total, LONG) X(O, MEM) X(LSE, MEM) X(write_lse, INT)     \
-    X(group_rows, INT) X(heads_q, INT) FCL_STRIDE_ARGS(X, o) X(varlen, INT) X(o_off, LONG) X(lse_off, LONG)
+    X(group_rows, INT) X(heads_q, INT) FCL_STRIDE_ARGS(X, o) X(varlen, INT) X(o_off, LONG) X(lse_off, LONG) \
+    X(SINKS, MEM) X(sinks_off, LONG)
 
 /* cl/naive.cl: the problem's part of naive_fwd's and naive_ref_rows's parameters (ATTN_PARAMS) */
 #define FCL_NAIVE_PROBLEM_ARGS(X)                                                                          \
@@ -54,12 +55,12 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(win_right, INT) X(softcap, FLOAT) FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v)  \
     X(alibi, MEM) X(alibi_per_batch, INT) X(mask, MEM) FCL_STRIDE_ARGS(X, m) X(kpm, MEM) X(cu_q, MEM)      \
     X(cu_k, MEM) X(total_q, INT) X(total_kv, INT) X(batch, INT) X(cache_lens, MEM) X(bt, MEM)              \
-    X(max_pages, INT) X(num_pages, INT) X(k_scale, MEM) X(v_scale, MEM)
+    X(max_pages, INT) X(num_pages, INT) X(k_scale, MEM) X(v_scale, MEM) X(sinks, MEM)
 /* (cl/naive.cl's INPUT_OFFSET_PARAMS) */
 #define FCL_INPUT_OFFSET_ARGS(X)                                                                           \
     X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(alibi_off, LONG) X(mask_off, LONG) X(kpm_off, LONG)      \
     X(cu_q_off, LONG) X(cu_k_off, LONG) X(cache_lens_off, LONG) X(bt_off, LONG) X(k_scale_off, LONG)       \
-    X(v_scale_off, LONG)
+    X(v_scale_off, LONG) X(sinks_off, LONG)
 #define FCL_NAIVE_FWD_ARGS(X)                                                                              \
     X(Q, MEM) X(K, MEM) X(V, MEM) FCL_NAIVE_PROBLEM_ARGS(X) X(O, MEM) X(LSE, MEM) X(write_lse, INT)        \
     X(total_rows, LONG) FCL_STRIDE_ARGS(X, o) FCL_INPUT_OFFSET_ARGS(X) X(o_off, LONG) X(lse_off, LONG)

@@ -314,6 +314,9 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     validate_or_return(ctx, p->alibi >= 0 && p->alibi <= 2, FLASHCL_INVALID_ARGUMENT,
                        "problem.alibi = %d: 0 (none), 1 (slopes per head) or 2 (per batch and head)", (int)p->alibi);
     layout->alibi_bytes = p->alibi ? (uint64_t)(p->alibi == 2 ? p->batch : 1) * p->heads_q * sizeof(float) : 0;
+    validate_or_return(ctx, p->sinks == 0 || p->sinks == 1, FLASHCL_INVALID_ARGUMENT,
+                       "problem.sinks = %d: 0 (none) or 1 (one fp32 logit per query head)", (int)p->sinks);
+    layout->sinks_bytes = p->sinks ? (uint64_t)p->heads_q * sizeof(float) : 0;
     layout->key_padding_bytes = p->key_padding ? (uint64_t)p->batch * p->seq_kv : 0;
     layout->mask_bytes = 0;
     memset(&layout->mask, 0, sizeof layout->mask);

@@ -27,6 +27,7 @@ typedef struct case_params {
     int window, window_left, window_right; /* a sliding window when window is nonzero */
     float softcap;
     int alibi;       /* 0, 1 (slopes per head), 2 (per batch and head) */
+    int sinks;       /* attention sinks: one logit per query head (head 1's -inf: none for it) */
     int attn_mask;   /* 0; 1: a full (B, H, Sq, Sk) mask; 2: one (Sq, Sk) mask broadcast over batch and heads */
     int key_padding; /* nonzero: a key-padding mask with the last keys of each batch padded */
     int varlen;      /* nonzero: packed sequences of lengths up to seq_q / seq_kv (one of each at the max) */
@@ -176,6 +177,7 @@ static void run_case(const case_params *c)
     p.window_right = c->window ? c->window_right : -1;
     p.softcap = c->softcap;
     p.alibi = c->alibi;
+    p.sinks = c->sinks;
     p.attn_mask = c->attn_mask != 0;
     if (c->attn_mask == 2) /* broadcast over batch and heads */
         p.mask_strides = (flashcl_strides){0, c->seq_kv, 0};
@@ -254,7 +256,7 @@ static void run_case(const case_params *c)
     st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_NAIVE, &naive);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive plan: %s: %s", flashcl_status_string(st),
                   flashcl_context_last_error(ctx));
-    const int extras = c->alibi || c->attn_mask || c->key_padding || c->varlen || c->kv_cache;
+    const int extras = c->alibi || c->attn_mask || c->key_padding || c->varlen || c->kv_cache || c->sinks;
     if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD)) {
         st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &standard);
         if (extras) { /* standard attention has no biases or masks: refused by name */
@@ -325,7 +327,7 @@ static void run_case(const case_params *c)
      * -inf; the last seq_kv/5 keys of every other batch padded (and, with a mask, some rows masked
      * whole, to check that they come out as zeros). */
     hm_extras x = {0};
-    cl_mem alibi_m = NULL, mask_m = NULL, kpm_m = NULL, cuq_m = NULL, cuk_m = NULL;
+    cl_mem alibi_m = NULL, mask_m = NULL, kpm_m = NULL, cuq_m = NULL, cuk_m = NULL, sinks_m = NULL;
     cl_mem lens_m = NULL, bt_m = NULL, knew_m = NULL, vnew_m = NULL;
     void *knew = NULL, *vnew = NULL;
     if (c->kv_cache) {
@@ -376,8 +378,16 @@ static void run_case(const case_params *c)
         x.cu_seqlens_q = cu_q;
         x.cu_seqlens_k = cu_k;
     }
-    float *slopes = NULL, *mask = NULL;
+    float *slopes = NULL, *mask = NULL, *sinks = NULL;
     unsigned char *kpm = NULL;
+    if (c->sinks) { /* logits near a row's log-sum-exp (a few units), so that the sink takes a real share;
+                       head 1's -inf is no sink (it must change nothing) */
+        sinks = malloc((size_t)p.heads_q * sizeof(float));
+        for (int h = 0; h < p.heads_q; ++h)
+            sinks[h] = h == 1 ? -INFINITY : (float)(6.0 * hm_rng_uniform(&rng));
+        sinks_m = tu_buffer((size_t)p.heads_q * sizeof(float), sinks);
+        x.sinks = sinks;
+    }
     if (c->alibi) {
         const size_t n = (size_t)(c->alibi == 2 ? p.batch : 1) * p.heads_q;
         slopes = malloc(n * sizeof(float));
@@ -427,21 +437,21 @@ static void run_case(const case_params *c)
     flashcl_tensors tf = {.q = q, .k = k, .v = v, .o = o_f, .lse = l_f, .alibi_slopes = alibi_m, .mask = mask_m,
                           .key_padding = kpm_m, .cu_seqlens_q = cuq_m, .cu_seqlens_k = cuk_m,
                           .cache_seqlens = lens_m, .block_table = bt_m, .k_new = knew_m, .v_new = vnew_m,
-                          .k_scale = scale_m[0], .v_scale = scale_m[1]},
+                          .k_scale = scale_m[0], .v_scale = scale_m[1], .sinks = sinks_m},
                     tn = tf;
     tn.o = o_n;
     tn.lse = l_n;
     flashcl_tensors ts = {.q = q, .k = k, .v = v, .o = o_s, .lse = l_s};
     if (c->offsets) { /* each tensor where tu_buffer placed it */
-        const cl_mem in[16] = {q,      k,     v,     o_f,   l_f,    alibi_m, mask_m,     kpm_m,
-                               cuq_m,  cuk_m, lens_m, bt_m, knew_m, vnew_m,  scale_m[0], scale_m[1]};
-        uint64_t *off[16] = {&tf.offsets.q,           &tf.offsets.k,           &tf.offsets.v,
+        const cl_mem in[17] = {q,      k,     v,     o_f,   l_f,    alibi_m, mask_m,     kpm_m,
+                               cuq_m,  cuk_m, lens_m, bt_m, knew_m, vnew_m,  scale_m[0], scale_m[1], sinks_m};
+        uint64_t *off[17] = {&tf.offsets.q,           &tf.offsets.k,           &tf.offsets.v,
                              &tf.offsets.o,           &tf.offsets.lse,         &tf.offsets.alibi_slopes,
                              &tf.offsets.mask,        &tf.offsets.key_padding, &tf.offsets.cu_seqlens_q,
                              &tf.offsets.cu_seqlens_k, &tf.offsets.cache_seqlens, &tf.offsets.block_table,
                              &tf.offsets.k_new,       &tf.offsets.v_new,       &tf.offsets.k_scale,
-                             &tf.offsets.v_scale};
-        for (int i = 0; i < 16; ++i)
+                             &tf.offsets.v_scale,     &tf.offsets.sinks};
+        for (int i = 0; i < 17; ++i)
             *off[i] = in[i] ? tu_offset_of(in[i]) : 0;
         tn.offsets = tf.offsets;
         tn.offsets.o = tu_offset_of(o_n);
@@ -598,14 +608,15 @@ static void run_case(const case_params *c)
         free(host[i]);
         free(dec[i]);
     }
-    cl_mem all[20] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m,
-                      lens_m, bt_m, knew_m, vnew_m, scale_m[0], scale_m[1]};
+    cl_mem all[21] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m,
+                      lens_m, bt_m, knew_m, vnew_m, scale_m[0], scale_m[1], sinks_m};
     free(scales[0]);
     free(scales[1]);
-    for (int i = 0; i < 20; ++i)
+    for (int i = 0; i < 21; ++i)
         if (all[i])
             clReleaseMemObject(all[i]);
     free(slopes);
+    free(sinks);
     free(mask);
     free(kpm);
     free(cu_q);
@@ -958,6 +969,31 @@ static const case_params mask_cases[] = {
 };
 #define N_MASK_CASES ((int)(sizeof mask_cases / sizeof *mask_cases))
 
+/* Attention sinks on every kernel: the portable one (with a window, GQA), the matrix-unit one, the
+ * decode kernels, split-KV (the sink added once, by flash_combine: padded and packed rows), rows that
+ * see no key (bottom-right causal with more queries than keys: zeros, LSE = the sink), offsets. */
+static const case_params sink_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 2, .seq_q = 80, .seq_kv = 130, .batch = 2, .heads_kv = 2,
+     .causal = 1, .window = 1, .window_left = 40, .window_right = -1, .sinks = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 130, .seq_kv = 150, .batch = 1, .heads_kv = 2,
+     .causal = 1, .sinks = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 300, .batch = 2, .heads_kv = 1,
+     .kv_cache = 1, .sinks = 1, .kv_splits = 1, .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 2, .seq_kv = 200, .batch = 2, .heads_kv = 1,
+     .causal = 1, .sinks = 1, .kv_splits = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 32, .gqa = 1, .seq_q = 1, .seq_kv = 500, .batch = 2, .heads_kv = 3,
+     .sinks = 1, .kv_splits = 5, .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 48, .gqa = 2, .seq_q = 60, .seq_kv = 200, .batch = 1, .heads_kv = 1,
+     .sinks = 1, .kv_splits = 3},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 1, .seq_q = 70, .seq_kv = 90, .batch = 3, .heads_kv = 2,
+     .causal = 1, .varlen = 1, .sinks = 1, .kv_splits = 2},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 40, .seq_kv = 20, .batch = 1, .heads_kv = 2,
+     .causal = 1, .sinks = 1, .offsets = 4},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 40, .seq_kv = 20, .batch = 1, .heads_kv = 1,
+     .causal = 1, .sinks = 1, .path = FLASHCL_PATH_MMA},
+};
+#define N_SINK_CASES ((int)(sizeof sink_cases / sizeof *sink_cases))
+
 /* The feature cases, one numbering over all the lists above. */
 static const struct {
     const char *name;
@@ -970,6 +1006,7 @@ static const struct {
     {"decode", decode_cases, N_DECODE_CASES}, {"decode_mma", decode_mma_cases, N_DECODE_MMA_CASES},
     {"quant", quant_cases, N_QUANT_CASES},    {"offsets", offset_cases, N_OFFSET_CASES},
     {"align", align_cases, N_ALIGN_CASES},    {"masks", mask_cases, N_MASK_CASES},
+    {"sinks", sink_cases, N_SINK_CASES},
 };
 
 /* Whether feature case i belongs to a list named in $FLASHCL_TEST_SKIP_FEATURES ("offsets,align"): a

@@ -658,6 +658,57 @@ START_TEST(test_enqueue_tensors_bad_input)
 }
 END_TEST
 
+/* Attention sinks: the buffer missing, too small, unasked for, aliasing the output, at an unaligned
+ * offset; standard attention refuses the problem by name. Nothing launched. */
+START_TEST(test_enqueue_sinks_bad_input)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    p.sinks = 1;
+    flashcl_plan *plan = NULL, *std_plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD)) {
+        ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &std_plan), FLASHCL_UNSUPPORTED);
+        ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "attention sinks (problem.sinks)"));
+    }
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    cl_mem q, k, v;
+    upload_inputs(sz, 6, &q, &k, &v);
+    const float logits[4] = {1.0f, 2.0f, 3.0f, 4.0f}; /* heads_q = 4 */
+    cl_mem o = tu_buffer(sz[3], NULL), sinks = tu_buffer(sizeof logits, logits), short_sinks = tu_buffer(12, logits);
+    flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o, .sinks = sinks};
+    flashcl_status expect = FLASHCL_INVALID_ARGUMENT;
+    const char *word = NULL;
+    switch (_i) {
+    case 0: t.sinks = NULL; word = "problem.sinks is set but sinks is NULL"; break;
+    case 1: t.sinks = short_sinks; expect = FLASHCL_BUFFER_TOO_SMALL; word = "sinks holds"; break;
+    case 2: t.sinks = o; word = "aliases"; break;
+    case 3: t.offsets.sinks = 2; word = "tensors.offsets.sinks = 2"; break;
+    case 4: t.offsets.sinks = 4; expect = FLASHCL_BUFFER_TOO_SMALL; word = "sinks"; break;
+    }
+    const flashcl_status st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
+    ck_assert_msg(st == expect, "case %d: %s (%s)", _i, flashcl_status_name(st), flashcl_context_last_error(ctx));
+    ck_assert_msg(strstr(flashcl_context_last_error(ctx), word) != NULL, "case %d: '%s' lacks '%s'", _i,
+                  flashcl_context_last_error(ctx), word);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert_msg(still_poisoned(o, sz[3]), "case %d: something was launched", _i);
+    /* a problem without sinks refuses the buffer */
+    flashcl_problem plain = small_problem();
+    flashcl_plan *plain_plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &plain, &plain_plan), FLASHCL_SUCCESS);
+    flashcl_tensors extra = {.q = q, .k = k, .v = v, .o = o, .sinks = sinks};
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plain_plan, &extra, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "sinks given but problem.sinks is 0"));
+    cl_mem all[7] = {q, k, v, o, sinks, short_sinks, NULL};
+    for (int i = 0; all[i]; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&plain_plan);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 
 /* Offsets and queues refused before anything is launched: an offset that is not a multiple of the
  * element size, a tensor past its buffer's end from its offset, an offset for a tensor the problem does
@@ -869,6 +920,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_enqueue_bad_input, 0, 8);
     tcase_add_test(tc, test_wait_list);
     tcase_add_loop_test(tc, test_enqueue_tensors_bad_input, 0, 6);
+    tcase_add_loop_test(tc, test_enqueue_sinks_bad_input, 0, 5);
     tcase_add_loop_test(tc, test_enqueue_offsets_bad_input, 0, 7);
     tcase_add_test(tc, test_enqueue_unaligned_offsets);
     tcase_add_loop_test(tc, test_varlen_bad_cu_seqlens, 0, 2);

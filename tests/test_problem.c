@@ -116,6 +116,7 @@ static const bad_case bad_cases[] = {
     {"problem.kv_scale_dtype = 2", FLASHCL_INVALID_ARGUMENT},
     {"problem.alignment = 2", FLASHCL_INVALID_ARGUMENT},
     {"problem.mask_dtype = 3", FLASHCL_INVALID_ARGUMENT},
+    {"problem.sinks = 2", FLASHCL_INVALID_ARGUMENT},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -161,6 +162,7 @@ static void break_field(flashcl_problem *p, int i)
     case 36: p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_INT8; p->kv_scale_dtype = FLASHCL_DTYPE_BF16; break;
     case 37: p->alignment = 2; break;
     case 38: p->attn_mask = 1; p->mask_dtype = 3; break;
+    case 39: p->sinks = 2; break;
     }
 }
 

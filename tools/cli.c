@@ -199,6 +199,22 @@ double cli_flops(const flashcl_problem *p)
     return 4.0 * p->batch * p->heads_q * pairs * p->head_dim;
 }
 
+double cli_sink_logit;
+
+cl_mem cli_sinks(cl_context ctx, const flashcl_problem *p, cl_int *err)
+{
+    float *s = malloc((size_t)p->heads_q * sizeof(float));
+    if (!s) {
+        *err = CL_OUT_OF_HOST_MEMORY;
+        return NULL;
+    }
+    for (int h = 0; h < p->heads_q; ++h)
+        s[h] = (float)cli_sink_logit;
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)p->heads_q * sizeof(float), s, err);
+    free(s);
+    return m;
+}
+
 cl_mem cli_alibi_slopes(cl_context ctx, const flashcl_problem *p, cl_int *err)
 {
     float *s = malloc((size_t)p->heads_q * sizeof(float));
@@ -257,6 +273,17 @@ int cli_mask_option(const char *cmd, const char *a, const char *val, flashcl_pro
         p->kv_splits = (int32_t)n;
         return 1;
     }
+    if (!strcmp(a, "--sinks")) {
+        char *end;
+        double l = 0.0;
+        if (!val || (l = strtod(val, &end), end == val || *end) || isnan(l) || l > 1e30) {
+            fprintf(stderr, "flashcl %s: --sinks %s: expected a logit (a number, or -inf)\n", cmd, val ? val : "(missing)");
+            return 2;
+        }
+        p->sinks = 1;
+        cli_sink_logit = l;
+        return 1;
+    }
     if (!strcmp(a, "--softcap")) {
         char *end;
         float c = 0.0f;
@@ -278,7 +305,9 @@ const char *cli_mask_name(const flashcl_problem *p, char *buf, size_t n)
     if (p->softcap > 0.0f && k >= 0 && (size_t)k < n)
         k += snprintf(buf + k, n - (size_t)k, " softcap %g", (double)p->softcap);
     if (p->alibi && k >= 0 && (size_t)k < n)
-        snprintf(buf + k, n - (size_t)k, " alibi");
+        k += snprintf(buf + k, n - (size_t)k, " alibi");
+    if (p->sinks && k >= 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " sinks %g", cli_sink_logit);
     return buf;
 }
 

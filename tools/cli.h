@@ -63,7 +63,11 @@ cl_mem cli_kv_scales(cl_context ctx, const flashcl_problem *p, hm_rng *rng, cl_i
 /* ALiBi's slopes for problem.alibi == 1: 2^(-8(h+1)/heads_q) for head h, in a new buffer (NULL, *err
  * set, on failure). */
 cl_mem cli_alibi_slopes(cl_context ctx, const flashcl_problem *p, cl_int *err);
-/* "causal", "full", plus " window L,R", " softcap C" and " alibi" when set. */
+/* --sinks L: the sink logit every query head gets (problem.sinks), and its buffer (heads_q floats of it;
+ * NULL, *err set, on failure). */
+extern double cli_sink_logit;
+cl_mem cli_sinks(cl_context ctx, const flashcl_problem *p, cl_int *err);
+/* "causal", "full", plus " window L,R", " softcap C", " alibi" and " sinks L" when set. */
 const char *cli_mask_name(const flashcl_problem *p, char *buf, size_t n);
 /* The local memory tiles may use on a device under a policy (NULL: the default one): policy, not a
  * fact of the device, so it is read off the chooser's answer for a small problem. 0 when none fits. */

@@ -47,6 +47,8 @@ static void usage(FILE *f)
             "                     only the pairs inside it\n"
             "  --softcap C        scores become C * tanh(scores / C), every shape\n"
             "  --kv-splits N      split-KV on every shape (0: chosen from the device, 1: never)\n"
+            "  --sinks L          attention sinks (logit L for every query head), every shape; standard\n"
+            "                     attention has none and is reported as not run\n"
             "  --alibi            ALiBi biases (slopes 2^(-8(h+1)/H)), every shape; standard attention has\n"
             "                     none and is reported as not run\n"
             "  --dtype T          f32, f16 or bf16 (default f32)\n"
@@ -202,6 +204,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         return;
     }
     cl_mem alibi = p->alibi ? cli_alibi_slopes(clctx, p, &err) : NULL;
+    cl_mem sinks_m = p->sinks && err == CL_SUCCESS ? cli_sinks(clctx, p, &err) : NULL;
     /* --paged: a full cache (every sequence's N keys) in pages, the block table a fixed shuffle of
      * the pool (e -> 7e + 1 mod the page count, which 7 does not divide: a permutation). */
     cl_mem lens_m = NULL, bt_m = NULL, cu_m[2] = {NULL, NULL};
@@ -247,7 +250,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
     }
     const flashcl_tensors t = {.q = b[0], .k = b[1], .v = b[2], .o = b[3], .alibi_slopes = alibi,
                                .cache_seqlens = lens_m, .block_table = bt_m, .cu_seqlens_q = cu_m[0],
-                               .cu_seqlens_k = cu_m[1], .k_scale = ks_m, .v_scale = vs_m};
+                               .cu_seqlens_k = cu_m[1], .k_scale = ks_m, .v_scale = vs_m, .sinks = sinks_m};
     const uint64_t scale_bytes = 2 * (uint64_t)cli_kv_scale_count(p) * flashcl_dtype_size(p->kv_scale_dtype);
     for (int a = 0; a < N_ALGOS; ++a)
         res[a].io_bytes = (uint64_t)sz[0] + sz[1] + sz[2] + sz[3] + scale_bytes;
@@ -304,6 +307,8 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         clReleaseMemObject(b[i]);
     if (alibi)
         clReleaseMemObject(alibi);
+    if (sinks_m)
+        clReleaseMemObject(sinks_m);
     if (lens_m)
         clReleaseMemObject(lens_m);
     for (int s = 0; s < 2; ++s)
@@ -528,6 +533,7 @@ int cmd_bench(int argc, char **argv)
                 p->window_right = masks.window_right;
                 p->softcap = masks.softcap;
                 p->alibi = masks.alibi;
+                p->sinks = masks.sinks;
                 p->kv_splits = masks.kv_splits;
                 if (kv_fmt.kv_format) { /* a full cache (every sequence's N keys), quantized */
                     p->kv_cache = 1;
@@ -547,7 +553,7 @@ int cmd_bench(int argc, char **argv)
         return cli_fail(NULL, "opening a device", st);
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
     char mask_desc[96] = "";
-    if (masks.window || masks.softcap > 0.0f || masks.alibi) {
+    if (masks.window || masks.softcap > 0.0f || masks.alibi || masks.sinks) {
         masks.causal = 0;
         cli_mask_name(&masks, mask_desc, sizeof mask_desc);
     }
@@ -650,6 +656,8 @@ int cmd_bench(int argc, char **argv)
                             r->p.kv_format == FLASHCL_KV_INT8 && r->p.kv_scale_dtype == FLASHCL_DTYPE_F16 ? "-f16" : "");
                 if (r->p.alibi)
                     fprintf(f, "\"alibi\": %d, ", r->p.alibi);
+                if (r->p.sinks)
+                    fprintf(f, "\"sinks\": %.9g, ", cli_sink_logit);
                 if (r->p.varlen)
                     fprintf(f, "\"varlen\": true, \"total_q\": %lld, \"total_kv\": %lld, ", (long long)r->p.total_q,
                             (long long)r->p.total_kv);

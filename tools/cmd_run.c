@@ -36,6 +36,8 @@ static void usage(FILE *f)
             "                   -1 leaves a side unbounded), FlashAttention's (left, right)\n"
             "  --softcap C      scores become C * tanh(scores / C) before the softmax\n"
             "  --alibi          ALiBi biases, slopes 2^(-8(h+1)/H) for head h\n"
+            "  --sinks L        attention sinks: logit L for every query head in each row's softmax\n"
+            "                   denominator (gpt-oss; -inf: none)\n"
             "  --kv-splits N    split-KV: the keys of each (batch, head) over N work-groups, merged by\n"
             "                   log-sum-exp (default 0: chosen from the device for decode shapes; 1: never)\n"
             "  --kv-cache       K/V are a cache of --seq-kv rows per sequence, filled to lengths drawn from\n"
@@ -337,7 +339,7 @@ int cmd_run(int argc, char **argv)
     settings.validate = 0; /* the validated run below is separate from the timed runs */
     flashcl_context *ctx = NULL;
     flashcl_plan *plan = NULL;
-    cl_mem bufs[5] = {0}, alibi = NULL, lens_m = NULL, bt_m = NULL, knew_m = NULL, vnew_m = NULL, ks_m = NULL,
+    cl_mem bufs[5] = {0}, alibi = NULL, sinks_m = NULL, lens_m = NULL, bt_m = NULL, knew_m = NULL, vnew_m = NULL, ks_m = NULL,
            vs_m = NULL;
     void *host[3] = {0};
     flashcl_status st = flashcl_context_create_default(o.device, &settings, &ctx);
@@ -388,6 +390,8 @@ int cmd_run(int argc, char **argv)
             bufs[i] = make_buffer(clctx, sz[i], i < 3 ? host[i] : NULL, &err);
     if (err == CL_SUCCESS && p->alibi)
         alibi = cli_alibi_slopes(clctx, p, &err);
+    if (err == CL_SUCCESS && p->sinks)
+        sinks_m = cli_sinks(clctx, p, &err);
     for (int s = 0; s < 2 && err == CL_SUCCESS && p->varlen; ++s)
         cu_m[s] = make_buffer(clctx, ((size_t)p->batch + 1) * sizeof(int32_t), cu[s], &err);
     if (err == CL_SUCCESS && p->kv_cache)
@@ -426,7 +430,7 @@ int cmd_run(int argc, char **argv)
     const flashcl_tensors tensors = {.q = bufs[0], .k = bufs[1], .v = bufs[2], .o = bufs[3], .lse = bufs[4],
                                      .alibi_slopes = alibi, .cu_seqlens_q = cu_m[0], .cu_seqlens_k = cu_m[1],
                                      .cache_seqlens = lens_m, .block_table = bt_m, .k_new = knew_m, .v_new = vnew_m,
-                                     .k_scale = ks_m, .v_scale = vs_m};
+                                     .k_scale = ks_m, .v_scale = vs_m, .sinks = sinks_m};
 
     /* Validated run first: it also compiles the naive kernel outside the timed runs. */
     flashcl_validation report = {0};
@@ -537,6 +541,8 @@ done:
             clReleaseMemObject(bufs[i]);
     if (alibi)
         clReleaseMemObject(alibi);
+    if (sinks_m)
+        clReleaseMemObject(sinks_m);
     for (int s = 0; s < 2; ++s) {
         if (cu_m[s])
             clReleaseMemObject(cu_m[s]);
@@ -584,8 +590,9 @@ static int run_npy(run_opts *o)
         fprintf(stderr, "flashcl run: --q, --k, --v and --out are all needed to run on .npy files\n");
         return 2;
     }
-    if (o->problem.alibi) {
-        fprintf(stderr, "flashcl run: --alibi applies to random inputs; a run on .npy files takes no slopes\n");
+    if (o->problem.alibi || o->problem.sinks) {
+        fprintf(stderr, "flashcl run: --%s applies to random inputs; a run on .npy files takes none\n",
+                o->problem.alibi ? "alibi" : "sinks");
         return 2;
     }
     npy_array a[3];

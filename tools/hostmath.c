@@ -260,8 +260,10 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
     const float *qr = q + hm_offset(&p->q_strides, bo, qrow, h);
     for (int c = 0; c < d; ++c)
         out[c] = 0.0;
+    /* an attention sink joins the denominator: a row with no key is zeros with the sink as its LSE */
+    const double sink = x && p->sinks && x->sinks ? (double)x->sinks[h] : -INFINITY;
     if (last < first)
-        return -INFINITY;
+        return sink;
     double m = -INFINITY;
     for (int64_t j = first; j <= last; ++j) {
         const float *kr = k + KV_AT(p->k_strides, j);
@@ -282,8 +284,10 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
             m = isnan(m) ? m : s; /* a NaN score makes the row NaN, as in the kernels */
     }
     if (m == -INFINITY) /* every visible key masked */
-        return -INFINITY;
-    double l = 0.0;
+        return sink;
+    if (sink > m)
+        m = sink;
+    double l = sink == -INFINITY ? 0.0 : exp(sink - m);
     for (int64_t j = first; j <= last; ++j) {
         const float *vr = v + KV_AT(p->v_strides, j);
         const double w = exp(scores[j] - m);
