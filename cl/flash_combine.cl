@@ -15,11 +15,14 @@ __kernel void flash_combine(__global const float *restrict OP, __global const fl
                             __global float *restrict LSE, const int write_lse, const int group_rows,
                             const int heads_q, const long o_sb, const long o_ss, const long o_sh,
                             const int varlen, const long o_off, const long lse_off,
-                            __global const float *restrict SINKS, const long sinks_off)
+                            __global const float *restrict SINKS, const long sinks_off, const long op_off,
+                            const long lp_off)
 {
     O += o_off; /* the caller's offsets, in elements */
     LSE += lse_off;
     SINKS += sinks_off;
+    OP += op_off; /* split-KV's scratch: the caller's workspace or the plan's */
+    LP += lp_off;
     const long gid = get_global_id(0);
     if (gid >= rows_total * HEAD_DIM)
         return;

@@ -139,7 +139,8 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
           __global const int *restrict BT, const int max_pages, const int num_pages, const long q_off,
           const long k_off, const long v_off, const long o_off, const long lse_off, const long alibi_off,
           const long mask_off, const long kpm_off, const long cu_q_off, const long cu_k_off,
-          const long cache_lens_off, const long bt_off, __global const float *restrict SINKS, const long sinks_off)
+          const long cache_lens_off, const long bt_off, __global const float *restrict SINKS, const long sinks_off,
+          const long op_off, const long lp_off)
 {
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     APPLY_QKVO_OFFSETS();
@@ -151,6 +152,8 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     CACHE_LENS += cache_lens_off;
     BT += bt_off;
     SINKS += sinks_off;
+    OP += op_off; /* split-KV's scratch: the caller's workspace or the plan's */
+    LP += lp_off;
     /* Declared as float4 so that every row start is 16-byte aligned; scalar stores go through casts. */
     __local float4 shared4[(SHARED_FLOATS + 3) / 4];
     __local float4 p4[BLOCK_M * LDP / 4];

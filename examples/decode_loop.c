@@ -3,8 +3,9 @@
  * offset inside one pooled buffer (no sub-buffers: the offsets are not multiples of the device's base
  * alignment); the host's writes go on one queue and the attention on a second, ordered by events; one
  * plan serves every step (the KV cache grows through cache_seqlens, the step's key and value rows are
- * appended by the plan itself). After the last step the output is checked against a float64
- * computation over the host's copy of the cache.
+ * appended by the plan itself). The keys are split over work-groups (split-KV), whose scratch is the
+ * engine's too: a workspace in the same pool, sized by the plan. After the last step the output is
+ * checked against a float64 computation over the host's copy of the cache.
  * Exit status: 0 on success, 1 on an error, 77 when there is no OpenCL device.
  */
 #include <flashcl.h>
@@ -72,18 +73,10 @@ int main(void)
     cl_command_queue host_q = clCreateCommandQueue(context, device, 0, &err); /* uploads and downloads */
     cl_command_queue attn_q = clCreateCommandQueue(context, device, 0, &err); /* the attention */
 
-    /* The pool: K and V caches (B, CAP, HKV, D), the step's Q (B, 1, HQ, D), its new K and V rows
-     * (B, 1, HKV, D), the output, the cache lengths; each tensor 144 bytes after the previous one's end
-     * (a multiple of 16, as every kernel accepts, but not of the base alignment sub-buffers need). */
     const size_t cache_n = (size_t)B * CAP * HKV * D, q_n = (size_t)B * HQ * D, new_n = (size_t)B * HKV * D;
-    enum { K_CACHE, V_CACHE, Q, K_NEW, V_NEW, O, LENS, N_TENSORS };
-    const size_t bytes[N_TENSORS] = {cache_n * 2, cache_n * 2, q_n * 2, new_n * 2, new_n * 2, q_n * 2, B * 4};
+    enum { K_CACHE, V_CACHE, Q, K_NEW, V_NEW, O, LENS, WS, N_TENSORS };
     size_t at[N_TENSORS], pool_bytes = 0;
-    for (int t = 0; t < N_TENSORS; ++t) {
-        at[t] = pool_bytes + 144;
-        pool_bytes = at[t] + bytes[t];
-    }
-    cl_mem pool = clCreateBuffer(context, CL_MEM_READ_WRITE, pool_bytes, NULL, &err);
+    cl_mem pool = NULL;
 
     flashcl_context *fcl = NULL;
     flashcl_plan *plan = NULL;
@@ -110,12 +103,29 @@ int main(void)
     p.kv_cache = 1;
     p.kv_append = 1;
     p.causal = 1;
+    p.kv_splits = 4; /* each sequence's keys over 4 work-groups, merged after */
     if ((st = flashcl_plan_create(fcl, &p, &plan)) != FLASHCL_SUCCESS) {
         fprintf(stderr, "flashcl_plan_create: %s\n", flashcl_context_last_error(fcl));
         goto done;
     }
+
+    /* The pool: K and V caches (B, CAP, HKV, D), the step's Q (B, 1, HQ, D), its new K and V rows
+     * (B, 1, HKV, D), the output, the cache lengths and the plan's workspace; each tensor 144 bytes
+     * after the previous one's end (a multiple of 16, as every kernel accepts, but not of the base
+     * alignment sub-buffers need). The plan allocates nothing of its own. */
+    const size_t bytes[N_TENSORS] = {cache_n * 2, cache_n * 2, q_n * 2, new_n * 2, new_n * 2, q_n * 2, B * 4,
+                                     (size_t)flashcl_plan_workspace_bytes(plan)};
+    for (int i = 0; i < N_TENSORS; ++i) {
+        at[i] = pool_bytes + 144;
+        pool_bytes = at[i] + bytes[i];
+    }
+    pool = clCreateBuffer(context, CL_MEM_READ_WRITE, pool_bytes, NULL, &err);
+    if (!pool) {
+        fprintf(stderr, "clCreateBuffer(%zu): %d\n", pool_bytes, (int)err);
+        goto done;
+    }
     flashcl_tensors t = {.q = pool, .k = pool, .v = pool, .o = pool, .cache_seqlens = pool, .k_new = pool,
-                         .v_new = pool};
+                         .v_new = pool, .workspace = pool};
     t.offsets.q = at[Q];
     t.offsets.k = at[K_CACHE];
     t.offsets.v = at[V_CACHE];
@@ -123,6 +133,7 @@ int main(void)
     t.offsets.cache_seqlens = at[LENS];
     t.offsets.k_new = at[K_NEW];
     t.offsets.v_new = at[V_NEW];
+    t.offsets.workspace = at[WS];
 
     unsigned seed = 7;
     int32_t lens[B] = {3, 11}; /* prompts of different lengths already in the cache */
@@ -190,14 +201,18 @@ int main(void)
                 worst = e > worst ? e : worst;
             }
         }
-    printf("flashcl %s: %d decode steps on a second queue, every tensor at an offset in one pooled buffer "
-           "(%zu bytes): max error %.2e after the last (caches of %d and %d rows)\n",
-           flashcl_version_string(), STEPS, pool_bytes, worst, lens[0], lens[1]);
-    rc = worst < 4e-3 ? 0 : 1; /* fp16 output and P rounded to fp16 on the matrix units */
+    printf("flashcl %s: %d decode steps on a second queue, every tensor and the %llu-byte split-KV workspace at "
+           "an offset in one pooled buffer (%zu bytes; the plan allocated %llu of its own): max error %.2e after the "
+           "last (caches of %d and %d rows)\n",
+           flashcl_version_string(), STEPS, (unsigned long long)flashcl_plan_workspace_bytes(plan), pool_bytes,
+           (unsigned long long)flashcl_plan_extra_device_bytes(plan), worst, lens[0], lens[1]);
+    /* (fp16 output and P rounded to fp16 on the matrix units) */
+    rc = worst < 4e-3 && flashcl_plan_workspace_bytes(plan) > 0 && flashcl_plan_extra_device_bytes(plan) == 0 ? 0 : 1;
 done:
     flashcl_plan_destroy(&plan);
     flashcl_context_destroy(&fcl);
-    clReleaseMemObject(pool);
+    if (pool)
+        clReleaseMemObject(pool);
     clReleaseCommandQueue(attn_q);
     clReleaseCommandQueue(host_q);
     clReleaseContext(context);

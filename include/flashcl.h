@@ -641,10 +641,22 @@ typedef struct flashcl_kernel_info {
 FLASHCL_API flashcl_status flashcl_plan_kernel_info(const flashcl_plan *plan, flashcl_kernel_info *info);
 
 /**
- * Device memory the plan allocated beyond the caller's buffers, in bytes: 0 for flash and naive, the
- * score matrices (and fp32 copies for fp16/bf16) for standard. Validation's scratch is not counted.
+ * Device memory the plan allocated beyond the caller's buffers, in bytes: for standard attention the
+ * score matrices (and fp32 copies for fp16/bf16); for flash under split-KV its partial results once an
+ * enqueue ran without a caller workspace; otherwise 0. Validation's scratch is not counted.
  */
 FLASHCL_API uint64_t flashcl_plan_extra_device_bytes(const flashcl_plan *plan);
+
+/**
+ * The scratch memory an enqueue of the plan needs, in bytes (0: none): split-KV's partial outputs and
+ * log-sum-exps, (kv_splits, rows, head_dim + 1) fp32. An engine that owns its memory passes a buffer of
+ * at least this size from tensors.offsets.workspace (a multiple of 4 bytes) as tensors.workspace, and the
+ * plan allocates nothing; without one the plan allocates its own on the first enqueue that needs it and
+ * keeps it. The workspace is written by the enqueue and read by its own later commands only: it may be
+ * reused once the enqueue's event has completed (or by later commands on the same in-order queue).
+ * Standard attention's score chunks and validation's scratch stay the plan's. (ABI 2)
+ */
+FLASHCL_API uint64_t flashcl_plan_workspace_bytes(const flashcl_plan *plan);
 
 /** Minimum buffer sizes in bytes for the plan's Q, K, V, O and LSE (LSE 0 when not requested). */
 FLASHCL_API void flashcl_plan_buffer_sizes(const flashcl_plan *plan, size_t *q, size_t *k, size_t *v,
@@ -678,6 +690,9 @@ typedef struct flashcl_tensors {
     cl_mem k_scale, v_scale; /* iff problem.kv_format is FLASHCL_KV_INT8: kv_scale_dtype, one per (cache row,
                                 KV head): (batch, seq_kv, heads_kv), or (num_pages, page_size, heads_kv) */
     cl_mem sinks;            /* iff problem.sinks: fp32, heads_q (ABI 2) */
+    cl_mem workspace;        /* optional: the plan's scratch (flashcl_plan_workspace_bytes), owned by the
+                                caller; NULL: the plan allocates its own on the first enqueue that needs
+                                it. Ignored by a plan that needs none (ABI 2) */
     /* Where each tensor starts in its buffer, in bytes (0: at the start): tensors that live at offsets
      * inside an engine's pooled buffers, with no sub-buffer (whose origin OpenCL restricts to
      * CL_DEVICE_MEM_BASE_ADDR_ALIGN). Each a multiple of its tensor's element size; Q's, K's and V's
@@ -686,7 +701,7 @@ typedef struct flashcl_tensors {
      * offset plus the tensor (flashcl_plan_buffer_sizes). */
     struct flashcl_offsets {
         uint64_t q, k, v, o, lse, alibi_slopes, mask, key_padding, cu_seqlens_q, cu_seqlens_k, cache_seqlens,
-            block_table, k_new, v_new, k_scale, v_scale, sinks;
+            block_table, k_new, v_new, k_scale, v_scale, sinks, workspace;
     } offsets;
 } flashcl_tensors;
 

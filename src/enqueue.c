@@ -131,6 +131,8 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                              of->alibi_slopes, sizeof(float))) ||
         (st = check_optional(ctx, t->sinks, p->sinks != 0, "sinks", "sinks", L->sinks_bytes, of->sinks,
                              sizeof(float))) ||
+        (t->workspace && pl->ws_bytes &&
+         (st = check_buffer_at(ctx, t->workspace, "workspace", pl->ws_bytes, of->workspace, sizeof(float)))) ||
         (st = check_optional(ctx, t->mask, p->attn_mask != 0, "mask", "attn_mask", L->mask_bytes, of->mask,
                              fcl_mask_elem(p))) ||
         (st = check_optional(ctx, t->key_padding, p->key_padding != 0, "key_padding", "key_padding",
@@ -193,6 +195,14 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                                "flashcl_plan_enqueue: %s aliases an input buffer (%s)", out->name, in[i].name);
         }
     validate_or_return(ctx, !overlap(&out_lse, &out_o), FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: lse aliases o");
+    if (t->workspace && pl->ws_bytes) { /* the workspace is written too: apart from every other tensor */
+        const region ws = {t->workspace, of->workspace, pl->ws_bytes, "workspace"};
+        for (int i = 0; i < 15; ++i)
+            validate_or_return(ctx, !overlap(&ws, &in[i]), FLASHCL_INVALID_ARGUMENT,
+                               "flashcl_plan_enqueue: workspace aliases an input buffer (%s)", in[i].name);
+        validate_or_return(ctx, !overlap(&ws, &out_o) && !overlap(&ws, &out_lse), FLASHCL_INVALID_ARGUMENT,
+                           "flashcl_plan_enqueue: workspace aliases an output (%s)", overlap(&ws, &out_o) ? "o" : "lse");
+    }
     const region *cache[2] = {&in[1], &in[2]}, *added[2] = {&in[10], &in[11]}; /* k, v; k_new, v_new */
     for (int c = 0; c < 2; ++c) /* the cache's K and V, written by the append */
         for (int n = 0; n < 2; ++n)
@@ -224,7 +234,8 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                             .cache_lens = (cl_long)(of->cache_seqlens / sizeof(cl_int)),
                             .bt = (cl_long)(of->block_table / sizeof(cl_int)), .k_new = (cl_long)(of->k_new / es),
                             .v_new = (cl_long)(of->v_new / es), .k_scale = (cl_long)(of->k_scale / escale),
-                            .v_scale = (cl_long)(of->v_scale / escale), .sinks = (cl_long)(of->sinks / sizeof(float))};
+                            .v_scale = (cl_long)(of->v_scale / escale), .sinks = (cl_long)(of->sinks / sizeof(float)),
+                            .ws = (cl_long)(of->workspace / sizeof(float))};
     const int validate = fcl_context_validating(ctx);
     cl_event done = NULL;
     if (pl->config.algorithm == FLASHCL_ALGO_STANDARD) {
@@ -268,6 +279,23 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
                                     const cl_event *wait_list, cl_event *done)
 {
     flashcl_context *ctx = pl->ctx;
+    /* Split-KV's scratch: the caller's workspace, or the plan's own (allocated once, here). Without
+     * splits the kernels never touch it and q stands in. */
+    cl_mem scratch = t->q;
+    cl_long op_off = 0;
+    if (pl->ws_bytes && t->workspace) {
+        scratch = t->workspace;
+        op_off = pl->off.ws;
+    } else if (pl->ws_bytes) {
+        if (!pl->partial) {
+            cl_int err;
+            pl->partial = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, (size_t)pl->ws_bytes, NULL, &err);
+            if (!pl->partial)
+                return fcl_fail_cl(ctx, err, "split-KV: allocating the partial results (or pass tensors.workspace)");
+        }
+        scratch = pl->partial;
+    }
+    const cl_long lp_off = op_off + (cl_long)pl->ws_lse_floats;
     fcl_args a = fcl_args_of(pl->kernel, (fcl_kernel_id)pl->kernel_id);
     switch ((fcl_kernel_id)pl->kernel_id) {
     case FCL_K_FLASH_FWD:
@@ -298,6 +326,10 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_long(&a, FA_bt_off, pl->off.bt);
         fcl_arg_mem(&a, FA_SINKS, t->sinks ? t->sinks : t->q);
         fcl_arg_long(&a, FA_sinks_off, pl->off.sinks);
+        fcl_arg_mem(&a, FA_OP, scratch);
+        fcl_arg_mem(&a, FA_LP, scratch);
+        fcl_arg_long(&a, FA_op_off, op_off);
+        fcl_arg_long(&a, FA_lp_off, lp_off);
         break;
     case FCL_K_FLASH_DECODE:
     case FCL_K_FLASH_DECODE_MMA:
@@ -325,6 +357,10 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_long(&a, DE_v_scale_off, pl->off.v_scale);
         fcl_arg_mem(&a, DE_SINKS, t->sinks ? t->sinks : t->q);
         fcl_arg_long(&a, DE_sinks_off, pl->off.sinks);
+        fcl_arg_mem(&a, DE_OP, scratch);
+        fcl_arg_mem(&a, DE_LP, scratch);
+        fcl_arg_long(&a, DE_op_off, op_off);
+        fcl_arg_long(&a, DE_lp_off, lp_off);
         break;
     case FCL_K_FLASH_MMA:
         fcl_arg_mem(&a, MA_Q, t->q);
@@ -397,6 +433,10 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_long(&c, FC_lse_off, pl->off.lse);
         fcl_arg_mem(&c, FC_SINKS, t->sinks ? t->sinks : t->o);
         fcl_arg_long(&c, FC_sinks_off, pl->off.sinks);
+        fcl_arg_mem(&c, FC_OP, scratch);
+        fcl_arg_mem(&c, FC_LP, scratch);
+        fcl_arg_long(&c, FC_op_off, op_off);
+        fcl_arg_long(&c, FC_lp_off, lp_off);
         st = fcl_args_check(ctx, &c, "split-KV");
         err = st != FLASHCL_SUCCESS ? CL_SUCCESS
                                     : clEnqueueNDRangeKernel(pl->queue, pl->combine, 1, NULL, &pl->combine_global,

@@ -217,7 +217,7 @@ void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, int p_rounded, double *a
 /* The caller's offsets into its buffers for one enqueue, in elements of each buffer (the kernels' *_off
  * arguments): flashcl_tensors.offsets over the element sizes. */
 typedef struct fcl_offsets {
-    cl_long q, k, v, o, lse, alibi, mask, kpm, cu_q, cu_k, cache_lens, bt, k_new, v_new, k_scale, v_scale, sinks;
+    cl_long q, k, v, o, lse, alibi, mask, kpm, cu_q, cu_k, cache_lens, bt, k_new, v_new, k_scale, v_scale, sinks, ws;
 } fcl_offsets;
 
 struct flashcl_plan {
@@ -233,7 +233,11 @@ struct flashcl_plan {
     flashcl_validation report;
     standard_state *standard; /* FLASHCL_ALGO_STANDARD only */
     cl_kernel combine;        /* split-KV: merges the splits' partial results */
-    cl_mem partial_o, partial_lse; /* split-KV: (splits, rows, head_dim) and (splits, rows), fp32 */
+    /* split-KV's scratch: the partial outputs (splits, rows, head_dim) then their log-sum-exps (splits,
+     * rows), fp32, ws_bytes in all; in the caller's workspace or, without one, in `partial` (allocated by
+     * the first enqueue that needs it) */
+    uint64_t ws_bytes, ws_lse_floats; /* (ws_lse_floats: where the log-sum-exps start, in floats) */
+    cl_mem partial;
     size_t combine_global, combine_local;
     cl_kernel append;         /* kv_append: writes k_new/v_new into the cache first */
     size_t append_global;

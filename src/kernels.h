@@ -23,7 +23,7 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)         \
     X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(o_off, LONG) X(lse_off, LONG) X(alibi_off, LONG)         \
     X(mask_off, LONG) X(kpm_off, LONG) X(cu_q_off, LONG) X(cu_k_off, LONG) X(cache_lens_off, LONG)          \
-    X(bt_off, LONG) X(SINKS, MEM) X(sinks_off, LONG)
+    X(bt_off, LONG) X(SINKS, MEM) X(sinks_off, LONG) X(op_off, LONG) X(lp_off, LONG)
 
 /* cl/flash_mma.cl */
 #define FCL_FLASH_MMA_ARGS(X)                                                                              \
@@ -41,13 +41,13 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)         \
     X(K_SCALE, MEM) X(V_SCALE, MEM) X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(o_off, LONG)             \
     X(lse_off, LONG) X(alibi_off, LONG) X(kpm_off, LONG) X(cache_lens_off, LONG) X(bt_off, LONG)            \
-    X(k_scale_off, LONG) X(v_scale_off, LONG) X(SINKS, MEM) X(sinks_off, LONG)
+    X(k_scale_off, LONG) X(v_scale_off, LONG) X(SINKS, MEM) X(sinks_off, LONG) X(op_off, LONG) X(lp_off, LONG)
 
 /* cl/flash_combine.cl */
 #define FCL_FLASH_COMBINE_ARGS(X)                                                                          \
     X(OP, MEM) X(LP, MEM) X(n_splits, INT) X(rows_total, LONG) X(O, MEM) X(LSE, MEM) X(write_lse, INT)     \
     X(group_rows, INT) X(heads_q, INT) FCL_STRIDE_ARGS(X, o) X(varlen, INT) X(o_off, LONG) X(lse_off, LONG) \
-    X(SINKS, MEM) X(sinks_off, LONG)
+    X(SINKS, MEM) X(sinks_off, LONG) X(op_off, LONG) X(lp_off, LONG)
 
 /* cl/naive.cl: the problem's part of naive_fwd's and naive_ref_rows's parameters (ATTN_PARAMS) */
 #define FCL_NAIVE_PROBLEM_ARGS(X)                                                                          \

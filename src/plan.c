@@ -39,8 +39,6 @@ static flashcl_status bind_constants(flashcl_plan *pl)
         fcl_arg_int(&a, FA_total_q, p->varlen ? (cl_int)p->total_q : 0);
         fcl_arg_int(&a, FA_total_kv, p->varlen ? (cl_int)p->total_kv : 0);
         fcl_arg_int(&a, FA_n_splits, pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
-        fcl_arg_mem(&a, FA_OP, pl->partial_o); /* NULL without splits: never read */
-        fcl_arg_mem(&a, FA_LP, pl->partial_lse);
         fcl_arg_long(&a, FA_rows_total, rows_total);
         fcl_arg_int(&a, FA_max_pages, L->max_pages);
         fcl_arg_int(&a, FA_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
@@ -76,8 +74,6 @@ static flashcl_status bind_constants(flashcl_plan *pl)
         FCL_ARG_STRIDES(&a, DE_o, L->o);
         fcl_arg_int(&a, DE_alibi_per_batch, p->alibi == 2);
         fcl_arg_int(&a, DE_n_splits, pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
-        fcl_arg_mem(&a, DE_OP, pl->partial_o);
-        fcl_arg_mem(&a, DE_LP, pl->partial_lse);
         fcl_arg_long(&a, DE_rows_total, rows_total);
         fcl_arg_int(&a, DE_max_pages, L->max_pages);
         fcl_arg_int(&a, DE_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
@@ -117,7 +113,8 @@ static flashcl_status setup_append(flashcl_plan *pl)
     return fcl_args_check(pl->ctx, &a, NULL);
 }
 
-/* Split-KV: the partial results' memory and the merge kernel (cl/flash_combine.cl). */
+/* Split-KV: the size of the partial results (their memory is the caller's workspace or the plan's,
+ * bound at each enqueue) and the merge kernel (cl/flash_combine.cl). */
 static flashcl_status setup_splits(flashcl_plan *pl)
 {
     flashcl_context *ctx = pl->ctx;
@@ -125,21 +122,12 @@ static flashcl_status setup_splits(flashcl_plan *pl)
     const resolved_layout *L = &pl->layout;
     const cl_long rows = (cl_long)(L->row_groups * L->group_rows);
     const cl_int splits = pl->config.kv_splits;
-    const size_t lse_bytes = (size_t)splits * (size_t)rows * sizeof(float);
-    const size_t o_bytes = lse_bytes * (size_t)p->head_dim;
-    cl_int err;
-    pl->partial_o = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, o_bytes, NULL, &err);
-    if (!pl->partial_o)
-        return fcl_fail_cl(ctx, err, "split-KV: allocating the partial outputs");
-    pl->partial_lse = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, lse_bytes, NULL, &err);
-    if (!pl->partial_lse)
-        return fcl_fail_cl(ctx, err, "split-KV: allocating the partial log-sum-exps");
+    pl->ws_lse_floats = (uint64_t)splits * (uint64_t)rows * (uint64_t)p->head_dim;
+    pl->ws_bytes = (pl->ws_lse_floats + (uint64_t)splits * (uint64_t)rows) * sizeof(float);
     flashcl_status st = fcl_kernel_create(ctx, FCL_K_FLASH_COMBINE, p, &pl->config, &pl->combine, NULL, 0);
     if (st != FLASHCL_SUCCESS)
         return st;
     fcl_args a = fcl_args_of(pl->combine, FCL_K_FLASH_COMBINE);
-    fcl_arg_mem(&a, FC_OP, pl->partial_o);
-    fcl_arg_mem(&a, FC_LP, pl->partial_lse);
     fcl_arg_int(&a, FC_n_splits, splits);
     fcl_arg_long(&a, FC_rows_total, rows);
     fcl_arg_int(&a, FC_write_lse, p->return_lse != 0);
@@ -393,10 +381,8 @@ void flashcl_plan_destroy(flashcl_plan **plan)
         clReleaseKernel(pl->combine);
     if (pl->append)
         clReleaseKernel(pl->append);
-    if (pl->partial_o)
-        clReleaseMemObject(pl->partial_o);
-    if (pl->partial_lse)
-        clReleaseMemObject(pl->partial_lse);
+    if (pl->partial)
+        clReleaseMemObject(pl->partial);
     fcl_validation_free(pl->validation);
     fcl_standard_free(pl->standard);
     free(pl);
@@ -431,10 +417,14 @@ uint64_t flashcl_plan_extra_device_bytes(const flashcl_plan *plan)
     if (!plan)
         return 0;
     uint64_t bytes = fcl_standard_extra_bytes(plan->standard);
-    if (plan->partial_o) /* split-KV's partial results */
-        bytes += (uint64_t)plan->config.kv_splits * (uint64_t)(plan->layout.row_groups * plan->layout.group_rows) *
-                 ((uint64_t)plan->problem.head_dim + 1) * sizeof(float);
+    if (plan->partial) /* split-KV's partial results, allocated by an enqueue without a workspace */
+        bytes += plan->ws_bytes;
     return bytes;
+}
+
+uint64_t flashcl_plan_workspace_bytes(const flashcl_plan *plan)
+{
+    return plan ? plan->ws_bytes : 0;
 }
 
 flashcl_status flashcl_plan_kernel_info(const flashcl_plan *plan, flashcl_kernel_info *info)

@@ -283,8 +283,9 @@ static void run_case(const case_params *c)
         ck_assert_msg(cfg.decode != 0, "expected flash_decode, got %s: %s", cfg.kernel, cfg.path_reason);
     if (c->kv_splits > 0)
         ck_assert_int_eq(cfg.kv_splits, c->kv_splits);
-    /* split-KV keeps its partial results in memory of its own, and says so */
-    ck_assert((cfg.kv_splits > 1) == (flashcl_plan_extra_device_bytes(flash) > 0));
+    /* split-KV needs scratch for its partial results, and says how much; nothing is allocated yet */
+    ck_assert((cfg.kv_splits > 1) == (flashcl_plan_workspace_bytes(flash) > 0));
+    ck_assert_uint_eq(flashcl_plan_extra_device_bytes(flash), 0);
 
     size_t sz[5];
     flashcl_plan_buffer_sizes(flash, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
@@ -327,7 +328,7 @@ static void run_case(const case_params *c)
      * -inf; the last seq_kv/5 keys of every other batch padded (and, with a mask, some rows masked
      * whole, to check that they come out as zeros). */
     hm_extras x = {0};
-    cl_mem alibi_m = NULL, mask_m = NULL, kpm_m = NULL, cuq_m = NULL, cuk_m = NULL, sinks_m = NULL;
+    cl_mem alibi_m = NULL, mask_m = NULL, kpm_m = NULL, cuq_m = NULL, cuk_m = NULL, sinks_m = NULL, ws_m = NULL;
     cl_mem lens_m = NULL, bt_m = NULL, knew_m = NULL, vnew_m = NULL;
     void *knew = NULL, *vnew = NULL;
     if (c->kv_cache) {
@@ -460,6 +461,11 @@ static void run_case(const case_params *c)
         ts.offsets.o = tu_offset_of(o_s);
         ts.offsets.lse = tu_offset_of(l_s);
         ck_assert(tf.offsets.q && tf.offsets.o && tn.offsets.o != tf.offsets.o);
+        if (flashcl_plan_workspace_bytes(flash)) { /* split-KV's scratch in the caller's memory, placed too */
+            ws_m = tu_buffer((size_t)flashcl_plan_workspace_bytes(flash), NULL);
+            tf.workspace = ws_m;
+            tf.offsets.workspace = tu_offset_of(ws_m);
+        }
     }
     if (extras) /* the plain enqueue refuses a problem that needs more buffers, naming the missing one */
         ck_assert_int_eq(flashcl_plan_enqueue(flash, q, k, v, o_f, l_f, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
@@ -491,6 +497,8 @@ static void run_case(const case_params *c)
         st = flashcl_plan_enqueue_tensors(flash, &tf, 0, NULL, NULL);
         ck_assert_msg(st == FLASHCL_SUCCESS, "flash enqueue: %s", flashcl_context_last_error(ctx));
     }
+    /* the plan allocated its own scratch only where the caller gave none */
+    ck_assert_uint_eq(flashcl_plan_extra_device_bytes(flash), tf.workspace ? 0 : flashcl_plan_workspace_bytes(flash));
     st = flashcl_plan_enqueue_tensors(naive, &tn, 0, NULL, NULL);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive enqueue: %s", flashcl_context_last_error(ctx));
     if (standard) {
@@ -608,11 +616,11 @@ static void run_case(const case_params *c)
         free(host[i]);
         free(dec[i]);
     }
-    cl_mem all[21] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m,
-                      lens_m, bt_m, knew_m, vnew_m, scale_m[0], scale_m[1], sinks_m};
+    cl_mem all[22] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m,
+                      lens_m, bt_m, knew_m, vnew_m, scale_m[0], scale_m[1], sinks_m, ws_m};
     free(scales[0]);
     free(scales[1]);
-    for (int i = 0; i < 21; ++i)
+    for (int i = 0; i < 22; ++i)
         if (all[i])
             clReleaseMemObject(all[i]);
     free(slopes);

@@ -658,6 +658,85 @@ START_TEST(test_enqueue_tensors_bad_input)
 }
 END_TEST
 
+/* The caller's workspace (split-KV's scratch): its size from the plan, the same output with it as with
+ * the plan's own memory (which the plan then allocates, and only then), refusals by name with nothing
+ * launched (too small, an unaligned offset, aliasing an input or the output), ignored by a plan that
+ * needs none. */
+START_TEST(test_enqueue_workspace)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    p.kv_splits = 3;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    const uint64_t ws = flashcl_plan_workspace_bytes(plan);
+    /* (splits, rows, head_dim + 1) fp32: rows = batch * heads_q * seq_q */
+    ck_assert_uint_eq(ws, 3ull * p.batch * p.heads_q * p.seq_q * (p.head_dim + 1) * 4);
+    ck_assert_uint_eq(flashcl_plan_extra_device_bytes(plan), 0);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    cl_mem q, k, v;
+    upload_inputs(sz, 11, &q, &k, &v);
+    cl_mem o1 = tu_buffer(sz[3], NULL), o2 = tu_buffer(sz[3], NULL), pool = tu_buffer((size_t)ws + 64, NULL);
+    cl_mem small = tu_buffer((size_t)ws - 4, NULL);
+    flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o1, .workspace = pool};
+    t.offsets.workspace = 64;
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert_uint_eq(flashcl_plan_extra_device_bytes(plan), 0); /* nothing of its own */
+    unsigned char *head = tu_read(pool, 64);
+    for (int i = 0; i < 64; ++i)
+        ck_assert_int_eq(head[i], 0xff); /* before the offset: untouched */
+    free(head);
+    flashcl_tensors own = {.q = q, .k = k, .v = v, .o = o2};
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &own, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert_uint_eq(flashcl_plan_extra_device_bytes(plan), ws);
+    unsigned char *r1 = tu_read(o1, sz[3]), *r2 = tu_read(o2, sz[3]);
+    ck_assert(!still_poisoned(o1, sz[3]));
+    ck_assert_int_eq(memcmp(r1, r2, sz[3]), 0);
+    free(r1);
+    free(r2);
+
+    static const char *const words[4] = {"workspace holds", "tensors.offsets.workspace = 2",
+                                         "workspace aliases an input buffer (q)", "workspace aliases an output (o)"};
+    for (int i = 0; i < 4; ++i) { /* (one big buffer holding the workspace at 64 and Q or O at 0) */
+        const size_t big_bytes = (size_t)ws + 64 > sz[0] + sz[3] ? (size_t)ws + 64 : sz[0] + sz[3];
+        cl_mem o3 = tu_buffer(sz[3], NULL), big = tu_buffer(big_bytes, NULL);
+        flashcl_tensors b = {.q = i == 2 ? big : q, .k = k, .v = v, .o = i == 3 ? big : o3,
+                             .workspace = i == 0 ? small : i == 1 ? pool : big};
+        b.offsets.workspace = i == 1 ? 2 : i >= 2 ? 64 : 0;
+        const flashcl_status st = flashcl_plan_enqueue_tensors(plan, &b, 0, NULL, NULL);
+        ck_assert_msg(st == (i == 0 ? FLASHCL_BUFFER_TOO_SMALL : FLASHCL_INVALID_ARGUMENT), "case %d: %s", i,
+                      flashcl_context_last_error(ctx));
+        ck_assert_msg(strstr(flashcl_context_last_error(ctx), words[i]) != NULL, "case %d: '%s' lacks '%s'", i,
+                      flashcl_context_last_error(ctx), words[i]);
+        ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+        ck_assert_msg(still_poisoned(o3, sz[3]) && still_poisoned(big, big_bytes), "case %d: something was launched", i);
+        clReleaseMemObject(o3);
+        clReleaseMemObject(big);
+    }
+
+    /* a plan without splits needs none, and ignores one */
+    flashcl_problem plain = small_problem();
+    plain.kv_splits = 1;
+    flashcl_plan *plain_plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &plain, &plain_plan), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(flashcl_plan_workspace_bytes(plain_plan), 0);
+    flashcl_tensors ignored = {.q = q, .k = k, .v = v, .o = o1, .workspace = small};
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plain_plan, &ignored, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert_uint_eq(flashcl_plan_workspace_bytes(NULL), 0);
+
+    cl_mem all[8] = {q, k, v, o1, o2, pool, small, NULL};
+    for (int i = 0; all[i]; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&plain_plan);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 /* Attention sinks: the buffer missing, too small, unasked for, aliasing the output, at an unaligned
  * offset; standard attention refuses the problem by name. Nothing launched. */
 START_TEST(test_enqueue_sinks_bad_input)
@@ -921,6 +1000,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_wait_list);
     tcase_add_loop_test(tc, test_enqueue_tensors_bad_input, 0, 6);
     tcase_add_loop_test(tc, test_enqueue_sinks_bad_input, 0, 5);
+    tcase_add_test(tc, test_enqueue_workspace);
     tcase_add_loop_test(tc, test_enqueue_offsets_bad_input, 0, 7);
     tcase_add_test(tc, test_enqueue_unaligned_offsets);
     tcase_add_loop_test(tc, test_varlen_bad_cu_seqlens, 0, 2);
