@@ -178,7 +178,8 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
             snprintf(r->note, sizeof r->note, "%s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
             continue;
         }
-        r->extra_bytes = flashcl_plan_extra_device_bytes(plans[a]);
+        /* (before any run: a split-KV plan's scratch, which its first run allocates, counted too) */
+        r->extra_bytes = flashcl_plan_extra_device_bytes(plans[a]) + flashcl_plan_workspace_bytes(plans[a]);
         flashcl_config cfg;
         if (flashcl_plan_config(plans[a], &cfg) == FLASHCL_SUCCESS)
             snprintf(r->kernel, sizeof r->kernel, "%s", cfg.kernel);

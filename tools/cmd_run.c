@@ -521,7 +521,7 @@ int cmd_run(int argc, char **argv)
         printf("            %s: %s\n", cfg.source, cfg.reason);
         printf("path        %s\n", cfg.path_reason);
         printf("plan        %.1f ms (tile choice and program build or cache load); extra device memory %llu B\n",
-               plan_ms, (unsigned long long)flashcl_plan_extra_device_bytes(plan));
+               plan_ms, (unsigned long long)flashcl_plan_extra_device_bytes(plan)); /* (after the runs) */
         printf("time        median %.3f ms (min %.3f, max %.3f) over %ld runs, %s; %.3f TFLOP/s\n", med, tmin,
                tmax, o.iters, host_clock ? "host clock (the driver's profiling events read 0)" : "profiling events",
                tflops);
