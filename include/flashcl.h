@@ -592,11 +592,48 @@ typedef struct flashcl_stats {
     uint64_t disk_cache_rejected; /* files found but unusable (torn, stale, corrupt): rebuilt */
     uint64_t disk_cache_write_failures; /* programs that could not be written (the first is also
                                            reported once per process on stderr); flashcl goes on */
+    uint64_t programs_from_blob; /* loaded by flashcl_context_load_programs (ABI 2) */
 } flashcl_stats;
 
 FLASHCL_API void flashcl_context_stats(const flashcl_context *ctx, flashcl_stats *stats);
 /** The disk cache directory in use, or NULL when the disk cache is off. */
 FLASHCL_API const char *flashcl_context_cache_dir(const flashcl_context *ctx);
+
+/*
+ * Program blobs (ABI 2): the context's compiled programs as one block of bytes that the application
+ * keeps where it likes (an asset, a file, a database: sandboxed and mobile applications that may not
+ * write ~/.cache, engines that ship prebuilt kernels for a known device), and loads into a later context
+ * of the same device and driver, whose plans then compile nothing. The blob holds each program's device
+ * binary with its key (kernel sources and build options), the hash of the library's kernel sources it
+ * was built from, and the device's identity (platform, device, driver); it is for this library version
+ * and machine kind (host byte order). The disk cache is the same idea, kept by flashcl per program.
+ */
+
+/**
+ * Writes the blob of every program the context holds (built, or loaded from disk or a blob). With
+ * `buffer` NULL, *size is set to the bytes needed; otherwise the blob is written if *size is at least
+ * that (BUFFER_TOO_SMALL, with *size set to it, when not) and *size becomes its length. A program whose
+ * driver gives no binary is left out.
+ */
+FLASHCL_API flashcl_status flashcl_context_save_programs(flashcl_context *ctx, void *buffer, size_t *size);
+
+/**
+ * Adds a blob's programs to the context's cache; *loaded (may be NULL) is how many. A blob that is not
+ * one (its header) or is cut short is refused with INVALID_ARGUMENT and a blob of another device or
+ * driver with UNSUPPORTED, both before anything is loaded; programs of other kernel sources (another
+ * flashcl version) or that the driver refuses to load are skipped (built again when a plan needs them),
+ * as are programs the context already has. The context works the same afterwards either way.
+ */
+FLASHCL_API flashcl_status flashcl_context_load_programs(flashcl_context *ctx, const void *blob, size_t size,
+                                                         size_t *loaded);
+
+/**
+ * Builds (or loads from the caches) the programs of the flash plans of `n` problems, as
+ * flashcl_plan_create would, without keeping the plans: before saving a blob, or to move compilation
+ * out of a latency-sensitive path. The first problem that fails stops it, named by its index.
+ */
+FLASHCL_API flashcl_status flashcl_context_precompile(flashcl_context *ctx, const flashcl_problem *problems,
+                                                      size_t n);
 
 /* ---------------------------------------------------------------------------------------------------
  * Plan.

@@ -465,3 +465,23 @@ void flashcl_plan_buffer_sizes(const flashcl_plan *plan, size_t *q, size_t *k, s
         *lse = L ? (size_t)L->lse_bytes : 0;
 }
 
+
+flashcl_status flashcl_context_precompile(flashcl_context *ctx, const flashcl_problem *problems, size_t n)
+{
+    if (!ctx)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_context_precompile: ctx is NULL");
+    validate_or_return(ctx, problems || n == 0, FLASHCL_INVALID_ARGUMENT,
+                       "flashcl_context_precompile: problems is NULL (n = %zu)", n);
+    for (size_t i = 0; i < n; ++i) {
+        flashcl_plan *pl = NULL;
+        const flashcl_status st = flashcl_plan_create(ctx, &problems[i], &pl);
+        if (st != FLASHCL_SUCCESS) {
+            char *why = fcl_strdup(flashcl_context_last_error(ctx));
+            fcl_fail(ctx, st, "flashcl_context_precompile: problems[%zu]: %s", i, why ? why : "(no message)");
+            free(why);
+            return st;
+        }
+        flashcl_plan_destroy(&pl);
+    }
+    return FLASHCL_SUCCESS;
+}

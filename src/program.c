@@ -237,6 +237,7 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
 
 static void add_counts(flashcl_stats *to, const flashcl_stats *c)
 {
+    to->programs_from_blob += c->programs_from_blob;
     to->programs_built += c->programs_built;
     to->programs_from_disk += c->programs_from_disk;
     to->program_cache_hits += c->program_cache_hits;
@@ -374,4 +375,223 @@ void fcl_release_programs(flashcl_context *ctx)
         e = next;
     }
     ctx->programs = NULL;
+}
+
+/*
+ * Program blobs. Layout (host byte order): the magic line, the device identity (u32 length, bytes), the
+ * entry count (u32), then per entry its in-memory key ("sources|options": u32 length, bytes), the hash of
+ * its kernel sources (u64), its binary (u64 length, bytes).
+ */
+static const char blob_magic[] = "FLASHCL-PROGRAMS 1\n";
+
+typedef struct blob_writer {
+    unsigned char *at, *end; /* at == NULL: only counting */
+    size_t size;
+} blob_writer;
+
+static void put(blob_writer *w, const void *data, size_t n)
+{
+    if (w->at && (size_t)(w->end - w->at) >= n) {
+        memcpy(w->at, data, n);
+        w->at += n;
+    }
+    w->size += n;
+}
+
+static void put_u32(blob_writer *w, uint32_t v)
+{
+    put(w, &v, sizeof v);
+}
+
+static void put_u64(blob_writer *w, uint64_t v)
+{
+    put(w, &v, sizeof v);
+}
+
+/* The kernel sources' name of a key ("sources|options") and their hash now; 0 when unknown. */
+static uint64_t key_source_hash(const char *key)
+{
+    const char *bar = strchr(key, '|');
+    char sources[256];
+    const char *texts[FCL_MAX_PARTS];
+    uint64_t hash = 0;
+    if (!bar || (size_t)(bar - key) >= sizeof sources)
+        return 0;
+    memcpy(sources, key, (size_t)(bar - key));
+    sources[bar - key] = '\0';
+    return fcl_source_texts(sources, texts, &hash) ? hash : 0;
+}
+
+flashcl_status flashcl_context_save_programs(flashcl_context *ctx, void *buffer, size_t *size)
+{
+    if (!ctx || !size)
+        return fcl_fail(ctx, FLASHCL_INVALID_ARGUMENT, "flashcl_context_save_programs: %s is NULL",
+                        !ctx ? "ctx" : "size");
+    pthread_mutex_lock(&ctx->lock);
+    size_t n = 0;
+    for (program_entry *e = ctx->programs; e; e = e->next)
+        n += e->state == ENTRY_READY;
+    unsigned char **bins = calloc(n ? n : 1, sizeof *bins);
+    size_t *lens = calloc(n ? n : 1, sizeof *lens);
+    const char **keys = calloc(n ? n : 1, sizeof *keys);
+    if (!bins || !lens || !keys) {
+        pthread_mutex_unlock(&ctx->lock);
+        free(bins);
+        free(lens);
+        free(keys);
+        return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "flashcl_context_save_programs: out of host memory");
+    }
+    size_t k = 0;
+    for (program_entry *e = ctx->programs; e && k < n; e = e->next)
+        if (e->state == ENTRY_READY && (bins[k] = program_binary(ctx, e->program, &lens[k])))
+            keys[k++] = e->key;
+    blob_writer w = {buffer, (unsigned char *)buffer + (buffer ? *size : 0), 0};
+    put(&w, blob_magic, sizeof blob_magic - 1);
+    put_u32(&w, (uint32_t)strlen(ctx->device_identity));
+    put(&w, ctx->device_identity, strlen(ctx->device_identity));
+    put_u32(&w, (uint32_t)k);
+    for (size_t i = 0; i < k; ++i) {
+        put_u32(&w, (uint32_t)strlen(keys[i]));
+        put(&w, keys[i], strlen(keys[i]));
+        put_u64(&w, key_source_hash(keys[i]));
+        put_u64(&w, (uint64_t)lens[i]);
+        put(&w, bins[i], lens[i]);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    for (size_t i = 0; i < k; ++i)
+        free(bins[i]);
+    free(bins);
+    free(lens);
+    free(keys);
+    const size_t have = *size;
+    *size = w.size;
+    if (buffer && have < w.size)
+        return fcl_fail(ctx, FLASHCL_BUFFER_TOO_SMALL,
+                        "flashcl_context_save_programs: the blob is %zu bytes, *size was %zu", w.size, have);
+    return FLASHCL_SUCCESS;
+}
+
+typedef struct blob_reader {
+    const unsigned char *at, *end, *start;
+} blob_reader;
+
+static int take(blob_reader *r, void *out, size_t n)
+{
+    if ((size_t)(r->end - r->at) < n)
+        return 0;
+    if (out)
+        memcpy(out, r->at, n);
+    r->at += n;
+    return 1;
+}
+
+typedef struct blob_entry {
+    const char *key;
+    uint32_t key_len;
+    uint64_t hash, bin_len;
+    const unsigned char *bin;
+} blob_entry;
+
+flashcl_status flashcl_context_load_programs(flashcl_context *ctx, const void *blob, size_t size, size_t *loaded)
+{
+    if (loaded)
+        *loaded = 0;
+    if (!ctx || !blob)
+        return fcl_fail(ctx, FLASHCL_INVALID_ARGUMENT, "flashcl_context_load_programs: %s is NULL",
+                        !ctx ? "ctx" : "blob");
+    blob_reader r = {blob, (const unsigned char *)blob + size, blob};
+    char magic[sizeof blob_magic - 1];
+    if (!take(&r, magic, sizeof magic) || memcmp(magic, blob_magic, sizeof magic) != 0)
+        return fcl_fail(ctx, FLASHCL_INVALID_ARGUMENT,
+                        "flashcl_context_load_programs: not a flashcl program blob (its first bytes are not "
+                        "\"FLASHCL-PROGRAMS 1\")");
+    uint32_t id_len = 0, count = 0;
+    const unsigned char *id = NULL;
+    if (take(&r, &id_len, sizeof id_len)) {
+        id = r.at;
+        if (!take(&r, NULL, id_len) || !take(&r, &count, sizeof count))
+            id = NULL;
+    }
+    if (!id)
+        return fcl_fail(ctx, FLASHCL_INVALID_ARGUMENT, "flashcl_context_load_programs: the blob is cut short at "
+                        "byte %zu of %zu (its header)", (size_t)(r.end - r.start), size);
+    if (id_len != strlen(ctx->device_identity) || memcmp(id, ctx->device_identity, id_len) != 0)
+        return fcl_fail(ctx, FLASHCL_UNSUPPORTED,
+                        "flashcl_context_load_programs: the blob's programs are for \"%.*s\", this context's device is "
+                        "\"%s\"; nothing loaded", (int)(id_len > 300 ? 300 : id_len), (const char *)id,
+                        ctx->device_identity);
+    if (count > size / (sizeof(uint32_t) + 2 * sizeof(uint64_t)))
+        return fcl_fail(ctx, FLASHCL_INVALID_ARGUMENT,
+                        "flashcl_context_load_programs: the blob claims %u programs in %zu bytes", count, size);
+    blob_entry *ents = calloc(count ? count : 1, sizeof *ents);
+    if (!ents)
+        return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "flashcl_context_load_programs: out of host memory");
+    for (uint32_t i = 0; i < count; ++i) { /* the whole blob first: a cut one loads nothing */
+        blob_entry *b = &ents[i];
+        const size_t at = (size_t)(r.at - r.start);
+        int ok = take(&r, &b->key_len, sizeof b->key_len);
+        b->key = (const char *)r.at;
+        ok = ok && take(&r, NULL, b->key_len) && take(&r, &b->hash, sizeof b->hash) &&
+             take(&r, &b->bin_len, sizeof b->bin_len);
+        b->bin = r.at;
+        ok = ok && b->bin_len <= (uint64_t)(r.end - r.at) && take(&r, NULL, (size_t)b->bin_len);
+        if (!ok || b->key_len == 0 || b->key_len > 4096 || b->bin_len == 0) {
+            free(ents);
+            return fcl_fail(ctx, FLASHCL_INVALID_ARGUMENT,
+                            "flashcl_context_load_programs: the blob is cut short or damaged in program %u of %u "
+                            "(at byte %zu of %zu); nothing loaded", i + 1, count, at, size);
+        }
+    }
+    size_t n_loaded = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        char *key = malloc((size_t)ents[i].key_len + 1);
+        if (!key)
+            break;
+        memcpy(key, ents[i].key, ents[i].key_len);
+        key[ents[i].key_len] = '\0';
+        const char *bar = strchr(key, '|');
+        if (!bar || key_source_hash(key) != ents[i].hash || ents[i].hash == 0) { /* other kernel sources */
+            free(key);
+            continue;
+        }
+        pthread_mutex_lock(&ctx->lock);
+        program_entry *e = ctx->programs;
+        while (e && strcmp(e->key, key) != 0)
+            e = e->next;
+        pthread_mutex_unlock(&ctx->lock);
+        if (e) { /* already there (or being built) */
+            free(key);
+            continue;
+        }
+        cl_program prog = build_from_binary(ctx, ents[i].bin, (size_t)ents[i].bin_len, bar + 1);
+        program_entry *ne = prog ? calloc(1, sizeof *ne) : NULL;
+        if (!ne || pthread_cond_init(&ne->done, NULL) != 0) {
+            if (prog)
+                clReleaseProgram(prog);
+            free(ne);
+            free(key);
+            continue;
+        }
+        ne->key = key;
+        ne->program = prog;
+        ne->state = ENTRY_READY;
+        pthread_mutex_lock(&ctx->lock);
+        program_entry *again = ctx->programs; /* (another thread may have built it meanwhile) */
+        while (again && strcmp(again->key, key) != 0)
+            again = again->next;
+        if (again) {
+            pthread_mutex_unlock(&ctx->lock);
+            free_entry(ne);
+            continue;
+        }
+        ne->next = ctx->programs;
+        ctx->programs = ne;
+        ctx->stats.programs_from_blob++;
+        pthread_mutex_unlock(&ctx->lock);
+        ++n_loaded;
+    }
+    free(ents);
+    if (loaded)
+        *loaded = n_loaded;
+    return FLASHCL_SUCCESS;
 }
