@@ -71,6 +71,7 @@ inline float max_nan(float a, float b)
  *   HAS_SINKS    attention sinks (applied where a row is finished: never inside a split of split-KV)
  *   VARLEN       packed sequences (cu_seqlens)
  *   KV_CACHE, KV_APPEND, PAGE_SIZE a KV cache, the step's keys appended first, a paged cache's page
+ *   CACHE_IDX, LEFTPAD the cache's sequence for each batch entry, where each sequence's keys start
  *   SPLIT_KV     the keys split across work-groups (flash-decoding), merged by flash_combine
  *   GQA_PACK     query heads per KV head packed into one work-group's rows (decode); 1: none
  */
@@ -88,6 +89,12 @@ inline float max_nan(float a, float b)
 #endif
 #ifndef HAS_KPM
 #define HAS_KPM 0
+#endif
+#ifndef CACHE_IDX /* a KV cache whose sequence for batch entry b is cache_idx[b] (flash_attn_with_kvcache) */
+#define CACHE_IDX 0
+#endif
+#ifndef LEFTPAD /* a KV cache whose sequence b's keys start at row leftpad[b] */
+#define LEFTPAD 0
 #endif
 #ifndef HAS_SINKS /* attention sinks: one logit per query head in each row's denominator (SINKS) */
 #define HAS_SINKS 0

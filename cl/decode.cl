@@ -11,10 +11,12 @@
     const long q_off, const long k_off, const long v_off, const long o_off, const long lse_off,          \
         const long alibi_off, const long kpm_off, const long cache_lens_off, const long bt_off,          \
         const long k_scale_off, const long v_scale_off, __global const float *restrict SINKS, const long sinks_off, \
-        const long op_off, const long lp_off
+        const long op_off, const long lp_off, __global const int *restrict BATCH_IDX,                     \
+        __global const int *restrict LEFT_PAD, const int cache_batch, const long cache_idx_off, const long leftpad_off
 #define DECODE_APPLY_OFFSETS()                                                                           \
     (APPLY_QKVO_OFFSETS(), ALIBI += alibi_off, KPM += kpm_off, CACHE_LENS += cache_lens_off, BT += bt_off, \
-     K_SCALE += k_scale_off, V_SCALE += v_scale_off, SINKS += sinks_off, OP += op_off, LP += lp_off)
+     K_SCALE += k_scale_off, V_SCALE += v_scale_off, SINKS += sinks_off, OP += op_off, LP += lp_off,     \
+     BATCH_IDX += cache_idx_off, LEFT_PAD += leftpad_off)
 
 /* What a decode work-group owns, from its ids: grid (row chunks of `rows`, batch x KV heads x splits). */
 typedef struct decode_group {
@@ -25,6 +27,7 @@ typedef struct decode_group {
 
 inline decode_group decode_group_of(const int rows, const int heads_q, const int group, const int n_splits,
                                     const int seq_q, const int seq_kv, __global const int *cache_lens,
+                                    __global const int *cache_idx, __global const int *leftpad, const int cache_batch,
                                     const long k_sb, const long k_ss, const long k_sh, const long v_sb,
                                     const long v_ss, const long v_sh)
 {
@@ -40,7 +43,7 @@ inline decode_group decode_group_of(const int rows, const int heads_q, const int
     w.b = bhk / w.heads_kv;
     w.hk = bhk - w.b * w.heads_kv;
     w.pr0 = get_group_id(0) * rows;
-    w.sv = seq_view_of(w.b, seq_q, seq_kv, 0, 0, 0, 0, cache_lens);
+    w.sv = seq_view_of(w.b, seq_q, seq_kv, 0, 0, 0, 0, cache_lens, cache_idx, leftpad, cache_batch);
     w.k_base = kv_base(w.sv, w.hk, k_sb, k_ss, k_sh);
     w.v_base = kv_base(w.sv, w.hk, v_sb, v_ss, v_sh);
     return w;

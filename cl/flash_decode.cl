@@ -100,7 +100,8 @@ flash_decode(__global const STORE_T *restrict Q, __global const KV_T *restrict K
     const int team = lid / TEAM, tl = lid - team * TEAM;
     const int d0 = tl * 8; /* this lane's 8 elements of the head dimension */
     const bool lane_active = d0 < HEAD_DIM;
-    const decode_group wg = decode_group_of(ROWS, heads_q, group, n_splits, seq_q, seq_kv, CACHE_LENS, k_sb, k_ss, k_sh,
+    const decode_group wg = decode_group_of(ROWS, heads_q, group, n_splits, seq_q, seq_kv, CACHE_LENS, BATCH_IDX, LEFT_PAD,
+                                            cache_batch, k_sb, k_ss, k_sh,
                                             v_sb, v_ss, v_sh);
     const int split = wg.split, b = wg.b, hk = wg.hk, heads_kv = wg.heads_kv, pr0 = wg.pr0;
     const seq_view sv = wg.sv;

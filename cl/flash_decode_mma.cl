@@ -180,7 +180,8 @@ flash_decode_mma(__global const ushort *restrict Q, __global const KV_P *restric
 #if !FCL_PTX
     __local uint *const xw = xchg + warp * 32 * 8;
 #endif
-    const decode_group wg = decode_group_of(ROWS, heads_q, group, n_splits, seq_q, seq_kv, CACHE_LENS, k_sb, k_ss, k_sh,
+    const decode_group wg = decode_group_of(ROWS, heads_q, group, n_splits, seq_q, seq_kv, CACHE_LENS, BATCH_IDX, LEFT_PAD,
+                                            cache_batch, k_sb, k_ss, k_sh,
                                             v_sb, v_ss, v_sh);
     const int split = wg.split, b = wg.b, hk = wg.hk, heads_kv = wg.heads_kv, pr0 = wg.pr0;
     const seq_view sv = wg.sv;

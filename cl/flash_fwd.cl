@@ -140,7 +140,8 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
           const long k_off, const long v_off, const long o_off, const long lse_off, const long alibi_off,
           const long mask_off, const long kpm_off, const long cu_q_off, const long cu_k_off,
           const long cache_lens_off, const long bt_off, __global const float *restrict SINKS, const long sinks_off,
-          const long op_off, const long lp_off)
+          const long op_off, const long lp_off, __global const int *restrict BATCH_IDX,
+          __global const int *restrict LEFT_PAD, const int cache_batch, const long cache_idx_off, const long leftpad_off)
 {
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     APPLY_QKVO_OFFSETS();
@@ -154,6 +155,8 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     SINKS += sinks_off;
     OP += op_off; /* split-KV's scratch: the caller's workspace or the plan's */
     LP += lp_off;
+    BATCH_IDX += cache_idx_off;
+    LEFT_PAD += leftpad_off;
     /* Declared as float4 so that every row start is 16-byte aligned; scalar stores go through casts. */
     __local float4 shared4[(SHARED_FLOATS + 3) / 4];
     __local float4 p4[BLOCK_M * LDP / 4];
@@ -191,7 +194,8 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
     const int b = bh / heads_per_batch;
     const int h0 = (bh - b * heads_per_batch) * GQA_PACK; /* the block's first query head */
     const int hk = h0 / group;
-    const seq_view sv = seq_view_of(b, seq_q, seq_kv, CU_Q, CU_K, total_q, total_kv, CACHE_LENS);
+    const seq_view sv = seq_view_of(b, seq_q, seq_kv, CU_Q, CU_K, total_q, total_kv, CACHE_LENS, BATCH_IDX, LEFT_PAD,
+                                    cache_batch);
     const int sq = sv.sq, skv = sv.skv;
     const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
     const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);

@@ -241,7 +241,7 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
     const int m0 = (HAS_WINDOW && HEAVY_FIRST ? (int)get_num_groups(0) - 1 - (int)get_group_id(0) : (int)get_group_id(0)) * BLOCK_M;
     const int bh = get_group_id(1);
     const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
-    const seq_view sv = seq_view_of(b, seq_q, seq_kv, 0, 0, 0, 0, 0);
+    const seq_view sv = seq_view_of(b, seq_q, seq_kv, 0, 0, 0, 0, 0, 0, 0, 0);
     const int sq = sv.sq, skv = sv.skv;
     const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
     const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);

@@ -9,14 +9,18 @@
  * wrong rows, never an access outside. */
 typedef struct seq_view {
     int b, sq, skv, q_start, k_start;
+    int kb; /* the K/V batch row: b, or with CACHE_IDX the cache's sequence that serves b */
 } seq_view;
 
+/* (cache_idx, leftpad, cache_batch: read only with CACHE_IDX and LEFTPAD, a KV cache's options; a
+ * sequence's keys then start at row leftpad[b] of cache sequence cache_idx[b]) */
 inline seq_view seq_view_of(const int b, const int seq_q, const int seq_kv, __global const int *cu_q,
                             __global const int *cu_k, const int total_q, const int total_kv,
-                            __global const int *cache_lens)
+                            __global const int *cache_lens, __global const int *cache_idx,
+                            __global const int *leftpad, const int cache_batch)
 {
     seq_view s;
-    s.b = b;
+    s.b = s.kb = b;
 #if VARLEN
     s.q_start = clamp(cu_q[b], 0, total_q);
     s.k_start = clamp(cu_k[b], 0, total_kv);
@@ -26,7 +30,13 @@ inline seq_view seq_view_of(const int b, const int seq_q, const int seq_kv, __gl
     s.q_start = s.k_start = 0;
     s.sq = seq_q;
 #if KV_CACHE
-    s.skv = clamp(cache_lens[b] + (KV_APPEND ? seq_q : 0), 0, seq_kv);
+#if CACHE_IDX
+    s.kb = clamp(cache_idx[b], 0, cache_batch - 1);
+#endif
+#if LEFTPAD
+    s.k_start = clamp(leftpad[b], 0, seq_kv);
+#endif
+    s.skv = clamp(cache_lens[b] + (KV_APPEND ? seq_q : 0), s.k_start, seq_kv) - s.k_start;
 #else
     s.skv = seq_kv;
 #endif
@@ -52,7 +62,7 @@ inline long kv_base(const seq_view s, const int hk, const long sb, const long ss
 #elif PAGE_SIZE
     return (long)hk * sh; /* the page of each row comes from the block table: kv_row */
 #else
-    return (long)s.b * sb + (long)hk * sh;
+    return (long)s.kb * sb + (long)s.k_start * ss + (long)hk * sh;
 #endif
 }
 

@@ -47,7 +47,8 @@ __kernel void kv_append(__global KV_T *K, __global KV_T *V, __global const STORE
                         const long v_ss, const long v_sh, const long total, __global SCALE_T *K_SCALE,
                         __global SCALE_T *V_SCALE, const long k_off, const long v_off, const long k_new_off,
                         const long v_new_off, const long cache_lens_off, const long bt_off, const long k_scale_off,
-                        const long v_scale_off)
+                        const long v_scale_off, __global const int *cache_idx, const int cache_batch,
+                        const long cache_idx_off)
 {
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     K += k_off;
@@ -58,6 +59,7 @@ __kernel void kv_append(__global KV_T *K, __global KV_T *V, __global const STORE
     bt += bt_off;
     K_SCALE += k_scale_off;
     V_SCALE += v_scale_off;
+    cache_idx += cache_idx_off;
     /* No early return: Mesa's llvmpipe mis-compiles kernel-argument loads after one (tests/rusticl). */
     const long gid = get_global_id(0);
     const long e = gid < total ? gid : 0;
@@ -73,9 +75,14 @@ __kernel void kv_append(__global KV_T *K, __global KV_T *V, __global const STORE
     const int i = (int)(bi % seq_new);
     const long b = bi / seq_new;
     const int j = cache_lens[b] + i;
+#if CACHE_IDX /* (the cache's sequence that serves batch entry b) */
+    const long cb = clamp(cache_idx[b], 0, cache_batch - 1);
+#else
+    const long cb = b;
+#endif
     if (gid < total && j >= 0 && j < seq_kv) {
-        const long ko = cache_offset(b, j, hk, bt, max_pages, num_pages, k_sb, k_ss, k_sh) + d;
-        const long vo = cache_offset(b, j, hk, bt, max_pages, num_pages, v_sb, v_ss, v_sh) + d;
+        const long ko = cache_offset(cb, j, hk, bt, max_pages, num_pages, k_sb, k_ss, k_sh) + d;
+        const long vo = cache_offset(cb, j, hk, bt, max_pages, num_pages, v_sb, v_ss, v_sh) + d;
 #if KV_FORMAT == 1
         const long si = kv_scale_index((int)b, j, hk, heads_kv, seq_kv, bt, max_pages, num_pages);
         append_int8_row(K, K_SCALE, ko, si, K_NEW, r * HEAD_DIM);

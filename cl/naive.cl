@@ -40,12 +40,13 @@
         __global const uchar *kpm, __global const int *cu_q, __global const int *cu_k, const int total_q, \
         const int total_kv, const int batch, __global const int *cache_lens, __global const int *bt,      \
         const int max_pages, const int num_pages, __global const SCALE_T *k_scale, __global const SCALE_T *v_scale, \
-        __global const float *sinks
+        __global const float *sinks, __global const int *cache_idx, __global const int *leftpad, const int cache_batch
 /* The caller's offsets into the inputs, in elements (flashcl_offsets), and their application. */
 #define INPUT_OFFSET_PARAMS                                                                          \
     const long q_off, const long k_off, const long v_off, const long alibi_off, const long mask_off, \
         const long kpm_off, const long cu_q_off, const long cu_k_off, const long cache_lens_off,    \
-        const long bt_off, const long k_scale_off, const long v_scale_off, const long sinks_off
+        const long bt_off, const long k_scale_off, const long v_scale_off, const long sinks_off,        \
+        const long cache_idx_off, const long leftpad_off
 #define APPLY_INPUT_OFFSETS()                                                                        \
     do {                                                                                             \
         Q += q_off;                                                                                  \
@@ -61,11 +62,13 @@
         k_scale += k_scale_off;                                                                      \
         v_scale += v_scale_off;                                                                      \
         sinks += sinks_off;                                                                          \
+        cache_idx += cache_idx_off;                                                                  \
+        leftpad += leftpad_off;                                                                      \
     } while (0)
 #define ATTN_ARGS                                                                                    \
     seq_q, seq_kv, heads_q, group, scale, win_left, win_right, softcap, q_sb, q_ss, q_sh, k_sb, k_ss, \
         k_sh, v_sb, v_ss, v_sh, alibi, alibi_per_batch, mask, m_sb, m_ss, m_sh, kpm, cu_q, cu_k, total_q,   \
-        total_kv, batch, cache_lens, bt, max_pages, num_pages, k_scale, v_scale, sinks
+        total_kv, batch, cache_lens, bt, max_pages, num_pages, k_scale, v_scale, sinks, cache_idx, leftpad, cache_batch
 
 
 /*
@@ -85,7 +88,8 @@ inline row_place place_row(long flat, const int seq_q, const int seq_kv, const i
                            const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss,
                            const long k_sh, const long v_sb, const long v_ss, const long v_sh, const long o_sb,
                            const long o_ss, const long o_sh, __global const int *cu_q, __global const int *cu_k,
-                           const int total_q, const int total_kv, const int batch, __global const int *cache_lens)
+                           const int total_q, const int total_kv, const int batch, __global const int *cache_lens,
+                           __global const int *cache_idx, __global const int *leftpad, const int cache_batch)
 {
     row_place r;
 #if VARLEN
@@ -99,7 +103,7 @@ inline row_place place_row(long flat, const int seq_q, const int seq_kv, const i
         else
             hi = mid - 1;
     }
-    r.s = seq_view_of(lo, seq_q, seq_kv, cu_q, cu_k, total_q, total_kv, cache_lens);
+    r.s = seq_view_of(lo, seq_q, seq_kv, cu_q, cu_k, total_q, total_kv, cache_lens, cache_idx, leftpad, cache_batch);
     r.i = t - r.s.q_start;
     if (r.i < 0 || r.i >= r.s.sq) /* a token outside every sequence: no keys */
         r.s.skv = 0;
@@ -107,7 +111,8 @@ inline row_place place_row(long flat, const int seq_q, const int seq_kv, const i
     r.i = (int)(flat % seq_q);
     const long bh = flat / seq_q;
     r.h = (int)(bh % heads_q);
-    r.s = seq_view_of((int)(bh / heads_q), seq_q, seq_kv, cu_q, cu_k, total_q, total_kv, cache_lens);
+    r.s = seq_view_of((int)(bh / heads_q), seq_q, seq_kv, cu_q, cu_k, total_q, total_kv, cache_lens, cache_idx, leftpad,
+                      cache_batch);
 #endif
     const int hk = r.h / group;
     r.qb = q_row_offset(r.s, r.h, r.i, q_sb, q_ss, q_sh);
@@ -151,7 +156,8 @@ inline float naive_row(long flat, __global const STORE_T *Q, __global const KV_T
                        __global const KV_T *V, ATTN_PARAMS, const int c0, float *out)
 {
     const row_place r = place_row(flat, seq_q, seq_kv, heads_q, group, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb,
-                                  v_ss, v_sh, 0, 0, 0, cu_q, cu_k, total_q, total_kv, batch, cache_lens);
+                                  v_ss, v_sh, 0, 0, 0, cu_q, cu_k, total_q, total_kv, batch, cache_lens, cache_idx,
+                                  leftpad, cache_batch);
     const int b = r.s.b, h = r.h, i = r.i, skv = r.s.skv;
     const int pos = (int)ALIGNED_POS(i, r.s.sq, skv);
     const key_range keys = visible_keys(i, r.s.sq, skv, win_left, win_right);
@@ -212,7 +218,8 @@ __kernel void naive_fwd(__global const STORE_T *Q, __global const KV_T *K, __glo
     const bool valid = gid < total_rows;
     const long flat = valid ? gid : 0;
     const long ob = place_row(flat, seq_q, seq_kv, heads_q, group, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss,
-                              v_sh, o_sb, o_ss, o_sh, cu_q, cu_k, total_q, total_kv, batch, cache_lens)
+                              v_sh, o_sb, o_ss, o_sh, cu_q, cu_k, total_q, total_kv, batch, cache_lens, cache_idx,
+                              leftpad, cache_batch)
                         .o_row;
     for (int c0 = 0; c0 < HEAD_DIM; c0 += NAIVE_CHUNK) {
         float out[NAIVE_CHUNK];

@@ -226,6 +226,16 @@ typedef struct flashcl_problem {
      * sum_j e^s_j), LSE = log(e^sink + sum_j e^s_j). A row that sees no key writes zeros with LSE = the
      * sink. Flash and naive; standard attention does not take them. (ABI 2) */
     int32_t sinks;
+    /* flash_attn_with_kvcache's cache options (with kv_cache, a contiguous cache: not paged, not int8):
+     * cache_batch_idx nonzero: tensors.cache_batch_idx (int32, batch) says which of the cache's
+     * cache_batch sequences (K/V are (cache_batch, seq_kv, heads_kv, head_dim); 0: batch) serves each
+     * batch entry (entries clamped to the cache); the append writes there too. cache_leftpad nonzero:
+     * tensors.cache_leftpad (int32, batch) is where each sequence's keys start in its cache row: the
+     * keys are rows cache_leftpad[b] .. cache_seqlens[b] - 1 (then the appended ones), the rows before
+     * are padding no query sees, and masks and windows align on the key count that remains. (ABI 2) */
+    int32_t cache_batch_idx;
+    int32_t cache_batch;
+    int32_t cache_leftpad;
 } flashcl_problem;
 
 typedef enum flashcl_mask_dtype {
@@ -727,6 +737,8 @@ typedef struct flashcl_tensors {
     cl_mem k_scale, v_scale; /* iff problem.kv_format is FLASHCL_KV_INT8: kv_scale_dtype, one per (cache row,
                                 KV head): (batch, seq_kv, heads_kv), or (num_pages, page_size, heads_kv) */
     cl_mem sinks;            /* iff problem.sinks: fp32, heads_q (ABI 2) */
+    cl_mem cache_batch_idx;  /* iff problem.cache_batch_idx: int32, batch (ABI 2) */
+    cl_mem cache_leftpad;    /* iff problem.cache_leftpad: int32, batch (ABI 2) */
     cl_mem workspace;        /* optional: the plan's scratch (flashcl_plan_workspace_bytes), owned by the
                                 caller; NULL: the plan allocates its own on the first enqueue that needs
                                 it. Ignored by a plan that needs none (ABI 2) */
@@ -738,7 +750,7 @@ typedef struct flashcl_tensors {
      * offset plus the tensor (flashcl_plan_buffer_sizes). */
     struct flashcl_offsets {
         uint64_t q, k, v, o, lse, alibi_slopes, mask, key_padding, cu_seqlens_q, cu_seqlens_k, cache_seqlens,
-            block_table, k_new, v_new, k_scale, v_scale, sinks, workspace;
+            block_table, k_new, v_new, k_scale, v_scale, sinks, workspace, cache_batch_idx, cache_leftpad;
     } offsets;
 } flashcl_tensors;
 

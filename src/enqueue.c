@@ -131,6 +131,10 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                              of->alibi_slopes, sizeof(float))) ||
         (st = check_optional(ctx, t->sinks, p->sinks != 0, "sinks", "sinks", L->sinks_bytes, of->sinks,
                              sizeof(float))) ||
+        (st = check_optional(ctx, t->cache_batch_idx, p->cache_batch_idx != 0, "cache_batch_idx", "cache_batch_idx",
+                             L->cache_batch_idx_bytes, of->cache_batch_idx, sizeof(int32_t))) ||
+        (st = check_optional(ctx, t->cache_leftpad, p->cache_leftpad != 0, "cache_leftpad", "cache_leftpad",
+                             L->cache_leftpad_bytes, of->cache_leftpad, sizeof(int32_t))) ||
         (t->workspace && pl->ws_bytes &&
          (st = check_buffer_at(ctx, t->workspace, "workspace", pl->ws_bytes, of->workspace, sizeof(float)))) ||
         (st = check_optional(ctx, t->mask, p->attn_mask != 0, "mask", "attn_mask", L->mask_bytes, of->mask,
@@ -172,7 +176,7 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                        "kernel (%s, 16-byte output chunks) needs for O", (unsigned long long)of->o, pl->config.kernel);
     /* What is written (o, lse; the cache's K and V under kv_append) overlaps nothing it is computed from:
      * the same buffer and overlapping byte ranges (tensors of one pooled buffer at apart offsets do not). */
-    const region in[15] = {{q, of->q, L->q_bytes, "q"},
+    const region in[17] = {{q, of->q, L->q_bytes, "q"},
                            {k, of->k, L->k_bytes, "k"},
                            {v, of->v, L->v_bytes, "v"},
                            {t->alibi_slopes, of->alibi_slopes, L->alibi_bytes, "alibi_slopes"},
@@ -186,9 +190,11 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                            {t->v_new, of->v_new, L->kv_new_bytes, "v_new"},
                            {t->k_scale, of->k_scale, L->kv_scale_bytes, "k_scale"},
                            {t->v_scale, of->v_scale, L->kv_scale_bytes, "v_scale"},
-                           {t->sinks, of->sinks, L->sinks_bytes, "sinks"}};
+                           {t->sinks, of->sinks, L->sinks_bytes, "sinks"},
+                           {t->cache_batch_idx, of->cache_batch_idx, L->cache_batch_idx_bytes, "cache_batch_idx"},
+                           {t->cache_leftpad, of->cache_leftpad, L->cache_leftpad_bytes, "cache_leftpad"}};
     const region out_o = {o, of->o, L->o_bytes, "o"}, out_lse = {lse, of->lse, L->lse_bytes, "lse"};
-    for (int i = 0; i < 15; ++i)
+    for (int i = 0; i < 17; ++i)
         for (int w = 0; w < 2; ++w) {
             const region *out = w ? &out_lse : &out_o;
             validate_or_return(ctx, !overlap(out, &in[i]), FLASHCL_INVALID_ARGUMENT,
@@ -197,7 +203,7 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
     validate_or_return(ctx, !overlap(&out_lse, &out_o), FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: lse aliases o");
     if (t->workspace && pl->ws_bytes) { /* the workspace is written too: apart from every other tensor */
         const region ws = {t->workspace, of->workspace, pl->ws_bytes, "workspace"};
-        for (int i = 0; i < 15; ++i)
+        for (int i = 0; i < 17; ++i)
             validate_or_return(ctx, !overlap(&ws, &in[i]), FLASHCL_INVALID_ARGUMENT,
                                "flashcl_plan_enqueue: workspace aliases an input buffer (%s)", in[i].name);
         validate_or_return(ctx, !overlap(&ws, &out_o) && !overlap(&ws, &out_lse), FLASHCL_INVALID_ARGUMENT,
@@ -235,7 +241,9 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                             .bt = (cl_long)(of->block_table / sizeof(cl_int)), .k_new = (cl_long)(of->k_new / es),
                             .v_new = (cl_long)(of->v_new / es), .k_scale = (cl_long)(of->k_scale / escale),
                             .v_scale = (cl_long)(of->v_scale / escale), .sinks = (cl_long)(of->sinks / sizeof(float)),
-                            .ws = (cl_long)(of->workspace / sizeof(float))};
+                            .ws = (cl_long)(of->workspace / sizeof(float)),
+                            .cache_idx = (cl_long)(of->cache_batch_idx / sizeof(int32_t)),
+                            .leftpad = (cl_long)(of->cache_leftpad / sizeof(int32_t))};
     const int validate = fcl_context_validating(ctx);
     cl_event done = NULL;
     if (pl->config.algorithm == FLASHCL_ALGO_STANDARD) {
@@ -330,6 +338,10 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_mem(&a, FA_LP, scratch);
         fcl_arg_long(&a, FA_op_off, op_off);
         fcl_arg_long(&a, FA_lp_off, lp_off);
+        fcl_arg_mem(&a, FA_BATCH_IDX, t->cache_batch_idx ? t->cache_batch_idx : t->q);
+        fcl_arg_mem(&a, FA_LEFT_PAD, t->cache_leftpad ? t->cache_leftpad : t->q);
+        fcl_arg_long(&a, FA_cache_idx_off, pl->off.cache_idx);
+        fcl_arg_long(&a, FA_leftpad_off, pl->off.leftpad);
         break;
     case FCL_K_FLASH_DECODE:
     case FCL_K_FLASH_DECODE_MMA:
@@ -361,6 +373,10 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_mem(&a, DE_LP, scratch);
         fcl_arg_long(&a, DE_op_off, op_off);
         fcl_arg_long(&a, DE_lp_off, lp_off);
+        fcl_arg_mem(&a, DE_BATCH_IDX, t->cache_batch_idx ? t->cache_batch_idx : t->q);
+        fcl_arg_mem(&a, DE_LEFT_PAD, t->cache_leftpad ? t->cache_leftpad : t->q);
+        fcl_arg_long(&a, DE_cache_idx_off, pl->off.cache_idx);
+        fcl_arg_long(&a, DE_leftpad_off, pl->off.leftpad);
         break;
     case FCL_K_FLASH_MMA:
         fcl_arg_mem(&a, MA_Q, t->q);
@@ -408,6 +424,8 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_long(&ap, KA_bt_off, pl->off.bt);
         fcl_arg_long(&ap, KA_k_scale_off, pl->off.k_scale);
         fcl_arg_long(&ap, KA_v_scale_off, pl->off.v_scale);
+        fcl_arg_mem(&ap, KA_cache_idx, t->cache_batch_idx ? t->cache_batch_idx : t->q);
+        fcl_arg_long(&ap, KA_cache_idx_off, pl->off.cache_idx);
         if ((st = fcl_args_check(ctx, &ap, "kv_append")) != FLASHCL_SUCCESS)
             return st;
         const size_t local = 64;

@@ -126,6 +126,8 @@ typedef struct resolved_layout {
     uint64_t alibi_bytes, mask_bytes, key_padding_bytes, cu_seqlens_bytes, sinks_bytes;
     uint64_t cache_seqlens_bytes, block_table_bytes, kv_new_bytes;
     uint64_t kv_scale_bytes; /* each of k_scale and v_scale (an int8 cache) */
+    uint64_t cache_batch_idx_bytes, cache_leftpad_bytes;
+    int32_t cache_batch; /* the cache's sequences (K/V batches): problem.cache_batch, else batch */
     int32_t max_pages; /* paged cache: pages per sequence, ceil(seq_kv / page_size) */
     /* Output rows as (groups, rows per group): (batch * heads_q, seq_q), or (heads_q, total_q) for
      * packed sequences; flat row = group * rows + row, the LSE's layout too. */
@@ -217,7 +219,8 @@ void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, int p_rounded, double *a
 /* The caller's offsets into its buffers for one enqueue, in elements of each buffer (the kernels' *_off
  * arguments): flashcl_tensors.offsets over the element sizes. */
 typedef struct fcl_offsets {
-    cl_long q, k, v, o, lse, alibi, mask, kpm, cu_q, cu_k, cache_lens, bt, k_new, v_new, k_scale, v_scale, sinks, ws;
+    cl_long q, k, v, o, lse, alibi, mask, kpm, cu_q, cu_k, cache_lens, bt, k_new, v_new, k_scale, v_scale, sinks, ws,
+        cache_idx, leftpad;
 } fcl_offsets;
 
 struct flashcl_plan {

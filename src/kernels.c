@@ -52,6 +52,8 @@ static size_t feature_defines(const flashcl_problem *p, int flash, char *buf, si
         {"KV_CACHE", p->kv_cache != 0},
         {"KV_APPEND", p->kv_cache && p->kv_append},
         {"PAGE_SIZE", p->kv_cache ? p->page_size : 0},
+        {"CACHE_IDX", p->kv_cache && p->cache_batch_idx},
+        {"LEFTPAD", p->kv_cache && p->cache_leftpad},
         {"WIDE_POSITIONS", fcl_wide_positions(p)},
         {"KV_FORMAT", p->kv_cache ? p->kv_format : 0},
         {"KV_SCALE_F16", p->kv_cache && p->kv_format == FLASHCL_KV_INT8 && p->kv_scale_dtype == FLASHCL_DTYPE_F16},
@@ -164,9 +166,10 @@ static void combine_options(const flashcl_problem *p, const flashcl_config *c, c
 static void append_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     (void)c;
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DPAGE_SIZE=%d -DKV_FORMAT=%d -DKV_SCALE_F16=%d",
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DPAGE_SIZE=%d -DKV_FORMAT=%d -DKV_SCALE_F16=%d%s",
              dtype_define(p->dtype), p->head_dim, p->page_size, p->kv_format,
-             p->kv_format == FLASHCL_KV_INT8 && p->kv_scale_dtype == FLASHCL_DTYPE_F16);
+             p->kv_format == FLASHCL_KV_INT8 && p->kv_scale_dtype == FLASHCL_DTYPE_F16,
+             p->cache_batch_idx ? " -DCACHE_IDX=1" : "");
 }
 
 /* Standard attention's softmax work-group is the config's work_group_size (a power of two). */
@@ -313,6 +316,7 @@ void fcl_bind_naive_problem(fcl_args *a, const flashcl_problem *p, const resolve
     fcl_arg_int(a, NF_total_q, p->varlen ? (cl_int)p->total_q : 0);
     fcl_arg_int(a, NF_total_kv, p->varlen ? (cl_int)p->total_kv : 0);
     fcl_arg_int(a, NF_batch, p->batch);
+    fcl_arg_int(a, NF_cache_batch, L->cache_batch);
     fcl_arg_int(a, NF_max_pages, L->max_pages);
     fcl_arg_int(a, NF_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
 }
@@ -333,9 +337,12 @@ void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t, int q_off_inde
     fcl_arg_mem(a, NF_k_scale, t->k_scale ? t->k_scale : t->q);
     fcl_arg_mem(a, NF_v_scale, t->v_scale ? t->v_scale : t->q);
     fcl_arg_mem(a, NF_sinks, t->sinks ? t->sinks : t->q);
+    fcl_arg_mem(a, NF_cache_idx, t->cache_batch_idx ? t->cache_batch_idx : t->q);
+    fcl_arg_mem(a, NF_leftpad, t->cache_leftpad ? t->cache_leftpad : t->q);
     /* the offsets, in cl/naive.cl's INPUT_OFFSET_PARAMS order, from q_off_index (NF_q_off, NR_q_off) */
-    const cl_long offs[13] = {off->q,    off->k,    off->v,          off->alibi, off->mask,    off->kpm,    off->cu_q,
-                              off->cu_k, off->cache_lens, off->bt,   off->k_scale, off->v_scale, off->sinks};
-    for (int i = 0; i < 13; ++i)
+    const cl_long offs[15] = {off->q,    off->k,    off->v,          off->alibi, off->mask,    off->kpm,    off->cu_q,
+                              off->cu_k, off->cache_lens, off->bt,   off->k_scale, off->v_scale, off->sinks,
+                              off->cache_idx, off->leftpad};
+    for (int i = 0; i < 15; ++i)
         fcl_arg_long(a, q_off_index + i, offs[i]);
 }

@@ -23,7 +23,8 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)         \
     X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(o_off, LONG) X(lse_off, LONG) X(alibi_off, LONG)         \
     X(mask_off, LONG) X(kpm_off, LONG) X(cu_q_off, LONG) X(cu_k_off, LONG) X(cache_lens_off, LONG)          \
-    X(bt_off, LONG) X(SINKS, MEM) X(sinks_off, LONG) X(op_off, LONG) X(lp_off, LONG)
+    X(bt_off, LONG) X(SINKS, MEM) X(sinks_off, LONG) X(op_off, LONG) X(lp_off, LONG) X(BATCH_IDX, MEM)         \
+    X(LEFT_PAD, MEM) X(cache_batch, INT) X(cache_idx_off, LONG) X(leftpad_off, LONG)
 
 /* cl/flash_mma.cl */
 #define FCL_FLASH_MMA_ARGS(X)                                                                              \
@@ -41,7 +42,8 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(LP, MEM) X(rows_total, LONG) X(CACHE_LENS, MEM) X(BT, MEM) X(max_pages, INT) X(num_pages, INT)         \
     X(K_SCALE, MEM) X(V_SCALE, MEM) X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(o_off, LONG)             \
     X(lse_off, LONG) X(alibi_off, LONG) X(kpm_off, LONG) X(cache_lens_off, LONG) X(bt_off, LONG)            \
-    X(k_scale_off, LONG) X(v_scale_off, LONG) X(SINKS, MEM) X(sinks_off, LONG) X(op_off, LONG) X(lp_off, LONG)
+    X(k_scale_off, LONG) X(v_scale_off, LONG) X(SINKS, MEM) X(sinks_off, LONG) X(op_off, LONG) X(lp_off, LONG) \
+    X(BATCH_IDX, MEM) X(LEFT_PAD, MEM) X(cache_batch, INT) X(cache_idx_off, LONG) X(leftpad_off, LONG)
 
 /* cl/flash_combine.cl */
 #define FCL_FLASH_COMBINE_ARGS(X)                                                                          \
@@ -55,12 +57,13 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(win_right, INT) X(softcap, FLOAT) FCL_STRIDE_ARGS(X, q) FCL_STRIDE_ARGS(X, k) FCL_STRIDE_ARGS(X, v)  \
     X(alibi, MEM) X(alibi_per_batch, INT) X(mask, MEM) FCL_STRIDE_ARGS(X, m) X(kpm, MEM) X(cu_q, MEM)      \
     X(cu_k, MEM) X(total_q, INT) X(total_kv, INT) X(batch, INT) X(cache_lens, MEM) X(bt, MEM)              \
-    X(max_pages, INT) X(num_pages, INT) X(k_scale, MEM) X(v_scale, MEM) X(sinks, MEM)
+    X(max_pages, INT) X(num_pages, INT) X(k_scale, MEM) X(v_scale, MEM) X(sinks, MEM) X(cache_idx, MEM)      \
+    X(leftpad, MEM) X(cache_batch, INT)
 /* (cl/naive.cl's INPUT_OFFSET_PARAMS) */
 #define FCL_INPUT_OFFSET_ARGS(X)                                                                           \
     X(q_off, LONG) X(k_off, LONG) X(v_off, LONG) X(alibi_off, LONG) X(mask_off, LONG) X(kpm_off, LONG)      \
     X(cu_q_off, LONG) X(cu_k_off, LONG) X(cache_lens_off, LONG) X(bt_off, LONG) X(k_scale_off, LONG)       \
-    X(v_scale_off, LONG) X(sinks_off, LONG)
+    X(v_scale_off, LONG) X(sinks_off, LONG) X(cache_idx_off, LONG) X(leftpad_off, LONG)
 #define FCL_NAIVE_FWD_ARGS(X)                                                                              \
     X(Q, MEM) X(K, MEM) X(V, MEM) FCL_NAIVE_PROBLEM_ARGS(X) X(O, MEM) X(LSE, MEM) X(write_lse, INT)        \
     X(total_rows, LONG) FCL_STRIDE_ARGS(X, o) FCL_INPUT_OFFSET_ARGS(X) X(o_off, LONG) X(lse_off, LONG)
@@ -78,7 +81,7 @@ typedef enum fcl_arg_kind { FCL_ARG_MEM, FCL_ARG_INT, FCL_ARG_LONG, FCL_ARG_FLOA
     X(heads_kv, INT) X(seq_kv, INT) X(max_pages, INT) X(num_pages, INT) FCL_STRIDE_ARGS(X, k)              \
     FCL_STRIDE_ARGS(X, v) X(total, LONG) X(K_SCALE, MEM) X(V_SCALE, MEM) X(k_off, LONG) X(v_off, LONG)    \
     X(k_new_off, LONG) X(v_new_off, LONG) X(cache_lens_off, LONG) X(bt_off, LONG) X(k_scale_off, LONG)     \
-    X(v_scale_off, LONG)
+    X(v_scale_off, LONG) X(cache_idx, MEM) X(cache_batch, INT) X(cache_idx_off, LONG)
 
 /* cl/standard.cl */
 #define FCL_SOFTMAX_ROWS_ARGS(X)                                                                           \

@@ -40,6 +40,7 @@ static flashcl_status bind_constants(flashcl_plan *pl)
         fcl_arg_int(&a, FA_total_kv, p->varlen ? (cl_int)p->total_kv : 0);
         fcl_arg_int(&a, FA_n_splits, pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
         fcl_arg_long(&a, FA_rows_total, rows_total);
+        fcl_arg_int(&a, FA_cache_batch, L->cache_batch);
         fcl_arg_int(&a, FA_max_pages, L->max_pages);
         fcl_arg_int(&a, FA_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
         break;
@@ -75,6 +76,7 @@ static flashcl_status bind_constants(flashcl_plan *pl)
         fcl_arg_int(&a, DE_alibi_per_batch, p->alibi == 2);
         fcl_arg_int(&a, DE_n_splits, pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
         fcl_arg_long(&a, DE_rows_total, rows_total);
+        fcl_arg_int(&a, DE_cache_batch, L->cache_batch);
         fcl_arg_int(&a, DE_max_pages, L->max_pages);
         fcl_arg_int(&a, DE_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
         break;
@@ -103,6 +105,7 @@ static flashcl_status setup_append(flashcl_plan *pl)
     fcl_args a = fcl_args_of(pl->append, FCL_K_KV_APPEND);
     fcl_arg_int(&a, KA_seq_new, p->seq_q);
     fcl_arg_int(&a, KA_heads_kv, p->heads_kv);
+    fcl_arg_int(&a, KA_cache_batch, L->cache_batch);
     fcl_arg_int(&a, KA_seq_kv, p->seq_kv);
     fcl_arg_int(&a, KA_max_pages, L->max_pages);
     fcl_arg_int(&a, KA_num_pages, p->page_size ? p->num_pages : 1);

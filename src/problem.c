@@ -256,6 +256,24 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
      * total rows (the batch stride unused); a paged cache is num_pages batches of page_size rows. */
     int64_t nb = p->batch, nq = p->seq_q, nbk = p->batch, nk = p->seq_kv;
     layout->max_pages = 0;
+    if (p->cache_batch_idx || p->cache_leftpad || p->cache_batch) {
+        const char *opt = p->cache_batch_idx ? "cache_batch_idx" : p->cache_leftpad ? "cache_leftpad" : "cache_batch";
+        validate_or_return(ctx, p->kv_cache, FLASHCL_INVALID_ARGUMENT, "problem.%s is set without problem.kv_cache",
+                           opt);
+        validate_or_return(ctx, !p->page_size, FLASHCL_UNSUPPORTED,
+                           "problem.%s with a paged cache (page_size = %d): the block table already says where "
+                           "each sequence's rows are",
+                           opt, (int)p->page_size);
+        validate_or_return(ctx, p->kv_format != FLASHCL_KV_INT8, FLASHCL_UNSUPPORTED,
+                           "problem.%s with an int8 cache: its scales are laid out by batch entry", opt);
+        validate_or_return(ctx, p->cache_batch >= 0 && (p->cache_batch == 0 || p->cache_batch_idx),
+                           FLASHCL_INVALID_ARGUMENT,
+                           "problem.cache_batch = %d: the cache's sequences, >= 1 with cache_batch_idx (0: batch), "
+                           "0 without it", (int)p->cache_batch);
+        if (p->cache_batch_idx && p->cache_batch)
+            nbk = p->cache_batch;
+    }
+    layout->cache_batch = (int32_t)nbk;
     if (p->kv_cache) {
         validate_or_return(ctx, !p->varlen, FLASHCL_UNSUPPORTED,
                            "problem.kv_cache with varlen: a cache takes padded batches (cache_seqlens)");
@@ -299,6 +317,8 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     layout->lse_bytes = p->return_lse ? (uint64_t)layout->row_groups * (uint64_t)layout->group_rows * sizeof(float) : 0;
     layout->cu_seqlens_bytes = p->varlen ? ((uint64_t)p->batch + 1) * sizeof(int32_t) : 0;
     layout->cache_seqlens_bytes = p->kv_cache ? (uint64_t)p->batch * sizeof(int32_t) : 0;
+    layout->cache_batch_idx_bytes = p->cache_batch_idx ? (uint64_t)p->batch * sizeof(int32_t) : 0;
+    layout->cache_leftpad_bytes = p->cache_leftpad ? (uint64_t)p->batch * sizeof(int32_t) : 0;
     layout->block_table_bytes =
         p->kv_cache && p->page_size ? (uint64_t)p->batch * (uint64_t)layout->max_pages * sizeof(int32_t) : 0;
     layout->kv_scale_bytes = p->kv_format == FLASHCL_KV_INT8 ? (uint64_t)nbk * (uint64_t)nk * (uint64_t)p->heads_kv *

@@ -28,6 +28,8 @@ typedef struct case_params {
     float softcap;
     int alibi;       /* 0, 1 (slopes per head), 2 (per batch and head) */
     int sinks;       /* attention sinks: one logit per query head (head 1's -inf: none for it) */
+    int cache_idx;   /* with kv_cache: a cache of batch + 2 sequences, entry b served by (3b + 1) % (batch + 2) */
+    int leftpad;     /* with kv_cache: sequence b's keys start at row (5b + 2) % (cache_seqlens[b] + 1) */
     int attn_mask;   /* 0; 1: a full (B, H, Sq, Sk) mask; 2: one (Sq, Sk) mask broadcast over batch and heads */
     int key_padding; /* nonzero: a key-padding mask with the last keys of each batch padded */
     int varlen;      /* nonzero: packed sequences of lengths up to seq_q / seq_kv (one of each at the max) */
@@ -77,13 +79,14 @@ static void set_layout(flashcl_problem *p, int pad)
  * the kernels'.
  */
 static void check_quantized_cache(const case_params *c, const flashcl_problem *p, const int32_t *cache_lens,
-                                  const int32_t *block_table, int max_pages, const void *knew, const void *vnew,
+                                  const int32_t *cache_idx, const int32_t *block_table, int max_pages, const void *knew, const void *vnew,
                                   cl_mem k, cl_mem v, const cl_mem scale_m[2], size_t n_scales, void *host[3],
                                   void *scales[2], float *dec[3])
 {
     const flashcl_kv_format f = (flashcl_kv_format)c->kv_format;
     const size_t ss = flashcl_dtype_size(p->kv_scale_dtype);
-    const int nbk = c->page_size ? p->num_pages : p->batch, nk = c->page_size ? c->page_size : p->seq_kv;
+    const int nbk = c->page_size ? p->num_pages : p->cache_batch ? p->cache_batch : p->batch;
+    const int nk = c->page_size ? c->page_size : p->seq_kv;
     const flashcl_strides *st[2] = {&p->k_strides, &p->v_strides};
     size_t bytes[2];
     for (int m = 0; m < 2; ++m) {
@@ -103,7 +106,7 @@ static void check_quantized_cache(const case_params *c, const flashcl_problem *p
                 const int j = cache_lens[b] + i;
                 if (j >= c->seq_kv)
                     continue;
-                const int bb = c->page_size ? block_table[b * max_pages + j / c->page_size] : b;
+                const int bb = c->page_size ? block_table[b * max_pages + j / c->page_size] : cache_idx[b];
                 const int jj = c->page_size ? j % c->page_size : j;
                 for (int hk = 0; hk < p->heads_kv; ++hk) {
                     const int64_t o = hm_offset(st[m], bb, jj, hk);
@@ -191,15 +194,23 @@ static void run_case(const case_params *c)
     p.return_lse = 1;
     p.alignment = c->top_left ? FLASHCL_ALIGN_TOP_LEFT : FLASHCL_ALIGN_BOTTOM_RIGHT;
     p.mask_dtype = c->mask_dtype;
+    p.cache_batch_idx = c->cache_idx;
+    p.cache_batch = c->cache_idx ? c->batch + 2 : 0;
+    p.cache_leftpad = c->leftpad;
     /* A cache of seq_kv rows per sequence, filled to different lengths; paged: every page of every
      * sequence somewhere in a pool with spare pages, in shuffled order. */
-    int32_t *cache_lens = NULL, *block_table = NULL;
+    int32_t *cache_lens = NULL, *block_table = NULL, *cache_idx = NULL, *leftpad = NULL;
     int max_pages = 0;
     if (c->kv_cache) {
         cache_lens = calloc((size_t)c->batch, sizeof *cache_lens);
+        cache_idx = calloc((size_t)c->batch, sizeof *cache_idx);
+        leftpad = calloc((size_t)c->batch, sizeof *leftpad);
         const int room = c->kv_append ? c->seq_kv - c->seq_q : c->seq_kv;
-        for (int b = 0; b < c->batch; ++b)
+        for (int b = 0; b < c->batch; ++b) {
             cache_lens[b] = b == 0 ? room : (room / 2 + b * 37) % (room + 1);
+            cache_idx[b] = c->cache_idx ? (3 * b + 1) % (c->batch + 2) : b;
+            leftpad[b] = c->leftpad ? (5 * b + 2) % (cache_lens[b] + 1) : 0;
+        }
         if (c->page_size) {
             max_pages = (c->seq_kv + c->page_size - 1) / c->page_size;
             p.num_pages = c->batch * max_pages + 3;
@@ -331,9 +342,18 @@ static void run_case(const case_params *c)
     cl_mem alibi_m = NULL, mask_m = NULL, kpm_m = NULL, cuq_m = NULL, cuk_m = NULL, sinks_m = NULL, ws_m = NULL;
     cl_mem lens_m = NULL, bt_m = NULL, knew_m = NULL, vnew_m = NULL;
     void *knew = NULL, *vnew = NULL;
+    cl_mem idx_m = NULL, lp_m = NULL;
     if (c->kv_cache) {
         lens_m = tu_buffer((size_t)c->batch * sizeof(int32_t), cache_lens);
         x.cache_seqlens = cache_lens;
+        if (c->cache_idx) {
+            idx_m = tu_buffer((size_t)c->batch * sizeof(int32_t), cache_idx);
+            x.cache_batch_idx = cache_idx;
+        }
+        if (c->leftpad) {
+            lp_m = tu_buffer((size_t)c->batch * sizeof(int32_t), leftpad);
+            x.cache_leftpad = leftpad;
+        }
         if (c->page_size) {
             bt_m = tu_buffer((size_t)c->batch * max_pages * sizeof(int32_t), block_table);
             x.block_table = block_table;
@@ -359,11 +379,11 @@ static void run_case(const case_params *c)
                     const int j = cache_lens[b] + i;
                     if (j >= c->seq_kv)
                         continue;
-                    for (int hk = 0; hk < p.heads_kv; ++hk) {
+                    for (int hk = 0; hk < p.heads_kv; ++hk) { /* (the cache's sequence for b: cache_idx) */
                         const int64_t ko = c->page_size ? hm_offset(&p.k_strides, block_table[b * max_pages + j / c->page_size], j % c->page_size, hk)
-                                                        : hm_offset(&p.k_strides, b, j, hk);
+                                                        : hm_offset(&p.k_strides, cache_idx[b], j, hk);
                         const int64_t vo = c->page_size ? hm_offset(&p.v_strides, block_table[b * max_pages + j / c->page_size], j % c->page_size, hk)
-                                                        : hm_offset(&p.v_strides, b, j, hk);
+                                                        : hm_offset(&p.v_strides, cache_idx[b], j, hk);
                         const size_t src = (((size_t)b * c->seq_q + i) * p.heads_kv + hk) * p.head_dim;
                         for (int d = 0; d < p.head_dim; ++d) {
                             dec[1][ko + d] = hm_load(knew, p.dtype, src + d);
@@ -438,21 +458,23 @@ static void run_case(const case_params *c)
     flashcl_tensors tf = {.q = q, .k = k, .v = v, .o = o_f, .lse = l_f, .alibi_slopes = alibi_m, .mask = mask_m,
                           .key_padding = kpm_m, .cu_seqlens_q = cuq_m, .cu_seqlens_k = cuk_m,
                           .cache_seqlens = lens_m, .block_table = bt_m, .k_new = knew_m, .v_new = vnew_m,
-                          .k_scale = scale_m[0], .v_scale = scale_m[1], .sinks = sinks_m},
+                          .k_scale = scale_m[0], .v_scale = scale_m[1], .sinks = sinks_m,
+                          .cache_batch_idx = idx_m, .cache_leftpad = lp_m},
                     tn = tf;
     tn.o = o_n;
     tn.lse = l_n;
     flashcl_tensors ts = {.q = q, .k = k, .v = v, .o = o_s, .lse = l_s};
     if (c->offsets) { /* each tensor where tu_buffer placed it */
-        const cl_mem in[17] = {q,      k,     v,     o_f,   l_f,    alibi_m, mask_m,     kpm_m,
-                               cuq_m,  cuk_m, lens_m, bt_m, knew_m, vnew_m,  scale_m[0], scale_m[1], sinks_m};
-        uint64_t *off[17] = {&tf.offsets.q,           &tf.offsets.k,           &tf.offsets.v,
+        const cl_mem in[19] = {q,      k,     v,     o_f,   l_f,    alibi_m, mask_m,     kpm_m,      cuq_m,  cuk_m,
+                               lens_m, bt_m, knew_m, vnew_m, scale_m[0], scale_m[1], sinks_m, idx_m, lp_m};
+        uint64_t *off[19] = {&tf.offsets.q,           &tf.offsets.k,           &tf.offsets.v,
                              &tf.offsets.o,           &tf.offsets.lse,         &tf.offsets.alibi_slopes,
                              &tf.offsets.mask,        &tf.offsets.key_padding, &tf.offsets.cu_seqlens_q,
                              &tf.offsets.cu_seqlens_k, &tf.offsets.cache_seqlens, &tf.offsets.block_table,
                              &tf.offsets.k_new,       &tf.offsets.v_new,       &tf.offsets.k_scale,
-                             &tf.offsets.v_scale,     &tf.offsets.sinks};
-        for (int i = 0; i < 17; ++i)
+                             &tf.offsets.v_scale,     &tf.offsets.sinks,       &tf.offsets.cache_batch_idx,
+                             &tf.offsets.cache_leftpad};
+        for (int i = 0; i < 19; ++i)
             *off[i] = in[i] ? tu_offset_of(in[i]) : 0;
         tn.offsets = tf.offsets;
         tn.offsets.o = tu_offset_of(o_n);
@@ -509,7 +531,7 @@ static void run_case(const case_params *c)
     if (c->offsets)
         tu_check_margins();
     if (c->kv_format)
-        check_quantized_cache(c, &p, cache_lens, block_table, max_pages, knew, vnew, k, v, scale_m, n_scales, host,
+        check_quantized_cache(c, &p, cache_lens, cache_idx, block_table, max_pages, knew, vnew, k, v, scale_m, n_scales, host,
                               scales, dec);
     void *of = tu_read(o_f, sz[3]), *on = tu_read(o_n, sz[3]), *os = tu_read(o_s, sz[3]);
     float *lf = tu_read(l_f, sz[4]), *ln = tu_read(l_n, sz[4]), *ls = tu_read(l_s, sz[4]);
@@ -616,11 +638,11 @@ static void run_case(const case_params *c)
         free(host[i]);
         free(dec[i]);
     }
-    cl_mem all[22] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m,
-                      lens_m, bt_m, knew_m, vnew_m, scale_m[0], scale_m[1], sinks_m, ws_m};
+    cl_mem all[24] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m,
+                      lens_m, bt_m, knew_m, vnew_m, scale_m[0], scale_m[1], sinks_m, ws_m, idx_m, lp_m};
     free(scales[0]);
     free(scales[1]);
-    for (int i = 0; i < 22; ++i)
+    for (int i = 0; i < 24; ++i)
         if (all[i])
             clReleaseMemObject(all[i]);
     free(slopes);
@@ -630,6 +652,8 @@ static void run_case(const case_params *c)
     free(cu_q);
     free(cu_k);
     free(cache_lens);
+    free(cache_idx);
+    free(leftpad);
     free(block_table);
     free(knew);
     free(vnew);
@@ -1002,6 +1026,27 @@ static const case_params sink_cases[] = {
 };
 #define N_SINK_CASES ((int)(sizeof sink_cases / sizeof *sink_cases))
 
+/* flash_attn_with_kvcache's cache_batch_idx and cache_leftpad: a cache with more sequences than the
+ * batch, served out of order, keys starting past left padding; prefill over the cache (the portable
+ * kernel), the decode kernels (split, GQA, the matrix-unit one emulated or real), with the append
+ * (written into the indexed sequence), a window, an fp8 cache, offsets. */
+static const case_params kvopt_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 2, .seq_q = 40, .seq_kv = 150, .batch = 3, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .cache_idx = 1, .leftpad = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 300, .batch = 3, .heads_kv = 2,
+     .kv_cache = 1, .cache_idx = 1, .leftpad = 1, .kv_splits = 3, .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 4, .seq_q = 2, .seq_kv = 200, .batch = 2, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .cache_idx = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 32, .gqa = 1, .seq_q = 3, .seq_kv = 120, .batch = 4, .heads_kv = 2,
+     .causal = 1, .window = 1, .window_left = 30, .window_right = -1, .kv_cache = 1, .leftpad = 1,
+     .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 1, .seq_kv = 180, .batch = 2, .heads_kv = 2,
+     .kv_cache = 1, .kv_append = 1, .kv_format = FLASHCL_KV_FP8_E4M3, .cache_idx = 1, .leftpad = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 2, .seq_q = 1, .seq_kv = 100, .batch = 3, .heads_kv = 1,
+     .kv_cache = 1, .kv_append = 1, .cache_idx = 1, .leftpad = 1, .path = FLASHCL_PATH_DECODE, .offsets = 4},
+};
+#define N_KVOPT_CASES ((int)(sizeof kvopt_cases / sizeof *kvopt_cases))
+
 /* The feature cases, one numbering over all the lists above. */
 static const struct {
     const char *name;
@@ -1014,7 +1059,7 @@ static const struct {
     {"decode", decode_cases, N_DECODE_CASES}, {"decode_mma", decode_mma_cases, N_DECODE_MMA_CASES},
     {"quant", quant_cases, N_QUANT_CASES},    {"offsets", offset_cases, N_OFFSET_CASES},
     {"align", align_cases, N_ALIGN_CASES},    {"masks", mask_cases, N_MASK_CASES},
-    {"sinks", sink_cases, N_SINK_CASES},
+    {"sinks", sink_cases, N_SINK_CASES},      {"kvopts", kvopt_cases, N_KVOPT_CASES},
 };
 
 /* Whether feature case i belongs to a list named in $FLASHCL_TEST_SKIP_FEATURES ("offsets,align"): a

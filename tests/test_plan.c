@@ -737,6 +737,63 @@ START_TEST(test_enqueue_workspace)
 }
 END_TEST
 
+/* cache_batch_idx and cache_leftpad: their buffers missing, too small, unasked for; nothing launched. */
+START_TEST(test_enqueue_cache_options_bad_input)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    p.kv_cache = 1;
+    p.cache_batch_idx = 1;
+    p.cache_batch = 3;
+    p.cache_leftpad = 1;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    /* K/V: the cache's 3 sequences */
+    ck_assert_uint_eq(sz[1], 3ull * p.seq_kv * p.heads_kv * p.head_dim * 4);
+    cl_mem q, k, v;
+    upload_inputs(sz, 12, &q, &k, &v);
+    const int32_t lens[2] = {20, 30}, idx[2] = {2, 0}, pad[2] = {3, 0};
+    cl_mem o = tu_buffer(sz[3], NULL), lens_m = tu_buffer(sizeof lens, lens), idx_m = tu_buffer(sizeof idx, idx);
+    cl_mem pad_m = tu_buffer(sizeof pad, pad), short_m = tu_buffer(4, pad);
+    flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o, .cache_seqlens = lens_m, .cache_batch_idx = idx_m,
+                         .cache_leftpad = pad_m};
+    flashcl_status expect = FLASHCL_INVALID_ARGUMENT;
+    const char *word = NULL;
+    switch (_i) {
+    case 0: t.cache_batch_idx = NULL; word = "problem.cache_batch_idx is set but cache_batch_idx is NULL"; break;
+    case 1: t.cache_leftpad = short_m; expect = FLASHCL_BUFFER_TOO_SMALL; word = "cache_leftpad holds"; break;
+    case 2: t.cache_leftpad = o; word = "aliases"; break;
+    }
+    const flashcl_status st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
+    ck_assert_msg(st == expect, "case %d: %s (%s)", _i, flashcl_status_name(st), flashcl_context_last_error(ctx));
+    ck_assert_msg(strstr(flashcl_context_last_error(ctx), word) != NULL, "case %d: '%s' lacks '%s'", _i,
+                  flashcl_context_last_error(ctx), word);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert_msg(still_poisoned(o, sz[3]), "case %d: something was launched", _i);
+    /* the good call runs; a problem without the options refuses their buffers */
+    t = (flashcl_tensors){.q = q, .k = k, .v = v, .o = o, .cache_seqlens = lens_m, .cache_batch_idx = idx_m,
+                          .cache_leftpad = pad_m};
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert(!still_poisoned(o, sz[3]));
+    flashcl_problem plain = small_problem();
+    plain.kv_cache = 1;
+    flashcl_plan *plain_plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &plain, &plain_plan), FLASHCL_SUCCESS);
+    flashcl_tensors extra = {.q = q, .k = k, .v = v, .o = o, .cache_seqlens = lens_m, .cache_leftpad = pad_m};
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plain_plan, &extra, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "cache_leftpad given but problem.cache_leftpad is 0"));
+    cl_mem all[9] = {q, k, v, o, lens_m, idx_m, pad_m, short_m, NULL};
+    for (int i = 0; all[i]; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&plain_plan);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 /* Attention sinks: the buffer missing, too small, unasked for, aliasing the output, at an unaligned
  * offset; standard attention refuses the problem by name. Nothing launched. */
 START_TEST(test_enqueue_sinks_bad_input)
@@ -1001,6 +1058,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_enqueue_tensors_bad_input, 0, 6);
     tcase_add_loop_test(tc, test_enqueue_sinks_bad_input, 0, 5);
     tcase_add_test(tc, test_enqueue_workspace);
+    tcase_add_loop_test(tc, test_enqueue_cache_options_bad_input, 0, 3);
     tcase_add_loop_test(tc, test_enqueue_offsets_bad_input, 0, 7);
     tcase_add_test(tc, test_enqueue_unaligned_offsets);
     tcase_add_loop_test(tc, test_varlen_bad_cu_seqlens, 0, 2);

@@ -117,6 +117,11 @@ static const bad_case bad_cases[] = {
     {"problem.alignment = 2", FLASHCL_INVALID_ARGUMENT},
     {"problem.mask_dtype = 3", FLASHCL_INVALID_ARGUMENT},
     {"problem.sinks = 2", FLASHCL_INVALID_ARGUMENT},
+    {"problem.cache_batch_idx is set without problem.kv_cache", FLASHCL_INVALID_ARGUMENT},
+    {"problem.cache_leftpad with a paged cache", FLASHCL_UNSUPPORTED},
+    {"problem.cache_batch_idx with an int8 cache", FLASHCL_UNSUPPORTED},
+    {"problem.cache_batch = 3", FLASHCL_INVALID_ARGUMENT},
+    {"problem.cache_batch = -1", FLASHCL_INVALID_ARGUMENT},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -163,6 +168,11 @@ static void break_field(flashcl_problem *p, int i)
     case 37: p->alignment = 2; break;
     case 38: p->attn_mask = 1; p->mask_dtype = 3; break;
     case 39: p->sinks = 2; break;
+    case 40: p->cache_batch_idx = 1; break;
+    case 41: p->kv_cache = 1; p->page_size = 16; p->num_pages = 4; p->cache_leftpad = 1; break;
+    case 42: p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_INT8; p->cache_batch_idx = 1; break;
+    case 43: p->kv_cache = 1; p->cache_batch = 3; break; /* (without cache_batch_idx) */
+    case 44: p->kv_cache = 1; p->cache_batch_idx = 1; p->cache_batch = -1; break;
     }
 }
 

@@ -212,7 +212,7 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
                            const hm_extras *x, int64_t row, double *out, double *scores)
 {
     int64_t i, h, b, sq = p->seq_q, skv = p->seq_kv;
-    int64_t qrow, krow0, bo; /* Q's row, K/V's first row, and the batch index for the strides */
+    int64_t qrow, krow0, bo, kbo; /* Q's row, K/V's first row, the batch index of Q's strides and of K/V's */
     if (p->varlen) { /* row = h * total_q + token; the token's sequence from cu_seqlens_q */
         h = row / p->total_q;
         const int64_t t = row % p->total_q;
@@ -224,7 +224,7 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
         skv = x->cu_seqlens_k[b + 1] - x->cu_seqlens_k[b];
         qrow = t;
         krow0 = x->cu_seqlens_k[b];
-        bo = 0;
+        bo = kbo = 0;
     } else {
         i = row % p->seq_q;
         const int64_t bh = row / p->seq_q;
@@ -232,20 +232,25 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
         b = bh / p->heads_q;
         qrow = i;
         krow0 = 0;
-        bo = b;
-        if (p->kv_cache) { /* the filled part of the cache, after the append */
+        bo = kbo = b;
+        if (p->kv_cache) { /* the filled part of the cache, after the append, from the left padding */
+            if (p->cache_batch_idx && x->cache_batch_idx) { /* (clamped to the cache, as the kernels do) */
+                const int64_t nc = p->cache_batch ? p->cache_batch : p->batch;
+                kbo = x->cache_batch_idx[b] < 0 ? 0 : x->cache_batch_idx[b] >= nc ? nc - 1 : x->cache_batch_idx[b];
+            }
+            if (p->cache_leftpad && x->cache_leftpad)
+                krow0 = x->cache_leftpad[b] < 0 ? 0 : x->cache_leftpad[b] > p->seq_kv ? p->seq_kv : x->cache_leftpad[b];
             skv = x->cache_seqlens[b] + (p->kv_append ? p->seq_q : 0);
             if (skv > p->seq_kv)
                 skv = p->seq_kv;
-            if (skv < 0)
-                skv = 0;
+            skv = skv < krow0 ? 0 : skv - krow0;
         }
     }
     const int64_t max_pages = p->page_size ? (p->seq_kv + p->page_size - 1) / p->page_size : 0;
 #define KV_AT(strides, j)                                                                                \
     (p->kv_cache && p->page_size                                                                         \
          ? hm_offset(&(strides), x->block_table[b * max_pages + (j) / p->page_size], (j) % p->page_size, hk) \
-         : hm_offset(&(strides), bo, krow0 + (j), hk))
+         : hm_offset(&(strides), kbo, krow0 + (j), hk))
     const int64_t hk = h / (p->heads_q / p->heads_kv);
     const int d = p->head_dim;
     /* Visible keys: the causal mask and the sliding window, from the aligned position. */

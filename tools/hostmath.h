@@ -57,6 +57,8 @@ typedef struct hm_extras {
     const int32_t *cache_seqlens;               /* problem.kv_cache: batch (before the append) */
     const int32_t *block_table;                 /* problem.page_size: batch x ceil(seq_kv / page_size) */
     const float *sinks;                         /* problem.sinks: heads_q logits */
+    const int32_t *cache_batch_idx;             /* problem.cache_batch_idx: batch */
+    const int32_t *cache_leftpad;               /* problem.cache_leftpad: batch */
 } hm_extras;
 /* hm_reference_row with the biases and masks of `x` (may be NULL). */
 double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float *k, const float *v,
