@@ -5,13 +5,6 @@
  * fp16 goes through vload_half/vstore_half, which OpenCL 1.2 has without cl_khr_fp16. LOAD4 reads four
  * consecutive elements (element alignment is enough for vloadn) as a float4.
  */
-#if defined(FLASHCL_DTYPE_F16)
-#define STORE_T half
-#define LOAD(p, i) vload_half((i), (p))
-#define LOAD4(p, i) vload_half4(0, (p) + (i))
-#define STORE(p, i, x) vstore_half_rte((x), (i), (p))
-#elif defined(FLASHCL_DTYPE_BF16)
-#define STORE_T ushort
 inline float bf16_to_float(ushort x)
 {
     return as_float((uint)x << 16);
@@ -25,6 +18,13 @@ inline ushort float_to_bf16(float f)
     u += 0x7fffu + ((u >> 16) & 1u);
     return (ushort)(u >> 16);
 }
+#if defined(FLASHCL_DTYPE_F16)
+#define STORE_T half
+#define LOAD(p, i) vload_half((i), (p))
+#define LOAD4(p, i) vload_half4(0, (p) + (i))
+#define STORE(p, i, x) vstore_half_rte((x), (i), (p))
+#elif defined(FLASHCL_DTYPE_BF16)
+#define STORE_T ushort
 #define LOAD(p, i) bf16_to_float((p)[(i)])
 #define LOAD4(p, i) as_float4(convert_uint4(vload4(0, (p) + (i))) << 16)
 #define STORE(p, i, x) ((p)[(i)] = float_to_bf16(x))
@@ -130,10 +130,35 @@ inline float max_nan(float a, float b)
 #ifndef KV_SCALE_F16
 #define KV_SCALE_F16 0
 #endif
+/* K and V in a float type of their own (KV_DTYPE, flashcl.h's flashcl_kv_dtype: 1 fp32, 2 fp16, 3 bf16;
+ * 0 the problem's dtype): read through KV_LOAD/KV_LOAD4/KV_LOAD8, written by KV_STORE. */
+#ifndef KV_DTYPE
+#define KV_DTYPE 0
+#endif
+#if KV_DTYPE && KV_FORMAT
+#error "KV_DTYPE is for K and V in a float type, KV_FORMAT for a quantized cache: not both"
+#endif
 #if KV_FORMAT
 #define KV_T uchar
+#elif KV_DTYPE == 1
+#define KV_T float
+#define KV_LOAD4(p, i) vload4(0, (p) + (i))
+#define KV_LOAD8_F(p, i) vload8(0, (p) + (i))
+#define KV_STORE(p, i, x) ((p)[(i)] = (x))
+#elif KV_DTYPE == 2
+#define KV_T half
+#define KV_LOAD4(p, i) vload_half4(0, (p) + (i))
+#define KV_LOAD8_F(p, i) vload_half8(0, (p) + (i))
+#define KV_STORE(p, i, x) vstore_half_rte((x), (i), (p))
+#elif KV_DTYPE == 3
+#define KV_T ushort
+#define KV_LOAD4(p, i) as_float4(convert_uint4(vload4(0, (p) + (i))) << 16)
+#define KV_LOAD8_F(p, i) as_float8(convert_uint8(vload8(0, (p) + (i))) << 16)
+#define KV_STORE(p, i, x) ((p)[(i)] = float_to_bf16(x))
 #else
 #define KV_T STORE_T
+#define KV_LOAD4(p, i) LOAD4(p, i)
+#define KV_STORE(p, i, x) STORE(p, i, x)
 #endif
 #if KV_SCALE_F16
 #define SCALE_T half
@@ -175,6 +200,12 @@ inline float kv_byte(const uint b)
 
 #if KV_FORMAT
 #define KV_LOAD(p, i) kv_byte((p)[(i)])
+#elif KV_DTYPE == 1
+#define KV_LOAD(p, i) ((p)[(i)])
+#elif KV_DTYPE == 2
+#define KV_LOAD(p, i) vload_half((i), (p))
+#elif KV_DTYPE == 3
+#define KV_LOAD(p, i) bf16_to_float((p)[(i)])
 #else
 #define KV_LOAD(p, i) LOAD(p, i)
 #endif

@@ -56,6 +56,8 @@ inline float8 kv_load8(__global const uchar *p)
                     kv_byte(b.s6), kv_byte(b.s7));
 }
 #define KV_LOAD8(p, i) kv_load8((p) + (i))
+#elif KV_DTYPE
+#define KV_LOAD8(p, i) KV_LOAD8_F(p, i)
 #else
 #define KV_LOAD8(p, i) LOAD8(p, i)
 #endif

@@ -97,7 +97,7 @@
     {                                                                                                          \
         const int idx_ = tid + u_ * WG_SIZE, c_ = idx_ / (HEAD_DIM / 4), d_ = (idx_ - c_ * (HEAD_DIM / 4)) * 4;  \
         pf[u_] = (TILE4 % WG_SIZE == 0 || idx_ < TILE4) && (n) + c_ < skv                                       \
-                     ? LOAD4(SRC, (base) + kv_row(b, (n) + c_, s_ss, s_sb, BT, max_pages, num_pages) + d_)       \
+                     ? KV_LOAD4(SRC, (base) + kv_row(b, (n) + c_, s_ss, s_sb, BT, max_pages, num_pages) + d_)    \
                      : (float4)(0.0f);                                                                         \
     }
 #define PF_STORE(dst, ld)                                                                                      \
@@ -123,8 +123,8 @@ inline int row_head(const int pr, const int h0)
 }
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) SUB_GROUP_ATTR void
-flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K,
-          __global const STORE_T *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
+flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
+          __global const KV_T *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
           const int seq_q, const int seq_kv, const int heads_q, const int group, float scale_log2,
           const int win_left, const int win_right, const float softcap_log2, const int write_lse,
           const long q_sb, const long q_ss, const long q_sh,
@@ -276,7 +276,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 const int d = (idx - c * (D_CHUNK / 4)) * 4;
                 const int j = n0 + c;
                 *(__local float4 *)(k_s + c * LDC + d) =
-                    j < skv ? LOAD4(K, k_base + kv_row(b, j, k_ss, k_sb, BT, max_pages, num_pages) + d0 + d)
+                    j < skv ? KV_LOAD4(K, k_base + kv_row(b, j, k_ss, k_sb, BT, max_pages, num_pages) + d0 + d)
                             : (float4)(0.0f);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -380,7 +380,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const STORE_T *restrict K
                 const int d = (idx - c * (HEAD_DIM / 4)) * 4;
                 const int j = n0 + c0 + c;
                 *(__local float4 *)(v_s + c * HEAD_DIM + d) =
-                    j < skv ? LOAD4(V, v_base + kv_row(b, j, v_ss, v_sb, BT, max_pages, num_pages) + d)
+                    j < skv ? KV_LOAD4(V, v_base + kv_row(b, j, v_ss, v_sb, BT, max_pages, num_pages) + d)
                             : (float4)(0.0f);
             }
             barrier(CLK_LOCAL_MEM_FENCE);

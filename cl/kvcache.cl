@@ -93,9 +93,9 @@ __kernel void kv_append(__global KV_T *K, __global KV_T *V, __global const STORE
 #elif KV_FORMAT == 3
         K[ko] = (uchar)float_to_e5m2(LOAD(K_NEW, e));
         V[vo] = (uchar)float_to_e5m2(LOAD(V_NEW, e));
-#else
-        STORE(K, ko, LOAD(K_NEW, e));
-        STORE(V, vo, LOAD(V_NEW, e));
+#else /* (the step's rows in the problem's dtype, the cache's in its own: KV_STORE converts) */
+        KV_STORE(K, ko, LOAD(K_NEW, e));
+        KV_STORE(V, vo, LOAD(V_NEW, e));
 #endif
     }
 }

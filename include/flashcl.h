@@ -141,6 +141,15 @@ typedef enum flashcl_kv_format {
     FLASHCL_KV_FP8_E5M2 = 3
 } flashcl_kv_format;
 
+/** K and V in a float type of their own (problem.kv_dtype, ABI 2): ggml's fp32 queries over an fp16
+ *  cache, an fp16 model over an fp32 cache. 0 keeps the problem's dtype. */
+typedef enum flashcl_kv_dtype {
+    FLASHCL_KV_DTYPE_SAME = 0,
+    FLASHCL_KV_DTYPE_F32 = 1,
+    FLASHCL_KV_DTYPE_F16 = 2,
+    FLASHCL_KV_DTYPE_BF16 = 3
+} flashcl_kv_dtype;
+
 /** "plain", "int8", "fp8e4m3", "fp8e5m2"; NULL for an unknown format. */
 FLASHCL_API const char *flashcl_kv_format_name(flashcl_kv_format format);
 
@@ -236,6 +245,12 @@ typedef struct flashcl_problem {
     int32_t cache_batch_idx;
     int32_t cache_batch;
     int32_t cache_leftpad;
+    /* K's and V's own float type (flashcl_kv_dtype; 0: dtype, the default), Q and O staying in dtype
+     * (k_new and v_new too): fp32 queries over fp16 or bf16 keys and values, or the reverse. Read and
+     * written (kv_append) by the portable and decode kernels and the naive one; not with a quantized
+     * kv_format, and not on the matrix units (whose operands share one type) or by standard attention.
+     * (ABI 2) */
+    int32_t kv_dtype;
 } flashcl_problem;
 
 typedef enum flashcl_mask_dtype {

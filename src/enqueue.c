@@ -93,7 +93,7 @@ static int overlap(const region *a, const region *b)
 /* Bytes per element of K and V as stored (a quantized cache: one byte). */
 static size_t kv_elem(const flashcl_problem *p)
 {
-    return p->kv_format ? 1 : flashcl_dtype_size((flashcl_dtype)p->dtype);
+    return p->kv_format ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
 }
 
 flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue, const flashcl_tensors *t,

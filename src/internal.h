@@ -139,6 +139,9 @@ float fcl_effective_scale(const flashcl_problem *p);
  * packed GQA heads and wide column groups, and the tuning database files them apart from prefill. */
 #define FCL_DECODE_MAX_QUERIES 16
 int fcl_is_decode(const flashcl_problem *p);
+/* K's and V's storage dtype (problem.kv_dtype, else dtype), and whether it differs from Q's. */
+flashcl_dtype fcl_kv_dtype(const flashcl_problem *p);
+int fcl_kv_mixed(const flashcl_problem *p);
 /* The keys row i sees, as offsets from its aligned position i + seq_kv - seq_q: [-left, +right], -1 for
  * an unbounded side; the causal mask folded in (right <= 0); a side wider than the sequences clamped
  * to them (the same keys). */

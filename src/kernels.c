@@ -56,6 +56,7 @@ static size_t feature_defines(const flashcl_problem *p, int flash, char *buf, si
         {"LEFTPAD", p->kv_cache && p->cache_leftpad},
         {"WIDE_POSITIONS", fcl_wide_positions(p)},
         {"KV_FORMAT", p->kv_cache ? p->kv_format : 0},
+        {"KV_DTYPE", fcl_kv_mixed(p) ? p->kv_dtype : 0},
         {"KV_SCALE_F16", p->kv_cache && p->kv_format == FLASHCL_KV_INT8 && p->kv_scale_dtype == FLASHCL_DTYPE_F16},
         {"TOP_LEFT", p->alignment == FLASHCL_ALIGN_TOP_LEFT && (p->causal || p->window || p->alibi)},
     };
@@ -166,10 +167,10 @@ static void combine_options(const flashcl_problem *p, const flashcl_config *c, c
 static void append_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     (void)c;
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DPAGE_SIZE=%d -DKV_FORMAT=%d -DKV_SCALE_F16=%d%s",
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DPAGE_SIZE=%d -DKV_FORMAT=%d -DKV_SCALE_F16=%d -DKV_DTYPE=%d%s",
              dtype_define(p->dtype), p->head_dim, p->page_size, p->kv_format,
              p->kv_format == FLASHCL_KV_INT8 && p->kv_scale_dtype == FLASHCL_DTYPE_F16,
-             p->cache_batch_idx ? " -DCACHE_IDX=1" : "");
+             fcl_kv_mixed(p) ? p->kv_dtype : 0, p->cache_batch_idx ? " -DCACHE_IDX=1" : "");
 }
 
 /* Standard attention's softmax work-group is the config's work_group_size (a power of two). */

@@ -70,6 +70,16 @@ size_t flashcl_dtype_size(flashcl_dtype dtype)
     return 0;
 }
 
+flashcl_dtype fcl_kv_dtype(const flashcl_problem *p)
+{
+    return p->kv_dtype ? (flashcl_dtype)(p->kv_dtype - 1) : (flashcl_dtype)p->dtype;
+}
+
+int fcl_kv_mixed(const flashcl_problem *p)
+{
+    return p->kv_dtype && fcl_kv_dtype(p) != (flashcl_dtype)p->dtype;
+}
+
 const char *flashcl_kv_format_name(flashcl_kv_format format)
 {
     switch (format) {
@@ -248,8 +258,16 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                            (int)p->kv_scale_dtype);
     }
 
+    validate_or_return(ctx, p->kv_dtype >= FLASHCL_KV_DTYPE_SAME && p->kv_dtype <= FLASHCL_KV_DTYPE_BF16,
+                       FLASHCL_INVALID_ARGUMENT,
+                       "problem.kv_dtype = %d: 0 (the problem's dtype), FLASHCL_KV_DTYPE_F32 (1), _F16 (2) or _BF16 (3)",
+                       (int)p->kv_dtype);
+    validate_or_return(ctx, !p->kv_dtype || p->kv_format == FLASHCL_KV_PLAIN, FLASHCL_INVALID_ARGUMENT,
+                       "problem.kv_dtype = %d with kv_format = %s: a quantized cache has its own storage",
+                       (int)p->kv_dtype, flashcl_kv_format_name((flashcl_kv_format)p->kv_format));
     const size_t elem = flashcl_dtype_size(p->dtype);
-    const size_t kv_elem = p->kv_format != FLASHCL_KV_PLAIN ? 1 : elem; /* quantized: a byte an element */
+    /* quantized: a byte an element; else K/V's own dtype */
+    const size_t kv_elem = p->kv_format != FLASHCL_KV_PLAIN ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
     const int64_t d = p->head_dim;
     flashcl_status st;
     /* Q/O are nb batches of nq rows, K/V nbk batches of nk rows. Packed sequences are one batch of

@@ -104,9 +104,10 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
 {
     flashcl_context *ctx = pl->ctx;
     const flashcl_problem *p = &pl->problem;
-    if (p->alibi || p->attn_mask || p->key_padding || p->varlen || p->kv_cache || p->sinks)
+    if (p->alibi || p->attn_mask || p->key_padding || p->varlen || p->kv_cache || p->sinks || fcl_kv_mixed(p))
         return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "standard attention has no %s: use flash or naive",
                         p->alibi       ? "ALiBi (problem.alibi)"
+                        : fcl_kv_mixed(p) ? "K and V in another dtype than Q (problem.kv_dtype)"
                         : p->sinks     ? "attention sinks (problem.sinks)"
                         : p->attn_mask ? "additive mask (problem.attn_mask)"
                         : p->varlen    ? "packed sequences (problem.varlen)"

@@ -287,6 +287,8 @@ static int mma_suits(const flashcl_problem *p, char *why, size_t n)
     const char *no = NULL;
     if (p->dtype == FLASHCL_DTYPE_F32)
         no = "fp32 storage (the matrix units take fp16 and bf16)";
+    else if (fcl_kv_mixed(p))
+        no = "K and V in another dtype than Q (problem.kv_dtype: the matrix units' operands share one)";
     else if (p->head_dim % 32 || p->head_dim > 256)
         no = "head_dim not a multiple of 32 up to 256";
     else if (fcl_is_decode(p))
@@ -347,8 +349,8 @@ static int intel_xe_hpc(const flashcl_device_profile *pr)
 /* Whether a decode step suits cl/flash_decode_mma.cl: fp16 or bf16, a head dim a multiple of 64. */
 static int decode_mma_suits(const flashcl_problem *p)
 {
-    return (p->dtype == FLASHCL_DTYPE_F16 || p->dtype == FLASHCL_DTYPE_BF16) && p->head_dim % 64 == 0 &&
-           p->head_dim <= 256;
+    return (p->dtype == FLASHCL_DTYPE_F16 || p->dtype == FLASHCL_DTYPE_BF16) && !fcl_kv_mixed(p) &&
+           p->head_dim % 64 == 0 && p->head_dim <= 256;
 }
 
 /* The matrix-unit decode kernel's shape: up to 8 of the KV head's packed rows a work-group, four warps

@@ -30,6 +30,7 @@ typedef struct case_params {
     int sinks;       /* attention sinks: one logit per query head (head 1's -inf: none for it) */
     int cache_idx;   /* with kv_cache: a cache of batch + 2 sequences, entry b served by (3b + 1) % (batch + 2) */
     int leftpad;     /* with kv_cache: sequence b's keys start at row (5b + 2) % (cache_seqlens[b] + 1) */
+    int kv_dtype;    /* K and V in a float type of their own (flashcl_kv_dtype) */
     int attn_mask;   /* 0; 1: a full (B, H, Sq, Sk) mask; 2: one (Sq, Sk) mask broadcast over batch and heads */
     int key_padding; /* nonzero: a key-padding mask with the last keys of each batch padded */
     int varlen;      /* nonzero: packed sequences of lengths up to seq_q / seq_kv (one of each at the max) */
@@ -197,6 +198,7 @@ static void run_case(const case_params *c)
     p.cache_batch_idx = c->cache_idx;
     p.cache_batch = c->cache_idx ? c->batch + 2 : 0;
     p.cache_leftpad = c->leftpad;
+    p.kv_dtype = c->kv_dtype;
     /* A cache of seq_kv rows per sequence, filled to different lengths; paged: every page of every
      * sequence somewhere in a pool with spare pages, in shuffled order. */
     int32_t *cache_lens = NULL, *block_table = NULL, *cache_idx = NULL, *leftpad = NULL;
@@ -268,9 +270,10 @@ static void run_case(const case_params *c)
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive plan: %s: %s", flashcl_status_string(st),
                   flashcl_context_last_error(ctx));
     const int extras = c->alibi || c->attn_mask || c->key_padding || c->varlen || c->kv_cache || c->sinks;
+    const int mixed = c->kv_dtype && c->kv_dtype - 1 != (int)c->dtype; /* (standard attention refuses it too) */
     if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD)) {
         st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &standard);
-        if (extras) { /* standard attention has no biases or masks: refused by name */
+        if (extras || mixed) { /* standard attention has no biases or masks: refused by name */
             ck_assert_int_eq(st, FLASHCL_UNSUPPORTED);
             ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "standard attention has no"));
             ck_assert_ptr_null(standard);
@@ -301,21 +304,24 @@ static void run_case(const case_params *c)
     size_t sz[5];
     flashcl_plan_buffer_sizes(flash, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
     const size_t es = flashcl_dtype_size(p.dtype);
+    /* K's and V's own dtype (problem.kv_dtype), else Q's */
+    const flashcl_dtype kvt = c->kv_dtype ? (flashcl_dtype)(c->kv_dtype - 1) : p.dtype;
+    const size_t eks = flashcl_dtype_size(kvt);
     tu_offsets((size_t)c->offsets); /* (0: buffers as they are) */
     hm_rng rng;
     hm_rng_seed(&rng, (uint64_t)(c->head_dim * 1000003 + c->seq_q * 31 + c->seq_kv * 7 + c->dtype * 3 + c->causal));
     void *host[3];
     float *dec[3];
     for (int i = 0; i < 3; ++i) {
-        const size_t n = i && c->kv_format ? sz[i] : sz[i] / es; /* a quantized cache: a byte an element */
+        const size_t n = i && c->kv_format ? sz[i] : sz[i] / (i ? eks : es); /* a quantized cache: a byte an element */
         host[i] = malloc(sz[i]);
         dec[i] = malloc(n * sizeof(float));
         ck_assert(host[i] && dec[i]);
         if (i && c->kv_format) {
             hm_fill_kv(host[i], (flashcl_kv_format)c->kv_format, n, &rng, 1.0);
         } else {
-            hm_fill_normal(host[i], p.dtype, n, &rng, 1.0);
-            hm_decode(host[i], p.dtype, n, dec[i]);
+            hm_fill_normal(host[i], i ? kvt : p.dtype, n, &rng, 1.0);
+            hm_decode(host[i], i ? kvt : p.dtype, n, dec[i]);
         }
     }
     /* An int8 cache's scales, one per (cache row, KV head): about 1/32 */
@@ -386,8 +392,13 @@ static void run_case(const case_params *c)
                                                         : hm_offset(&p.v_strides, cache_idx[b], j, hk);
                         const size_t src = (((size_t)b * c->seq_q + i) * p.heads_kv + hk) * p.head_dim;
                         for (int d = 0; d < p.head_dim; ++d) {
-                            dec[1][ko + d] = hm_load(knew, p.dtype, src + d);
-                            dec[2][vo + d] = hm_load(vnew, p.dtype, src + d);
+                            /* (written into the cache in its own dtype: rounded there) */
+                            float kx = hm_load(knew, p.dtype, src + d), vx = hm_load(vnew, p.dtype, src + d);
+                            unsigned char tmp[8];
+                            hm_store(tmp, kvt, 0, kx);
+                            hm_store(tmp, kvt, 1, vx);
+                            dec[1][ko + d] = hm_load(tmp, kvt, 0);
+                            dec[2][vo + d] = hm_load(tmp, kvt, 1);
                         }
                     }
                 }
@@ -1047,6 +1058,27 @@ static const case_params kvopt_cases[] = {
 };
 #define N_KVOPT_CASES ((int)(sizeof kvopt_cases / sizeof *kvopt_cases))
 
+/* K and V in a float type of their own (problem.kv_dtype): fp32 queries over fp16 and bf16 keys and
+ * values and the reverse, prefill (the portable kernel) and decode (the decode kernel; the matrix
+ * units refused, the portable path taking it), a cache with the step's rows appended in the cache's
+ * type, split-KV, GQA; the same dtype named explicitly (no mixing). */
+static const case_params mixed_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F32, .kv_dtype = FLASHCL_KV_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 70,
+     .seq_kv = 130, .batch = 2, .heads_kv = 1, .causal = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .kv_dtype = FLASHCL_KV_DTYPE_BF16, .head_dim = 128, .gqa = 4, .seq_q = 1,
+     .seq_kv = 300, .batch = 2, .heads_kv = 2, .kv_cache = 1, .kv_append = 1, .kv_splits = 3},
+    {.dtype = FLASHCL_DTYPE_F16, .kv_dtype = FLASHCL_KV_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 90,
+     .seq_kv = 90, .batch = 1, .heads_kv = 2, .window = 1, .window_left = 20, .window_right = 5},
+    {.dtype = FLASHCL_DTYPE_BF16, .kv_dtype = FLASHCL_KV_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 3,
+     .seq_kv = 150, .batch = 2, .heads_kv = 1, .causal = 1, .kv_cache = 1, .kv_append = 1,
+     .path = FLASHCL_PATH_DECODE},
+    {.dtype = FLASHCL_DTYPE_F32, .kv_dtype = FLASHCL_KV_DTYPE_F16, .head_dim = 48, .gqa = 2, .seq_q = 40,
+     .seq_kv = 100, .batch = 1, .heads_kv = 1, .kv_splits = 2, .offsets = 4},
+    {.dtype = FLASHCL_DTYPE_F16, .kv_dtype = FLASHCL_KV_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 50,
+     .seq_kv = 60, .batch = 1, .heads_kv = 1},
+};
+#define N_MIXED_CASES ((int)(sizeof mixed_cases / sizeof *mixed_cases))
+
 /* The feature cases, one numbering over all the lists above. */
 static const struct {
     const char *name;
@@ -1060,6 +1092,7 @@ static const struct {
     {"quant", quant_cases, N_QUANT_CASES},    {"offsets", offset_cases, N_OFFSET_CASES},
     {"align", align_cases, N_ALIGN_CASES},    {"masks", mask_cases, N_MASK_CASES},
     {"sinks", sink_cases, N_SINK_CASES},      {"kvopts", kvopt_cases, N_KVOPT_CASES},
+    {"mixed", mixed_cases, N_MIXED_CASES},
 };
 
 /* Whether feature case i belongs to a list named in $FLASHCL_TEST_SKIP_FEATURES ("offsets,align"): a

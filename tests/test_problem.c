@@ -122,6 +122,8 @@ static const bad_case bad_cases[] = {
     {"problem.cache_batch_idx with an int8 cache", FLASHCL_UNSUPPORTED},
     {"problem.cache_batch = 3", FLASHCL_INVALID_ARGUMENT},
     {"problem.cache_batch = -1", FLASHCL_INVALID_ARGUMENT},
+    {"problem.kv_dtype = 4", FLASHCL_INVALID_ARGUMENT},
+    {"problem.kv_dtype = 2 with kv_format = int8", FLASHCL_INVALID_ARGUMENT},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -173,6 +175,8 @@ static void break_field(flashcl_problem *p, int i)
     case 42: p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_INT8; p->cache_batch_idx = 1; break;
     case 43: p->kv_cache = 1; p->cache_batch = 3; break; /* (without cache_batch_idx) */
     case 44: p->kv_cache = 1; p->cache_batch_idx = 1; p->cache_batch = -1; break;
+    case 45: p->kv_dtype = 4; break;
+    case 46: p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_INT8; p->kv_dtype = FLASHCL_KV_DTYPE_F16; break;
     }
 }
 

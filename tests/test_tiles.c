@@ -347,9 +347,9 @@ START_TEST(test_matrix_unit_path)
     struct {
         const char *what, *reason;
         flashcl_problem q;
-    } no[8];
+    } no[9];
     int n = 0;
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < 9; ++i)
         no[i].q = p;
     no[n].what = "fp32", no[n].reason = "fp32", no[n++].q.dtype = FLASHCL_DTYPE_F32;
     no[n].what = "d=80", no[n].reason = "head_dim", no[n++].q.head_dim = 80;
@@ -358,6 +358,7 @@ START_TEST(test_matrix_unit_path)
     no[n].what = "softcap", no[n].reason = "softcap", no[n++].q.softcap = 30.0f;
     no[n].what = "splits", no[n].reason = "splits", no[n++].q.kv_splits = 4;
     no[n].what = "cache", no[n].reason = "KV cache", no[n++].q.kv_cache = 1;
+    no[n].what = "mixed", no[n].reason = "K and V in another dtype than Q", no[n++].q.kv_dtype = FLASHCL_KV_DTYPE_F32;
     for (int i = 0; i < n; ++i) {
         ck_assert_int_eq(choose(&prof, &no[i].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_msg(c.mma == 0 && !strcmp(c.kernel, "flash_fwd"), "%s: got %s", no[i].what, c.kernel);
