@@ -309,6 +309,8 @@ START_TEST(test_inference_options)
         "run --seq-q 40 --seq-kv 90 -d 32 -H 2 --iters 1 --causal --top-left --alibi",
         "run --seq-q 40 --seq-kv 20 -d 32 -H 2 --iters 1 --causal --sinks 2.5",
         "run --seq-q 1 --seq-kv 300 -d 64 -H 4 --heads-kv 2 --iters 1 --kv-cache --sinks 1 --kv-splits 3",
+        "run -n 64 -d 32 -H 2 --iters 1 --kv-dtype f16 --causal",
+        "run --seq-q 1 --seq-kv 200 -d 64 -H 4 --iters 1 --kv-cache --append --kv-dtype bf16 --dtype f16",
     };
     char *out;
     for (size_t i = 0; i < sizeof runs / sizeof *runs; ++i) {
@@ -324,9 +326,9 @@ START_TEST(test_inference_options)
     ck_assert_int_eq(run_tool("bench -n 96 -d 32 -H 2 --sinks 3 --iters 1", &out), 0);
     ck_assert_msg(strstr(out, "pass") && strstr(out, "standard attention has no attention sinks"), "%s", out);
     static const char *bad[] = {"run --window 3", "run --softcap -1", "run --paged 20", "run --kv-splits 2000",
-                                "bench --paged 8", "run --sinks x1", "bench --sinks"};
+                                "bench --paged 8", "run --sinks x1", "bench --sinks", "run --kv-dtype f64"};
     static const char *named[] = {"--window 3", "--softcap -1", "--paged 20", "--kv-splits 2000", "--paged",
-                                  "--sinks x1", "--sinks"};
+                                  "--sinks x1", "--sinks", "--kv-dtype f64"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
         ck_assert_msg(run_tool(bad[i], &out) == 2, "%s: %s", bad[i], out);
         ck_assert_msg(strstr(out, named[i]) != NULL, "%s: %s", bad[i], out);

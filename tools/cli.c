@@ -67,7 +67,13 @@ int cli_kv_format(const char *value, flashcl_problem *p)
             p->kv_cache |= f[i].format != FLASHCL_KV_PLAIN;
             return 1;
         }
-    fprintf(stderr, "flashcl: --kv-dtype %s: expected plain, int8, int8-f16, fp8e4m3 or fp8e5m2\n",
+    static const char *const floats[3] = {"f32", "f16", "bf16"}; /* K and V in their own float type */
+    for (int i = 0; value && i < 3; ++i)
+        if (!strcmp(value, floats[i])) {
+            p->kv_dtype = i + 1; /* (FLASHCL_KV_DTYPE_F32 ...) */
+            return 1;
+        }
+    fprintf(stderr, "flashcl: --kv-dtype %s: expected f32, f16, bf16, plain, int8, int8-f16, fp8e4m3 or fp8e5m2\n",
             value ? value : "(missing)");
     return 0;
 }

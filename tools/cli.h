@@ -53,7 +53,8 @@ double cli_flops_packed(const flashcl_problem *p, const int32_t *cu_q, const int
  * message on stderr naming `cmd`).
  */
 int cli_mask_option(const char *cmd, const char *a, const char *val, flashcl_problem *p);
-/* --kv-dtype: plain, int8 (fp32 scales), int8-f16 (fp16 scales), fp8e4m3 or fp8e5m2; a quantized format
+/* --kv-dtype: f32, f16 or bf16 (problem.kv_dtype: K and V in that type), or plain, int8 (fp32 scales),
+ * int8-f16 (fp16 scales), fp8e4m3 or fp8e5m2; a quantized format
  * makes the problem a KV cache. 0 (and a message) for another name. */
 int cli_kv_format(const char *value, flashcl_problem *p);
 /* An int8 cache's scales: how many (one per cache row and KV head), and a buffer of them, each about

@@ -41,7 +41,8 @@ static void usage(FILE *f)
             "                     attention has none and is not run\n"
             "  --paged PAGE       K/V as a full KV cache in pages of PAGE rows (a multiple of 16), the block\n"
             "                     table a fixed shuffle; standard attention has no cache and is not run\n"
-            "  --kv-dtype F       K/V as a full KV cache quantized: int8, int8-f16 (fp16 scales), fp8e4m3 or\n"
+            "  --kv-dtype F       K/V in a float type of their own (f32, f16, bf16; Q and O in --dtype), or\n"
+            "                     as a full KV cache quantized: int8, int8-f16 (fp16 scales), fp8e4m3 or\n"
             "                     fp8e5m2 (decode shapes; GB/s counts the cache's bytes and int8 scales)\n"
             "  --window L,R       a sliding window on every shape (see flashcl run --help); FLOPs count\n"
             "                     only the pairs inside it\n"
@@ -258,8 +259,8 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
     for (int i = 0; i < 3; ++i) {
         if (i > 0 && p->kv_format)
             fill_kv_buffer(queue, b[i], sz[i], (flashcl_kv_format)p->kv_format, &rng);
-        else
-            fill_buffer(queue, b[i], sz[i], p->dtype, &rng);
+        else /* (K and V in their own dtype: --kv-dtype f32|f16|bf16) */
+            fill_buffer(queue, b[i], sz[i], i && p->kv_dtype ? (flashcl_dtype)(p->kv_dtype - 1) : p->dtype, &rng);
     }
 
     for (int a = 0; a < N_ALGOS; ++a) {
@@ -536,6 +537,7 @@ int cmd_bench(int argc, char **argv)
                 p->alibi = masks.alibi;
                 p->sinks = masks.sinks;
                 p->kv_splits = masks.kv_splits;
+                p->kv_dtype = kv_fmt.kv_dtype;
                 if (kv_fmt.kv_format) { /* a full cache (every sequence's N keys), quantized */
                     p->kv_cache = 1;
                     p->kv_format = kv_fmt.kv_format;

@@ -43,7 +43,8 @@ static void usage(FILE *f)
             "  --kv-cache       K/V are a cache of --seq-kv rows per sequence, filled to lengths drawn from\n"
             "                   half to all of it (seeded); --append: the step's --seq-q rows appended first\n"
             "  --paged PAGE     the cache in pages of PAGE rows (a multiple of 16), shuffled block table\n"
-            "  --kv-dtype F     the cache quantized: int8 (fp32 scale per row and KV head), int8-f16 (fp16\n"
+            "  --kv-dtype F     K and V in f32, f16 or bf16 (Q and O in --dtype), or the cache quantized:\n"
+            "                   int8 (fp32 scale per row and KV head), int8-f16 (fp16\n"
             "                   scales), fp8e4m3 or fp8e5m2 (decode steps, --seq-q <= 16; see flashcl.h)\n"
             "  --varlen         packed sequences: the batch's query and key lengths drawn from N/2..N\n"
             "                   (seeded), Q/K/V/O (total, heads, dim) with cu_seqlens\n"
@@ -379,10 +380,14 @@ int cmd_run(int argc, char **argv)
          * minutes for the billions of a test past 2^31. */
         if (i > 0 && p->kv_format) /* a quantized cache: one byte an element */
             hm_fill_kv(host[i], (flashcl_kv_format)p->kv_format, sz[i], &rng, 1.0);
-        else if (sz[i] / es > ((size_t)1 << 26))
-            hm_fill_unit_uniform(host[i], p->dtype, sz[i] / es, &rng);
-        else
-            hm_fill_normal(host[i], p->dtype, sz[i] / es, &rng, 1.0);
+        else { /* (K and V in their own dtype: --kv-dtype f32|f16|bf16) */
+            const flashcl_dtype t = i && p->kv_dtype ? (flashcl_dtype)(p->kv_dtype - 1) : p->dtype;
+            const size_t n = sz[i] / flashcl_dtype_size(t);
+            if (n > ((size_t)1 << 26))
+                hm_fill_unit_uniform(host[i], t, n, &rng);
+            else
+                hm_fill_normal(host[i], t, n, &rng, 1.0);
+        }
     }
     cl_int err = CL_SUCCESS;
     for (int i = 0; i < 5 && err == CL_SUCCESS; ++i)
