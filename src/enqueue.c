@@ -281,6 +281,22 @@ flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
     return flashcl_plan_enqueue_on(pl, NULL, &t, num_events, wait_list, event);
 }
 
+/* The arguments flash_fwd and both decode kernels share under the same names (P: FA or DE): sinks,
+ * split-KV's scratch, the cache's batch index and left padding. */
+#define BIND_SHARED_TAIL(P)                                                                               \
+    do {                                                                                                  \
+        fcl_arg_mem(&a, P##_SINKS, t->sinks ? t->sinks : t->q);                                          \
+        fcl_arg_long(&a, P##_sinks_off, pl->off.sinks);                                                  \
+        fcl_arg_mem(&a, P##_OP, scratch);                                                                 \
+        fcl_arg_mem(&a, P##_LP, scratch);                                                                 \
+        fcl_arg_long(&a, P##_op_off, op_off);                                                             \
+        fcl_arg_long(&a, P##_lp_off, lp_off);                                                             \
+        fcl_arg_mem(&a, P##_BATCH_IDX, t->cache_batch_idx ? t->cache_batch_idx : t->q);                  \
+        fcl_arg_mem(&a, P##_LEFT_PAD, t->cache_leftpad ? t->cache_leftpad : t->q);                       \
+        fcl_arg_long(&a, P##_cache_idx_off, pl->off.cache_idx);                                          \
+        fcl_arg_long(&a, P##_leftpad_off, pl->off.leftpad);                                              \
+    } while (0)
+
 /* The flash or naive kernel: the buffer arguments, then the launch (after kv_append when the step's
  * keys go into the cache first, and followed by flash_combine under split-KV). */
 static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, cl_uint num_events,
@@ -332,16 +348,7 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_long(&a, FA_cu_k_off, pl->off.cu_k);
         fcl_arg_long(&a, FA_cache_lens_off, pl->off.cache_lens);
         fcl_arg_long(&a, FA_bt_off, pl->off.bt);
-        fcl_arg_mem(&a, FA_SINKS, t->sinks ? t->sinks : t->q);
-        fcl_arg_long(&a, FA_sinks_off, pl->off.sinks);
-        fcl_arg_mem(&a, FA_OP, scratch);
-        fcl_arg_mem(&a, FA_LP, scratch);
-        fcl_arg_long(&a, FA_op_off, op_off);
-        fcl_arg_long(&a, FA_lp_off, lp_off);
-        fcl_arg_mem(&a, FA_BATCH_IDX, t->cache_batch_idx ? t->cache_batch_idx : t->q);
-        fcl_arg_mem(&a, FA_LEFT_PAD, t->cache_leftpad ? t->cache_leftpad : t->q);
-        fcl_arg_long(&a, FA_cache_idx_off, pl->off.cache_idx);
-        fcl_arg_long(&a, FA_leftpad_off, pl->off.leftpad);
+        BIND_SHARED_TAIL(FA);
         break;
     case FCL_K_FLASH_DECODE:
     case FCL_K_FLASH_DECODE_MMA:
@@ -367,16 +374,7 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         fcl_arg_long(&a, DE_bt_off, pl->off.bt);
         fcl_arg_long(&a, DE_k_scale_off, pl->off.k_scale);
         fcl_arg_long(&a, DE_v_scale_off, pl->off.v_scale);
-        fcl_arg_mem(&a, DE_SINKS, t->sinks ? t->sinks : t->q);
-        fcl_arg_long(&a, DE_sinks_off, pl->off.sinks);
-        fcl_arg_mem(&a, DE_OP, scratch);
-        fcl_arg_mem(&a, DE_LP, scratch);
-        fcl_arg_long(&a, DE_op_off, op_off);
-        fcl_arg_long(&a, DE_lp_off, lp_off);
-        fcl_arg_mem(&a, DE_BATCH_IDX, t->cache_batch_idx ? t->cache_batch_idx : t->q);
-        fcl_arg_mem(&a, DE_LEFT_PAD, t->cache_leftpad ? t->cache_leftpad : t->q);
-        fcl_arg_long(&a, DE_cache_idx_off, pl->off.cache_idx);
-        fcl_arg_long(&a, DE_leftpad_off, pl->off.leftpad);
+        BIND_SHARED_TAIL(DE);
         break;
     case FCL_K_FLASH_MMA:
         fcl_arg_mem(&a, MA_Q, t->q);

@@ -49,6 +49,18 @@ static int still_poisoned(cl_mem o, size_t bytes)
     return ok;
 }
 
+/* A refused enqueue: the status expected, the message naming `word`, nothing launched (o, o_bytes still
+ * poisoned). */
+static void expect_refused(flashcl_context *ctx, int c, flashcl_status st, flashcl_status expect, const char *word,
+                           cl_mem o, size_t o_bytes)
+{
+    ck_assert_msg(st == expect, "case %d: %s (%s)", c, flashcl_status_name(st), flashcl_context_last_error(ctx));
+    ck_assert_msg(strstr(flashcl_context_last_error(ctx), word) != NULL, "case %d: '%s' lacks '%s'", c,
+                  flashcl_context_last_error(ctx), word);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert_msg(still_poisoned(o, o_bytes), "case %d: something was launched", c);
+}
+
 START_TEST(test_context_bad_input)
 {
     flashcl_context *ctx = (flashcl_context *)0x1;
@@ -627,11 +639,7 @@ START_TEST(test_enqueue_tensors_bad_input)
     }
     if (_i < 4)
         st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
-    ck_assert_msg(st == expect, "case %d: %s (%s)", _i, flashcl_status_name(st), flashcl_context_last_error(ctx));
-    ck_assert_msg(strstr(flashcl_context_last_error(ctx), word) != NULL, "case %d: '%s' lacks '%s'", _i,
-                  flashcl_context_last_error(ctx), word);
-    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
-    ck_assert_msg(still_poisoned(o, sz[3]), "case %d: something was launched", _i);
+    expect_refused(ctx, _i, st, expect, word, o, sz[3]);
 
     /* A problem without them refuses them. */
     flashcl_problem plain = small_problem();
@@ -767,11 +775,7 @@ START_TEST(test_enqueue_cache_options_bad_input)
     case 2: t.cache_leftpad = o; word = "aliases"; break;
     }
     const flashcl_status st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
-    ck_assert_msg(st == expect, "case %d: %s (%s)", _i, flashcl_status_name(st), flashcl_context_last_error(ctx));
-    ck_assert_msg(strstr(flashcl_context_last_error(ctx), word) != NULL, "case %d: '%s' lacks '%s'", _i,
-                  flashcl_context_last_error(ctx), word);
-    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
-    ck_assert_msg(still_poisoned(o, sz[3]), "case %d: something was launched", _i);
+    expect_refused(ctx, _i, st, expect, word, o, sz[3]);
     /* the good call runs; a problem without the options refuses their buffers */
     t = (flashcl_tensors){.q = q, .k = k, .v = v, .o = o, .cache_seqlens = lens_m, .cache_batch_idx = idx_m,
                           .cache_leftpad = pad_m};
@@ -824,11 +828,7 @@ START_TEST(test_enqueue_sinks_bad_input)
     case 4: t.offsets.sinks = 4; expect = FLASHCL_BUFFER_TOO_SMALL; word = "sinks"; break;
     }
     const flashcl_status st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
-    ck_assert_msg(st == expect, "case %d: %s (%s)", _i, flashcl_status_name(st), flashcl_context_last_error(ctx));
-    ck_assert_msg(strstr(flashcl_context_last_error(ctx), word) != NULL, "case %d: '%s' lacks '%s'", _i,
-                  flashcl_context_last_error(ctx), word);
-    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
-    ck_assert_msg(still_poisoned(o, sz[3]), "case %d: something was launched", _i);
+    expect_refused(ctx, _i, st, expect, word, o, sz[3]);
     /* a problem without sinks refuses the buffer */
     flashcl_problem plain = small_problem();
     flashcl_plan *plain_plan = NULL;

@@ -207,7 +207,8 @@ double cli_flops(const flashcl_problem *p)
 
 double cli_sink_logit;
 
-cl_mem cli_sinks(cl_context ctx, const flashcl_problem *p, cl_int *err)
+/* A buffer of heads_q floats, value(h) each (NULL, *err set, on failure). */
+static cl_mem per_head(cl_context ctx, const flashcl_problem *p, double (*value)(int h, int heads), cl_int *err)
 {
     float *s = malloc((size_t)p->heads_q * sizeof(float));
     if (!s) {
@@ -215,24 +216,31 @@ cl_mem cli_sinks(cl_context ctx, const flashcl_problem *p, cl_int *err)
         return NULL;
     }
     for (int h = 0; h < p->heads_q; ++h)
-        s[h] = (float)cli_sink_logit;
+        s[h] = (float)value(h, p->heads_q);
     cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)p->heads_q * sizeof(float), s, err);
     free(s);
     return m;
 }
 
+static double sink_of(int h, int heads)
+{
+    (void)h, (void)heads;
+    return cli_sink_logit;
+}
+
+static double alibi_slope_of(int h, int heads)
+{
+    return exp2(-8.0 * (h + 1) / heads);
+}
+
+cl_mem cli_sinks(cl_context ctx, const flashcl_problem *p, cl_int *err)
+{
+    return per_head(ctx, p, sink_of, err);
+}
+
 cl_mem cli_alibi_slopes(cl_context ctx, const flashcl_problem *p, cl_int *err)
 {
-    float *s = malloc((size_t)p->heads_q * sizeof(float));
-    if (!s) {
-        *err = CL_OUT_OF_HOST_MEMORY;
-        return NULL;
-    }
-    for (int h = 0; h < p->heads_q; ++h)
-        s[h] = (float)exp2(-8.0 * (h + 1) / p->heads_q);
-    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)p->heads_q * sizeof(float), s, err);
-    free(s);
-    return m;
+    return per_head(ctx, p, alibi_slope_of, err);
 }
 
 double cli_flops_packed(const flashcl_problem *p, const int32_t *cu_q, const int32_t *cu_k)
