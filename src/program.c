@@ -445,7 +445,7 @@ flashcl_status flashcl_context_save_programs(flashcl_context *ctx, void *buffer,
     for (program_entry *e = ctx->programs; e && k < n; e = e->next)
         if (e->state == ENTRY_READY && (bins[k] = program_binary(ctx, e->program, &lens[k])))
             keys[k++] = e->key;
-    blob_writer w = {buffer, (unsigned char *)buffer + (buffer ? *size : 0), 0};
+    blob_writer w = {buffer, buffer ? (unsigned char *)buffer + *size : NULL, 0};
     put(&w, blob_magic, sizeof blob_magic - 1);
     put_u32(&w, (uint32_t)strlen(ctx->device_identity));
     put(&w, ctx->device_identity, strlen(ctx->device_identity));
