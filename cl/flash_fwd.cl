@@ -77,37 +77,6 @@
 #else
 #define QK_FLOATS ((BLOCK_M + BLOCK_N) * LDC)
 #endif
-/* PREFETCH: each K and V tile's global loads are issued into registers one phase ahead (V's during
- * Q*K^T, the next K tile's during P*V) and stored to local memory after the phase's barrier, so that a
- * work-group's global-memory latency overlaps its own arithmetic rather than only other work-groups'.
- * Takes Q resident and V in one chunk (D_CHUNK == HEAD_DIM, V_CHUNK == BLOCK_N); costs PF_N float4
- * registers. */
-#ifndef PREFETCH
-#define PREFETCH 0
-#endif
-#if PREFETCH && (!Q_RESIDENT || V_CHUNK != BLOCK_N) /* (asked for where the tiles do not allow it: off) */
-#undef PREFETCH
-#define PREFETCH 0
-#endif
-#define TILE4 (BLOCK_N * HEAD_DIM / 4)             /* float4s of a K or V tile */
-#define PF_N ((TILE4 + WG_SIZE - 1) / WG_SIZE) /* of them a work-item's */
-/* A tile's float4s tid, tid + WG_SIZE, ...: key c, columns d .. d+3. */
-#define PF_LOAD(SRC, base, s_ss, s_sb, n)                                                                      \
-    REG_UNROLL for (int u_ = 0; u_ < PF_N; ++u_)                                                               \
-    {                                                                                                          \
-        const int idx_ = tid + u_ * WG_SIZE, c_ = idx_ / (HEAD_DIM / 4), d_ = (idx_ - c_ * (HEAD_DIM / 4)) * 4;  \
-        pf[u_] = (TILE4 % WG_SIZE == 0 || idx_ < TILE4) && (n) + c_ < skv                                       \
-                     ? KV_LOAD4(SRC, (base) + kv_row(b, (n) + c_, s_ss, s_sb, BT, max_pages, num_pages) + d_)    \
-                     : (float4)(0.0f);                                                                         \
-    }
-#define PF_STORE(dst, ld)                                                                                      \
-    REG_UNROLL for (int u_ = 0; u_ < PF_N; ++u_)                                                               \
-    {                                                                                                          \
-        const int idx_ = tid + u_ * WG_SIZE, c_ = idx_ / (HEAD_DIM / 4), d_ = (idx_ - c_ * (HEAD_DIM / 4)) * 4;  \
-        if (TILE4 % WG_SIZE == 0 || idx_ < TILE4)                                                              \
-            *(__local float4 *)((dst) + c_ * (ld) + d_) = pf[u_];                                              \
-    }
-
 #define SH_MAX2(a, b) ((a) > (b) ? (a) : (b))
 #define SHARED_FLOATS SH_MAX2(SH_MAX2(QK_FLOATS, V_CHUNK * HEAD_DIM), BLOCK_M * CG)
 
@@ -243,11 +212,6 @@ flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
     }
 #endif
 
-#if PREFETCH
-    float4 pf[PF_N];
-    if (n_begin < n_end)
-        PF_LOAD(K, k_base, k_ss, k_sb, n_begin);
-#endif
     for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
         /* S = Q*K^T for this tile, D_CHUNK columns of the head dimension at a time. */
         float s[TM][TN];
@@ -256,11 +220,6 @@ flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
                 s[i][j] = 0.0f;
         for (int d0 = 0; d0 < HEAD_DIM; d0 += D_CHUNK) {
             barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk (or V, or the reductions) is read */
-#if PREFETCH
-            PF_STORE(k_s, LDC);
-            barrier(CLK_LOCAL_MEM_FENCE);
-            PF_LOAD(V, v_base, v_ss, v_sb, n0); /* V(n0), in flight during Q*K^T and the softmax */
-#else
 #if !Q_RESIDENT
             for (int idx = tid; idx < BLOCK_M * D_CHUNK / 4; idx += WG_SIZE) {
                 const int r = idx / (D_CHUNK / 4);
@@ -280,7 +239,6 @@ flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
                             : (float4)(0.0f);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-#endif
 #if Q_RESIDENT
             __local const float *const qc = q_s + d0;
 #else
@@ -369,12 +327,6 @@ flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
          * neighbouring vectors of a V row. */
         for (int c0 = 0; c0 < BLOCK_N; c0 += V_CHUNK) {
             barrier(CLK_LOCAL_MEM_FENCE); /* P is complete; red (or the previous V chunk) is read */
-#if PREFETCH
-            PF_STORE(v_s, HEAD_DIM);
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (n0 + BLOCK_N < n_end) /* the next K tile, in flight during P*V */
-                PF_LOAD(K, k_base, k_ss, k_sb, n0 + BLOCK_N);
-#else
             for (int idx = tid; idx < V_CHUNK * HEAD_DIM / 4; idx += WG_SIZE) {
                 const int c = idx / (HEAD_DIM / 4);
                 const int d = (idx - c * (HEAD_DIM / 4)) * 4;
@@ -384,7 +336,6 @@ flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
                             : (float4)(0.0f);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-#endif
             for (int c = 0; c < V_CHUNK; c += 4) {
                 float4 pv[TM];
                 for (int i = 0; i < TM; ++i)

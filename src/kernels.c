@@ -91,20 +91,21 @@ static void flash_fwd_options(const flashcl_problem *p, const flashcl_config *c,
              c->d_chunk, c->v_chunk, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "", gqa, sg);
 }
 
+/* Whether every row a strides triple places starts at a multiple of 8 elements (16-byte pieces). */
+static int rows_of_8(const flashcl_strides *s)
+{
+    return s->batch % 8 == 0 && s->seq % 8 == 0 && s->head % 8 == 0;
+}
+
 /* Whether every Q, K and V row starts at a multiple of 8 elements (16-byte loads and copies). */
 int fcl_rows_aligned(const flashcl_problem *p)
 {
-    const flashcl_strides *st[3] = {&p->q_strides, &p->k_strides, &p->v_strides};
-    int aligned = 1;
-    for (int i = 0; i < 3; ++i)
-        aligned &= st[i]->batch % 8 == 0 && st[i]->seq % 8 == 0 && st[i]->head % 8 == 0;
-    return aligned;
+    return rows_of_8(&p->q_strides) && rows_of_8(&p->k_strides) && rows_of_8(&p->v_strides);
 }
 
 int fcl_out_aligned(const flashcl_problem *p)
 {
-    const flashcl_strides *o = &p->o_strides;
-    return o->batch % 8 == 0 && o->seq % 8 == 0 && o->head % 8 == 0;
+    return rows_of_8(&p->o_strides);
 }
 
 static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)

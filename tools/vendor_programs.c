@@ -109,6 +109,20 @@ static void make_cases(void)
     p = base(256, FLASHCL_DTYPE_F32, 4, 8192, 16, 2);
     p.causal = 1;
     add("decode-kernel-d256-f32-gqa8-causal", FLASHCL_ALGO_FLASH, FLASHCL_PATH_DECODE, p);
+    /* the engine options: fp32 queries over fp16 K/V with sinks (prefill), a bf16 cache under fp32 queries
+     * served by batch index from left padding, split (decode) */
+    p = base(128, FLASHCL_DTYPE_F32, 4096, 4096, 16, 16);
+    p.kv_dtype = FLASHCL_KV_DTYPE_F16;
+    p.sinks = 1;
+    add("prefill-d128-f32-kvf16-sinks", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO, p);
+    p = base(128, FLASHCL_DTYPE_F32, 1, 32768, 32, 8);
+    p.kv_cache = 1;
+    p.kv_append = 1;
+    p.kv_dtype = FLASHCL_KV_DTYPE_BF16;
+    p.cache_batch_idx = 1;
+    p.cache_leftpad = 1;
+    p.sinks = 1;
+    add("decode-kernel-d128-f32-kvbf16-cacheidx-leftpad-sinks", FLASHCL_ALGO_FLASH, FLASHCL_PATH_DECODE, p);
     add("naive-d128-f32", FLASHCL_ALGO_NAIVE, FLASHCL_PATH_AUTO, base(128, FLASHCL_DTYPE_F32, 1024, 1024, 8, 8));
 }
 
