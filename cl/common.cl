@@ -5,6 +5,11 @@
  * fp16 goes through vload_half/vstore_half, which OpenCL 1.2 has without cl_khr_fp16. LOAD4 reads four
  * consecutive elements (element alignment is enough for vloadn) as a float4.
  */
+/* V's and O's head dim (problem.head_dim_v): HEAD_DIM unless the host sets it (the portable, combine,
+ * append and naive kernels take it; the others are never built with it). */
+#if defined(HEAD_DIM) && !defined(HEAD_DIM_V)
+#define HEAD_DIM_V HEAD_DIM
+#endif
 inline float bf16_to_float(ushort x)
 {
     return as_float((uint)x << 16);

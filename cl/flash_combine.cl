@@ -3,8 +3,8 @@
  * sum_s w_s with w_s = exp(LSE_s - m), m = max_s LSE_s, and LSE = m + log(sum_s w_s). Splits that saw
  * no key (LSE -inf) weigh 0; a row no split saw is zeros with LSE -inf; a NaN partial keeps its row
  * NaN. One work-item per (row, column); rows are numbered as the LSE is: (b * heads_q + h) * seq_q + i
- * for padded batches, h * total_q + token for packed sequences (varlen). Specialised by HEAD_DIM and
- * FLASHCL_DTYPE_*.
+ * for padded batches, h * total_q + token for packed sequences (varlen). Specialised by HEAD_DIM
+ * (HEAD_DIM_V: the output's columns) and FLASHCL_DTYPE_*.
  */
 #ifndef HEAD_DIM
 #error "flash_combine.cl needs HEAD_DIM"
@@ -24,10 +24,10 @@ __kernel void flash_combine(__global const float *restrict OP, __global const fl
     OP += op_off; /* split-KV's scratch: the caller's workspace or the plan's */
     LP += lp_off;
     const long gid = get_global_id(0);
-    if (gid >= rows_total * HEAD_DIM)
+    if (gid >= rows_total * HEAD_DIM_V)
         return;
-    const long row = gid / HEAD_DIM;
-    const int d = (int)(gid - row * HEAD_DIM);
+    const long row = gid / HEAD_DIM_V;
+    const int d = (int)(gid - row * HEAD_DIM_V);
     float m = -INFINITY;
     for (int s = 0; s < n_splits; ++s)
         m = max_nan(m, LP[s * rows_total + row]);
@@ -42,7 +42,7 @@ __kernel void flash_combine(__global const float *restrict OP, __global const fl
         for (int s = 0; s < n_splits; ++s) {
             const float lse = LP[s * rows_total + row];
             const float w = lse == -INFINITY ? 0.0f : exp(lse - m);
-            num += w * OP[(s * rows_total + row) * HEAD_DIM + d];
+            num += w * OP[(s * rows_total + row) * HEAD_DIM_V + d];
             den += w;
         }
 #if HAS_SINKS

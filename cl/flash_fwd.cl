@@ -5,7 +5,7 @@
  * time. Its work-items form a grid of RG row groups by CG column groups (CG is the config's
  * threads_per_row). Work-item (rg, cg) owns TM query rows, rg + i*RG for i < TM, and keeps in registers
  *   - a TM x TN block of the scores S = Q*K^T, keys cg + j*CG for j < TN (TN = BLOCK_N / CG), and
- *   - a TM x TD block of the output O, columns (v*CG + cg)*VW + e for v < TD/VW, e < VW (TD = HEAD_DIM/CG).
+ *   - a TM x TD block of the output O, columns (v*CG + cg)*VW + e for v < TD/VW, e < VW (TD = HEAD_DIM_V/CG).
  * Each value loaded from local memory feeds TN (or TM) multiply-adds instead of one: the loop over the
  * head dimension does TM + TN float4 loads for 4*TM*TN FMAs. The strided ownership puts the CG
  * work-items of a row group on neighbouring keys and columns, so their loads hit different banks and
@@ -27,10 +27,12 @@
  * end), the softcap, ALiBi, masks, packed sequences, caches, paging, split-KV, GQA packing. A row left
  * with no key writes zeros and LSE -inf.
  *
- * Specialised at build time by HEAD_DIM, BLOCK_M, BLOCK_N, TM, CG, D_CHUNK, V_CHUNK, FLASHCL_DTYPE_*.
- * Local memory, in floats (flashcl_flash_local_mem_bytes() must match this exactly), LDC = D_CHUNK+4:
+ * Specialised at build time by HEAD_DIM, BLOCK_M, BLOCK_N, TM, CG, D_CHUNK, V_CHUNK, FLASHCL_DTYPE_*, and
+ * HEAD_DIM_V where V and O have another head dim than Q and K (common.cl; Q*K^T runs over HEAD_DIM, P*V
+ * and the output over HEAD_DIM_V).
+ * Local memory, in floats (src/tiles.c's flash_floats must match this exactly), LDC = D_CHUNK+4:
  *   q_res  BLOCK_M*LDC if Q_RESIDENT, else 0
- *   shared max(qk, V_CHUNK*HEAD_DIM, BLOCK_M*CG) where qk = BLOCK_N*LDC (+ BLOCK_M*LDC if not resident)
+ *   shared max(qk, V_CHUNK*HEAD_DIM_V, BLOCK_M*CG) where qk = BLOCK_N*LDC (+ BLOCK_M*LDC if not resident)
  *   p_tile BLOCK_M*(BLOCK_N+4)
  * The +4 keeps rows 16-byte aligned for float4 loads while shifting each row by four banks.
  */
@@ -38,8 +40,8 @@
     !defined(D_CHUNK) || !defined(V_CHUNK)
 #error "flash_fwd.cl needs HEAD_DIM, BLOCK_M, BLOCK_N, TM, CG, D_CHUNK and V_CHUNK"
 #endif
-#if (BLOCK_M % TM) != 0 || (BLOCK_N % CG) != 0 || (HEAD_DIM % CG) != 0
-#error "TM must divide BLOCK_M, CG must divide BLOCK_N and HEAD_DIM"
+#if (BLOCK_M % TM) != 0 || (BLOCK_N % CG) != 0 || (HEAD_DIM_V % CG) != 0
+#error "TM must divide BLOCK_M, CG must divide BLOCK_N and HEAD_DIM_V"
 #endif
 #if (D_CHUNK % 4) != 0 || (HEAD_DIM % D_CHUNK) != 0 || (V_CHUNK % 4) != 0 || (BLOCK_N % V_CHUNK) != 0
 #error "D_CHUNK must be a multiple of 4 dividing HEAD_DIM; V_CHUNK a multiple of 4 dividing BLOCK_N"
@@ -48,7 +50,7 @@
 #define RG (BLOCK_M / TM)
 #define WG_SIZE (RG * CG)
 #define TN (BLOCK_N / CG)
-#define TD (HEAD_DIM / CG)
+#define TD (HEAD_DIM_V / CG)
 #define LDC (D_CHUNK + 4)
 #define LDP (BLOCK_N + 4)
 #define Q_RESIDENT (D_CHUNK == HEAD_DIM)
@@ -78,7 +80,7 @@
 #define QK_FLOATS ((BLOCK_M + BLOCK_N) * LDC)
 #endif
 #define SH_MAX2(a, b) ((a) > (b) ? (a) : (b))
-#define SHARED_FLOATS SH_MAX2(SH_MAX2(QK_FLOATS, V_CHUNK * HEAD_DIM), BLOCK_M * CG)
+#define SHARED_FLOATS SH_MAX2(SH_MAX2(QK_FLOATS, V_CHUNK * HEAD_DIM_V), BLOCK_M * CG)
 
 /* Packed rows (GQA_PACK > 1, decode): block row pr is query pr / GQA_PACK of head h0 + pr % GQA_PACK,
  * so that the query heads sharing a KV head share its K/V tiles; otherwise row pr is query pr of h0. */
@@ -327,11 +329,11 @@ flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
          * neighbouring vectors of a V row. */
         for (int c0 = 0; c0 < BLOCK_N; c0 += V_CHUNK) {
             barrier(CLK_LOCAL_MEM_FENCE); /* P is complete; red (or the previous V chunk) is read */
-            for (int idx = tid; idx < V_CHUNK * HEAD_DIM / 4; idx += WG_SIZE) {
-                const int c = idx / (HEAD_DIM / 4);
-                const int d = (idx - c * (HEAD_DIM / 4)) * 4;
+            for (int idx = tid; idx < V_CHUNK * HEAD_DIM_V / 4; idx += WG_SIZE) {
+                const int c = idx / (HEAD_DIM_V / 4);
+                const int d = (idx - c * (HEAD_DIM_V / 4)) * 4;
                 const int j = n0 + c0 + c;
-                *(__local float4 *)(v_s + c * HEAD_DIM + d) =
+                *(__local float4 *)(v_s + c * HEAD_DIM_V + d) =
                     j < skv ? KV_LOAD4(V, v_base + kv_row(b, j, v_ss, v_sb, BT, max_pages, num_pages) + d)
                             : (float4)(0.0f);
             }
@@ -341,11 +343,11 @@ flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
                 for (int i = 0; i < TM; ++i)
                     pv[i] = *(__local const float4 *)(p_s + (rg + i * RG) * LDP + c0 + c);
                 for (int v = 0; v < NV; ++v) {
-                    __local const VEC *const vrow = (__local const VEC *)(v_s + c * HEAD_DIM) + v * CG + cg;
+                    __local const VEC *const vrow = (__local const VEC *)(v_s + c * HEAD_DIM_V) + v * CG + cg;
                     const VEC v0 = vrow[0];
-                    const VEC v1 = vrow[HEAD_DIM / VW];
-                    const VEC v2 = vrow[2 * (HEAD_DIM / VW)];
-                    const VEC v3 = vrow[3 * (HEAD_DIM / VW)];
+                    const VEC v1 = vrow[HEAD_DIM_V / VW];
+                    const VEC v2 = vrow[2 * (HEAD_DIM_V / VW)];
+                    const VEC v3 = vrow[3 * (HEAD_DIM_V / VW)];
                     for (int i = 0; i < TM; ++i) {
                         VEC a = acc[i][v];
                         a = fma((VEC)(pv[i].x), v0, a);
@@ -382,7 +384,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
         const float lse = softmax_lse(m_run[i], l);
 #endif
 #if SPLIT_KV
-        /* the partial result, fp32, (split, row, head_dim); its LSE (split, row) */
+        /* the partial result, fp32, (split, row, head_dim_v); its LSE (split, row) */
         const long prow = (long)split * rows_total + lse_row(sv, hi, qi, heads_q, seq_q, total_q);
         REG_UNROLL
         for (int v = 0; v < NV; ++v) {
@@ -390,7 +392,7 @@ flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
             VSTORE(acc[i][v] * inv, out);
             REG_UNROLL
             for (int e = 0; e < VW; ++e)
-                OP[prow * HEAD_DIM + (v * CG + cg) * VW + e] = out[e];
+                OP[prow * HEAD_DIM_V + (v * CG + cg) * VW + e] = out[e];
         }
         if (cg == 0)
             LP[prow] = lse;

@@ -1,13 +1,13 @@
 /*
  * kvcache.cl: appends a step's new keys and values to a KV cache before the attention reads it
  * (FlashAttention's flash_attn_with_kvcache with k and v given). K_NEW/V_NEW are (batch, seq_new,
- * heads_kv, HEAD_DIM), contiguous, in the problem's dtype: row i of sequence b goes to cache row
+ * heads_kv, HEAD_DIM / HEAD_DIM_V), contiguous, in the problem's dtype: row i of sequence b goes to cache row
  * cache_lens[b] + i, contiguous or through the block table (PAGE_SIZE); rows past the capacity (seq_kv)
  * are dropped. A quantized cache (KV_FORMAT, common.cl) gets the rows quantized on the way in: fp8 per
  * element; int8 per (row, KV head), with the scale max|x| * fp32(1/127) rounded to its storage type first and
  * each element round-to-nearest-even(x / scale) (a zero row: scale 0, elements 0; a row with a
  * NaN or an infinity: its scale, so that it reads back as NaN). One work-item per
- * element, or for int8 per (row, KV head). Specialised by HEAD_DIM, PAGE_SIZE, FLASHCL_DTYPE_*,
+ * column of the wider of K's and V's rows, or for int8 per (row, KV head). Specialised by HEAD_DIM, PAGE_SIZE, FLASHCL_DTYPE_*,
  * KV_FORMAT and KV_SCALE_F16.
  */
 
@@ -67,8 +67,9 @@ __kernel void kv_append(__global KV_T *K, __global KV_T *V, __global const STORE
     const int d = 0; /* a work-item per (row, KV head): e counts rows */
     const long r = e;
 #else
-    const int d = (int)(e % HEAD_DIM);
-    const long r = e / HEAD_DIM;
+#define APPEND_WIDTH (HEAD_DIM > HEAD_DIM_V ? HEAD_DIM : HEAD_DIM_V)
+    const int d = (int)(e % APPEND_WIDTH);
+    const long r = e / APPEND_WIDTH;
 #endif
     const int hk = (int)(r % heads_kv);
     const long bi = r / heads_kv;
@@ -87,15 +88,17 @@ __kernel void kv_append(__global KV_T *K, __global KV_T *V, __global const STORE
         const long si = kv_scale_index((int)b, j, hk, heads_kv, seq_kv, bt, max_pages, num_pages);
         append_int8_row(K, K_SCALE, ko, si, K_NEW, r * HEAD_DIM);
         append_int8_row(V, V_SCALE, vo, si, V_NEW, r * HEAD_DIM);
-#elif KV_FORMAT == 2
+#elif KV_FORMAT == 2 /* (a quantized cache has one head dim: e = r * HEAD_DIM + d) */
         K[ko] = (uchar)float_to_e4m3(LOAD(K_NEW, e));
         V[vo] = (uchar)float_to_e4m3(LOAD(V_NEW, e));
 #elif KV_FORMAT == 3
         K[ko] = (uchar)float_to_e5m2(LOAD(K_NEW, e));
         V[vo] = (uchar)float_to_e5m2(LOAD(V_NEW, e));
 #else /* (the step's rows in the problem's dtype, the cache's in its own: KV_STORE converts) */
-        KV_STORE(K, ko, LOAD(K_NEW, e));
-        KV_STORE(V, vo, LOAD(V_NEW, e));
+        if (d < HEAD_DIM)
+            KV_STORE(K, ko, LOAD(K_NEW, r * HEAD_DIM + d));
+        if (d < HEAD_DIM_V)
+            KV_STORE(V, vo, LOAD(V_NEW, r * HEAD_DIM_V + d));
 #endif
     }
 }

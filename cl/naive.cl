@@ -6,7 +6,8 @@
  * modifiers (scores.cl) are the flash kernels' own parts; the softcap and the window stay runtime
  * values here (speed is not this kernel's job, and fewer programs build faster).
  *
- * Specialised at build time by HEAD_DIM and FLASHCL_DTYPE_*. Rows are numbered flat:
+ * Specialised at build time by HEAD_DIM (HEAD_DIM_V: V's and the output's columns) and FLASHCL_DTYPE_*.
+ * Rows are numbered flat:
  * row = (batch * heads_q + head) * seq_q + query.
  */
 #ifndef HEAD_DIM
@@ -16,12 +17,12 @@
  * compiler keeps a long array in memory) chunks, each its own pass over the keys; the last chunk may be
  * partial. */
 #ifndef NAIVE_CHUNK
-#define NAIVE_CHUNK HEAD_DIM
+#define NAIVE_CHUNK HEAD_DIM_V
 #endif
-/* (loops over a chunk run NAIVE_CHUNK times, columns past HEAD_DIM skipped: a constant trip count, and
+/* (loops over a chunk run NAIVE_CHUNK times, columns past HEAD_DIM_V skipped: a constant trip count, and
  * unrolled when chunked, so that the compiler can keep out[] in registers; a whole row's array is left
  * to the compiler, whose unrolling of it put it in scratch on AMD's) */
-#if NAIVE_CHUNK < HEAD_DIM
+#if NAIVE_CHUNK < HEAD_DIM_V
 #define CHUNK_UNROLL _Pragma("unroll")
 #else
 #define CHUNK_UNROLL
@@ -192,7 +193,7 @@ CHUNK_UNROLL
         const long vrow = r.vb + kv_row(b, j, v_ss, v_sb, bt, max_pages, num_pages) + c0;
 CHUNK_UNROLL
         for (int d = 0; d < NAIVE_CHUNK; ++d)
-            if (c0 + d < HEAD_DIM)
+            if (c0 + d < HEAD_DIM_V)
                 out[d] += pv * KV_LOAD(V, vrow + d);
     }
     if (sink != -INFINITY)
@@ -221,13 +222,13 @@ __kernel void naive_fwd(__global const STORE_T *Q, __global const KV_T *K, __glo
                               v_sh, o_sb, o_ss, o_sh, cu_q, cu_k, total_q, total_kv, batch, cache_lens, cache_idx,
                               leftpad, cache_batch)
                         .o_row;
-    for (int c0 = 0; c0 < HEAD_DIM; c0 += NAIVE_CHUNK) {
+    for (int c0 = 0; c0 < HEAD_DIM_V; c0 += NAIVE_CHUNK) {
         float out[NAIVE_CHUNK];
         const float lse = naive_row(flat, Q, K, V, ATTN_ARGS, c0, out);
         if (valid) {
 CHUNK_UNROLL
             for (int d = 0; d < NAIVE_CHUNK; ++d)
-                if (c0 + d < HEAD_DIM)
+                if (c0 + d < HEAD_DIM_V)
                     STORE(O, ob + c0 + d, out[d]);
             if (write_lse && c0 == 0)
                 LSE[flat] = lse;
@@ -235,7 +236,7 @@ CHUNK_UNROLL
     }
 }
 
-/* The validator's reference: the listed rows, in fp32, packed (n_rows, HEAD_DIM). */
+/* The validator's reference: the listed rows, in fp32, packed (n_rows, HEAD_DIM_V). */
 __kernel void naive_ref_rows(__global const STORE_T *Q, __global const KV_T *K,
                              __global const KV_T *V, ATTN_PARAMS, __global const long *rows,
                              const long n_rows, __global float *ref, __global float *ref_lse,
@@ -245,15 +246,15 @@ __kernel void naive_ref_rows(__global const STORE_T *Q, __global const KV_T *K,
     const long r = get_global_id(0);
     if (r >= n_rows)
         return;
-    for (int c0 = 0; c0 < HEAD_DIM; c0 += NAIVE_CHUNK) {
+    for (int c0 = 0; c0 < HEAD_DIM_V; c0 += NAIVE_CHUNK) {
         float out[NAIVE_CHUNK];
         const float lse = naive_row(rows[r], Q, K, V, ATTN_ARGS, c0, out);
         if (c0 == 0)
             ref_lse[r] = lse;
 CHUNK_UNROLL
         for (int d = 0; d < NAIVE_CHUNK; ++d)
-            if (c0 + d < HEAD_DIM)
-                ref[r * HEAD_DIM + c0 + d] = out[d];
+            if (c0 + d < HEAD_DIM_V)
+                ref[r * HEAD_DIM_V + c0 + d] = out[d];
     }
 }
 
@@ -282,13 +283,13 @@ __kernel void compare_rows(__global const STORE_T *O, __global const float *LSE,
     const long ob = (bh / heads_q) * o_sb + (long)i * o_ss + (bh % heads_q) * o_sh;
 
     float scale = 1e-30f;
-    for (int d = 0; d < HEAD_DIM; ++d)
-        scale = fmax(scale, fabs(ref[r * HEAD_DIM + d]));
+    for (int d = 0; d < HEAD_DIM_V; ++d)
+        scale = fmax(scale, fabs(ref[r * HEAD_DIM_V + d]));
     float worst = -1.0f, worst_out = 0.0f, worst_ref = 0.0f;
     int worst_col = 0, failures = 0, nonfinite = 0;
-    for (int d = 0; d < HEAD_DIM; ++d) {
+    for (int d = 0; d < HEAD_DIM_V; ++d) {
         const float x = LOAD(O, ob + d);
-        const float y = ref[r * HEAD_DIM + d];
+        const float y = ref[r * HEAD_DIM_V + d];
         const float err = fabs(x - y);
         const bool ok = err <= rtol * fabs(y) + atol * scale;
         failures += ok ? 0 : 1;

@@ -251,6 +251,13 @@ typedef struct flashcl_problem {
      * kv_format, and not on the matrix units (whose operands share one type) or by standard attention.
      * (ABI 2) */
     int32_t kv_dtype;
+    /* V's and O's head dim when it is not head_dim (0: head_dim, the default; else a multiple of 8, 8 to
+     * 256): V is (batch, seq_kv, heads_kv, head_dim_v) and O (batch, seq_q, heads_q, head_dim_v), their
+     * default strides and sizes by it, v_new too (DeepSeek's MLA: 192-wide queries and keys over 128-wide
+     * values). The scale stays 1/sqrt(head_dim). Flash (the portable kernel: auto takes it, the
+     * matrix-unit and decode kernels do not), naive and standard attention; not with a quantized
+     * kv_format. (ABI 2) */
+    int32_t head_dim_v;
 } flashcl_problem;
 
 typedef enum flashcl_mask_dtype {
@@ -711,7 +718,7 @@ FLASHCL_API uint64_t flashcl_plan_extra_device_bytes(const flashcl_plan *plan);
 
 /**
  * The scratch memory an enqueue of the plan needs, in bytes (0: none): split-KV's partial outputs and
- * log-sum-exps, (kv_splits, rows, head_dim + 1) fp32. An engine that owns its memory passes a buffer of
+ * log-sum-exps, (kv_splits, rows, head_dim_v + 1) fp32. An engine that owns its memory passes a buffer of
  * at least this size from tensors.offsets.workspace (a multiple of 4 bytes) as tensors.workspace, and the
  * plan allocates nothing; without one the plan allocates its own on the first enqueue that needs it and
  * keeps it. The workspace is written by the enqueue and read by its own later commands only: it may be

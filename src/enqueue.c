@@ -151,7 +151,7 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                              L->block_table_bytes, of->block_table, sizeof(cl_int))) ||
         (st = check_optional(ctx, t->k_new, p->kv_cache && p->kv_append, "k_new", "kv_append", L->kv_new_bytes,
                              of->k_new, es)) ||
-        (st = check_optional(ctx, t->v_new, p->kv_cache && p->kv_append, "v_new", "kv_append", L->kv_new_bytes,
+        (st = check_optional(ctx, t->v_new, p->kv_cache && p->kv_append, "v_new", "kv_append", L->v_new_bytes,
                              of->v_new, es)) ||
         (st = check_optional(ctx, t->k_scale, p->kv_format == FLASHCL_KV_INT8, "k_scale", "kv_format (int8)",
                              L->kv_scale_bytes, of->k_scale, escale)) ||
@@ -187,7 +187,7 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                            {t->cache_seqlens, of->cache_seqlens, L->cache_seqlens_bytes, "cache_seqlens"},
                            {t->block_table, of->block_table, L->block_table_bytes, "block_table"},
                            {t->k_new, of->k_new, L->kv_new_bytes, "k_new"},
-                           {t->v_new, of->v_new, L->kv_new_bytes, "v_new"},
+                           {t->v_new, of->v_new, L->v_new_bytes, "v_new"},
                            {t->k_scale, of->k_scale, L->kv_scale_bytes, "k_scale"},
                            {t->v_scale, of->v_scale, L->kv_scale_bytes, "v_scale"},
                            {t->sinks, of->sinks, L->sinks_bytes, "sinks"},

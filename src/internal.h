@@ -124,7 +124,7 @@ typedef struct resolved_layout {
     uint64_t q_bytes, k_bytes, v_bytes, o_bytes, lse_bytes; /* minimum buffer sizes */
     flashcl_strides mask;                         /* resolved mask strides (when attn_mask) */
     uint64_t alibi_bytes, mask_bytes, key_padding_bytes, cu_seqlens_bytes, sinks_bytes;
-    uint64_t cache_seqlens_bytes, block_table_bytes, kv_new_bytes;
+    uint64_t cache_seqlens_bytes, block_table_bytes, kv_new_bytes, v_new_bytes; /* k_new's, v_new's */
     uint64_t kv_scale_bytes; /* each of k_scale and v_scale (an int8 cache) */
     uint64_t cache_batch_idx_bytes, cache_leftpad_bytes;
     int32_t cache_batch; /* the cache's sequences (K/V batches): problem.cache_batch, else batch */
@@ -142,6 +142,8 @@ int fcl_is_decode(const flashcl_problem *p);
 /* K's and V's storage dtype (problem.kv_dtype, else dtype), and whether it differs from Q's. */
 flashcl_dtype fcl_kv_dtype(const flashcl_problem *p);
 int fcl_kv_mixed(const flashcl_problem *p);
+/* V's and O's head dim: problem.head_dim_v, or head_dim where that is 0. */
+int32_t fcl_head_dim_v(const flashcl_problem *p);
 /* The keys row i sees, as offsets from its aligned position i + seq_kv - seq_q: [-left, +right], -1 for
  * an unbounded side; the causal mask folded in (right <= 0); a side wider than the sequences clamped
  * to them (the same keys). */
@@ -172,7 +174,7 @@ typedef struct fcl_choice {
 int32_t fcl_naive_chunk(const flashcl_device_profile *pr);
 /* The floats a work-item of the portable or the CUDA-core decode kernel keeps in registers under config c:
  * its output and score blocks (flash_fwd), or the decode kernel's rows and keys (its chooser's estimate). */
-int64_t fcl_register_block(const flashcl_config *c, int32_t head_dim);
+int64_t fcl_register_block(const flashcl_config *c, int32_t head_dim_v); /* output columns: V's head dim */
 void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t local_mem_limit,
                    const flashcl_tuning_db *db, fcl_choice *ch);
 /* The local memory tiles may use: min(the device's, 64 KiB, the cap when nonzero); on a GPU whose

@@ -68,6 +68,15 @@ static size_t feature_defines(const flashcl_problem *p, int flash, char *buf, si
     return len;
 }
 
+/* " -DHEAD_DIM_V=n" where V's and O's head dim is not head_dim (cl/common.cl defaults it), else "". */
+static void dim_v_define(const flashcl_problem *p, char *buf, size_t n)
+{
+    if (fcl_head_dim_v(p) != p->head_dim)
+        snprintf(buf, n, " -DHEAD_DIM_V=%d", (int)fcl_head_dim_v(p));
+    else
+        buf[0] = '\0';
+}
+
 /* " -DFCL_SUB_GROUP=n" where the config asks for a sub-group size (cl/common.cl SUB_GROUP_ATTR), else "". */
 static void sub_group_define(const flashcl_config *c, char *buf, size_t n)
 {
@@ -83,11 +92,12 @@ static void flash_fwd_options(const flashcl_problem *p, const flashcl_config *c,
     feature_defines(p, 1, features, sizeof features);
     if (c->gqa_pack > 1)
         snprintf(gqa, sizeof gqa, " -DGQA_PACK=%d", c->gqa_pack);
-    char sg[32];
+    char sg[32], dv[32];
     sub_group_define(c, sg, sizeof sg);
+    dim_v_define(p, dv, sizeof dv);
     snprintf(buf, n,
-             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d%s%s%s%s",
-             dtype_define(p->dtype), p->head_dim, c->block_m, c->block_n, c->rows_per_item, c->threads_per_row,
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_M=%d -DBLOCK_N=%d -DTM=%d -DCG=%d -DD_CHUNK=%d -DV_CHUNK=%d%s%s%s%s",
+             dtype_define(p->dtype), p->head_dim, dv, c->block_m, c->block_n, c->rows_per_item, c->threads_per_row,
              c->d_chunk, c->v_chunk, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "", gqa, sg);
 }
 
@@ -151,25 +161,30 @@ static void flash_decode_mma_options(const flashcl_problem *p, const flashcl_con
 /* The naive kernels: d_chunk > 0 asks for the output columns in chunks of that many. */
 static void naive_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
-    char features[256], chunk[32] = "";
+    char features[256], chunk[32] = "", dv[32];
     feature_defines(p, 0, features, sizeof features);
-    if (c->d_chunk > 0 && c->d_chunk < p->head_dim)
+    if (c->d_chunk > 0 && c->d_chunk < fcl_head_dim_v(p)) /* (chunks of the output's columns) */
         snprintf(chunk, sizeof chunk, " -DNAIVE_CHUNK=%d", c->d_chunk);
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s%s", dtype_define(p->dtype), p->head_dim, features, chunk);
+    dim_v_define(p, dv, sizeof dv);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s%s%s", dtype_define(p->dtype), p->head_dim, dv, features, chunk);
 }
 
 static void combine_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     (void)c;
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s", dtype_define(p->dtype), p->head_dim,
+    char dv[32];
+    dim_v_define(p, dv, sizeof dv);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s%s", dtype_define(p->dtype), p->head_dim, dv,
              p->sinks ? " -DHAS_SINKS=1" : "");
 }
 
 static void append_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     (void)c;
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DPAGE_SIZE=%d -DKV_FORMAT=%d -DKV_SCALE_F16=%d -DKV_DTYPE=%d%s",
-             dtype_define(p->dtype), p->head_dim, p->page_size, p->kv_format,
+    char dv[32];
+    dim_v_define(p, dv, sizeof dv);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DPAGE_SIZE=%d -DKV_FORMAT=%d -DKV_SCALE_F16=%d -DKV_DTYPE=%d%s",
+             dtype_define(p->dtype), p->head_dim, dv, p->page_size, p->kv_format,
              p->kv_format == FLASHCL_KV_INT8 && p->kv_scale_dtype == FLASHCL_DTYPE_F16,
              fcl_kv_mixed(p) ? p->kv_dtype : 0, p->cache_batch_idx ? " -DCACHE_IDX=1" : "");
 }

@@ -100,8 +100,10 @@ static flashcl_status setup_append(flashcl_plan *pl)
     flashcl_status st = fcl_kernel_create(pl->ctx, FCL_K_KV_APPEND, p, &pl->config, &pl->append, NULL, 0);
     if (st != FLASHCL_SUCCESS)
         return st;
-    /* a work-item per element; for an int8 cache per (row, KV head): its scale spans the row */
-    const cl_long total = (cl_long)p->batch * p->seq_q * p->heads_kv * (p->kv_format == FLASHCL_KV_INT8 ? 1 : p->head_dim);
+    /* a work-item per element of the wider of K's and V's rows; for an int8 cache per (row, KV head): its
+     * scale spans the row */
+    const int32_t dv = fcl_head_dim_v(p), wide = dv > p->head_dim ? dv : p->head_dim;
+    const cl_long total = (cl_long)p->batch * p->seq_q * p->heads_kv * (p->kv_format == FLASHCL_KV_INT8 ? 1 : wide);
     fcl_args a = fcl_args_of(pl->append, FCL_K_KV_APPEND);
     fcl_arg_int(&a, KA_seq_new, p->seq_q);
     fcl_arg_int(&a, KA_heads_kv, p->heads_kv);
@@ -125,7 +127,7 @@ static flashcl_status setup_splits(flashcl_plan *pl)
     const resolved_layout *L = &pl->layout;
     const cl_long rows = (cl_long)(L->row_groups * L->group_rows);
     const cl_int splits = pl->config.kv_splits;
-    pl->ws_lse_floats = (uint64_t)splits * (uint64_t)rows * (uint64_t)p->head_dim;
+    pl->ws_lse_floats = (uint64_t)splits * (uint64_t)rows * (uint64_t)fcl_head_dim_v(p);
     pl->ws_bytes = (pl->ws_lse_floats + (uint64_t)splits * (uint64_t)rows) * sizeof(float);
     flashcl_status st = fcl_kernel_create(ctx, FCL_K_FLASH_COMBINE, p, &pl->config, &pl->combine, NULL, 0);
     if (st != FLASHCL_SUCCESS)
@@ -139,7 +141,7 @@ static flashcl_status setup_splits(flashcl_plan *pl)
     FCL_ARG_STRIDES(&a, FC_o, L->o);
     fcl_arg_int(&a, FC_varlen, p->varlen != 0);
     pl->combine_local = 64;
-    const size_t items = (size_t)rows * (size_t)p->head_dim;
+    const size_t items = (size_t)rows * (size_t)fcl_head_dim_v(p);
     pl->combine_global = (items + pl->combine_local - 1) / pl->combine_local * pl->combine_local;
     return fcl_args_check(ctx, &a, "split-KV");
 }
@@ -217,8 +219,8 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
                 if (fcl_choose(ctx, &ctx->profile, &smaller_regs, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) ==
                         FLASHCL_SUCCESS &&
                     fcl_config_kernel(&smaller) == id &&
-                    fcl_register_block(&smaller, pl->problem.head_dim) <
-                        fcl_register_block(&pl->config, pl->problem.head_dim)) {
+                    fcl_register_block(&smaller, fcl_head_dim_v(&pl->problem)) <
+                        fcl_register_block(&pl->config, fcl_head_dim_v(&pl->problem))) {
                     choice = smaller_regs;
                     pl->config = smaller;
                     smaller_found = 1;

@@ -75,6 +75,11 @@ flashcl_dtype fcl_kv_dtype(const flashcl_problem *p)
     return p->kv_dtype ? (flashcl_dtype)(p->kv_dtype - 1) : (flashcl_dtype)p->dtype;
 }
 
+int32_t fcl_head_dim_v(const flashcl_problem *p)
+{
+    return p->head_dim_v ? p->head_dim_v : p->head_dim;
+}
+
 int fcl_kv_mixed(const flashcl_problem *p)
 {
     return p->kv_dtype && fcl_kv_dtype(p) != (flashcl_dtype)p->dtype;
@@ -218,6 +223,9 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                        FLASHCL_UNSUPPORTED,
                        "problem.head_dim = %d: supported head dims are the multiples of 8 from 8 to 256",
                        (int)p->head_dim);
+    validate_or_return(ctx, p->head_dim_v == 0 || (p->head_dim_v >= 8 && p->head_dim_v <= 256 && p->head_dim_v % 8 == 0),
+                       FLASHCL_UNSUPPORTED,
+                       "problem.head_dim_v = %d: 0 (head_dim) or a multiple of 8 from 8 to 256", (int)p->head_dim_v);
     validate_or_return(ctx, flashcl_dtype_size(p->dtype) != 0, FLASHCL_INVALID_ARGUMENT,
                        "problem.dtype = %d: not a flashcl_dtype", (int)p->dtype);
     validate_or_return(ctx, isfinite(p->scale), FLASHCL_INVALID_ARGUMENT,
@@ -265,10 +273,13 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     validate_or_return(ctx, !p->kv_dtype || p->kv_format == FLASHCL_KV_PLAIN, FLASHCL_INVALID_ARGUMENT,
                        "problem.kv_dtype = %d with kv_format = %s: a quantized cache has its own storage",
                        (int)p->kv_dtype, flashcl_kv_format_name((flashcl_kv_format)p->kv_format));
+    validate_or_return(ctx, fcl_head_dim_v(p) == p->head_dim || p->kv_format == FLASHCL_KV_PLAIN, FLASHCL_UNSUPPORTED,
+                       "problem.head_dim_v = %d with kv_format = %s: a quantized cache has one head dim",
+                       (int)p->head_dim_v, flashcl_kv_format_name((flashcl_kv_format)p->kv_format));
     const size_t elem = flashcl_dtype_size(p->dtype);
     /* quantized: a byte an element; else K/V's own dtype */
     const size_t kv_elem = p->kv_format != FLASHCL_KV_PLAIN ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
-    const int64_t d = p->head_dim;
+    const int64_t d = p->head_dim, dv = fcl_head_dim_v(p);
     flashcl_status st;
     /* Q/O are nb batches of nq rows, K/V nbk batches of nk rows. Packed sequences are one batch of
      * total rows (the batch stride unused); a paged cache is num_pages batches of page_size rows. */
@@ -327,8 +338,8 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     }
     if ((st = resolve_tensor(ctx, "q", &p->q_strides, nb, nq, p->heads_q, d, elem, 0, &layout->q, &layout->q_bytes)) ||
         (st = resolve_tensor(ctx, "k", &p->k_strides, nbk, nk, p->heads_kv, d, kv_elem, 0, &layout->k, &layout->k_bytes)) ||
-        (st = resolve_tensor(ctx, "v", &p->v_strides, nbk, nk, p->heads_kv, d, kv_elem, 0, &layout->v, &layout->v_bytes)) ||
-        (st = resolve_tensor(ctx, "o", &p->o_strides, nb, nq, p->heads_q, d, elem, 1, &layout->o, &layout->o_bytes)))
+        (st = resolve_tensor(ctx, "v", &p->v_strides, nbk, nk, p->heads_kv, dv, kv_elem, 0, &layout->v, &layout->v_bytes)) ||
+        (st = resolve_tensor(ctx, "o", &p->o_strides, nb, nq, p->heads_q, dv, elem, 1, &layout->o, &layout->o_bytes)))
         return st;
     layout->row_groups = p->varlen ? p->heads_q : (int64_t)p->batch * p->heads_q;
     layout->group_rows = p->varlen ? p->total_q : p->seq_q;
@@ -342,8 +353,8 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     layout->kv_scale_bytes = p->kv_format == FLASHCL_KV_INT8 ? (uint64_t)nbk * (uint64_t)nk * (uint64_t)p->heads_kv *
                                                                flashcl_dtype_size(p->kv_scale_dtype)
                                                          : 0;
-    layout->kv_new_bytes =
-        p->kv_cache && p->kv_append ? (uint64_t)p->batch * p->seq_q * p->heads_kv * p->head_dim * elem : 0;
+    layout->kv_new_bytes = p->kv_cache && p->kv_append ? (uint64_t)p->batch * p->seq_q * p->heads_kv * d * elem : 0;
+    layout->v_new_bytes = p->kv_cache && p->kv_append ? (uint64_t)p->batch * p->seq_q * p->heads_kv * dv * elem : 0;
 
     validate_or_return(ctx, p->mask_dtype >= FLASHCL_MASK_F32 && p->mask_dtype <= FLASHCL_MASK_BOOL,
                        FLASHCL_INVALID_ARGUMENT,

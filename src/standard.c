@@ -161,12 +161,13 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
 
     const int convert = p->dtype != FLASHCL_DTYPE_F32;
     if (convert) {
-        const uint64_t qn = (uint64_t)p->batch * p->seq_q * p->heads_q * p->head_dim * sizeof(float);
-        const uint64_t kn = (uint64_t)p->batch * p->seq_kv * p->heads_kv * p->head_dim * sizeof(float);
+        const uint64_t rq = (uint64_t)p->batch * p->seq_q * p->heads_q, rk = (uint64_t)p->batch * p->seq_kv * p->heads_kv;
+        const uint64_t qn = rq * p->head_dim * sizeof(float), kn = rk * p->head_dim * sizeof(float);
+        const uint64_t vn = rk * fcl_head_dim_v(p) * sizeof(float), on = rq * fcl_head_dim_v(p) * sizeof(float);
         if (!(st->q32 = alloc_touched(ctx, qn, "fp32 Q", &status)) || !(st->k32 = alloc_touched(ctx, kn, "fp32 K", &status)) ||
-            !(st->v32 = alloc_touched(ctx, kn, "fp32 V", &status)) || !(st->o32 = alloc_touched(ctx, qn, "fp32 O", &status)))
+            !(st->v32 = alloc_touched(ctx, vn, "fp32 V", &status)) || !(st->o32 = alloc_touched(ctx, on, "fp32 O", &status)))
             return status;
-        st->extra_bytes += 2 * qn + 2 * kn;
+        st->extra_bytes += qn + kn + vn + on;
     }
 
     /* The softmax is compiled for exactly WG work-items (a power of two): the device's limit, then
@@ -210,9 +211,13 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
     const resolved_layout *L = &pl->layout;
     flashcl_strides q = L->q, k = L->k, v = L->v, o = L->o;
     if (convert) { /* the GEMMs read and write the contiguous fp32 copies */
-        q.head = o.head = k.head = v.head = p->head_dim;
-        q.seq = o.seq = (int64_t)p->heads_q * p->head_dim;
-        k.seq = v.seq = (int64_t)p->heads_kv * p->head_dim;
+        const int64_t dv = fcl_head_dim_v(p);
+        q.head = k.head = p->head_dim;
+        o.head = v.head = dv;
+        q.seq = (int64_t)p->heads_q * p->head_dim;
+        o.seq = (int64_t)p->heads_q * dv;
+        k.seq = (int64_t)p->heads_kv * p->head_dim;
+        v.seq = (int64_t)p->heads_kv * dv;
         q.batch = o.batch = q.seq * p->seq_q;
         k.batch = v.batch = k.seq * p->seq_kv;
     }
@@ -306,7 +311,7 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
             cs = convert(pl, st->to32, FCL_K_TO_F32, k, st->k32, p->batch, p->seq_kv, p->heads_kv, p->head_dim,
                          &L->k, pl->off.k, NULL);
         if (cs == FLASHCL_SUCCESS)
-            cs = convert(pl, st->to32, FCL_K_TO_F32, v, st->v32, p->batch, p->seq_kv, p->heads_kv, p->head_dim,
+            cs = convert(pl, st->to32, FCL_K_TO_F32, v, st->v32, p->batch, p->seq_kv, p->heads_kv, fcl_head_dim_v(p),
                          &L->v, pl->off.v, NULL);
         if (cs != FLASHCL_SUCCESS)
             return cs;
@@ -369,14 +374,14 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
             return fcl_fail_cl(ctx, err, "standard attention: softmax");
         const int last = c + 1 == st->n_chunks && !st->q32;
         code = CLBlastSgemmBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)ch->nrows,
-                                   (size_t)p->head_dim, (size_t)p->seq_kv, st->ones, ch->sub, a2, (size_t)p->seq_kv, va,
+                                   (size_t)fcl_head_dim_v(p), (size_t)p->seq_kv, st->ones, ch->sub, a2, (size_t)p->seq_kv, va,
                                    b2, pl->gemm_ld[2], st->betas, oa, c2, pl->gemm_ld[3], n, &queue, last ? &done : NULL);
         if (code != CLBlastSuccess)
             return clblast_fail(ctx, code, "standard attention: O = P V (CLBlastSgemmBatched)");
     }
     if (st->q32) {
         flashcl_status cs = convert(pl, st->from32, FCL_K_FROM_F32, st->o32, o, p->batch, p->seq_q, p->heads_q,
-                                    p->head_dim, &pl->layout.o, pl->off.o, &done);
+                                    fcl_head_dim_v(p), &pl->layout.o, pl->off.o, &done);
         if (cs != FLASHCL_SUCCESS)
             return cs;
     }

@@ -60,14 +60,16 @@ uint32_t fcl_groups_per_cu(const flashcl_device_profile *pr, uint64_t local_byte
     return (uint32_t)(cu / local_bytes);
 }
 
-static uint64_t flash_floats(int32_t d, int32_t bm, int32_t bn, int32_t tpr, int32_t dc, int32_t vc)
+/* The portable kernel's local memory in floats (cl/flash_fwd.cl's layout): d is Q's and K's head dim,
+ * dv V's and O's. */
+static uint64_t flash_floats(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t tpr, int32_t dc, int32_t vc)
 {
     const uint64_t ldc = (uint64_t)dc + 4, ldp = (uint64_t)bn + 4;
     const int resident = dc == d;
     const uint64_t q_res = resident ? (uint64_t)bm * ldc : 0;
     uint64_t shared = (uint64_t)bn * ldc + (resident ? 0 : (uint64_t)bm * ldc);
-    if ((uint64_t)vc * (uint64_t)d > shared)
-        shared = (uint64_t)vc * (uint64_t)d;
+    if ((uint64_t)vc * (uint64_t)dv > shared)
+        shared = (uint64_t)vc * (uint64_t)dv;
     if ((uint64_t)bm * (uint64_t)tpr > shared)
         shared = (uint64_t)bm * (uint64_t)tpr;
     shared = (shared + 3) / 4 * 4;
@@ -133,7 +135,20 @@ uint64_t flashcl_flash_local_mem_bytes_abi(const flashcl_abi *abi, int32_t head_
         return 0;
     if (c->mma)
         return mma_bytes(head_dim, c->block_m, c->block_n, mma_tiles_per_warp(c), mma_stages(c), c->mma == 2);
-    return flash_floats(head_dim, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
+    return flash_floats(head_dim, head_dim, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
+           sizeof(float);
+}
+
+/* A config's local memory for a problem: the public formula, with V's own head dim for the portable
+ * kernel (the other kernels do not take a head_dim_v). */
+static uint64_t problem_local_bytes(const flashcl_problem *p, const flashcl_config *c)
+{
+    if (c->mma || c->decode || fcl_head_dim_v(p) == p->head_dim)
+        return flashcl_flash_local_mem_bytes(p->head_dim, c);
+    if (c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1)
+        return 0;
+    return flash_floats(p->head_dim, fcl_head_dim_v(p), c->block_m, c->block_n, c->threads_per_row, c->d_chunk,
+                        c->v_chunk) *
            sizeof(float);
 }
 
@@ -145,12 +160,12 @@ static uint32_t next_pow2(uint32_t x)
     return p;
 }
 
-/* The largest multiple of 4 that divides bn and keeps V's chunk within `floats` (at least 4). */
-static int32_t choose_v_chunk(int32_t d, int32_t bn, uint64_t floats)
+/* The largest multiple of 4 that divides bn and keeps V's chunk (rows of dv) within `floats` (at least 4). */
+static int32_t choose_v_chunk(int32_t dv, int32_t bn, uint64_t floats)
 {
     int32_t best = 4;
     for (int32_t vc = 4; vc <= bn; vc += 4)
-        if (bn % vc == 0 && (uint64_t)vc * (uint64_t)d <= floats)
+        if (bn % vc == 0 && (uint64_t)vc * (uint64_t)dv <= floats)
             best = vc;
     return best;
 }
@@ -163,12 +178,12 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     /* the register block: accumulators and scores per work-item, halved reg_shift times */
     const int32_t max_acc = FCL_MAX_ACC >> reg_shift > 4 ? FCL_MAX_ACC >> reg_shift : 4;
     const int32_t max_scores = FCL_MAX_SCORES >> reg_shift > 2 ? FCL_MAX_SCORES >> reg_shift : 2;
-    const int32_t d = p->head_dim;
+    const int32_t d = p->head_dim, dv = fcl_head_dim_v(p); /* Q/K's columns; V/O's (the output block) */
     if (max_wg > FCL_MAX_WG)
         max_wg = FCL_MAX_WG;
     const size_t multiple = pr->wg_multiple ? pr->wg_multiple : 1;
 
-    /* Column groups (threads_per_row): each work-item holds head_dim/tpr output columns of its rows,
+    /* Column groups (threads_per_row): each work-item holds head_dim_v/tpr output columns of its rows,
      * and each P value it loads from local memory feeds that many FMAs. Eight groups where the head
      * dim allows at least 4 columns each (one float4), else fewer: a row group then spans 8
      * neighbouring work-items, whose K and V loads fall in distinct banks. Eight beat sixteen on the
@@ -181,11 +196,11 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     const int decode_rows = p->seq_q <= FCL_DECODE_MAX_QUERIES; /* rows of the packed view */
     int32_t tpr = 1;
     for (int32_t g = decode_rows ? 32 : 8; g >= 2; g /= 2)
-        if (d % g == 0 && d / g >= 4) {
+        if (dv % g == 0 && dv / g >= 4) {
             tpr = g;
             break;
         }
-    const int32_t cols = d / tpr;
+    const int32_t cols = dv / tpr;
     /* Rows per work-item: 4 (each K value feeds 4 rows) while the output block stays in registers. */
     int32_t tm = 4;
     /* ... and whose score block still takes key tiles of 16 (4 keys per item, more with few column groups) */
@@ -244,8 +259,8 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
                     const int32_t bm = rg * t;
                     const uint64_t ldc = (uint64_t)dc + 4;
                     const uint64_t qk = (uint64_t)bn * ldc + (dc == d ? 0 : (uint64_t)bm * ldc);
-                    const int32_t vc = choose_v_chunk(d, bn, qk > (uint64_t)bm * tpr ? qk : (uint64_t)bm * tpr);
-                    if (flash_floats(d, bm, bn, tpr, dc, vc) * sizeof(float) <= budget) {
+                    const int32_t vc = choose_v_chunk(dv, bn, qk > (uint64_t)bm * tpr ? qk : (uint64_t)bm * tpr);
+                    if (flash_floats(d, dv, bm, bn, tpr, dc, vc) * sizeof(float) <= budget) {
                         best_rg = rg;
                         best_tn = tn;
                         best_dc = dc;
@@ -269,7 +284,7 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     cfg->d_chunk = best_dc;
     cfg->v_chunk = best_vc;
     cfg->work_group_size = best_rg * tpr;
-    cfg->local_mem_bytes = flashcl_flash_local_mem_bytes(d, cfg);
+    cfg->local_mem_bytes = problem_local_bytes(p, cfg);
     cfg->local_mem_budget = budget;
     fcl_strlcpy(cfg->kernel, "flash_fwd", sizeof cfg->kernel);
     fcl_strlcpy(cfg->source, "heuristic", sizeof cfg->source);
@@ -291,6 +306,8 @@ static int mma_suits(const flashcl_problem *p, char *why, size_t n)
         no = "K and V in another dtype than Q (problem.kv_dtype: the matrix units' operands share one)";
     else if (p->head_dim % 32 || p->head_dim > 256)
         no = "head_dim not a multiple of 32 up to 256";
+    else if (fcl_head_dim_v(p) != p->head_dim)
+        no = "head_dim_v other than head_dim (its tiles have one head dim)";
     else if (fcl_is_decode(p))
         no = "a decode step (16 queries or fewer: the portable kernel splits the keys and packs GQA heads)";
     else if (p->alibi || p->attn_mask || p->key_padding || p->softcap > 0.0f)
@@ -312,6 +329,8 @@ static int decode_suits(const flashcl_problem *p, char *why, size_t n)
         no = "not a decode step (more than 16 queries)";
     else if (p->attn_mask || p->varlen)
         no = "an additive mask or packed sequences (the decode kernel has neither)";
+    else if (fcl_head_dim_v(p) != p->head_dim)
+        no = "head_dim_v other than head_dim (the decode kernels' lanes span one head dim)";
     else if ((int64_t)p->seq_q * (p->heads_q / p->heads_kv) > 4096)
         no = "more than 4096 query rows per KV head";
     if (no)
@@ -326,12 +345,12 @@ static int64_t decode_regs(int64_t rows, int64_t kt)
     return 8 * (2 * rows + 2 * kt) + rows * kt;
 }
 
-int64_t fcl_register_block(const flashcl_config *c, int32_t head_dim)
+int64_t fcl_register_block(const flashcl_config *c, int32_t head_dim_v)
 {
     if (c->decode == 1 || c->decode == 2)
         return decode_regs(c->block_m, c->v_chunk);
     const int64_t tpr = c->threads_per_row > 0 ? c->threads_per_row : 1;
-    return (int64_t)c->rows_per_item * (head_dim / tpr + c->block_n / tpr);
+    return (int64_t)c->rows_per_item * (head_dim_v / tpr + c->block_n / tpr);
 }
 
 /* Intel GPUs, and among them Xe-HPC (128 KiB of local memory: pvc): what IGC's register budget asks of
@@ -682,7 +701,8 @@ static void choose_naive(const flashcl_device_profile *pr, flashcl_config *cfg)
 static int portable_tiles_fit(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget,
                               size_t max_wg, const flashcl_config *cfg, char *why, size_t why_len)
 {
-    const int32_t d = p->head_dim, bm = cfg->block_m, bn = cfg->block_n, tpr = cfg->threads_per_row;
+    const int32_t d = p->head_dim, dv = fcl_head_dim_v(p), bm = cfg->block_m, bn = cfg->block_n,
+                  tpr = cfg->threads_per_row;
     const int32_t tm = cfg->rows_per_item, dc = cfg->d_chunk, vc = cfg->v_chunk;
     if (bm < 1 || bn < 1 || tpr < 1 || tm < 1 || dc < 1 || vc < 1 || bm > 1024 || bn > 1024 || tpr > 1024 ||
         tm > 64) {
@@ -692,10 +712,10 @@ static int portable_tiles_fit(const flashcl_device_profile *pr, const flashcl_pr
                  bm, bn, tpr, tm, dc, vc);
         return 0;
     }
-    if (d % tpr || bn % tpr || bm % tm) {
+    if (dv % tpr || bn % tpr || bm % tm) {
         snprintf(why, why_len,
-                 "threads_per_row %d must divide head_dim %d and block_n %d; rows_per_item %d must divide block_m %d",
-                 tpr, d, bn, tm, bm);
+                 "threads_per_row %d must divide %s %d and block_n %d; rows_per_item %d must divide block_m %d", tpr,
+                 dv == d ? "head_dim" : "head_dim_v", dv, bn, tm, bm);
         return 0;
     }
     if (dc % 4 || d % dc || vc % 4 || bn % vc) {
@@ -711,7 +731,7 @@ static int portable_tiles_fit(const flashcl_device_profile *pr, const flashcl_pr
                  max_wg < pr->max_work_group_size ? max_wg : pr->max_work_group_size);
         return 0;
     }
-    const uint64_t bytes = flashcl_flash_local_mem_bytes(d, cfg);
+    const uint64_t bytes = problem_local_bytes(p, cfg);
     if (bytes > budget) {
         snprintf(why, why_len, "%llu B of local memory exceed the budget %llu B", (unsigned long long)bytes,
                  (unsigned long long)budget);
@@ -738,7 +758,7 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
     if (!cfg->decode) /* the decode kernel's work-group is its own choice */
         cfg->work_group_size = cfg->mma ? cfg->block_m * 4 / cfg->rows_per_item /* 32 lanes per 16 or 32 rows */
                                         : cfg->block_m / cfg->rows_per_item * cfg->threads_per_row;
-    cfg->local_mem_bytes = flashcl_flash_local_mem_bytes(p->head_dim, cfg);
+    cfg->local_mem_bytes = problem_local_bytes(p, cfg);
     /* Intel's Xe-HPC GPUs (128 KiB of local memory: pvc): 16 lanes a sub-group for the register-blocked
      * kernels; IGC compiles them at 32 lanes otherwise, with half the registers a lane, and keeps the
      * block in scratch (tools/vendor_check.sh: every pvc flash program from 8-16 KiB of scratch per thread

@@ -388,7 +388,7 @@ static int identity_level(const db_entry *e, const flashcl_device_profile *pr)
 /* Number of problem fields the entry pins (more is more specific), or -1 when it does not match. */
 static int problem_match(const db_entry *e, const flashcl_problem *p)
 {
-    if (e->head_dim != p->head_dim)
+    if (e->head_dim != p->head_dim || fcl_head_dim_v(p) != p->head_dim) /* (entries are tuned at one head dim) */
         return -1;
     int n = 0;
     const int fields[4][2] = {{e->dtype, (int)p->dtype},

@@ -121,7 +121,7 @@ static flashcl_status setup(flashcl_plan *pl)
     vs->rows = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(cl_long),
                               vs->host_rows, &err);
     if (vs->rows)
-        vs->ref = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, n * p->head_dim * sizeof(float), NULL, &err);
+        vs->ref = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, n * fcl_head_dim_v(p) * sizeof(float), NULL, &err);
     if (vs->ref)
         vs->ref_lse = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, n * sizeof(float), NULL, &err);
     if (vs->ref_lse)

@@ -48,6 +48,7 @@ typedef struct case_params {
     int mask_dtype; /* with attn_mask: problem.mask_dtype (fp16 values rounded, boolean 0 / -inf) */
     int offsets; /* nonzero: every tensor at an offset (a multiple of this many bytes) inside a larger
                     buffer with margins that must stay unwritten; the flash plan on a second queue */
+    int head_dim_v; /* problem.head_dim_v: V's and O's head dim (0: head_dim) */
 } case_params;
 
 typedef struct errors {
@@ -62,14 +63,14 @@ static double eps_of(flashcl_dtype t)
 
 static void set_layout(flashcl_problem *p, int pad)
 {
-    const int64_t d = p->head_dim;
+    const int64_t d = p->head_dim, dv = p->head_dim_v ? p->head_dim_v : d;
     /* Q and O: (batch, heads, seq, dim). K and V: default order with `pad` spare elements per row
      * (8: rows stay 16-byte aligned for fp16/bf16; 3: they do not). */
     p->q_strides = (flashcl_strides){(int64_t)p->heads_q * p->seq_q * d, d, (int64_t)p->seq_q * d};
-    p->o_strides = p->q_strides;
-    const int64_t row = (int64_t)p->heads_kv * d + pad;
+    p->o_strides = (flashcl_strides){(int64_t)p->heads_q * p->seq_q * dv, dv, (int64_t)p->seq_q * dv};
+    const int64_t row = (int64_t)p->heads_kv * d + pad, vrow = (int64_t)p->heads_kv * dv + pad;
     p->k_strides = (flashcl_strides){(int64_t)p->seq_kv * row, row, d};
-    p->v_strides = p->k_strides;
+    p->v_strides = (flashcl_strides){(int64_t)p->seq_kv * vrow, vrow, dv};
 }
 
 /*
@@ -199,6 +200,8 @@ static void run_case(const case_params *c)
     p.cache_batch = c->cache_idx ? c->batch + 2 : 0;
     p.cache_leftpad = c->leftpad;
     p.kv_dtype = c->kv_dtype;
+    p.head_dim_v = c->head_dim_v;
+    const int dv = c->head_dim_v ? c->head_dim_v : c->head_dim; /* V's and O's columns */
     /* A cache of seq_kv rows per sequence, filled to different lengths; paged: every page of every
      * sequence somewhere in a pool with spare pages, in shuffled order. */
     int32_t *cache_lens = NULL, *block_table = NULL, *cache_idx = NULL, *leftpad = NULL;
@@ -374,12 +377,13 @@ static void run_case(const case_params *c)
             vnew_m = tu_buffer(n * es, vnew);
         } else if (c->kv_append) { /* the new rows, and the host's copy of the cache updated with them */
             const size_t n = (size_t)c->batch * c->seq_q * p.heads_kv * p.head_dim;
+            const size_t nv = (size_t)c->batch * c->seq_q * p.heads_kv * dv;
             knew = malloc(n * es);
-            vnew = malloc(n * es);
+            vnew = malloc(nv * es);
             hm_fill_normal(knew, p.dtype, n, &rng, 1.0);
-            hm_fill_normal(vnew, p.dtype, n, &rng, 1.0);
+            hm_fill_normal(vnew, p.dtype, nv, &rng, 1.0);
             knew_m = tu_buffer(n * es, knew);
-            vnew_m = tu_buffer(n * es, vnew);
+            vnew_m = tu_buffer(nv * es, vnew);
             for (int b = 0; b < c->batch; ++b)
                 for (int i = 0; i < c->seq_q; ++i) {
                     const int j = cache_lens[b] + i;
@@ -390,15 +394,17 @@ static void run_case(const case_params *c)
                                                         : hm_offset(&p.k_strides, cache_idx[b], j, hk);
                         const int64_t vo = c->page_size ? hm_offset(&p.v_strides, block_table[b * max_pages + j / c->page_size], j % c->page_size, hk)
                                                         : hm_offset(&p.v_strides, cache_idx[b], j, hk);
-                        const size_t src = (((size_t)b * c->seq_q + i) * p.heads_kv + hk) * p.head_dim;
+                        const size_t row = ((size_t)b * c->seq_q + i) * p.heads_kv + hk;
+                        /* (written into the cache in its own dtype: rounded there) */
                         for (int d = 0; d < p.head_dim; ++d) {
-                            /* (written into the cache in its own dtype: rounded there) */
-                            float kx = hm_load(knew, p.dtype, src + d), vx = hm_load(vnew, p.dtype, src + d);
-                            unsigned char tmp[8];
-                            hm_store(tmp, kvt, 0, kx);
-                            hm_store(tmp, kvt, 1, vx);
+                            unsigned char tmp[4];
+                            hm_store(tmp, kvt, 0, hm_load(knew, p.dtype, row * p.head_dim + d));
                             dec[1][ko + d] = hm_load(tmp, kvt, 0);
-                            dec[2][vo + d] = hm_load(tmp, kvt, 1);
+                        }
+                        for (int d = 0; d < dv; ++d) {
+                            unsigned char tmp[4];
+                            hm_store(tmp, kvt, 0, hm_load(vnew, p.dtype, row * dv + d));
+                            dec[2][vo + d] = hm_load(tmp, kvt, 0);
                         }
                     }
                 }
@@ -548,12 +554,12 @@ static void run_case(const case_params *c)
     float *lf = tu_read(l_f, sz[4]), *ln = tu_read(l_n, sz[4]), *ls = tu_read(l_s, sz[4]);
 
     const int64_t rows = p.varlen ? (int64_t)p.heads_q * p.total_q : (int64_t)p.batch * p.heads_q * p.seq_q;
-    double *ref = malloc((size_t)rows * p.head_dim * sizeof(double));
+    double *ref = malloc((size_t)rows * dv * sizeof(double));
     double *ref_lse = malloc((size_t)rows * sizeof(double));
     double *scores = malloc((size_t)p.seq_kv * sizeof(double));
     ck_assert(ref && ref_lse && scores);
     for (int64_t r = 0; r < rows; ++r)
-        ref_lse[r] = hm_reference_row_ex(&p, dec[0], dec[1], dec[2], &x, r, ref + r * p.head_dim, scores);
+        ref_lse[r] = hm_reference_row_ex(&p, dec[0], dec[1], dec[2], &x, r, ref + r * dv, scores);
 
     /* Pass 0: the naive kernel's error, the yardstick. Then the flash kernel and standard attention
      * against it. */
@@ -568,12 +574,12 @@ static void run_case(const case_params *c)
             const int64_t i = r % p.seq_q, bh = r / p.seq_q;
             const int64_t base = p.varlen ? hm_offset(&p.o_strides, 0, r % p.total_q, r / p.total_q)
                                           : hm_offset(&p.o_strides, bh / p.heads_q, i, bh % p.heads_q);
-            const double *rr = ref + r * p.head_dim;
+            const double *rr = ref + r * dv;
             double scale = 0;
-            for (int d = 0; d < p.head_dim; ++d)
+            for (int d = 0; d < dv; ++d)
                 scale = fmax(scale, fabs(rr[d]));
             const int empty = isinf(ref_lse[r]);
-            for (int d = 0; d < p.head_dim; ++d) {
+            for (int d = 0; d < dv; ++d) {
                 const double x = hm_load(out, p.dtype, (size_t)(base + d));
                 const double err = fabs(x - rr[d]);
                 if (empty)
@@ -623,10 +629,12 @@ static void run_case(const case_params *c)
             }
         }
     }
-    char extra[128] = "";
+    char extra[160] = "";
+    if (dv != p.head_dim)
+        snprintf(extra, sizeof extra, " dv=%d", dv);
     if (p.window || p.softcap > 0.0f || extras || cfg.kv_splits > 1)
-        snprintf(extra, sizeof extra, " window %d (%d,%d) softcap %g alibi %d mask %d kpm %d varlen %d splits %d",
-                 p.window, p.window_left, p.window_right, (double)p.softcap, c->alibi, c->attn_mask, c->key_padding,
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                 " window %d (%d,%d) softcap %g alibi %d mask %d kpm %d varlen %d splits %d", p.window, p.window_left, p.window_right, (double)p.softcap, c->alibi, c->attn_mask, c->key_padding,
                  c->varlen, cfg.kv_splits);
     printf("  %-4s d=%-3d %s%s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s %s %dx%d/%d: max err flash %.2e naive %.2e "
            "standard %.2e (eps %.1e), lse %.2e/%.2e\n",
@@ -1079,6 +1087,30 @@ static const case_params mixed_cases[] = {
 };
 #define N_MIXED_CASES ((int)(sizeof mixed_cases / sizeof *mixed_cases))
 
+/* V's and O's own head dim (problem.head_dim_v), narrower and wider than Q's and K's: the portable kernel
+ * (auto takes it for every one: the matrix-unit and decode kernels refuse it) in prefill, as a packed
+ * GQA decode step with split-KV and the caller's workspace at an offset, over a paged cache with an
+ * append, with packed sequences, sinks, ALiBi, windows, strided layouts and K/V in their own dtype. */
+static const case_params dimv_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .head_dim_v = 32, .gqa = 2, .seq_q = 70, .seq_kv = 150,
+     .batch = 2, .heads_kv = 1, .causal = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 192, .head_dim_v = 128, .gqa = 1, .seq_q = 100, .seq_kv = 130,
+     .batch = 1, .heads_kv = 2},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .head_dim_v = 96, .gqa = 2, .seq_q = 90, .seq_kv = 120,
+     .batch = 1, .heads_kv = 1, .window = 1, .window_left = 40, .window_right = 8, .custom_layout = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 128, .head_dim_v = 64, .gqa = 4, .seq_q = 1, .seq_kv = 500,
+     .batch = 2, .heads_kv = 2, .kv_splits = 3, .offsets = 4},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .head_dim_v = 128, .gqa = 2, .seq_q = 4, .seq_kv = 200,
+     .batch = 2, .heads_kv = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .causal = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 48, .head_dim_v = 24, .gqa = 1, .seq_q = 60, .seq_kv = 80,
+     .batch = 3, .heads_kv = 2, .varlen = 1, .sinks = 1, .alibi = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .kv_dtype = FLASHCL_KV_DTYPE_F16, .head_dim = 256, .head_dim_v = 64, .gqa = 2,
+     .seq_q = 40, .seq_kv = 100, .batch = 1, .heads_kv = 1, .custom_layout = 2},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 96, .head_dim_v = 64, .gqa = 1, .seq_q = 3, .seq_kv = 90,
+     .batch = 2, .heads_kv = 2, .kv_cache = 1, .kv_append = 1, .cache_idx = 1, .leftpad = 1, .offsets = 4},
+};
+#define N_DIMV_CASES ((int)(sizeof dimv_cases / sizeof *dimv_cases))
+
 /* The feature cases, one numbering over all the lists above. */
 static const struct {
     const char *name;
@@ -1092,7 +1124,7 @@ static const struct {
     {"quant", quant_cases, N_QUANT_CASES},    {"offsets", offset_cases, N_OFFSET_CASES},
     {"align", align_cases, N_ALIGN_CASES},    {"masks", mask_cases, N_MASK_CASES},
     {"sinks", sink_cases, N_SINK_CASES},      {"kvopts", kvopt_cases, N_KVOPT_CASES},
-    {"mixed", mixed_cases, N_MIXED_CASES},
+    {"mixed", mixed_cases, N_MIXED_CASES},    {"dimv", dimv_cases, N_DIMV_CASES},
 };
 
 /* Whether feature case i belongs to a list named in $FLASHCL_TEST_SKIP_FEATURES ("offsets,align"): a

@@ -336,7 +336,9 @@ START_TEST(test_config_fits)
     flashcl_context *ctx = tu_context_create();
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
     flashcl_problem p = small_problem();
-    p.head_dim = 8 * (1 + _i * 5); /* 8, 48, 88, 128, 168, 208, 248 */
+    p.head_dim = _i < 7 ? 8 * (1 + _i * 5) : _i == 7 ? 192 : 64; /* 8, 48, 88, 128, 168, 208, 248 */
+    p.head_dim_v = _i == 7 ? 128 : _i == 8 ? 256 : 0; /* then V's own head dim, narrower and wider */
+    const int dv = p.head_dim_v ? p.head_dim_v : p.head_dim;
     p.seq_q = p.seq_kv = 500;
     flashcl_plan *plan = NULL;
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
@@ -348,19 +350,21 @@ START_TEST(test_config_fits)
     ck_assert(strlen(c.reason) > 0);
     /* The kernel's layout comment and flashcl_flash_local_mem_bytes agree with the compiler: it never
      * reports less than the formula (an undercount could choose a tile that does not fit). */
-    ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(p.head_dim, &c));
+    if (dv == p.head_dim) /* (the public formula is at one head dim) */
+        ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(p.head_dim, &c));
     flashcl_kernel_info ki;
     ck_assert_int_eq(flashcl_plan_kernel_info(plan, &ki), FLASHCL_SUCCESS);
     if (ki.local_mem_bytes)
         ck_assert_msg(ki.local_mem_bytes >= c.local_mem_bytes, "d=%d: compiler reports %llu B, formula %llu B",
                       p.head_dim, (unsigned long long)ki.local_mem_bytes, (unsigned long long)c.local_mem_bytes);
-    printf("  d=%-3d %s: formula %llu B, compiled kernel %llu B\n", p.head_dim, c.source,
+    printf("  d=%-3d dv=%-3d %s: formula %llu B, compiled kernel %llu B\n", p.head_dim, dv, c.source,
            (unsigned long long)c.local_mem_bytes, (unsigned long long)ki.local_mem_bytes);
     flashcl_problem r;
     flashcl_plan_problem(plan, &r);
     ck_assert(fabsf(r.scale - 1.0f / sqrtf((float)p.head_dim)) < 1e-7f);
     ck_assert_int_eq(r.q_strides.head, p.head_dim);
     ck_assert_int_eq(r.k_strides.seq, (int64_t)p.heads_kv * p.head_dim);
+    ck_assert_int_eq(r.v_strides.seq, (int64_t)p.heads_kv * dv);
     flashcl_plan_destroy(&plan);
     flashcl_context_destroy(&ctx);
 }
@@ -745,6 +749,65 @@ START_TEST(test_enqueue_workspace)
 }
 END_TEST
 
+/* head_dim_v: V's and O's sizes and the workspace by V's head dim; a V or O sized by Q's head dim refused
+ * where it is short, nothing launched; the matrix-unit and decode paths, forced, say why they do not take it. */
+START_TEST(test_head_dim_v)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem(); /* head_dim 32 */
+    p.head_dim_v = 48;
+    p.kv_splits = 2;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    const size_t es = flashcl_dtype_size(p.dtype);
+    ck_assert_uint_eq(sz[0], (size_t)p.batch * p.seq_q * p.heads_q * 32 * es);
+    ck_assert_uint_eq(sz[1], (size_t)p.batch * p.seq_kv * p.heads_kv * 32 * es);
+    ck_assert_uint_eq(sz[2], (size_t)p.batch * p.seq_kv * p.heads_kv * 48 * es);
+    ck_assert_uint_eq(sz[3], (size_t)p.batch * p.seq_q * p.heads_q * 48 * es);
+    ck_assert_uint_eq(flashcl_plan_workspace_bytes(plan), 2ull * p.batch * p.heads_q * p.seq_q * (48 + 1) * 4);
+    flashcl_problem got;
+    flashcl_plan_problem(plan, &got);
+    ck_assert_int_eq(got.v_strides.head, 48); /* (batch, seq, heads, head_dim_v) */
+    ck_assert_int_eq(got.o_strides.seq, (int64_t)p.heads_q * 48);
+    cl_mem q, k, v;
+    upload_inputs(sz, 5, &q, &k, &v);
+    cl_mem o = tu_buffer(sz[3], NULL), short_v = tu_buffer(sz[2] - es, NULL), short_o = tu_buffer(sz[3] - es, NULL);
+    ck_assert_int_eq(flashcl_plan_enqueue(plan, q, k, short_v, o, NULL, 0, NULL, NULL), FLASHCL_BUFFER_TOO_SMALL);
+    expect_refused(ctx, 0, FLASHCL_BUFFER_TOO_SMALL, FLASHCL_BUFFER_TOO_SMALL, "v holds", o, sz[3]);
+    ck_assert_int_eq(flashcl_plan_enqueue(plan, q, k, v, short_o, NULL, 0, NULL, NULL), FLASHCL_BUFFER_TOO_SMALL);
+    expect_refused(ctx, 1, FLASHCL_BUFFER_TOO_SMALL, FLASHCL_BUFFER_TOO_SMALL, "o holds", short_o, sz[3] - es);
+    ck_assert_int_eq(flashcl_plan_enqueue(plan, q, k, v, o, NULL, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert(!still_poisoned(o, sz[3]));
+    cl_mem all[6] = {q, k, v, o, short_v, short_o};
+    for (int i = 0; i < 6; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+
+    /* The matrix-unit and decode kernels, forced: the portable kernel, with the reason. */
+    for (int path = FLASHCL_PATH_MMA; path <= FLASHCL_PATH_DECODE; ++path) {
+        flashcl_settings s;
+        flashcl_settings_default(&s);
+        s.disk_cache = 0;
+        s.path = path;
+        ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+        flashcl_problem f = small_problem();
+        f.dtype = FLASHCL_DTYPE_F16;
+        f.head_dim = 64;
+        f.head_dim_v = 32;
+        f.seq_q = path == FLASHCL_PATH_DECODE ? 1 : 64;
+        flashcl_config c;
+        ck_assert_int_eq(flashcl_context_choose_config(ctx, &f, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_msg(!c.mma && !c.decode && !strcmp(c.kernel, "flash_fwd"), "path %d: %s", path, c.kernel);
+        ck_assert_msg(strstr(c.path_reason, "head_dim_v") != NULL, "path %d: reason '%s'", path, c.path_reason);
+        flashcl_context_destroy(&ctx);
+    }
+}
+END_TEST
+
 /* cache_batch_idx and cache_leftpad: their buffers missing, too small, unasked for; nothing launched. */
 START_TEST(test_enqueue_cache_options_bad_input)
 {
@@ -1058,11 +1121,12 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_enqueue_tensors_bad_input, 0, 6);
     tcase_add_loop_test(tc, test_enqueue_sinks_bad_input, 0, 5);
     tcase_add_test(tc, test_enqueue_workspace);
+    tcase_add_test(tc, test_head_dim_v);
     tcase_add_loop_test(tc, test_enqueue_cache_options_bad_input, 0, 3);
     tcase_add_loop_test(tc, test_enqueue_offsets_bad_input, 0, 7);
     tcase_add_test(tc, test_enqueue_unaligned_offsets);
     tcase_add_loop_test(tc, test_varlen_bad_cu_seqlens, 0, 2);
-    tcase_add_loop_test(tc, test_config_fits, 0, 7);
+    tcase_add_loop_test(tc, test_config_fits, 0, 9);
     tcase_add_test(tc, test_override_and_kernel_info);
     /* the flash plan, and the standard one where this build has it */
     tcase_add_loop_test(tc, test_bad_wait_list, 0, flashcl_algorithm_available(FLASHCL_ALGO_STANDARD) ? 2 : 1);

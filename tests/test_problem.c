@@ -124,6 +124,10 @@ static const bad_case bad_cases[] = {
     {"problem.cache_batch = -1", FLASHCL_INVALID_ARGUMENT},
     {"problem.kv_dtype = 4", FLASHCL_INVALID_ARGUMENT},
     {"problem.kv_dtype = 2 with kv_format = int8", FLASHCL_INVALID_ARGUMENT},
+    {"problem.head_dim_v = 12", FLASHCL_UNSUPPORTED},
+    {"problem.head_dim_v = 264", FLASHCL_UNSUPPORTED},
+    {"problem.head_dim_v = -8", FLASHCL_UNSUPPORTED},
+    {"problem.head_dim_v = 32 with kv_format = fp8e4m3", FLASHCL_UNSUPPORTED},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -177,6 +181,10 @@ static void break_field(flashcl_problem *p, int i)
     case 44: p->kv_cache = 1; p->cache_batch_idx = 1; p->cache_batch = -1; break;
     case 45: p->kv_dtype = 4; break;
     case 46: p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_INT8; p->kv_dtype = FLASHCL_KV_DTYPE_F16; break;
+    case 47: p->head_dim_v = 12; break;
+    case 48: p->head_dim_v = 264; break;
+    case 49: p->head_dim_v = -8; break;
+    case 50: p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_FP8_E4M3; p->head_dim_v = 32; break;
     }
 }
 

@@ -252,7 +252,7 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
          ? hm_offset(&(strides), x->block_table[b * max_pages + (j) / p->page_size], (j) % p->page_size, hk) \
          : hm_offset(&(strides), kbo, krow0 + (j), hk))
     const int64_t hk = h / (p->heads_q / p->heads_kv);
-    const int d = p->head_dim;
+    const int d = p->head_dim, dv = p->head_dim_v ? p->head_dim_v : p->head_dim; /* Q/K's columns, V/O's */
     /* Visible keys: the causal mask and the sliding window, from the aligned position. */
     const int64_t pos = p->alignment == FLASHCL_ALIGN_TOP_LEFT ? i : i + skv - sq; /* the aligned position */
     int64_t first = 0, last = skv - 1;
@@ -263,7 +263,7 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
     if (p->causal && pos < last)
         last = pos;
     const float *qr = q + hm_offset(&p->q_strides, bo, qrow, h);
-    for (int c = 0; c < d; ++c)
+    for (int c = 0; c < dv; ++c)
         out[c] = 0.0;
     /* an attention sink joins the denominator: a row with no key is zeros with the sink as its LSE */
     const double sink = x && p->sinks && x->sinks ? (double)x->sinks[h] : -INFINITY;
@@ -297,10 +297,10 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
         const float *vr = v + KV_AT(p->v_strides, j);
         const double w = exp(scores[j] - m);
         l += w;
-        for (int c = 0; c < d; ++c)
+        for (int c = 0; c < dv; ++c)
             out[c] += w * vr[c];
     }
-    for (int c = 0; c < d; ++c)
+    for (int c = 0; c < dv; ++c)
         out[c] /= l;
     return m + log(l);
 #undef KV_AT
