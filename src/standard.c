@@ -218,8 +218,10 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
         o.seq = (int64_t)p->heads_q * dv;
         k.seq = (int64_t)p->heads_kv * p->head_dim;
         v.seq = (int64_t)p->heads_kv * dv;
-        q.batch = o.batch = q.seq * p->seq_q;
-        k.batch = v.batch = k.seq * p->seq_kv;
+        q.batch = q.seq * p->seq_q;
+        o.batch = o.seq * p->seq_q;
+        k.batch = k.seq * p->seq_kv;
+        v.batch = v.seq * p->seq_kv;
     }
     /* CLBlast's int offsets: the caller's tensors must stay within 2^31 elements too. */
     validate_or_return(ctx,

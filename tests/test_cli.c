@@ -138,6 +138,39 @@ START_TEST(test_run_npy_matches_library)
 }
 END_TEST
 
+/* V of its own head dim (problem.head_dim_v): O takes V's dim, validated against the naive kernel. */
+START_TEST(test_run_npy_dim_v)
+{
+    setup();
+    const int64_t qs[4] = {2, 20, 4, 32}, ks[4] = {2, 30, 2, 32}, vs[4] = {2, 30, 2, 16};
+    void *host[3];
+    write_inputs(FLASHCL_DTYPE_F32, qs, ks, host);
+    hm_rng rng;
+    hm_rng_seed(&rng, 5);
+    float *v = malloc(2 * 30 * 2 * 16 * sizeof *v);
+    hm_fill_normal(v, FLASHCL_DTYPE_F32, 2 * 30 * 2 * 16, &rng, 1.0);
+    char args[1024], path[256], err[256], *out;
+    snprintf(path, sizeof path, "%s/v.npy", dir);
+    ck_assert_int_eq(npy_write(path, "<f4", 4, vs, v, err, sizeof err), 0);
+    snprintf(args, sizeof args, "run --q %s/q.npy --k %s/k.npy --v %s/v.npy --out %s/o.npy --validate --json", dir, dir,
+             dir, dir);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "\"head_dim_v\": 16") && strstr(out, "\"validated\": true"), "%s", out);
+    npy_array oa;
+    snprintf(path, sizeof path, "%s/o.npy", dir);
+    ck_assert_msg(npy_read(path, &oa, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(oa.shape[0], 2);
+    ck_assert_int_eq(oa.shape[1], 20);
+    ck_assert_int_eq(oa.shape[2], 4);
+    ck_assert_int_eq(oa.shape[3], 16);
+    npy_free(&oa);
+    free(v);
+    for (int i = 0; i < 3; ++i)
+        free(host[i]);
+    teardown();
+}
+END_TEST
+
 /* Bad inputs: a clear message, a nonzero exit, and no output file. */
 START_TEST(test_run_npy_refuses)
 {
@@ -311,6 +344,8 @@ START_TEST(test_inference_options)
         "run --seq-q 1 --seq-kv 300 -d 64 -H 4 --heads-kv 2 --iters 1 --kv-cache --sinks 1 --kv-splits 3",
         "run -n 64 -d 32 -H 2 --iters 1 --kv-dtype f16 --causal",
         "run --seq-q 1 --seq-kv 200 -d 64 -H 4 --iters 1 --kv-cache --append --kv-dtype bf16 --dtype f16",
+        "run --seq-q 40 --seq-kv 90 -d 64 --dim-v 32 -H 2 --iters 1 --causal",
+        "run --seq-q 2 --seq-kv 200 -d 32 --dim-v 64 -H 4 --heads-kv 2 --iters 1 --kv-cache --append --dtype f16",
     };
     char *out;
     for (size_t i = 0; i < sizeof runs / sizeof *runs; ++i) {
@@ -328,10 +363,16 @@ START_TEST(test_inference_options)
                                                          ? "standard attention has no attention sinks"
                                                          : "not in this build"),
                   "%s", out);
+    /* V's own head dim: every algorithm validated (standard attention's GEMMs take it too) */
+    ck_assert_int_eq(run_tool("bench -n 96 -d 64 --dim-v 32 -b 2 -H 2 --iters 1", &out), 0);
+    ck_assert_msg(strstr(out, "FAIL") == NULL && strstr(out, "ERROR") == NULL && strstr(out, "pass"), "%s", out);
+    ck_assert_int_eq(run_tool("run -n 64 -d 32 --dim-v 12 --iters 1", &out), 1); /* the library's refusal */
+    ck_assert_msg(strstr(out, "problem.head_dim_v = 12") != NULL, "%s", out);
     static const char *bad[] = {"run --window 3", "run --softcap -1", "run --paged 20", "run --kv-splits 2000",
-                                "bench --paged 8", "run --sinks x1", "bench --sinks", "run --kv-dtype f64"};
+                                "bench --paged 8", "run --sinks x1", "bench --sinks", "run --kv-dtype f64",
+                                "run --dim-v 0", "bench --dim-v x"};
     static const char *named[] = {"--window 3", "--softcap -1", "--paged 20", "--kv-splits 2000", "--paged",
-                                  "--sinks x1", "--sinks", "--kv-dtype f64"};
+                                  "--sinks x1", "--sinks", "--kv-dtype f64", "--dim-v", "--dim-v"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
         ck_assert_msg(run_tool(bad[i], &out) == 2, "%s: %s", bad[i], out);
         ck_assert_msg(strstr(out, named[i]) != NULL, "%s: %s", bad[i], out);
@@ -371,6 +412,7 @@ static Suite *make_suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_run_npy_matches_library, 0, 3);
     tcase_add_loop_test(tc, test_run_npy_refuses, 0, 4);
+    tcase_add_test(tc, test_run_npy_dim_v);
     tcase_add_test(tc, test_tiles_json_is_the_plan);
     tcase_add_test(tc, test_tune_dry_run);
     tcase_add_test(tc, test_bench_small);

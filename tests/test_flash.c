@@ -1095,7 +1095,7 @@ static const case_params dimv_cases[] = {
     {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .head_dim_v = 32, .gqa = 2, .seq_q = 70, .seq_kv = 150,
      .batch = 2, .heads_kv = 1, .causal = 1},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 192, .head_dim_v = 128, .gqa = 1, .seq_q = 100, .seq_kv = 130,
-     .batch = 1, .heads_kv = 2},
+     .batch = 2, .heads_kv = 2},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .head_dim_v = 96, .gqa = 2, .seq_q = 90, .seq_kv = 120,
      .batch = 1, .heads_kv = 1, .window = 1, .window_left = 40, .window_right = 8, .custom_layout = 1},
     {.dtype = FLASHCL_DTYPE_F32, .head_dim = 128, .head_dim_v = 64, .gqa = 4, .seq_q = 1, .seq_kv = 500,

@@ -202,7 +202,8 @@ double cli_flops(const flashcl_problem *p)
             hi = p->seq_kv - 1;
         pairs += hi >= lo ? (double)(hi - lo + 1) : 0.0;
     }
-    return 4.0 * p->batch * p->heads_q * pairs * p->head_dim;
+    /* two multiply-adds a pair and column: Q·K^T over head_dim, P·V over V's head dim */
+    return 2.0 * p->batch * p->heads_q * pairs * (p->head_dim + (p->head_dim_v ? p->head_dim_v : p->head_dim));
 }
 
 double cli_sink_logit;

@@ -37,6 +37,7 @@ static void usage(FILE *f)
             "  --decode           one query per sequence against the N keys (a decode step); --seq-q Q: Q\n"
             "                     queries; with -b and -H for the batch and heads\n"
             "  --heads-kv N       key/value heads (GQA), dividing the query heads\n"
+            "  --dim-v N          V's and O's head dim on every shape (problem.head_dim_v; default: -d)\n"
             "  --varlen           packed sequences of lengths N/2 .. N (seeded, the first at N); standard\n"
             "                     attention has none and is not run\n"
             "  --paged PAGE       K/V as a full KV cache in pages of PAGE rows (a multiple of 16), the block\n"
@@ -347,6 +348,7 @@ int cmd_bench(int argc, char **argv)
     long decode_q = 0;     /* --decode / --seq-q: queries per step against N keys */
     int path = -1;         /* --path: flash kernel (-1: $FLASHCL_PATH) */
     long heads_kv = 0;     /* --heads-kv: GQA */
+    long dim_v = 0;        /* --dim-v: V's and O's head dim */
     long paged = 0;        /* --paged PAGE: K/V as a full paged cache */
     flashcl_problem kv_fmt; /* --kv-dtype: kv_format and kv_scale_dtype */
     memset(&kv_fmt, 0, sizeof kv_fmt);
@@ -421,6 +423,10 @@ int cmd_bench(int argc, char **argv)
             causal_mode = 1;
         } else if (!strcmp(a, "--top-left")) {
             top_left = 1;
+        } else if (!strcmp(a, "--dim-v") && val) {
+            if (!cli_int(a, val, 1, 4096, &dim_v))
+                return 2;
+            ++i;
         } else if (!strcmp(a, "--heads-kv") && val) {
             if (!cli_int(a, val, 1, 1 << 20, &heads_kv))
                 return 2;
@@ -502,6 +508,7 @@ int cmd_bench(int argc, char **argv)
                 flashcl_problem *p = &shapes[n_shapes++];
                 flashcl_problem_default(p);
                 p->head_dim = (int32_t)dims[di];
+                p->head_dim_v = (int32_t)dim_v; /* (0: the head dim) */
                 p->seq_q = p->seq_kv = (int32_t)seqs[si];
                 if (decode_q) /* decode: a few queries against the N keys of a cache */
                     p->seq_q = (int32_t)decode_q;
@@ -646,6 +653,8 @@ int cmd_bench(int argc, char **argv)
                         first ? "" : ",", flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch, r->p.heads_q,
                         r->p.seq_kv, r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal ? "true" : "false",
                         shape_flops(&r->p), r->ran ? "true" : "false", r->p.seq_q, r->p.heads_kv);
+                if (r->p.head_dim_v)
+                    fprintf(f, "\"head_dim_v\": %d, ", r->p.head_dim_v);
                 if (r->p.window)
                     fprintf(f, "\"window_left\": %d, \"window_right\": %d, ", r->p.window_left, r->p.window_right);
                 if (r->p.softcap > 0.0f)

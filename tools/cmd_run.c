@@ -28,6 +28,7 @@ static void usage(FILE *f)
             "  -n, --seq N      seq_q = seq_kv = N (default 1024)\n"
             "  --seq-q N, --seq-kv N\n"
             "  -d, --dim N      head dim, a multiple of 8 up to 256 (default 64)\n"
+            "  --dim-v N        V's and O's head dim when it differs (problem.head_dim_v; default: --dim)\n"
             "  --dtype T        f32, f16 or bf16 (default f32)\n"
             "  --causal         causal mask, bottom-right aligned\n"
             "  --top-left       the causal mask, window and ALiBi aligned top-left (query i at key i,\n"
@@ -61,8 +62,9 @@ static void usage(FILE *f)
             "                   [--path P]\n"
             "                   [--json]\n"
             "Runs attention on .npy files of shape (batch, seq, heads, dim), float32 or float16 (bf16 as\n"
-            "uint16 with --bf16), C order; GQA follows from the head counts. O is written in the input\n"
-            "dtype, LSE as float32 (batch, heads, seq_q). Nothing is written when anything fails.\n"
+            "uint16 with --bf16), C order; GQA follows from the head counts, V's dim may differ from Q's\n"
+            "and K's (O takes V's). O is written in the input dtype, LSE as float32 (batch, heads, seq_q).\n"
+            "Nothing is written when anything fails.\n"
             "\n"
             "exit status: 0 ok, 1 a flashcl or file error, 2 bad usage, 3 validation failed\n");
 }
@@ -113,6 +115,7 @@ static int parse(int argc, char **argv, run_opts *o)
         CLI_INT_OPTION("--seq-q", NULL, 1, 1L << 30, p->seq_q)
         CLI_INT_OPTION("--seq-kv", NULL, 1, 1L << 30, p->seq_kv)
         CLI_INT_OPTION("-d", "--dim", 1, 4096, p->head_dim)
+        CLI_INT_OPTION("--dim-v", NULL, 1, 4096, p->head_dim_v)
         CLI_INT_OPTION("--iters", NULL, 1, 100000, o->iters)
         CLI_INT_OPTION("--warmup", NULL, 0, 100000, o->warmup)
         CLI_INT_OPTION("--seed", NULL, 0, 1L << 62, o->seed)
@@ -408,6 +411,7 @@ int cmd_run(int argc, char **argv)
         if (err == CL_SUCCESS)
             vs_m = cli_kv_scales(clctx, p, &rng, &err);
     }
+    const size_t dv = (size_t)(p->head_dim_v ? p->head_dim_v : p->head_dim);
     if (err == CL_SUCCESS && p->kv_append && p->kv_format) { /* the step's rows, in the problem's dtype */
         const size_t n = (size_t)p->batch * p->seq_q * p->heads_kv * p->head_dim;
         void *h = malloc(n * es);
@@ -420,13 +424,14 @@ int cmd_run(int argc, char **argv)
         free(h);
     } else if (err == CL_SUCCESS && p->kv_append) { /* the step's rows: the first seq_q rows' worth of K/V values */
         const size_t n = (size_t)p->batch * p->seq_q * p->heads_kv * p->head_dim * es;
+        const size_t nv = (size_t)p->batch * p->seq_q * p->heads_kv * dv * es;
         knew_m = make_buffer(clctx, n, NULL, &err);
         if (err == CL_SUCCESS)
-            vnew_m = make_buffer(clctx, n, NULL, &err);
+            vnew_m = make_buffer(clctx, nv, NULL, &err);
         if (err == CL_SUCCESS)
             err = clEnqueueCopyBuffer(queue_of(ctx), bufs[1], knew_m, 0, 0, n < sz[1] ? n : sz[1], 0, NULL, NULL);
         if (err == CL_SUCCESS)
-            err = clEnqueueCopyBuffer(queue_of(ctx), bufs[2], vnew_m, 0, 0, n < sz[2] ? n : sz[2], 0, NULL, NULL);
+            err = clEnqueueCopyBuffer(queue_of(ctx), bufs[2], vnew_m, 0, 0, nv < sz[2] ? nv : sz[2], 0, NULL, NULL);
     }
     if (err != CL_SUCCESS) {
         fprintf(stderr, "flashcl: allocating device buffers failed (OpenCL error %d)\n", (int)err);
@@ -479,10 +484,11 @@ int cmd_run(int argc, char **argv)
         printf(", \"driver\": ");
         cli_json_string(stdout, dev->driver_version);
         printf(",\n \"problem\": {\"batch\": %d, \"heads_q\": %d, \"heads_kv\": %d, \"seq_q\": %d, \"seq_kv\": %d, "
-               "\"head_dim\": %d, \"dtype\": \"%s\", \"causal\": %s, \"scale\": %.9g, \"window\": %s, "
+               "\"head_dim\": %d, \"head_dim_v\": %d, \"dtype\": \"%s\", \"causal\": %s, \"scale\": %.9g, \"window\": %s, "
                "\"window_left\": %d, \"window_right\": %d, \"softcap\": %.9g, \"alibi\": %d, \"varlen\": %s, "
                "\"total_q\": %lld, \"total_kv\": %lld},\n",
-               p->batch, p->heads_q, p->heads_kv, p->seq_q, p->seq_kv, p->head_dim, flashcl_dtype_name(p->dtype),
+               p->batch, p->heads_q, p->heads_kv, p->seq_q, p->seq_kv, p->head_dim,
+               p->head_dim_v ? p->head_dim_v : p->head_dim, flashcl_dtype_name(p->dtype),
                p->causal ? "true" : "false", (double)p->scale, p->window ? "true" : "false", p->window_left,
                p->window_right, (double)p->softcap, p->alibi, p->varlen ? "true" : "false",
                (long long)(p->varlen ? p->total_q : (int64_t)p->batch * p->seq_q),
@@ -513,6 +519,8 @@ int cmd_run(int argc, char **argv)
         char mask[96];
         printf("problem     B=%d Hq=%d Hkv=%d Sq=%d Sk=%d d=%d %s %s", p->batch, p->heads_q, p->heads_kv, p->seq_q,
                p->seq_kv, p->head_dim, flashcl_dtype_name(p->dtype), cli_mask_name(p, mask, sizeof mask));
+        if (p->head_dim_v && p->head_dim_v != p->head_dim)
+            printf(", V and O of head dim %d", p->head_dim_v);
         if (p->varlen)
             printf(", packed: %lld query and %lld key rows in all (Sq, Sk the longest)", (long long)p->total_q,
                    (long long)p->total_kv);
@@ -624,7 +632,7 @@ static int run_npy(run_opts *o)
                 a[2].descr);
         goto done;
     }
-    for (int d = 0; d < 4; ++d)
+    for (int d = 0; d < 3; ++d) /* (V's head dim may be its own: problem.head_dim_v) */
         if (a[1].shape[d] != a[2].shape[d]) {
             fprintf(stderr, "flashcl run: K and V shapes differ in dimension %d (%lld vs %lld)\n", d,
                     (long long)a[1].shape[d], (long long)a[2].shape[d]);
@@ -651,6 +659,7 @@ static int run_npy(run_opts *o)
     p.head_dim = (int32_t)a[0].shape[3];
     p.seq_kv = (int32_t)a[1].shape[1];
     p.heads_kv = (int32_t)a[1].shape[2];
+    p.head_dim_v = a[2].shape[3] != a[0].shape[3] ? (int32_t)a[2].shape[3] : 0;
     p.dtype = types[0];
     p.causal = o->problem.causal;
     p.window = o->problem.window;
@@ -711,7 +720,8 @@ static int run_npy(run_opts *o)
         goto done;
     }
     const int64_t lse_shape[3] = {p.batch, p.heads_q, p.seq_q};
-    if (npy_write(o->out_path, a[0].descr, 4, a[0].shape, out, err, sizeof err) != 0 ||
+    const int64_t o_shape[4] = {p.batch, p.seq_q, p.heads_q, a[2].shape[3]}; /* (V's head dim) */
+    if (npy_write(o->out_path, a[0].descr, 4, o_shape, out, err, sizeof err) != 0 ||
         (lse && npy_write(o->lse_path, "<f4", 3, lse_shape, lse, err, sizeof err) != 0)) {
         fprintf(stderr, "flashcl run: %s\n", err);
         if (lse)
@@ -724,12 +734,12 @@ static int run_npy(run_opts *o)
         printf("{\"out\": ");
         cli_json_string(stdout, o->out_path);
         printf(", \"batch\": %d, \"heads_q\": %d, \"heads_kv\": %d, \"seq_q\": %d, \"seq_kv\": %d, \"head_dim\": %d, "
-               "\"dtype\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"validated\": %s}\n",
-               p.batch, p.heads_q, p.heads_kv, p.seq_q, p.seq_kv, p.head_dim, flashcl_dtype_name(p.dtype), cfg.block_m,
-               cfg.block_n, report.ran ? "true" : "false");
+               "\"head_dim_v\": %lld, \"dtype\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"validated\": %s}\n",
+               p.batch, p.heads_q, p.heads_kv, p.seq_q, p.seq_kv, p.head_dim, (long long)a[2].shape[3],
+               flashcl_dtype_name(p.dtype), cfg.block_m, cfg.block_n, report.ran ? "true" : "false");
     } else {
-        printf("wrote %s (%d, %d, %d, %d) %s%s%s; %s tiles %dx%d%s\n", o->out_path, p.batch, p.seq_q, p.heads_q,
-               p.head_dim, flashcl_dtype_name(p.dtype), lse ? " and " : "", lse ? o->lse_path : "", cfg.kernel,
+        printf("wrote %s (%d, %d, %d, %lld) %s%s%s; %s tiles %dx%d%s\n", o->out_path, p.batch, p.seq_q, p.heads_q,
+               (long long)a[2].shape[3], flashcl_dtype_name(p.dtype), lse ? " and " : "", lse ? o->lse_path : "", cfg.kernel,
                cfg.block_m, cfg.block_n, report.ran ? ", validated against the naive kernel" : "");
     }
     rc = 0;

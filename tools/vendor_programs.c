@@ -123,6 +123,14 @@ static void make_cases(void)
     p.cache_leftpad = 1;
     p.sinks = 1;
     add("decode-kernel-d128-f32-kvbf16-cacheidx-leftpad-sinks", FLASHCL_ALGO_FLASH, FLASHCL_PATH_DECODE, p);
+    /* V's own head dim (MLA's 192 over 128): the portable kernel in prefill and as a decode step */
+    p = base(192, FLASHCL_DTYPE_F16, 4096, 4096, 16, 16);
+    p.head_dim_v = 128;
+    p.causal = 1;
+    add("prefill-d192-dv128-f16-causal", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO, p);
+    p = base(192, FLASHCL_DTYPE_F16, 1, 32768, 16, 16);
+    p.head_dim_v = 128;
+    add("decode-d192-dv128-f16", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO, p);
     add("naive-d128-f32", FLASHCL_ALGO_NAIVE, FLASHCL_PATH_AUTO, base(128, FLASHCL_DTYPE_F32, 1024, 1024, 8, 8));
 }
 
