@@ -6,7 +6,8 @@
  * with MT = 2, rows 32w .. 32w+31 as two m16 tiles, BLOCK_M = 32*WARPS) and keeps, in registers,
  *   - its Q rows as m16n8k16 A fragments (loaded once, through local memory, by ldmatrix),
  *   - the scores S of a BLOCK_N-key tile as BLOCK_N/8 m16n8 accumulators (fp32),
- *   - the output O as HEAD_DIM/8 m16n8 accumulators (fp32),
+ *   - the output O as HEAD_DIM_V/8 m16n8 accumulators (fp32; HEAD_DIM_V, V's and O's head dim, is
+ *     HEAD_DIM unless the host sets it: common.cl),
  *   - the running maximum and sum of its two rows per lane (rows g and g+8, g = lane/4).
  * K and V tiles go global -> local (16-byte copies; cp.async where rows are 16-byte aligned, V's tile
  * in flight during Q*K^T and the next K tile during P*V) and local -> registers through ldmatrix (V
@@ -29,18 +30,18 @@
  * barrier in it is reached by all warps because the kernel's control flow is uniform across the
  * work-group.
  *
- * Local memory (ushort; flashcl_flash_local_mem_bytes() must match): LDS = HEAD_DIM (SWIZZLE: head dims
- * a multiple of 64 with Q_LOCAL) or HEAD_DIM + 8,
- *   k_s  max(BLOCK_M, BLOCK_N) * LDS   (Q's block first, then each K tile; with Q_LOCAL BLOCK_N * LDS)
- *   v_s  BLOCK_N * LDS
- *   q_s  BLOCK_M * LDS                 (Q_LOCAL only: Q's block for the whole run)
+ * Local memory (ushort; src/tiles.c's mma_bytes must match): LDS = HEAD_DIM (SWIZZLE: head dims a
+ * multiple of 64 with Q_LOCAL) or HEAD_DIM + 8, LDV likewise of HEAD_DIM_V, S = KV_STAGES,
+ *   k_s  max(BLOCK_M, S * BLOCK_N) * LDS (Q's block first, then each K tile; with Q_LOCAL S * BLOCK_N * LDS)
+ *   v_s  S * BLOCK_N * LDV
+ *   q_s  BLOCK_M * LDS                   (Q_LOCAL only: Q's block for the whole run)
  * and, emulated only, WARPS*32*8 uints of exchange area (the layout of rows: SWIZZLE below).
  */
 #if !defined(HEAD_DIM) || !defined(BLOCK_N) || !defined(WARPS)
 #error "flash_mma.cl needs HEAD_DIM, BLOCK_N and WARPS"
 #endif
-#if (HEAD_DIM % 32) != 0 || HEAD_DIM > 256 || (BLOCK_N % 16) != 0
-#error "HEAD_DIM must be a multiple of 32, BLOCK_N of 16"
+#if (HEAD_DIM % 32) != 0 || HEAD_DIM > 256 || (HEAD_DIM_V % 32) != 0 || HEAD_DIM_V > 256 || (BLOCK_N % 16) != 0
+#error "HEAD_DIM and HEAD_DIM_V must be multiples of 32 up to 256, BLOCK_N a multiple of 16"
 #endif
 #if !defined(FLASHCL_DTYPE_F16) && !defined(FLASHCL_DTYPE_BF16)
 #error "flash_mma.cl needs fp16 or bf16 storage"
@@ -89,8 +90,9 @@
 #define O_ALIGNED 0
 #endif
 #ifndef O_STAGED /* (prefill-8, 128 x 64 in two stages at d=128: +12.6% at N=1024, +3.9% at 4096, +1.7% at 16384;
-                     d=64 -0.9%, d=256 -1.1% with 16 bytes of spill: off there) */
-#define O_STAGED (O_ALIGNED && HEAD_DIM > 64 && HEAD_DIM <= 192)
+                     d=64 -0.9%, d=256 -1.1% with 16 bytes of spill: off there; O's rows staged where
+                     Q's or K's were, so no wider than those) */
+#define O_STAGED (O_ALIGNED && HEAD_DIM > 64 && HEAD_DIM <= 192 && HEAD_DIM_V <= HEAD_DIM)
 #endif
 #if O_STAGED && !O_ALIGNED
 #error "O_STAGED needs O_ALIGNED"
@@ -109,25 +111,30 @@
  * d=64 -2%): the swizzle's XOR costs an address computation an ldmatrix where registers are short,
  * padded rows are a base and an immediate offset. So the default swizzles only there (src/tiles.c's
  * mma_bytes agrees). */
-#ifndef SWIZZLE
-#define SWIZZLE (HEAD_DIM == 64 && Q_LOCAL)
+#ifndef SWIZZLE /* (V's rows of another width than K's: padded) */
+#define SWIZZLE (HEAD_DIM == 64 && Q_LOCAL && HEAD_DIM_V == HEAD_DIM)
 #endif
-#if SWIZZLE && HEAD_DIM % 64 != 0
-#error "SWIZZLE needs rows of whole groups of 8 chunks: a head dim a multiple of 64"
+#if SWIZZLE && (HEAD_DIM % 64 != 0 || HEAD_DIM_V != HEAD_DIM)
+#error "SWIZZLE needs rows of whole groups of 8 chunks, a head dim a multiple of 64, and V's rows as K's"
 #endif
 #if SWIZZLE
 #define LDS HEAD_DIM
 /* (the chunk's high bits kept apart, so that unrolled loops fold them into immediate offsets and only
  * the low three bits, one value a lane per parity, cost a register) */
 #define AT(r, c) ((r) * LDS + ((c) & ~63) + (((((c) >> 3) & 7) ^ ((r) & 7)) << 3))
+#define LDV LDS
+#define AT_V(r, c) AT(r, c)
 #else
 #define LDS (HEAD_DIM + 8)
 #define AT(r, c) ((r) * LDS + (c))
+#define LDV (HEAD_DIM_V + 8)
+#define AT_V(r, c) ((r) * LDV + (c)) /* V's tiles, and O's rows when staged */
 #endif
 #define KSTEPS (HEAD_DIM / 16) /* k16 steps of Q*K^T */
 #define NT (BLOCK_N / 8)       /* n8 tiles of S */
-#define DT (HEAD_DIM / 8)      /* n8 tiles of O */
-#define KT (BLOCK_N * LDS) /* elements of one K or V tile buffer */
+#define DT (HEAD_DIM_V / 8)    /* n8 tiles of O */
+#define KT (BLOCK_N * LDS)     /* elements of one K tile buffer */
+#define VT (BLOCK_N * LDV)     /* and of one V tile buffer */
 #if Q_LOCAL
 #define KROWS (KV_STAGES * BLOCK_N)
 #else
@@ -163,44 +170,46 @@
 #define ASYNC_COMMIT()
 #define ASYNC_WAIT(n)
 #endif
-/* One K or V tile (BLOCK_N rows from key n0) into local memory; rows past skv are zeros (their
- * source address clamped to row 0). Work-item tid copies chunks tid, tid + WG_SIZE, ... of the tile's
- * BLOCK_N x HEAD_DIM/8 16-byte chunks; its row and column advance by constants (WG_SIZE/CPR rows and
- * WG_SIZE%CPR chunks, wrapping to the next row), and so does its source pointer: no division or 64-bit
- * multiply a chunk (NVIDIA's compiler kept the general loop's per-chunk index arithmetic, 16 instructions
- * a copy, about a quarter of the key loop at d=128). */
-#define CPR (HEAD_DIM / 8) /* 16-byte chunks a row */
-#define TILE_CHUNKS (BLOCK_N * CPR)
-#define LOAD_TILE_(dst, src, base, stride, n0, CHECK)                                                          \
+/* One K or V tile (BLOCK_N rows of W elements from key n0) into local memory at ATF(row, column); rows
+ * past skv are zeros (their source address clamped to row 0). Work-item tid copies chunks tid, tid +
+ * WG_SIZE, ... of the tile's BLOCK_N x W/8 16-byte chunks; its row and column advance by constants
+ * (WG_SIZE/CPR rows and WG_SIZE%CPR chunks, wrapping to the next row), and so does its source pointer:
+ * no division or 64-bit multiply a chunk (NVIDIA's compiler kept the general loop's per-chunk index
+ * arithmetic, 16 instructions a copy, about a quarter of the key loop at d=128). */
+#define CPR (HEAD_DIM / 8)    /* 16-byte chunks a row of K */
+#define CPR_V (HEAD_DIM_V / 8) /* and of V and O */
+#define LOAD_TILE_(dst, src, base, stride, n0, CHECK, W, ATF)                                                  \
     do {                                                                                                       \
-        int r_ = tid / CPR, c_ = (tid - r_ * CPR) * 8;                                                         \
+        int r_ = tid / ((W) / 8), c_ = (tid - r_ * ((W) / 8)) * 8;                                             \
         __global const ushort *row0_ = (src) + (base);                                                          \
         __global const ushort *p_ = row0_ + (long)((n0) + r_) * (stride) + c_;                                 \
-        const long step_ = (long)(WG_SIZE / CPR) * (stride) + (WG_SIZE % CPR) * 8;                             \
+        const long step_ = (long)(WG_SIZE / ((W) / 8)) * (stride) + (WG_SIZE % ((W) / 8)) * 8;                 \
         UNROLL                                                                                                 \
-        for (int i_ = 0; i_ < (TILE_CHUNKS + WG_SIZE - 1) / WG_SIZE; ++i_) {                                   \
-            if (TILE_CHUNKS % WG_SIZE == 0 || r_ < BLOCK_N) {                                                  \
+        for (int i_ = 0; i_ < (BLOCK_N * ((W) / 8) + WG_SIZE - 1) / WG_SIZE; ++i_) {                           \
+            if ((BLOCK_N * ((W) / 8)) % WG_SIZE == 0 || r_ < BLOCK_N) {                                        \
                 const bool ok_ = !(CHECK) || (n0) + r_ < skv;                                                  \
-                ASYNC8((dst) + AT(r_, c_), ok_ ? p_ : row0_ + c_, ok_);                                        \
+                ASYNC8((dst) + ATF(r_, c_), ok_ ? p_ : row0_ + c_, ok_);                                       \
             }                                                                                                  \
-            r_ += WG_SIZE / CPR;                                                                               \
-            c_ += (WG_SIZE % CPR) * 8;                                                                         \
+            r_ += WG_SIZE / ((W) / 8);                                                                         \
+            c_ += (WG_SIZE % ((W) / 8)) * 8;                                                                   \
             p_ += step_;                                                                                       \
-            if (WG_SIZE % CPR != 0 && c_ >= HEAD_DIM) {                                                        \
-                c_ -= HEAD_DIM;                                                                                \
+            if (WG_SIZE % ((W) / 8) != 0 && c_ >= (W)) {                                                       \
+                c_ -= (W);                                                                                     \
                 r_ += 1;                                                                                       \
-                p_ += (stride) - HEAD_DIM;                                                                     \
+                p_ += (stride) - (W);                                                                          \
             }                                                                                                  \
         }                                                                                                      \
     } while (0)
 /* (the row checks only on the tile that crosses the end of the keys) */
-#define LOAD_TILE(dst, src, base, stride, n0)                                                                  \
+#define LOAD_ROWS(dst, src, base, stride, n0, W, ATF)                                                          \
     do {                                                                                                       \
         if ((n0) + BLOCK_N <= skv)                                                                             \
-            LOAD_TILE_(dst, src, base, stride, n0, 0);                                                         \
+            LOAD_TILE_(dst, src, base, stride, n0, 0, W, ATF);                                                 \
         else                                                                                                   \
-            LOAD_TILE_(dst, src, base, stride, n0, 1);                                                         \
+            LOAD_TILE_(dst, src, base, stride, n0, 1, W, ATF);                                                 \
     } while (0)
+#define LOAD_TILE(dst, src, base, stride, n0) LOAD_ROWS(dst, src, base, stride, n0, HEAD_DIM, AT)
+#define LOAD_V_TILE(dst, src, base, stride, n0) LOAD_ROWS(dst, src, base, stride, n0, HEAD_DIM_V, AT_V)
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
 flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, __global const ushort *restrict V,
@@ -215,7 +224,7 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
     APPLY_QKVO_OFFSETS();
     SINKS += sinks_off;
     __local uint4 k4[KROWS * LDS / 8];
-    __local uint4 v4[KV_STAGES * BLOCK_N * LDS / 8];
+    __local uint4 v4[KV_STAGES * VT / 8];
     __local ushort *const k_s = (__local ushort *)k4;
     __local ushort *const v_s = (__local ushort *)v4;
 #if Q_LOCAL
@@ -337,27 +346,27 @@ UNROLL
     ASYNC_COMMIT();
 #endif
     if (n_begin < n_end)
-        LOAD_TILE(v_s, V, v_base, v_ss, n_begin);
+        LOAD_V_TILE(v_s, V, v_base, v_ss, n_begin);
     ASYNC_COMMIT();
     if (n_begin + BLOCK_N < n_end)
         LOAD_TILE(k_s + KT, K, k_base, k_ss, n_begin + BLOCK_N);
     ASYNC_COMMIT();
-    int buf = 0; /* tile i's buffers: k_s + buf, v_s + buf */
+    int kbuf = 0, vbuf = 0; /* tile i's buffers: k_s + kbuf, v_s + vbuf (0 or KT, 0 or VT) */
 #endif
     for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
 #if KV_STAGES == 1
         ASYNC_WAIT(0);                /* this thread's copies of K(n0) have landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's have; and P*V of the previous tile is done: v_s is free */
-        LOAD_TILE(v_s, V, v_base, v_ss, n0);
+        LOAD_V_TILE(v_s, V, v_base, v_ss, n0);
         ASYNC_COMMIT();
         __local const ushort *const kt = k_s, *const vt = v_s;
 #else
         ASYNC_WAIT(2);                /* this thread's copies of K(n0) have landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's have; and P*V of the previous tile is done: its v buffer is free */
         if (n0 + BLOCK_N < n_end)
-            LOAD_TILE(v_s + (buf ^ KT), V, v_base, v_ss, n0 + BLOCK_N);
+            LOAD_V_TILE(v_s + (vbuf ^ VT), V, v_base, v_ss, n0 + BLOCK_N);
         ASYNC_COMMIT();
-        __local const ushort *const kt = k_s + buf, *const vt = v_s + buf;
+        __local const ushort *const kt = k_s + kbuf, *const vt = v_s + vbuf;
 #endif
 
         /* S = Q*K^T, two k steps at a time: ldmatrix x4 gives an 8-key tile's B fragments of both, used
@@ -479,7 +488,7 @@ UNROLL
         ASYNC_WAIT(2);                /* V(n0) has landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies too; and S is done: this k buffer is free */
         if (n0 + 2 * BLOCK_N < n_end)
-            LOAD_TILE(k_s + buf, K, k_base, k_ss, n0 + 2 * BLOCK_N);
+            LOAD_TILE(k_s + kbuf, K, k_base, k_ss, n0 + 2 * BLOCK_N);
         ASYNC_COMMIT();
 #endif
 
@@ -496,9 +505,9 @@ UNROLL
                 pa[mt][3] = pack2(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
             }
 UNROLL
-            for (int e = 0; e < HEAD_DIM / 16; ++e) {
+            for (int e = 0; e < HEAD_DIM_V / 16; ++e) {
                 uint vb[4];
-                LDSM_X4_T(vb, vt, AT(kk * 16 + (mi & 1) * 8 + mr, e * 16 + (mi >> 1) * 8));
+                LDSM_X4_T(vb, vt, AT_V(kk * 16 + (mi & 1) * 8 + mr, e * 16 + (mi >> 1) * 8));
 UNROLL
                 for (int mt = 0; mt < MT; ++mt) {
                     MMA(o[mt][2 * e], pa[mt][0], pa[mt][1], pa[mt][2], pa[mt][3], vb[0], vb[1]);
@@ -507,7 +516,8 @@ UNROLL
             }
         }
 #if KV_STAGES == 2
-        buf ^= KT;
+        kbuf ^= KT;
+        vbuf ^= VT;
 #endif
     }
 #if Q_ASYNC
@@ -542,7 +552,7 @@ UNROLL
             const int orow = warp * 16 * MT + mt * 16 + g + r * 8;
 UNROLL
             for (int j = 0; j < DT; ++j)
-                *(__local uint *)(o_s + AT(orow, j * 8) + 2 * t) = pack2(o[mt][j][2 * r] * inv, o[mt][j][2 * r + 1] * inv);
+                *(__local uint *)(o_s + AT_V(orow, j * 8) + 2 * t) = pack2(o[mt][j][2 * r] * inv, o[mt][j][2 * r + 1] * inv);
             if (write_lse && t == 0 && qi < sq)
                 LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(lse_m, lse_l);
 #else
@@ -560,10 +570,10 @@ UNROLL
         }
 #if O_STAGED
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int idx = tid; idx < BLOCK_M * CPR; idx += WG_SIZE) {
-        const int r = idx / CPR, c = (idx - r * CPR) * 8;
+    for (int idx = tid; idx < BLOCK_M * CPR_V; idx += WG_SIZE) {
+        const int r = idx / CPR_V, c = (idx - r * CPR_V) * 8;
         if (m0 + r < sq)
-            *(__global uint4 *)(O + q_row_offset(sv, h, m0 + r, o_sb, o_ss, o_sh) + c) = *(__local const uint4 *)(o_s + AT(r, c));
+            *(__global uint4 *)(O + q_row_offset(sv, h, m0 + r, o_sb, o_ss, o_sh) + c) = *(__local const uint4 *)(o_s + AT_V(r, c));
     }
 #endif
 }

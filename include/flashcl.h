@@ -254,9 +254,9 @@ typedef struct flashcl_problem {
     /* V's and O's head dim when it is not head_dim (0: head_dim, the default; else a multiple of 8, 8 to
      * 256): V is (batch, seq_kv, heads_kv, head_dim_v) and O (batch, seq_q, heads_q, head_dim_v), their
      * default strides and sizes by it, v_new too (DeepSeek's MLA: 192-wide queries and keys over 128-wide
-     * values). The scale stays 1/sqrt(head_dim). Flash (the portable kernel: auto takes it, the
-     * matrix-unit and decode kernels do not), naive and standard attention; not with a quantized
-     * kv_format. (ABI 2) */
+     * values). The scale stays 1/sqrt(head_dim). Flash (the portable kernel, and the matrix-unit prefill
+     * kernel for head dims that are multiples of 32; not the decode kernels), naive and standard
+     * attention; not with a quantized kv_format. (ABI 2) */
     int32_t head_dim_v;
 } flashcl_problem;
 

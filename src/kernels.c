@@ -122,9 +122,11 @@ static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c,
 {
     const int mt = c->rows_per_item == 4 ? 2 : 1; /* m16 tiles a warp (rows_per_item: a lane's rows; as
                                                      src/tiles.c's mma_tiles_per_warp) */
+    char dv[32];
+    dim_v_define(p, dv, sizeof dv);
     snprintf(buf, n,
-             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s%s%s%s%s",
-             dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / (16 * mt), c->mma == 1, c->mma == 1,
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s%s%s%s%s",
+             dtype_define(p->dtype), p->head_dim, dv, c->block_n, c->block_m / (16 * mt), c->mma == 1, c->mma == 1,
              fcl_rows_aligned(p), p->causal || p->window ? (p->alignment == FLASHCL_ALIGN_TOP_LEFT ? " -DHAS_WINDOW=1 -DTOP_LEFT=1" : " -DHAS_WINDOW=1") : "",
              fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "", mt > 1 ? " -DMT=2" : "",
              c->v_chunk == 2 * c->block_n ? " -DKV_STAGES=2" : "", /* (src/tiles.c's mma_stages) */

@@ -90,16 +90,17 @@ static int32_t mma_stages(const flashcl_config *c)
 }
 
 /* cl/flash_mma.cl's layout comment: K (Q's block first) and V tiles of 16-bit elements, `stages` of
- * each, rows of head_dim (swizzled: d=64 with Q's block apart) or head_dim + 8, and the emulation's
- * exchange area of 8 uints per lane; with mt = 2 m tiles a warp or a head dim above 128, Q's block in
- * a region of its own. */
-static uint64_t mma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t mt, int32_t stages, int emulated)
+ * each, rows of head_dim (K) and dv (V) elements (swizzled: d=64 with Q's block apart and V's rows as
+ * K's) or 8 more, and the emulation's exchange area of 8 uints per lane; with mt = 2 m tiles a warp or
+ * a head dim above 128, Q's block in a region of its own. */
+static uint64_t mma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t mt, int32_t stages, int emulated)
 {
     const int q_local = mt > 1 || d > 128;   /* the kernel's Q_LOCAL */
-    const uint64_t lds = d == 64 && q_local ? d : d + 8; /* SWIZZLE: unpadded rows */
+    const int swizzle = d == 64 && q_local && dv == d; /* SWIZZLE: unpadded rows */
+    const uint64_t lds = swizzle ? (uint64_t)d : (uint64_t)d + 8, ldv = swizzle ? (uint64_t)dv : (uint64_t)dv + 8;
     const uint64_t kv = (uint64_t)stages * (uint64_t)bn;
-    const uint64_t rows = q_local ? (uint64_t)bm + 2 * kv : ((uint64_t)bm > kv ? (uint64_t)bm : kv) + kv;
-    return rows * lds * 2 + (emulated ? (uint64_t)(bm / (16 * (mt > 1 ? mt : 1))) * 32 * 8 * 4 : 0);
+    const uint64_t k_rows = q_local ? (uint64_t)bm + kv : ((uint64_t)bm > kv ? (uint64_t)bm : kv); /* Q's block too */
+    return (k_rows * lds + kv * ldv) * 2 + (emulated ? (uint64_t)(bm / (16 * (mt > 1 ? mt : 1))) * 32 * 8 * 4 : 0);
 }
 
 /* cl/flash_decode.cl's layout comment: the teams' merge area, and the local-memory reduction's where
@@ -134,15 +135,18 @@ uint64_t flashcl_flash_local_mem_bytes_abi(const flashcl_abi *abi, int32_t head_
         c->v_chunk < 1)
         return 0;
     if (c->mma)
-        return mma_bytes(head_dim, c->block_m, c->block_n, mma_tiles_per_warp(c), mma_stages(c), c->mma == 2);
+        return mma_bytes(head_dim, head_dim, c->block_m, c->block_n, mma_tiles_per_warp(c), mma_stages(c), c->mma == 2);
     return flash_floats(head_dim, head_dim, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
            sizeof(float);
 }
 
-/* A config's local memory for a problem: the public formula, with V's own head dim for the portable
- * kernel (the other kernels do not take a head_dim_v). */
+/* A config's local memory for a problem: the public formula, with V's own head dim for the portable and
+ * matrix-unit kernels (the decode kernels do not take a head_dim_v). */
 static uint64_t problem_local_bytes(const flashcl_problem *p, const flashcl_config *c)
 {
+    if (c->mma && c->block_m >= 1 && c->block_n >= 1)
+        return mma_bytes(p->head_dim, fcl_head_dim_v(p), c->block_m, c->block_n, mma_tiles_per_warp(c), mma_stages(c),
+                         c->mma == 2);
     if (c->mma || c->decode || fcl_head_dim_v(p) == p->head_dim)
         return flashcl_flash_local_mem_bytes(p->head_dim, c);
     if (c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1)
@@ -257,9 +261,17 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
                 for (int k = 0; k < (resident_only ? 1 : n_chunks); ++k) {
                     const int32_t dc = chunks[k];
                     const int32_t bm = rg * t;
+                    /* GPUs: at most 16 float4 copies a work-item for each K chunk and V chunk: a small
+                     * work-group (a decode step of one row: one warp) with a long key tile otherwise has
+                     * its copies unrolled into hundreds of registers (tools/vendor_check.sh: d=192 over
+                     * 128 keys, 64 copies a lane, spilled on gfx90a and gfx1030) */
+                    const uint64_t copy_cap = pr->is_cpu ? UINT64_MAX : 64 * (uint64_t)wg;
+                    if ((uint64_t)bn * (uint64_t)dc > copy_cap && (dc > 4 || bn > 4))
+                        continue;
                     const uint64_t ldc = (uint64_t)dc + 4;
                     const uint64_t qk = (uint64_t)bn * ldc + (dc == d ? 0 : (uint64_t)bm * ldc);
-                    const int32_t vc = choose_v_chunk(dv, bn, qk > (uint64_t)bm * tpr ? qk : (uint64_t)bm * tpr);
+                    const uint64_t room = qk > (uint64_t)bm * tpr ? qk : (uint64_t)bm * tpr;
+                    const int32_t vc = choose_v_chunk(dv, bn, room < copy_cap ? room : copy_cap);
                     if (flash_floats(d, dv, bm, bn, tpr, dc, vc) * sizeof(float) <= budget) {
                         best_rg = rg;
                         best_tn = tn;
@@ -306,8 +318,8 @@ static int mma_suits(const flashcl_problem *p, char *why, size_t n)
         no = "K and V in another dtype than Q (problem.kv_dtype: the matrix units' operands share one)";
     else if (p->head_dim % 32 || p->head_dim > 256)
         no = "head_dim not a multiple of 32 up to 256";
-    else if (fcl_head_dim_v(p) != p->head_dim)
-        no = "head_dim_v other than head_dim (its tiles have one head dim)";
+    else if (fcl_head_dim_v(p) % 32 || fcl_head_dim_v(p) > 256)
+        no = "head_dim_v not a multiple of 32 up to 256";
     else if (fcl_is_decode(p))
         no = "a decode step (16 queries or fewer: the portable kernel splits the keys and packs GQA heads)";
     else if (p->alibi || p->attn_mask || p->key_padding || p->softcap > 0.0f)
@@ -553,7 +565,7 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
     int32_t warps = 4;
     while (warps > 1 && (size_t)(32 * warps) > ch->work_group)
         warps /= 2;
-    const int32_t d = p->head_dim;
+    const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
     int32_t mt = d <= 192 && p->seq_q > 16 * warps ? 2 : 1;
     int32_t bn = mt == 2 ? (d <= 64 ? 64 : 32) : d <= 128 || d > 192 ? 64 : 32;
     /* d 65-128: 64-key tiles (prefill-10/11: +3-7% over 32 keys), in two K/V stages for key ranges up to
@@ -564,24 +576,24 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
         bn = 64;
         stages = p->seq_kv <= 2048 ? 2 : 1;
     }
-    while (stages == 2 && mma_bytes(d, 32 * warps, bn, 2, stages, emulated) > ch->local_mem)
+    while (stages == 2 && mma_bytes(d, dv, 32 * warps, bn, 2, stages, emulated) > ch->local_mem)
         stages = 1;
-    if (mt == 2 && d > 64 && d <= 128 && mma_bytes(d, 32 * warps, bn, 2, stages, emulated) > ch->local_mem)
+    if (mt == 2 && d > 64 && d <= 128 && mma_bytes(d, dv, 32 * warps, bn, 2, stages, emulated) > ch->local_mem)
         bn = 32; /* (one stage of 32 keys) */
-    if (mt == 2 && mma_bytes(d, 32 * warps, bn, 2, stages, emulated) > ch->local_mem) {
+    if (mt == 2 && mma_bytes(d, dv, 32 * warps, bn, 2, stages, emulated) > ch->local_mem) {
         mt = 1; /* (a device whose budget is the reported 48 KiB: the 16-rows-a-warp tiles) */
         bn = d <= 128 ? 64 : 32;
     }
-    while (mma_bytes(d, 16 * warps * mt, bn, mt, stages, emulated) > ch->local_mem && (bn > 16 || warps > 1)) {
+    while (mma_bytes(d, dv, 16 * warps * mt, bn, mt, stages, emulated) > ch->local_mem && (bn > 16 || warps > 1)) {
         if (bn > 16)
             bn /= 2;
         else
             warps /= 2; /* (d=256 in 48 KiB: 2 warps x 16 keys) */
     }
     const int32_t bm = 16 * warps * mt;
-    if (mma_bytes(d, bm, bn, mt, stages, emulated) > ch->local_mem || ch->work_group < 32) {
+    if (mma_bytes(d, dv, bm, bn, mt, stages, emulated) > ch->local_mem || ch->work_group < 32) {
         snprintf(why, why_len, "portable: the matrix-unit tiles need %llu B of local memory and 32 work-items",
-                 (unsigned long long)mma_bytes(d, bm, bn, mt, stages, emulated));
+                 (unsigned long long)mma_bytes(d, dv, bm, bn, mt, stages, emulated));
         return 0;
     }
     memset(cfg, 0, sizeof *cfg);
@@ -903,7 +915,7 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
                                (int)(16 * mt), (int)c.block_m, (int)c.block_n, (int)(2 / mt), ch->work_group);
             /* v_chunk 2 * block_n: K and V in two stages (cl/flash_mma.cl's KV_STAGES); anything else one */
             const int32_t stages = mma_stages(&c);
-            const uint64_t bytes = mma_bytes(p->head_dim, c.block_m, c.block_n, mt, stages, emulated);
+            const uint64_t bytes = mma_bytes(p->head_dim, fcl_head_dim_v(p), c.block_m, c.block_n, mt, stages, emulated);
             validate_or_return(ctx, bytes <= ch->local_mem, FLASHCL_INVALID_ARGUMENT,
                                "the context's override config: the matrix-unit tiles %dx%d need %llu B of local "
                                "memory, the budget is %llu B", (int)c.block_m, (int)c.block_n,

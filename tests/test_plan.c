@@ -750,7 +750,8 @@ START_TEST(test_enqueue_workspace)
 END_TEST
 
 /* head_dim_v: V's and O's sizes and the workspace by V's head dim; a V or O sized by Q's head dim refused
- * where it is short, nothing launched; the matrix-unit and decode paths, forced, say why they do not take it. */
+ * where it is short, nothing launched; the matrix-unit path, forced, takes V's head dims that are multiples
+ * of 32 and says why not the others; the decode path says why it takes none. */
 START_TEST(test_head_dim_v)
 {
     flashcl_context *ctx = tu_context_create();
@@ -787,22 +788,29 @@ START_TEST(test_head_dim_v)
     flashcl_plan_destroy(&plan);
     flashcl_context_destroy(&ctx);
 
-    /* The matrix-unit and decode kernels, forced: the portable kernel, with the reason. */
-    for (int path = FLASHCL_PATH_MMA; path <= FLASHCL_PATH_DECODE; ++path) {
+    /* The matrix-unit kernel forced: 64 over 32 on it, 64 over 40 portable; the decode kernel forced:
+     * portable. With the reasons. */
+    for (int path = FLASHCL_PATH_MMA; path <= FLASHCL_PATH_DECODE + 1; ++path) {
         flashcl_settings s;
         flashcl_settings_default(&s);
         s.disk_cache = 0;
-        s.path = path;
+        s.path = path > FLASHCL_PATH_DECODE ? FLASHCL_PATH_MMA : path;
         ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
         flashcl_problem f = small_problem();
         f.dtype = FLASHCL_DTYPE_F16;
         f.head_dim = 64;
-        f.head_dim_v = 32;
+        f.head_dim_v = path > FLASHCL_PATH_DECODE ? 40 : 32;
         f.seq_q = path == FLASHCL_PATH_DECODE ? 1 : 64;
         flashcl_config c;
         ck_assert_int_eq(flashcl_context_choose_config(ctx, &f, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_msg(!c.mma && !c.decode && !strcmp(c.kernel, "flash_fwd"), "path %d: %s", path, c.kernel);
-        ck_assert_msg(strstr(c.path_reason, "head_dim_v") != NULL, "path %d: reason '%s'", path, c.path_reason);
+        if (path == FLASHCL_PATH_MMA) {
+            ck_assert_msg(c.mma != 0, "64 over 32: %s (%s)", c.kernel, c.path_reason);
+            /* its local memory by both head dims: K's rows of 64 + 8, V's of 32 + 8 */
+            ck_assert_uint_lt(c.local_mem_bytes, flashcl_flash_local_mem_bytes(64, &c));
+        } else {
+            ck_assert_msg(!c.mma && !c.decode && !strcmp(c.kernel, "flash_fwd"), "path %d: %s", path, c.kernel);
+            ck_assert_msg(strstr(c.path_reason, "head_dim_v") != NULL, "path %d: reason '%s'", path, c.path_reason);
+        }
         flashcl_context_destroy(&ctx);
     }
 }
