@@ -749,6 +749,73 @@ START_TEST(test_enqueue_workspace)
 }
 END_TEST
 
+/* One plan enqueued over two sets of inputs at different offsets in one pool and back (split-KV, so the
+ * combine's and the workspace's offsets change too): each output equals what a fresh plan computes from
+ * the same inputs, bit for bit. The enqueue leaves a scalar argument alone when the kernel already holds
+ * its value; a stale one would read the other set. */
+START_TEST(test_enqueue_rebinds)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    p.kv_splits = 2;
+    size_t sz[5];
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    const size_t ws = (size_t)flashcl_plan_workspace_bytes(plan), in = sz[0] + sz[1] + sz[2];
+    /* the pool: set A's Q, K, V, then set B's at 256 bytes past them; two workspaces */
+    const size_t b_at = in + 256, pool_bytes = b_at + in + 2 * ws + 64;
+    float *host = malloc(pool_bytes);
+    hm_rng rng;
+    hm_rng_seed(&rng, 99);
+    hm_fill_normal(host, FLASHCL_DTYPE_F32, pool_bytes / 4, &rng, 1.0);
+    cl_mem pool = tu_buffer(pool_bytes, host);
+    free(host);
+    flashcl_tensors set[2];
+    for (int s = 0; s < 2; ++s) {
+        const size_t at = s ? b_at : 0;
+        set[s] = (flashcl_tensors){.q = pool, .k = pool, .v = pool, .workspace = pool};
+        set[s].offsets.q = at;
+        set[s].offsets.k = at + sz[0];
+        set[s].offsets.v = at + sz[0] + sz[1];
+        set[s].offsets.workspace = b_at + in + (size_t)s * ws;
+    }
+    cl_mem out[3], ref[2];
+    for (int i = 0; i < 3; ++i) { /* A, B, A again, through the one plan */
+        out[i] = tu_buffer(sz[3], NULL);
+        flashcl_tensors t = set[i == 1];
+        t.o = out[i];
+        ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_SUCCESS);
+    }
+    for (int s = 0; s < 2; ++s) { /* each set through a plan of its own */
+        flashcl_plan *fresh = NULL;
+        ck_assert_int_eq(flashcl_plan_create(ctx, &p, &fresh), FLASHCL_SUCCESS);
+        ref[s] = tu_buffer(sz[3], NULL);
+        flashcl_tensors t = set[s];
+        t.o = ref[s];
+        ck_assert_int_eq(flashcl_plan_enqueue_tensors(fresh, &t, 0, NULL, NULL), FLASHCL_SUCCESS);
+        ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+        flashcl_plan_destroy(&fresh);
+    }
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    unsigned char *r[2] = {tu_read(ref[0], sz[3]), tu_read(ref[1], sz[3])};
+    ck_assert_int_ne(memcmp(r[0], r[1], sz[3]), 0); /* (the two sets differ) */
+    for (int i = 0; i < 3; ++i) {
+        unsigned char *o = tu_read(out[i], sz[3]);
+        ck_assert_msg(memcmp(o, r[i == 1], sz[3]) == 0, "enqueue %d: not set %c's output", i, i == 1 ? 'B' : 'A');
+        free(o);
+        clReleaseMemObject(out[i]);
+    }
+    for (int s = 0; s < 2; ++s) {
+        free(r[s]);
+        clReleaseMemObject(ref[s]);
+    }
+    clReleaseMemObject(pool);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 /* head_dim_v: V's and O's sizes and the workspace by V's head dim; a V or O sized by Q's head dim refused
  * where it is short, nothing launched; the matrix-unit path, forced, takes V's head dims that are multiples
  * of 32 and says why not the others; the decode path says why it takes none. */
@@ -1130,6 +1197,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_enqueue_sinks_bad_input, 0, 5);
     tcase_add_test(tc, test_enqueue_workspace);
     tcase_add_test(tc, test_head_dim_v);
+    tcase_add_test(tc, test_enqueue_rebinds);
     tcase_add_loop_test(tc, test_enqueue_cache_options_bad_input, 0, 3);
     tcase_add_loop_test(tc, test_enqueue_offsets_bad_input, 0, 7);
     tcase_add_test(tc, test_enqueue_unaligned_offsets);

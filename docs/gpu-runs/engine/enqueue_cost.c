@@ -3,7 +3,9 @@
  * Hkv 8, d 128, fp16, cache ENQ_N keys; ENQ_SPLITS splits, 0 auto), per run:
  *   host   the wall time of the flashcl_plan_enqueue_tensors call (argument checks and binding, launches)
  *   marker flashcl bench's clock: a marker's end to the plan's last command's end, queue idle before
- *   gated the same span with the commands already submitted behind a user event (host time excluded)
+ *   gated  the same span with the commands already submitted behind a user event (engine-4: NVIDIA
+ *          submits them only once the event completes, so this holds the driver's submission too)
+ *   last   the plan's last command alone, its start to its end (with ENQ_SPLITS=1 the attention kernel)
  * Medians over ENQ_RUNS (200) after 20 warm-ups. Builds against any flashcl.h of ABI 0..2 (the calls it
  * makes have not changed): docs/gpu-runs/engine/run4.sh builds it against this tree and decode-mma-5's.
  */
@@ -31,6 +33,14 @@ static double now_us(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
+static double own_ms(cl_event ev)
+{
+    cl_ulong a = 0, b = 0;
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+    return (double)(b - a) * 1e-6;
 }
 
 static double span_ms(cl_event from, cl_event to)
@@ -86,7 +96,7 @@ int main(void)
     memset(&t, 0, sizeof t);
     t.q = m[0], t.k = m[1], t.v = m[2], t.o = m[3];
     double *host = malloc(runs * sizeof *host), *marker = malloc(runs * sizeof *marker),
-           *gated = malloc(runs * sizeof *gated);
+           *gated = malloc(runs * sizeof *gated), *last = malloc(runs * sizeof *last);
     for (int i = -20; i < runs; ++i) {
         /* the bench's way: the queue idle, a marker, the plan */
         clFinish(queue);
@@ -102,6 +112,7 @@ int main(void)
         if (i >= 0) {
             host[i] = h1 - h0;
             marker[i] = span_ms(mk, ev);
+            last[i] = own_ms(ev);
         }
         clReleaseEvent(mk);
         clReleaseEvent(ev);
@@ -118,8 +129,9 @@ int main(void)
         clReleaseEvent(gm);
         clReleaseEvent(gev);
     }
-    printf("N=%d %s %dx%d splits %d: host %.1f us, marker %.4f ms, gated %.4f ms (medians of %d)\n", n_keys, cfg.kernel,
-           cfg.block_m, cfg.block_n, cfg.kv_splits, median(host, runs), median(marker, runs), median(gated, runs), runs);
+    printf("N=%d %s %dx%d splits %d: host %.1f us, marker %.4f ms, gated %.4f ms, last %.4f ms (medians of %d)\n", n_keys,
+           cfg.kernel, cfg.block_m, cfg.block_n, cfg.kv_splits, median(host, runs), median(marker, runs),
+           median(gated, runs), median(last, runs), runs);
     for (int i = 0; i < 4; ++i)
         clReleaseMemObject(m[i]);
     flashcl_plan_destroy(&plan);
