@@ -320,7 +320,7 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         scratch = pl->partial;
     }
     const cl_long lp_off = op_off + (cl_long)pl->ws_lse_floats;
-    fcl_args a = fcl_args_memo(pl->kernel, (fcl_kernel_id)pl->kernel_id, &pl->memo_kernel);
+    fcl_args a = fcl_args_of(pl->kernel, (fcl_kernel_id)pl->kernel_id);
     switch ((fcl_kernel_id)pl->kernel_id) {
     case FCL_K_FLASH_FWD:
         /* Optional inputs are read only when compiled in; q stands in for absent ones. */
@@ -405,7 +405,7 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
     cl_int err;
     cl_event appended = NULL;
     if (pl->append) { /* the step's keys and values into the cache, then the attention after it */
-        fcl_args ap = fcl_args_memo(pl->append, FCL_K_KV_APPEND, &pl->memo_append);
+        fcl_args ap = fcl_args_of(pl->append, FCL_K_KV_APPEND);
         fcl_arg_mem(&ap, KA_K, t->k);
         fcl_arg_mem(&ap, KA_V, t->v);
         fcl_arg_mem(&ap, KA_K_NEW, t->k_new);
@@ -442,7 +442,7 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "clEnqueueNDRangeKernel");
     if (pl->combine) { /* split-KV: merge the partial results, after them (the queue may be out of order) */
-        fcl_args c = fcl_args_memo(pl->combine, FCL_K_FLASH_COMBINE, &pl->memo_combine);
+        fcl_args c = fcl_args_of(pl->combine, FCL_K_FLASH_COMBINE);
         fcl_arg_mem(&c, FC_O, t->o);
         fcl_arg_mem(&c, FC_LSE, t->lse);
         fcl_arg_long(&c, FC_o_off, pl->off.o);

@@ -228,15 +228,6 @@ typedef struct fcl_offsets {
         cache_idx, leftpad;
 } fcl_offsets;
 
-/* The scalar arguments an enqueue last set on one of its plan's kernels (src/kernels.c's fcl_args_memo):
- * a value already set is not set again. Buffers are always set again: a released cl_mem's handle may
- * come back as another buffer's, which the kernel must not be left holding. */
-#define FCL_ARG_MEMO_MAX 128
-typedef struct fcl_arg_memo {
-    uint64_t known[FCL_ARG_MEMO_MAX / 64]; /* bit i: value[i] is what argument i holds */
-    uint64_t value[FCL_ARG_MEMO_MAX];
-} fcl_arg_memo;
-
 struct flashcl_plan {
     flashcl_context *ctx;
     flashcl_problem problem; /* defaults resolved */
@@ -262,7 +253,6 @@ struct flashcl_plan {
     /* The enqueue in progress (a plan is enqueued by one thread at a time): its queue and offsets. */
     cl_command_queue queue;
     fcl_offsets off;
-    fcl_arg_memo memo_kernel, memo_combine, memo_append; /* (an enqueue's scalars, per kernel) */
 };
 
 /* Small string helpers. */

@@ -267,39 +267,17 @@ fcl_args fcl_args_of(cl_kernel kernel, fcl_kernel_id id)
     return (fcl_args){.kernel = kernel, .id = id, .err = CL_SUCCESS, .failed = -1};
 }
 
-fcl_args fcl_args_memo(cl_kernel kernel, fcl_kernel_id id, fcl_arg_memo *memo)
-{
-    return (fcl_args){.kernel = kernel, .id = id, .err = CL_SUCCESS, .failed = -1, .memo = memo};
-}
-
 static void set(fcl_args *a, int index, fcl_arg_kind kind, size_t size, const void *value)
 {
     if (a->err != CL_SUCCESS)
         return;
     const fcl_kernel_def *def = &kernel_table[a->id];
-    if (index < 0 || index >= def->n_args || def->arg_kinds[index] != kind) {
-        a->err = CL_INVALID_ARG_SIZE; /* a host bug: the table says otherwise */
-        a->failed = index;
-        return;
-    }
-    uint64_t bits = 0;
-    const int memo = a->memo && kind != FCL_ARG_MEM && index < FCL_ARG_MEMO_MAX;
-    if (memo) {
-        memcpy(&bits, value, size);
-        if ((a->memo->known[index / 64] >> (index % 64) & 1u) && a->memo->value[index] == bits)
-            return; /* the kernel holds this value already */
-    }
-    const cl_int err = clSetKernelArg(a->kernel, (cl_uint)index, size, value);
+    cl_int err = index < 0 || index >= def->n_args || def->arg_kinds[index] != kind
+                     ? CL_INVALID_ARG_SIZE /* a host bug: the table says otherwise */
+                     : clSetKernelArg(a->kernel, (cl_uint)index, size, value);
     if (err != CL_SUCCESS) {
         a->err = err;
         a->failed = index;
-        if (memo)
-            a->memo->known[index / 64] &= ~((uint64_t)1 << (index % 64));
-        return;
-    }
-    if (memo) {
-        a->memo->value[index] = bits;
-        a->memo->known[index / 64] |= (uint64_t)1 << (index % 64);
     }
 }
 

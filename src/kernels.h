@@ -155,13 +155,10 @@ typedef struct fcl_args {
     cl_kernel kernel;
     fcl_kernel_id id;
     cl_int err;
-    int failed;         /* the argument of the first failure */
-    fcl_arg_memo *memo; /* NULL, or the scalars last set on this kernel: those are not set again */
+    int failed; /* the argument of the first failure */
 } fcl_args;
 
 fcl_args fcl_args_of(cl_kernel kernel, fcl_kernel_id id);
-/* The same with a memo of the kernel's scalar arguments (the enqueue's, on its plan's own kernels). */
-fcl_args fcl_args_memo(cl_kernel kernel, fcl_kernel_id id, fcl_arg_memo *memo);
 void fcl_arg_mem(fcl_args *a, int index, cl_mem value);
 void fcl_arg_int(fcl_args *a, int index, cl_int value);
 void fcl_arg_long(fcl_args *a, int index, cl_long value);

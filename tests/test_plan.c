@@ -751,8 +751,7 @@ END_TEST
 
 /* One plan enqueued over two sets of inputs at different offsets in one pool and back (split-KV, so the
  * combine's and the workspace's offsets change too): each output equals what a fresh plan computes from
- * the same inputs, bit for bit. The enqueue leaves a scalar argument alone when the kernel already holds
- * its value; a stale one would read the other set. */
+ * the same inputs, bit for bit (an argument left from the previous enqueue would read the other set). */
 START_TEST(test_enqueue_rebinds)
 {
     flashcl_context *ctx = tu_context_create();

@@ -632,6 +632,45 @@ def prefill_section(directory):
     return '\n'.join(out)
 
 
+def dimv_section(directory):
+    """V's own head dim (problem.head_dim_v): MLA's prefill, 192 over 128, beside the same shape with V at 192
+    and PyTorch SDPA, all from one device call (bench/dimv/: flashcl bench JSON, h200_sdpa_dimv.jsonl from
+    bench/anchors/sdpa_dimv.py)."""
+    d = os.path.join(directory, 'dimv')
+    dv_path, d192_path = os.path.join(d, 'h200_dimv.json'), os.path.join(d, 'h200_d192.json')
+    if not os.path.exists(dv_path) or not os.path.exists(d192_path):
+        return ''
+    dv, same = json.load(open(dv_path)), json.load(open(d192_path))
+    sdpa, torch = {}, None
+    for line in open(os.path.join(d, 'h200_sdpa_dimv.jsonl')):
+        if line.strip():
+            r = json.loads(line)
+            if 'torch' in r:
+                torch = r['torch']
+            else:
+                sdpa[(r['backend'], r['causal'])] = r
+    def get(run, causal):
+        return next((r for r in run['results'] if r.get('ran') and r['causal'] == causal), None)
+    out = ['| mask | flashcl 192/128 ms (min–max) | TFLOP/s | kernel | flashcl 192/192 TFLOP/s | cuDNN | memory-efficient '
+           '| FlashAttention-2 | 192/128 ÷ cuDNN | ÷ memory-efficient |', '|---|---|---|---|---|---|---|---|---|---|']
+    for causal in (False, True):
+        r, s = get(dv, causal), get(same, causal)
+        if not r:
+            continue
+        def t(backend):
+            x = sdpa.get((backend, causal), {})
+            return f"{x['tflops']:.1f}" if 'tflops' in x else 'refused'
+        def ratio(backend):
+            x = sdpa.get((backend, causal), {})
+            return f"{r['tflops'] / x['tflops']:.2f}×" if 'tflops' in x else '—'
+        out.append(f"| {'causal' if causal else 'full'} | {ms(r)} | {r['tflops']:.1f} | {r['kernel']} | "
+                   f"{s['tflops']:.1f} | {t('cudnn')} | {t('efficient')} | {t('flash')} | {ratio('cudnn')} | {ratio('efficient')} |")
+    out.append(f"\nB=4, H=16, N=4096, fp16; TFLOP/s count 2·B·H·pairs·(d + d_v), pairs halved under the causal mask. "
+               f"PyTorch {torch}. Commands: `{dv['command'].split(' --json')[0]}`; `{same['command'].split(' --json')[0]}`; "
+               "`bench/anchors/sdpa_dimv.py`. Run: `docs/gpu-runs/engine/run4.sh`. Data: `bench/dimv/`.")
+    return '\n'.join(out)
+
+
 def main():
     directory = sys.argv[1] if len(sys.argv) > 1 else 'bench'
     runs = load(directory)
@@ -643,6 +682,12 @@ def main():
     print("of the timed runs. FLOPs: 4·B·H·Sq·Sk·d, only computed pairs under a causal mask. Every algorithm's")
     print('output was validated against the naive kernel in the same run. "Extra" is the device memory an')
     print("algorithm allocates beyond the caller's Q, K, V and O (`flashcl_plan_extra_device_bytes`).\n")
+    dvs = dimv_section(directory)
+    if dvs:
+        print('## V\'s own head dim (MLA\'s prefill) on the H200 against PyTorch, one session\n')
+        print('`problem.head_dim_v`: 192-wide queries and keys over 128-wide values, on the matrix-unit kernel, beside')
+        print('the same shape with V at 192 and PyTorch SDPA in the same device call (engine-4 in `docs/NOTES.md`).\n')
+        print(dvs + '\n')
     pf = prefill_section(directory)
     if pf:
         print('## Prefill on the H200 against PyTorch, one session\n')
