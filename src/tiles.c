@@ -301,7 +301,7 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     fcl_strlcpy(cfg->kernel, "flash_fwd", sizeof cfg->kernel);
     fcl_strlcpy(cfg->source, "heuristic", sizeof cfg->source);
     snprintf(cfg->reason, sizeof cfg->reason,
-             "%d items per row group hold %dx%d outputs and %dx%d scores each; Q/K %s of %d; fits %llu B, %zu items",
+             "%d items per row group hold %dx%d outputs and %dx%d scores each; Q/K %s of %d; limits %llu B, %zu items a group",
              (int)tpr, (int)tmu, (int)cols, (int)tmu, (int)best_tn,
              best_dc == d ? "whole (Q loaded once)" : "in column chunks", (int)best_dc,
              (unsigned long long)budget, max_wg);
@@ -704,7 +704,7 @@ static void choose_naive(const flashcl_device_profile *pr, flashcl_config *cfg)
     cfg->d_chunk = fcl_naive_chunk(pr);
     fcl_strlcpy(cfg->kernel, "naive_fwd", sizeof cfg->kernel);
     fcl_strlcpy(cfg->source, "fixed", sizeof cfg->source);
-    snprintf(cfg->reason, sizeof cfg->reason, "naive: one row per work-item, work-groups of %zu", wg);
+    snprintf(cfg->reason, sizeof cfg->reason, "one row per work-item, work-groups of %zu", wg);
 }
 
 /* Whether the portable kernel's tiles in cfg (block_m, block_n, threads_per_row, rows_per_item,

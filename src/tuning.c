@@ -215,6 +215,16 @@ static int parse_line(const char *line, db_entry *e, const char **why)
         *why = "vendor, head_dim, block_m, block_n, tpr, rows, dchunk and vchunk are required";
         return 0;
     }
+    /* The portable kernel's own rules (cl/flash_fwd.cl's #errors): an entry that breaks them would match,
+     * be refused when a plan checks it, and hide a good entry below it. */
+    if (e->block_m % e->rows || e->block_n % e->tpr || e->head_dim % e->tpr) {
+        *why = "rows must divide block_m, tpr must divide block_n and head_dim";
+        return 0;
+    }
+    if (e->dchunk % 4 || e->head_dim % e->dchunk || e->vchunk % 4 || e->block_n % e->vchunk) {
+        *why = "dchunk must be a multiple of 4 dividing head_dim, vchunk a multiple of 4 dividing block_n";
+        return 0;
+    }
     return 1;
 }
 

@@ -15,15 +15,16 @@
 
 static char dir[128];
 
-/* Runs the command with the current device selected; returns its exit status, output in *out. */
-static int run_tool(const char *args, char **out)
+/* Runs the command with the current device selected (unless `device` is 0); returns its exit status,
+ * output in *out. */
+static int run_tool_on(const char *args, int device, char **out)
 {
     const char *tool = getenv("FLASHCL_TOOL");
     ck_assert_msg(tool != NULL, "FLASHCL_TOOL is not set");
     char cmd[4096], outfile[200];
     snprintf(outfile, sizeof outfile, "%s/out.txt", dir);
-    snprintf(cmd, sizeof cmd, "FLASHCL_CACHE=0 FLASHCL_TUNING_DB=%s/none.db '%s' %s --device '%s' > %s 2>&1", dir, tool,
-             args, tu_device_label, outfile);
+    snprintf(cmd, sizeof cmd, "FLASHCL_CACHE=0 FLASHCL_TUNING_DB=%s/none.db '%s' %s %s%s%s > %s 2>&1", dir, tool, args,
+             device ? "--device '" : "", device ? tu_device_label : "", device ? "'" : "", outfile);
     int st = system(cmd);
     FILE *f = fopen(outfile, "rb");
     static char buf[1 << 16];
@@ -34,6 +35,11 @@ static int run_tool(const char *args, char **out)
     if (out)
         *out = buf;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_tool(const char *args, char **out)
+{
+    return run_tool_on(args, 1, out);
 }
 
 static void setup(void)
@@ -328,6 +334,61 @@ START_TEST(test_help_and_usage_errors)
 }
 END_TEST
 
+/* The command's edges: strict option lists, conflicting options and output paths refused before any work
+ * (exit 2, or 1 for a path that cannot be written), failures counted in the exit status, exact JSON
+ * FLOP counts, `run --decode`, `devices --device`, errors with their reasons. */
+START_TEST(test_command_edges)
+{
+    setup();
+    char *out, args[512];
+    ck_assert_int_eq(run_tool("bench --algos flash,bogus -n 64", &out), 2);
+    ck_assert_msg(strstr(out, "'bogus'") != NULL, "%s", out);
+    ck_assert_int_eq(run_tool("bench --heads-kv 3 -H 2 -n 64 -d 32 --iters 1 --algos flash", &out), 1);
+    ck_assert_msg(strstr(out, "heads_kv = 3") != NULL, "%s", out);
+    ck_assert_int_eq(run_tool("bench -n 64 --preset fa2", &out), 2);
+    ck_assert_msg(strstr(out, "--preset fa2 sets the sequence lengths") != NULL, "%s", out);
+    flashcl_device_profile pr;
+    ck_assert_int_eq(flashcl_device_profile_query(tu_device, &pr), FLASHCL_SUCCESS);
+    if (pr.is_cpu) { /* a GPU preset on a CPU: said before it starts */
+        ck_assert_int_eq(run_tool("bench --preset fa2", &out), 2);
+        ck_assert_msg(strstr(out, "--max-n") != NULL && strstr(out, "[1/") == NULL, "%s", out);
+    }
+    ck_assert_int_eq(run_tool("bench -n 64 -d 32 --json /nonexistent/dir/x.json", &out), 1);
+    ck_assert_msg(strstr(out, "cannot write /nonexistent/dir/x.json") && strstr(out, "[1/") == NULL, "%s", out);
+    ck_assert_int_eq(run_tool("bench -n 64 --plot out.png", &out), 2);
+    ck_assert_msg(strstr(out, "FILE.svg") != NULL, "%s", out);
+    /* 4 * B * H * N^2 * d with B = 16384 / 64 = 256 tokens' worth, H = 2: exactly 268435456 */
+    snprintf(args, sizeof args, "bench -n 64 -d 32 -H 2 --iters 1 --algos flash,naive --json %s/b.json", dir);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "validator") != NULL, "naive is not validated against itself: %s", out);
+    char path[256];
+    snprintf(path, sizeof path, "%s/b.json", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char json[8192];
+    json[fread(json, 1, sizeof json - 1, f)] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(json, "\"flops\": 268435456,") != NULL, "%s", json);
+    ck_assert_int_eq(run_tool("run --decode -n 96 -d 32 -H 4 --heads-kv 2 --iters 1", &out), 0);
+    ck_assert_msg(strstr(out, "Sq=1 Sk=96") && strstr(out, "validation  PASS"), "%s", out);
+    ck_assert_int_eq(run_tool("run -n 64 -d 32 -H 2 --iters 1 --algo naive", &out), 0);
+    ck_assert_msg(strstr(out, "the naive kernel is the validator itself") != NULL, "%s", out);
+    ck_assert_int_eq(run_tool("run --q a.npy --k b.npy --v c.npy --out o.npy -n 64", &out), 2);
+    ck_assert_msg(strstr(out, "-n applies to random inputs") != NULL, "%s", out);
+    ck_assert_int_eq(run_tool("run --q /nonexistent/q.npy --k b.npy --v c.npy --out o.npy", &out), 1);
+    ck_assert_msg(strstr(out, "No such file or directory") != NULL, "%s", out);
+    ck_assert_int_eq(run_tool("devices", &out), 0); /* (run_tool adds --device: the test's device) */
+    ck_assert_msg(strstr(out, "0:0") || strstr(out, ":"), "%s", out);
+    ck_assert_int_eq(run_tool_on("devices --device no-such-device-anywhere", 0, &out), 1);
+    ck_assert_msg(strstr(out, "no device matches") != NULL, "%s", out);
+    ck_assert_int_eq(run_tool("tiles -d 12", &out), 1); /* the library's refusal, on stderr too */
+    ck_assert_msg(strstr(out, "flashcl tiles: problem.head_dim = 12") != NULL, "%s", out);
+    ck_assert_int_eq(run_tool("tune -d 32 -n 64 --db /nonexistent/dir/x.db", &out), 1);
+    ck_assert_msg(strstr(out, "nothing was timed") != NULL, "%s", out);
+    teardown();
+}
+END_TEST
+
 /* The inference options of `run` and `bench`: each runs validated against the naive kernel (exit 0,
  * "PASS"), bad values are usage errors (exit 2) that name the option. */
 START_TEST(test_inference_options)
@@ -413,6 +474,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_run_npy_matches_library, 0, 3);
     tcase_add_loop_test(tc, test_run_npy_refuses, 0, 4);
     tcase_add_test(tc, test_run_npy_dim_v);
+    tcase_add_test(tc, test_command_edges);
     tcase_add_test(tc, test_tiles_json_is_the_plan);
     tcase_add_test(tc, test_tune_dry_run);
     tcase_add_test(tc, test_bench_small);

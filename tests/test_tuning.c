@@ -154,6 +154,29 @@ START_TEST(test_entry_must_fit)
 }
 END_TEST
 
+/* An entry that breaks the kernel's own rules is refused at load, with a warning naming the rule, so it
+ * cannot hide a good entry of the same class behind it. */
+START_TEST(test_bad_entry_skipped_at_load)
+{
+    write_file("vendor=nvidia head_dim=64 : block_m=7 block_n=16 tpr=2 rows=4 dchunk=64 vchunk=4\n"
+               "vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=8 rows=4 dchunk=64 vchunk=16\n"
+               "vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=2 rows=1 dchunk=12 vchunk=4\n");
+    flashcl_tuning_db *db = NULL;
+    ck_assert_int_eq(flashcl_tuning_db_load(path, 0, &db), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(flashcl_tuning_db_size(db), 1);
+    const char *w = flashcl_tuning_db_warnings(db);
+    ck_assert_msg(strstr(w, ":1: ") && strstr(w, "rows must divide block_m"), "%s", w);
+    ck_assert_msg(strstr(w, ":3: ") && strstr(w, "dchunk must be a multiple of 4 dividing head_dim"), "%s", w);
+    flashcl_device_profile pr = h200();
+    flashcl_problem p = problem(64);
+    flashcl_config c = choose(&pr, &p, db);
+    ck_assert_msg(strcmp(c.source, "heuristic") != 0 && c.block_m == 32 && c.threads_per_row == 8, "%s %dx%d",
+                  c.source, c.block_m, c.block_n);
+    flashcl_tuning_db_destroy(&db);
+    unlink(path);
+}
+END_TEST
+
 /* Garbage of every kind: reported line by line, never a crash, the good lines still used. */
 START_TEST(test_corrupt_file)
 {
@@ -236,6 +259,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_lookup_order);
     tcase_add_test(tc, test_user_over_shipped);
     tcase_add_test(tc, test_entry_must_fit);
+    tcase_add_test(tc, test_bad_entry_skipped_at_load);
     tcase_add_test(tc, test_corrupt_file);
     tcase_add_test(tc, test_store_replaces);
     suite_add_tcase(s, tc);

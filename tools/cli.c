@@ -206,6 +206,15 @@ double cli_flops(const flashcl_problem *p)
     return 2.0 * p->batch * p->heads_q * pairs * (p->head_dim + (p->head_dim_v ? p->head_dim_v : p->head_dim));
 }
 
+const char *cli_flop_rate(double tflops, char *buf, size_t n)
+{
+    if (tflops >= 0.1 || tflops == 0.0)
+        snprintf(buf, n, "%.3f TFLOP/s", tflops);
+    else /* (a CPU, or a tiny shape: TFLOP/s would print as 0.000) */
+        snprintf(buf, n, "%.3f GFLOP/s", tflops * 1e3);
+    return buf;
+}
+
 double cli_sink_logit;
 
 /* A buffer of heads_q floats, value(h) each (NULL, *err set, on failure). */

@@ -9,6 +9,7 @@
 #include "hostmath.h"
 #include "plot.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,8 @@ typedef struct result {
     flashcl_problem p;
     int algo;
     int ran;            /* 0: not run (see note) */
+    int error;          /* not run for an error (a bad shape, a failure); not: standard attention refusing
+                           the problem's features or short of memory for its n x n scores (a result) */
     char note[200];     /* why not, or "" */
     double median, min, max, tflops;
     int runs, host_clock;
@@ -178,6 +181,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         flashcl_status st = flashcl_plan_create_algo(ctx, p, (flashcl_algorithm)a, &plans[a]);
         if (st) {
             snprintf(r->note, sizeof r->note, "%s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
+            r->error = !(a == FLASHCL_ALGO_STANDARD && (st == FLASHCL_UNSUPPORTED || st == FLASHCL_OUT_OF_DEVICE_MEMORY));
             continue;
         }
         /* (before any run: a split-KV plan's scratch, which its first run allocates, counted too) */
@@ -199,6 +203,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         for (int a = 0; a < N_ALGOS; ++a)
             if (plans[a]) {
                 snprintf(res[a].note, sizeof res[a].note, "could not allocate the inputs (OpenCL error %d)", (int)err);
+                res[a].error = 1;
                 flashcl_plan_destroy(&plans[a]);
             }
         for (int i = 0; i < 4; ++i)
@@ -268,19 +273,21 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         result *r = &res[a];
         if (!plans[a])
             continue;
-        /* Validated run: the naive kernel recomputes a sample of rows and compares. */
-        flashcl_context_set_validation(ctx, 1);
+        /* Validated run: the naive kernel recomputes a sample of rows and compares (not for the naive
+         * algorithm itself: it would be compared with itself; its run here only builds it). */
+        flashcl_context_set_validation(ctx, a != FLASHCL_ALGO_NAIVE);
         flashcl_status st = flashcl_plan_enqueue_tensors(plans[a], &t, 0, NULL, NULL);
         flashcl_context_set_validation(ctx, 0);
         flashcl_validation rep;
         flashcl_plan_last_validation(plans[a], &rep);
         if (st && st != FLASHCL_VALIDATION_FAILED) {
             snprintf(r->note, sizeof r->note, "%s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
+            r->error = 1;
             flashcl_plan_destroy(&plans[a]);
             continue;
         }
         r->validated = rep.ran;
-        r->passed = rep.passed;
+        r->passed = a == FLASHCL_ALGO_NAIVE ? st == FLASHCL_SUCCESS : rep.passed;
         r->rows_checked = rep.rows_checked;
         r->max_rel_error = rep.max_rel_error;
         /* One timed probe decides how many runs fit the budget. */
@@ -299,6 +306,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         }
         if (st) {
             snprintf(r->note, sizeof r->note, "timing: %s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
+            r->error = 1;
         } else {
             r->ran = 1;
             r->runs = (int)n;
@@ -325,14 +333,43 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
         clReleaseMemObject(vs_m);
 }
 
+/* --algos LIST: a comma-separated subset of flash, naive, standard; anything else is a usage error. */
+static int parse_algos(const char *val, int algos[N_ALGOS])
+{
+    static const char *const names[N_ALGOS] = {"flash", "naive", "standard"};
+    memset(algos, 0, N_ALGOS * sizeof *algos);
+    int any = 0;
+    for (const char *p = val; *p;) {
+        const size_t n = strcspn(p, ",");
+        int known = 0;
+        for (int a = 0; a < N_ALGOS; ++a)
+            if (n == strlen(names[a]) && !strncmp(p, names[a], n))
+                known = algos[a] = any = 1;
+        if (!known) {
+            fprintf(stderr, "flashcl bench: --algos %s: '%.*s' is not flash, naive or standard\n", val, (int)n, p);
+            return 0;
+        }
+        p += n + (p[n] == ',');
+    }
+    if (!any)
+        fprintf(stderr, "flashcl bench: --algos needs some of flash,naive,standard\n");
+    return any;
+}
+
 static FILE *open_out(const char *path)
 {
     if (!strcmp(path, "-"))
         return stdout;
     FILE *f = fopen(path, "w");
     if (!f)
-        fprintf(stderr, "flashcl bench: cannot write %s\n", path);
+        fprintf(stderr, "flashcl bench: cannot write %s: %s\n", path, strerror(errno));
     return f;
+}
+
+static void close_out(FILE *f)
+{
+    if (f && f != stdout)
+        fclose(f);
 }
 
 static const char *mask_name(const flashcl_problem *p)
@@ -344,7 +381,7 @@ int cmd_bench(int argc, char **argv)
 {
     const char *device = NULL, *preset = NULL, *json_path = NULL, *csv_path = NULL, *plot_path = NULL;
     long seqs[32], dims[8] = {128}, heads = 0, batch = 0, tokens = 16384, max_n = 0, iters = 10, warmup = 2;
-    int n_seqs = 0, n_dims = 1, causal_mode = 0 /* 0 full, 1 causal, 2 both */, top_left = 0;
+    int n_seqs = 0, n_dims = 1, dims_given = 0, causal_mode = 0 /* 0 full, 1 causal, 2 both */, top_left = 0;
     long decode_q = 0;     /* --decode / --seq-q: queries per step against N keys */
     int path = -1;         /* --path: flash kernel (-1: $FLASHCL_PATH) */
     long heads_kv = 0;     /* --heads-kv: GQA */
@@ -400,6 +437,7 @@ int cmd_bench(int argc, char **argv)
         } else if (!strcmp(a, "-d") || !strcmp(a, "--dim")) {
             if (!parse_list(a, val, 8, 256, dims, 8, &n_dims))
                 return 2;
+            dims_given = 1;
             ++i;
         } else if (!strcmp(a, "--max-seconds")) {
             if (!cli_int(a, val, 1, 100000, &v))
@@ -411,13 +449,8 @@ int cmd_bench(int argc, char **argv)
                 return 2;
             ++i;
         } else if (!strcmp(a, "--algos") && val) {
-            algos[0] = strstr(val, "flash") != NULL;
-            algos[1] = strstr(val, "naive") != NULL;
-            algos[2] = strstr(val, "standard") != NULL;
-            if (!algos[0] && !algos[1] && !algos[2]) {
-                fprintf(stderr, "flashcl bench: --algos %s: expected some of flash,naive,standard\n", val);
+            if (!parse_algos(val, algos))
                 return 2;
-            }
             ++i;
         } else if (!strcmp(a, "--causal")) {
             causal_mode = 1;
@@ -472,6 +505,27 @@ int cmd_bench(int argc, char **argv)
             return 2;
         }
     }
+    if (preset && (n_seqs || dims_given)) {
+        fprintf(stderr, "flashcl bench: --preset %s sets the sequence lengths and head dims: drop %s, or the preset\n",
+                preset, n_seqs ? "-n" : "-d");
+        return 2;
+    }
+    if (plot_path && (strlen(plot_path) < 4 || strcmp(plot_path + strlen(plot_path) - 4, ".svg"))) {
+        fprintf(stderr, "flashcl bench: --plot %s: the plot is SVG, name it FILE.svg\n", plot_path);
+        return 2;
+    }
+    /* The outputs before the work: a path that cannot be written fails now, not after the runs. */
+    FILE *json_f = json_path ? open_out(json_path) : NULL, *csv_f = csv_path ? open_out(csv_path) : NULL;
+    FILE *plot_f = plot_path && strcmp(plot_path, "-") ? fopen(plot_path, "w") : NULL;
+    if ((json_path && !json_f) || (csv_path && !csv_f) || (plot_path && strcmp(plot_path, "-") && !plot_f)) {
+        if (plot_path && strcmp(plot_path, "-") && !plot_f)
+            fprintf(stderr, "flashcl bench: cannot write %s\n", plot_path);
+        close_out(json_f);
+        close_out(csv_f);
+        close_out(plot_f);
+        return 1;
+    }
+    close_out(plot_f); /* (plot_svg writes it whole at the end) */
     if (preset && !strcmp(preset, "fa2")) {
         static const long fa2[] = {512, 1024, 2048, 4096, 8192, 16384};
         n_seqs = 6;
@@ -559,9 +613,29 @@ int cmd_bench(int argc, char **argv)
     s.validate = 0;
     s.path = path;
     flashcl_status st = flashcl_context_create_default(device, &s, &ctx);
-    if (st)
+    if (st) {
+        close_out(json_f);
+        close_out(csv_f);
         return cli_fail(NULL, "opening a device", st);
+    }
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
+    /* A preset sized for GPUs on a CPU: hours of naive attention at N = 16384 (or 65536); say so before
+     * anything runs and let the user bound it. */
+    if (preset && pr->is_cpu && !max_n) {
+        long longest = 0;
+        for (int i = 0; i < n_shapes; ++i)
+            longest = shapes[i].seq_kv > longest ? shapes[i].seq_kv : longest;
+        if (longest > 4096) {
+            fprintf(stderr,
+                    "flashcl bench: --preset %s runs %d shapes up to N=%ld, hours on a CPU (%s); bound it with "
+                    "--max-n (e.g. --max-n 2048) or pass -n and -d\n",
+                    preset, n_shapes, longest, pr->name);
+            flashcl_context_destroy(&ctx);
+            close_out(json_f);
+            close_out(csv_f);
+            return 2;
+        }
+    }
     char mask_desc[96] = "";
     if (masks.window || masks.softcap > 0.0f || masks.alibi || masks.sinks) {
         masks.causal = 0;
@@ -573,6 +647,8 @@ int cmd_bench(int argc, char **argv)
     result *res = calloc((size_t)n_shapes * N_ALGOS, sizeof *res);
     if (!res) {
         flashcl_context_destroy(&ctx);
+        close_out(json_f);
+        close_out(csv_f);
         return 1;
     }
     int rc = 0;
@@ -587,7 +663,7 @@ int cmd_bench(int argc, char **argv)
             if (r->ran)
                 fprintf(stderr, " %s %.3f ms%s", flashcl_algorithm_name((flashcl_algorithm)a), r->median,
                         r->passed ? "" : " (VALIDATION FAILED)");
-            if (r->ran && !r->passed)
+            if ((r->ran && !r->passed) || r->error)
                 rc = 1;
         }
         fprintf(stderr, "\n");
@@ -596,8 +672,17 @@ int cmd_bench(int argc, char **argv)
     /* The table. */
     printf("flashcl bench: %s / %s, driver %s; medians of profiling events, warm-up excluded\n", pr->platform_name,
            pr->name, pr->driver_version);
+    /* Units that carry information: GFLOP/s and MB/s where every rate would print as 0 (a CPU). */
+    int giga = 1, mega = 1;
+    for (int i = 0; i < n_shapes * N_ALGOS; ++i)
+        if (res[i].ran) {
+            giga &= res[i].tflops < 0.1;
+            mega &= (double)res[i].io_bytes / (res[i].median * 1e6) < 1.0;
+        }
+    const double rate_scale = giga ? 1e3 : 1.0, bytes_scale = mega ? 1e3 : 1.0;
     printf("%-5s %-4s %-6s %-4s %-6s | %-9s %10s %21s %8s %7s %12s %-10s | %8s %8s\n", "B", "H", "N", "d", "mask", "algo",
-           "median ms", "spread (min-max) ms", "TFLOP/s", "GB/s", "extra MiB", "validated", "vs std", "vs naive");
+           "median ms", "spread (min-max) ms", giga ? "GFLOP/s" : "TFLOP/s", mega ? "MB/s" : "GB/s", "extra MiB",
+           "validated", "vs std", "vs naive");
     for (int i = 0; i < n_shapes; ++i) {
         const result *row = &res[i * N_ALGOS];
         for (int a = 0; a < N_ALGOS; ++a) {
@@ -616,17 +701,18 @@ int cmd_bench(int argc, char **argv)
                 snprintf(vs_std, sizeof vs_std, "%.2fx", row[2].median / r->median);
             if (a == FLASHCL_ALGO_FLASH && row[1].ran)
                 snprintf(vs_naive, sizeof vs_naive, "%.2fx", row[1].median / r->median);
-            printf("%10.3f %21s %8.2f %7.0f %12.1f %-10s | %8s %8s\n", r->median, spread, r->tflops,
-                   (double)r->io_bytes / (r->median * 1e6), (double)r->extra_bytes / 1048576.0, r->passed ? "pass" : "FAIL", vs_std, vs_naive);
+            printf("%10.3f %21s %8.2f %7.0f %12.1f %-10s | %8s %8s\n", r->median, spread, r->tflops * rate_scale,
+                   (double)r->io_bytes / (r->median * 1e6) * bytes_scale, (double)r->extra_bytes / 1048576.0,
+                   !r->validated && r->passed ? "validator" : r->passed ? "pass" : "FAIL", vs_std, vs_naive);
         }
     }
 
     char date[32];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-    if (json_path) {
-        FILE *f = open_out(json_path);
-        if (f) {
+    if (json_f) {
+        FILE *f = json_f;
+        {
             fprintf(f, "{\"date\": \"%s\", \"device\": ", date);
             cli_json_string(f, pr->name);
             fprintf(f, ", \"platform\": ");
@@ -648,7 +734,7 @@ int cmd_bench(int argc, char **argv)
                     continue;
                 /* "seq" is N: the keys (the queries too, except for --decode / --seq-q) */
                 fprintf(f, "%s\n  {\"algo\": \"%s\", \"batch\": %d, \"heads\": %d, \"seq\": %d, \"head_dim\": %d, "
-                           "\"dtype\": \"%s\", \"causal\": %s, \"flops\": %.6g, \"ran\": %s, \"seq_q\": %d, "
+                           "\"dtype\": \"%s\", \"causal\": %s, \"flops\": %.0f, \"ran\": %s, \"seq_q\": %d, "
                            "\"heads_kv\": %d, ",
                         first ? "" : ",", flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch, r->p.heads_q,
                         r->p.seq_kv, r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal ? "true" : "false",
@@ -691,15 +777,12 @@ int cmd_bench(int argc, char **argv)
                 first = 0;
             }
             fprintf(f, "\n]}\n");
-            if (f != stdout)
-                fclose(f);
-        } else {
-            rc = 1;
+            close_out(f);
         }
     }
-    if (csv_path) {
-        FILE *f = open_out(csv_path);
-        if (f) {
+    if (csv_f) {
+        FILE *f = csv_f;
+        {
             fprintf(f, "algo,batch,heads,seq,head_dim,dtype,causal,median_ms,min_ms,max_ms,runs,tflops,extra_bytes,passed,note\n");
             for (int i = 0; i < n_shapes * N_ALGOS; ++i) {
                 const result *r = &res[i];
@@ -720,10 +803,7 @@ int cmd_bench(int argc, char **argv)
                             r->p.batch, r->p.heads_q, r->p.seq_kv, r->p.head_dim, flashcl_dtype_name(r->p.dtype),
                             r->p.causal, note);
             }
-            if (f != stdout)
-                fclose(f);
-        } else {
-            rc = 1;
+            close_out(f);
         }
     }
     if (plot_path) {

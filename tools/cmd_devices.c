@@ -5,19 +5,48 @@
 #include "cli.h"
 #include "commands.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Whether device d of platform p matches a --device selector: "P:D", or a case-insensitive substring of
+ * "platform / device" (as flashcl_context_create_default reads it). */
+static int selected(const char *sel, cl_uint p, cl_uint d, const flashcl_device_profile *pr)
+{
+    if (!sel)
+        return 1;
+    unsigned sp, sd;
+    char tail;
+    if (sscanf(sel, "%u:%u%c", &sp, &sd, &tail) == 2)
+        return sp == p && sd == d;
+    char full[600];
+    snprintf(full, sizeof full, "%s / %s", pr->platform_name, pr->name);
+    const size_t n = strlen(sel);
+    for (const char *s = full; *s; ++s) {
+        size_t k = 0;
+        while (k < n && s[k] && tolower((unsigned char)s[k]) == tolower((unsigned char)sel[k]))
+            ++k;
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
 
 int cmd_devices(int argc, char **argv)
 {
     int json = 0;
+    const char *sel = NULL;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--device") && i + 1 < argc)
+            sel = argv[++i];
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: flashcl devices [--json]\n"
+            printf("usage: flashcl devices [--json] [--device SEL]\n"
                    "Lists every OpenCL device as \"P:D\" (the --device selector) with the properties tile\n"
-                   "choice depends on. FLASHCL_LOCAL_MEM_LIMIT caps the local-memory budget shown.\n");
+                   "choice depends on; --device SEL (\"P:D\" or a name substring) only the matching ones.\n"
+                   "FLASHCL_LOCAL_MEM_LIMIT caps the local-memory budget shown. Mesa's rusticl lists its\n"
+                   "devices only with RUSTICL_ENABLE set (RUSTICL_ENABLE=llvmpipe for its CPU device).\n");
             return 0;
         } else {
             fprintf(stderr, "flashcl devices: unknown option '%s'\n", argv[i]);
@@ -46,7 +75,7 @@ int cmd_devices(int argc, char **argv)
             clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
         for (cl_uint d = 0; d < nd; ++d) {
             flashcl_device_profile pr;
-            if (flashcl_device_profile_query(devs[d], &pr) != FLASHCL_SUCCESS)
+            if (flashcl_device_profile_query(devs[d], &pr) != FLASHCL_SUCCESS || !selected(sel, p, d, &pr))
                 continue;
             ++count;
             const unsigned long long budget = cli_tile_budget(&pr, NULL); /* the default policy's */
@@ -107,7 +136,11 @@ int cmd_devices(int argc, char **argv)
     free(plats);
     if (json)
         printf("\n]\n");
-    else if (!count)
+    else if (!count && !sel)
         printf("no OpenCL devices found\n");
+    if (!count && sel) {
+        fprintf(stderr, "flashcl devices: no device matches --device %s\n", sel);
+        return 1;
+    }
     return 0;
 }

@@ -27,6 +27,7 @@ static void usage(FILE *f)
             "  --heads-kv N     key/value heads, divides --heads (default: --heads)\n"
             "  -n, --seq N      seq_q = seq_kv = N (default 1024)\n"
             "  --seq-q N, --seq-kv N\n"
+            "  --decode         a decode step: seq_q = 1 against the -n keys (unless --seq-q is given)\n"
             "  -d, --dim N      head dim, a multiple of 8 up to 256 (default 64)\n"
             "  --dim-v N        V's and O's head dim when it differs (problem.head_dim_v; default: --dim)\n"
             "  --dtype T        f32, f16 or bf16 (default f32)\n"
@@ -84,6 +85,7 @@ typedef struct run_opts {
 static int parse(int argc, char **argv, run_opts *o)
 {
     flashcl_problem *p = &o->problem;
+    int decode = 0;
     flashcl_problem_default(p);
     p->heads_q = 8;
     p->heads_kv = 0;
@@ -150,6 +152,10 @@ static int parse(int argc, char **argv, run_opts *o)
         }
         if (!strcmp(a, "--varlen")) {
             p->varlen = 1;
+            continue;
+        }
+        if (!strcmp(a, "--decode")) {
+            decode = 1;
             continue;
         }
         if (!strcmp(a, "--kv-cache") || !strcmp(a, "--append")) {
@@ -238,6 +244,13 @@ static int parse(int argc, char **argv, run_opts *o)
     }
     if (!p->heads_kv)
         p->heads_kv = p->heads_q;
+    if (decode) { /* one query a sequence, unless --seq-q said how many */
+        int seq_q_given = 0;
+        for (int i = 1; i < argc; ++i)
+            seq_q_given |= !strcmp(argv[i], "--seq-q");
+        if (!seq_q_given)
+            p->seq_q = 1;
+    }
     return -1;
 }
 
@@ -262,6 +275,20 @@ int cmd_run(int argc, char **argv)
     int npy_mode = 0;
     for (int i = 1; i < argc; ++i)
         npy_mode |= !strcmp(argv[i], "--q");
+    /* .npy files bring their own shape, dtype and data: the options that describe random inputs, or
+     * how often to time them, would be silently ignored there */
+    static const char *const random_only[] = {"-b", "--batch", "-H", "--heads", "--heads-kv", "-n", "--seq", "--seq-q",
+                                              "--seq-kv", "-d", "--dim", "--dim-v", "--dtype", "--decode", "--varlen",
+                                              "--kv-cache", "--append", "--paged", "--kv-dtype", "--alibi", "--sinks",
+                                              "--kv-splits", "--iters", "--warmup", "--seed", "--algo", "--naive",
+                                              "--no-validate"};
+    for (int i = 1; npy_mode && i < argc; ++i)
+        for (size_t k = 0; k < sizeof random_only / sizeof *random_only; ++k)
+            if (!strcmp(argv[i], random_only[k])) {
+                fprintf(stderr, "flashcl run: %s applies to random inputs; a run on .npy files takes its shape, dtype "
+                                "and data from the files (see flashcl run --help)\n", argv[i]);
+                return 2;
+            }
     int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
@@ -353,6 +380,9 @@ int cmd_run(int argc, char **argv)
 
     rc = 1;
     struct timespec t0, t1;
+    /* (a first run compiles its kernels: seconds on a GPU, tens of seconds on a small CPU) */
+    fprintf(stderr, "flashcl run: planning on %s (kernels compiled once, then loaded from the cache)...\n",
+            dev->name);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     st = flashcl_plan_create_algo(ctx, p, o.algo, &plan);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -442,9 +472,10 @@ int cmd_run(int argc, char **argv)
                                      .cache_seqlens = lens_m, .block_table = bt_m, .k_new = knew_m, .v_new = vnew_m,
                                      .k_scale = ks_m, .v_scale = vs_m, .sinks = sinks_m};
 
-    /* Validated run first: it also compiles the naive kernel outside the timed runs. */
+    /* Validated run first: it also compiles the naive kernel outside the timed runs. (Not for the naive
+     * algorithm: it would be compared with itself.) */
     flashcl_validation report = {0};
-    if (o.validate) {
+    if (o.validate && o.algo != FLASHCL_ALGO_NAIVE) {
         flashcl_context_set_validation(ctx, 1);
         st = flashcl_plan_enqueue_tensors(plan, &tensors, 0, NULL, NULL);
         flashcl_context_set_validation(ctx, 0);
@@ -524,21 +555,37 @@ int cmd_run(int argc, char **argv)
         if (p->varlen)
             printf(", packed: %lld query and %lld key rows in all (Sq, Sk the longest)", (long long)p->total_q,
                    (long long)p->total_kv);
+        if (p->kv_cache)
+            printf(", a KV cache of %d rows a sequence (filled to seeded lengths)%s%s", p->seq_kv,
+                   p->kv_append ? ", the step's rows appended first" : "", p->kv_format ? ", quantized" : "");
+        if (p->page_size)
+            printf(", in pages of %d rows (%d pages, a shuffled block table)", p->page_size, p->num_pages);
         printf("\n");
-        printf("kernel      %s: block_m=%d block_n=%d threads/row=%d rows/item=%d d_chunk=%d v_chunk=%d kv_splits=%d "
-               "gqa_pack=%d work-group=%d, local memory %llu of %llu B\n",
-               cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.rows_per_item, cfg.d_chunk, cfg.v_chunk,
-               cfg.kv_splits, cfg.gqa_pack,
-               cfg.work_group_size,
-               (unsigned long long)cfg.local_mem_bytes, (unsigned long long)cfg.local_mem_budget);
-        printf("            %s: %s\n", cfg.source, cfg.reason);
-        printf("path        %s\n", cfg.path_reason);
-        printf("plan        %.1f ms (tile choice and program build or cache load); extra device memory %llu B\n",
-               plan_ms, (unsigned long long)flashcl_plan_extra_device_bytes(plan)); /* (after the runs) */
-        printf("time        median %.3f ms (min %.3f, max %.3f) over %ld runs, %s; %.3f TFLOP/s\n", med, tmin,
-               tmax, o.iters, host_clock ? "host clock (the driver's profiling events read 0)" : "profiling events",
-               tflops);
-        if (o.validate)
+        if (o.algo == FLASHCL_ALGO_FLASH) {
+            printf("kernel      %s: block_m=%d block_n=%d threads/row=%d rows/item=%d d_chunk=%d v_chunk=%d kv_splits=%d "
+                   "gqa_pack=%d work-group=%d, local memory %llu of %llu B\n",
+                   cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.rows_per_item, cfg.d_chunk,
+                   cfg.v_chunk, cfg.kv_splits, cfg.gqa_pack, cfg.work_group_size,
+                   (unsigned long long)cfg.local_mem_bytes, (unsigned long long)cfg.local_mem_budget);
+            printf("            %s: %s\n", cfg.source, cfg.reason);
+            printf("path        %s\n", cfg.path_reason);
+        } else { /* (no tiles: the config's tile fields mean nothing here) */
+            printf("algorithm   %s: %s\n", flashcl_algorithm_name(o.algo), cfg.reason);
+        }
+        flashcl_stats stats;
+        flashcl_context_stats(ctx, &stats);
+        printf("plan        %.1f ms (tile choice; %llu programs compiled, %llu loaded from the disk cache); extra device "
+               "memory %llu B\n",
+               plan_ms, (unsigned long long)stats.programs_built, (unsigned long long)stats.programs_from_disk,
+               (unsigned long long)flashcl_plan_extra_device_bytes(plan)); /* (after the runs) */
+        char rate[32];
+        printf("time        median %.3f ms (min %.3f, max %.3f) over %ld runs, %s; %s\n", med, tmin, tmax, o.iters,
+               host_clock ? "host clock (the driver's profiling events read 0)" : "profiling events",
+               cli_flop_rate(tflops, rate, sizeof rate));
+        if (o.algo == FLASHCL_ALGO_NAIVE)
+            printf("validation  not run: the naive kernel is the validator itself (tests/test_flash checks it "
+                   "against float64)\n");
+        else if (o.validate)
             printf("validation  %s: %lld of %lld rows checked against the naive kernel, max abs error %.3e, "
                    "max rel error %.3e (tolerance atol %.2e x row scale + rtol %.2e), %lld failures, %lld NaN\n",
                    report.passed ? "PASS" : "FAIL", (long long)report.rows_checked, (long long)report.rows_total,
@@ -547,7 +594,7 @@ int cmd_run(int argc, char **argv)
         else
             printf("validation  skipped (--no-validate)\n");
     }
-    rc = (o.validate && !report.passed) ? 3 : 0;
+    rc = (o.validate && !report.passed && o.algo != FLASHCL_ALGO_NAIVE) ? 3 : 0;
 done:
     for (int i = 0; i < 5; ++i)
         if (bufs[i])
@@ -601,11 +648,6 @@ static int run_npy(run_opts *o)
 {
     if (!o->q_path || !o->k_path || !o->v_path || !o->out_path) {
         fprintf(stderr, "flashcl run: --q, --k, --v and --out are all needed to run on .npy files\n");
-        return 2;
-    }
-    if (o->problem.alibi || o->problem.sinks) {
-        fprintf(stderr, "flashcl run: --%s applies to random inputs; a run on .npy files takes none\n",
-                o->problem.alibi ? "alibi" : "sinks");
         return 2;
     }
     npy_array a[3];
@@ -666,6 +708,7 @@ static int run_npy(run_opts *o)
     p.window_left = o->problem.window_left;
     p.window_right = o->problem.window_right;
     p.softcap = o->problem.softcap;
+    p.alignment = o->problem.alignment;
     p.scale = o->scale_set ? o->scale : 0.0f;
     p.return_lse = o->lse_path != NULL;
 

@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -183,7 +184,9 @@ int cmd_tiles(int argc, char **argv)
         printf(" (budget for tiles %llu B), work-group %zu, multiple %zu; matrix units %s\n", budget, pr->max_work_group_size, pr->wg_multiple,
                pr->matrix_units ? "yes" : "no");
         printf("policy   path %s\n", flashcl_path_name((flashcl_path)policy.path));
-        printf("tuning   %zu database entries; user file %s\n", flashcl_tuning_db_size(db), flashcl_tuning_db_user_path(db));
+        const char *user = flashcl_tuning_db_user_path(db);
+        printf("tuning   %zu database entries; user file %s%s\n", flashcl_tuning_db_size(db), user ? user : "(none)",
+               user && access(user, F_OK) != 0 ? " (not there yet: flashcl tune writes it)" : "");
         printf("problem  Sq=%d Sk=%d Hq/Hkv=%ld %s%s\n", p.seq_q, p.seq_kv, gqa, p.causal ? "causal " : "",
                p.seq_q <= 16 ? "decode" : "prefill");
         printf("%s\n\n", build ? "checked against each compiled kernel (--build)"
@@ -213,6 +216,8 @@ int cmd_tiles(int argc, char **argv)
                 print_json(pr, &p, &c, st, err, first);
             } else if (st) {
                 printf("%-4d %-5s error: %s\n", d, flashcl_dtype_name(p.dtype), err);
+                if (!all) /* (one problem asked for: its refusal is the command's error, on stderr too) */
+                    fprintf(stderr, "flashcl tiles: %s (%s)\n", err, flashcl_status_name(st));
             } else {
                 char local[32];
                 snprintf(local, sizeof local, "%llu/%llu", (unsigned long long)c.local_mem_bytes,

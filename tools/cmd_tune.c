@@ -8,9 +8,11 @@
 #include "commands.h"
 #include "hostmath.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_LIST 16
@@ -296,7 +298,8 @@ static int tune_class(flashcl_context *ctx, flashcl_problem *p, long iters, int 
                  tflops, h->verdict ? 0.0 : h->median);
         st = flashcl_tuning_db_store(db_path, pr, p, &w->cfg, comment);
         if (st) {
-            rc = cli_fail(NULL, "writing the tuning database", st);
+            fprintf(stderr, "flashcl tune: writing the tuning database: %s\n", flashcl_context_last_error(NULL));
+            rc = 1;
         } else {
             printf("  stored in %s\n", db_path);
         }
@@ -387,6 +390,26 @@ int cmd_tune(int argc, char **argv)
     if (st)
         return cli_fail(NULL, "opening a device", st);
     char default_db[1100];
+    if (db_path && !dry_run) { /* a file the user named: its directory must be there and writable, now, not
+                                  after the timing (and none is created for it) */
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%s", db_path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        else
+            snprintf(dir, sizeof dir, ".");
+        struct stat sb;
+        const char *why = stat(dir, &sb) != 0 ? strerror(errno)
+                          : !S_ISDIR(sb.st_mode) ? "not a directory"
+                          : access(dir, W_OK) != 0 ? strerror(errno)
+                          : access(db_path, F_OK) == 0 && access(db_path, W_OK) != 0 ? strerror(errno) : NULL;
+        if (why) {
+            fprintf(stderr, "flashcl tune: --db %s: cannot write there (%s: %s); nothing was timed\n", db_path, dir, why);
+            flashcl_context_destroy(&ctx);
+            return 1;
+        }
+    }
     if (!db_path) {
         flashcl_tuning_db *db = NULL;
         flashcl_tuning_db_load(NULL, 0, &db);

@@ -4,6 +4,7 @@
  */
 #include "npy.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +138,7 @@ int npy_read(const char *path, npy_array *out, char *err, size_t en)
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err, en, "cannot open %s", path);
+        snprintf(err, en, "cannot open %s: %s", path, strerror(errno));
         return -1;
     }
     unsigned char *buf = NULL;
@@ -184,7 +185,7 @@ int npy_write(const char *path, const char *descr, int ndim, const int64_t *shap
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) {
-        snprintf(err, en, "cannot write %s", path);
+        snprintf(err, en, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
     int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)n, f) == (size_t)n;
@@ -192,9 +193,11 @@ int npy_write(const char *path, const char *descr, int ndim, const int64_t *shap
         ok = fputc(' ', f) != EOF;
     ok = ok && fputc('\n', f) != EOF && fwrite(data, elem, count, f) == count;
     ok = (fclose(f) == 0) && ok;
+    const int saved = errno;
     if (!ok || rename(tmp, path) != 0) {
+        const int why = ok ? errno : saved;
         remove(tmp);
-        snprintf(err, en, "cannot write %s", path);
+        snprintf(err, en, "cannot write %s: %s", path, why ? strerror(why) : "short write");
         return -1;
     }
     return 0;
