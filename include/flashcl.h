@@ -41,8 +41,17 @@ extern "C" {
 #define FLASHCL_VERSION_NUMBER \
     (FLASHCL_VERSION_MAJOR * 10000 + FLASHCL_VERSION_MINOR * 100 + FLASHCL_VERSION_PATCH)
 
-#if defined(_WIN32) && defined(FLASHCL_BUILDING_DLL)
+/* Windows: the build defines FLASHCL_BUILDING_DLL while it compiles the library (exports); an application
+ * linking the DLL gets imports; one linking the static library defines FLASHCL_STATIC (the meson
+ * dependency and pkg-config's static flags do). Elsewhere: default visibility, the rest hidden. */
+#if defined(_WIN32)
+#if defined(FLASHCL_BUILDING_DLL)
 #define FLASHCL_API __declspec(dllexport)
+#elif defined(FLASHCL_STATIC)
+#define FLASHCL_API
+#else
+#define FLASHCL_API __declspec(dllimport)
+#endif
 #elif defined(__GNUC__) || defined(__clang__)
 #define FLASHCL_API __attribute__((visibility("default")))
 #else

@@ -14,6 +14,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The few calls that differ on Windows (mingw-w64): one-argument mkdir, binary-mode opens, _commit for
+ * fsync, and a rename that replaces an existing file (Windows' rename refuses to). */
+#ifdef _WIN32
+#include <direct.h>
+#include <io.h>
+#include <windows.h>
+#define fcl_mkdir(path) _mkdir(path)
+#define fsync(fd) _commit(fd)
+static int fcl_replace(const char *from, const char *to)
+{
+    if (MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+        return 0;
+    errno = EACCES;
+    return -1;
+}
+#else
+#define fcl_mkdir(path) mkdir((path), 0755)
+#define fcl_replace(from, to) rename((from), (to))
+#endif
+#ifndef O_CLOEXEC
+#define O_CLOEXEC 0
+#endif
+#ifndef O_BINARY
+#define O_BINARY 0
+#endif
+
 #define CACHE_MAGIC "FLCLBIN1"
 
 /* FNV-1a with a seed, then a final avalanche (splitmix64): fast and good enough to name cache files;
@@ -46,11 +72,11 @@ static int mkdir_p(const char *path)
     for (char *p = tmp + 1; *p; ++p)
         if (*p == '/') {
             *p = '\0';
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            if (fcl_mkdir(tmp) != 0 && errno != EEXIST)
                 return -1;
             *p = '/';
         }
-    return (mkdir(tmp, 0755) == 0 || errno == EEXIST) ? 0 : -1;
+    return (fcl_mkdir(tmp) == 0 || errno == EEXIST) ? 0 : -1;
 }
 
 /* The temporary name is the target's, the process id and a serial number taken atomically: no two
@@ -80,7 +106,7 @@ int fcl_write_atomically(const char *path, int (*fill)(FILE *f, void *arg), void
     int fd = -1;
     for (int attempt = 0; attempt < 100; ++attempt) {
         snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", path, (long)getpid(), atomic_fetch_add(&temp_serial, 1));
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_BINARY, 0666);
         if (fd >= 0 || errno != EEXIST)
             break;
     }
@@ -100,7 +126,7 @@ int fcl_write_atomically(const char *path, int (*fill)(FILE *f, void *arg), void
         goto fail;
     }
     f = NULL;
-    if (rename(tmp, path) != 0)
+    if (fcl_replace(tmp, path) != 0)
         goto fail;
     return 0;
 

@@ -62,13 +62,20 @@ size_t fcl_source_texts(const char *sources, const char *texts[FCL_MAX_PARTS], u
  * "function: ..." in the thread's last error without a context. */
 flashcl_status fcl_abi_guard(const flashcl_abi *abi, const char *function);
 
+/* printf-style checks of the library's own formats (vsnprintf: C99's, mingw-w64's too with
+ * __USE_MINGW_ANSI_STDIO, whose archetype is gnu_printf there) */
+#if defined(__MINGW32__)
+#define FCL_PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#else
+#define FCL_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#endif
+
 /* error.c */
-flashcl_status fcl_fail(flashcl_context *ctx, flashcl_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+flashcl_status fcl_fail(flashcl_context *ctx, flashcl_status status, const char *fmt, ...) FCL_PRINTF(3, 4);
 flashcl_status fcl_fail_cl(flashcl_context *ctx, cl_int err, const char *what);
 /* fcl_fail that also keeps the OpenCL code behind the failure (flashcl_context_last_cl_error). */
 flashcl_status fcl_fail_code(flashcl_context *ctx, flashcl_status status, cl_int err, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+    FCL_PRINTF(4, 5);
 /* Drops the calling thread's error record of ctx (ctx is being destroyed). */
 void fcl_forget_errors(const flashcl_context *ctx);
 flashcl_status fcl_status_from_cl(cl_int err);

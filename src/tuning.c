@@ -48,7 +48,7 @@ static int mode_of(const flashcl_problem *p)
     return fcl_is_decode(p);
 }
 
-static void warn(flashcl_tuning_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(flashcl_tuning_db *db, const char *fmt, ...) FCL_PRINTF(2, 3);
 static void warn(flashcl_tuning_db *db, const char *fmt, ...)
 {
     char line[512];

@@ -7,6 +7,7 @@
 #include "hostmath.h"
 #include "npy.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +121,7 @@ static int parse(int argc, char **argv, run_opts *o)
         CLI_INT_OPTION("--dim-v", NULL, 1, 4096, p->head_dim_v)
         CLI_INT_OPTION("--iters", NULL, 1, 100000, o->iters)
         CLI_INT_OPTION("--warmup", NULL, 0, 100000, o->warmup)
-        CLI_INT_OPTION("--seed", NULL, 0, 1L << 62, o->seed)
+        CLI_INT_OPTION("--seed", NULL, 0, LONG_MAX, o->seed)
         const char **path = !strcmp(a, "--q") ? &o->q_path : !strcmp(a, "--k") ? &o->k_path
                           : !strcmp(a, "--v") ? &o->v_path : !strcmp(a, "--out") ? &o->out_path
                           : !strcmp(a, "--lse-out") || !strcmp(a, "--lse") ? &o->lse_path : NULL;
