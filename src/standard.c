@@ -12,6 +12,49 @@
 
 #ifdef FLASHCL_HAVE_CLBLAST
 #include <clblast_c.h>
+#include <pthread.h>
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <dlfcn.h>
+#endif
+
+/* CLBlast is loaded when a standard plan is first asked for, not linked: an engine that never runs the
+ * baseline loads neither CLBlast nor the C++ runtime it brings (tests/check_symbols.py checks the
+ * library's needed list). Its one entry point, typed from its own header. */
+typedef __typeof__(CLBlastSgemmBatched) sgemm_batched_fn;
+static sgemm_batched_fn *sgemm_batched;
+static pthread_once_t clblast_once = PTHREAD_ONCE_INIT;
+static char clblast_why[200];
+
+static void load_clblast(void)
+{
+#ifdef _WIN32
+    static const char *const names[] = {"clblast.dll", "libclblast.dll"};
+#else
+    static const char *const names[] = {"libclblast.so.1", "libclblast.so"};
+#endif
+    for (size_t i = 0; i < sizeof names / sizeof *names && !sgemm_batched; ++i) {
+#ifdef _WIN32
+        HMODULE lib = LoadLibraryA(names[i]);
+        if (lib)
+            sgemm_batched = (sgemm_batched_fn *)(void (*)(void))GetProcAddress(lib, "CLBlastSgemmBatched");
+#else
+        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (lib)
+            *(void **)&sgemm_batched = dlsym(lib, "CLBlastSgemmBatched"); /* (POSIX's cast of a symbol) */
+#endif
+    }
+    if (!sgemm_batched)
+        snprintf(clblast_why, sizeof clblast_why, "standard attention needs CLBlast (%s), which could not be loaded",
+                 names[0]);
+}
+
+static int clblast_loaded(void)
+{
+    pthread_once(&clblast_once, load_clblast);
+    return sgemm_batched != NULL;
+}
 
 /*
  * CLBlast's kernels take int offsets and index in int, so no GEMM may address more than 2^31 elements
@@ -41,7 +84,8 @@ struct standard_state {
 
 int flashcl_algorithm_available(flashcl_algorithm algorithm)
 {
-    return algorithm == FLASHCL_ALGO_FLASH || algorithm == FLASHCL_ALGO_NAIVE || algorithm == FLASHCL_ALGO_STANDARD;
+    return algorithm == FLASHCL_ALGO_FLASH || algorithm == FLASHCL_ALGO_NAIVE ||
+           (algorithm == FLASHCL_ALGO_STANDARD && clblast_loaded());
 }
 
 void fcl_standard_free(standard_state *st)
@@ -104,6 +148,8 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
 {
     flashcl_context *ctx = pl->ctx;
     const flashcl_problem *p = &pl->problem;
+    if (!clblast_loaded())
+        return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "%s", clblast_why);
     if (p->alibi || p->attn_mask || p->key_padding || p->varlen || p->kv_cache || p->sinks || fcl_kv_mixed(p))
         return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "standard attention has no %s: use flash or naive",
                         p->alibi       ? "ALiBi (problem.alibi)"
@@ -347,7 +393,7 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
             }
             a1 = m, b1 = m + n, c1 = m + 2 * n, a2 = m + 3 * n, b2 = m + 4 * n, c2 = m + 5 * n;
         }
-        CLBlastStatusCode code = CLBlastSgemmBatched(
+        CLBlastStatusCode code = sgemm_batched(
             CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeYes, (size_t)ch->nrows, (size_t)p->seq_kv,
             (size_t)p->head_dim, st->alphas, qa, a1, pl->gemm_ld[0], ka, b1, pl->gemm_ld[1], st->betas, ch->sub, c1,
             (size_t)p->seq_kv, n, &queue, NULL);
@@ -375,7 +421,7 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
         if (err != CL_SUCCESS)
             return fcl_fail_cl(ctx, err, "standard attention: softmax");
         const int last = c + 1 == st->n_chunks && !st->q32;
-        code = CLBlastSgemmBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)ch->nrows,
+        code = sgemm_batched(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)ch->nrows,
                                    (size_t)fcl_head_dim_v(p), (size_t)p->seq_kv, st->ones, ch->sub, a2, (size_t)p->seq_kv, va,
                                    b2, pl->gemm_ld[2], st->betas, oa, c2, pl->gemm_ld[3], n, &queue, last ? &done : NULL);
         if (code != CLBlastSuccess)

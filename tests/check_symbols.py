@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks that libflashcl exports exactly the symbols listed in tests/symbols.txt (and that each is
-declared in include/flashcl.h): nothing internal leaks, nothing public goes missing."""
+declared in include/flashcl.h): nothing internal leaks, nothing public goes missing; and that it does
+not need CLBlast or the C++ runtime (standard attention loads CLBlast when first asked for)."""
 import re
 import subprocess
 import sys
@@ -20,5 +21,11 @@ for name in sorted(expected - exported):
 for name in sorted(expected - declared):
     print(f'in symbols.txt but not declared FLASHCL_API in the header: {name}')
     ok = False
-print(f'{len(exported)} symbols exported' + ('' if ok else ': MISMATCH'))
+dyn = subprocess.run(['readelf', '-d', lib], capture_output=True, text=True, check=True).stdout
+needed = re.findall(r'\(NEEDED\)\s+Shared library: \[([^\]]+)\]', dyn)
+for name in needed:
+    if 'clblast' in name or 'stdc++' in name:
+        print(f'the library needs {name}: an engine without standard attention would load it')
+        ok = False
+print(f'{len(exported)} symbols exported, needs {", ".join(needed)}' + ('' if ok else ': MISMATCH'))
 sys.exit(0 if ok else 1)

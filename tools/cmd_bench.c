@@ -175,7 +175,7 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
             continue;
         }
         if (!flashcl_algorithm_available((flashcl_algorithm)a)) {
-            snprintf(r->note, sizeof r->note, "not in this build (needs CLBlast)");
+            snprintf(r->note, sizeof r->note, "not available: needs CLBlast (built without it, or not loadable)");
             continue;
         }
         flashcl_status st = flashcl_plan_create_algo(ctx, p, (flashcl_algorithm)a, &plans[a]);
