@@ -1,0 +1,380 @@
+"""flashcl from Python: exact attention through OpenCL on any GPU or CPU.
+
+A ctypes binding over libflashcl's C API. At import every struct the binding mirrors is checked against
+the library's own layout (flashcl_abi_check): a mirror that drifted from the installed library is an
+ImportError naming the struct, never corrupted memory.
+
+    import numpy as np, flashcl
+    q = np.random.randn(2, 128, 8, 64).astype(np.float32)      # (batch, seq, heads, head_dim)
+    o = flashcl.attention(q, q, q, causal=True)                  # numpy in, numpy out
+
+With PyOpenCL arrays (`pyopencl.array.Array`, the same (batch, seq, heads, dim) shape, C order) the work
+stays on the device and the call returns the output and the OpenCL event of its last command:
+
+    o, event = flashcl.attention(q_dev, k_dev, v_dev, causal=True)
+
+Plans (compiled kernels for one shape) are cached by problem, per context; a context is made per
+PyOpenCL command queue (or, for numpy inputs, on flashcl's default device).
+"""
+import ctypes
+import ctypes.util
+import os
+
+import numpy as np
+
+__all__ = ["attention", "Context", "FlashclError", "library_version"]
+
+ABI_VERSION = 2
+DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1}  # FLASHCL_DTYPE_F32, _F16 (bf16: dtype="bf16")
+
+
+class FlashclError(RuntimeError):
+    """A flashcl call failed: .status is the flashcl_status name, the message the library's."""
+
+    def __init__(self, status, message):
+        super().__init__(f"{status}: {message}")
+        self.status = status
+
+
+def _load():
+    path = os.environ.get("FLASHCL_LIBRARY") or ctypes.util.find_library("flashcl") or f"libflashcl.so.{ABI_VERSION}"
+    try:
+        return ctypes.CDLL(path)
+    except OSError as ex:
+        raise ImportError(f"flashcl: cannot load the library ({path}): {ex}; set FLASHCL_LIBRARY to its path") from ex
+
+
+_lib = _load()
+
+# --- the public structs, mirrored field by field from flashcl.h (ABI 2) ---------------------------------
+c_int, c_i32, c_u32, c_i64, c_u64, c_f32, c_f64, c_size, c_vp = (ctypes.c_int, ctypes.c_int32, ctypes.c_uint32,
+                                                                  ctypes.c_int64, ctypes.c_uint64, ctypes.c_float,
+                                                                  ctypes.c_double, ctypes.c_size_t, ctypes.c_void_p)
+
+
+class Strides(ctypes.Structure):
+    _fields_ = [("batch", c_i64), ("seq", c_i64), ("head", c_i64)]
+
+
+class Problem(ctypes.Structure):
+    _fields_ = [("batch", c_i32), ("heads_q", c_i32), ("heads_kv", c_i32), ("seq_q", c_i32), ("seq_kv", c_i32),
+                ("head_dim", c_i32), ("dtype", c_int), ("scale", c_f32), ("causal", c_i32), ("return_lse", c_i32),
+                ("window", c_i32), ("window_left", c_i32), ("window_right", c_i32), ("softcap", c_f32),
+                ("alibi", c_i32), ("attn_mask", c_i32), ("mask_strides", Strides), ("key_padding", c_i32),
+                ("varlen", c_i32), ("total_q", c_i64), ("total_kv", c_i64), ("kv_splits", c_i32),
+                ("kv_cache", c_i32), ("kv_append", c_i32), ("page_size", c_i32), ("num_pages", c_i32),
+                ("q_strides", Strides), ("k_strides", Strides), ("v_strides", Strides), ("o_strides", Strides),
+                ("kv_format", c_i32), ("kv_scale_dtype", c_int), ("alignment", c_i32), ("mask_dtype", c_i32),
+                ("sinks", c_i32), ("cache_batch_idx", c_i32), ("cache_batch", c_i32), ("cache_leftpad", c_i32),
+                ("kv_dtype", c_i32), ("head_dim_v", c_i32)]
+
+
+class DeviceProfile(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char * 128), ("vendor_name", ctypes.c_char * 64),
+                ("platform_name", ctypes.c_char * 64), ("driver_version", ctypes.c_char * 64),
+                ("device_version", ctypes.c_char * 128), ("vendor", c_int), ("is_cpu", c_int),
+                ("local_mem_size", c_u64), ("local_mem_is_global", c_int), ("global_mem_size", c_u64),
+                ("max_alloc_size", c_u64), ("max_work_group_size", c_size), ("wg_multiple", c_size),
+                ("compute_units", c_u32), ("nv_cc_major", c_int), ("nv_cc_minor", c_int),
+                ("arch", ctypes.c_char * 32), ("has_fp16", c_int), ("has_fp64", c_int), ("has_subgroups", c_int),
+                ("has_intel_subgroup_matrix", c_int), ("compiler_available", c_int), ("opencl_major", c_int),
+                ("opencl_minor", c_int), ("matrix_units", c_int), ("local_mem_static", c_u64),
+                ("local_mem_per_cu", c_u64)]
+
+
+class Config(ctypes.Structure):
+    _fields_ = [("algorithm", c_int), ("block_m", c_i32), ("block_n", c_i32), ("threads_per_row", c_i32),
+                ("rows_per_item", c_i32), ("d_chunk", c_i32), ("v_chunk", c_i32), ("work_group_size", c_i32),
+                ("kv_splits", c_i32), ("gqa_pack", c_i32), ("local_mem_bytes", c_u64), ("local_mem_budget", c_u64),
+                ("kernel", ctypes.c_char * 32), ("mma", c_i32), ("decode", c_i32), ("source", ctypes.c_char * 48),
+                ("reason", ctypes.c_char * 160), ("path_reason", ctypes.c_char * 128), ("sub_group", c_i32)]
+
+
+class Policy(ctypes.Structure):
+    _fields_ = [("path", c_int), ("local_mem_limit", c_u64), ("tuning_db", c_vp)]
+
+
+class Settings(ctypes.Structure):
+    _fields_ = [("validate", c_int), ("disk_cache", c_int), ("cache_dir", ctypes.c_char_p),
+                ("local_mem_limit", c_u64), ("validate_max_rows", c_i32), ("extra_build_options", ctypes.c_char_p),
+                ("tuning_db", c_int), ("tuning_db_path", ctypes.c_char_p), ("path", c_int)]
+
+
+class Stats(ctypes.Structure):
+    _fields_ = [(n, c_u64) for n in ("programs_built", "programs_from_disk", "program_cache_hits",
+                                     "disk_cache_writes", "disk_cache_rejected", "disk_cache_write_failures",
+                                     "programs_from_blob")]
+
+
+class KernelInfo(ctypes.Structure):
+    _fields_ = [("max_work_group_size", c_size), ("local_mem_bytes", c_u64), ("private_mem_bytes", c_u64)]
+
+
+_OFFSET_NAMES = ("q", "k", "v", "o", "lse", "alibi_slopes", "mask", "key_padding", "cu_seqlens_q", "cu_seqlens_k",
+                 "cache_seqlens", "block_table", "k_new", "v_new", "k_scale", "v_scale", "sinks", "workspace",
+                 "cache_batch_idx", "cache_leftpad")
+
+
+class Offsets(ctypes.Structure):
+    _fields_ = [(n, c_u64) for n in _OFFSET_NAMES]
+
+
+class Tensors(ctypes.Structure):
+    _fields_ = [(n, c_vp) for n in ("q", "k", "v", "o", "lse", "alibi_slopes", "mask", "key_padding", "cu_seqlens_q",
+                                    "cu_seqlens_k", "cache_seqlens", "block_table", "k_new", "v_new", "k_scale",
+                                    "v_scale", "sinks", "cache_batch_idx", "cache_leftpad", "workspace")] + \
+               [("offsets", Offsets)]
+
+
+class Validation(ctypes.Structure):
+    _fields_ = [("ran", c_int), ("passed", c_int), ("rows_checked", c_i64), ("rows_total", c_i64),
+                ("nan_count", c_i64), ("failures", c_i64), ("max_abs_error", c_f64), ("max_rel_error", c_f64),
+                ("worst_row", c_i64), ("worst_col", c_i32), ("worst_out", c_f64), ("worst_ref", c_f64),
+                ("atol", c_f64), ("rtol", c_f64)]
+
+
+class Abi(ctypes.Structure):
+    _fields_ = [("version", c_u32), ("count", c_u32), ("sizes", c_u32 * 9)]
+
+
+# (flashcl_abi_struct's order)
+MIRRORS = [Problem, DeviceProfile, Config, Policy, Settings, Stats, KernelInfo, Tensors, Validation]
+
+
+def abi_of(mirrors=None):
+    """The descriptor of these mirrors (default: the binding's), as flashcl_abi_of_header() is C's."""
+    mirrors = mirrors or MIRRORS
+    return Abi(ABI_VERSION, len(mirrors), (c_u32 * 9)(*[ctypes.sizeof(m) for m in mirrors]))
+
+
+def _fn(name, restype, *argtypes):
+    f = getattr(_lib, name)
+    f.restype, f.argtypes = restype, list(argtypes)
+    return f
+
+
+_P = ctypes.POINTER
+_abi_check = _fn("flashcl_abi_check", c_int, _P(Abi), ctypes.c_char_p, c_size)
+_status_name = _fn("flashcl_status_name", ctypes.c_char_p, c_int)
+_version_string = _fn("flashcl_version_string", ctypes.c_char_p)
+_last_error = _fn("flashcl_context_last_error", ctypes.c_char_p, c_vp)
+_problem_default = _fn("flashcl_problem_default_abi", c_int, _P(Abi), _P(Problem))
+_settings_default = _fn("flashcl_settings_default_abi", c_int, _P(Abi), _P(Settings))
+_context_create = _fn("flashcl_context_create_abi", c_int, _P(Abi), c_vp, c_vp, c_vp, _P(Settings), _P(c_vp))
+_context_create_default = _fn("flashcl_context_create_default_abi", c_int, _P(Abi), ctypes.c_char_p, _P(Settings),
+                              _P(c_vp))
+_context_destroy = _fn("flashcl_context_destroy", None, _P(c_vp))
+_context_cl_objects = _fn("flashcl_context_cl_objects", None, c_vp, _P(c_vp), _P(c_vp), _P(c_vp))
+_plan_create = _fn("flashcl_plan_create", c_int, c_vp, _P(Problem), _P(c_vp))
+_plan_destroy = _fn("flashcl_plan_destroy", None, _P(c_vp))
+_plan_config = _fn("flashcl_plan_config", c_int, c_vp, _P(Config))
+_plan_buffer_sizes = _fn("flashcl_plan_buffer_sizes", None, c_vp, _P(c_size), _P(c_size), _P(c_size), _P(c_size),
+                         _P(c_size))
+_plan_enqueue_on = _fn("flashcl_plan_enqueue_on", c_int, c_vp, c_vp, _P(Tensors), c_u32, _P(c_vp), _P(c_vp))
+
+
+def check_abi(mirrors=None):
+    """Raises ImportError when the mirrors' layout is not the library's (the first difference named)."""
+    why = ctypes.create_string_buffer(256)
+    abi = abi_of(mirrors)
+    if _abi_check(ctypes.byref(abi), why, len(why)) != 0:
+        raise ImportError(f"flashcl: the binding's structs do not match the library: {why.value.decode()}")
+
+
+check_abi()
+
+
+def library_version():
+    """The linked library's version, "major.minor.patch"."""
+    return _version_string().decode()
+
+
+def _check(status, ctx=None):
+    if status != 0:
+        msg = _last_error(ctx)
+        raise FlashclError(_status_name(status).decode(), msg.decode() if msg else "")
+
+
+class Context:
+    """A flashcl context: on PyOpenCL's queue (its context and device), or on flashcl's default device
+    ("P:D" or a name substring in `device`). Plans are cached by problem and live with the context."""
+
+    def __init__(self, queue=None, device=None, validate=False):
+        s = Settings()
+        _check(_settings_default(ctypes.byref(_ABI), ctypes.byref(s)))
+        s.validate = 1 if validate else 0
+        self._ptr = c_vp()
+        if queue is not None:
+            _check(_context_create(ctypes.byref(_ABI), c_vp(queue.context.int_ptr), c_vp(queue.device.int_ptr),
+                                   c_vp(queue.int_ptr), ctypes.byref(s), ctypes.byref(self._ptr)))
+        else:
+            _check(_context_create_default(ctypes.byref(_ABI), device.encode() if device else None, ctypes.byref(s),
+                                           ctypes.byref(self._ptr)))
+        self.queue = queue
+        self._plans = {}
+
+    def cl_objects(self):
+        """The context's cl_context, cl_device_id and cl_command_queue handles (ints)."""
+        c, d, q = c_vp(), c_vp(), c_vp()
+        _context_cl_objects(self._ptr, ctypes.byref(c), ctypes.byref(d), ctypes.byref(q))
+        return c.value, d.value, q.value
+
+    def plan(self, problem):
+        """The cached plan for a Problem (made on first use)."""
+        key = bytes(problem)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = c_vp()
+            _check(_plan_create(self._ptr, ctypes.byref(problem), ctypes.byref(plan)), self._ptr)
+            self._plans[key] = plan
+        return plan
+
+    def config(self, problem):
+        """The tiles and kernel a problem's plan got (a Config)."""
+        c = Config()
+        _check(_plan_config(self.plan(problem), ctypes.byref(c)), self._ptr)
+        return c
+
+    def close(self):
+        for plan in self._plans.values():
+            _plan_destroy(ctypes.byref(plan))
+        self._plans.clear()
+        if self._ptr:
+            _context_destroy(ctypes.byref(self._ptr))
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # (interpreter shutdown)
+            pass
+
+
+_ABI = abi_of()
+_contexts = {}
+
+
+def _context_for(queue):
+    key = queue.int_ptr if queue is not None else None
+    if key not in _contexts:
+        _contexts[key] = Context(queue)
+    return _contexts[key]
+
+
+def _problem(q, k, v, dtype, causal, scale, window, softcap, alignment):
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        raise ValueError("flashcl.attention: q, k and v must be (batch, seq, heads, head_dim)")
+    b, sq, hq, d = q.shape
+    bk, skv, hkv, dk = k.shape
+    if bk != b or dk != d or v.shape[:3] != k.shape[:3]:
+        raise ValueError(f"flashcl.attention: shapes q {q.shape}, k {k.shape}, v {v.shape} do not fit together")
+    p = Problem()
+    _check(_problem_default(ctypes.byref(_ABI), ctypes.byref(p)))
+    p.batch, p.seq_q, p.heads_q, p.head_dim = b, sq, hq, d
+    p.seq_kv, p.heads_kv = skv, hkv
+    p.head_dim_v = v.shape[3] if v.shape[3] != d else 0
+    p.dtype = dtype
+    p.causal = 1 if causal else 0
+    p.scale = 0.0 if scale is None else float(scale)
+    p.alignment = 1 if alignment == "top-left" else 0
+    if window is not None:
+        p.window, (p.window_left, p.window_right) = 1, window
+    p.softcap = float(softcap or 0.0)
+    return p
+
+
+MASK_DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(np.bool_): 2, np.dtype(np.uint8): 2}
+
+
+def _mask_problem(p, mask):
+    """problem.attn_mask for a (batch or 1, heads or 1, seq_q, seq_kv) C-contiguous mask: an additive
+    float32/float16 one, or a boolean/uint8 one (nonzero keeps the pair); dims of 1 broadcast."""
+    code = MASK_DTYPES.get(np.dtype(mask.dtype))
+    if code is None:
+        raise TypeError(f"flashcl.attention: a mask of {mask.dtype}: float32, float16, bool or uint8")
+    if mask.ndim != 4 or mask.shape[2:] != (p.seq_q, p.seq_kv) or mask.shape[0] not in (1, p.batch) or \
+            mask.shape[1] not in (1, p.heads_q) or not mask.flags.c_contiguous:
+        raise ValueError(f"flashcl.attention: mask {mask.shape}: C-contiguous (batch or 1, heads or 1, "
+                         f"{p.seq_q}, {p.seq_kv})")
+    mb, mh, sq, skv = mask.shape
+    p.attn_mask, p.mask_dtype = 1, code
+    p.mask_strides = Strides(mh * sq * skv if mb > 1 else 0, skv, sq * skv if mh > 1 else 0)
+
+
+def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alignment="bottom-right",
+              mask=None, dtype=None, queue=None, wait_for=None):
+    """Exact attention, O = softmax(scale * Q K^T [masked]) V, on flashcl.
+
+    q: (batch, seq_q, heads_q, head_dim); k: (batch, seq_kv, heads_kv, head_dim); v: (batch, seq_kv,
+    heads_kv, head_dim_v); heads_kv divides heads_q (GQA). numpy arrays (float32 or float16) run on the
+    default device and return a numpy array; pyopencl.array.Array inputs run on their queue and return
+    (output array, event). causal aligns bottom-right unless alignment="top-left" (PyTorch's is_causal);
+    window=(left, right) is FlashAttention's sliding window (-1: unbounded); softcap caps the scores;
+    scale defaults to 1/sqrt(head_dim). mask: (batch or 1, heads or 1, seq_q, seq_kv), additive (float32,
+    float16: -inf removes a pair) or boolean (True keeps it), of the inputs' kind (numpy or PyOpenCL).
+    dtype="bf16" reads uint16 arrays as bfloat16.
+    """
+    on_device = hasattr(q, "data") and hasattr(q, "queue") and not isinstance(q, np.ndarray)
+    if dtype == "bf16":
+        code = 2
+        if np.dtype(q.dtype) != np.uint16:
+            raise TypeError("flashcl.attention: dtype='bf16' takes uint16 arrays holding bfloat16 bits")
+    else:
+        code = DTYPES.get(np.dtype(q.dtype))
+        if code is None:
+            raise TypeError(f"flashcl.attention: {q.dtype} is not float32 or float16 (or uint16 with dtype='bf16')")
+    for name, t in (("k", k), ("v", v)):
+        if np.dtype(t.dtype) != np.dtype(q.dtype):
+            raise TypeError(f"flashcl.attention: {name} is {t.dtype}, q is {q.dtype}: one dtype for all three")
+        if on_device != (hasattr(t, "data") and hasattr(t, "queue") and not isinstance(t, np.ndarray)):
+            raise TypeError("flashcl.attention: q, k and v are all numpy arrays or all PyOpenCL arrays")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not t.flags.c_contiguous:
+            raise ValueError(f"flashcl.attention: {name} must be C-contiguous (batch, seq, heads, head_dim)")
+    p = _problem(q, k, v, code, causal, scale, window, softcap, alignment)
+    if mask is not None:
+        _mask_problem(p, mask)
+    if on_device:
+        import pyopencl as cl
+        import pyopencl.array as cla
+        queue = queue or q.queue
+        ctx = _context_for(queue)
+        plan = ctx.plan(p)
+        out = cla.empty(queue, (q.shape[0], q.shape[1], q.shape[2], v.shape[3]), q.dtype)
+        arrays = {"q": q, "k": k, "v": v, "o": out}
+        if mask is not None:
+            arrays["mask"] = mask
+        t = Tensors()
+        for name, a in arrays.items():
+            setattr(t, name, a.base_data.int_ptr)
+            setattr(t.offsets, name, a.offset)
+        waits = list(wait_for or []) + [e for a in arrays.values() if a is not out for e in (a.events or [])]
+        wl = (c_vp * max(len(waits), 1))(*[e.int_ptr for e in waits])
+        ev = c_vp()
+        _check(_plan_enqueue_on(plan, c_vp(queue.int_ptr), ctypes.byref(t), len(waits), wl if waits else None,
+                                ctypes.byref(ev)), ctx._ptr)
+        event = cl.Event.from_int_ptr(ev.value, retain=False)
+        out.add_event(event)
+        return out, event
+    # numpy: through the default device's context and queue
+    import pyopencl as cl
+    ctx = _context_for(None)
+    clctx, _, clq = ctx.cl_objects()
+    context = cl.Context.from_int_ptr(clctx)
+    cq = cl.CommandQueue.from_int_ptr(clq)
+    plan = ctx.plan(p)
+    sizes = [c_size() for _ in range(5)]
+    _plan_buffer_sizes(plan, *[ctypes.byref(s) for s in sizes])
+    mf = cl.mem_flags
+    bufs = [cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a)) for a in (q, k, v)]
+    out = np.empty((q.shape[0], q.shape[1], q.shape[2], v.shape[3]), q.dtype)
+    obuf = cl.Buffer(context, mf.WRITE_ONLY, max(out.nbytes, sizes[3].value))
+    t = Tensors(q=bufs[0].int_ptr, k=bufs[1].int_ptr, v=bufs[2].int_ptr, o=obuf.int_ptr)
+    if mask is not None:
+        mbuf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=mask.view(np.uint8) if mask.dtype == np.bool_
+                         else mask)
+        t.mask = mbuf.int_ptr
+    ev = c_vp()
+    _check(_plan_enqueue_on(plan, None, ctypes.byref(t), 0, None, ctypes.byref(ev)), ctx._ptr)
+    cl.enqueue_copy(cq, out, obuf, wait_for=[cl.Event.from_int_ptr(ev.value, retain=False)])
+    cq.finish()
+    return out
