@@ -14,7 +14,7 @@ stays on the device and the call returns the output and the OpenCL event of its 
     o, event = flashcl.attention(q_dev, k_dev, v_dev, causal=True)
 
 Plans (compiled kernels for one shape) are cached by problem, per context; a context is made per
-PyOpenCL command queue (or, for numpy inputs, on flashcl's default device).
+PyOpenCL command queue (or, for numpy inputs, on flashcl's default device, without PyOpenCL).
 """
 import ctypes
 import ctypes.util
@@ -252,6 +252,29 @@ class Context:
 _ABI = abi_of()
 _contexts = {}
 
+# OpenCL's C API for the numpy path (the loader flashcl itself uses)
+_cl = ctypes.CDLL(ctypes.util.find_library("OpenCL") or "libOpenCL.so.1")
+_cl.clCreateBuffer.restype = c_vp
+_cl.clCreateBuffer.argtypes = [c_vp, ctypes.c_uint64, c_size, c_vp, _P(ctypes.c_int32)]
+_cl.clEnqueueReadBuffer.restype = ctypes.c_int32
+_cl.clEnqueueReadBuffer.argtypes = [c_vp, c_vp, c_u32, c_size, c_size, c_vp, c_u32, _P(c_vp), _P(c_vp)]
+_cl.clReleaseMemObject.argtypes = [c_vp]
+_cl.clReleaseEvent.argtypes = [c_vp]
+
+
+def _cl_buffer(context, host, nbytes=None):
+    """A device buffer, filled from a numpy array (or nbytes uninitialised)."""
+    CL_MEM_READ_WRITE, CL_MEM_COPY_HOST_PTR = 1 << 0, 1 << 5
+    err = ctypes.c_int32()
+    if host is not None:
+        buf = _cl.clCreateBuffer(c_vp(context), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, max(host.nbytes, 4),
+                                 host.ctypes.data_as(c_vp), ctypes.byref(err))
+    else:
+        buf = _cl.clCreateBuffer(c_vp(context), CL_MEM_READ_WRITE, max(nbytes, 4), None, ctypes.byref(err))
+    if not buf:
+        raise FlashclError("OPENCL_ERROR", f"clCreateBuffer failed: {err.value}")
+    return buf
+
 
 def _context_for(queue):
     key = queue.int_ptr if queue is not None else None
@@ -355,26 +378,29 @@ def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alig
         event = cl.Event.from_int_ptr(ev.value, retain=False)
         out.add_event(event)
         return out, event
-    # numpy: through the default device's context and queue
-    import pyopencl as cl
+    # numpy: on the default device's context and queue, through OpenCL's C API (no PyOpenCL needed)
     ctx = _context_for(None)
     clctx, _, clq = ctx.cl_objects()
-    context = cl.Context.from_int_ptr(clctx)
-    cq = cl.CommandQueue.from_int_ptr(clq)
     plan = ctx.plan(p)
-    sizes = [c_size() for _ in range(5)]
-    _plan_buffer_sizes(plan, *[ctypes.byref(s) for s in sizes])
-    mf = cl.mem_flags
-    bufs = [cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a)) for a in (q, k, v)]
     out = np.empty((q.shape[0], q.shape[1], q.shape[2], v.shape[3]), q.dtype)
-    obuf = cl.Buffer(context, mf.WRITE_ONLY, max(out.nbytes, sizes[3].value))
-    t = Tensors(q=bufs[0].int_ptr, k=bufs[1].int_ptr, v=bufs[2].int_ptr, o=obuf.int_ptr)
+    inputs = {"q": q, "k": k, "v": v}
     if mask is not None:
-        mbuf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=mask.view(np.uint8) if mask.dtype == np.bool_
-                         else mask)
-        t.mask = mbuf.int_ptr
-    ev = c_vp()
-    _check(_plan_enqueue_on(plan, None, ctypes.byref(t), 0, None, ctypes.byref(ev)), ctx._ptr)
-    cl.enqueue_copy(cq, out, obuf, wait_for=[cl.Event.from_int_ptr(ev.value, retain=False)])
-    cq.finish()
+        inputs["mask"] = mask.view(np.uint8) if mask.dtype == np.bool_ else mask
+    bufs, t, ev = [], Tensors(), c_vp()
+    try:
+        for name, a in inputs.items():
+            bufs.append(_cl_buffer(clctx, np.ascontiguousarray(a)))
+            setattr(t, name, bufs[-1])
+        bufs.append(_cl_buffer(clctx, None, out.nbytes))
+        t.o = bufs[-1]
+        _check(_plan_enqueue_on(plan, None, ctypes.byref(t), 0, None, ctypes.byref(ev)), ctx._ptr)
+        err = _cl.clEnqueueReadBuffer(c_vp(clq), c_vp(t.o), 1, 0, out.nbytes, out.ctypes.data_as(c_vp), 1,
+                                      ctypes.byref(ev), None)
+        if err != 0:
+            raise FlashclError("OPENCL_ERROR", f"clEnqueueReadBuffer failed: {err}")
+    finally:
+        if ev.value:
+            _cl.clReleaseEvent(ev)
+        for b in bufs:
+            _cl.clReleaseMemObject(c_vp(b))
     return out

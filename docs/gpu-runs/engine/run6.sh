@@ -12,10 +12,10 @@ for py in /usr/bin/python3 /opt/torch/.venv/bin/python; do
 done
 export FLASHCL_LIBRARY=$PWD/build-gpu/libflashcl.so PYOPENCL_CTX=NVIDIA
 for py in /usr/bin/python3 /opt/torch/.venv/bin/python; do
-  if $py -c 'import pyopencl, pytest' 2>/dev/null; then
-    (cd python && timeout 200 $py -m pytest -q tests 2>&1 | tail -5)
+  if $py -c 'import numpy, pytest' 2>/dev/null; then
+    (cd python && timeout 200 $py -m pytest -q -rs tests 2>&1 | tail -5)
   fi
-  if $py -c 'import torch, transformers, pyopencl' 2>/dev/null; then
+  if $py -c 'import torch, transformers' 2>/dev/null; then
     PYTHONPATH=python timeout 200 $py python/examples/transformers_llama.py 2>&1 | tail -5
   fi
 done
