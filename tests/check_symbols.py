@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 lib, listing, header = sys.argv[1:4]
+installed_static = sys.argv[4] if len(sys.argv) > 4 else None
 out = subprocess.run(['nm', '-D', '--defined-only', lib], capture_output=True, text=True, check=True).stdout
 exported = {line.split()[-1] for line in out.splitlines() if re.search(r' [TDB] ', line)}
 expected = {line.strip() for line in open(listing) if line.strip() and not line.startswith('#')}
@@ -21,6 +22,16 @@ for name in sorted(expected - exported):
 for name in sorted(expected - declared):
     print(f'in symbols.txt but not declared FLASHCL_API in the header: {name}')
     ok = False
+if installed_static:  # the prelinked archive: its global definitions are the API too (meson.build, static/)
+    out = subprocess.run(['nm', '-g', '--defined-only', installed_static], capture_output=True, text=True,
+                         check=True).stdout
+    archived = {line.split()[-1] for line in out.splitlines() if re.search(r' [TDBRC] ', line)}
+    for name in sorted(archived - expected):
+        print(f'the installed libflashcl.a defines a global that is not the API: {name}')
+        ok = False
+    for name in sorted(expected - archived):
+        print(f'the installed libflashcl.a lacks {name}')
+        ok = False
 dyn = subprocess.run(['readelf', '-d', lib], capture_output=True, text=True, check=True).stdout
 needed = re.findall(r'\(NEEDED\)\s+Shared library: \[([^\]]+)\]', dyn)
 for name in needed:

@@ -1,7 +1,8 @@
 #!/bin/sh
 # check_cmake.sh REPO: installs flashcl from REPO into a temporary prefix (no tests, no command), then
 # builds tests/consumers/cmake against it with find_package(flashcl CONFIG) and runs the program; also
-# that a version the package does not meet is refused.
+# that a version the package does not meet is refused, and that the installed static archive links with
+# pkg-config's static flags.
 set -eu
 repo=$(cd "$1" && pwd)
 tmp=$(mktemp -d)
@@ -18,4 +19,10 @@ if cmake -S "$tmp/cmake" -B "$tmp/cbuild9" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/d
   echo "cmake check: find_package(flashcl 9.0) was accepted" >&2
   exit 1
 fi
-echo "cmake check: find_package(flashcl CONFIG) and flashcl::flashcl work; 9.0 is refused"
+# the static archive, with pkg-config --static
+libdir=$(dirname "$(find "$tmp/prefix" -name libflashcl.a | head -1)")
+pc="env PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config"
+cc "$tmp/consumer.c" -o "$tmp/consumer_static" $($pc --cflags flashcl) "$libdir/libflashcl.a" \
+  $($pc --static --libs flashcl | sed 's/-lflashcl//')
+"$tmp/consumer_static"
+echo "cmake check: find_package(flashcl CONFIG) and flashcl::flashcl work; 9.0 is refused; the static archive links"
