@@ -42,8 +42,9 @@ extern "C" {
     (FLASHCL_VERSION_MAJOR * 10000 + FLASHCL_VERSION_MINOR * 100 + FLASHCL_VERSION_PATCH)
 
 /* Windows: the build defines FLASHCL_BUILDING_DLL while it compiles the library (exports); an application
- * linking the DLL gets imports; one linking the static library defines FLASHCL_STATIC (the meson
- * dependency and pkg-config's static flags do). Elsewhere: default visibility, the rest hidden. */
+ * linking the DLL gets imports; one linking the static library defines FLASHCL_STATIC itself (the meson
+ * dependency of a static subproject does it for the parent). Elsewhere: default visibility, the rest
+ * hidden. */
 #if defined(_WIN32)
 #if defined(FLASHCL_BUILDING_DLL)
 #define FLASHCL_API __declspec(dllexport)
@@ -102,7 +103,7 @@ FLASHCL_API const char *flashcl_status_name(flashcl_status status);
  * (ctypes, cffi) pass the sizes of their own mirrors and find out when a mirror drifts. ABI policy:
  * README.md ("ABI").
  */
-#define FLASHCL_ABI_VERSION 2
+#define FLASHCL_ABI_VERSION 3
 typedef struct flashcl_abi flashcl_abi;
 static inline const flashcl_abi *flashcl_abi_of_header(void);
 
@@ -265,7 +266,8 @@ typedef struct flashcl_problem {
      * default strides and sizes by it, v_new too (DeepSeek's MLA: 192-wide queries and keys over 128-wide
      * values). The scale stays 1/sqrt(head_dim). Flash (the portable kernel, and the matrix-unit prefill
      * kernel for head dims that are multiples of 32; not the decode kernels), naive and standard
-     * attention; not with a quantized kv_format. (ABI 2) */
+     * attention; not with a quantized kv_format. (ABI 3: it took the struct's tail padding, so the size
+     * did not change and only the version tells the layouts apart) */
     int32_t head_dim_v;
 } flashcl_problem;
 

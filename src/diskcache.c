@@ -60,6 +60,14 @@ uint64_t fcl_hash64(const void *data, size_t len, uint64_t seed)
     return h;
 }
 
+/* (after a failed mkdir: whether the path is a directory anyway. Windows may say EACCES, not EEXIST, for
+ * one that exists) */
+static int fcl_is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 static int mkdir_p(const char *path)
 {
     char tmp[4096];
@@ -69,14 +77,27 @@ static int mkdir_p(const char *path)
         return -1;
     }
     memcpy(tmp, path, n + 1);
-    for (char *p = tmp + 1; *p; ++p)
-        if (*p == '/') {
+    char *p = tmp + 1;
+#ifdef _WIN32
+    /* a drive ("C:") or a share ("//server/share") is not a directory to make; both separators count */
+    if (n >= 2 && tmp[1] == ':')
+        p = tmp + 2 + (tmp[2] == '/' || tmp[2] == '\\');
+    else if ((tmp[0] == '/' || tmp[0] == '\\') && (tmp[1] == '/' || tmp[1] == '\\'))
+        for (int seps = 0; *p && seps < 2; ++p)
+            seps += *p == '/' || *p == '\\';
+#define FCL_IS_SEP(c) ((c) == '/' || (c) == '\\')
+#else
+#define FCL_IS_SEP(c) ((c) == '/')
+#endif
+    for (; *p; ++p)
+        if (FCL_IS_SEP(*p)) {
+            const char sep = *p;
             *p = '\0';
-            if (fcl_mkdir(tmp) != 0 && errno != EEXIST)
+            if (fcl_mkdir(tmp) != 0 && !fcl_is_dir(tmp))
                 return -1;
-            *p = '/';
+            *p = sep;
         }
-    return (fcl_mkdir(tmp) == 0 || errno == EEXIST) ? 0 : -1;
+    return (fcl_mkdir(tmp) == 0 || fcl_is_dir(tmp)) ? 0 : -1;
 }
 
 /* The temporary name is the target's, the process id and a serial number taken atomically: no two

@@ -41,13 +41,21 @@ static void load_clblast(void)
             sgemm_batched = (sgemm_batched_fn *)(void (*)(void))GetProcAddress(lib, "CLBlastSgemmBatched");
 #else
         void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib)
+        if (lib) {
             *(void **)&sgemm_batched = dlsym(lib, "CLBlastSgemmBatched"); /* (POSIX's cast of a symbol) */
+            if (!sgemm_batched)
+                dlclose(lib);
+        }
 #endif
     }
+#ifdef _WIN32
+    const char *detail = "not found";
+#else
+    const char *detail = dlerror();
+#endif
     if (!sgemm_batched)
-        snprintf(clblast_why, sizeof clblast_why, "standard attention needs CLBlast (%s), which could not be loaded",
-                 names[0]);
+        snprintf(clblast_why, sizeof clblast_why, "standard attention needs CLBlast (%s), which could not be loaded: %s",
+                 names[0], detail ? detail : "not found");
 }
 
 static int clblast_loaded(void)

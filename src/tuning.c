@@ -498,6 +498,10 @@ flashcl_status flashcl_tuning_db_store_abi(const flashcl_abi *abi, const char *p
     if (!path || !pr || !p || !c)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_tuning_db_store: %s is NULL",
                         !path ? "path" : !pr ? "profile" : !p ? "problem" : "config");
+    if (p->head_dim_v && p->head_dim_v != p->head_dim)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT,
+                        "flashcl_tuning_db_store: problem.head_dim_v = %d: entries are keyed by one head dim (%d)",
+                        (int)p->head_dim_v, (int)p->head_dim);
     char key[512], entry[768];
     format_key(key, sizeof key, pr, p);
     snprintf(entry, sizeof entry, "%s : block_m=%d block_n=%d tpr=%d rows=%d dchunk=%d vchunk=%d%s%s\n", key,

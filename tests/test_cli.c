@@ -349,9 +349,20 @@ START_TEST(test_command_edges)
     ck_assert_msg(strstr(out, "--preset fa2 sets the sequence lengths") != NULL, "%s", out);
     flashcl_device_profile pr;
     ck_assert_int_eq(flashcl_device_profile_query(tu_device, &pr), FLASHCL_SUCCESS);
-    if (pr.is_cpu) { /* a GPU preset on a CPU: said before it starts */
-        ck_assert_int_eq(run_tool("bench --preset fa2", &out), 2);
+    if (pr.is_cpu) { /* a GPU preset on a CPU: said before it starts, and an earlier result left whole */
+        char keep[256];
+        snprintf(keep, sizeof keep, "%s/keep.json", dir);
+        FILE *k = fopen(keep, "w");
+        fputs("{\"earlier\": 1}\n", k);
+        fclose(k);
+        snprintf(args, sizeof args, "bench --preset fa2 --json %s", keep);
+        ck_assert_int_eq(run_tool(args, &out), 2);
         ck_assert_msg(strstr(out, "--max-n") != NULL && strstr(out, "[1/") == NULL, "%s", out);
+        k = fopen(keep, "r");
+        char back[64] = "";
+        ck_assert_ptr_nonnull(fgets(back, sizeof back, k));
+        fclose(k);
+        ck_assert_str_eq(back, "{\"earlier\": 1}\n");
     }
     ck_assert_int_eq(run_tool("bench -n 64 -d 32 --json /nonexistent/dir/x.json", &out), 1);
     ck_assert_msg(strstr(out, "cannot write /nonexistent/dir/x.json") && strstr(out, "[1/") == NULL, "%s", out);

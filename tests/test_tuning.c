@@ -233,6 +233,10 @@ START_TEST(test_store_replaces)
     p.dtype = FLASHCL_DTYPE_BF16;
     c.block_m = 8;
     ck_assert_int_eq(flashcl_tuning_db_store(path, &pr, &p, &c, NULL), FLASHCL_SUCCESS);
+    p.head_dim_v = 32; /* (entries are keyed by one head dim: refused, the file untouched) */
+    ck_assert_int_eq(flashcl_tuning_db_store(path, &pr, &p, &c, NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "problem.head_dim_v = 32"));
+    p.head_dim_v = 0;
     flashcl_tuning_db *db = NULL;
     flashcl_tuning_db_load(path, 0, &db);
     ck_assert_str_eq(flashcl_tuning_db_warnings(db), "");

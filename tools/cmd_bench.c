@@ -13,7 +13,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_SHAPES 256
 #define N_ALGOS 3
@@ -372,6 +374,32 @@ static void close_out(FILE *f)
         fclose(f);
 }
 
+/* Whether `path` (NULL: none; "-": stdout) can be written: an existing file writable, or a new one in an
+ * existing writable directory. Says why not on stderr. */
+static int writable(const char *path)
+{
+    if (!path || !strcmp(path, "-"))
+        return 1;
+    const char *why = NULL;
+    if (access(path, F_OK) == 0) {
+        why = access(path, W_OK) == 0 ? NULL : strerror(errno);
+    } else {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        else
+            snprintf(dir, sizeof dir, ".");
+        struct stat sb;
+        why = stat(dir, &sb) != 0 ? strerror(errno) : !S_ISDIR(sb.st_mode) ? "not a directory"
+              : access(dir, W_OK) != 0 ? strerror(errno) : NULL;
+    }
+    if (why)
+        fprintf(stderr, "flashcl bench: cannot write %s: %s\n", path, why);
+    return why == NULL;
+}
+
 static const char *mask_name(const flashcl_problem *p)
 {
     return p->causal ? "causal" : "full";
@@ -514,18 +542,10 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "flashcl bench: --plot %s: the plot is SVG, name it FILE.svg\n", plot_path);
         return 2;
     }
-    /* The outputs before the work: a path that cannot be written fails now, not after the runs. */
-    FILE *json_f = json_path ? open_out(json_path) : NULL, *csv_f = csv_path ? open_out(csv_path) : NULL;
-    FILE *plot_f = plot_path && strcmp(plot_path, "-") ? fopen(plot_path, "w") : NULL;
-    if ((json_path && !json_f) || (csv_path && !csv_f) || (plot_path && strcmp(plot_path, "-") && !plot_f)) {
-        if (plot_path && strcmp(plot_path, "-") && !plot_f)
-            fprintf(stderr, "flashcl bench: cannot write %s\n", plot_path);
-        close_out(json_f);
-        close_out(csv_f);
-        close_out(plot_f);
+    /* The outputs before the work: a path that cannot be written fails now, not after the runs (checked,
+     * not opened: a refusal below must not leave an earlier result truncated). */
+    if (!writable(json_path) || !writable(csv_path) || !writable(plot_path))
         return 1;
-    }
-    close_out(plot_f); /* (plot_svg writes it whole at the end) */
     if (preset && !strcmp(preset, "fa2")) {
         static const long fa2[] = {512, 1024, 2048, 4096, 8192, 16384};
         n_seqs = 6;
@@ -613,11 +633,8 @@ int cmd_bench(int argc, char **argv)
     s.validate = 0;
     s.path = path;
     flashcl_status st = flashcl_context_create_default(device, &s, &ctx);
-    if (st) {
-        close_out(json_f);
-        close_out(csv_f);
+    if (st)
         return cli_fail(NULL, "opening a device", st);
-    }
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
     /* A preset sized for GPUs on a CPU: hours of naive attention at N = 16384 (or 65536); say so before
      * anything runs and let the user bound it. */
@@ -631,8 +648,6 @@ int cmd_bench(int argc, char **argv)
                     "--max-n (e.g. --max-n 2048) or pass -n and -d\n",
                     preset, n_shapes, longest, pr->name);
             flashcl_context_destroy(&ctx);
-            close_out(json_f);
-            close_out(csv_f);
             return 2;
         }
     }
@@ -647,8 +662,6 @@ int cmd_bench(int argc, char **argv)
     result *res = calloc((size_t)n_shapes * N_ALGOS, sizeof *res);
     if (!res) {
         flashcl_context_destroy(&ctx);
-        close_out(json_f);
-        close_out(csv_f);
         return 1;
     }
     int rc = 0;
@@ -710,9 +723,11 @@ int cmd_bench(int argc, char **argv)
     char date[32];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-    if (json_f) {
-        FILE *f = json_f;
-        {
+    if (json_path) {
+        FILE *f = open_out(json_path);
+        if (!f) {
+            rc = 1;
+        } else {
             fprintf(f, "{\"date\": \"%s\", \"device\": ", date);
             cli_json_string(f, pr->name);
             fprintf(f, ", \"platform\": ");
@@ -780,9 +795,11 @@ int cmd_bench(int argc, char **argv)
             close_out(f);
         }
     }
-    if (csv_f) {
-        FILE *f = csv_f;
-        {
+    if (csv_path) {
+        FILE *f = open_out(csv_path);
+        if (!f) {
+            rc = 1;
+        } else {
             fprintf(f, "algo,batch,heads,seq,head_dim,dtype,causal,median_ms,min_ms,max_ms,runs,tflops,extra_bytes,passed,note\n");
             for (int i = 0; i < n_shapes * N_ALGOS; ++i) {
                 const result *r = &res[i];

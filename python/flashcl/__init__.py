@@ -24,7 +24,7 @@ import numpy as np
 
 __all__ = ["attention", "Context", "FlashclError", "library_version"]
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1}  # FLASHCL_DTYPE_F32, _F16 (bf16: dtype="bf16")
 
 
@@ -46,7 +46,7 @@ def _load():
 
 _lib = _load()
 
-# --- the public structs, mirrored field by field from flashcl.h (ABI 2) ---------------------------------
+# --- the public structs, mirrored field by field from flashcl.h (ABI 3) ---------------------------------
 c_int, c_i32, c_u32, c_i64, c_u64, c_f32, c_f64, c_size, c_vp = (ctypes.c_int, ctypes.c_int32, ctypes.c_uint32,
                                                                   ctypes.c_int64, ctypes.c_uint64, ctypes.c_float,
                                                                   ctypes.c_double, ctypes.c_size_t, ctypes.c_void_p)
@@ -267,7 +267,9 @@ def _cl_buffer(context, host, nbytes=None):
     CL_MEM_READ_WRITE, CL_MEM_COPY_HOST_PTR = 1 << 0, 1 << 5
     err = ctypes.c_int32()
     if host is not None:
-        buf = _cl.clCreateBuffer(c_vp(context), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, max(host.nbytes, 4),
+        if host.nbytes < 4:  # (a buffer of at least 4 bytes, copied from 4 bytes of host memory: pad)
+            host = np.concatenate([host.view(np.uint8).ravel(), np.zeros(4 - host.nbytes, np.uint8)])
+        buf = _cl.clCreateBuffer(c_vp(context), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, host.nbytes,
                                  host.ctypes.data_as(c_vp), ctypes.byref(err))
     else:
         buf = _cl.clCreateBuffer(c_vp(context), CL_MEM_READ_WRITE, max(nbytes, 4), None, ctypes.byref(err))
