@@ -1109,12 +1109,13 @@ static const case_params dimv_cases[] = {
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 96, .head_dim_v = 64, .gqa = 1, .seq_q = 3, .seq_kv = 90,
      .batch = 2, .heads_kv = 2, .kv_cache = 1, .kv_append = 1, .cache_idx = 1, .leftpad = 1, .offsets = 4},
     /* the matrix-unit kernel (forced: emulated without matrix units): MLA's 192 over 128 causal, V wider
-     * than K in two K/V stages with sinks, narrower at 16 rows a warp over unaligned rows */
+     * than K in two K/V stages with sinks (32 rows a warp, tiles set by an override), narrower over
+     * unaligned rows */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 192, .head_dim_v = 128, .gqa = 2, .seq_q = 150, .seq_kv = 170,
      .batch = 1, .heads_kv = 1, .causal = 1, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .head_dim_v = 128, .gqa = 1, .seq_q = 140, .seq_kv = 200,
-     .batch = 2, .heads_kv = 1, .sinks = 1, .path = FLASHCL_PATH_MMA, .mma_block_m = 128, .mma_block_n = 32,
-     .mma_rows = 4, .mma_stages = 2},
+     .batch = 2, .heads_kv = 1, .sinks = 1, .path = FLASHCL_PATH_MMA, .mma_block_m = 64, .mma_block_n = 16,
+     .mma_rows = 4, .mma_stages = 2}, /* (24 KiB emulated: within rusticl's 32) */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .head_dim_v = 32, .gqa = 1, .seq_q = 40, .seq_kv = 77,
      .batch = 1, .heads_kv = 2, .custom_layout = 2, .path = FLASHCL_PATH_MMA},
 };
