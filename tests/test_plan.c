@@ -27,7 +27,8 @@ static flashcl_problem small_problem(void)
 /* Q, K and V of a plan's sizes, filled with N(0,1) values from one host block. */
 static void upload_inputs(const size_t sz[5], uint64_t seed, cl_mem *q, cl_mem *k, cl_mem *v)
 {
-    const size_t most = sz[0] > sz[1] ? sz[0] : sz[1];
+    size_t most = sz[0] > sz[1] ? sz[0] : sz[1];
+    most = most > sz[2] ? most : sz[2]; /* (V may be the widest: head_dim_v) */
     float *host = malloc(most);
     ck_assert_ptr_nonnull(host);
     hm_rng rng;
