@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int cli_is(const char *arg, const char *name, const char *alias)
 {
@@ -204,6 +206,31 @@ double cli_flops(const flashcl_problem *p)
     }
     /* two multiply-adds a pair and column: Q·K^T over head_dim, P·V over V's head dim */
     return 2.0 * p->batch * p->heads_q * pairs * (p->head_dim + (p->head_dim_v ? p->head_dim_v : p->head_dim));
+}
+
+const char *cli_unwritable(const char *path)
+{
+    static _Thread_local char why[1200];
+    if (access(path, F_OK) == 0) {
+        if (access(path, W_OK) == 0)
+            return NULL;
+        snprintf(why, sizeof why, "%s", strerror(errno));
+        return why;
+    }
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    struct stat sb;
+    const char *reason = stat(dir, &sb) != 0 ? strerror(errno) : !S_ISDIR(sb.st_mode) ? "not a directory"
+                         : access(dir, W_OK) != 0 ? strerror(errno) : NULL;
+    if (!reason)
+        return NULL;
+    snprintf(why, sizeof why, "%s: %s", dir, reason);
+    return why;
 }
 
 const char *cli_flop_rate(double tflops, char *buf, size_t n)

@@ -33,6 +33,9 @@ int cli_is(const char *arg, const char *name, const char *alias);
     }
 /* Prints a flashcl failure with the context's message and returns the exit status 1. */
 int cli_fail(const flashcl_context *ctx, const char *what, flashcl_status st);
+/* NULL when `path` can be written (an existing writable file, or a new one in an existing writable
+ * directory, which is not created); else why not ("DIR: reason"), in a thread-local buffer. */
+const char *cli_unwritable(const char *path);
 /* "12.345 TFLOP/s", or GFLOP/s below 0.1 TFLOP/s (a CPU), into buf. */
 const char *cli_flop_rate(double tflops, char *buf, size_t n);
 void cli_json_string(FILE *f, const char *s);

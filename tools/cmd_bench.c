@@ -13,9 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #define MAX_SHAPES 256
 #define N_ALGOS 3
@@ -374,27 +372,10 @@ static void close_out(FILE *f)
         fclose(f);
 }
 
-/* Whether `path` (NULL: none; "-": stdout) can be written: an existing file writable, or a new one in an
- * existing writable directory. Says why not on stderr. */
+/* Whether `path` (NULL: none; "-": stdout) can be written; says why not on stderr. */
 static int writable(const char *path)
 {
-    if (!path || !strcmp(path, "-"))
-        return 1;
-    const char *why = NULL;
-    if (access(path, F_OK) == 0) {
-        why = access(path, W_OK) == 0 ? NULL : strerror(errno);
-    } else {
-        char dir[1024];
-        snprintf(dir, sizeof dir, "%s", path);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *(slash == dir ? slash + 1 : slash) = '\0';
-        else
-            snprintf(dir, sizeof dir, ".");
-        struct stat sb;
-        why = stat(dir, &sb) != 0 ? strerror(errno) : !S_ISDIR(sb.st_mode) ? "not a directory"
-              : access(dir, W_OK) != 0 ? strerror(errno) : NULL;
-    }
+    const char *why = path && strcmp(path, "-") ? cli_unwritable(path) : NULL;
     if (why)
         fprintf(stderr, "flashcl bench: cannot write %s: %s\n", path, why);
     return why == NULL;

@@ -8,11 +8,9 @@
 #include "commands.h"
 #include "hostmath.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_LIST 16
@@ -392,20 +390,9 @@ int cmd_tune(int argc, char **argv)
     char default_db[1100];
     if (db_path && !dry_run) { /* a file the user named: its directory must be there and writable, now, not
                                   after the timing (and none is created for it) */
-        char dir[1100];
-        snprintf(dir, sizeof dir, "%s", db_path);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *(slash == dir ? slash + 1 : slash) = '\0';
-        else
-            snprintf(dir, sizeof dir, ".");
-        struct stat sb;
-        const char *why = stat(dir, &sb) != 0 ? strerror(errno)
-                          : !S_ISDIR(sb.st_mode) ? "not a directory"
-                          : access(dir, W_OK) != 0 ? strerror(errno)
-                          : access(db_path, F_OK) == 0 && access(db_path, W_OK) != 0 ? strerror(errno) : NULL;
+        const char *why = cli_unwritable(db_path);
         if (why) {
-            fprintf(stderr, "flashcl tune: --db %s: cannot write there (%s: %s); nothing was timed\n", db_path, dir, why);
+            fprintf(stderr, "flashcl tune: --db %s: cannot write there (%s); nothing was timed\n", db_path, why);
             flashcl_context_destroy(&ctx);
             return 1;
         }
