@@ -32,10 +32,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (size_t)c.work_group_size > pr.max_work_group_size)
             __builtin_trap();
         /* what each kernel's #error lines demand: the decode kernel's teams cover the head dimension
-         * in 8-element slices; the tiled kernels' column groups divide it */
+         * in 8-element slices; the tiled kernels' column groups divide the output's (V's) head dim */
+        const int32_t dv = p.head_dim_v ? p.head_dim_v : p.head_dim;
         if (c.decode ? c.threads_per_row * 8 < p.head_dim || c.work_group_size % c.threads_per_row ||
                            c.block_n != c.work_group_size / c.threads_per_row * c.v_chunk
-                     : p.head_dim % c.threads_per_row || c.block_n % c.threads_per_row)
+                     : dv % c.threads_per_row || c.block_n % c.threads_per_row)
             __builtin_trap();
     }
     return 0;
