@@ -430,8 +430,8 @@ flashcl_status fcl_standard_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
             return fcl_fail_cl(ctx, err, "standard attention: softmax");
         const int last = c + 1 == st->n_chunks && !st->q32;
         code = sgemm_batched(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)ch->nrows,
-                                   (size_t)fcl_head_dim_v(p), (size_t)p->seq_kv, st->ones, ch->sub, a2, (size_t)p->seq_kv, va,
-                                   b2, pl->gemm_ld[2], st->betas, oa, c2, pl->gemm_ld[3], n, &queue, last ? &done : NULL);
+                             (size_t)fcl_head_dim_v(p), (size_t)p->seq_kv, st->ones, ch->sub, a2, (size_t)p->seq_kv, va,
+                             b2, pl->gemm_ld[2], st->betas, oa, c2, pl->gemm_ld[3], n, &queue, last ? &done : NULL);
         if (code != CLBlastSuccess)
             return clblast_fail(ctx, code, "standard attention: O = P V (CLBlastSgemmBatched)");
     }

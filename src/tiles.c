@@ -119,10 +119,10 @@ static uint64_t decode_mma_bytes(int32_t d, int32_t rows, int32_t warps, int emu
            (emulated ? (uint64_t)warps * 32 * 8 * sizeof(uint32_t) : 0);
 }
 
-uint64_t flashcl_flash_local_mem_bytes_abi(const flashcl_abi *abi, int32_t head_dim, const flashcl_config *c)
+/* A config's local memory, Q's and K's head dim `head_dim`, V's and O's `dv` (the decode kernels take only
+ * one); 0 for a config that cannot run. */
+static uint64_t config_local_bytes(int32_t head_dim, int32_t dv, const flashcl_config *c)
 {
-    if (fcl_abi_guard(abi, "flashcl_flash_local_mem_bytes") != FLASHCL_SUCCESS)
-        return 0;
     if (c && c->decode >= 3)
         return c->block_m < 1 || c->work_group_size < 32 ? 0
                                                           : decode_mma_bytes(head_dim, c->block_m, c->work_group_size / 32,
@@ -135,25 +135,22 @@ uint64_t flashcl_flash_local_mem_bytes_abi(const flashcl_abi *abi, int32_t head_
         c->v_chunk < 1)
         return 0;
     if (c->mma)
-        return mma_bytes(head_dim, head_dim, c->block_m, c->block_n, mma_tiles_per_warp(c), mma_stages(c), c->mma == 2);
-    return flash_floats(head_dim, head_dim, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
+        return mma_bytes(head_dim, dv, c->block_m, c->block_n, mma_tiles_per_warp(c), mma_stages(c), c->mma == 2);
+    return flash_floats(head_dim, dv, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
            sizeof(float);
 }
 
-/* A config's local memory for a problem: the public formula, with V's own head dim for the portable and
- * matrix-unit kernels (the decode kernels do not take a head_dim_v). */
+uint64_t flashcl_flash_local_mem_bytes_abi(const flashcl_abi *abi, int32_t head_dim, const flashcl_config *c)
+{
+    if (fcl_abi_guard(abi, "flashcl_flash_local_mem_bytes") != FLASHCL_SUCCESS)
+        return 0;
+    return config_local_bytes(head_dim, head_dim, c);
+}
+
+/* A config's local memory for a problem, with V's own head dim. */
 static uint64_t problem_local_bytes(const flashcl_problem *p, const flashcl_config *c)
 {
-    if (c->mma && c->block_m >= 1 && c->block_n >= 1)
-        return mma_bytes(p->head_dim, fcl_head_dim_v(p), c->block_m, c->block_n, mma_tiles_per_warp(c), mma_stages(c),
-                         c->mma == 2);
-    if (c->mma || c->decode || fcl_head_dim_v(p) == p->head_dim)
-        return flashcl_flash_local_mem_bytes(p->head_dim, c);
-    if (c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1)
-        return 0;
-    return flash_floats(p->head_dim, fcl_head_dim_v(p), c->block_m, c->block_n, c->threads_per_row, c->d_chunk,
-                        c->v_chunk) *
-           sizeof(float);
+    return config_local_bytes(p->head_dim, fcl_head_dim_v(p), c);
 }
 
 static uint32_t next_pow2(uint32_t x)
