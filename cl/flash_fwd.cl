@@ -80,6 +80,38 @@
 #define QK_FLOATS ((BLOCK_M + BLOCK_N) * LDC)
 #endif
 #define SH_MAX2(a, b) ((a) > (b) ? (a) : (b))
+
+/* ROW_SHFL: a row's tile maximum and final sum are reduced across its CG work-items by warp shuffles
+ * instead of through local memory (two work-group barriers a key tile fewer, and no loads). The host
+ * sets FCL_SHFL where it proved inline PTX on the device (NVIDIA: the matrix-unit test compile); the CG
+ * work-items of a row group are then consecutive lanes of one warp (CG divides 32, whole warps). The
+ * local-memory reduction stays the portable path and keeps its place in SHARED_FLOATS (the host's
+ * formula does not depend on this switch). FWD_MAX is max_nan, one max.NaN on compute capability 8.0+. */
+#ifndef FCL_SHFL
+#define FCL_SHFL 0
+#endif
+#ifndef ROW_SHFL
+#define ROW_SHFL (FCL_SHFL && (32 % CG) == 0 && (WG_SIZE % 32) == 0)
+#endif
+#if ROW_SHFL
+inline float row_xor(const float v, const int m)
+{
+    float r;
+    __asm__ volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(m));
+    return r;
+}
+#endif
+#if FCL_SHFL && defined(FCL_SM) && FCL_SM >= 80
+inline float fwd_max(const float a, const float b)
+{
+    float r;
+    __asm__("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+#define FWD_MAX(a, b) fwd_max((a), (b))
+#else
+#define FWD_MAX(a, b) max_nan((a), (b))
+#endif
 #define SHARED_FLOATS SH_MAX2(SH_MAX2(QK_FLOATS, V_CHUNK * HEAD_DIM_V), BLOCK_M * CG)
 
 /* Packed rows (GQA_PACK > 1, decode): block row pr is query pr / GQA_PACK of head h0 + pr % GQA_PACK,
@@ -300,18 +332,26 @@ flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
                     visible = false;
 #endif
                 s[i][j] = visible ? t : -INFINITY;
-                mx[i] = max_nan(mx[i], s[i][j]);
+                mx[i] = FWD_MAX(mx[i], s[i][j]);
             }
         }
+#if !ROW_SHFL
         barrier(CLK_LOCAL_MEM_FENCE); /* the last K chunk is read: red may reuse its memory */
         for (int i = 0; i < TM; ++i)
             red[(rg + i * RG) * CG + cg] = mx[i];
         barrier(CLK_LOCAL_MEM_FENCE);
+#endif
         for (int i = 0; i < TM; ++i) {
             const int r = rg + i * RG;
+#if ROW_SHFL /* (P goes to the row group's own rows of p_s: the barrier before V's copy orders it) */
+            float tile_max = mx[i];
+            for (int t = 1; t < CG; t <<= 1)
+                tile_max = FWD_MAX(tile_max, row_xor(tile_max, t));
+#else
             float tile_max = -INFINITY;
             for (int t = 0; t < CG; ++t)
-                tile_max = max_nan(tile_max, red[r * CG + t]);
+                tile_max = FWD_MAX(tile_max, red[r * CG + t]);
+#endif
             const float2 step = softmax_step(m_run[i], tile_max);
             m_run[i] = step.x;
             float psum = 0.0f;
@@ -361,18 +401,26 @@ flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
         }
     }
 
+#if !ROW_SHFL
     barrier(CLK_LOCAL_MEM_FENCE);
     REG_UNROLL
     for (int i = 0; i < TM; ++i)
         red[(rg + i * RG) * CG + cg] = l_part[i];
     barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     REG_UNROLL
     for (int i = 0; i < TM; ++i) {
         const int r = rg + i * RG;
         const int qi = row_query(m0 + r), hi = row_head(m0 + r, h0);
+#if ROW_SHFL
+        float l = l_part[i];
+        for (int t = 1; t < CG; t <<= 1)
+            l += row_xor(l, t);
+#else
         float l = 0.0f;
         for (int t = 0; t < CG; ++t)
             l += red[r * CG + t];
+#endif
         if (qi >= sq)
             continue;
 #if HAS_SINKS && !SPLIT_KV /* (under split-KV flash_combine adds the sink once) */

@@ -168,7 +168,10 @@ typedef struct fcl_choice {
     flashcl_path path;
     const flashcl_tuning_db *db;     /* NULL: heuristic only */
     const flashcl_config *override;  /* NULL: none */
-    uint64_t local_mem;              /* bytes of local memory the tiles may use */
+    uint64_t local_mem;              /* bytes of local memory the chooser's tiles may use */
+    uint64_t local_mem_max;          /* what one work-group may take at all (an override's limit): the
+                                        device's static size under the cap; local_mem is the chooser's
+                                        budget within it (two work-groups a compute unit) */
     size_t work_group;               /* work-items a work-group may have */
     const char *shrunk;
     const char *portable_why;
@@ -187,6 +190,9 @@ void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t
 /* The local memory tiles may use: min(the device's, 64 KiB, the cap when nonzero); on a GPU whose
  * static arrays may take more (profile.local_mem_static), up to that or half a compute unit's. */
 uint64_t fcl_local_mem_budget(const flashcl_device_profile *pr, uint64_t cap);
+/* The most local memory one work-group may take at all, under cap (0: none): the budget, or on a GPU
+ * whose static arrays reach past the reported size the whole static size (an override's limit). */
+uint64_t fcl_local_mem_max(const flashcl_device_profile *pr, uint64_t cap);
 /* Work-groups of `local_bytes` each that a compute unit's local memory holds (0 on CPUs). */
 uint32_t fcl_groups_per_cu(const flashcl_device_profile *pr, uint64_t local_bytes);
 /* A policy's path and cap with the environment's defaults filled in; INVALID_ARGUMENT (the message

@@ -280,10 +280,13 @@ static flashcl_status take_failure(program_entry *e, cl_int *cl_error, char **me
 flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, const char *options,
                                cl_program *out)
 {
-    /* An NVIDIA device's compute capability (FCL_SM, x 10) for the PTX only some architectures have. */
-    char arch[24] = "";
+    /* An NVIDIA device's compute capability (FCL_SM, x 10) for the PTX only some architectures have, and
+     * FCL_SHFL where the matrix-unit test compile proved inline PTX (shfl.sync among it) on the device:
+     * the portable kernel's row reductions take warp shuffles there (cl/flash_fwd.cl ROW_SHFL). */
+    char arch[40] = "";
     if (ctx->profile.vendor == FLASHCL_VENDOR_NVIDIA && ctx->profile.nv_cc_major > 0)
-        snprintf(arch, sizeof arch, " -DFCL_SM=%d", ctx->profile.nv_cc_major * 10 + ctx->profile.nv_cc_minor);
+        snprintf(arch, sizeof arch, " -DFCL_SM=%d%s", ctx->profile.nv_cc_major * 10 + ctx->profile.nv_cc_minor,
+                 ctx->profile.matrix_units == 1 ? " -DFCL_SHFL=1" : "");
     char full_opts[1024];
     const int len = snprintf(full_opts, sizeof full_opts, "%s%s%s%s", options, arch, ctx->extra_build_options ? " " : "",
                              ctx->extra_build_options ? ctx->extra_build_options : "");

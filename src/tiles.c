@@ -52,6 +52,13 @@ uint64_t fcl_local_mem_budget(const flashcl_device_profile *pr, uint64_t cap)
     return cap && cap < budget ? cap : budget;
 }
 
+uint64_t fcl_local_mem_max(const flashcl_device_profile *pr, uint64_t cap)
+{
+    const uint64_t budget = fcl_local_mem_budget(pr, 0);
+    const uint64_t most = !pr->is_cpu && pr->local_mem_static > budget ? pr->local_mem_static : budget;
+    return cap && cap < most ? cap : most;
+}
+
 uint32_t fcl_groups_per_cu(const flashcl_device_profile *pr, uint64_t local_bytes)
 {
     const uint64_t cu = pr->local_mem_per_cu ? pr->local_mem_per_cu : pr->local_mem_size;
@@ -791,7 +798,7 @@ void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t
                    const flashcl_tuning_db *db, fcl_choice *ch)
 {
     *ch = (fcl_choice){.path = path, .db = db, .local_mem = fcl_local_mem_budget(pr, local_mem_limit),
-                       .work_group = pr->max_work_group_size};
+                       .local_mem_max = fcl_local_mem_max(pr, local_mem_limit), .work_group = pr->max_work_group_size};
     /* Intel GPUs: IGC compiles these kernels at SIMD16 or SIMD32, where a work-item has 64 to 128 registers
      * (128 GRFs of 32 bytes over 16 or 32 lanes); when its unrolled compile spills it retries without
      * unrolling and keeps the register arrays in memory (tools/vendor_check.sh, docs/vendor-checks/: IGC
@@ -887,6 +894,12 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
                         : ch->portable_why ? ch->portable_why
                                            : "the path is portable");
     if (ch->override) { /* the portable kernel's tiles, or with mma set the matrix-unit kernel's */
+        /* An override may take all the local memory one work-group can have: the budget's two
+         * work-groups a compute unit are the chooser's preference, not the device's limit. */
+        fcl_choice whole = *ch;
+        if (whole.local_mem_max > whole.local_mem)
+            whole.local_mem = whole.local_mem_max;
+        ch = &whole;
         c = *ch->override;
         c.decode = 0; /* never the decode kernels */
         if (c.mma) {

@@ -52,15 +52,24 @@ int main(int argc, char **argv)
         p.heads_q = p.heads_kv = 2048 / d;
         p.seq_q = p.seq_kv = n;
         p.head_dim = d;
-        p.dtype = getenv("MMA_DTYPE") && !strcmp(getenv("MMA_DTYPE"), "bf16") ? FLASHCL_DTYPE_BF16 : FLASHCL_DTYPE_F16;
-        const size_t bytes = (size_t)p.batch * p.heads_q * n * d * 2;
+        const char *dt = getenv("MMA_DTYPE") ? getenv("MMA_DTYPE") : "f16";
+        p.dtype = !strcmp(dt, "bf16") ? FLASHCL_DTYPE_BF16 : !strcmp(dt, "f32") ? FLASHCL_DTYPE_F32 : FLASHCL_DTYPE_F16;
+        /* MMA_DTYPE=f32: the portable kernel, tiles "RxK/rows_per_item/threads_per_row" (Q resident, V in
+         * one chunk), normal data */
+        const int f32 = p.dtype == FLASHCL_DTYPE_F32;
+        p.causal = getenv("MMA_CAUSAL") && atoi(getenv("MMA_CAUSAL"));
+        const size_t bytes = (size_t)p.batch * p.heads_q * n * d * (f32 ? 4 : 2);
         /* MMA_DATA=normal: Q, K and V apart, standard normal values (as flashcl bench); otherwise one array
          * of values 0.5 to 1 either sign for all three */
-        const int normal = getenv("MMA_DATA") && !strcmp(getenv("MMA_DATA"), "normal");
+        const int normal = f32 || (getenv("MMA_DATA") && !strcmp(getenv("MMA_DATA"), "normal"));
         unsigned short *h[3];
         for (int a = 0; a < 3; ++a) {
             h[a] = malloc(bytes);
-            for (size_t i = 0; i < bytes / 2; ++i) {
+            for (size_t i = 0; f32 && i < bytes / 4; ++i) {
+                const double u1 = (rand() + 1.0) / (RAND_MAX + 2.0), u2 = rand() / (RAND_MAX + 1.0);
+                ((float *)h[a])[i] = (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+            }
+            for (size_t i = 0; !f32 && i < bytes / 2; ++i) {
                 if (!normal) {
                     h[a][i] = a ? h[0][i]
                           : p.dtype == FLASHCL_DTYPE_F16 ? (unsigned short)(((rand() & 1) << 15) | (0x3800 + (rand() & 0x3ff)))
@@ -84,14 +93,21 @@ int main(int argc, char **argv)
         cl_mem bk = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h[1], &err);
         cl_mem bv = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h[2], &err);
         cl_mem bo = clCreateBuffer(clctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
-        const double flops = 4.0 * p.batch * p.heads_q * (double)n * n * d;
+        const double flops = 4.0 * p.batch * p.heads_q * (double)n * n * d / (p.causal ? 2 : 1);
         for (size_t t = 0; t < n_tiles; ++t) {
             flashcl_config o = {0};
-            o.mma = 1;
+            o.mma = !f32;
             o.block_m = tiles[t][0];
             o.block_n = tiles[t][1];
             o.rows_per_item = tiles[t][2];
             o.v_chunk = tiles[t][3] == 2 ? 2 * tiles[t][1] : 0;
+            if (f32 && tiles[t][0]) {
+                o.threads_per_row = tiles[t][3];
+                o.d_chunk = d;
+                o.v_chunk = tiles[t][1];
+                o.work_group_size = o.block_m / o.rows_per_item * o.threads_per_row;
+                o.local_mem_bytes = flashcl_flash_local_mem_bytes(d, &o);
+            }
             flashcl_context_override_config(ctx, tiles[t][0] ? &o : NULL);
             flashcl_plan *plan = NULL;
             if (flashcl_plan_create(ctx, &p, &plan) != FLASHCL_SUCCESS) {
@@ -121,9 +137,9 @@ int main(int argc, char **argv)
             }
             qsort(ms, 10, sizeof ms[0], cmp);
             const double med = (ms[4] + ms[5]) / 2;
-            printf("%s d=%d N=%d %s %dx%d rows/item %d stages %d (%s, %llu B local, private %llu B): median %.3f ms (%.3f-%.3f), %.1f TFLOP/s, "
+            printf("%s d=%d N=%d %s %dx%d rows/item %d tpr %d stages %d (%s, %llu B local, private %llu B): median %.3f ms (%.3f-%.3f), %.1f TFLOP/s, "
                    "validation %s (%.2e)\n",
-                   p.dtype == FLASHCL_DTYPE_F16 ? "f16" : "bf16", d, n, c.kernel, c.block_m, c.block_n, c.rows_per_item,
+                   dt, d, n, c.kernel, c.block_m, c.block_n, c.rows_per_item, c.threads_per_row,
                    c.v_chunk == 2 * c.block_n ? 2 : 1, c.source, (unsigned long long)c.local_mem_bytes,
                    (unsigned long long)ki.private_mem_bytes, med, ms[0], ms[9], flops / med * 1e-9,
                    vs == FLASHCL_SUCCESS && rep.passed ? "pass" : "FAIL", rep.max_rel_error);
