@@ -584,10 +584,11 @@ def prefill_section(directory):
            [(f'{dt}_d128', dt, 128, n, False) for dt in ('f16', 'bf16') for n in (4096, 16384)], 0.95)
     target('causal, d=128: ≥ 0.95× FlashAttention-2 causal',
            [(f'{dt}_d128', dt, 128, n, True) for dt in ('f16', 'bf16') for n in (4096, 16384)], 0.95)
-    target('d=64: ≥ 0.95×', [('f16_d64', 'f16', 64, n, False) for n in (4096, 16384)], 0.95)
-    target('d=256: ≥ 0.9×', [('f16_d256', 'f16', 256, n, False) for n in (4096, 16384)], 0.9)
+    target('d=64: ≥ 0.95×', [(f'{dt}_d64', dt, 64, n, False) for dt in ('f16', 'bf16') for n in (4096, 16384)], 0.95)
+    target('d=256: ≥ 0.9×', [(f'{dt}_d256', dt, 256, n, False) for dt in ('f16', 'bf16') for n in (4096, 16384)], 0.9)
     target('N=1024, d=128: ≥ 0.85×', [(f'{dt}_d128', dt, 128, 1024, False) for dt in ('f16', 'bf16')], 0.85)
-    allcases = [(f'{dt}_d{dim}', dt, dim, n, c) for dt, dim in (('f16', 64), ('f16', 128), ('bf16', 128), ('f16', 256))
+    allcases = [(f'{dt}_d{dim}', dt, dim, n, c) for dt, dim in (('f16', 64), ('bf16', 64), ('f16', 128), ('bf16', 128),
+                                                                ('f16', 256), ('bf16', 256))
                 for n in (1024, 4096, 16384) for c in (False, True)]
     above = [(f, dt, dim, n, c) for f, dt, dim, n, c in allcases if sdpa.get(('flash', tdt[dt], dim, n, c))]
     cells = [f"{dt} d={dim} N={n}{' causal' if c else ''}" for f, dt, dim, n, c in above
@@ -610,6 +611,17 @@ def prefill_section(directory):
         out.append(f"| {dt} | {dim} | {'causal' if c else 'full'} | {n} | {ms(r)} | {r['tflops']:.1f} | "
                    f"{t['tflops']:.1f} | {r['tflops'] / t['tflops']:.2f}× | {cu['tflops']:.1f} |" if t and cu else
                    f"| {dt} | {dim} | {'causal' if c else 'full'} | {n} | {ms(r)} | {r['tflops']:.1f} | — | — | — |")
+    f32rows = [(dim, n, c) for dim in (128, 64) for n in (4096, 16384) for c in (False, True)
+               if fl(f'f32_d{dim}', dim, n, c) and sdpa.get(('efficient', 'float32', dim, n, c))]
+    if f32rows:
+        out.append('')
+        out.append('The portable kernel (fp32) against PyTorch\'s fp32 memory-efficient kernel:\n')
+        out.append('| d | mask | N | flashcl ms (min–max) | flashcl TFLOP/s | PyTorch fp32 memory-efficient | ratio |')
+        out.append('|---|---|---|---|---|---|---|')
+        for dim, n, c in f32rows:
+            r, e = fl(f'f32_d{dim}', dim, n, c), sdpa[('efficient', 'float32', dim, n, c)]
+            out.append(f"| {dim} | {'causal' if c else 'full'} | {n} | {ms(r)} | {r['tflops']:.2f} | {e['tflops']:.1f} | "
+                       f"{r['tflops'] / e['tflops']:.2f}× |")
     sh, tu = runs.get('f32_d128_shipped'), runs.get('f32_d128_tuned')
     if sh and tu:  # (prefill-6's comparison; its data now under bench/prefill/prefill-5)
         out.append('')
@@ -626,9 +638,9 @@ def prefill_section(directory):
         out.append('old entry. The shipped table now has the new tiles for every length.)')
     cmds = sorted({run['command'].split(' --json')[0] for run in runs.values()})
     out.append(f"\nPyTorch {torch}. Commands: " + '; '.join(f'`{c}`' for c in cmds) +
-               '. Runs: `docs/gpu-runs/prefill/run12.sh` (d=128, fp16 and bf16, with its own PyTorch figures) and '
-               '`run9.sh` (d=64, d=256, fp32). Data: `bench/prefill/` (prefill-5\'s, the table before, in '
-               '`bench/prefill/prefill-5/`).')
+               '. Run: `docs/gpu-runs/prefill/run15.sh` (every row and its PyTorch figures in one device call). Data: '
+               '`bench/prefill/` (the tables before: prefill-12\'s and prefill-9\'s in `bench/prefill/prefill-12/`, '
+               'prefill-5\'s in `bench/prefill/prefill-5/`).')
     return '\n'.join(out)
 
 
@@ -692,9 +704,9 @@ def main():
     if pf:
         print('## Prefill on the H200 against PyTorch, one session\n')
         print('The matrix-unit kernel (fp16, bf16) and the portable kernel (fp32) with the tiles the chooser takes')
-        print('today, beside PyTorch SDPA measured in the same device call (d=128: prefill-12; d=64, d=256 and fp32:')
-        print('prefill-9, whose kernels for those shapes prefill-12 did not change). What each change moved and what')
-        print('limits the figures that miss their target: `docs/NOTES.md` (2026-12-01, second and third sessions).')
+        print('today, beside PyTorch SDPA measured in the same device call (prefill-15). What each change moved, what')
+        print('limits the figures that miss their target and what was tried: `docs/NOTES.md` (2026-12-01, second,')
+        print('third and fifth sessions).')
         print('The sections after this one are the project\'s earlier measurements.\n')
         print(pf + '\n')
     print('## Against PyTorch on the same GPU (d=128, H=16, B·N=16384, TFLOP/s)\n')
@@ -703,7 +715,7 @@ def main():
     print('tables below: the portable register-blocked kernel (no vendor extension) on fp32, and the matrix-unit')
     print('kernel (inline PTX mma.sync) on fp16. These are 2026-11-29\'s figures, before the inference features')
     print('(the portable kernel then measured 22.0 at d=128) and the static local-memory budget; today\'s are the')
-    print('prefill table at the top: 28.8 for the portable kernel, 314–328 for the matrix-unit kernel.\n')
+    print('prefill table at the top: 31.0 for the portable kernel, 310–323 for the matrix-unit kernel.\n')
     print(anchors(runs, mma) + '\n')
     print('## Speed targets of the portable kernel (fp32)\n')
     print('Computed from the tables below. What limits the figures that miss, what was tried, and the prediction')
