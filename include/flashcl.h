@@ -343,9 +343,11 @@ typedef struct flashcl_device_profile {
     int has_intel_subgroup_matrix; /* cl_intel_subgroup_matrix_multiply_accumulate */
     int compiler_available;       /* CL_DEVICE_COMPILER_AVAILABLE: flashcl compiles its kernels at run time */
     int opencl_major, opencl_minor; /* from CL_DEVICE_VERSION */
-    /* The matrix-unit kernel (cl/flash_mma.cl): 1 where the device runs mma.sync.m16n8k16 from
-     * inline PTX (NVIDIA, compute capability 8.0 and up), proven by compiling that kernel when the
-     * profile is queried; 0 otherwise. */
+    /* The matrix units, by level: 1 where the device runs mma.sync.m16n8k16 from inline PTX (NVIDIA,
+     * compute capability 8.0 and up: cl/flash_mma.cl), proven by compiling that kernel when the profile
+     * is queried; 2 where, beyond that, programs finished for sm_90a (Hopper's wgmma and setmaxnreg,
+     * written in marked PTX comments; compute capability 9.x) build, run and give the right answer, proven
+     * by a tiny finished program at the same time (kept in the disk cache); 0 otherwise. */
     int matrix_units;
     /* The local memory a work-group's static __local arrays may take (every flashcl kernel's tiles are
      * static arrays): on NVIDIA GPUs of compute capability 7.0 and up found by compile probes, which

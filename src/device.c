@@ -97,6 +97,116 @@ int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashc
     return ok;
 }
 
+/* The sm_90a probe (fcl_probe_sm90a_cached): a marked wgmma.fence (an sm_90a instruction: ptxas refuses
+ * the program's PTX for sm_90 with it unmarked) and a marked register move whose result is the answer;
+ * unfinished, every work-item writes 0. */
+static const char sm90a_source[] =
+    "__kernel void sm90a_probe(__global int *out)\n"
+    "{\n"
+    "    const int a = (int)get_global_id(0) * 3 + 1;\n"
+    "    int b = 0;\n"
+    "    __asm__ volatile(\"//SM90A wgmma.fence.sync.aligned;\");\n"
+    "    __asm__ volatile(\"mov.u32 %0, 0;\\n//SM90A mov.u32 %0, %1;\" : \"=r\"(b) : \"r\"(a));\n"
+    "    out[get_global_id(0)] = b;\n"
+    "}\n";
+
+static int probe_sm90a(cl_context context, cl_device_id device, const char **why)
+{
+    enum { WG = 128, N = 2 * WG };
+    const char *src = sm90a_source;
+    cl_int err, bstatus;
+    int ok = 0;
+    unsigned char *ptx = NULL, *done = NULL;
+    size_t len = 0, done_len = 0;
+    cl_program finished = NULL;
+    cl_kernel k = NULL;
+    cl_command_queue q = NULL;
+    cl_mem out = NULL;
+    int host[N];
+    cl_program prog = clCreateProgramWithSource(context, 1, &src, NULL, &err);
+    if (!prog || clBuildProgram(prog, 1, &device, "-cl-std=CL1.2", NULL, NULL) != CL_SUCCESS) {
+        *why = "the probe's source did not build";
+        goto done;
+    }
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS || !len ||
+        !(ptx = malloc(len)) || clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof ptx, &ptx, NULL) != CL_SUCCESS) {
+        *why = "the driver gave no program binary";
+        goto done;
+    }
+    int marks = 0;
+    if (!(done = fcl_ptx_finish_sm90a(ptx, len, &done_len, &marks, why)))
+        goto done;
+    if (marks != 2) {
+        *why = "the compiler did not keep the marked instructions in its PTX";
+        goto done;
+    }
+    const unsigned char *bin = done;
+    finished = clCreateProgramWithBinary(context, 1, &device, &done_len, &bin, &bstatus, &err);
+    if (!finished || bstatus != CL_SUCCESS || clBuildProgram(finished, 1, &device, NULL, NULL, NULL) != CL_SUCCESS) {
+        *why = "the finished PTX (.target sm_90a) did not build";
+        goto done;
+    }
+    k = clCreateKernel(finished, "sm90a_probe", &err);
+    q = k ? clCreateCommandQueue(context, device, 0, &err) : NULL;
+    out = q ? clCreateBuffer(context, CL_MEM_WRITE_ONLY, sizeof host, NULL, &err) : NULL;
+    const size_t global = N, local = WG;
+    for (int i = 0; i < N; ++i)
+        host[i] = -1;
+    if (!out || clSetKernelArg(k, 0, sizeof out, &out) != CL_SUCCESS ||
+        clEnqueueWriteBuffer(q, out, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL) != CL_SUCCESS ||
+        clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL) != CL_SUCCESS ||
+        clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL) != CL_SUCCESS) {
+        *why = "the finished program did not run";
+        goto done;
+    }
+    ok = 1;
+    for (int i = 0; i < N; ++i)
+        ok = ok && host[i] == 3 * i + 1;
+    if (!ok)
+        *why = "the finished program ran with a wrong answer";
+done:
+    if (out)
+        clReleaseMemObject(out);
+    if (q)
+        clReleaseCommandQueue(q);
+    if (k)
+        clReleaseKernel(k);
+    if (finished)
+        clReleaseProgram(finished);
+    if (prog)
+        clReleaseProgram(prog);
+    free(ptx);
+    free(done);
+    return ok;
+}
+
+int fcl_probe_sm90a_cached(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
+                           const char *cache_dir, const char **why)
+{
+    *why = NULL;
+    if (pr->vendor != FLASHCL_VENDOR_NVIDIA || pr->nv_cc_major != 9 || !pr->matrix_units) {
+        *why = "not an NVIDIA GPU of compute capability 9.x with matrix units";
+        return 0;
+    }
+    char key[640], path[4096];
+    snprintf(key, sizeof key, "sm90a-probe-v1|%s|%s|%s|%s|%s", pr->platform_name, pr->vendor_name, pr->name,
+             pr->device_version, pr->driver_version);
+    if (cache_dir) {
+        fcl_cache_entry_path(cache_dir, key, path, sizeof path);
+        size_t len = 0;
+        int rejected = 0;
+        unsigned char *bin = fcl_cache_entry_read(path, key, &len, &rejected);
+        const int cached = bin && len == 1 && bin[0] == '1';
+        free(bin);
+        if (cached)
+            return 1;
+    }
+    const int ok = probe_sm90a(context, device, why);
+    if (cache_dir && ok) /* (a failure is probed again next time: it may have been transient) */
+        fcl_cache_entry_write(path, key, (const unsigned char *)"1", 1);
+    return ok;
+}
+
 /* The largest multiple of `step` in [lo, hi] that `fits`, given that fits is monotone (true up to a
  * limit, false past it) and true at lo: a binary search, about log2((hi - lo) / step) calls. */
 uint64_t fcl_search_limit(uint64_t lo, uint64_t hi, uint64_t step, int (*fits)(void *arg, uint64_t bytes), void *arg)
@@ -450,6 +560,13 @@ flashcl_status fcl_profile_query(cl_device_id device, cl_context context, const 
         return fcl_fail_cl(NULL, err, "flashcl_device_profile_query: clCreateContext for the test compiles");
     if (pr->nv_cc_major >= 8)
         pr->matrix_units = fcl_probe_matrix_units(probe, device, pr);
+    if (pr->matrix_units && pr->nv_cc_major == 9) {
+        const char *why_not = NULL;
+        if (fcl_probe_sm90a_cached(probe, device, pr, cache_dir, &why_not))
+            pr->matrix_units = 2;
+        else if (getenv("FLASHCL_BUILD_LOG"))
+            fprintf(stderr, "flashcl: %s: sm_90a programs not proven: %s\n", pr->name, why_not);
+    }
     pr->local_mem_static = fcl_static_local_cached(probe, device, pr, FCL_STATIC_LOCAL_MAX, cache_dir, NULL);
     if (!context)
         clReleaseContext(probe);

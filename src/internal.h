@@ -100,6 +100,21 @@ flashcl_status fcl_find_device(const char *selector, cl_device_id *found);
 /* 1 when the device compiles cl/flash_mma.cl with FCL_PTX=1 in `context` (a test compile, outside
  * any cache); 0 for devices other than NVIDIA of compute capability 8.0+, or when it does not. */
 int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashcl_device_profile *pr);
+/* Hopper's sm_90a instructions (wgmma, setmaxnreg) from OpenCL C: NVIDIA's OpenCL compiles for .target
+ * sm_90, where ptxas refuses them, so a kernel writes each inside a PTX comment marked "//SM90A " (the
+ * compiler still substitutes its operands) and the program's PTX is finished before its second build:
+ * the marks removed, the target set to sm_90a. Returns the finished text (malloc'd, NUL-terminated,
+ * *out_len its length with the NUL, as NVIDIA's binaries count it) and the number of marks removed in
+ * *marks, or NULL with the reason in *why when the text is not PTX for sm_90 or sm_90a. */
+unsigned char *fcl_ptx_finish_sm90a(const unsigned char *ptx, size_t len, size_t *out_len, int *marks,
+                                    const char **why);
+/* Whether a program is built with the finishing step: its options ask for it (-DFCL_SM90A=1). */
+int fcl_options_sm90a(const char *options);
+/* 1 where a tiny program finished for sm_90a (a marked wgmma.fence and a marked register move) builds,
+ * runs and gives the right answer on the device (NVIDIA, compute capability 9.x, matrix units proven);
+ * the result kept in the disk cache once per device and driver. *why: the reason where it is 0. */
+int fcl_probe_sm90a_cached(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
+                           const char *cache_dir, const char **why);
 /* flashcl_device_profile_query with the test compiles in `context` (NULL: a temporary one) and the
  * static local memory probe's result kept in `cache_dir` (NULL: probed every time). */
 flashcl_status fcl_profile_query(cl_device_id device, cl_context context, const char *cache_dir,

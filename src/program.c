@@ -138,6 +138,97 @@ static unsigned char *program_binary(flashcl_context *ctx, cl_program prog, size
     return bin;
 }
 
+static int ptx_ident_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+unsigned char *fcl_ptx_finish_sm90a(const unsigned char *ptx, size_t len, size_t *out_len, int *marks,
+                                    const char **why)
+{
+    static const char mark[] = "//SM90A ", target[] = ".target sm_90";
+    const size_t mark_len = sizeof mark - 1, target_len = sizeof target - 1;
+    *marks = 0;
+    *why = NULL;
+    while (len > 0 && ptx[len - 1] == '\0') /* (NVIDIA's binary size counts its NUL) */
+        --len;
+    if (memchr(ptx, '\0', len)) {
+        *why = "the program binary is not PTX text (a NUL inside it)";
+        return NULL;
+    }
+    unsigned char *out = malloc(len + 2); /* the text, one more byte for the 'a', the NUL */
+    if (!out) {
+        *why = "out of host memory";
+        return NULL;
+    }
+    size_t n = 0;
+    int targets = 0;
+    for (size_t i = 0; i < len;) {
+        if (len - i >= mark_len && !memcmp(ptx + i, mark, mark_len)) {
+            i += mark_len;
+            ++*marks;
+            continue;
+        }
+        if ((i == 0 || ptx[i - 1] == '\n') && len - i >= target_len && !memcmp(ptx + i, target, target_len)) {
+            const unsigned char next = i + target_len < len ? ptx[i + target_len] : '\n';
+            if (next == 'a' && (i + target_len + 1 >= len || !ptx_ident_char(ptx[i + target_len + 1]))) {
+                ++targets; /* already sm_90a */
+            } else if (!ptx_ident_char(next)) {
+                if (targets++ == 0) {
+                    memcpy(out + n, target, target_len);
+                    n += target_len;
+                    out[n++] = 'a';
+                    i += target_len;
+                    continue;
+                }
+            }
+        }
+        out[n++] = ptx[i++];
+    }
+    if (targets != 1) {
+        free(out);
+        *why = targets ? "the PTX has more than one .target directive" : "the PTX is not for .target sm_90";
+        return NULL;
+    }
+    out[n++] = '\0';
+    *out_len = n;
+    return out;
+}
+
+int fcl_options_sm90a(const char *options)
+{
+    return options && strstr(options, "-DFCL_SM90A=1") != NULL;
+}
+
+/* The finishing step for a program built from source (fcl_ptx_finish_sm90a): its PTX, finished, built
+ * again as a binary. Replaces *prog; the finished text in *bin (the disk cache's entry). */
+static flashcl_status finish_sm90a(flashcl_context *ctx, cl_program *prog, const char *source_name,
+                                   const char *options, unsigned char **bin, size_t *bin_len)
+{
+    size_t len = 0;
+    unsigned char *ptx = program_binary(ctx, *prog, &len);
+    if (!ptx)
+        return fcl_fail(ctx, FLASHCL_BUILD_FAILED, "finishing %s for sm_90a: the driver gave no program binary",
+                        source_name);
+    int marks = 0;
+    const char *why = NULL;
+    unsigned char *done = fcl_ptx_finish_sm90a(ptx, len, bin_len, &marks, &why);
+    free(ptx);
+    if (!done)
+        return fcl_fail(ctx, FLASHCL_BUILD_FAILED, "finishing %s for sm_90a: %s", source_name, why);
+    cl_program finished = build_from_binary(ctx, done, *bin_len, options);
+    if (!finished) {
+        free(done);
+        return fcl_fail(ctx, FLASHCL_BUILD_FAILED,
+                        "finishing %s for sm_90a: the finished PTX (%d marks removed) did not build", source_name,
+                        marks);
+    }
+    clReleaseProgram(*prog);
+    *prog = finished;
+    *bin = done;
+    return FLASHCL_SUCCESS;
+}
+
 size_t fcl_source_texts(const char *sources, const char *texts[FCL_MAX_PARTS], uint64_t *hash)
 {
     size_t n = 0;
@@ -214,9 +305,20 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
     counts->programs_built++;
     if (getenv("FLASHCL_BUILD_LOG"))
         print_build_log(ctx, prog, source_name, options);
+    unsigned char *finished = NULL; /* the sm_90a program's finished PTX: what the disk cache keeps */
+    size_t finished_len = 0;
+    if (fcl_options_sm90a(options)) {
+        const flashcl_status fst = finish_sm90a(ctx, &prog, source_name, options, &finished, &finished_len);
+        if (fst != FLASHCL_SUCCESS) {
+            clReleaseProgram(prog);
+            free(key);
+            return fst;
+        }
+    }
     if (key) {
-        size_t len = 0;
-        unsigned char *bin = program_binary(ctx, prog, &len);
+        size_t len = finished_len;
+        unsigned char *bin = finished ? finished : program_binary(ctx, prog, &len);
+        finished = NULL;
         if (bin && fcl_cache_entry_write(path, key, bin, len) == 0) {
             counts->disk_cache_writes++;
         } else {
@@ -231,6 +333,7 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
         free(bin);
         free(key);
     }
+    free(finished);
     *out = prog;
     return FLASHCL_SUCCESS;
 }
@@ -286,7 +389,7 @@ flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, co
     char arch[40] = "";
     if (ctx->profile.vendor == FLASHCL_VENDOR_NVIDIA && ctx->profile.nv_cc_major > 0)
         snprintf(arch, sizeof arch, " -DFCL_SM=%d%s", ctx->profile.nv_cc_major * 10 + ctx->profile.nv_cc_minor,
-                 ctx->profile.matrix_units == 1 ? " -DFCL_SHFL=1" : "");
+                 ctx->profile.matrix_units >= 1 ? " -DFCL_SHFL=1" : "");
     char full_opts[1024];
     const int len = snprintf(full_opts, sizeof full_opts, "%s%s%s%s", options, arch, ctx->extra_build_options ? " " : "",
                              ctx->extra_build_options ? ctx->extra_build_options : "");

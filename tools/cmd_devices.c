@@ -95,7 +95,7 @@ int cmd_devices(int argc, char **argv)
                        "\"local_mem_emulated\": %s, \"local_mem_budget\": %llu, \"max_work_group_size\": %zu, "
                        "\"wg_multiple\": %zu, \"global_mem_size\": %llu, \"max_alloc_size\": %llu, "
                        "\"nv_compute_capability\": \"%d.%d\", \"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, "
-                       "\"intel_subgroup_matrix\": %s, \"matrix_units\": %s, \"supported\": %s}",
+                       "\"intel_subgroup_matrix\": %s, \"matrix_units\": %s, \"sm90a\": %s, \"supported\": %s}",
                        pr.is_cpu ? "cpu" : "gpu", pr.compute_units, (unsigned long long)pr.local_mem_size,
                        (unsigned long long)pr.local_mem_static, (unsigned long long)pr.local_mem_per_cu,
                        pr.local_mem_is_global ? "true" : "false", budget,
@@ -103,7 +103,8 @@ int cmd_devices(int argc, char **argv)
                        (unsigned long long)pr.max_alloc_size, pr.nv_cc_major, pr.nv_cc_minor,
                        pr.has_fp16 ? "true" : "false", pr.has_fp64 ? "true" : "false",
                        pr.has_subgroups ? "true" : "false", pr.has_intel_subgroup_matrix ? "true" : "false",
-                       pr.matrix_units ? "true" : "false", flashcl_device_supported(&pr, NULL, 0) == FLASHCL_SUCCESS ? "true" : "false");
+                       pr.matrix_units ? "true" : "false", pr.matrix_units >= 2 ? "true" : "false",
+                       flashcl_device_supported(&pr, NULL, 0) == FLASHCL_SUCCESS ? "true" : "false");
             } else {
                 printf("%u:%u  %s / %s  [%s, %s]\n", p, d, pr.platform_name, pr.name, pr.is_cpu ? "CPU" : "GPU",
                        flashcl_vendor_name(pr.vendor));
@@ -124,7 +125,9 @@ int cmd_devices(int argc, char **argv)
                 if (pr.has_intel_subgroup_matrix)
                     printf(", Intel subgroup matrix");
                 if (pr.matrix_units)
-                    printf(", matrix units (mma.sync through inline PTX: the test compile passed)");
+                    printf(", matrix units (mma.sync through inline PTX: the test compile passed%s)",
+                           pr.matrix_units >= 2 ? "; sm_90a programs finished from the compiler's PTX: the probe ran right"
+                           : pr.nv_cc_major == 9 ? "; sm_90a programs not proven (FLASHCL_BUILD_LOG=1 says why)" : "");
                 char why[512];
                 printf("\n     flashcl: %s\n",
                        flashcl_device_supported(&pr, why, sizeof why) == FLASHCL_SUCCESS ? "supported" : why);
