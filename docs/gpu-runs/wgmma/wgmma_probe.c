@@ -4,7 +4,8 @@
  * no-swizzle layout: 8 x 8 core matrices (eight 16-byte rows, 128 contiguous bytes), element (r, k) of an
  * operand at (r / 8) * SBO + (k / 8) * LBO + (r % 8) * 16 + (k % 8) * 2 bytes. Each launch takes (LBO, SBO)
  * for its layout and the descriptor, and a flag that swaps them in the descriptor only: the layout whose
- * result is right says what the descriptor's two fields mean. Checked against a float64 reference.
+ * result is right says what the descriptor's two fields mean. (wgmma-1 ran with SBO = 2 LBO, which holds
+ * one k16 step only: its k=32 results were wrong for that reason; k=16 was right as documented.) Checked against a float64 reference.
  * The kernel is built from source for sm_90, its PTX finished (marks removed, .target sm_90a) and built
  * again from the finished text, as src/program.c does. Build: gcc -O2 wgmma_probe.c -lOpenCL -lm */
 #define CL_TARGET_OPENCL_VERSION 120
@@ -21,7 +22,7 @@ static const char *source =
     "    return (ulong)(((uint)(size_t)p & 0x3ffffu) >> 4) | ((ulong)((uint)lbo >> 4) << 16) | ((ulong)((uint)sbo >> 4) << 32);\n"
     "}\n"
     "__kernel __attribute__((reqd_work_group_size(128, 1, 1))) void wgmma_probe(__global const ushort *A,\n"
-    "    __global const ushort *B, __global float *D, const int lbo, const int sbo, const int swap)\n"
+    "    __global const ushort *B, __global float *D, const int lbo, const int sbo, const int swap, const int steps)\n"
     "{\n"
     "    __local uint4 sa4[64 * 32 * 2 / 16 * 2];\n" /* room for any (lbo, sbo) tried: 8 KB */
     "    __local uint4 sb4[NN * 32 * 2 / 16 * 2];\n"
@@ -35,14 +36,14 @@ static const char *source =
     "        const int r = i / 32, k = i % 32;\n"
     "        sb[((r / 8) * sbo + (k / 8) * lbo + (r % 8) * 16 + (k % 8) * 2) / 2] = B[i];\n"
     "    }\n"
+    "    __asm__ volatile(\"//SM90A fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    __asm__ volatile(\"//SM90A fence.proxy.async.shared::cta;\");\n"
     "    float d[NN / 2];\n"
     "    for (int i = 0; i < NN / 2; ++i)\n"
     "        d[i] = 0.0f;\n"
     "    const int l = swap ? sbo : lbo, s = swap ? lbo : sbo;\n"
     "    __asm__ volatile(\"//SM90A wgmma.fence.sync.aligned;\");\n"
-    "    for (int ks = 0; ks < 2; ++ks) {\n" /* k16 step ks: the core matrices from k = 16 ks on, 2 LBO further */
+    "    for (int ks = 0; ks < steps; ++ks) {\n" /* k16 step ks: the core matrices from k = 16 ks on, 2 LBO further */
     "        const ulong da = desc(sa + ks * lbo, l, s), db = desc(sb + ks * lbo, l, s);\n"
     "        const int accumulate = ks;\n"
     "MMA_ASM\n"
@@ -158,17 +159,18 @@ int main(void)
             const int s = hb[i] >> 15, e = (hb[i] >> 10) & 31, f = hb[i] & 1023;
             fb[i] = (s ? -1.0f : 1.0f) * (e ? ldexpf(1.0f + f / 1024.0f, e - 15) : ldexpf(f / 1024.0f, -14));
         }
+        for (int steps = 1; steps <= 2; ++steps) {
         for (int r = 0; r < 64; ++r)
             for (int c = 0; c < nn; ++c) {
                 double acc = 0;
-                for (int kk = 0; kk < 32; ++kk)
+                for (int kk = 0; kk < 16 * steps; ++kk)
                     acc += (double)fa[r * 32 + kk] * fb[c * 32 + kk];
                 ref[r * nn + c] = acc;
             }
         cl_mem ba = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof ha, ha, &err);
         cl_mem bb = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof hb, hb, &err);
         cl_mem bd = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof hd, NULL, &err);
-        const int layouts[4][3] = {{128, 256, 0}, {256, 128, 0}, {128, 256, 1}, {256, 128, 1}};
+        const int layouts[4][3] = {{128, 512, 0}, {256, 1024, 0}, {512, 128, 0}, {128, 512, 1}}; /* (SBO >= 4 LBO: four K core matrices a row group) */
         for (int L = 0; L < 4; ++L) {
             for (int i = 0; i < 64 * nn; ++i)
                 hd[i] = NAN;
@@ -179,6 +181,7 @@ int main(void)
             clSetKernelArg(k, 3, sizeof(int), &layouts[L][0]);
             clSetKernelArg(k, 4, sizeof(int), &layouts[L][1]);
             clSetKernelArg(k, 5, sizeof(int), &layouts[L][2]);
+            clSetKernelArg(k, 6, sizeof(int), &steps);
             const size_t g = 128, l = 128;
             cl_int e1 = clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, 0, NULL, NULL), e2 = clFinish(q);
             clEnqueueReadBuffer(q, bd, CL_TRUE, 0, sizeof hd, hd, 0, NULL, NULL);
@@ -190,9 +193,32 @@ int main(void)
                 if (e > worst || isnan(hd[i]))
                     worst = isnan(hd[i]) ? INFINITY : e;
             }
-            printf("N=%d LBO=%d SBO=%d %s: enqueue %d finish %d, %d of %d wrong, worst error %.3g%s\n", nn, layouts[L][0],
-                   layouts[L][1], layouts[L][2] ? "(swapped in the descriptor)" : "(as documented)", e1, e2, bad, 64 * nn,
-                   worst, bad ? "" : "  RIGHT");
+            printf("N=%d k=%d LBO=%d SBO=%d %s: enqueue %d finish %d, %d of %d wrong, worst error %.3g%s\n", nn, 16 * steps,
+                   layouts[L][0], layouts[L][1], layouts[L][2] ? "(swapped in the descriptor)" : "(as documented)", e1, e2,
+                   bad, 64 * nn, worst, bad ? "" : "  RIGHT");
+            if (bad && L == 0) { /* which rows are wrong, and where a wrong value's right place is */
+                printf("  wrong columns by row:");
+                for (int r = 0; r < 64; ++r) {
+                    int n = 0;
+                    for (int c = 0; c < nn; ++c)
+                        n += !(fabs(hd[r * nn + c] - ref[r * nn + c]) <= 1e-3);
+                    printf(" %d", n);
+                }
+                printf("\n");
+                int shown = 0;
+                for (int i = 0; i < 64 * nn && shown < 12; ++i) {
+                    if (fabs(hd[i] - ref[i]) <= 1e-3)
+                        continue;
+                    int at = -1;
+                    for (int j = 0; j < 64 * nn && at < 0; ++j)
+                        if (fabs(hd[i] - ref[j]) <= 1e-4)
+                            at = j;
+                    printf("  D[%d][%d] = %.4f (want %.4f): the value of [%d][%d]\n", i / nn, i % nn, hd[i], ref[i],
+                           at < 0 ? -1 : at / nn, at < 0 ? -1 : at % nn);
+                    ++shown;
+                }
+            }
+        }
         }
     }
     return 0;
