@@ -314,12 +314,16 @@ typedef enum flashcl_vendor {
  * PORTABLE: always the portable kernel. MMA: the matrix-unit kernels wherever the problem suits them,
  * emulated (correct, slow) on a device without matrix units, so that their logic can be tested
  * anywhere. DECODE: the decode kernel (cl/flash_decode.cl) wherever the problem suits it, else the
- * portable kernel. */
+ * portable kernel. WGMMA: the warpgroup kernel (cl/flash_wgmma.cl: Hopper's wgmma through programs
+ * finished for sm_90a) for prefill problems it takes, where the device proved sm_90a programs
+ * (matrix_units 2), emulated elsewhere; else as auto, with the reason. (Not chosen by auto yet: its
+ * first version is measured against flash_mma in docs/NOTES.md.) */
 typedef enum flashcl_path {
     FLASHCL_PATH_AUTO = 0,
     FLASHCL_PATH_PORTABLE = 1,
     FLASHCL_PATH_MMA = 2,
-    FLASHCL_PATH_DECODE = 3
+    FLASHCL_PATH_DECODE = 3,
+    FLASHCL_PATH_WGMMA = 4
 } flashcl_path;
 
 typedef struct flashcl_device_profile {
@@ -422,7 +426,9 @@ typedef struct flashcl_config {
     char kernel[32];           /* the kernel: "flash_fwd" (portable), "flash_mma" (matrix units),
                                   "flash_decode", "flash_decode_mma" */
     int32_t mma;               /* 0: portable kernel; 1: flash_mma on the matrix units; 2: flash_mma
-                                  emulated (FLASHCL_PATH_MMA on a device without them) */
+                                  emulated (FLASHCL_PATH_MMA on a device without them); 3: flash_wgmma
+                                  (Hopper's warpgroup MMA, 64 rows a warpgroup: block_m / 64 warpgroups);
+                                  4: flash_wgmma emulated (FLASHCL_PATH_WGMMA without sm_90a) */
     int32_t decode;            /* 0: not a decode kernel; 1, 2: flash_decode, the decode-step kernel (block_m its
                                   rows, threads_per_row its team of lanes per key, v_chunk its keys per team
                                   and step), with its team sums 1: through local memory, 2: by the

@@ -160,7 +160,8 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
         return st;
     /* The matrix-unit kernels built for 16-byte row copies (strides multiples of 8 elements) need
      * 16-byte aligned tensor starts too. */
-    if ((pl->kernel_id == FCL_K_FLASH_MMA || pl->kernel_id == FCL_K_FLASH_DECODE_MMA) && fcl_rows_aligned(p)) {
+    if ((pl->kernel_id == FCL_K_FLASH_MMA || pl->kernel_id == FCL_K_FLASH_WGMMA || pl->kernel_id == FCL_K_FLASH_DECODE_MMA) &&
+        fcl_rows_aligned(p)) {
         const uint64_t offs[3] = {of->q, of->k, of->v};
         static const char *const names[3] = {"q", "k", "v"};
         for (int i = 0; i < 3; ++i)
@@ -377,6 +378,7 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         BIND_SHARED_TAIL(DE);
         break;
     case FCL_K_FLASH_MMA:
+    case FCL_K_FLASH_WGMMA:
         fcl_arg_mem(&a, MA_Q, t->q);
         fcl_arg_mem(&a, MA_K, t->k);
         fcl_arg_mem(&a, MA_V, t->v);

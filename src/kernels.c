@@ -133,6 +133,17 @@ static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c,
              fcl_out_aligned(p) ? " -DO_ALIGNED=1" : "", p->sinks ? " -DHAS_SINKS=1" : "");
 }
 
+/* flash_wgmma: block_m / 64 warpgroups; on the matrix units its program is finished for sm_90a
+ * (-DFCL_SM90A=1: src/program.c), emulated (mma 4) it is not. */
+static void flash_wgmma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s%s%s",
+             dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 64, c->mma == 3, c->mma == 3,
+             c->mma == 3 ? " -DFCL_SM90A=1" : "",
+             p->causal || p->window ? (p->alignment == FLASHCL_ALIGN_TOP_LEFT ? " -DHAS_WINDOW=1 -DTOP_LEFT=1" : " -DHAS_WINDOW=1") : "",
+             fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
+}
+
 /* The decode kernel's shape lives in the config's fields: block_m its rows, threads_per_row its team,
  * v_chunk its keys per team and step, work_group_size its work-group; decode 2 where the device's
  * shuffles are proven (the matrix-unit test compile: inline PTX). */
@@ -208,6 +219,7 @@ static void standard_options(const flashcl_problem *p, const flashcl_config *c, 
 static const fcl_kernel_def kernel_table[FCL_KERNEL_COUNT] = {
     [FCL_K_FLASH_FWD] = DEF("flash_fwd", FLASH_PARTS "flash_fwd.cl", flash_fwd_options, flash_fwd),
     [FCL_K_FLASH_MMA] = DEF("flash_mma", FLASH_PARTS "mma.cl flash_mma.cl", flash_mma_options, flash_mma),
+    [FCL_K_FLASH_WGMMA] = DEF("flash_wgmma", FLASH_PARTS "mma.cl wgmma.cl flash_wgmma.cl", flash_wgmma_options, flash_mma),
     [FCL_K_FLASH_DECODE] = DEF("flash_decode", FLASH_PARTS "decode.cl flash_decode.cl", flash_decode_options, flash_decode),
     [FCL_K_FLASH_DECODE_MMA] = DEF("flash_decode_mma", FLASH_PARTS "mma.cl decode.cl flash_decode_mma.cl",
                                    flash_decode_mma_options, flash_decode),
@@ -232,7 +244,7 @@ fcl_kernel_id fcl_config_kernel(const flashcl_config *c)
         return FCL_K_NAIVE_FWD;
     if (c->decode)
         return c->decode >= 3 ? FCL_K_FLASH_DECODE_MMA : FCL_K_FLASH_DECODE;
-    return c->mma ? FCL_K_FLASH_MMA : FCL_K_FLASH_FWD;
+    return c->mma >= 3 ? FCL_K_FLASH_WGMMA : c->mma ? FCL_K_FLASH_MMA : FCL_K_FLASH_FWD;
 }
 
 void fcl_kernel_options(fcl_kernel_id id, const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)

@@ -45,6 +45,7 @@ static flashcl_status bind_constants(flashcl_plan *pl)
         fcl_arg_int(&a, FA_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
         break;
     case FCL_K_FLASH_MMA:
+    case FCL_K_FLASH_WGMMA:
         fcl_arg_int(&a, MA_seq_q, p->seq_q);
         fcl_arg_int(&a, MA_seq_kv, p->seq_kv);
         fcl_arg_int(&a, MA_heads_q, p->heads_q);
@@ -184,7 +185,10 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
             /* The context's test compile built a smaller variant; this one did not (its log is in the
              * context's last error): the portable kernel, with the reason. */
             snprintf(portable_why, sizeof portable_why, "portable: the %s kernel did not build for this problem",
-                     id == FCL_K_FLASH_MMA ? "matrix-unit" : id == FCL_K_FLASH_DECODE ? "decode" : "matrix-unit decode");
+                     id == FCL_K_FLASH_MMA     ? "matrix-unit"
+                     : id == FCL_K_FLASH_WGMMA ? "warpgroup (wgmma)"
+                     : id == FCL_K_FLASH_DECODE ? "decode"
+                                                : "matrix-unit decode");
             choice.portable_why = portable_why;
             if (fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &pl->config) != FLASHCL_SUCCESS)
                 return st;

@@ -226,6 +226,8 @@ static flashcl_status finish_sm90a(flashcl_context *ctx, cl_program *prog, const
     clReleaseProgram(*prog);
     *prog = finished;
     *bin = done;
+    if (getenv("FLASHCL_BUILD_LOG"))
+        print_build_log(ctx, finished, source_name, "(finished for sm_90a)");
     return FLASHCL_SUCCESS;
 }
 

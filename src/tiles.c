@@ -110,6 +110,14 @@ static uint64_t mma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t
     return (k_rows * lds + kv * ldv) * 2 + (emulated ? (uint64_t)(bm / (16 * (mt > 1 ? mt : 1))) * 32 * 8 * 4 : 0);
 }
 
+/* cl/flash_wgmma.cl's layout comment: Q's block, a K and a V tile of 16-bit elements; emulated also P's
+ * tile and the exchange area (8 uints a lane). */
+static uint64_t wgmma_bytes(int32_t d, int32_t bm, int32_t bn, int emulated)
+{
+    return ((uint64_t)bm + 2 * (uint64_t)bn) * (uint64_t)d * 2 +
+           (emulated ? (uint64_t)bm * (uint64_t)bn * 2 + (uint64_t)(bm / 16) * 32 * 8 * 4 : 0);
+}
+
 /* cl/flash_decode.cl's layout comment: the teams' merge area, and the local-memory reduction's where
  * the device has no shuffles (shared). */
 static uint64_t decode_bytes(int32_t d, int32_t rows, int32_t team, int32_t kt, int32_t wg, int shuffles)
@@ -141,6 +149,8 @@ static uint64_t config_local_bytes(int32_t head_dim, int32_t dv, const flashcl_c
     if (!c || head_dim < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 ||
         c->v_chunk < 1)
         return 0;
+    if (c->mma >= 3)
+        return c->block_m % 64 ? 0 : wgmma_bytes(head_dim, c->block_m, c->block_n, c->mma == 4);
     if (c->mma)
         return mma_bytes(head_dim, dv, c->block_m, c->block_n, mma_tiles_per_warp(c), mma_stages(c), c->mma == 2);
     return flash_floats(head_dim, dv, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
@@ -332,6 +342,26 @@ static int mma_suits(const flashcl_problem *p, char *why, size_t n)
         no = "packed sequences or a KV cache";
     else if (p->kv_splits > 1)
         no = "forced key splits";
+    if (no)
+        snprintf(why, n, "%s", no);
+    return no == NULL;
+}
+
+/* Whether a problem suits cl/flash_wgmma.cl (first version): what flash_mma takes, with head dims 64, 128
+ * or 256, V's as Q's, 16-byte aligned rows and no attention sinks; if not, why. */
+static int wgmma_suits(const flashcl_problem *p, char *why, size_t n)
+{
+    if (!mma_suits(p, why, n))
+        return 0;
+    const char *no = NULL;
+    if (p->head_dim != 64 && p->head_dim != 128 && p->head_dim != 256)
+        no = "head_dim other than 64, 128 or 256";
+    else if (fcl_head_dim_v(p) != p->head_dim)
+        no = "head_dim_v other than head_dim";
+    else if (!fcl_rows_aligned(p))
+        no = "Q, K or V rows not 16-byte aligned (strides not multiples of 8 elements)";
+    else if (p->sinks)
+        no = "attention sinks";
     if (no)
         snprintf(why, n, "%s", no);
     return no == NULL;
@@ -617,6 +647,54 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
     return 1;
 }
 
+/* The warpgroup kernel (cl/flash_wgmma.cl) where the path asks for it (FLASHCL_PATH_WGMMA; auto does not
+ * take it yet): on a device with sm_90a programs (matrix_units 2), emulated elsewhere. Two warpgroups (128
+ * query rows) where the queries fill them and local memory allows, 128-key tiles up to d=128 and 64 at
+ * d=256 (registers: O's 128 accumulators a work-item there); one work-group may take a compute unit's
+ * whole local memory (the chooser's budget is for two). Returns 1 with cfg set, or 0 with the reason. */
+static int choose_wgmma(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                        flashcl_config *cfg, char *why, size_t why_len)
+{
+    char no[112];
+    if (ch->path != FLASHCL_PATH_WGMMA || ch->portable_why) {
+        snprintf(why, why_len, "%s", ch->portable_why ? ch->portable_why : "the path is not wgmma");
+        return 0;
+    }
+    if (!wgmma_suits(p, no, sizeof no)) {
+        snprintf(why, why_len, "%s", no);
+        return 0;
+    }
+    const int emulated = pr->matrix_units < 2;
+    const uint64_t limit = ch->local_mem_max > ch->local_mem ? ch->local_mem_max : ch->local_mem;
+    int32_t wgs = p->seq_q > 64 ? 2 : 1, bn = p->head_dim > 128 ? 64 : 128;
+    while (wgmma_bytes(p->head_dim, 64 * wgs, bn, emulated) > limit && (bn > 64 || wgs > 1)) {
+        if (bn > 64)
+            bn = 64;
+        else
+            wgs = 1;
+    }
+    if (wgmma_bytes(p->head_dim, 64 * wgs, bn, emulated) > limit || ch->work_group < (size_t)(128 * wgs)) {
+        snprintf(why, why_len, "its tiles need %llu B of local memory and 128 work-items",
+                 (unsigned long long)wgmma_bytes(p->head_dim, 64 * wgs, bn, emulated));
+        return 0;
+    }
+    memset(cfg, 0, sizeof *cfg);
+    cfg->mma = emulated ? 4 : 3;
+    cfg->block_m = 64 * wgs;
+    cfg->block_n = bn;
+    cfg->threads_per_row = 4;
+    cfg->rows_per_item = 2;
+    cfg->d_chunk = p->head_dim;
+    cfg->v_chunk = bn;
+    snprintf(cfg->reason, sizeof cfg->reason,
+             "%d warpgroups x 64 query rows, Q and %d-key K/V tiles in local memory (wgmma descriptors)", (int)wgs,
+             (int)bn);
+    snprintf(why, why_len, "%s",
+             emulated ? "warpgroup kernel, emulated (FLASHCL_PATH=wgmma on a device without sm_90a programs)"
+                      : "warpgroup MMA: wgmma.mma_async through PTX finished for sm_90a, fp32 accumulation");
+    return 1;
+}
+
 int32_t fcl_gqa_pack(const flashcl_problem *p)
 {
     /* A decode step has too few query rows to fill a work-group; the query heads that read the same
@@ -826,13 +904,13 @@ flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_
     *path_out = FLASHCL_PATH_AUTO;
     *limit_out = 0;
     if (path >= 0) {
-        if (path > FLASHCL_PATH_DECODE)
+        if (path > FLASHCL_PATH_WGMMA)
             return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s.path = %d is not a flashcl_path", who, path);
         *path_out = (flashcl_path)path;
     } else {
         const char *env = getenv("FLASHCL_PATH");
         if (env && *env && flashcl_path_parse(env, path_out) != FLASHCL_SUCCESS)
-            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: FLASHCL_PATH=\"%.40s\": use auto, portable, mma or decode",
+            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: FLASHCL_PATH=\"%.40s\": use auto, portable, mma, decode or wgmma",
                             who, env);
     }
     *limit_out = local_mem_limit ? local_mem_limit : env_u64("FLASHCL_LOCAL_MEM_LIMIT");
@@ -967,10 +1045,21 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
         return fcl_fail(ctx, FLASHCL_UNSUPPORTED,
                         "problem.kv_format = %s: only the decode kernels read a quantized cache, and none fits (%s)",
                         flashcl_kv_format_name((flashcl_kv_format)p->kv_format), path_reason);
-    /* (decode steps never suit the matrix-unit kernel: the decode chooser's reason stands for them) */
+    /* (decode steps never suit the matrix-unit kernels: the decode chooser's reason stands for them) */
+    char wgmma_why[112] = "";
+    if (!fcl_is_decode(p) && ch->path == FLASHCL_PATH_WGMMA) {
+        if (choose_wgmma(pr, ch, p, &c, path_reason, sizeof path_reason) &&
+            finish_flash(pr, p, ch, &c, source, ch->shrunk, path_reason, why, sizeof why)) {
+            *config = c;
+            return FLASHCL_SUCCESS;
+        }
+        snprintf(wgmma_why, sizeof wgmma_why, " (not wgmma: %.80s)", path_reason);
+    }
     if (!fcl_is_decode(p) && ch->path != FLASHCL_PATH_DECODE &&
         choose_mma(pr, ch, p, &c, path_reason, sizeof path_reason) &&
         finish_flash(pr, p, ch, &c, source, ch->shrunk, path_reason, why, sizeof why)) {
+        if (wgmma_why[0])
+            fcl_strlcpy(c.path_reason + strlen(c.path_reason), wgmma_why, sizeof c.path_reason - strlen(c.path_reason));
         *config = c;
         return FLASHCL_SUCCESS;
     }
@@ -1042,6 +1131,7 @@ const char *flashcl_path_name(flashcl_path path)
            : path == FLASHCL_PATH_PORTABLE ? "portable"
            : path == FLASHCL_PATH_MMA      ? "mma"
            : path == FLASHCL_PATH_DECODE   ? "decode"
+           : path == FLASHCL_PATH_WGMMA    ? "wgmma"
                                            : "?";
 }
 
@@ -1049,12 +1139,12 @@ flashcl_status flashcl_path_parse(const char *name, flashcl_path *path)
 {
     if (!name || !path)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: %s is NULL", !name ? "name" : "path");
-    for (int i = FLASHCL_PATH_AUTO; i <= FLASHCL_PATH_DECODE; ++i)
+    for (int i = FLASHCL_PATH_AUTO; i <= FLASHCL_PATH_WGMMA; ++i)
         if (!strcmp(name, flashcl_path_name((flashcl_path)i))) {
             *path = (flashcl_path)i;
             return FLASHCL_SUCCESS;
         }
-    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: \"%.40s\" is not auto, portable, mma or decode", name);
+    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: \"%.40s\" is not auto, portable, mma, decode or wgmma", name);
 }
 
 flashcl_status flashcl_choose_config_abi(const flashcl_abi *abi, const flashcl_device_profile *profile, const flashcl_problem *problem,

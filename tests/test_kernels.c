@@ -82,6 +82,11 @@ static flashcl_config kernel_config(flashcl_context *ctx, fcl_kernel_id id, cons
         c.mma = flashcl_context_profile(ctx)->matrix_units ? 1 : 2;
         c.block_m = 16;
         c.block_n = 16;
+    } else if (id == FCL_K_FLASH_WGMMA) {
+        c.algorithm = FLASHCL_ALGO_FLASH;
+        c.mma = flashcl_context_profile(ctx)->matrix_units >= 2 ? 3 : 4;
+        c.block_m = 64;
+        c.block_n = 64;
     }
     if (!c.decode)
         c.work_group_size = 64; /* standard.cl's softmax work-group */
@@ -103,7 +108,7 @@ static void check_kernel(fcl_kernel_id id, int variant)
     ck_assert_ptr_nonnull(def);
     flashcl_context *ctx = tu_context_create();
     ck_assert_ptr_nonnull(ctx);
-    const int mma = id == FCL_K_FLASH_MMA, decode_mma = id == FCL_K_FLASH_DECODE_MMA;
+    const int mma = id == FCL_K_FLASH_MMA || id == FCL_K_FLASH_WGMMA, decode_mma = id == FCL_K_FLASH_DECODE_MMA;
     if ((mma && variant >= FEATURES_B) || (id == FCL_K_KV_APPEND && variant != FEATURES_C)) {
         flashcl_context_destroy(&ctx); /* the matrix-unit kernel has no cache; kv_append only a cache */
         return;
@@ -117,6 +122,8 @@ static void check_kernel(fcl_kernel_id id, int variant)
     }
     if (id == FCL_K_FLASH_DECODE || decode_mma)
         p.attn_mask = 0; /* nor an additive mask */
+    if (id == FCL_K_FLASH_WGMMA)
+        p.head_dim = 64; /* (64, 128 or 256) */
     if (decode_mma) { /* head dims that are multiples of 64 */
         p.head_dim = 64;
         if (variant == FEATURES_C)

@@ -25,7 +25,7 @@ static void usage(FILE *f)
             "Runs flash, naive and standard attention on the same random inputs, validates each against\n"
             "the naive kernel and times it (median of profiling events after warm-up).\n"
             "  --device SEL       \"P:D\" or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
-            "  --path P           flash kernel: auto, portable, mma or decode (see flashcl run --help)\n"
+            "  --path P           flash kernel: auto, portable, mma, decode or wgmma (see flashcl run --help)\n"
             "  --preset NAME      fa2: B*N = 16384 tokens, hidden 2048 (d=64 H=32, d=128 H=16),\n"
             "                     N = 512 ... 16384, causal and not; long: N = 32768, 65536, d=128, H=16, B=1\n"
             "  -n, --seq LIST     sequence lengths (seq_q = seq_kv), comma-separated, instead of a preset\n"
@@ -420,7 +420,7 @@ int cmd_bench(int argc, char **argv)
         } else if (!strcmp(a, "--path")) {
             flashcl_path fp;
             if (!val || flashcl_path_parse(val, &fp) != FLASHCL_SUCCESS) {
-                fprintf(stderr, "flashcl bench: --path needs auto, portable, mma or decode\n");
+                fprintf(stderr, "flashcl bench: --path needs auto, portable, mma, decode or wgmma\n");
                 return 2;
             }
             path = (int)fp;

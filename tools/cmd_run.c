@@ -22,7 +22,8 @@ static void usage(FILE *f)
             "  --device SEL     \"P:D\" indices or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
             "  --path P         flash kernel: auto (matrix units where the device and problem allow), portable,\n"
             "                   mma (the matrix-unit kernels: flash_mma, flash_decode_mma for decode steps;\n"
-            "                   emulated without matrix units) or decode (flash_decode) ($FLASHCL_PATH)\n"
+            "                   emulated without matrix units), decode (flash_decode) or wgmma (flash_wgmma:\n"
+            "                   Hopper's warpgroup MMA through sm_90a programs, emulated elsewhere) ($FLASHCL_PATH)\n"
             "  -b, --batch N    batch (default 1)\n"
             "  -H, --heads N    query heads (default 8)\n"
             "  --heads-kv N     key/value heads, divides --heads (default: --heads)\n"
@@ -205,7 +206,7 @@ static int parse(int argc, char **argv, run_opts *o)
         } else if (!strcmp(a, "--path")) {
             flashcl_path path;
             if (!val || flashcl_path_parse(val, &path) != FLASHCL_SUCCESS) {
-                fprintf(stderr, "flashcl: --path needs auto, portable, mma or decode\n");
+                fprintf(stderr, "flashcl: --path needs auto, portable, mma, decode or wgmma\n");
                 return 2;
             }
             o->path = (int)path;

@@ -27,7 +27,7 @@ static void usage(FILE *f)
             "  --build          compile each plan and print what its compiled kernel allows (a driver may\n"
             "                   report less local memory or a smaller work-group than the device promised;\n"
             "                   plans then shrink their tiles); without it nothing is compiled\n"
-            "  --path P         flash kernel: auto, portable, mma or decode (see flashcl run --help)\n"
+            "  --path P         flash kernel: auto, portable, mma, decode or wgmma (see flashcl run --help)\n"
             "  --json           machine-readable output\n"
             "Each line ends with the kernel's path and why: the matrix units (flash_mma, flash_decode_mma),\n"
             "the decode kernel (flash_decode) or the portable kernel (flash_fwd), and what decided it.\n"
@@ -128,7 +128,7 @@ int cmd_tiles(int argc, char **argv)
         } else if (!strcmp(a, "--path") && i + 1 < argc) {
             flashcl_path fp;
             if (flashcl_path_parse(argv[++i], &fp) != FLASHCL_SUCCESS) {
-                fprintf(stderr, "flashcl tiles: --path needs auto, portable, mma or decode\n");
+                fprintf(stderr, "flashcl tiles: --path needs auto, portable, mma, decode or wgmma\n");
                 return 2;
             }
             settings.path = (int)fp;

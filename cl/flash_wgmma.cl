@@ -1,0 +1,338 @@
+/*
+ * flash_wgmma.cl: the FlashAttention forward kernel on Hopper's warpgroup matrix instructions (wgmma,
+ * compute capability 9.0a), from OpenCL C through the program builder's sm_90a finishing step (cl/wgmma.cl,
+ * src/program.c). fp16 or bf16 Q, K, V, fp32 accumulation. First version: no warp specialization.
+ *
+ * A work-group is WARPGROUPS warpgroups of 128 work-items; warpgroup i owns query rows 64i .. 64i+63 of the
+ * block (BLOCK_M = 64 * WARPGROUPS) and keeps in registers the scores S of a BLOCK_N-key tile (BLOCK_N/2
+ * fp32 accumulators a work-item) and the output O (HEAD_DIM/2), in the m64nNk16 accumulator layout: warp w
+ * of the warpgroup, lane l: rows 16w + l/4 and +8, columns 8j + 2(l%4) and +1 (mma.sync's m16n8 C layout
+ * for each warp). Q's block, one K tile and one V tile sit in local memory in core-matrix tiles
+ * (TILED: 8 x 8 blocks of eight 16-byte rows), the layout wgmma's descriptors read without a swizzle.
+ *   S = Q * K^T   wgmma m64n(BLOCK_N)k16, A = Q and B = K from local memory (HEAD_DIM/16 k steps)
+ *   O += P * V    wgmma m64n(HEAD_DIM)k16, A = P from registers (the S accumulators of two neighbouring
+ *                 n8 tiles, packed to 16-bit pairs, are the A fragment of one k16 step, as in flash_mma),
+ *                 B = V from local memory read transposed (V's rows: a key's columns contiguous)
+ * K and V tiles arrive by cp.async (16-byte rows): V's during S and the softmax, the next K tile's during
+ * P * V; each read by wgmma after its copies landed, a proxy fence (local memory written by the work-items
+ * made visible to wgmma's reads) and a barrier.
+ *
+ * Semantics as flash_mma.cl's (the same parts: geometry.cl's visible keys, HAS_WINDOW for causal or a
+ * sliding window, softmax.cl's rules): tiles outside a window never loaded, GQA, LSE in natural log, a NaN
+ * score poisoning its row, a row with no visible key written as zeros with LSE -inf, scores in base 2 with
+ * the scale in the exponent (a negative scale negates Q's sign bits). The host sends it problems of head
+ * dim 64, 128 or 256 with aligned rows and none of the other features (src/tiles.c, wgmma_suits).
+ *
+ * FCL_PTX=0 emulates each instruction from the same local-memory tiles (P through local memory), so that
+ * PoCL and rusticl test the indexing, masks and softmax in CI; every barrier is reached by all work-items.
+ * Local memory (ushort; src/tiles.c's wgmma_bytes must match): q_s BLOCK_M * HEAD_DIM, k_s and v_s
+ * BLOCK_N * HEAD_DIM each; emulated also p_s BLOCK_M * BLOCK_N and WARPS * 32 * 8 uints of exchange area.
+ */
+#if !defined(HEAD_DIM) || !defined(BLOCK_N) || !defined(WARPGROUPS)
+#error "flash_wgmma.cl needs HEAD_DIM, BLOCK_N and WARPGROUPS"
+#endif
+#if (HEAD_DIM != 64 && HEAD_DIM != 128 && HEAD_DIM != 256) || (BLOCK_N != 64 && BLOCK_N != 128)
+#error "flash_wgmma.cl takes HEAD_DIM 64, 128 or 256 and BLOCK_N 64 or 128"
+#endif
+#if !defined(FLASHCL_DTYPE_F16) && !defined(FLASHCL_DTYPE_BF16)
+#error "flash_wgmma.cl needs fp16 or bf16 storage"
+#endif
+#if HEAD_DIM_V != HEAD_DIM
+#error "flash_wgmma.cl: V's head dim is Q's"
+#endif
+#define BLOCK_M (64 * WARPGROUPS)
+#define WG_SIZE (128 * WARPGROUPS)
+#define WARPS (4 * WARPGROUPS)
+#define KSTEPS (HEAD_DIM / 16)
+#define NS (BLOCK_N / 2)  /* S accumulators a work-item */
+#define NO (HEAD_DIM / 2) /* O accumulators a work-item */
+#define CPR (HEAD_DIM / 8) /* 16-byte chunks a row */
+
+/* Element (r, c) of a tile C elements wide, in ushorts: core matrix (r/8, c/8) of 64 elements, its rows
+ * of 8. Between core matrices: along c 128 bytes, along r 16*C bytes. */
+#define TILED(r, c, C) (((((r) >> 3) * ((C) >> 3) + ((c) >> 3)) << 6) + (((r)&7) << 3) + ((c)&7))
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
+#if FCL_PTX
+#define ASYNC8(dst, src, ok)                                                                                   \
+    __asm__ volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)(dst)),              \
+                     "l"((ulong)(size_t)(src)), "r"((ok) ? 16 : 0)                                             \
+                     : "memory")
+#define ASYNC_COMMIT() __asm__ volatile("cp.async.commit_group;" ::: "memory")
+#define ASYNC_WAIT0() __asm__ volatile("cp.async.wait_group 0;" ::: "memory")
+#define WG_SS_S(d, da, db, acc) CAT(WGMMA_SS_, BLOCK_N)(d, da, db, acc)
+#define WG_RS_O(d, a, db, acc) CAT(WGMMA_RS_, HEAD_DIM)(d, a, db, acc)
+#else
+#define ASYNC8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? vload4(0, (__global const uint *)(src)) : (uint4)(0))
+#define ASYNC_COMMIT()
+#define ASYNC_WAIT0()
+#define FENCE_PROXY_ASYNC()
+/* S = A * B^T for this work-item's accumulators: A rows a_row0 .. +63 and B rows of tiles C wide, the 16
+ * reduced columns from k0 (emulated wgmma, SS form). */
+inline void wg_ss_emu(float *d, const int n, __local const ushort *a, const int a_row0, __local const ushort *b,
+                      const int k0, const int acc, const int wt)
+{
+    const int w = wt >> 5, l = wt & 31;
+    for (int e = 0; e < n / 2; ++e) {
+        const int row = a_row0 + 16 * w + (l >> 2) + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * (l & 3) + (e & 1);
+        float s = 0.0f;
+        for (int k = k0; k < k0 + 16; ++k)
+            s = fma(bits_to_float(a[TILED(row, k, HEAD_DIM)]), bits_to_float(b[TILED(col, k, HEAD_DIM)]), s);
+        d[e] = acc ? d[e] + s : s;
+    }
+}
+/* O += P * V: P rows p_row0 .. +63 of a tile BLOCK_N wide, V rows (keys) k0 .. k0+15 of a tile HEAD_DIM
+ * wide (emulated wgmma, P from local memory in place of registers, V read transposed). */
+inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __local const ushort *v, const int k0,
+                      const int wt)
+{
+    const int w = wt >> 5, l = wt & 31;
+    for (int e = 0; e < NO; ++e) {
+        const int row = p_row0 + 16 * w + (l >> 2) + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * (l & 3) + (e & 1);
+        float s = 0.0f;
+        for (int k = k0; k < k0 + 16; ++k)
+            s = fma(bits_to_float(p[TILED(row, k, BLOCK_N)]), bits_to_float(v[TILED(k, col, HEAD_DIM)]), s);
+        d[e] += s;
+    }
+}
+#endif
+
+/* A tile of ROWS rows of K or V (keys from n0) or of Q into local memory, TILED: chunk i of the work-item's
+ * share is row (i % 8) + 8 * (i / (8 * CPR)), columns 8 * ((i / 8) % CPR): a warp's 32 chunks fill four
+ * neighbouring core matrices (512 contiguous bytes) in local memory. Rows at or past `limit` are zeros. */
+#define LOAD_TILED(dst, ROWS, ROW_PTR, limit)                                                                  \
+    do {                                                                                                       \
+        for (int i_ = tid; i_ < (ROWS)*CPR; i_ += WG_SIZE) {                                                   \
+            const int r_ = (i_ & 7) + 8 * (i_ / (8 * CPR)), c_ = ((i_ >> 3) % CPR) * 8;                        \
+            const bool ok_ = r_ < (limit);                                                                     \
+            ASYNC8((dst) + TILED(r_, c_, HEAD_DIM), ROW_PTR(ok_ ? r_ : 0) + c_, ok_);                         \
+        }                                                                                                      \
+    } while (0)
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
+flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K, __global const ushort *restrict V,
+            __global STORE_T *restrict O, __global float *restrict LSE, const int seq_q, const int seq_kv,
+            const int heads_q, const int group, const float scale_log2, const int win_left, const int win_right,
+            const int write_lse, const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss,
+            const long k_sh, const long v_sb, const long v_ss, const long v_sh, const long o_sb, const long o_ss,
+            const long o_sh, const long q_off, const long k_off, const long v_off, const long o_off,
+            const long lse_off, __global const float *restrict SINKS, const long sinks_off)
+{
+    APPLY_QKVO_OFFSETS();
+    SINKS += sinks_off;
+    __local uint4 q4[BLOCK_M * HEAD_DIM / 8];
+    __local uint4 k4[BLOCK_N * HEAD_DIM / 8];
+    __local uint4 v4[BLOCK_N * HEAD_DIM / 8];
+    __local ushort *const q_s = (__local ushort *)q4;
+    __local ushort *const k_s = (__local ushort *)k4;
+    __local ushort *const v_s = (__local ushort *)v4;
+#if !FCL_PTX
+    __local uint4 p4[BLOCK_M * BLOCK_N / 8];
+    __local ushort *const p_s = (__local ushort *)p4;
+    __local uint xchg[WARPS * 32 * 8];
+#endif
+#ifdef FLASHCL_DEBUG_SCALE
+    const float scale2 = scale_log2 * FLASHCL_DEBUG_SCALE;
+#else
+    const float scale2 = scale_log2;
+#endif
+    const int tid = get_local_id(0);
+    const int wgi = tid >> 7, wt = tid & 127; /* the warpgroup, and the work-item in it */
+    const int warp = tid >> 5, lane = tid & 31;
+    const int g = lane >> 2, t = lane & 3;
+#if !FCL_PTX
+    __local uint *const xw = xchg + warp * 32 * 8;
+#endif
+    const int m0 = (int)get_group_id(0) * BLOCK_M;
+    const int bh = get_group_id(1);
+    const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
+    const seq_view sv = seq_view_of(b, seq_q, seq_kv, 0, 0, 0, 0, 0, 0, 0, 0);
+    const int sq = sv.sq, skv = sv.skv;
+    const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
+    const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
+
+    const int q_lo = m0, q_hi = min(m0 + BLOCK_M, sq) - 1;
+    int n_begin = 0, n_end = q_lo < sq ? skv : 0;
+#if HAS_WINDOW
+    const key_range first_row = visible_keys(q_lo, sq, skv, win_left, win_right);
+    const key_range last_row = visible_keys(q_hi, sq, skv, win_left, win_right);
+    n_begin = first_row.lo / BLOCK_N * BLOCK_N;
+    n_end = min(n_end, last_row.hi);
+    const int inner_lo = last_row.lo, inner_hi = first_row.hi;
+#else
+    const int inner_lo = 0, inner_hi = skv;
+#endif
+
+    /* Q's block (rows past the queries: zeros) and the first K tile, one group of copies. The scale goes
+     * into the exponent of scores whose maximum is taken unscaled, which needs a positive scale: a
+     * negative one negates Q (its sign bits, exact), flipped by each work-item on its own chunks. */
+    const uint q_sign = scale2 < 0.0f ? 0x80008000u : 0u;
+    const float scale_abs = fabs(scale2);
+#define Q_ROW(r) (Q + q_row_offset(sv, h, min(m0 + (r), sq - 1), q_sb, q_ss, q_sh))
+#define K_ROW(r) (K + k_base + (long)(n0 + (r)) * k_ss)
+#define V_ROW(r) (V + v_base + (long)(n0 + (r)) * v_ss)
+    LOAD_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
+    {
+        const int n0 = n_begin;
+        if (n_begin < n_end)
+            LOAD_TILED(k_s, BLOCK_N, K_ROW, skv - n0);
+    }
+    ASYNC_COMMIT();
+    if (q_sign) {
+        ASYNC_WAIT0();
+        for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) {
+            const int r = (i & 7) + 8 * (i / (8 * CPR)), c = ((i >> 3) % CPR) * 8;
+            *(__local uint4 *)(q_s + TILED(r, c, HEAD_DIM)) ^= q_sign;
+        }
+    }
+
+    float o[NO];
+UNROLL
+    for (int e = 0; e < NO; ++e)
+        o[e] = 0.0f;
+    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}; /* rows row0 and row0 + 8 */
+    const int row0 = m0 + 64 * wgi + 16 * (warp & 3) + g;
+
+    for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
+        ASYNC_WAIT0();                /* this work-item's copies of K(n0) (and Q's) landed */
+        FENCE_PROXY_ASYNC();          /* ... and are visible to wgmma */
+        barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and P * V of the previous tile is done: v_s is free */
+        LOAD_TILED(v_s, BLOCK_N, V_ROW, skv - n0);
+        ASYNC_COMMIT();
+
+        /* S = Q * K^T */
+        float s[NS];
+#if FCL_PTX
+        WGMMA_FENCE();
+UNROLL
+        for (int ks = 0; ks < KSTEPS; ++ks) {
+            /* k step ks: core-matrix columns 2ks, 2ks+1 (256 bytes on); between core matrices 128 bytes
+             * along the head dim, 16 * HEAD_DIM bytes along the rows */
+            const ulong dq = wg_desc(q_s + 64 * wgi * HEAD_DIM + 128 * ks, 128, 16 * HEAD_DIM);
+            const ulong dk = wg_desc(k_s + 128 * ks, 128, 16 * HEAD_DIM);
+            WG_SS_S(s, dq, dk, ks);
+        }
+        WGMMA_COMMIT();
+        WGMMA_WAIT0();
+#else
+        for (int ks = 0; ks < KSTEPS; ++ks)
+            wg_ss_emu(s, BLOCK_N, q_s, 64 * wgi, k_s, 16 * ks, ks, wt);
+#endif
+
+        /* Mask only the tiles that cross a row's window edge or the sequence's end (unscaled scores). */
+        if (n0 < inner_lo || n0 + BLOCK_N > inner_hi) {
+UNROLL
+            for (int r = 0; r < 2; ++r) {
+#if HAS_WINDOW
+                const key_range vis = visible_keys(row0 + r * 8, sq, skv, win_left, win_right);
+#else
+                const key_range vis = {0, skv};
+#endif
+UNROLL
+                for (int j = 0; j < BLOCK_N / 8; ++j)
+UNROLL
+                    for (int e = 0; e < 2; ++e) {
+                        const int key = n0 + 8 * j + 2 * t + e;
+                        if (key < vis.lo || key >= vis.hi)
+                            s[4 * j + 2 * r + e] = -INFINITY;
+                    }
+            }
+        }
+
+        /* The online softmax on the work-item's two rows (flash_mma.cl's, one m tile). */
+        float alpha[2];
+UNROLL
+        for (int r = 0; r < 2; ++r) {
+            float mx = m_run[r];
+UNROLL
+            for (int j = 0; j < BLOCK_N / 8; ++j)
+                mx = mma_max_nan(mx, mma_max_nan(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+            mx = mma_max_nan(mx, SHFL_XOR(mx, 1));
+            mx = mma_max_nan(mx, SHFL_XOR(mx, 2));
+            const float m_scaled = mx == -INFINITY ? 0.0f : mx * scale_abs;
+            alpha[r] = mma_exp2(fma(m_run[r], scale_abs, -m_scaled));
+            float psum = 0.0f;
+UNROLL
+            for (int j = 0; j < BLOCK_N / 8; ++j) {
+                const float p0 = mma_exp2(fma(s[4 * j + 2 * r], scale_abs, -m_scaled));
+                const float p1 = mma_exp2(fma(s[4 * j + 2 * r + 1], scale_abs, -m_scaled));
+                s[4 * j + 2 * r] = p0;
+                s[4 * j + 2 * r + 1] = p1;
+                psum += p0 + p1;
+            }
+            l_run[r] = l_run[r] * alpha[r] + psum;
+            m_run[r] = mx;
+        }
+UNROLL
+        for (int j = 0; j < HEAD_DIM / 8; ++j) {
+            o[4 * j] *= alpha[0];
+            o[4 * j + 1] *= alpha[0];
+            o[4 * j + 2] *= alpha[1];
+            o[4 * j + 3] *= alpha[1];
+        }
+
+        ASYNC_WAIT0();                /* V(n0) landed */
+        FENCE_PROXY_ASYNC();
+#if !FCL_PTX /* P into local memory for the emulated P * V (the same 16-bit values as the registers') */
+        for (int j = 0; j < BLOCK_N / 8; ++j)
+            for (int r = 0; r < 2; ++r) {
+                const uint pr = pack2(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
+                const int row = 64 * wgi + 16 * (warp & 3) + g + 8 * r, col = 8 * j + 2 * t;
+                p_s[TILED(row, col, BLOCK_N)] = (ushort)pr;
+                p_s[TILED(row, col + 1, BLOCK_N)] = (ushort)(pr >> 16);
+            }
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies; and S is done: k_s is free */
+        if (n0 + BLOCK_N < n_end) {
+            const int n1 = n0 + BLOCK_N;
+#define K_NEXT(r) (K + k_base + (long)(n1 + (r)) * k_ss)
+            LOAD_TILED(k_s, BLOCK_N, K_NEXT, skv - n1);
+        }
+        ASYNC_COMMIT();
+
+        /* O += P * V: P's k16 step kk is S's n8 tiles 2kk and 2kk+1; V's rows 16kk .. 16kk+15 (between
+         * core matrices: 16 * HEAD_DIM bytes along the keys, 128 along the head dim) */
+#if FCL_PTX
+        WGMMA_FENCE();
+UNROLL
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
+            uint pa[4];
+            pa[0] = pack2(s[8 * kk], s[8 * kk + 1]);
+            pa[1] = pack2(s[8 * kk + 2], s[8 * kk + 3]);
+            pa[2] = pack2(s[8 * kk + 4], s[8 * kk + 5]);
+            pa[3] = pack2(s[8 * kk + 6], s[8 * kk + 7]);
+            const ulong dv = wg_desc(v_s + 16 * kk * HEAD_DIM, 16 * HEAD_DIM, 128);
+            WG_RS_O(o, pa, dv, 1);
+        }
+        WGMMA_COMMIT();
+        WGMMA_WAIT0();
+#else
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk)
+            wg_pv_emu(o, p_s, 64 * wgi, v_s, 16 * kk, wt);
+#endif
+    }
+    ASYNC_WAIT0(); /* (no keys: Q's copies, never read, landed before the work-group ends) */
+
+    /* The row sums over the 4 lanes of each row; normalise and store. */
+UNROLL
+    for (int r = 0; r < 2; ++r) {
+        float l = l_run[r];
+        l += SHFL_XOR(l, 1);
+        l += SHFL_XOR(l, 2);
+        const int qi = row0 + r * 8;
+        const float inv = softmax_norm(l);
+        const float lse_m = m_run[r] * scale_abs, lse_l = l;
+        if (qi < sq) {
+            const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
+UNROLL
+            for (int j = 0; j < HEAD_DIM / 8; ++j) {
+                STORE(O, ob + j * 8 + 2 * t, o[4 * j + 2 * r] * inv);
+                STORE(O, ob + j * 8 + 2 * t + 1, o[4 * j + 2 * r + 1] * inv);
+            }
+            if (write_lse && t == 0)
+                LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(lse_m, lse_l);
+        }
+    }
+}
