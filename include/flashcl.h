@@ -451,7 +451,7 @@ typedef struct flashcl_config {
  */
 typedef struct flashcl_tuning_db flashcl_tuning_db;
 typedef struct flashcl_policy {
-    int path;                 /* -1: $FLASHCL_PATH ("auto", "portable", "mma" or "decode"; unset: auto); else a
+    int path;                 /* -1: $FLASHCL_PATH ("auto", "portable", "mma", "decode" or "wgmma"; unset: auto); else a
                                  flashcl_path */
     uint64_t local_mem_limit; /* a cap on the local memory tiles may use; 0: $FLASHCL_LOCAL_MEM_LIMIT or none.
                                  Tiles use at most min(the device's local memory, 64 KiB, this cap) */
@@ -554,7 +554,7 @@ typedef struct flashcl_settings {
                                         -cl-nv-verbose, NVIDIA's register and spill counts) */
     int tuning_db;             /* -1 or 1: shipped table and user file; 0: heuristic only */
     const char *tuning_db_path; /* NULL: $FLASHCL_TUNING_DB or the default location */
-    int path;                  /* -1: $FLASHCL_PATH ("auto", "portable", "mma" or "decode"; unset: auto); else a
+    int path;                  /* -1: $FLASHCL_PATH ("auto", "portable", "mma", "decode" or "wgmma"; unset: auto); else a
                                   flashcl_path */
 } flashcl_settings;
 

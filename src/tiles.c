@@ -359,7 +359,7 @@ static int wgmma_suits(const flashcl_problem *p, char *why, size_t n)
     else if (fcl_head_dim_v(p) != p->head_dim)
         no = "head_dim_v other than head_dim";
     else if (!fcl_rows_aligned(p))
-        no = "Q, K or V rows not 16-byte aligned (strides not multiples of 8 elements)";
+        no = "rows not 16-byte aligned";
     else if (p->sinks)
         no = "attention sinks";
     if (no)
@@ -674,7 +674,7 @@ static int choose_wgmma(const flashcl_device_profile *pr, const fcl_choice *ch, 
             wgs = 1;
     }
     if (wgmma_bytes(p->head_dim, 64 * wgs, bn, emulated) > limit || ch->work_group < (size_t)(128 * wgs)) {
-        snprintf(why, why_len, "its tiles need %llu B of local memory and 128 work-items",
+        snprintf(why, why_len, "needs %llu B of local memory, 128 work-items",
                  (unsigned long long)wgmma_bytes(p->head_dim, 64 * wgs, bn, emulated));
         return 0;
     }
@@ -693,6 +693,23 @@ static int choose_wgmma(const flashcl_device_profile *pr, const fcl_choice *ch, 
              emulated ? "warpgroup kernel, emulated (FLASHCL_PATH=wgmma on a device without sm_90a programs)"
                       : "warpgroup MMA: wgmma.mma_async through PTX finished for sm_90a, fp32 accumulation");
     return 1;
+}
+
+/* Where FLASHCL_PATH_WGMMA was asked for and another kernel runs: why not, before that kernel's reason. */
+static flashcl_status note_not_wgmma(flashcl_config *c, const char *why_not)
+{
+    if (why_not[0]) { /* (pieces copied with truncation: the reason field is short) */
+        char both[sizeof c->path_reason];
+        const char *parts[4] = {"not wgmma (", why_not, "); ", c->path_reason};
+        size_t n = 0;
+        both[0] = '\0';
+        for (int i = 0; i < 4 && n + 1 < sizeof both; ++i) {
+            fcl_strlcpy(both + n, parts[i], sizeof both - n);
+            n += strlen(both + n);
+        }
+        fcl_strlcpy(c->path_reason, both, sizeof c->path_reason);
+    }
+    return FLASHCL_SUCCESS;
 }
 
 int32_t fcl_gqa_pack(const flashcl_problem *p)
@@ -1053,15 +1070,13 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
             *config = c;
             return FLASHCL_SUCCESS;
         }
-        snprintf(wgmma_why, sizeof wgmma_why, " (not wgmma: %.80s)", path_reason);
+        snprintf(wgmma_why, sizeof wgmma_why, "%.80s", path_reason);
     }
     if (!fcl_is_decode(p) && ch->path != FLASHCL_PATH_DECODE &&
         choose_mma(pr, ch, p, &c, path_reason, sizeof path_reason) &&
         finish_flash(pr, p, ch, &c, source, ch->shrunk, path_reason, why, sizeof why)) {
-        if (wgmma_why[0])
-            fcl_strlcpy(c.path_reason + strlen(c.path_reason), wgmma_why, sizeof c.path_reason - strlen(c.path_reason));
         *config = c;
-        return FLASHCL_SUCCESS;
+        return note_not_wgmma(config, wgmma_why);
     }
     char db_source[48], detail[160];
     if (!ch->shrunk && fcl_tuning_lookup(ch->db, pr, p, &c, db_source, sizeof db_source, detail, sizeof detail)) {
@@ -1070,7 +1085,7 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
         c.mma = 0;
         if (finish_flash(pr, p, ch, &c, db_source, detail, path_reason, why, sizeof why)) {
             *config = c;
-            return FLASHCL_SUCCESS;
+            return note_not_wgmma(config, wgmma_why);
         }
     }
     flashcl_problem view; /* the rows the tiles see: packed query heads for a GQA decode step */
@@ -1082,7 +1097,7 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
                         "work-items (%s)",
                         (int)p->head_dim, (unsigned long long)ch->local_mem, ch->work_group, pr->name);
     *config = c;
-    return FLASHCL_SUCCESS;
+    return note_not_wgmma(config, wgmma_why);
 }
 
 flashcl_status flashcl_choose_config_policy_abi(const flashcl_abi *abi, const flashcl_device_profile *profile, const flashcl_policy *policy,

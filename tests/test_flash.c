@@ -296,6 +296,17 @@ static void run_case(const case_params *c)
     if (c->path == FLASHCL_PATH_MMA)
         ck_assert_msg(c->seq_q <= 16 ? cfg.decode >= 3 : cfg.mma != 0 || too_big, "expected %s, got %s: %s",
                       c->seq_q <= 16 ? "flash_decode_mma" : "flash_mma", cfg.kernel, cfg.path_reason);
+    if (c->path == FLASHCL_PATH_WGMMA) { /* the warpgroup kernel, or a fallback that says why not: rows not
+                                            16-byte aligned, or a device whose local memory is short of the
+                                            emulation's tiles (rusticl's 32 KiB, the 48 KiB configuration) */
+        const char *not_wgmma = strstr(cfg.path_reason, "not wgmma");
+        if (c->custom_layout == 2)
+            ck_assert_msg(cfg.mma < 3 && not_wgmma && strstr(not_wgmma, "16-byte aligned"),
+                          "expected a fallback for unaligned rows, got %s: %s", cfg.kernel, cfg.path_reason);
+        else
+            ck_assert_msg(cfg.mma >= 3 || (not_wgmma && strstr(not_wgmma, "B of local memory")),
+                          "expected flash_wgmma, got %s: %s", cfg.kernel, cfg.path_reason);
+    }
     if (c->path == FLASHCL_PATH_DECODE) /* and this one the decode kernel */
         ck_assert_msg(cfg.decode != 0, "expected flash_decode, got %s: %s", cfg.kernel, cfg.path_reason);
     if (c->kv_splits > 0)
@@ -639,7 +650,7 @@ static void run_case(const case_params *c)
     printf("  %-4s d=%-3d %s%s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s %s %dx%d/%d: max err flash %.2e naive %.2e "
            "standard %.2e (eps %.1e), lse %.2e/%.2e\n",
            flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full  ", extra, c->gqa, p.batch, p.heads_q,
-           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg.mma ? (cfg.rows_per_item == 4 ? "mma2" : "mma") : cfg.decode ? "decode" : "tile", cfg.block_m, cfg.block_n,
+           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg.mma >= 3 ? "wgmma" : cfg.mma ? (cfg.rows_per_item == 4 ? "mma2" : "mma") : cfg.decode ? "decode" : "tile", cfg.block_m, cfg.block_n,
            cfg.threads_per_row,
            ef.max_err, en.max_err, es_.max_err, eps_of(p.dtype), ef.max_lse_err, en.max_lse_err);
     fflush(stdout);
@@ -884,6 +895,31 @@ static const case_params mma_cases[] = {
      .path = FLASHCL_PATH_MMA, .mma_block_m = 32, .mma_block_n = 16, .mma_rows = 4, .mma_stages = 2},
 };
 #define N_MMA_CASES ((int)(sizeof mma_cases / sizeof *mma_cases))
+
+/* The warpgroup kernel, forced (FLASHCL_PATH_WGMMA: flash_wgmma, emulated without sm_90a programs): fp16
+ * and bf16, head dims 64 and 128 (256 needs more local memory than the CPU budget gives the emulation:
+ * the fallback, and its reason), one and two warpgroups, GQA, causal with rows that see no key, a window,
+ * explicit and negative scales, one exact key tile and a 65th row, strided aligned rows; and rows that are
+ * not 16-byte aligned, which it does not take (the fallback names why). */
+static const case_params wgmma_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 130, .seq_kv = 150, .batch = 2, .heads_kv = 2,
+     .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 1, .seq_q = 200, .seq_kv = 77, .batch = 1, .heads_kv = 1,
+     .causal = 1, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 150, .seq_kv = 150, .batch = 1, .heads_kv = 2,
+     .custom_layout = 1, .window = 1, .window_left = 20, .window_right = 5, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 1, .seq_q = 65, .seq_kv = 64, .batch = 1, .heads_kv = 1,
+     .scale = 0.5f, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 90, .seq_kv = 110, .batch = 1, .heads_kv = 1,
+     .causal = 1, .scale = -0.3f, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 4, .seq_q = 40, .seq_kv = 300, .batch = 1, .heads_kv = 1,
+     .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 70, .seq_kv = 90, .batch = 1, .heads_kv = 1,
+     .custom_layout = 2, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 256, .gqa = 1, .seq_q = 70, .seq_kv = 90, .batch = 1, .heads_kv = 1,
+     .path = FLASHCL_PATH_WGMMA},
+};
+#define N_WGMMA_CASES ((int)(sizeof wgmma_cases / sizeof *wgmma_cases))
 
 /* The decode kernel, forced (FLASHCL_PATH_DECODE; auto takes it only where it was measured faster):
  * every dtype, head dims 40 to 256 (teams of 8, 16 and 32 lanes, 96 with idle lanes), MHA, GQA and
@@ -1135,6 +1171,7 @@ static const struct {
     {"align", align_cases, N_ALIGN_CASES},    {"masks", mask_cases, N_MASK_CASES},
     {"sinks", sink_cases, N_SINK_CASES},      {"kvopts", kvopt_cases, N_KVOPT_CASES},
     {"mixed", mixed_cases, N_MIXED_CASES},    {"dimv", dimv_cases, N_DIMV_CASES},
+    {"wgmma", wgmma_cases, N_WGMMA_CASES},
 };
 
 /* Whether feature case i belongs to a list named in $FLASHCL_TEST_SKIP_FEATURES ("offsets,align"): a

@@ -111,6 +111,77 @@ START_TEST(test_public_chooser_matches_plan)
 }
 END_TEST
 
+/* The warpgroup kernel on a device that proved sm_90a programs (FLASHCL_PATH_WGMMA: flash_wgmma for
+ * real, its programs finished for sm_90a): fp16 d=128 and bf16 d=64 causal GQA, lengths off the tiles,
+ * d=256, one warpgroup (64 queries), a negative scale; each validated against the naive kernel. */
+START_TEST(test_wgmma_kernel)
+{
+    static const struct {
+        flashcl_dtype dtype;
+        int d, hq, hkv, sq, skv, causal;
+        float scale;
+    } cases[] = {{FLASHCL_DTYPE_F16, 128, 4, 4, 1000, 1000, 0, 0.0f}, {FLASHCL_DTYPE_BF16, 64, 4, 2, 777, 777, 1, 0.0f},
+                 {FLASHCL_DTYPE_F16, 128, 2, 2, 300, 517, 1, 0.0f},  {FLASHCL_DTYPE_F16, 256, 2, 1, 600, 600, 0, 0.0f},
+                 {FLASHCL_DTYPE_BF16, 128, 8, 8, 64, 4096, 0, 0.0f}, {FLASHCL_DTYPE_F16, 64, 2, 2, 200, 333, 1, -0.2f}};
+    const int n = (int)(sizeof cases / sizeof cases[0]);
+    ck_assert_int_lt(_i, n);
+    flashcl_settings st;
+    flashcl_settings_default(&st);
+    st.path = FLASHCL_PATH_WGMMA;
+    st.disk_cache = 0;
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &st, &ctx), FLASHCL_SUCCESS);
+    ck_assert_int_eq(flashcl_context_profile(ctx)->matrix_units, 2);
+    flashcl_context_set_validation(ctx, 1);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.batch = 2;
+    p.heads_q = cases[_i].hq;
+    p.heads_kv = cases[_i].hkv;
+    p.seq_q = cases[_i].sq;
+    p.seq_kv = cases[_i].skv;
+    p.head_dim = cases[_i].d;
+    p.dtype = cases[_i].dtype;
+    p.causal = cases[_i].causal;
+    p.scale = cases[_i].scale;
+    p.return_lse = 1;
+    flashcl_plan *plan = NULL;
+    ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
+    flashcl_config c;
+    flashcl_plan_config(plan, &c);
+    ck_assert_msg(c.mma == 3, "the wgmma path took %s: %s", c.kernel, c.path_reason);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    void *h[3];
+    hm_rng rng;
+    hm_rng_seed(&rng, 31 + (uint64_t)_i);
+    for (int i = 0; i < 3; ++i) {
+        h[i] = malloc(sz[i]);
+        hm_fill_normal(h[i], p.dtype, sz[i] / 2, &rng, 1.0);
+    }
+    cl_mem q = tu_buffer(sz[0], h[0]), k = tu_buffer(sz[1], h[1]), v = tu_buffer(sz[2], h[2]);
+    cl_mem o = tu_buffer(sz[3], NULL), l = tu_buffer(sz[4], NULL);
+    const flashcl_status est = flashcl_plan_enqueue(plan, q, k, v, o, l, 0, NULL, NULL);
+    flashcl_validation rep;
+    flashcl_plan_last_validation(plan, &rep);
+    ck_assert_msg(est == FLASHCL_SUCCESS && rep.ran && rep.passed, "%s: %s (max rel error %.3g, %lld failures)",
+                  flashcl_status_string(est), flashcl_context_last_error(ctx), rep.max_rel_error,
+                  (long long)rep.failures);
+    printf("  %s d=%d %s %dx%d: flash_wgmma (%dx%d) validated on %lld rows, max rel error %.2e\n",
+           flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full", p.seq_q, p.seq_kv, c.block_m,
+           c.block_n, (long long)rep.rows_checked, rep.max_rel_error);
+    for (int i = 0; i < 3; ++i)
+        free(h[i]);
+    cl_mem all[5] = {q, k, v, o, l};
+    for (int i = 0; i < 5; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
+static int sm90a_device; /* main: the selected device proved sm_90a programs */
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("mma");
@@ -118,6 +189,8 @@ static Suite *make_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_public_chooser_matches_plan, 0, 2);
     tcase_add_loop_test(tc, test_real_kernel, 0, 2);
+    if (sm90a_device) /* (a device of compute capability 8.x has no wgmma: nothing of it to run there) */
+        tcase_add_loop_test(tc, test_wgmma_kernel, 0, 6);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -143,6 +216,8 @@ int main(void)
                 clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof dname - 1, dname, NULL);
                 snprintf(label, sizeof label, "%s / %s", pname, dname);
                 found = tu_matches(label, filter) && has_matrix_units(devs[d]);
+                flashcl_device_profile pr;
+                sm90a_device = found && flashcl_device_profile_query(devs[d], &pr) == FLASHCL_SUCCESS && pr.matrix_units == 2;
             }
         }
     if (!found) {

@@ -298,6 +298,85 @@ END_TEST
  * Split-KV only where the grid leaves compute units idle. */
 /* The matrix-unit path: chosen on a device with matrix units for the problems flash_mma.cl takes, the
  * portable kernel (with the reason) for the rest, forced either way by the profile's path. */
+/* FLASHCL_PATH_WGMMA: flash_wgmma on a Hopper profile whose sm_90a probe passed (matrix_units 2), with
+ * its tiles and local memory (one work-group may take more than the chooser's two-a-compute-unit budget);
+ * emulated on a profile without it; auto never takes it (not yet measured faster); problems it does not
+ * take fall back with the reason first; the path's name parses. */
+START_TEST(test_wgmma_path)
+{
+    flashcl_device_profile prof = profile_of(&fakes[0]);
+    prof.nv_cc_major = 9;
+    prof.matrix_units = 2;
+    prof.local_mem_static = 232448;
+    prof.local_mem_per_cu = 233472;
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.head_dim = 128;
+    p.heads_q = p.heads_kv = 16;
+    p.seq_q = p.seq_kv = 4096;
+    p.dtype = FLASHCL_DTYPE_F16;
+    flashcl_config c;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_mma"); /* auto */
+    policy.path = FLASHCL_PATH_WGMMA;
+    const struct {
+        int d, seq_q, bm, bn;
+    } want[] = {{64, 4096, 128, 128}, {128, 4096, 128, 128}, {256, 4096, 128, 64}, {128, 50, 64, 128}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
+        flashcl_problem q = p;
+        q.head_dim = want[i].d;
+        q.seq_q = want[i].seq_q;
+        q.causal = (int)(i & 1);
+        q.heads_kv = 4;
+        q.dtype = i & 2 ? FLASHCL_DTYPE_BF16 : FLASHCL_DTYPE_F16;
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_msg(c.mma == 3 && !strcmp(c.kernel, "flash_wgmma"), "d=%d: %s %s", want[i].d, c.kernel, c.path_reason);
+        ck_assert_int_eq(c.block_m, want[i].bm);
+        ck_assert_int_eq(c.block_n, want[i].bn);
+        ck_assert_int_eq(c.work_group_size, 2 * want[i].bm); /* 128 work-items a warpgroup of 64 rows */
+        ck_assert_uint_eq(c.local_mem_bytes, (uint64_t)(want[i].bm + 2 * want[i].bn) * want[i].d * 2);
+        ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(want[i].d, &c));
+        ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_static);
+        ck_assert_ptr_nonnull(strstr(c.path_reason, "sm_90a"));
+    }
+    /* what it does not take: flash_mma instead, its reason first */
+    struct {
+        const char *reason;
+        flashcl_problem q;
+    } no[5];
+    for (int i = 0; i < 5; ++i)
+        no[i].q = p;
+    no[0].reason = "head_dim other than 64", no[0].q.head_dim = 96;
+    no[1].reason = "16-byte aligned", no[1].q.k_strides = (flashcl_strides){4096 * 16 * 130, 16 * 130, 130};
+    no[2].reason = "head_dim_v", no[2].q.head_dim_v = 64;
+    no[3].reason = "sinks", no[3].q.sinks = 1;
+    no[4].reason = "fp32", no[4].q.dtype = FLASHCL_DTYPE_F32;
+    for (int i = 0; i < 5; ++i) {
+        ck_assert_int_eq(choose(&prof, &no[i].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_msg(c.mma < 3 && !strncmp(c.path_reason, "not wgmma (", 11) && strstr(c.path_reason, no[i].reason),
+                      "%s: %s %s", no[i].reason, c.kernel, c.path_reason);
+    }
+    ck_assert_int_eq(choose(&prof, &no[0].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel, "flash_mma"); /* d=96 stays on the matrix units */
+    /* a decode step: the decode kernels, as under auto */
+    flashcl_problem dq = p;
+    dq.seq_q = 1;
+    ck_assert_int_eq(choose(&prof, &dq, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_lt(c.mma, 3);
+    /* without the sm_90a probe (an A100, or a Hopper whose probe failed): emulated */
+    prof.matrix_units = 1;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.mma, 4);
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "emulated"));
+    policy.path = FLASHCL_PATH_AUTO;
+    flashcl_path parsed = FLASHCL_PATH_AUTO;
+    ck_assert_int_eq(flashcl_path_parse("wgmma", &parsed), FLASHCL_SUCCESS);
+    ck_assert_int_eq(parsed, FLASHCL_PATH_WGMMA);
+    ck_assert_str_eq(flashcl_path_name(FLASHCL_PATH_WGMMA), "wgmma");
+    ck_assert_int_eq(flashcl_path_parse("wgmma2", &parsed), FLASHCL_INVALID_ARGUMENT);
+}
+END_TEST
+
 START_TEST(test_matrix_unit_path)
 {
     flashcl_device_profile prof = profile_of(&fakes[0]);
@@ -662,6 +741,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_policy_errors);
     tcase_add_test(tc, test_decode_packing_and_splits);
     tcase_add_test(tc, test_matrix_unit_path);
+    tcase_add_test(tc, test_wgmma_path);
     tcase_add_test(tc, test_path_names);
     tcase_add_loop_test(tc, test_monotone_in_budget, 0, 32);
     suite_add_tcase(s, tc);
