@@ -1,11 +1,12 @@
 #!/bin/sh
-# Assembles a matrix-unit kernel (cl/flash_mma.cl, or $KERNEL: flash_decode_mma) for an NVIDIA GPU
+# Assembles a matrix-unit kernel (cl/flash_mma.cl, or $KERNEL: flash_decode_mma, flash_wgmma) for an NVIDIA GPU
 # without one: clang emits PTX for OpenCL C, CUDA's ptxas assembles it and prints registers, spills and
 # local memory. clang's code generation is not NVIDIA's OpenCL compiler's (register counts differ), but
 # the inline PTX is checked by the same assembler.
 # Usage: [KERNEL=name] [SASS=out.sass] tools/ptx_check.sh [head_dim [dtype_define [extra -D options]]], e.g.
 #   tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DMMA_PIPELINE=0
 #   KERNEL=flash_decode_mma tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DROWS=8 -DTILES=1
+#   KERNEL=flash_wgmma tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DFCL_SM90A=1
 set -e
 cd "$(dirname "$0")/.."
 d=${1:-128}
@@ -37,7 +38,8 @@ kernel=${KERNEL:-flash_mma}
 case $kernel in
 flash_mma) shape="-DBLOCK_N=64 -DWARPS=4" ;;
 flash_decode_mma) shape="-DWARPS=4" ;; # ROWS and TILES: defaults below unless given
-*) echo "KERNEL: flash_mma or flash_decode_mma" >&2; exit 2 ;;
+flash_wgmma) shape="-DBLOCK_N=128 -DWARPGROUPS=2" ;; # (BLOCK_N=64 for d=256: pass -UBLOCK_N -DBLOCK_N=64)
+*) echo "KERNEL: flash_mma, flash_decode_mma or flash_wgmma" >&2; exit 2 ;;
 esac
 # The program's parts, in src/kernels.c's order for the kernel (its DEF may span two lines).
 parts=$(tr -d '\n' < src/kernels.c | sed -n 's/.*DEF("'"$kernel"'", *FLASH_PARTS "\([a-z_. ]*\)".*/\1/p')
@@ -47,8 +49,11 @@ flash_parts=$(sed -n 's/^#define FLASH_PARTS "\(.*\) "$/\1/p' src/kernels.c)
 clang -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -O3 -S \
   -D"$t" -DHEAD_DIM="$d" $shape -DFCL_PTX=1 -DFAST_EXP2=1 -DROWS_ALIGNED=1 "$@" -o "$tmp/k.ptx" "$tmp/k.cl" \
   2>&1 | grep -v "warning:" | grep -E "error" || true
-sed -i 's/^\.version .*/.version 7.8/; s/^\.target .*/.target sm_90/' "$tmp/k.ptx"
-"$ptxas" -arch=sm_90 -v "$tmp/k.ptx" -o "$tmp/k.cubin" 2>&1 | grep -E "error|fatal|Used|spill" || true
+# flash_wgmma: its program finished for sm_90a as src/program.c does (the marks removed, the target)
+arch=sm_90
+if [ "$kernel" = flash_wgmma ]; then arch=sm_90a; sed -i 's#//SM90A ##' "$tmp/k.ptx"; fi
+sed -i 's/^\.version .*/.version 8.0/; s/^\.target .*/.target '"$arch"'/' "$tmp/k.ptx"
+"$ptxas" -arch=$arch -v "$tmp/k.ptx" -o "$tmp/k.cubin" 2>&1 | grep -E "error|fatal|Used|spill|C75" || true
 # SASS=file: also the assembled kernel's instructions (nvdisasm from $NVDISASM or the PATH), e.g. to
 # count what the main loop issues.
 if [ -n "$SASS" ]; then "${NVDISASM:-nvdisasm}" -c "$tmp/k.cubin" > "$SASS"; fi
