@@ -97,6 +97,26 @@ int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashc
     return ok;
 }
 
+/* Runs a probe kernel whose only argument is an int buffer of n elements: the buffer filled with `host`,
+ * the kernel run on `global` work-items in groups of `local`, the buffer read back into `host`. 1 when
+ * every step succeeded. */
+static int run_probe_kernel(cl_context context, cl_device_id device, cl_kernel k, size_t global, size_t local,
+                            int *host, size_t n)
+{
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(context, device, 0, &err);
+    cl_mem out = q ? clCreateBuffer(context, CL_MEM_READ_WRITE, n * sizeof(int), NULL, &err) : NULL;
+    const int ok = out && clSetKernelArg(k, 0, sizeof out, &out) == CL_SUCCESS &&
+                   clEnqueueWriteBuffer(q, out, CL_TRUE, 0, n * sizeof(int), host, 0, NULL, NULL) == CL_SUCCESS &&
+                   clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL) == CL_SUCCESS &&
+                   clEnqueueReadBuffer(q, out, CL_TRUE, 0, n * sizeof(int), host, 0, NULL, NULL) == CL_SUCCESS;
+    if (out)
+        clReleaseMemObject(out);
+    if (q)
+        clReleaseCommandQueue(q);
+    return ok;
+}
+
 /* The sm_90a probe (fcl_probe_sm90a_cached): a marked wgmma.fence (an sm_90a instruction: ptxas refuses
  * the program's PTX for sm_90 with it unmarked) and a marked register move whose result is the answer;
  * unfinished, every work-item writes 0. */
@@ -120,8 +140,6 @@ static int probe_sm90a(cl_context context, cl_device_id device, const char **why
     size_t len = 0, done_len = 0;
     cl_program finished = NULL;
     cl_kernel k = NULL;
-    cl_command_queue q = NULL;
-    cl_mem out = NULL;
     int host[N];
     cl_program prog = clCreateProgramWithSource(context, 1, &src, NULL, &err);
     if (!prog || clBuildProgram(prog, 1, &device, "-cl-std=CL1.2", NULL, NULL) != CL_SUCCESS) {
@@ -147,15 +165,9 @@ static int probe_sm90a(cl_context context, cl_device_id device, const char **why
         goto done;
     }
     k = clCreateKernel(finished, "sm90a_probe", &err);
-    q = k ? clCreateCommandQueue(context, device, 0, &err) : NULL;
-    out = q ? clCreateBuffer(context, CL_MEM_WRITE_ONLY, sizeof host, NULL, &err) : NULL;
-    const size_t global = N, local = WG;
     for (int i = 0; i < N; ++i)
         host[i] = -1;
-    if (!out || clSetKernelArg(k, 0, sizeof out, &out) != CL_SUCCESS ||
-        clEnqueueWriteBuffer(q, out, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL) != CL_SUCCESS ||
-        clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL) != CL_SUCCESS ||
-        clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL) != CL_SUCCESS) {
+    if (!k || !run_probe_kernel(context, device, k, N, WG, host, N)) {
         *why = "the finished program did not run";
         goto done;
     }
@@ -165,10 +177,6 @@ static int probe_sm90a(cl_context context, cl_device_id device, const char **why
     if (!ok)
         *why = "the finished program ran with a wrong answer";
 done:
-    if (out)
-        clReleaseMemObject(out);
-    if (q)
-        clReleaseCommandQueue(q);
     if (k)
         clReleaseKernel(k);
     if (finished)
@@ -287,25 +295,16 @@ static int static_local_runs(static_probe *sp, uint64_t bytes, size_t wg, uint64
     const size_t global = 4 * wg;
     int *host = calloc(global, sizeof *host);
     cl_kernel k = clCreateKernel(prog, "static_local_probe", &err);
-    cl_command_queue q = k ? clCreateCommandQueue(sp->context, sp->device, 0, &err) : NULL;
-    cl_mem out = q ? clCreateBuffer(sp->context, CL_MEM_WRITE_ONLY, global * sizeof(int), NULL, &err) : NULL;
     cl_ulong lm = 0;
     if (k && clGetKernelWorkGroupInfo(k, sp->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) == CL_SUCCESS)
         *kernel_bytes = lm > bytes && lm <= bytes + 1024 ? lm : bytes; /* (some runtimes report their maximum) */
-    if (host && out) {
+    if (host && k) {
         for (size_t i = 0; i < global; ++i)
             host[i] = -1;
-        ok = clSetKernelArg(k, 0, sizeof out, &out) == CL_SUCCESS &&
-             clEnqueueWriteBuffer(q, out, CL_TRUE, 0, global * sizeof(int), host, 0, NULL, NULL) == CL_SUCCESS &&
-             clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &wg, 0, NULL, NULL) == CL_SUCCESS &&
-             clEnqueueReadBuffer(q, out, CL_TRUE, 0, global * sizeof(int), host, 0, NULL, NULL) == CL_SUCCESS;
+        ok = run_probe_kernel(sp->context, sp->device, k, global, wg, host, global);
         for (size_t i = 0; ok && i < global; ++i)
             ok = host[i] == 0;
     }
-    if (out)
-        clReleaseMemObject(out);
-    if (q)
-        clReleaseCommandQueue(q);
     if (k)
         clReleaseKernel(k);
     clReleaseProgram(prog);

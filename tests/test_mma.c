@@ -19,6 +19,38 @@ static int has_matrix_units(cl_device_id dev)
            pr.nv_cc_major >= 8;
 }
 
+/* One validated run of problem p on ctx (validation on) from normal inputs seeded by `seed`: the plan's
+ * config in *c and its validation report in *rep, which must have passed. */
+static void validated_run(flashcl_context *ctx, const flashcl_problem *p, uint64_t seed, flashcl_config *c,
+                          flashcl_validation *rep)
+{
+    flashcl_plan *plan = NULL;
+    ck_assert_msg(flashcl_plan_create(ctx, p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
+    flashcl_plan_config(plan, c);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    void *h[3];
+    hm_rng rng;
+    hm_rng_seed(&rng, seed);
+    for (int i = 0; i < 3; ++i) {
+        h[i] = malloc(sz[i]);
+        hm_fill_normal(h[i], p->dtype, sz[i] / 2, &rng, 1.0);
+    }
+    cl_mem q = tu_buffer(sz[0], h[0]), k = tu_buffer(sz[1], h[1]), v = tu_buffer(sz[2], h[2]);
+    cl_mem o = tu_buffer(sz[3], NULL), l = tu_buffer(sz[4], NULL);
+    const flashcl_status st = flashcl_plan_enqueue(plan, q, k, v, o, l, 0, NULL, NULL);
+    flashcl_plan_last_validation(plan, rep);
+    ck_assert_msg(st == FLASHCL_SUCCESS && rep->ran && rep->passed, "%s (%s): %s (max rel error %.3g, %lld failures)",
+                  c->kernel, flashcl_status_string(st), flashcl_context_last_error(ctx), rep->max_rel_error,
+                  (long long)rep->failures);
+    for (int i = 0; i < 3; ++i)
+        free(h[i]);
+    cl_mem all[5] = {q, k, v, o, l};
+    for (int i = 0; i < 5; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&plan);
+}
+
 /* fp16 d=128 (aligned rows: the cp.async path) and bf16 d=64 causal GQA with padded K/V rows (3
  * spare elements: synchronous copies), each validated against the naive kernel in validation mode. */
 START_TEST(test_real_kernel)
@@ -44,36 +76,12 @@ START_TEST(test_real_kernel)
         p.k_strides = (flashcl_strides){(int64_t)p.seq_kv * row, row, p.head_dim};
         p.v_strides = p.k_strides;
     }
-    flashcl_plan *plan = NULL;
-    ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
     flashcl_config c;
-    flashcl_plan_config(plan, &c);
-    ck_assert_msg(c.mma == 1, "auto path took %s: %s", c.kernel, c.path_reason);
-    size_t sz[5];
-    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
-    void *h[3];
-    hm_rng rng;
-    hm_rng_seed(&rng, 11 + (uint64_t)_i);
-    for (int i = 0; i < 3; ++i) {
-        h[i] = malloc(sz[i]);
-        hm_fill_normal(h[i], p.dtype, sz[i] / 2, &rng, 1.0);
-    }
-    cl_mem q = tu_buffer(sz[0], h[0]), k = tu_buffer(sz[1], h[1]), v = tu_buffer(sz[2], h[2]);
-    cl_mem o = tu_buffer(sz[3], NULL), l = tu_buffer(sz[4], NULL);
-    const flashcl_status st = flashcl_plan_enqueue(plan, q, k, v, o, l, 0, NULL, NULL);
     flashcl_validation rep;
-    flashcl_plan_last_validation(plan, &rep);
-    ck_assert_msg(st == FLASHCL_SUCCESS && rep.ran && rep.passed, "%s: %s (max rel error %.3g, %lld failures)",
-                  flashcl_status_string(st), flashcl_context_last_error(ctx), rep.max_rel_error,
-                  (long long)rep.failures);
+    validated_run(ctx, &p, 11 + (uint64_t)_i, &c, &rep);
+    ck_assert_msg(c.mma == 1, "auto path took %s: %s", c.kernel, c.path_reason);
     printf("  %s d=%d %s: flash_mma validated on %lld rows, max rel error %.2e\n", flashcl_dtype_name(p.dtype),
            p.head_dim, p.causal ? "causal" : "full", (long long)rep.rows_checked, rep.max_rel_error);
-    for (int i = 0; i < 3; ++i)
-        free(h[i]);
-    cl_mem all[5] = {q, k, v, o, l};
-    for (int i = 0; i < 5; ++i)
-        clReleaseMemObject(all[i]);
-    flashcl_plan_destroy(&plan);
     flashcl_context_destroy(&ctx);
 }
 END_TEST
@@ -145,37 +153,13 @@ START_TEST(test_wgmma_kernel)
     p.causal = cases[_i].causal;
     p.scale = cases[_i].scale;
     p.return_lse = 1;
-    flashcl_plan *plan = NULL;
-    ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
     flashcl_config c;
-    flashcl_plan_config(plan, &c);
-    ck_assert_msg(c.mma == 3, "the wgmma path took %s: %s", c.kernel, c.path_reason);
-    size_t sz[5];
-    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
-    void *h[3];
-    hm_rng rng;
-    hm_rng_seed(&rng, 31 + (uint64_t)_i);
-    for (int i = 0; i < 3; ++i) {
-        h[i] = malloc(sz[i]);
-        hm_fill_normal(h[i], p.dtype, sz[i] / 2, &rng, 1.0);
-    }
-    cl_mem q = tu_buffer(sz[0], h[0]), k = tu_buffer(sz[1], h[1]), v = tu_buffer(sz[2], h[2]);
-    cl_mem o = tu_buffer(sz[3], NULL), l = tu_buffer(sz[4], NULL);
-    const flashcl_status est = flashcl_plan_enqueue(plan, q, k, v, o, l, 0, NULL, NULL);
     flashcl_validation rep;
-    flashcl_plan_last_validation(plan, &rep);
-    ck_assert_msg(est == FLASHCL_SUCCESS && rep.ran && rep.passed, "%s: %s (max rel error %.3g, %lld failures)",
-                  flashcl_status_string(est), flashcl_context_last_error(ctx), rep.max_rel_error,
-                  (long long)rep.failures);
+    validated_run(ctx, &p, 31 + (uint64_t)_i, &c, &rep);
+    ck_assert_msg(c.mma == 3, "the wgmma path took %s: %s", c.kernel, c.path_reason);
     printf("  %s d=%d %s %dx%d: flash_wgmma (%dx%d) validated on %lld rows, max rel error %.2e\n",
            flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full", p.seq_q, p.seq_kv, c.block_m,
            c.block_n, (long long)rep.rows_checked, rep.max_rel_error);
-    for (int i = 0; i < 3; ++i)
-        free(h[i]);
-    cl_mem all[5] = {q, k, v, o, l};
-    for (int i = 0; i < 5; ++i)
-        clReleaseMemObject(all[i]);
-    flashcl_plan_destroy(&plan);
     flashcl_context_destroy(&ctx);
 }
 END_TEST
