@@ -63,6 +63,14 @@
 #define ASYNC_COMMIT() __asm__ volatile("cp.async.commit_group;" ::: "memory")
 #define ASYNC_WAIT0() __asm__ volatile("cp.async.wait_group 0;" ::: "memory")
 #define WG_SS_S(d, da, db, acc) CAT(WGMMA_SS_, BLOCK_N)(d, da, db, acc)
+/* The accumulators pinned where they are (an empty asm that reads and writes each): the compiler may not
+ * move their uses across the wgmma fences and waits, whose asm names no registers. */
+#define FENCE_OPERANDS(x, n)                                                                                   \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int f_ = 0; f_ < (n); ++f_)                                                                       \
+            __asm__ volatile("" : "+f"((x)[f_])::"memory");                                                     \
+    } while (0)
 #define WG_RS_O(d, a, db, acc) CAT(WGMMA_RS_, HEAD_DIM)(d, a, db, acc)
 #else
 #define ASYNC8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? vload4(0, (__global const uint *)(src)) : (uint4)(0))
@@ -216,6 +224,7 @@ UNROLL
         }
         WGMMA_COMMIT();
         WGMMA_WAIT0();
+        FENCE_OPERANDS(s, NS); /* (no read of S above the wait) */
 #else
         for (int ks = 0; ks < KSTEPS; ++ks)
             wg_ss_emu(s, BLOCK_N, q_s, 64 * wgi, k_s, 16 * ks, ks, wt);
@@ -295,19 +304,26 @@ UNROLL
         /* O += P * V: P's k16 step kk is S's n8 tiles 2kk and 2kk+1; V's rows 16kk .. 16kk+15 (between
          * core matrices: 16 * HEAD_DIM bytes along the keys, 128 along the head dim) */
 #if FCL_PTX
+        /* (every A fragment packed, and O rescaled, before the fence: registers a batch reads are written
+         * before it starts, so ptxas needs no warpgroup.arrive of its own between the products) */
+        uint pa[BLOCK_N / 16][4];
+UNROLL
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
+            pa[kk][0] = pack2(s[8 * kk], s[8 * kk + 1]);
+            pa[kk][1] = pack2(s[8 * kk + 2], s[8 * kk + 3]);
+            pa[kk][2] = pack2(s[8 * kk + 4], s[8 * kk + 5]);
+            pa[kk][3] = pack2(s[8 * kk + 6], s[8 * kk + 7]);
+        }
+        FENCE_OPERANDS(o, NO);
         WGMMA_FENCE();
 UNROLL
         for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
-            uint pa[4];
-            pa[0] = pack2(s[8 * kk], s[8 * kk + 1]);
-            pa[1] = pack2(s[8 * kk + 2], s[8 * kk + 3]);
-            pa[2] = pack2(s[8 * kk + 4], s[8 * kk + 5]);
-            pa[3] = pack2(s[8 * kk + 6], s[8 * kk + 7]);
             const ulong dv = wg_desc(v_s + 16 * kk * HEAD_DIM, 16 * HEAD_DIM, 128);
-            WG_RS_O(o, pa, dv, 1);
+            WG_RS_O(o, pa[kk], dv, 1);
         }
         WGMMA_COMMIT();
         WGMMA_WAIT0();
+        FENCE_OPERANDS(o, NO); /* (no use of O above the wait) */
 #else
         for (int kk = 0; kk < BLOCK_N / 16; ++kk)
             wg_pv_emu(o, p_s, 64 * wgi, v_s, 16 * kk, wt);

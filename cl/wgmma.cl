@@ -40,7 +40,8 @@ inline ulong wg_desc(__local const void *p, uint lbo, uint sbo)
                        "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]), "+f"((d)[24]), \
                        "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), \
                        "+f"((d)[30]), "+f"((d)[31]) \
-                     : "l"(da), "l"(db), "r"(acc))
+                     : "l"(da), "l"(db), "r"(acc) \
+                     : "memory")
 #define WGMMA_RS_64(d, a, db, acc) \
     __asm__ volatile("{\n//SM90A .reg .pred p;\n//SM90A setp.ne.b32 p, %37, 0;\n" \
                      "//SM90A wgmma.mma_async.sync.aligned.m64n64k16.f32." MMA_TYPE "." MMA_TYPE " \
@@ -52,7 +53,8 @@ inline ulong wg_desc(__local const void *p, uint lbo, uint sbo)
                        "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]), "+f"((d)[24]), \
                        "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), \
                        "+f"((d)[30]), "+f"((d)[31]) \
-                     : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(acc))
+                     : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(acc) \
+                     : "memory")
 #define WGMMA_SS_128(d, da, db, acc) \
     __asm__ volatile("{\n//SM90A .reg .pred p;\n//SM90A setp.ne.b32 p, %66, 0;\n" \
                      "//SM90A wgmma.mma_async.sync.aligned.m64n128k16.f32." MMA_TYPE "." MMA_TYPE " \
@@ -70,7 +72,8 @@ inline ulong wg_desc(__local const void *p, uint lbo, uint sbo)
                        "+f"((d)[50]), "+f"((d)[51]), "+f"((d)[52]), "+f"((d)[53]), "+f"((d)[54]), \
                        "+f"((d)[55]), "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), \
                        "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63]) \
-                     : "l"(da), "l"(db), "r"(acc))
+                     : "l"(da), "l"(db), "r"(acc) \
+                     : "memory")
 #define WGMMA_RS_128(d, a, db, acc) \
     __asm__ volatile("{\n//SM90A .reg .pred p;\n//SM90A setp.ne.b32 p, %69, 0;\n" \
                      "//SM90A wgmma.mma_async.sync.aligned.m64n128k16.f32." MMA_TYPE "." MMA_TYPE " \
@@ -88,7 +91,8 @@ inline ulong wg_desc(__local const void *p, uint lbo, uint sbo)
                        "+f"((d)[50]), "+f"((d)[51]), "+f"((d)[52]), "+f"((d)[53]), "+f"((d)[54]), \
                        "+f"((d)[55]), "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), \
                        "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63]) \
-                     : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(acc))
+                     : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(acc) \
+                     : "memory")
 #define WGMMA_SS_256(d, da, db, acc) \
     __asm__ volatile("{\n//SM90A .reg .pred p;\n//SM90A setp.ne.b32 p, %130, 0;\n" \
                      "//SM90A wgmma.mma_async.sync.aligned.m64n256k16.f32." MMA_TYPE "." MMA_TYPE " \
@@ -120,7 +124,8 @@ inline ulong wg_desc(__local const void *p, uint lbo, uint sbo)
                        "+f"((d)[116]), "+f"((d)[117]), "+f"((d)[118]), "+f"((d)[119]), \
                        "+f"((d)[120]), "+f"((d)[121]), "+f"((d)[122]), "+f"((d)[123]), \
                        "+f"((d)[124]), "+f"((d)[125]), "+f"((d)[126]), "+f"((d)[127]) \
-                     : "l"(da), "l"(db), "r"(acc))
+                     : "l"(da), "l"(db), "r"(acc) \
+                     : "memory")
 #define WGMMA_RS_256(d, a, db, acc) \
     __asm__ volatile("{\n//SM90A .reg .pred p;\n//SM90A setp.ne.b32 p, %133, 0;\n" \
                      "//SM90A wgmma.mma_async.sync.aligned.m64n256k16.f32." MMA_TYPE "." MMA_TYPE " \
@@ -152,5 +157,6 @@ inline ulong wg_desc(__local const void *p, uint lbo, uint sbo)
                        "+f"((d)[116]), "+f"((d)[117]), "+f"((d)[118]), "+f"((d)[119]), \
                        "+f"((d)[120]), "+f"((d)[121]), "+f"((d)[122]), "+f"((d)[123]), \
                        "+f"((d)[124]), "+f"((d)[125]), "+f"((d)[126]), "+f"((d)[127]) \
-                     : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(acc))
+                     : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(acc) \
+                     : "memory")
 #endif

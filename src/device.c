@@ -209,7 +209,17 @@ int fcl_probe_sm90a_cached(cl_context context, cl_device_id device, const flashc
         if (cached)
             return 1;
     }
-    const int ok = probe_sm90a(context, device, why);
+    /* (in a context of this device alone: a caller's context may hold several, and program binaries are
+     * read one device each) */
+    (void)context;
+    cl_int err = CL_SUCCESS;
+    cl_context own = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    if (!own) {
+        *why = "no context of the device alone for the probe";
+        return 0;
+    }
+    const int ok = probe_sm90a(own, device, why);
+    clReleaseContext(own);
     if (cache_dir && ok) /* (a failure is probed again next time: it may have been transient) */
         fcl_cache_entry_write(path, key, (const unsigned char *)"1", 1);
     return ok;

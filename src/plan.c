@@ -181,6 +181,17 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
         const fcl_kernel_id id = fcl_config_kernel(&pl->config);
         cl_kernel k = NULL;
         flashcl_status st = fcl_kernel_create(ctx, id, &pl->problem, &pl->config, &k, pl->options, sizeof pl->options);
+        if (st != FLASHCL_SUCCESS && id == FCL_K_FLASH_WGMMA) {
+            /* The warpgroup kernel's program (finished for sm_90a) did not build for this problem: the
+             * kernel auto would take, with the reason first (its log is in the context's last error). */
+            choice.path = FLASHCL_PATH_AUTO;
+            if (fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &pl->config) != FLASHCL_SUCCESS)
+                return st;
+            char both[sizeof pl->config.path_reason];
+            snprintf(both, sizeof both, "not wgmma (its program did not build); %.80s", pl->config.path_reason);
+            fcl_strlcpy(pl->config.path_reason, both, sizeof pl->config.path_reason);
+            continue;
+        }
         if (st != FLASHCL_SUCCESS && id != FCL_K_FLASH_FWD && id != FCL_K_NAIVE_FWD) {
             /* The context's test compile built a smaller variant; this one did not (its log is in the
              * context's last error): the portable kernel, with the reason. */
@@ -262,7 +273,14 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
         flashcl_config smaller;
         if (fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
             break;
-        if (pl->config.mma && (!smaller.mma || (smaller.block_m >= pl->config.block_m && smaller.block_n >= pl->config.block_n))) {
+        if (pl->config.mma >= 3 && smaller.mma >= 3 && smaller.block_m >= pl->config.block_m &&
+            smaller.block_n >= pl->config.block_n) {
+            /* the warpgroup kernel has no smaller shape here: the kernel auto would take */
+            choice.path = FLASHCL_PATH_AUTO;
+            if (fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
+                break;
+        } else if (pl->config.mma && pl->config.mma < 3 &&
+                   (!smaller.mma || (smaller.block_m >= pl->config.block_m && smaller.block_n >= pl->config.block_n))) {
             /* the matrix-unit kernel has no smaller shape here: the portable kernel */
             snprintf(portable_why, sizeof portable_why,
                      "portable: the compiled matrix-unit kernel allowed %zu work-items, needed %llu B", kwg,

@@ -106,19 +106,31 @@ static flashcl_status build_failed(flashcl_context *ctx, cl_program prog, cl_int
                          last ? last + 1 : name, name, options, fcl_cl_error_name(err), (int)err, log);
 }
 
-static cl_program build_from_binary(flashcl_context *ctx, const unsigned char *bin, size_t len,
-                                    const char *options)
+/* A program from a binary; NULL when it does not build, with the start of the build log in `log` where
+ * one is given (log_len bytes). */
+static cl_program build_from_binary_log(flashcl_context *ctx, const unsigned char *bin, size_t len,
+                                        const char *options, char *log, size_t log_len)
 {
     cl_int err, bstatus;
+    if (log && log_len)
+        log[0] = '\0';
     cl_program prog = clCreateProgramWithBinary(ctx->cl_ctx, 1, &ctx->device, &len, &bin, &bstatus, &err);
     if (!prog)
         return NULL;
     if (err != CL_SUCCESS || bstatus != CL_SUCCESS ||
         clBuildProgram(prog, 1, &ctx->device, options, NULL, NULL) != CL_SUCCESS) {
+        if (log && log_len > 1)
+            clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, log_len - 1, log, NULL);
         clReleaseProgram(prog);
         return NULL;
     }
     return prog;
+}
+
+static cl_program build_from_binary(flashcl_context *ctx, const unsigned char *bin, size_t len,
+                                    const char *options)
+{
+    return build_from_binary_log(ctx, bin, len, options, NULL, 0);
 }
 
 static unsigned char *program_binary(flashcl_context *ctx, cl_program prog, size_t *len)
@@ -216,12 +228,14 @@ static flashcl_status finish_sm90a(flashcl_context *ctx, cl_program *prog, const
     free(ptx);
     if (!done)
         return fcl_fail(ctx, FLASHCL_BUILD_FAILED, "finishing %s for sm_90a: %s", source_name, why);
-    cl_program finished = build_from_binary(ctx, done, *bin_len, options);
+    char log[1024];
+    cl_program finished = build_from_binary_log(ctx, done, *bin_len, options, log, sizeof log);
     if (!finished) {
         free(done);
+        log[sizeof log - 1] = '\0';
         return fcl_fail(ctx, FLASHCL_BUILD_FAILED,
-                        "finishing %s for sm_90a: the finished PTX (%d marks removed) did not build", source_name,
-                        marks);
+                        "finishing %s for sm_90a: the finished PTX (%d marks removed) did not build:\n%s", source_name,
+                        marks, log);
     }
     clReleaseProgram(*prog);
     *prog = finished;
@@ -270,8 +284,9 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
         key = malloc(key_cap);
         if (!key)
             return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "out of host memory for a cache key");
-        snprintf(key, key_cap, "%s\n%s %016llx\n%s", ctx->device_identity, source_name,
-                 (unsigned long long)src_hash, options);
+        /* (a finished sm_90a program's key names the finishing step's version: a change to it is a new entry) */
+        snprintf(key, key_cap, "%s\n%s %016llx%s\n%s", ctx->device_identity, source_name, (unsigned long long)src_hash,
+                 fcl_options_sm90a(options) ? " sm90a-finish-1" : "", options);
         fcl_cache_entry_path(ctx->cache_dir, key, path, sizeof path);
         size_t len = 0;
         int rejected = 0;

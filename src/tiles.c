@@ -665,8 +665,8 @@ static int choose_wgmma(const flashcl_device_profile *pr, const fcl_choice *ch, 
         return 0;
     }
     const int emulated = pr->matrix_units < 2;
-    const uint64_t limit = ch->local_mem_max > ch->local_mem ? ch->local_mem_max : ch->local_mem;
-    int32_t wgs = p->seq_q > 64 ? 2 : 1, bn = p->head_dim > 128 ? 64 : 128;
+    const uint64_t limit = ch->local_mem;
+    int32_t wgs = p->seq_q > 64 && ch->work_group >= 256 ? 2 : 1, bn = p->head_dim > 128 ? 64 : 128;
     while (wgmma_bytes(p->head_dim, 64 * wgs, bn, emulated) > limit && (bn > 64 || wgs > 1)) {
         if (bn > 64)
             bn = 64;
@@ -997,6 +997,9 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
         ch = &whole;
         c = *ch->override;
         c.decode = 0; /* never the decode kernels */
+        validate_or_return(ctx, c.mma >= 0 && c.mma <= 2, FLASHCL_INVALID_ARGUMENT,
+                           "the context's override config: mma = %d; overrides set the portable kernel's tiles (0) or "
+                           "flash_mma's (1, 2), not flash_wgmma's (FLASHCL_PATH_WGMMA chooses those)", (int)c.mma);
         if (c.mma) {
             validate_or_return(ctx, mma_allowed(pr, ch, p, path_reason, sizeof path_reason), FLASHCL_INVALID_ARGUMENT,
                                "the context's override config asks for the matrix-unit kernel, which does not take "
@@ -1065,8 +1068,11 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
     /* (decode steps never suit the matrix-unit kernels: the decode chooser's reason stands for them) */
     char wgmma_why[112] = "";
     if (!fcl_is_decode(p) && ch->path == FLASHCL_PATH_WGMMA) {
-        if (choose_wgmma(pr, ch, p, &c, path_reason, sizeof path_reason) &&
-            finish_flash(pr, p, ch, &c, source, ch->shrunk, path_reason, why, sizeof why)) {
+        fcl_choice whole = *ch; /* (one work-group may take a compute unit's whole local memory) */
+        if (whole.local_mem_max > whole.local_mem)
+            whole.local_mem = whole.local_mem_max;
+        if (choose_wgmma(pr, &whole, p, &c, path_reason, sizeof path_reason) &&
+            finish_flash(pr, p, &whole, &c, source, ch->shrunk, path_reason, why, sizeof why)) {
             *config = c;
             return FLASHCL_SUCCESS;
         }

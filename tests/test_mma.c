@@ -121,16 +121,26 @@ END_TEST
 
 /* The warpgroup kernel on a device that proved sm_90a programs (FLASHCL_PATH_WGMMA: flash_wgmma for
  * real, its programs finished for sm_90a): fp16 d=128 and bf16 d=64 causal GQA, lengths off the tiles,
- * d=256, one warpgroup (64 queries), a negative scale; each validated against the naive kernel. */
+ * d=256, one warpgroup (64 queries), a negative scale, rows with no key, a sliding window, top-left
+ * alignment; each validated against the naive kernel. */
 START_TEST(test_wgmma_kernel)
 {
     static const struct {
         flashcl_dtype dtype;
         int d, hq, hkv, sq, skv, causal;
         float scale;
-    } cases[] = {{FLASHCL_DTYPE_F16, 128, 4, 4, 1000, 1000, 0, 0.0f}, {FLASHCL_DTYPE_BF16, 64, 4, 2, 777, 777, 1, 0.0f},
-                 {FLASHCL_DTYPE_F16, 128, 2, 2, 300, 517, 1, 0.0f},  {FLASHCL_DTYPE_F16, 256, 2, 1, 600, 600, 0, 0.0f},
-                 {FLASHCL_DTYPE_BF16, 128, 8, 8, 64, 4096, 0, 0.0f}, {FLASHCL_DTYPE_F16, 64, 2, 2, 200, 333, 1, -0.2f}};
+        int win_left, win_right, top_left; /* win_left >= 0: a sliding window */
+    } cases[] = {{FLASHCL_DTYPE_F16, 128, 4, 4, 1000, 1000, 0, 0.0f, -1, 0, 0},
+                 {FLASHCL_DTYPE_BF16, 64, 4, 2, 777, 777, 1, 0.0f, -1, 0, 0},
+                 {FLASHCL_DTYPE_F16, 128, 2, 2, 300, 517, 1, 0.0f, -1, 0, 0},
+                 {FLASHCL_DTYPE_F16, 256, 2, 1, 600, 600, 0, 0.0f, -1, 0, 0},
+                 {FLASHCL_DTYPE_BF16, 128, 8, 8, 64, 4096, 0, 0.0f, -1, 0, 0},
+                 {FLASHCL_DTYPE_F16, 64, 2, 2, 200, 333, 1, -0.2f, -1, 0, 0},
+                 /* causal with more queries than keys: the first 130 rows see no key (zeros, LSE -inf) */
+                 {FLASHCL_DTYPE_F16, 128, 2, 2, 400, 270, 1, 0.0f, -1, 0, 0},
+                 /* a sliding window, and top-left alignment */
+                 {FLASHCL_DTYPE_BF16, 128, 4, 1, 600, 700, 0, 0.0f, 100, 20, 0},
+                 {FLASHCL_DTYPE_F16, 64, 2, 2, 300, 450, 1, 0.0f, -1, 0, 1}};
     const int n = (int)(sizeof cases / sizeof cases[0]);
     ck_assert_int_lt(_i, n);
     flashcl_settings st;
@@ -153,6 +163,13 @@ START_TEST(test_wgmma_kernel)
     p.causal = cases[_i].causal;
     p.scale = cases[_i].scale;
     p.return_lse = 1;
+    if (cases[_i].win_left >= 0) {
+        p.window = 1;
+        p.window_left = cases[_i].win_left;
+        p.window_right = cases[_i].win_right;
+    }
+    if (cases[_i].top_left)
+        p.alignment = FLASHCL_ALIGN_TOP_LEFT;
     flashcl_config c;
     flashcl_validation rep;
     validated_run(ctx, &p, 31 + (uint64_t)_i, &c, &rep);
@@ -174,7 +191,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_public_chooser_matches_plan, 0, 2);
     tcase_add_loop_test(tc, test_real_kernel, 0, 2);
     if (sm90a_device) /* (a device of compute capability 8.x has no wgmma: nothing of it to run there) */
-        tcase_add_loop_test(tc, test_wgmma_kernel, 0, 6);
+        tcase_add_loop_test(tc, test_wgmma_kernel, 0, 9);
     suite_add_tcase(s, tc);
     return s;
 }

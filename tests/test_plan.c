@@ -371,6 +371,54 @@ START_TEST(test_config_fits)
 }
 END_TEST
 
+/* flash_wgmma's local-memory formula (src/tiles.c wgmma_bytes, the kernel's layout comment) against the
+ * compiled kernel, emulated here (P's tile and the exchange area included): two warpgroups at d=64, one
+ * at d=128; the budget recorded covers what the tiles take. Where the device's local memory is short of
+ * the emulation's tiles (rusticl), the fallback and its reason. */
+START_TEST(test_wgmma_fits)
+{
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.path = FLASHCL_PATH_WGMMA;
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    flashcl_problem p = small_problem();
+    p.dtype = FLASHCL_DTYPE_F16;
+    p.head_dim = _i ? 128 : 64;
+    p.seq_q = p.seq_kv = 500;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    flashcl_config c;
+    ck_assert_int_eq(flashcl_plan_config(plan, &c), FLASHCL_SUCCESS);
+    if (c.mma < 3) {
+        ck_assert_msg(strstr(c.path_reason, "not wgmma (needs") && strstr(c.path_reason, "B of local memory"),
+                      "d=%d: %s: %s", p.head_dim, c.kernel, c.path_reason);
+        printf("  d=%d: %s\n", p.head_dim, c.path_reason);
+    } else {
+        ck_assert_str_eq(c.kernel, "flash_wgmma");
+        ck_assert_uint_le(c.local_mem_bytes, c.local_mem_budget);
+        ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(p.head_dim, &c));
+        flashcl_kernel_info ki;
+        ck_assert_int_eq(flashcl_plan_kernel_info(plan, &ki), FLASHCL_SUCCESS);
+        if (ki.local_mem_bytes)
+            ck_assert_msg(ki.local_mem_bytes >= c.local_mem_bytes && ki.local_mem_bytes <= c.local_mem_bytes + 1024,
+                          "d=%d: compiler reports %llu B, formula %llu B", p.head_dim,
+                          (unsigned long long)ki.local_mem_bytes, (unsigned long long)c.local_mem_bytes);
+        printf("  d=%d %dx%d: formula %llu B, compiled kernel %llu B\n", p.head_dim, c.block_m, c.block_n,
+               (unsigned long long)c.local_mem_bytes, (unsigned long long)ki.local_mem_bytes);
+    }
+    flashcl_plan_destroy(&plan);
+    /* an override cannot set flash_wgmma's tiles: refused, nothing built */
+    flashcl_config o = c;
+    o.mma = 3 + _i;
+    ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_null(plan);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "not flash_wgmma's"));
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 /* Standard attention: its n x n scores are counted as extra memory; when they cannot exist, the plan
  * says so with the bytes needed, and nothing else happens. */
 START_TEST(test_standard_memory)
@@ -1203,6 +1251,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_enqueue_unaligned_offsets);
     tcase_add_loop_test(tc, test_varlen_bad_cu_seqlens, 0, 2);
     tcase_add_loop_test(tc, test_config_fits, 0, 9);
+    tcase_add_loop_test(tc, test_wgmma_fits, 0, 2);
     tcase_add_test(tc, test_override_and_kernel_info);
     /* the flash plan, and the standard one where this build has it */
     tcase_add_loop_test(tc, test_bad_wait_list, 0, flashcl_algorithm_available(FLASHCL_ALGO_STANDARD) ? 2 : 1);

@@ -65,11 +65,13 @@ for n in NS:
                      "//SM90A wgmma.mma_async.sync.aligned.m64n{n}k16.f32." MMA_TYPE "." MMA_TYPE " \\
 {{{operands(n)}}}, %{r}, %{r + 1}, p, 1, 1, 0, 0;\\n}}" \\
 {wrap(accs(n))} \\
-                     : "l"(da), "l"(db), "r"(acc))""")
+                     : "l"(da), "l"(db), "r"(acc) \\
+                     : "memory")""")
     print(f"""#define WGMMA_RS_{n}(d, a, db, acc) \\
     __asm__ volatile("{{\\n//SM90A .reg .pred p;\\n//SM90A setp.ne.b32 p, %{r + 5}, 0;\\n" \\
                      "//SM90A wgmma.mma_async.sync.aligned.m64n{n}k16.f32." MMA_TYPE "." MMA_TYPE " \\
 {{{operands(n)}}}, {{%{r},%{r + 1},%{r + 2},%{r + 3}}}, %{r + 4}, p, 1, 1, 1;\\n}}" \\
 {wrap(accs(n))} \\
-                     : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(acc))""")
+                     : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(acc) \\
+                     : "memory")""")
 print("#endif")
