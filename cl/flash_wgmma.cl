@@ -25,8 +25,11 @@
  *
  * FCL_PTX=0 emulates each instruction from the same local-memory tiles (P through local memory), so that
  * PoCL and rusticl test the indexing, masks and softmax in CI; every barrier is reached by all work-items.
+ * KV_STAGES=2: K and V tiles in two buffers each, each loaded a whole tile ahead (flash_mma.cl's scheme):
+ * V(i+1) at the start of tile i, K(i+2) once S(i) is done.
  * Local memory (ushort; src/tiles.c's wgmma_bytes must match): q_s BLOCK_M * HEAD_DIM, k_s and v_s
- * BLOCK_N * HEAD_DIM each; emulated also p_s BLOCK_M * BLOCK_N and WARPS * 32 * 8 uints of exchange area.
+ * KV_STAGES * BLOCK_N * HEAD_DIM each; emulated also p_s BLOCK_M * BLOCK_N and WARPS * 32 * 8 uints of
+ * exchange area.
  */
 #if !defined(HEAD_DIM) || !defined(BLOCK_N) || !defined(WARPGROUPS)
 #error "flash_wgmma.cl needs HEAD_DIM, BLOCK_N and WARPGROUPS"
@@ -40,7 +43,14 @@
 #if HEAD_DIM_V != HEAD_DIM
 #error "flash_wgmma.cl: V's head dim is Q's"
 #endif
+#ifndef KV_STAGES
+#define KV_STAGES 1
+#endif
+#if KV_STAGES != 1 && KV_STAGES != 2
+#error "KV_STAGES must be 1 or 2"
+#endif
 #define BLOCK_M (64 * WARPGROUPS)
+#define KVT (BLOCK_N * HEAD_DIM) /* one K or V tile, in ushorts */
 #define WG_SIZE (128 * WARPGROUPS)
 #define WARPS (4 * WARPGROUPS)
 #define KSTEPS (HEAD_DIM / 16)
@@ -62,6 +72,9 @@
                      : "memory")
 #define ASYNC_COMMIT() __asm__ volatile("cp.async.commit_group;" ::: "memory")
 #define ASYNC_WAIT0() __asm__ volatile("cp.async.wait_group 0;" ::: "memory")
+/* this work-item's copies landed, all but those of the n groups committed last */
+#define ASYNC_WAIT_(n) __asm__ volatile("cp.async.wait_group " #n ";" ::: "memory")
+#define ASYNC_WAIT(n) ASYNC_WAIT_(n)
 #define WG_SS_S(d, da, db, acc) CAT(WGMMA_SS_, BLOCK_N)(d, da, db, acc)
 /* The accumulators pinned where they are (an empty asm that reads and writes each): the compiler may not
  * move their uses across the wgmma fences and waits, whose asm names no registers. */
@@ -76,6 +89,7 @@
 #define ASYNC8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? vload4(0, (__global const uint *)(src)) : (uint4)(0))
 #define ASYNC_COMMIT()
 #define ASYNC_WAIT0()
+#define ASYNC_WAIT(n)
 #define FENCE_PROXY_ASYNC()
 /* S = A * B^T for this work-item's accumulators: A rows a_row0 .. +63 and B rows of tiles C wide, the 16
  * reduced columns from k0 (emulated wgmma, SS form). */
@@ -131,8 +145,8 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
     APPLY_QKVO_OFFSETS();
     SINKS += sinks_off;
     __local uint4 q4[BLOCK_M * HEAD_DIM / 8];
-    __local uint4 k4[BLOCK_N * HEAD_DIM / 8];
-    __local uint4 v4[BLOCK_N * HEAD_DIM / 8];
+    __local uint4 k4[KV_STAGES * KVT / 8];
+    __local uint4 v4[KV_STAGES * KVT / 8];
     __local ushort *const q_s = (__local ushort *)q4;
     __local ushort *const k_s = (__local ushort *)k4;
     __local ushort *const v_s = (__local ushort *)v4;
@@ -181,6 +195,7 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
 #define Q_ROW(r) (Q + q_row_offset(sv, h, min(m0 + (r), sq - 1), q_sb, q_ss, q_sh))
 #define K_ROW(r) (K + k_base + (long)(n0 + (r)) * k_ss)
 #define V_ROW(r) (V + v_base + (long)(n0 + (r)) * v_ss)
+#define K_NEXT(r) (K + k_base + (long)(n1 + (r)) * k_ss)
     LOAD_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
     {
         const int n0 = n_begin;
@@ -188,6 +203,23 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
             LOAD_TILED(k_s, BLOCK_N, K_ROW, skv - n0);
     }
     ASYNC_COMMIT();
+#if KV_STAGES == 2
+    { /* V(0) and K(1): each step then commits two groups (empty past the keys), so waiting for all but the
+       * last two is always the tile wanted: at the step's start K(i) (pending V(i), K(i+1)), before P * V
+       * V(i) (pending K(i+1), V(i+1)) */
+        const int n0 = n_begin;
+        if (n_begin < n_end)
+            LOAD_TILED(v_s, BLOCK_N, V_ROW, skv - n0);
+        ASYNC_COMMIT();
+        const int n1 = n_begin + BLOCK_N;
+        if (n1 < n_end)
+            LOAD_TILED(k_s + KVT, BLOCK_N, K_NEXT, skv - n1);
+        ASYNC_COMMIT();
+    }
+    int buf = 0; /* tile i's K and V buffers: k_s + buf, v_s + buf (0 or KVT) */
+#else
+    const int buf = 0;
+#endif
     if (q_sign) {
         ASYNC_WAIT0();
         for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) {
@@ -204,11 +236,25 @@ UNROLL
     const int row0 = m0 + 64 * wgi + 16 * (warp & 3) + g;
 
     for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
+#if KV_STAGES == 1
         ASYNC_WAIT0();                /* this work-item's copies of K(n0) (and Q's) landed */
         FENCE_PROXY_ASYNC();          /* ... and are visible to wgmma */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and P * V of the previous tile is done: v_s is free */
         LOAD_TILED(v_s, BLOCK_N, V_ROW, skv - n0);
         ASYNC_COMMIT();
+#else
+        ASYNC_WAIT(2);                /* this work-item's copies of K(n0) (and Q's) landed */
+        FENCE_PROXY_ASYNC();
+        barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and P * V of the previous tile is done: its v buffer is free */
+        {
+            const int nv = n0 + BLOCK_N;
+#define V_NEXT(r) (V + v_base + (long)(nv + (r)) * v_ss)
+            if (nv < n_end)
+                LOAD_TILED(v_s + (buf ^ KVT), BLOCK_N, V_NEXT, skv - nv);
+        }
+        ASYNC_COMMIT();
+#endif
+        __local const ushort *const kt = k_s + buf, *const vt = v_s + buf;
 
         /* S = Q * K^T */
         float s[NS];
@@ -219,7 +265,7 @@ UNROLL
             /* k step ks: core-matrix columns 2ks, 2ks+1 (256 bytes on); between core matrices 128 bytes
              * along the head dim, 16 * HEAD_DIM bytes along the rows */
             const ulong dq = wg_desc(q_s + 64 * wgi * HEAD_DIM + 128 * ks, 128, 16 * HEAD_DIM);
-            const ulong dk = wg_desc(k_s + 128 * ks, 128, 16 * HEAD_DIM);
+            const ulong dk = wg_desc(kt + 128 * ks, 128, 16 * HEAD_DIM);
             WG_SS_S(s, dq, dk, ks);
         }
         WGMMA_COMMIT();
@@ -227,7 +273,7 @@ UNROLL
         FENCE_OPERANDS(s, NS); /* (no read of S above the wait) */
 #else
         for (int ks = 0; ks < KSTEPS; ++ks)
-            wg_ss_emu(s, BLOCK_N, q_s, 64 * wgi, k_s, 16 * ks, ks, wt);
+            wg_ss_emu(s, BLOCK_N, q_s, 64 * wgi, kt, 16 * ks, ks, wt);
 #endif
 
         /* Mask only the tiles that cross a row's window edge or the sequence's end (unscaled scores). */
@@ -282,7 +328,11 @@ UNROLL
             o[4 * j + 3] *= alpha[1];
         }
 
-        ASYNC_WAIT0();                /* V(n0) landed */
+#if KV_STAGES == 1
+        ASYNC_WAIT0(); /* V(n0) landed */
+#else
+        ASYNC_WAIT(2); /* V(n0) landed */
+#endif
         FENCE_PROXY_ASYNC();
 #if !FCL_PTX /* P into local memory for the emulated P * V (the same 16-bit values as the registers') */
         for (int j = 0; j < BLOCK_N / 8; ++j)
@@ -293,11 +343,11 @@ UNROLL
                 p_s[TILED(row, col + 1, BLOCK_N)] = (ushort)(pr >> 16);
             }
 #endif
-        barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies; and S is done: k_s is free */
-        if (n0 + BLOCK_N < n_end) {
-            const int n1 = n0 + BLOCK_N;
-#define K_NEXT(r) (K + k_base + (long)(n1 + (r)) * k_ss)
-            LOAD_TILED(k_s, BLOCK_N, K_NEXT, skv - n1);
+        barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies; and S is done: this k buffer is free */
+        {
+            const int n1 = n0 + KV_STAGES * BLOCK_N; /* K(i+1), or with two stages K(i+2) */
+            if (n1 < n_end)
+                LOAD_TILED(k_s + buf, BLOCK_N, K_NEXT, skv - n1);
         }
         ASYNC_COMMIT();
 
@@ -318,7 +368,7 @@ UNROLL
         WGMMA_FENCE();
 UNROLL
         for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
-            const ulong dv = wg_desc(v_s + 16 * kk * HEAD_DIM, 16 * HEAD_DIM, 128);
+            const ulong dv = wg_desc(vt + 16 * kk * HEAD_DIM, 16 * HEAD_DIM, 128);
             WG_RS_O(o, pa[kk], dv, 1);
         }
         WGMMA_COMMIT();
@@ -326,7 +376,10 @@ UNROLL
         FENCE_OPERANDS(o, NO); /* (no use of O above the wait) */
 #else
         for (int kk = 0; kk < BLOCK_N / 16; ++kk)
-            wg_pv_emu(o, p_s, 64 * wgi, v_s, 16 * kk, wt);
+            wg_pv_emu(o, p_s, 64 * wgi, vt, 16 * kk, wt);
+#endif
+#if KV_STAGES == 2
+        buf ^= KVT;
 #endif
     }
     ASYNC_WAIT0(); /* (no keys: Q's copies, never read, landed before the work-group ends) */

@@ -137,9 +137,9 @@ static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c,
  * (-DFCL_SM90A=1: src/program.c), emulated (mma 4) it is not. */
 static void flash_wgmma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s%s%s",
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 64, c->mma == 3, c->mma == 3,
-             c->mma == 3 ? " -DFCL_SM90A=1" : "",
+             c->mma == 3 ? " -DFCL_SM90A=1" : "", c->v_chunk == 2 * c->block_n ? " -DKV_STAGES=2" : "",
              p->causal || p->window ? (p->alignment == FLASHCL_ALIGN_TOP_LEFT ? " -DHAS_WINDOW=1 -DTOP_LEFT=1" : " -DHAS_WINDOW=1") : "",
              fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
 }

@@ -110,11 +110,11 @@ static uint64_t mma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t
     return (k_rows * lds + kv * ldv) * 2 + (emulated ? (uint64_t)(bm / (16 * (mt > 1 ? mt : 1))) * 32 * 8 * 4 : 0);
 }
 
-/* cl/flash_wgmma.cl's layout comment: Q's block, a K and a V tile of 16-bit elements; emulated also P's
- * tile and the exchange area (8 uints a lane). */
-static uint64_t wgmma_bytes(int32_t d, int32_t bm, int32_t bn, int emulated)
+/* cl/flash_wgmma.cl's layout comment: Q's block, `stages` K and V tiles of 16-bit elements; emulated also
+ * P's tile and the exchange area (8 uints a lane). */
+static uint64_t wgmma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t stages, int emulated)
 {
-    return ((uint64_t)bm + 2 * (uint64_t)bn) * (uint64_t)d * 2 +
+    return ((uint64_t)bm + 2 * (uint64_t)stages * (uint64_t)bn) * (uint64_t)d * 2 +
            (emulated ? (uint64_t)bm * (uint64_t)bn * 2 + (uint64_t)(bm / 16) * 32 * 8 * 4 : 0);
 }
 
@@ -150,7 +150,7 @@ static uint64_t config_local_bytes(int32_t head_dim, int32_t dv, const flashcl_c
         c->v_chunk < 1)
         return 0;
     if (c->mma >= 3)
-        return c->block_m % 64 ? 0 : wgmma_bytes(head_dim, c->block_m, c->block_n, c->mma == 4);
+        return c->block_m % 64 ? 0 : wgmma_bytes(head_dim, c->block_m, c->block_n, mma_stages(c), c->mma == 4);
     if (c->mma)
         return mma_bytes(head_dim, dv, c->block_m, c->block_n, mma_tiles_per_warp(c), mma_stages(c), c->mma == 2);
     return flash_floats(head_dim, dv, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
@@ -667,15 +667,15 @@ static int choose_wgmma(const flashcl_device_profile *pr, const fcl_choice *ch, 
     const int emulated = pr->matrix_units < 2;
     const uint64_t limit = ch->local_mem;
     int32_t wgs = p->seq_q > 64 && ch->work_group >= 256 ? 2 : 1, bn = p->head_dim > 128 ? 64 : 128;
-    while (wgmma_bytes(p->head_dim, 64 * wgs, bn, emulated) > limit && (bn > 64 || wgs > 1)) {
+    while (wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated) > limit && (bn > 64 || wgs > 1)) {
         if (bn > 64)
             bn = 64;
         else
             wgs = 1;
     }
-    if (wgmma_bytes(p->head_dim, 64 * wgs, bn, emulated) > limit || ch->work_group < (size_t)(128 * wgs)) {
+    if (wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated) > limit || ch->work_group < (size_t)(128 * wgs)) {
         snprintf(why, why_len, "needs %llu B of local memory, 128 work-items",
-                 (unsigned long long)wgmma_bytes(p->head_dim, 64 * wgs, bn, emulated));
+                 (unsigned long long)wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated));
         return 0;
     }
     memset(cfg, 0, sizeof *cfg);
@@ -997,9 +997,49 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
         ch = &whole;
         c = *ch->override;
         c.decode = 0; /* never the decode kernels */
-        validate_or_return(ctx, c.mma >= 0 && c.mma <= 2, FLASHCL_INVALID_ARGUMENT,
-                           "the context's override config: mma = %d; overrides set the portable kernel's tiles (0) or "
-                           "flash_mma's (1, 2), not flash_wgmma's (FLASHCL_PATH_WGMMA chooses those)", (int)c.mma);
+        validate_or_return(ctx, c.mma >= 0 && c.mma <= 4, FLASHCL_INVALID_ARGUMENT,
+                           "the context's override config: mma = %d; 0 (the portable kernel's tiles), 1 or 2 "
+                           "(flash_mma's), 3 or 4 (flash_wgmma's)", (int)c.mma);
+        if (c.mma >= 3) { /* flash_wgmma: 64 or 128 rows, 64- or 128-key tiles, one or two K/V stages */
+            char no[112];
+            validate_or_return(ctx, wgmma_suits(p, no, sizeof no), FLASHCL_INVALID_ARGUMENT,
+                               "the context's override config asks for flash_wgmma, which does not take this "
+                               "problem: %s", no);
+            const int emulated = pr->matrix_units < 2;
+            const int32_t stages = mma_stages(&c);
+            validate_or_return(ctx,
+                               (c.block_m == 64 || c.block_m == 128) && (c.block_n == 64 || c.block_n == 128) &&
+                                   (size_t)(2 * c.block_m) <= ch->work_group,
+                               FLASHCL_INVALID_ARGUMENT,
+                               "the context's override config: flash_wgmma takes block_m 64 or 128 and block_n 64 or "
+                               "128 (got %d, %d), and 2 x block_m work-items (at most %zu)",
+                               (int)c.block_m, (int)c.block_n, ch->work_group);
+            const uint64_t bytes = wgmma_bytes(p->head_dim, c.block_m, c.block_n, stages, emulated);
+            validate_or_return(ctx, bytes <= ch->local_mem, FLASHCL_INVALID_ARGUMENT,
+                               "the context's override config: flash_wgmma's tiles %dx%d need %llu B of local memory, "
+                               "the limit is %llu B", (int)c.block_m, (int)c.block_n, (unsigned long long)bytes,
+                               (unsigned long long)ch->local_mem);
+            const int32_t bm = c.block_m, bn = c.block_n;
+            memset(&c, 0, sizeof c);
+            c.mma = emulated ? 4 : 3;
+            c.block_m = bm;
+            c.block_n = bn;
+            c.threads_per_row = 4;
+            c.rows_per_item = 2;
+            c.d_chunk = p->head_dim;
+            c.v_chunk = stages * bn;
+            snprintf(c.reason, sizeof c.reason, "%d warpgroups x 64 rows, %d-key tiles%s: set by flashcl_context_override_config",
+                     (int)(bm / 64), (int)bn, stages == 2 ? " in two stages" : "");
+            validate_or_return(ctx,
+                               finish_flash(pr, p, ch, &c, "override", NULL,
+                                            emulated ? "warpgroup kernel, emulated: tiles set by flashcl_context_override_config"
+                                                     : "warpgroup MMA (sm_90a): tiles set by flashcl_context_override_config",
+                                            why, sizeof why),
+                               FLASHCL_INVALID_ARGUMENT, "the context's override config does not fit this problem: %s",
+                               why);
+            *config = c;
+            return FLASHCL_SUCCESS;
+        }
         if (c.mma) {
             validate_or_return(ctx, mma_allowed(pr, ch, p, path_reason, sizeof path_reason), FLASHCL_INVALID_ARGUMENT,
                                "the context's override config asks for the matrix-unit kernel, which does not take "

@@ -408,13 +408,19 @@ START_TEST(test_wgmma_fits)
                (unsigned long long)c.local_mem_bytes, (unsigned long long)ki.local_mem_bytes);
     }
     flashcl_plan_destroy(&plan);
-    /* an override cannot set flash_wgmma's tiles: refused, nothing built */
+    /* an override of flash_wgmma's tiles that it does not have (96 rows; mma 5): refused, nothing built */
     flashcl_config o = c;
     o.mma = 3 + _i;
+    o.block_m = 96;
+    o.block_n = 64;
     ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
     ck_assert_ptr_null(plan);
-    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "not flash_wgmma's"));
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "flash_wgmma takes block_m 64 or 128"));
+    o.mma = 5;
+    ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "mma = 5"));
     flashcl_context_destroy(&ctx);
 }
 END_TEST

@@ -96,7 +96,8 @@ int main(int argc, char **argv)
         const double flops = 4.0 * p.batch * p.heads_q * (double)n * n * d / (p.causal ? 2 : 1);
         for (size_t t = 0; t < n_tiles; ++t) {
             flashcl_config o = {0};
-            o.mma = !f32;
+            /* MMA_WGMMA=1: flash_wgmma's tiles (block_m 64 or 128, block_n 64 or 128, S stages) */
+            o.mma = f32 ? 0 : getenv("MMA_WGMMA") && atoi(getenv("MMA_WGMMA")) ? 3 : 1;
             o.block_m = tiles[t][0];
             o.block_n = tiles[t][1];
             o.rows_per_item = tiles[t][2];

@@ -24,6 +24,13 @@ for d in 128 64 256; do
     echo "== bench $p d=$d rc $?"; grep -E "^[0-9]" $R/bench_${p}_$d.txt | cut -c1-100
   done
 done
+gcc -O2 -Iinclude docs/gpu-runs/mma-tiles/mma_tiles.c -o /tmp/mma_tiles -Lbuild-gpu -lflashcl -lOpenCL -lm -w
+export LD_LIBRARY_PATH=$PWD/build-gpu:$LD_LIBRARY_PATH
+for d in 128 64 256; do  # flash_wgmma's tiles and K/V stages (overrides), normal data, N=4096
+  MMA_WGMMA=1 MMA_DATA=normal MMA_N=4096 MMA_TILES="128x128/2/1,128x128/2/2,128x64/2/1,128x64/2/2,64x128/2/1,64x128/2/2" \
+    timeout 100 /tmp/mma_tiles $d > $R/wg_tiles_$d.txt 2>&1
+  echo "== wgmma tiles d=$d rc $?"; cut -c1-170 $R/wg_tiles_$d.txt
+done
 timeout 150 /opt/torch/.venv/bin/python bench/anchors/sdpa_prefill.py flash,cudnn 128,64,256 > $R/sdpa.jsonl 2> $R/sdpa.log
 python3 -c "
 import json
