@@ -205,8 +205,9 @@ void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t
 /* The local memory tiles may use: min(the device's, 64 KiB, the cap when nonzero); on a GPU whose
  * static arrays may take more (profile.local_mem_static), up to that or half a compute unit's. */
 uint64_t fcl_local_mem_budget(const flashcl_device_profile *pr, uint64_t cap);
-/* The most local memory one work-group may take at all, under cap (0: none): the budget, or on a GPU
- * whose static arrays reach past the reported size the whole static size (an override's limit). */
+/* The most local memory one work-group may take at all, under cap (0: none), an override's limit: on a
+ * GPU whose static arrays reach past the reported size the whole static size, on a CPU the reported
+ * size; else the budget. */
 uint64_t fcl_local_mem_max(const flashcl_device_profile *pr, uint64_t cap);
 /* Work-groups of `local_bytes` each that a compute unit's local memory holds (0 on CPUs). */
 uint32_t fcl_groups_per_cu(const flashcl_device_profile *pr, uint64_t local_bytes);

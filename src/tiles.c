@@ -54,8 +54,12 @@ uint64_t fcl_local_mem_budget(const flashcl_device_profile *pr, uint64_t cap)
 
 uint64_t fcl_local_mem_max(const flashcl_device_profile *pr, uint64_t cap)
 {
+    /* a GPU: its static arrays' probed size; a CPU: what it reports (local memory there is ordinary memory:
+     * the chooser's ceiling is about cache misses, which an override may accept, e.g. to run a GPU's tiles
+     * emulated) */
     const uint64_t budget = fcl_local_mem_budget(pr, 0);
-    const uint64_t most = !pr->is_cpu && pr->local_mem_static > budget ? pr->local_mem_static : budget;
+    const uint64_t dev = pr->is_cpu ? pr->local_mem_size : pr->local_mem_static;
+    const uint64_t most = dev > budget ? dev : budget;
     return cap && cap < most ? cap : most;
 }
 

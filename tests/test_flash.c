@@ -939,6 +939,15 @@ static const case_params wgmma_cases[] = {
      .mma_block_n = 64, .mma_stages = 2, .wgmma_tiles = 1},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 100, .seq_kv = 270, .batch = 1, .heads_kv = 2,
      .path = FLASHCL_PATH_WGMMA, .mma_block_m = 64, .mma_block_n = 128, .wgmma_tiles = 1},
+    /* the GPU's own shapes (the chooser's on the H200), emulated where a CPU's local memory allows them:
+     * d=128 with two warpgroups and 128-key tiles, d=256 with 64-key tiles, two stages at d=128 */
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 2, .seq_q = 200, .seq_kv = 300, .batch = 1, .heads_kv = 1,
+     .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 128, .wgmma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 256, .gqa = 1, .seq_q = 140, .seq_kv = 150, .batch = 1, .heads_kv = 1,
+     .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 64, .wgmma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 130, .seq_kv = 400, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 150, .window_right = 10, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128,
+     .mma_block_n = 128, .mma_stages = 2, .wgmma_tiles = 1},
 };
 #define N_WGMMA_CASES ((int)(sizeof wgmma_cases / sizeof *wgmma_cases))
 
