@@ -138,3 +138,30 @@ inline key_range visible_keys(const int i, const int sq, const int skv, const in
     r.hi = win_right >= 0 ? (int)clamp(pos + win_right + 1, (position)0, (position)skv) : skv;
     return r;
 }
+
+/* The keys a block of query rows q_lo .. q_hi (q_lo < sq, or the block reads none) reads: whole tiles of
+ * block_n keys from `begin` up to `end`, those outside every row's window never loaded; and the keys all its
+ * rows see, inner_lo .. inner_hi (a tile inside needs no mask). (flash_wgmma.cl's; flash_fwd, flash_mma
+ * and flash_decode still write it out: docs/NOTES.md, open measurements.) */
+typedef struct block_keys {
+    int begin, end, inner_lo, inner_hi;
+} block_keys;
+
+inline block_keys block_keys_of(const int q_lo, const int q_hi, const int sq, const int skv, const int win_left,
+                                const int win_right, const int block_n)
+{
+    block_keys k;
+    k.begin = 0;
+    k.end = q_lo < sq ? skv : 0;
+    k.inner_lo = 0;
+    k.inner_hi = skv;
+#if HAS_WINDOW
+    const key_range first_row = visible_keys(q_lo, sq, skv, win_left, win_right);
+    const key_range last_row = visible_keys(q_hi, sq, skv, win_left, win_right);
+    k.begin = first_row.lo / block_n * block_n;
+    k.end = min(k.end, last_row.hi);
+    k.inner_lo = last_row.lo;
+    k.inner_hi = first_row.hi;
+#endif
+    return k;
+}
