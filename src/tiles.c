@@ -966,6 +966,16 @@ static void choose_standard(const flashcl_problem *p, flashcl_config *config)
              "two batched CLBlast SGEMMs around a row softmax, the score matrix in device memory");
 }
 
+/* The choice with all the local memory one work-group may take (local_mem_max), for overrides and
+ * flash_wgmma: the chooser's own budget (two work-groups a compute unit) is its preference, not a limit. */
+static fcl_choice whole_work_group(const fcl_choice *ch)
+{
+    fcl_choice whole = *ch;
+    if (whole.local_mem_max > whole.local_mem)
+        whole.local_mem = whole.local_mem_max;
+    return whole;
+}
+
 flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr, const fcl_choice *ch,
                           const flashcl_problem *p, flashcl_algorithm algorithm, flashcl_config *config)
 {
@@ -995,9 +1005,7 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
     if (ch->override) { /* the portable kernel's tiles, or with mma set the matrix-unit kernel's */
         /* An override may take all the local memory one work-group can have: the budget's two
          * work-groups a compute unit are the chooser's preference, not the device's limit. */
-        fcl_choice whole = *ch;
-        if (whole.local_mem_max > whole.local_mem)
-            whole.local_mem = whole.local_mem_max;
+        const fcl_choice whole = whole_work_group(ch);
         ch = &whole;
         c = *ch->override;
         c.decode = 0; /* never the decode kernels */
@@ -1112,9 +1120,7 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
     /* (decode steps never suit the matrix-unit kernels: the decode chooser's reason stands for them) */
     char wgmma_why[112] = "";
     if (!fcl_is_decode(p) && ch->path == FLASHCL_PATH_WGMMA) {
-        fcl_choice whole = *ch; /* (one work-group may take a compute unit's whole local memory) */
-        if (whole.local_mem_max > whole.local_mem)
-            whole.local_mem = whole.local_mem_max;
+        const fcl_choice whole = whole_work_group(ch);
         if (choose_wgmma(pr, &whole, p, &c, path_reason, sizeof path_reason) &&
             finish_flash(pr, p, &whole, &c, source, ch->shrunk, path_reason, why, sizeof why)) {
             *config = c;
