@@ -46,6 +46,12 @@
 #ifndef KV_STAGES
 #define KV_STAGES 1
 #endif
+#ifndef WG_PIPELINE /* (two K/V stages: the products of one tile beside the softmax of the next) */
+#define WG_PIPELINE (KV_STAGES == 2)
+#endif
+#if WG_PIPELINE && KV_STAGES != 2
+#error "WG_PIPELINE needs KV_STAGES=2"
+#endif
 #if KV_STAGES != 1 && KV_STAGES != 2
 #error "KV_STAGES must be 1 or 2"
 #endif
@@ -78,6 +84,12 @@
 #define WG_SS_S(d, da, db, acc) CAT(WGMMA_SS_, BLOCK_N)(d, da, db, acc)
 /* The accumulators pinned where they are (an empty asm that reads and writes each): the compiler may not
  * move their uses across the wgmma fences and waits, whose asm names no registers. */
+#define FENCE_OPERANDS_U(x, n)                                                                                 \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int f_ = 0; f_ < (n); ++f_)                                                                       \
+            __asm__ volatile("" : "+r"((x)[f_])::"memory");                                                     \
+    } while (0)
 #define FENCE_OPERANDS(x, n)                                                                                   \
     do {                                                                                                       \
         UNROLL                                                                                                 \
@@ -91,6 +103,9 @@
 #define ASYNC_WAIT0()
 #define ASYNC_WAIT(n)
 #define FENCE_PROXY_ASYNC()
+#define WGMMA_COMMIT()
+#define WGMMA_WAIT0()
+#define WGMMA_WAIT1()
 /* S = A * B^T for this work-item's accumulators: A rows a_row0 .. +63 and B rows of tiles C wide, the 16
  * reduced columns from k0 (emulated wgmma, SS form). */
 inline void wg_ss_emu(float *d, const int n, __local const ushort *a, const int a_row0, __local const ushort *b,
@@ -188,6 +203,7 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
 #define K_ROW(r) (K + k_base + (long)(n0 + (r)) * k_ss)
 #define V_ROW(r) (V + v_base + (long)(n0 + (r)) * v_ss)
 #define K_NEXT(r) (K + k_base + (long)(n1 + (r)) * k_ss)
+#define V_NEXT(r) (V + v_base + (long)(nv + (r)) * v_ss)
     LOAD_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
     {
         const int n0 = n_begin;
@@ -195,7 +211,7 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
             LOAD_TILED(k_s, BLOCK_N, K_ROW, skv - n0);
     }
     ASYNC_COMMIT();
-#if KV_STAGES == 2
+#if KV_STAGES == 2 && !WG_PIPELINE
     { /* V(0) and K(1): each step then commits two groups (empty past the keys), so waiting for all but the
        * last two is always the tile wanted: at the step's start K(i) (pending V(i), K(i+1)), before P * V
        * V(i) (pending K(i+1), V(i+1)) */
@@ -209,7 +225,7 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
         ASYNC_COMMIT();
     }
     int buf = 0; /* tile i's K and V buffers: k_s + buf, v_s + buf (0 or KVT) */
-#else
+#elif !WG_PIPELINE
     const int buf = 0;
 #endif
     if (q_sign) {
@@ -226,7 +242,195 @@ UNROLL
         o[e] = 0.0f;
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}; /* rows row0 and row0 + 8 */
     const int row0 = m0 + 64 * wgi + 16 * (warp & 3) + g;
+    float s[NS], alpha[2];
 
+    /* The mask of the S tile of keys n0_ .. (only the tiles that cross a row's window edge or the
+     * sequence's end; unscaled scores), then the online softmax on the work-item's two rows (flash_mma.cl's,
+     * one m tile): s becomes P, unnormalised, and alpha the factor of O's rescale. */
+#if HAS_WINDOW
+#define ROW_KEYS(r) visible_keys(row0 + (r)*8, sq, skv, win_left, win_right)
+#else
+#define ROW_KEYS(r) ((key_range){0, skv})
+#endif
+#define WG_SOFTMAX(n0_)                                                                                        \
+    do {                                                                                                       \
+        const int sm_n0 = (n0_); /* (evaluated before the loops: their counters would capture its names) */    \
+        if (sm_n0 < inner_lo || sm_n0 + BLOCK_N > inner_hi) {                                                  \
+            UNROLL                                                                                             \
+            for (int r = 0; r < 2; ++r) {                                                                      \
+                const key_range vis = ROW_KEYS(r);                                                             \
+                UNROLL                                                                                         \
+                for (int j = 0; j < BLOCK_N / 8; ++j)                                                          \
+                    UNROLL                                                                                     \
+                    for (int e = 0; e < 2; ++e) {                                                              \
+                        const int key = sm_n0 + 8 * j + 2 * t + e;                                             \
+                        if (key < vis.lo || key >= vis.hi)                                                     \
+                            s[4 * j + 2 * r + e] = -INFINITY;                                                  \
+                    }                                                                                          \
+            }                                                                                                  \
+        }                                                                                                      \
+        UNROLL                                                                                                 \
+        for (int r = 0; r < 2; ++r) {                                                                          \
+            float mx = m_run[r];                                                                               \
+            UNROLL                                                                                             \
+            for (int j = 0; j < BLOCK_N / 8; ++j)                                                              \
+                mx = mma_max_nan(mx, mma_max_nan(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));                    \
+            mx = mma_max_nan(mx, SHFL_XOR(mx, 1));                                                             \
+            mx = mma_max_nan(mx, SHFL_XOR(mx, 2));                                                             \
+            const float m_scaled = mx == -INFINITY ? 0.0f : mx * scale_abs;                                    \
+            alpha[r] = mma_exp2(fma(m_run[r], scale_abs, -m_scaled));                                          \
+            float psum = 0.0f;                                                                                 \
+            UNROLL                                                                                             \
+            for (int j = 0; j < BLOCK_N / 8; ++j) {                                                            \
+                const float p0 = mma_exp2(fma(s[4 * j + 2 * r], scale_abs, -m_scaled));                        \
+                const float p1 = mma_exp2(fma(s[4 * j + 2 * r + 1], scale_abs, -m_scaled));                    \
+                s[4 * j + 2 * r] = p0;                                                                         \
+                s[4 * j + 2 * r + 1] = p1;                                                                     \
+                psum += p0 + p1;                                                                               \
+            }                                                                                                  \
+            l_run[r] = l_run[r] * alpha[r] + psum;                                                             \
+            m_run[r] = mx;                                                                                     \
+        }                                                                                                      \
+    } while (0)
+#define RESCALE_O()                                                                                            \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int j = 0; j < HEAD_DIM / 8; ++j) {                                                               \
+            o[4 * j] *= alpha[0];                                                                              \
+            o[4 * j + 1] *= alpha[0];                                                                          \
+            o[4 * j + 2] *= alpha[1];                                                                          \
+            o[4 * j + 3] *= alpha[1];                                                                          \
+        }                                                                                                      \
+    } while (0)
+#if FCL_PTX
+    /* P's A fragments: k16 step kk is S's n8 tiles 2kk and 2kk+1, packed to 16-bit pairs */
+    uint pa[BLOCK_N / 16][4];
+#define PACK_P()                                                                                               \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk)                                                              \
+            UNROLL                                                                                             \
+            for (int i = 0; i < 4; ++i)                                                                        \
+                pa[kk][i] = pack2(s[8 * kk + 2 * i], s[8 * kk + 2 * i + 1]);                                   \
+    } while (0)
+/* The issue of S = Q * K^T from the K tile at kt_ (k step ks: core-matrix columns 2ks, 2ks+1, 256 bytes on;
+ * between core matrices 128 bytes along the head dim, 16 * HEAD_DIM bytes along the rows) and of
+ * O += P * V from the V tile at vt_ (V's rows 16kk .. 16kk+15; between core matrices 16 * HEAD_DIM bytes
+ * along the keys, 128 along the head dim), each a batch of its own (not waited for). */
+#define ISSUE_S(kt_)                                                                                           \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int ks = 0; ks < KSTEPS; ++ks) {                                                                  \
+            const ulong dq = wg_desc(q_s + 64 * wgi * HEAD_DIM + 128 * ks, 128, 16 * HEAD_DIM);                \
+            const ulong dk = wg_desc((kt_) + 128 * ks, 128, 16 * HEAD_DIM);                                    \
+            WG_SS_S(s, dq, dk, ks);                                                                            \
+        }                                                                                                      \
+        WGMMA_COMMIT();                                                                                        \
+    } while (0)
+#define ISSUE_PV(vt_)                                                                                          \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk) {                                                            \
+            const ulong dv = wg_desc((vt_) + 16 * kk * HEAD_DIM, 16 * HEAD_DIM, 128);                          \
+            WG_RS_O(o, pa[kk], dv, 1);                                                                         \
+        }                                                                                                      \
+        WGMMA_COMMIT();                                                                                        \
+    } while (0)
+#else
+/* emulated: P through local memory (the same 16-bit values as the registers'), S and P * V computed at once */
+#define PACK_P()                                                                                               \
+    do {                                                                                                       \
+        for (int j = 0; j < BLOCK_N / 8; ++j)                                                                  \
+            for (int r = 0; r < 2; ++r) {                                                                      \
+                const uint pr = pack2(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);                                 \
+                const int row = 64 * wgi + 16 * (warp & 3) + g + 8 * r, col = 8 * j + 2 * t;                   \
+                p_s[TILED(row, col, BLOCK_N)] = (ushort)pr;                                                    \
+                p_s[TILED(row, col + 1, BLOCK_N)] = (ushort)(pr >> 16);                                        \
+            }                                                                                                  \
+    } while (0)
+#define ISSUE_S(kt_)                                                                                           \
+    do {                                                                                                       \
+        for (int ks = 0; ks < KSTEPS; ++ks)                                                                    \
+            wg_ss_emu(s, BLOCK_N, q_s, 64 * wgi, (kt_), 16 * ks, ks, wt);                                      \
+    } while (0)
+#define ISSUE_PV(vt_)                                                                                          \
+    do {                                                                                                       \
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk)                                                              \
+            wg_pv_emu(o, p_s, 64 * wgi, (vt_), 16 * kk, wt);                                                   \
+    } while (0)
+#endif
+
+#if WG_PIPELINE
+    /* Step j issues S(j+1) and P(j) * V(j) together and runs the softmax of S(j+1) while the matrix units
+     * work on P(j) * V(j); O is rescaled (alpha of tile j+1) once that product is done. S(0) comes before
+     * the loop and the last tile's P * V after it, so that no product is issued or waited for under a
+     * condition (ptxas serializes every wgmma of a kernel whose accumulators might be in flight where other
+     * instructions read them). Copies: at step j's start K(j+1) and V(j) have landed (issued one step
+     * before); K(j+2) then goes into K(j)'s buffer (S(j) done everywhere: the barrier) and V(j+1) into
+     * V(j-1)'s (P(j-1) * V(j-1) done). One group of copies a step, one barrier a step. */
+    const int tiles = n_begin < n_end ? (n_end - n_begin + BLOCK_N - 1) / BLOCK_N : 0;
+#define STEP_COPIES(j_)                                                                                        \
+    do {                                                                                                       \
+        ASYNC_WAIT0();                /* this work-item's copies of K(j+1), V(j) (and Q's) */                  \
+        FENCE_PROXY_ASYNC();          /* ... visible to wgmma */                                               \
+        barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and S(j), P(j-1) * V(j-1) done */                         \
+        const int n1 = n_begin + ((j_) + 2) * BLOCK_N, nv = n_begin + ((j_) + 1) * BLOCK_N;                    \
+        if (n1 < n_end)                                                                                        \
+            LOAD_TILED(k_s + ((j_)&1) * KVT, BLOCK_N, K_NEXT, skv - n1);                                       \
+        if (nv < n_end)                                                                                        \
+            LOAD_TILED(v_s + (((j_) + 1) & 1) * KVT, BLOCK_N, V_NEXT, skv - nv);                               \
+        ASYNC_COMMIT();                                                                                        \
+    } while (0)
+#if FCL_PTX
+/* (P packed and O rescaled before the fence, pinned there: registers a batch reads are written before it
+ * starts, so ptxas needs no warpgroup.arrive of its own between the products) */
+#define BATCH_FENCE()                                                                                          \
+    do {                                                                                                       \
+        FENCE_OPERANDS(o, NO);                                                                                 \
+        FENCE_OPERANDS_U(pa[0], BLOCK_N / 4);                                                                  \
+        WGMMA_FENCE();                                                                                         \
+    } while (0)
+#define PIN_S() FENCE_OPERANDS(s, NS) /* (no read of S above its wait) */
+#define PIN_O() FENCE_OPERANDS(o, NO)
+#define EMU_BARRIER()
+#else
+#define BATCH_FENCE()
+#define PIN_S()
+#define PIN_O()
+/* (emulated: the warp's reads of P(j) done before P(j+1) replaces it) */
+#define EMU_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#endif
+    if (tiles > 0) { /* S(0) */
+        STEP_COPIES(-1);
+        BATCH_FENCE();
+        ISSUE_S(k_s);
+        WGMMA_WAIT0();
+        PIN_S();
+        WG_SOFTMAX(n_begin);
+        PACK_P(); /* (O is zero: no rescale) */
+    }
+    for (int j = 0; j + 1 < tiles; ++j) {
+        STEP_COPIES(j);
+        BATCH_FENCE();
+        ISSUE_S(k_s + ((j + 1) & 1) * KVT);
+        ISSUE_PV(v_s + (j & 1) * KVT);
+        WGMMA_WAIT1(); /* S(j+1) done, P(j) * V(j) may still run */
+        PIN_S();
+        WG_SOFTMAX(n_begin + (j + 1) * BLOCK_N);
+        WGMMA_WAIT0();
+        PIN_O();
+        RESCALE_O();
+        EMU_BARRIER();
+        PACK_P();
+    }
+    if (tiles > 0) { /* the last tile's P * V */
+        STEP_COPIES(tiles - 1);
+        BATCH_FENCE();
+        ISSUE_PV(v_s + ((tiles - 1) & 1) * KVT);
+        WGMMA_WAIT0();
+        PIN_O();
+    }
+#else
     for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
 #if KV_STAGES == 1
         ASYNC_WAIT0();                /* this work-item's copies of K(n0) (and Q's) landed */
@@ -240,7 +444,6 @@ UNROLL
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and P * V of the previous tile is done: its v buffer is free */
         {
             const int nv = n0 + BLOCK_N;
-#define V_NEXT(r) (V + v_base + (long)(nv + (r)) * v_ss)
             if (nv < n_end)
                 LOAD_TILED(v_s + (buf ^ KVT), BLOCK_N, V_NEXT, skv - nv);
         }
@@ -248,77 +451,17 @@ UNROLL
 #endif
         __local const ushort *const kt = k_s + buf, *const vt = v_s + buf;
 
-        /* S = Q * K^T */
-        float s[NS];
+        /* S = Q * K^T, the mask, the softmax, O's rescale */
 #if FCL_PTX
         WGMMA_FENCE();
-UNROLL
-        for (int ks = 0; ks < KSTEPS; ++ks) {
-            /* k step ks: core-matrix columns 2ks, 2ks+1 (256 bytes on); between core matrices 128 bytes
-             * along the head dim, 16 * HEAD_DIM bytes along the rows */
-            const ulong dq = wg_desc(q_s + 64 * wgi * HEAD_DIM + 128 * ks, 128, 16 * HEAD_DIM);
-            const ulong dk = wg_desc(kt + 128 * ks, 128, 16 * HEAD_DIM);
-            WG_SS_S(s, dq, dk, ks);
-        }
-        WGMMA_COMMIT();
+#endif
+        ISSUE_S(kt);
         WGMMA_WAIT0();
+#if FCL_PTX
         FENCE_OPERANDS(s, NS); /* (no read of S above the wait) */
-#else
-        for (int ks = 0; ks < KSTEPS; ++ks)
-            wg_ss_emu(s, BLOCK_N, q_s, 64 * wgi, kt, 16 * ks, ks, wt);
 #endif
-
-        /* Mask only the tiles that cross a row's window edge or the sequence's end (unscaled scores). */
-        if (n0 < inner_lo || n0 + BLOCK_N > inner_hi) {
-UNROLL
-            for (int r = 0; r < 2; ++r) {
-#if HAS_WINDOW
-                const key_range vis = visible_keys(row0 + r * 8, sq, skv, win_left, win_right);
-#else
-                const key_range vis = {0, skv};
-#endif
-UNROLL
-                for (int j = 0; j < BLOCK_N / 8; ++j)
-UNROLL
-                    for (int e = 0; e < 2; ++e) {
-                        const int key = n0 + 8 * j + 2 * t + e;
-                        if (key < vis.lo || key >= vis.hi)
-                            s[4 * j + 2 * r + e] = -INFINITY;
-                    }
-            }
-        }
-
-        /* The online softmax on the work-item's two rows (flash_mma.cl's, one m tile). */
-        float alpha[2];
-UNROLL
-        for (int r = 0; r < 2; ++r) {
-            float mx = m_run[r];
-UNROLL
-            for (int j = 0; j < BLOCK_N / 8; ++j)
-                mx = mma_max_nan(mx, mma_max_nan(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
-            mx = mma_max_nan(mx, SHFL_XOR(mx, 1));
-            mx = mma_max_nan(mx, SHFL_XOR(mx, 2));
-            const float m_scaled = mx == -INFINITY ? 0.0f : mx * scale_abs;
-            alpha[r] = mma_exp2(fma(m_run[r], scale_abs, -m_scaled));
-            float psum = 0.0f;
-UNROLL
-            for (int j = 0; j < BLOCK_N / 8; ++j) {
-                const float p0 = mma_exp2(fma(s[4 * j + 2 * r], scale_abs, -m_scaled));
-                const float p1 = mma_exp2(fma(s[4 * j + 2 * r + 1], scale_abs, -m_scaled));
-                s[4 * j + 2 * r] = p0;
-                s[4 * j + 2 * r + 1] = p1;
-                psum += p0 + p1;
-            }
-            l_run[r] = l_run[r] * alpha[r] + psum;
-            m_run[r] = mx;
-        }
-UNROLL
-        for (int j = 0; j < HEAD_DIM / 8; ++j) {
-            o[4 * j] *= alpha[0];
-            o[4 * j + 1] *= alpha[0];
-            o[4 * j + 2] *= alpha[1];
-            o[4 * j + 3] *= alpha[1];
-        }
+        WG_SOFTMAX(n0);
+        RESCALE_O();
 
 #if KV_STAGES == 1
         ASYNC_WAIT0(); /* V(n0) landed */
@@ -326,14 +469,8 @@ UNROLL
         ASYNC_WAIT(2); /* V(n0) landed */
 #endif
         FENCE_PROXY_ASYNC();
-#if !FCL_PTX /* P into local memory for the emulated P * V (the same 16-bit values as the registers') */
-        for (int j = 0; j < BLOCK_N / 8; ++j)
-            for (int r = 0; r < 2; ++r) {
-                const uint pr = pack2(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
-                const int row = 64 * wgi + 16 * (warp & 3) + g + 8 * r, col = 8 * j + 2 * t;
-                p_s[TILED(row, col, BLOCK_N)] = (ushort)pr;
-                p_s[TILED(row, col + 1, BLOCK_N)] = (ushort)(pr >> 16);
-            }
+#if !FCL_PTX
+        PACK_P();
 #endif
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies; and S is done: this k buffer is free */
         {
@@ -343,37 +480,23 @@ UNROLL
         }
         ASYNC_COMMIT();
 
-        /* O += P * V: P's k16 step kk is S's n8 tiles 2kk and 2kk+1; V's rows 16kk .. 16kk+15 (between
-         * core matrices: 16 * HEAD_DIM bytes along the keys, 128 along the head dim) */
+        /* O += P * V */
 #if FCL_PTX
-        /* (every A fragment packed, and O rescaled, before the fence: registers a batch reads are written
-         * before it starts, so ptxas needs no warpgroup.arrive of its own between the products) */
-        uint pa[BLOCK_N / 16][4];
-UNROLL
-        for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
-            pa[kk][0] = pack2(s[8 * kk], s[8 * kk + 1]);
-            pa[kk][1] = pack2(s[8 * kk + 2], s[8 * kk + 3]);
-            pa[kk][2] = pack2(s[8 * kk + 4], s[8 * kk + 5]);
-            pa[kk][3] = pack2(s[8 * kk + 6], s[8 * kk + 7]);
-        }
+        PACK_P();
         FENCE_OPERANDS(o, NO);
+        FENCE_OPERANDS_U(pa[0], BLOCK_N / 4);
         WGMMA_FENCE();
-UNROLL
-        for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
-            const ulong dv = wg_desc(vt + 16 * kk * HEAD_DIM, 16 * HEAD_DIM, 128);
-            WG_RS_O(o, pa[kk], dv, 1);
-        }
-        WGMMA_COMMIT();
+#endif
+        ISSUE_PV(vt);
         WGMMA_WAIT0();
+#if FCL_PTX
         FENCE_OPERANDS(o, NO); /* (no use of O above the wait) */
-#else
-        for (int kk = 0; kk < BLOCK_N / 16; ++kk)
-            wg_pv_emu(o, p_s, 64 * wgi, vt, 16 * kk, wt);
 #endif
 #if KV_STAGES == 2
         buf ^= KVT;
 #endif
     }
+#endif
     ASYNC_WAIT0(); /* (no keys: Q's copies, never read, landed before the work-group ends) */
 
     /* The row sums over the 4 lanes of each row; normalise and store. */

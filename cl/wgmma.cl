@@ -21,6 +21,8 @@
 #define WGMMA_FENCE() __asm__ volatile("//SM90A wgmma.fence.sync.aligned;" ::: "memory")
 #define WGMMA_COMMIT() __asm__ volatile("//SM90A wgmma.commit_group.sync.aligned;" ::: "memory")
 #define WGMMA_WAIT0() __asm__ volatile("//SM90A wgmma.wait_group.sync.aligned 0;" ::: "memory")
+/* every batch but the one committed last done */
+#define WGMMA_WAIT1() __asm__ volatile("//SM90A wgmma.wait_group.sync.aligned 1;" ::: "memory")
 /* local memory written by the work-items' own stores (or cp.async), made visible to wgmma's reads */
 #define FENCE_PROXY_ASYNC() __asm__ volatile("//SM90A fence.proxy.async.shared::cta;" ::: "memory")
 /* A local-memory matrix descriptor, no swizzle: the start, the byte step between core matrices along

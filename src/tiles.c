@@ -682,6 +682,8 @@ static int choose_wgmma(const flashcl_device_profile *pr, const fcl_choice *ch, 
                  (unsigned long long)wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated));
         return 0;
     }
+    /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
+    const int32_t stages = wgmma_bytes(p->head_dim, 64 * wgs, bn, 2, emulated) <= limit ? 2 : 1;
     memset(cfg, 0, sizeof *cfg);
     cfg->mma = emulated ? 4 : 3;
     cfg->block_m = 64 * wgs;
@@ -689,10 +691,10 @@ static int choose_wgmma(const flashcl_device_profile *pr, const fcl_choice *ch, 
     cfg->threads_per_row = 4;
     cfg->rows_per_item = 2;
     cfg->d_chunk = p->head_dim;
-    cfg->v_chunk = bn;
+    cfg->v_chunk = stages * bn;
     snprintf(cfg->reason, sizeof cfg->reason,
-             "%d warpgroups x 64 query rows, Q and %d-key K/V tiles in local memory (wgmma descriptors)", (int)wgs,
-             (int)bn);
+             "%d warpgroups x 64 query rows, Q and %s%d-key K/V tiles in local memory (wgmma descriptors)", (int)wgs,
+             stages == 2 ? "two stages of " : "", (int)bn);
     snprintf(why, why_len, "%s",
              emulated ? "warpgroup kernel, emulated (FLASHCL_PATH=wgmma on a device without sm_90a programs)"
                       : "warpgroup MMA: wgmma.mma_async through PTX finished for sm_90a, fp32 accumulation");

@@ -334,7 +334,8 @@ START_TEST(test_wgmma_path)
         ck_assert_int_eq(c.block_m, want[i].bm);
         ck_assert_int_eq(c.block_n, want[i].bn);
         ck_assert_int_eq(c.work_group_size, 2 * want[i].bm); /* 128 work-items a warpgroup of 64 rows */
-        ck_assert_uint_eq(c.local_mem_bytes, (uint64_t)(want[i].bm + 2 * want[i].bn) * want[i].d * 2);
+        ck_assert_int_eq(c.v_chunk, 2 * want[i].bn); /* two K/V stages (the pipelined loop): they fit 227 KiB */
+        ck_assert_uint_eq(c.local_mem_bytes, (uint64_t)(want[i].bm + 4 * want[i].bn) * want[i].d * 2);
         ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(want[i].d, &c));
         ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_static);
         ck_assert_ptr_nonnull(strstr(c.path_reason, "sm_90a"));
