@@ -141,7 +141,9 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
  * neighbouring core matrices (512 contiguous bytes) in local memory. Rows at or past `limit` are zeros. */
 #define LOAD_TILED(dst, ROWS, ROW_PTR, limit)                                                                  \
     do {                                                                                                       \
-        for (int i_ = tid; i_ < (ROWS)*CPR; i_ += WG_SIZE) {                                                   \
+        UNROLL                                                                                                 \
+        for (int it_ = 0; it_ < (ROWS)*CPR / WG_SIZE; ++it_) { /* (ROWS * CPR: a multiple of WG_SIZE) */      \
+            const int i_ = tid + it_ * WG_SIZE;                                                                \
             const int r_ = (i_ & 7) + 8 * (i_ / (8 * CPR)), c_ = ((i_ >> 3) % CPR) * 8;                        \
             const bool ok_ = r_ < (limit);                                                                     \
             ASYNC8((dst) + TILED(r_, c_, HEAD_DIM), ROW_PTR(ok_ ? r_ : 0) + c_, ok_);                         \
@@ -369,11 +371,28 @@ UNROLL
      * before); K(j+2) then goes into K(j)'s buffer (S(j) done everywhere: the barrier) and V(j+1) into
      * V(j-1)'s (P(j-1) * V(j-1) done). One group of copies a step, one barrier a step. */
     const int tiles = n_begin < n_end ? (n_end - n_begin + BLOCK_N - 1) / BLOCK_N : 0;
-#define STEP_COPIES(j_)                                                                                        \
+/* (FLASHCL_DEBUG_ABLATE, for measurements only, wrong results: 1 no softmax, 2 no copies in the loop,
+ * 4 no products, 8 no wait or barrier at a step's start) */
+#ifndef FLASHCL_DEBUG_ABLATE
+#define FLASHCL_DEBUG_ABLATE 0
+#endif
+#if FLASHCL_DEBUG_ABLATE & 8
+#define STEP_SYNC()
+#else
+#define STEP_SYNC()                                                                                            \
     do {                                                                                                       \
         ASYNC_WAIT0();                /* this work-item's copies of K(j+1), V(j) (and Q's) */                  \
         FENCE_PROXY_ASYNC();          /* ... visible to wgmma */                                               \
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and S(j), P(j-1) * V(j-1) done */                         \
+    } while (0)
+#endif
+/* K(j+2) into K(j)'s buffer, V(j+1) into V(j-1)'s: issued once the step's products are (their address
+ * arithmetic and issue beside the matrix units' work) */
+#if FLASHCL_DEBUG_ABLATE & 2
+#define STEP_COPIES(j_) ASYNC_COMMIT()
+#else
+#define STEP_COPIES(j_)                                                                                        \
+    do {                                                                                                       \
         const int n1 = n_begin + ((j_) + 2) * BLOCK_N, nv = n_begin + ((j_) + 1) * BLOCK_N;                    \
         if (n1 < n_end)                                                                                        \
             LOAD_TILED(k_s + ((j_)&1) * KVT, BLOCK_N, K_NEXT, skv - n1);                                       \
@@ -381,6 +400,7 @@ UNROLL
             LOAD_TILED(v_s + (((j_) + 1) & 1) * KVT, BLOCK_N, V_NEXT, skv - nv);                               \
         ASYNC_COMMIT();                                                                                        \
     } while (0)
+#endif
 #if FCL_PTX
 /* (P packed and O rescaled before the fence, pinned there: registers a batch reads are written before it
  * starts, so ptxas needs no warpgroup.arrive of its own between the products) */
@@ -400,20 +420,32 @@ UNROLL
 /* (emulated: the warp's reads of P(j) done before P(j+1) replaces it) */
 #define EMU_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #endif
+#if FLASHCL_DEBUG_ABLATE & 4
+#undef ISSUE_S
+#undef ISSUE_PV
+#define ISSUE_S(kt_) WGMMA_COMMIT()
+#define ISSUE_PV(vt_) WGMMA_COMMIT()
+#endif
+#if FLASHCL_DEBUG_ABLATE & 1
+#undef WG_SOFTMAX
+#define WG_SOFTMAX(n0_) (alpha[0] = alpha[1] = 1.0f)
+#endif
     if (tiles > 0) { /* S(0) */
-        STEP_COPIES(-1);
+        STEP_SYNC();
         BATCH_FENCE();
         ISSUE_S(k_s);
+        STEP_COPIES(-1);
         WGMMA_WAIT0();
         PIN_S();
         WG_SOFTMAX(n_begin);
         PACK_P(); /* (O is zero: no rescale) */
     }
     for (int j = 0; j + 1 < tiles; ++j) {
-        STEP_COPIES(j);
+        STEP_SYNC();
         BATCH_FENCE();
         ISSUE_S(k_s + ((j + 1) & 1) * KVT);
         ISSUE_PV(v_s + (j & 1) * KVT);
+        STEP_COPIES(j);
         WGMMA_WAIT1(); /* S(j+1) done, P(j) * V(j) may still run */
         PIN_S();
         WG_SOFTMAX(n_begin + (j + 1) * BLOCK_N);
@@ -424,7 +456,7 @@ UNROLL
         PACK_P();
     }
     if (tiles > 0) { /* the last tile's P * V */
-        STEP_COPIES(tiles - 1);
+        STEP_SYNC();
         BATCH_FENCE();
         ISSUE_PV(v_s + ((tiles - 1) & 1) * KVT);
         WGMMA_WAIT0();
