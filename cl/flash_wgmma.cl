@@ -72,8 +72,16 @@
 #define CAT(a, b) CAT_(a, b)
 
 #if FCL_PTX
+#ifndef COPY_CA /* 1: the copies through L1 (cp.async.ca), 0: L2 only (.cg) */
+#define COPY_CA 0
+#endif
+#if COPY_CA
+#define COPY_OP "cp.async.ca.shared.global"
+#else
+#define COPY_OP "cp.async.cg.shared.global"
+#endif
 #define ASYNC8(dst, src, ok)                                                                                   \
-    __asm__ volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)(dst)),              \
+    __asm__ volatile(COPY_OP " [%0], [%1], 16, %2;" ::"r"((uint)(size_t)(dst)),                                \
                      "l"((ulong)(size_t)(src)), "r"((ok) ? 16 : 0)                                             \
                      : "memory")
 #define ASYNC_COMMIT() __asm__ volatile("cp.async.commit_group;" ::: "memory")
@@ -136,15 +144,26 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 }
 #endif
 
-/* A tile of ROWS rows of K or V (keys from n0) or of Q into local memory, TILED: chunk i of the work-item's
- * share is row (i % 8) + 8 * (i / (8 * CPR)), columns 8 * ((i / 8) % CPR): a warp's 32 chunks fill four
- * neighbouring core matrices (512 contiguous bytes) in local memory. Rows at or past `limit` are zeros. */
+/* A tile of ROWS rows of K or V (keys from n0) or of Q into local memory, TILED. Chunk i (16 bytes) of a
+ * tile: a warp's 32 consecutive chunks cover COPY_SEG chunks of each of 32 / COPY_SEG neighbouring rows;
+ * COPY_SEG 4 (64 bytes of a row: the warp fills four neighbouring core matrices, 512 contiguous bytes in
+ * local memory, no bank conflict) or 8 and 16 (whole 128-byte lines of a row from global memory; the
+ * warp's stores then meet COPY_SEG core matrices at the same banks). Rows at or past `limit` are zeros. */
+#ifndef COPY_SEG
+#define COPY_SEG 4
+#endif
+#if COPY_SEG != 4 && COPY_SEG != 8 && COPY_SEG != 16
+#error "COPY_SEG must be 4, 8 or 16"
+#endif
+#define SEG (COPY_SEG < CPR ? COPY_SEG : CPR) /* (a whole row at d=64) */
+#define CHUNK_ROW(i) ((32 / SEG) * (((i) >> 5) / (CPR / SEG)) + ((i) / SEG) % (32 / SEG))
+#define CHUNK_COL(i) (8 * (SEG * (((i) >> 5) % (CPR / SEG)) + (i) % SEG))
 #define LOAD_TILED(dst, ROWS, ROW_PTR, limit)                                                                  \
     do {                                                                                                       \
         UNROLL                                                                                                 \
         for (int it_ = 0; it_ < (ROWS)*CPR / WG_SIZE; ++it_) { /* (ROWS * CPR: a multiple of WG_SIZE) */      \
             const int i_ = tid + it_ * WG_SIZE;                                                                \
-            const int r_ = (i_ & 7) + 8 * (i_ / (8 * CPR)), c_ = ((i_ >> 3) % CPR) * 8;                        \
+            const int r_ = CHUNK_ROW(i_), c_ = CHUNK_COL(i_);                                                  \
             const bool ok_ = r_ < (limit);                                                                     \
             ASYNC8((dst) + TILED(r_, c_, HEAD_DIM), ROW_PTR(ok_ ? r_ : 0) + c_, ok_);                         \
         }                                                                                                      \
@@ -232,10 +251,8 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
 #endif
     if (q_sign) {
         ASYNC_WAIT0();
-        for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) {
-            const int r = (i & 7) + 8 * (i / (8 * CPR)), c = ((i >> 3) % CPR) * 8;
-            *(__local uint4 *)(q_s + TILED(r, c, HEAD_DIM)) ^= q_sign;
-        }
+        for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) /* (the chunks this work-item copied) */
+            *(__local uint4 *)(q_s + TILED(CHUNK_ROW(i), CHUNK_COL(i), HEAD_DIM)) ^= q_sign;
     }
 
     float o[NO];
