@@ -72,8 +72,8 @@
 #define CAT(a, b) CAT_(a, b)
 
 #if FCL_PTX
-#ifndef COPY_CA /* 1: the copies through L1 (cp.async.ca), 0: L2 only (.cg) */
-#define COPY_CA 0
+#ifndef COPY_CA /* 1: the copies through L1 (cp.async.ca), 0: L2 only (.cg); NOTES, wgmma-8 */
+#define COPY_CA 1
 #endif
 #if COPY_CA
 #define COPY_OP "cp.async.ca.shared.global"
@@ -146,14 +146,15 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 
 /* A tile of ROWS rows of K or V (keys from n0) or of Q into local memory, TILED. Chunk i (16 bytes) of a
  * tile: a warp's 32 consecutive chunks cover COPY_SEG chunks of each of 32 / COPY_SEG neighbouring rows;
- * COPY_SEG 4 (64 bytes of a row: the warp fills four neighbouring core matrices, 512 contiguous bytes in
- * local memory, no bank conflict) or 8 and 16 (whole 128-byte lines of a row from global memory; the
- * warp's stores then meet COPY_SEG core matrices at the same banks). Rows at or past `limit` are zeros. */
+ * COPY_SEG 4 (64 bytes of 8 rows: the warp fills four neighbouring core matrices, 512 contiguous bytes
+ * in local memory, no bank conflict), 2 (32 bytes of 16 rows: two core matrices each of two row groups),
+ * or 8 and 16 (whole 128-byte lines of a row from global memory; the warp's stores then meet COPY_SEG
+ * core matrices at the same banks). Rows at or past `limit` are zeros. */
 #ifndef COPY_SEG
 #define COPY_SEG 4
 #endif
-#if COPY_SEG != 4 && COPY_SEG != 8 && COPY_SEG != 16
-#error "COPY_SEG must be 4, 8 or 16"
+#if COPY_SEG != 2 && COPY_SEG != 4 && COPY_SEG != 8 && COPY_SEG != 16
+#error "COPY_SEG must be 2, 4, 8 or 16"
 #endif
 #define SEG (COPY_SEG < CPR ? COPY_SEG : CPR) /* (a whole row at d=64) */
 #define CHUNK_ROW(i) ((32 / SEG) * (((i) >> 5) / (CPR / SEG)) + ((i) / SEG) % (32 / SEG))

@@ -182,9 +182,10 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
         cl_kernel k = NULL;
         flashcl_status st = fcl_kernel_create(ctx, id, &pl->problem, &pl->config, &k, pl->options, sizeof pl->options);
         if (st != FLASHCL_SUCCESS && id == FCL_K_FLASH_WGMMA) {
-            /* The warpgroup kernel's program (finished for sm_90a) did not build for this problem: the
-             * kernel auto would take, with the reason first (its log is in the context's last error). */
-            choice.path = FLASHCL_PATH_AUTO;
+            /* The warpgroup kernel's program (finished for sm_90a) did not build for this problem: flash_mma
+             * where the device has sm_90a programs (auto would take wgmma again), otherwise what auto takes;
+             * the reason first (its log is in the context's last error). */
+            choice.path = ctx->profile.matrix_units >= 2 ? FLASHCL_PATH_MMA : FLASHCL_PATH_AUTO;
             if (fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &pl->config) != FLASHCL_SUCCESS)
                 return st;
             char both[sizeof pl->config.path_reason];

@@ -651,8 +651,16 @@ static int choose_mma(const flashcl_device_profile *pr, const fcl_choice *ch, co
     return 1;
 }
 
-/* The warpgroup kernel (cl/flash_wgmma.cl) where the path asks for it (FLASHCL_PATH_WGMMA; auto does not
- * take it yet): on a device with sm_90a programs (matrix_units 2), emulated elsewhere. Two warpgroups (128
+/* Whether auto takes the warpgroup kernel: on a device with sm_90a programs (matrix_units 2), for the head
+ * dims where it measured faster than flash_mma on the H200 (docs/NOTES.md, wgmma-9). */
+static int wgmma_auto(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p)
+{
+    return ch->path == FLASHCL_PATH_AUTO && pr->matrix_units >= 2 &&
+           (p->head_dim == 64 || p->head_dim == 128 || p->head_dim == 256);
+}
+
+/* The warpgroup kernel (cl/flash_wgmma.cl) where the path asks for it (FLASHCL_PATH_WGMMA) or auto takes it
+ * (wgmma_auto): on a device with sm_90a programs (matrix_units 2), emulated elsewhere (forced only). Two warpgroups (128
  * query rows) where the queries fill them and local memory allows, 128-key tiles up to d=128 and 64 at
  * d=256 (registers: O's 128 accumulators a work-item there); one work-group may take a compute unit's
  * whole local memory (the chooser's budget is for two). Returns 1 with cfg set, or 0 with the reason. */
@@ -660,7 +668,7 @@ static int choose_wgmma(const flashcl_device_profile *pr, const fcl_choice *ch, 
                         flashcl_config *cfg, char *why, size_t why_len)
 {
     char no[112];
-    if (ch->path != FLASHCL_PATH_WGMMA || ch->portable_why) {
+    if ((ch->path != FLASHCL_PATH_WGMMA && !wgmma_auto(pr, ch, p)) || ch->portable_why) {
         snprintf(why, why_len, "%s", ch->portable_why ? ch->portable_why : "the path is not wgmma");
         return 0;
     }
@@ -1121,14 +1129,15 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
                         flashcl_kv_format_name((flashcl_kv_format)p->kv_format), path_reason);
     /* (decode steps never suit the matrix-unit kernels: the decode chooser's reason stands for them) */
     char wgmma_why[112] = "";
-    if (!fcl_is_decode(p) && ch->path == FLASHCL_PATH_WGMMA) {
+    if (!fcl_is_decode(p) && (ch->path == FLASHCL_PATH_WGMMA || wgmma_auto(pr, ch, p))) {
         const fcl_choice whole = whole_work_group(ch);
         if (choose_wgmma(pr, &whole, p, &c, path_reason, sizeof path_reason) &&
             finish_flash(pr, p, &whole, &c, source, ch->shrunk, path_reason, why, sizeof why)) {
             *config = c;
             return FLASHCL_SUCCESS;
         }
-        snprintf(wgmma_why, sizeof wgmma_why, "%.80s", path_reason);
+        if (ch->path == FLASHCL_PATH_WGMMA) /* (asked for: why not, before the kernel taken instead) */
+            snprintf(wgmma_why, sizeof wgmma_why, "%.80s", path_reason);
     }
     if (!fcl_is_decode(p) && ch->path != FLASHCL_PATH_DECODE &&
         choose_mma(pr, ch, p, &c, path_reason, sizeof path_reason) &&

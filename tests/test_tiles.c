@@ -300,8 +300,9 @@ END_TEST
  * portable kernel (with the reason) for the rest, forced either way by the profile's path. */
 /* FLASHCL_PATH_WGMMA: flash_wgmma on a Hopper profile whose sm_90a probe passed (matrix_units 2), with
  * its tiles and local memory (one work-group may take more than the chooser's two-a-compute-unit budget);
- * emulated on a profile without it; auto never takes it (not yet measured faster); problems it does not
- * take fall back with the reason first; the path's name parses. */
+ * emulated on a profile without it; auto takes it where the probe passed (flash_mma elsewhere, and for the
+ * problems it does not take); forced, problems it does not take fall back with the reason first; the
+ * path's name parses. */
 START_TEST(test_wgmma_path)
 {
     flashcl_device_profile prof = profile_of(&fakes[0]);
@@ -317,7 +318,19 @@ START_TEST(test_wgmma_path)
     p.dtype = FLASHCL_DTYPE_F16;
     flashcl_config c;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_mma"); /* auto */
+    ck_assert_str_eq(c.kernel, "flash_wgmma"); /* auto, where the sm_90a probe passed */
+    ck_assert_int_eq(c.mma, 3);
+    {   /* auto and a problem it does not take: flash_mma, with no "not wgmma" (nothing asked for it) */
+        flashcl_problem q = p;
+        q.head_dim = 96;
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_str_eq(c.kernel, "flash_mma");
+        ck_assert_ptr_null(strstr(c.path_reason, "wgmma"));
+        prof.matrix_units = 1; /* an A100, or a Hopper whose probe failed: flash_mma under auto */
+        ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_str_eq(c.kernel, "flash_mma");
+        prof.matrix_units = 2;
+    }
     policy.path = FLASHCL_PATH_WGMMA;
     const struct {
         int d, seq_q, bm, bn;
