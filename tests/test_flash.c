@@ -1204,6 +1204,16 @@ static const struct {
     {"wgmma", wgmma_cases, N_WGMMA_CASES},
 };
 
+/* Whether `name` is one of the comma-separated names in `list`. */
+static int name_listed(const char *list, const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *c = list; (c = strstr(c, name)); c += n)
+        if ((c == list || c[-1] == ',') && (c[n] == ',' || c[n] == '\0'))
+            return 1;
+    return 0;
+}
+
 /* Whether feature case i belongs to a list named in $FLASHCL_TEST_SKIP_FEATURES ("offsets,align"): a
  * device configuration that tests something else (the GPU limits on PoCL) leaves those lists to the
  * configurations that run them. */
@@ -1213,13 +1223,8 @@ static int feature_skipped(int i)
     if (!skip || !*skip)
         return 0;
     for (size_t l = 0; l < sizeof feature_lists / sizeof *feature_lists; ++l) {
-        if (i < feature_lists[l].n) {
-            const size_t n = strlen(feature_lists[l].name);
-            for (const char *c = skip; (c = strstr(c, feature_lists[l].name)); c += n)
-                if ((c == skip || c[-1] == ',') && (c[n] == ',' || c[n] == '\0'))
-                    return 1;
-            return 0;
-        }
+        if (i < feature_lists[l].n)
+            return name_listed(skip, feature_lists[l].name);
         i -= feature_lists[l].n;
     }
     return 0;
@@ -1254,7 +1259,7 @@ static Suite *make_suite(void)
     TCase *tc = tcase_create("grid");
     tcase_set_timeout(tc, 600);
     const char *only = getenv("FLASHCL_TEST_CASE");
-    /* FLASHCL_TEST_FEATURES=LIST (say "quant" or "decode_mma"): only that list of feature cases, no grid;
+    /* FLASHCL_TEST_FEATURES=LISTS (say "quant" or "decode_mma,quant"): only those lists of feature cases, no grid;
      * "grid": the grid, the strided and the empty-row cases, no feature list */
     const char *features = getenv("FLASHCL_TEST_FEATURES");
     const int grid_only = features && !strcmp(features, "grid");
@@ -1268,7 +1273,7 @@ static Suite *make_suite(void)
     if (features && *features) {
         int base = 0;
         for (size_t l = 0; l < sizeof feature_lists / sizeof *feature_lists; ++l) {
-            if (!strcmp(features, feature_lists[l].name))
+            if (name_listed(features, feature_lists[l].name))
                 for (int i = base; i < base + feature_lists[l].n; ++i)
                     if (!loop_limited(feature_case(i)))
                         tcase_add_loop_test(tc, test_features, i, i + 1);

@@ -56,7 +56,11 @@ static void validated_run(flashcl_context *ctx, const flashcl_problem *p, uint64
 START_TEST(test_real_kernel)
 {
     ck_assert(has_matrix_units(tu_device)); /* main() narrowed the filter to such a device */
-    flashcl_context *ctx = tu_context_create();
+    flashcl_settings st; /* flash_mma asked for (auto takes flash_wgmma where sm_90a programs are proven) */
+    flashcl_settings_default(&st);
+    st.path = FLASHCL_PATH_MMA;
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &st, &ctx), FLASHCL_SUCCESS);
     /* the test compile passed (and on compute capability 9.x, the finished sm_90a probe too) */
     ck_assert_int_eq(flashcl_context_profile(ctx)->matrix_units, flashcl_context_profile(ctx)->nv_cc_major == 9 ? 2 : 1);
     flashcl_context_set_validation(ctx, 1);
@@ -79,7 +83,7 @@ START_TEST(test_real_kernel)
     flashcl_config c;
     flashcl_validation rep;
     validated_run(ctx, &p, 11 + (uint64_t)_i, &c, &rep);
-    ck_assert_msg(c.mma == 1, "auto path took %s: %s", c.kernel, c.path_reason);
+    ck_assert_msg(c.mma == 1, "the mma path took %s: %s", c.kernel, c.path_reason);
     printf("  %s d=%d %s: flash_mma validated on %lld rows, max rel error %.2e\n", flashcl_dtype_name(p.dtype),
            p.head_dim, p.causal ? "causal" : "full", (long long)rep.rows_checked, rep.max_rel_error);
     flashcl_context_destroy(&ctx);
@@ -87,7 +91,8 @@ START_TEST(test_real_kernel)
 END_TEST
 
 /* The public chooser on a profile from flashcl_device_profile_query (no context: its own test
- * compile) picks the matrix-unit kernel for fp16 and gives exactly the configuration a plan runs. */
+ * compile) picks a matrix-unit kernel for fp16 (flash_wgmma where sm_90a programs are proven) and gives
+ * exactly the configuration a plan runs. */
 START_TEST(test_public_chooser_matches_plan)
 {
     flashcl_device_profile pr;
@@ -102,8 +107,9 @@ START_TEST(test_public_chooser_matches_plan)
     p.causal = _i;
     flashcl_config chosen, planned;
     ck_assert_int_eq(flashcl_choose_config(&pr, &p, FLASHCL_ALGO_FLASH, &chosen), FLASHCL_SUCCESS);
-    ck_assert_str_eq(chosen.kernel, "flash_mma");
-    ck_assert_int_eq(chosen.mma, 1);
+    /* auto: the warpgroup kernel where the sm_90a probe passed, flash_mma elsewhere */
+    ck_assert_str_eq(chosen.kernel, pr.matrix_units == 2 ? "flash_wgmma" : "flash_mma");
+    ck_assert_int_eq(chosen.mma, pr.matrix_units == 2 ? 3 : 1);
     flashcl_settings s;
     flashcl_settings_default(&s);
     s.disk_cache = 0;
