@@ -683,6 +683,80 @@ def dimv_section(directory):
     return '\n'.join(out)
 
 
+def wgmma_section(directory):
+    """flash_wgmma (Hopper's warpgroup MMA through sm_90a programs) beside its first loop, flash_mma and
+    PyTorch SDPA (FlashAttention-2, cuDNN), all from one device call (bench/wgmma/: flashcl bench JSON named
+    h200_<variant>_<d>_<dtype>[_causal].json, h200_sdpa.jsonl from bench/anchors/sdpa_prefill.py)."""
+    d = os.path.join(directory, 'wgmma')
+    runs = {os.path.basename(p)[len('h200_'):-len('.json')]: json.load(open(p))
+            for p in sorted(glob.glob(os.path.join(d, 'h200_*.json')))}
+    if not runs:
+        return ''
+    sdpa, torch = {}, None
+    for line in open(os.path.join(d, 'h200_sdpa.jsonl')):
+        if line.strip():
+            r = json.loads(line)
+            if 'torch' in r:
+                torch = r['torch']
+            elif 'tflops' in r:
+                sdpa[(r['backend'], r['dtype'], r['d'], r['n'], r['causal'])] = r['tflops']
+    tdt = {'f16': 'float16', 'bf16': 'bfloat16'}
+    def get(variant, dim, dt, n, causal):
+        run = runs.get(f"{variant}_{dim}_{dt}{'_causal' if causal else ''}")
+        return next((r for r in run['results'] if r.get('ran') and r['seq'] == n), None) if run else None
+    out = ['| target (issue 17; ratios to PyTorch in the same call) | measured (flash_wgmma TFLOP/s / reference) | met |',
+           '|---|---|---|']
+    def target(name, cases, want, backend='flash'):
+        cells, ok = [], True
+        for dim, dt, n, causal in cases:
+            r, t = get('wgmma', dim, dt, n, causal), sdpa.get((backend, tdt[dt] if backend == 'flash' else 'float16', dim, n, causal))
+            if r and t:
+                x = r['tflops'] / t
+                cells.append(f"{dt} d={dim} N={n}{' causal' if causal else ''}: {r['tflops']:.1f} / {t:.1f} = {x:.2f}×")
+                ok = ok and x >= want
+            else:
+                cells.append(f"{dt} d={dim} N={n}: not measured")
+                ok = False
+        out.append(f"| {name} | {'; '.join(cells)} | {'yes' if ok else 'no'} |")
+    target('fp16 and bf16, d=128, N=4096 and 16384: ≥ 1.5× FlashAttention-2',
+           [(128, dt, n, False) for dt in ('f16', 'bf16') for n in (4096, 16384)], 1.5)
+    target('stretch: ≥ cuDNN (fp16)', [(128, 'f16', n, False) for n in (4096, 16384)], 1.0, 'cudnn')
+    target('d=64: ≥ 1.4× FlashAttention-2', [(64, 'f16', n, False) for n in (4096, 16384)], 1.4)
+    target('d=256: ≥ 1.4× FlashAttention-2', [(256, 'f16', n, False) for n in (4096, 16384)], 1.4)
+    c, f = get('wgmma', 128, 'f16', 16384, True), get('wgmma', 128, 'f16', 16384, False)
+    if c and f:
+        x = c['tflops'] / f['tflops']
+        out.append(f"| causal ≥ 0.9× non-causal at N=16384 (fp16, d=128) | {c['tflops']:.1f} / {f['tflops']:.1f} = "
+                   f"{x:.2f}× | {'yes' if x >= 0.9 else 'no'} |")
+    out.append('')
+    out.append('Every shape (TFLOP/s; flashcl: median of 10 profiling events, validated against the naive kernel in the')
+    out.append('same run; the spread is flash_wgmma\'s). B·N = 16384 tokens, hidden 2048 (d=64 H=32, d=128 H=16,')
+    out.append('d=256 H=8).\n')
+    out.append('| dtype | d | mask | N | flash_wgmma ms (min–max) | flash_wgmma | first loop | flash_mma | FlashAttention-2 | '
+               'cuDNN (fp16) | wgmma / FA2 | wgmma / cuDNN |')
+    out.append('|---|---|---|---|---|---|---|---|---|---|---|---|')
+    for dim, dt, causal in ((128, 'f16', False), (128, 'bf16', False), (128, 'f16', True), (64, 'f16', False),
+                            (256, 'f16', False)):
+        for n in (4096, 16384):
+            w, v, m = (get(x, dim, dt, n, causal) for x in ('wgmma', 'nopipe', 'mma'))
+            if not w:
+                continue
+            fa, cu = sdpa.get(('flash', tdt[dt], dim, n, causal)), sdpa.get(('cudnn', 'float16', dim, n, causal))
+            tf = lambda r: f"{r['tflops']:.1f}" if r else '—'
+            out.append(f"| {dt} | {dim} | {'causal' if causal else 'full'} | {n} | {ms(w)} | {w['tflops']:.1f} | {tf(v)} | "
+                       f"{tf(m)} | {fa:.1f} | {cu:.1f} | {w['tflops'] / fa:.2f}× | {w['tflops'] / cu:.2f}× |"
+                       if fa and cu else f"| {dt} | {dim} | {'causal' if causal else 'full'} | {n} | {ms(w)} | "
+                       f"{w['tflops']:.1f} | {tf(v)} | {tf(m)} | — | — | — | — |")
+    assert all(r['kernel'] == ('flash_mma' if k.startswith('mma') else 'flash_wgmma') and r['passed']
+               for k, run in runs.items() for r in run['results'] if r.get('ran'))
+    cmds = sorted({run['command'].split(' --json')[0] for run in runs.values()})
+    out.append(f"\nPyTorch {torch}. Commands: " + '; '.join(f'`{c}`' for c in cmds) + ' — flash_wgmma with '
+               '`FLASHCL_PATH=wgmma` (what auto takes on this device), its first loop with `FLASHCL_BUILD_OPTIONS='
+               '-DWG_PIPELINE=0` as well, flash_mma with `FLASHCL_PATH=mma`. Run: `docs/gpu-runs/wgmma/run7.sh` '
+               '(every column in one device call). Data: `bench/wgmma/`.')
+    return '\n'.join(out)
+
+
 def main():
     directory = sys.argv[1] if len(sys.argv) > 1 else 'bench'
     runs = load(directory)
@@ -700,11 +774,19 @@ def main():
         print('`problem.head_dim_v`: 192-wide queries and keys over 128-wide values, on the matrix-unit kernel, beside')
         print('the same shape with V at 192 and PyTorch SDPA in the same device call (engine-4 in `docs/NOTES.md`).\n')
         print(dvs + '\n')
+    wg = wgmma_section(directory)
+    if wg:
+        print('## Hopper\'s warpgroup MMA (flash_wgmma) on the H200 against PyTorch, one session\n')
+        print('fp16/bf16 at head dims 64, 128 and 256 on devices whose sm_90a probe passed (auto takes it there;')
+        print('`flashcl tiles` says so): wgmma from OpenCL C through PTX finished for sm_90a, two warpgroups of 64')
+        print('query rows, K/V by cp.async through L1 in two stages, the softmax of one tile beside the products of')
+        print('the last (wgmma-9 in `docs/NOTES.md`, with every step\'s prediction and result and what limits it).\n')
+        print(wg + '\n')
     pf = prefill_section(directory)
     if pf:
         print('## Prefill on the H200 against PyTorch, one session\n')
-        print('The matrix-unit kernel (fp16, bf16) and the portable kernel (fp32) with the tiles the chooser takes')
-        print('today, beside PyTorch SDPA measured in the same device call (prefill-15). What each change moved, what')
+        print('The matrix-unit kernel (fp16, bf16; since wgmma-9 auto takes flash_wgmma on Hopper, above) and the')
+        print('portable kernel (fp32) beside PyTorch SDPA measured in the same device call (prefill-15). What each change moved, what')
         print('limits the figures that miss their target and what was tried: `docs/NOTES.md` (2026-12-01, second,')
         print('third and fifth sessions).')
         print('The sections after this one are the project\'s earlier measurements.\n')
