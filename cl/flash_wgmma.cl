@@ -1,21 +1,26 @@
 /*
  * flash_wgmma.cl: the FlashAttention forward kernel on Hopper's warpgroup matrix instructions (wgmma,
  * compute capability 9.0a), from OpenCL C through the program builder's sm_90a finishing step (cl/wgmma.cl,
- * src/program.c). fp16 or bf16 Q, K, V, fp32 accumulation. First version: no warp specialization.
+ * src/program.c). fp16 or bf16 Q, K, V, fp32 accumulation. No warp specialization yet (docs/NOTES.md).
  *
  * A work-group is WARPGROUPS warpgroups of 128 work-items; warpgroup i owns query rows 64i .. 64i+63 of the
  * block (BLOCK_M = 64 * WARPGROUPS) and keeps in registers the scores S of a BLOCK_N-key tile (BLOCK_N/2
  * fp32 accumulators a work-item) and the output O (HEAD_DIM/2), in the m64nNk16 accumulator layout: warp w
  * of the warpgroup, lane l: rows 16w + l/4 and +8, columns 8j + 2(l%4) and +1 (mma.sync's m16n8 C layout
- * for each warp). Q's block, one K tile and one V tile sit in local memory in core-matrix tiles
- * (TILED: 8 x 8 blocks of eight 16-byte rows), the layout wgmma's descriptors read without a swizzle.
+ * for each warp). Q's block and the K and V tiles sit in local memory in core-matrix tiles (TILED: 8 x 8
+ * blocks of eight 16-byte rows), the layout wgmma's descriptors read without a swizzle.
  *   S = Q * K^T   wgmma m64n(BLOCK_N)k16, A = Q and B = K from local memory (HEAD_DIM/16 k steps)
  *   O += P * V    wgmma m64n(HEAD_DIM)k16, A = P from registers (the S accumulators of two neighbouring
  *                 n8 tiles, packed to 16-bit pairs, are the A fragment of one k16 step, as in flash_mma),
  *                 B = V from local memory read transposed (V's rows: a key's columns contiguous)
- * K and V tiles arrive by cp.async (16-byte rows): V's during S and the softmax, the next K tile's during
- * P * V; each read by wgmma after its copies landed, a proxy fence (local memory written by the work-items
+ * K and V tiles arrive by cp.async (16-byte pieces, through L1: COPY_CA), issued by every work-item; each
+ * tile is read by wgmma after its copies landed, a proxy fence (local memory written by the work-items
  * made visible to wgmma's reads) and a barrier.
+ * KV_STAGES=2 (the chooser's choice where it fits): two K and two V buffers and the pipelined loop
+ * (WG_PIPELINE): step j issues S(j+1) and P(j) * V(j) as two batches and runs the softmax of S(j+1) while
+ * the matrix units work on P(j) * V(j), then issues the copies of K(j+2) and V(j+1); one barrier a step.
+ * KV_STAGES=1: one buffer each, each tile's products waited for at once (V's copies during S and the
+ * softmax, the next K tile's during P * V).
  *
  * Semantics as flash_mma.cl's (the same parts: geometry.cl's visible keys, HAS_WINDOW for causal or a
  * sliding window, softmax.cl's rules): tiles outside a window never loaded, GQA, LSE in natural log, a NaN
@@ -24,9 +29,9 @@
  * dim 64, 128 or 256 with aligned rows and none of the other features (src/tiles.c, wgmma_suits).
  *
  * FCL_PTX=0 emulates each instruction from the same local-memory tiles (P through local memory), so that
- * PoCL and rusticl test the indexing, masks and softmax in CI; every barrier is reached by all work-items.
- * KV_STAGES=2: K and V tiles in two buffers each, each loaded a whole tile ahead (flash_mma.cl's scheme):
- * V(i+1) at the start of tile i, K(i+2) once S(i) is done.
+ * PoCL and rusticl test the indexing, masks and softmax of both loops in CI; every barrier is reached by
+ * all work-items. Measurement switches (docs/NOTES.md, wgmma-7..9): COPY_SEG and COPY_CA (the copies'
+ * pattern and path), WG_PIPELINE=0, FLASHCL_DEBUG_ABLATE (timing only: wrong results).
  * Local memory (ushort; src/tiles.c's wgmma_bytes must match): q_s BLOCK_M * HEAD_DIM, k_s and v_s
  * KV_STAGES * BLOCK_N * HEAD_DIM each; emulated also p_s BLOCK_M * BLOCK_N and WARPS * 32 * 8 uints of
  * exchange area.
