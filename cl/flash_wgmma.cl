@@ -95,20 +95,17 @@
 #define ASYNC_WAIT_(n) __asm__ volatile("cp.async.wait_group " #n ";" ::: "memory")
 #define ASYNC_WAIT(n) ASYNC_WAIT_(n)
 #define WG_SS_S(d, da, db, acc) CAT(WGMMA_SS_, BLOCK_N)(d, da, db, acc)
-/* The accumulators pinned where they are (an empty asm that reads and writes each): the compiler may not
- * move their uses across the wgmma fences and waits, whose asm names no registers. */
-#define FENCE_OPERANDS_U(x, n)                                                                                 \
+/* The operands pinned where they are (an empty asm that reads and writes each, con "+f" for the fp32
+ * accumulators, "+r" for P's packed fragments): the compiler may not move their uses or definitions across
+ * the wgmma fences and waits, whose asm names no registers. */
+#define PIN_OPERANDS(x, n, con)                                                                                \
     do {                                                                                                       \
         UNROLL                                                                                                 \
         for (int f_ = 0; f_ < (n); ++f_)                                                                       \
-            __asm__ volatile("" : "+r"((x)[f_])::"memory");                                                     \
+            __asm__ volatile("" : con((x)[f_])::"memory");                                                      \
     } while (0)
-#define FENCE_OPERANDS(x, n)                                                                                   \
-    do {                                                                                                       \
-        UNROLL                                                                                                 \
-        for (int f_ = 0; f_ < (n); ++f_)                                                                       \
-            __asm__ volatile("" : "+f"((x)[f_])::"memory");                                                     \
-    } while (0)
+#define FENCE_OPERANDS(x, n) PIN_OPERANDS(x, n, "+f")
+#define FENCE_OPERANDS_U(x, n) PIN_OPERANDS(x, n, "+r")
 #define WG_RS_O(d, a, db, acc) CAT(WGMMA_RS_, HEAD_DIM)(d, a, db, acc)
 #else
 #define ASYNC8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? vload4(0, (__global const uint *)(src)) : (uint4)(0))

@@ -543,6 +543,35 @@ def refactor_section(directory):
     return '\n'.join(out)
 
 
+def target_row(name, cases, want):
+    """A targets table's row: cases are ((dtype, d, n, causal), flashcl result, reference result); met
+    where every ratio of TFLOP/s is at least `want`. Returns the row and whether it was met."""
+    cells, ok = [], True
+    for (dt, dim, n, causal), r, t in cases:
+        if r and t:
+            x = r['tflops'] / t['tflops']
+            cells.append(f"{dt} d={dim} N={n}{' causal' if causal else ''}: {r['tflops']:.1f} / {t['tflops']:.1f} = {x:.2f}×")
+            ok = ok and x >= want
+        else:
+            cells.append(f"{dt} d={dim} N={n}: not measured")
+            ok = False
+    return f"| {name} | {'; '.join(cells)} | {'yes' if ok else 'no'} |", ok
+
+
+def sdpa_prefill(paths):
+    """bench/anchors/sdpa_prefill.py's JSON lines: {(backend, dtype, d, n, causal): result} and PyTorch's version."""
+    sdpa, torch = {}, None
+    for path in paths:
+        for line in open(path):
+            if line.strip():
+                r = json.loads(line)
+                if 'torch' in r:
+                    torch = r['torch']
+                elif 'tflops' in r:
+                    sdpa[(r['backend'], r['dtype'], r['d'], r['n'], r['causal'])] = r
+    return sdpa, torch
+
+
 def prefill_section(directory):
     """flash_mma (fp16, bf16) and the portable kernel (fp32) against PyTorch SDPA on prefill shapes, each
     pair from one device call (bench/prefill/: flashcl bench JSON, h200_sdpa*.jsonl from
@@ -552,15 +581,7 @@ def prefill_section(directory):
             for p in sorted(glob.glob(os.path.join(d, 'h200_*.json')))}
     if not runs:
         return ''
-    sdpa, torch = {}, None
-    for path in sorted(glob.glob(os.path.join(d, 'h200_sdpa*.jsonl'))):
-        for line in open(path):
-            if line.strip():
-                r = json.loads(line)
-                if 'torch' in r:
-                    torch = r['torch']
-                elif 'tflops' in r:
-                    sdpa[(r['backend'], r['dtype'], r['d'], r['n'], r['causal'])] = r
+    sdpa, torch = sdpa_prefill(sorted(glob.glob(os.path.join(d, 'h200_sdpa*.jsonl'))))
     def fl(name, dim, n, causal):
         run = runs.get(name)
         return next((r for r in run['results'] if r.get('ran') and r['head_dim'] == dim and r['seq'] == n and
@@ -568,17 +589,10 @@ def prefill_section(directory):
     tdt = {'f16': 'float16', 'bf16': 'bfloat16', 'f32': 'float32'}
     out = ['| target (ratio to PyTorch in the same call) | measured | met |', '|---|---|---|']
     def target(name, cases, want, backend='flash'):
-        cells, ok = [], True
-        for file, dt, dim, n, causal in cases:
-            r, t = fl(file, dim, n, causal), sdpa.get((backend, tdt[dt], dim, n, causal))
-            if r and t:
-                x = r['tflops'] / t['tflops']
-                cells.append(f"{dt} d={dim} N={n}{' causal' if causal else ''}: {r['tflops']:.1f} / {t['tflops']:.1f} = {x:.2f}×")
-                ok = ok and x >= want
-            else:
-                cells.append(f"{dt} d={dim} N={n}: not measured")
-                ok = False
-        out.append(f"| {name} | {'; '.join(cells)} | {'yes' if ok else 'no'} |")
+        row, ok = target_row(name, [((dt, dim, n, causal), fl(file, dim, n, causal),
+                                     sdpa.get((backend, tdt[dt], dim, n, causal)))
+                                    for file, dt, dim, n, causal in cases], want)
+        out.append(row)
         return ok
     target('fp16 and bf16, d=128, N=4096 and 16384: ≥ 0.95× FlashAttention-2',
            [(f'{dt}_d128', dt, 128, n, False) for dt in ('f16', 'bf16') for n in (4096, 16384)], 0.95)
@@ -692,14 +706,8 @@ def wgmma_section(directory):
             for p in sorted(glob.glob(os.path.join(d, 'h200_*.json')))}
     if not runs:
         return ''
-    sdpa, torch = {}, None
-    for line in open(os.path.join(d, 'h200_sdpa.jsonl')):
-        if line.strip():
-            r = json.loads(line)
-            if 'torch' in r:
-                torch = r['torch']
-            elif 'tflops' in r:
-                sdpa[(r['backend'], r['dtype'], r['d'], r['n'], r['causal'])] = r['tflops']
+    rs, torch = sdpa_prefill([os.path.join(d, 'h200_sdpa.jsonl')])
+    sdpa = {k: r['tflops'] for k, r in rs.items()}
     tdt = {'f16': 'float16', 'bf16': 'bfloat16'}
     def get(variant, dim, dt, n, causal):
         run = runs.get(f"{variant}_{dim}_{dt}{'_causal' if causal else ''}")
@@ -707,17 +715,9 @@ def wgmma_section(directory):
     out = ['| target (issue 17; ratios to PyTorch in the same call) | measured (flash_wgmma TFLOP/s / reference) | met |',
            '|---|---|---|']
     def target(name, cases, want, backend='flash'):
-        cells, ok = [], True
-        for dim, dt, n, causal in cases:
-            r, t = get('wgmma', dim, dt, n, causal), sdpa.get((backend, tdt[dt] if backend == 'flash' else 'float16', dim, n, causal))
-            if r and t:
-                x = r['tflops'] / t
-                cells.append(f"{dt} d={dim} N={n}{' causal' if causal else ''}: {r['tflops']:.1f} / {t:.1f} = {x:.2f}×")
-                ok = ok and x >= want
-            else:
-                cells.append(f"{dt} d={dim} N={n}: not measured")
-                ok = False
-        out.append(f"| {name} | {'; '.join(cells)} | {'yes' if ok else 'no'} |")
+        out.append(target_row(name, [((dt, dim, n, causal), get('wgmma', dim, dt, n, causal),
+                                      rs.get((backend, tdt[dt] if backend == 'flash' else 'float16', dim, n, causal)))
+                                     for dim, dt, n, causal in cases], want)[0])
     target('fp16 and bf16, d=128, N=4096 and 16384: ≥ 1.5× FlashAttention-2',
            [(128, dt, n, False) for dt in ('f16', 'bf16') for n in (4096, 16384)], 1.5)
     target('stretch: ≥ cuDNN (fp16)', [(128, 'f16', n, False) for n in (4096, 16384)], 1.0, 'cudnn')

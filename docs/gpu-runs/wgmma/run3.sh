@@ -2,12 +2,7 @@
 # Issue 17, wgmma-5: the first flash_wgmma on the H200: validated runs of the real kernel (FLASHCL_PATH=wgmma)
 # on several shapes (and test_mma's nine cases), ptxas's report of the finished programs, then flashcl bench
 # against flash_mma and PyTorch SDPA in the same call.
-source .gpu/gpu-env.sh >/dev/null
-R=/tmp/r; mkdir -p $R
-[ -d build-gpu ] || meson setup build-gpu -Dbuildtype=release >/dev/null
-ninja -C build-gpu > $R/build.log 2>&1 || { tail -30 $R/build.log; exit 1; }
-B=build-gpu/tools/flashcl
-export FLASHCL_CACHE=0
+source docs/gpu-runs/wgmma/setup.sh
 $B devices --device NVIDIA 2>&1 | grep -E "sm_90a|matrix" | cut -c1-200
 for t in test_kernels test_mma; do
   FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no timeout 200 build-gpu/tests/$t > $R/$t.log 2>&1

@@ -4,12 +4,7 @@
 # test_mma's real-kernel cases and test_flash's wgmma list on the real kernel, ptxas's report and the
 # finished PTX of each variant (for ptxas/nvdisasm here), the tile/stage sweep, flashcl bench against
 # flash_mma, and PyTorch SDPA in the same call.
-source .gpu/gpu-env.sh >/dev/null
-R=/tmp/r; mkdir -p $R
-[ -d build-gpu ] || meson setup build-gpu -Dbuildtype=release >/dev/null
-ninja -C build-gpu > $R/build.log 2>&1 || { tail -30 $R/build.log; exit 1; }
-B=build-gpu/tools/flashcl
-export FLASHCL_CACHE=0
+source docs/gpu-runs/wgmma/setup.sh
 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no timeout 120 build-gpu/tests/test_mma > $R/test_mma.log 2>&1
 echo "test_mma rc $?: $(grep -E '^[0-9]+%' $R/test_mma.log | tail -1)"; grep -E ':[EF]:' $R/test_mma.log | head -5
 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no FLASHCL_TEST_FEATURES=wgmma timeout 150 build-gpu/tests/test_flash > $R/test_flash.log 2>&1

@@ -2,12 +2,7 @@
 # Issue 17, wgmma-7: the pipelined loop with the copies issued after the products (and the copy loops
 # unrolled); where a tile's time goes (FLASHCL_DEBUG_ABLATE: timing only, wrong results); test_mma and
 # test_flash's wgmma list on the real kernel; the finished PTX of the default d=128 program.
-source .gpu/gpu-env.sh >/dev/null
-R=/tmp/r; mkdir -p $R
-[ -d build-gpu ] || meson setup build-gpu -Dbuildtype=release >/dev/null
-ninja -C build-gpu > $R/build.log 2>&1 || { tail -30 $R/build.log; exit 1; }
-B=build-gpu/tools/flashcl
-export FLASHCL_CACHE=0
+source docs/gpu-runs/wgmma/setup.sh
 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no timeout 120 build-gpu/tests/test_mma > $R/test_mma.log 2>&1
 echo "test_mma rc $?: $(grep -E '^[0-9]+%' $R/test_mma.log | tail -1)"; grep -E ':[EF]:' $R/test_mma.log | head -5
 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no FLASHCL_TEST_FEATURES=wgmma timeout 150 build-gpu/tests/test_flash > $R/test_flash.log 2>&1

@@ -2,12 +2,7 @@
 # Issue 17, wgmma-8: the copies' pattern (COPY_SEG: 64-byte pieces of 8 rows, whole 128-byte lines of 4
 # rows, 256 bytes of 2 rows per warp instruction) with the whole kernel, copies and step sync only
 # (FLASHCL_DEBUG_ABLATE=5) and copies without waits (=9); test_mma on the default.
-source .gpu/gpu-env.sh >/dev/null
-R=/tmp/r; mkdir -p $R
-[ -d build-gpu ] || meson setup build-gpu -Dbuildtype=release >/dev/null
-ninja -C build-gpu > $R/build.log 2>&1 || { tail -30 $R/build.log; exit 1; }
-B=build-gpu/tools/flashcl
-export FLASHCL_CACHE=0
+source docs/gpu-runs/wgmma/setup.sh
 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no timeout 120 build-gpu/tests/test_mma > $R/test_mma.log 2>&1
 echo "test_mma rc $?: $(grep -E '^[0-9]+%' $R/test_mma.log | tail -1)"; grep -E ':[EF]:' $R/test_mma.log | head -5
 bench() { # label, options, bench args

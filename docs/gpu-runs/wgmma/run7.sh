@@ -2,12 +2,8 @@
 # Issue 17, wgmma-9: flash_wgmma with the copies through L1 (COPY_CA=1, the default now) and auto taking it
 # on the H200: flashcl bench for wgmma (pipelined, and the first loop), flash_mma and PyTorch SDPA in the
 # same call; the copy variants; test_mma, test_edges and test_flash's lists that auto now sends to wgmma.
-source .gpu/gpu-env.sh >/dev/null
-R=/tmp/r; mkdir -p $R/bench
-[ -d build-gpu ] || meson setup build-gpu -Dbuildtype=release >/dev/null
-ninja -C build-gpu > $R/build.log 2>&1 || { tail -30 $R/build.log; exit 1; }
-B=build-gpu/tools/flashcl
-export FLASHCL_CACHE=0
+source docs/gpu-runs/wgmma/setup.sh
+mkdir -p $R/bench
 $B tiles --device NVIDIA -d 128 --dtype f16 -n 4096 2>&1 | grep -iE "kernel|path|reason" | head -4 | cut -c1-200
 sweep() { # label, options, bench args
   FLASHCL_BUILD_OPTIONS="$2" FLASHCL_PATH=wgmma timeout 60 $B bench --device NVIDIA --algos flash --iters 10 $3 > $R/b.txt 2>&1

@@ -1,10 +1,7 @@
 #!/bin/bash
 # Issue 17, wgmma-10: the device suites with auto taking flash_wgmma on the H200 (test_mma with its
 # tests updated; test_flash's grid and the lists whose fp16/bf16 cases auto now sends to flash_wgmma).
-source .gpu/gpu-env.sh >/dev/null
-R=/tmp/r; mkdir -p $R
-[ -d build-gpu ] || meson setup build-gpu -Dbuildtype=release >/dev/null
-ninja -C build-gpu > $R/build.log 2>&1 || { tail -30 $R/build.log; exit 1; }
+source docs/gpu-runs/wgmma/setup.sh
 export FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no
 timeout 30 build-gpu/tests/test_mma > $R/test_mma.log 2>&1
 echo "test_mma rc $?: $(grep -E '^[0-9]+%' $R/test_mma.log | tail -1)"; grep -E ':[EF]:' $R/test_mma.log | head -3 | cut -c1-200
