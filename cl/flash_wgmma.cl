@@ -16,9 +16,10 @@
  * K and V tiles arrive by cp.async (16-byte pieces, through L1: COPY_CA), issued by every work-item; each
  * tile is read by wgmma after its copies landed, a proxy fence (local memory written by the work-items
  * made visible to wgmma's reads) and a barrier.
- * KV_STAGES=2 (the chooser's choice where it fits): two K and two V buffers and the pipelined loop
- * (WG_PIPELINE): step j issues S(j+1) and P(j) * V(j) as two batches and runs the softmax of S(j+1) while
- * the matrix units work on P(j) * V(j), then issues the copies of K(j+2) and V(j+1); one barrier a step.
+ * KV_STAGES=2 (the chooser's choice where it fits) or 3 (an override's): two or three K and V buffers and
+ * the pipelined loop (WG_PIPELINE): step j issues S(j+1) and P(j) * V(j) as two batches and runs the
+ * softmax of S(j+1) while the matrix units work on P(j) * V(j), then issues the copies of the tiles
+ * KV_STAGES - 1 steps ahead; one barrier a step.
  * KV_STAGES=1: one buffer each, each tile's products waited for at once (V's copies during S and the
  * softmax, the next K tile's during P * V).
  *
@@ -52,13 +53,10 @@
 #define KV_STAGES 1
 #endif
 #ifndef WG_PIPELINE /* (two K/V stages: the products of one tile beside the softmax of the next) */
-#define WG_PIPELINE (KV_STAGES == 2)
+#define WG_PIPELINE (KV_STAGES >= 2)
 #endif
-#if WG_PIPELINE && KV_STAGES != 2
-#error "WG_PIPELINE needs KV_STAGES=2"
-#endif
-#if KV_STAGES != 1 && KV_STAGES != 2
-#error "KV_STAGES must be 1 or 2"
+#if KV_STAGES < 1 || KV_STAGES > 3 || (WG_PIPELINE && KV_STAGES == 1) || (!WG_PIPELINE && KV_STAGES == 3)
+#error "KV_STAGES: 1 or 2, or 3 with WG_PIPELINE (which needs 2 or 3)"
 #endif
 #define BLOCK_M (64 * WARPGROUPS)
 #define KVT (BLOCK_N * HEAD_DIM) /* one K or V tile, in ushorts */
@@ -235,6 +233,16 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
             LOAD_TILED(k_s, BLOCK_N, K_ROW, skv - n0);
     }
     ASYNC_COMMIT();
+#if WG_PIPELINE && KV_STAGES == 3
+    { /* K(1) and V(0) in a group of their own: each step then waits for all but its last group */
+        const int n1 = n_begin + BLOCK_N, nv = n_begin;
+        if (n1 < n_end)
+            LOAD_TILED(k_s + KVT, BLOCK_N, K_NEXT, skv - n1);
+        if (nv < n_end)
+            LOAD_TILED(v_s, BLOCK_N, V_NEXT, skv - nv);
+        ASYNC_COMMIT();
+    }
+#endif
 #if KV_STAGES == 2 && !WG_PIPELINE
     { /* V(0) and K(1): each step then commits two groups (empty past the keys), so waiting for all but the
        * last two is always the tile wanted: at the step's start K(i) (pending V(i), K(i+1)), before P * V
@@ -387,9 +395,10 @@ UNROLL
      * work on P(j) * V(j); O is rescaled (alpha of tile j+1) once that product is done. S(0) comes before
      * the loop and the last tile's P * V after it, so that no product is issued or waited for under a
      * condition (ptxas serializes every wgmma of a kernel whose accumulators might be in flight where other
-     * instructions read them). Copies: at step j's start K(j+1) and V(j) have landed (issued one step
-     * before); K(j+2) then goes into K(j)'s buffer (S(j) done everywhere: the barrier) and V(j+1) into
-     * V(j-1)'s (P(j-1) * V(j-1) done). One group of copies a step, one barrier a step. */
+     * instructions read them). Copies: at step j's start K(j+1) and V(j) have landed (issued KV_STAGES - 1
+     * steps before); K(j+KV_STAGES) then goes into K(j)'s buffer (S(j) done everywhere: the barrier) and
+     * V(j+KV_STAGES-1) into V(j-1)'s (P(j-1) * V(j-1) done). One group of copies a step, one barrier a step;
+     * with three stages each step waits for all groups but the last, so two steps' copies are in flight. */
     const int tiles = n_begin < n_end ? (n_end - n_begin + BLOCK_N - 1) / BLOCK_N : 0;
 /* (FLASHCL_DEBUG_ABLATE, for measurements only, wrong results: 1 no softmax, 2 no copies in the loop,
  * 4 no products, 8 no wait or barrier at a step's start) */
@@ -401,23 +410,25 @@ UNROLL
 #else
 #define STEP_SYNC()                                                                                            \
     do {                                                                                                       \
-        ASYNC_WAIT0();                /* this work-item's copies of K(j+1), V(j) (and Q's) */                  \
+        ASYNC_WAIT(KV_STAGES - 2);    /* this work-item's copies of K(j+1), V(j) (and Q's) */                  \
         FENCE_PROXY_ASYNC();          /* ... visible to wgmma */                                               \
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and S(j), P(j-1) * V(j-1) done */                         \
     } while (0)
 #endif
-/* K(j+2) into K(j)'s buffer, V(j+1) into V(j-1)'s: issued once the step's products are (their address
- * arithmetic and issue beside the matrix units' work) */
+/* K(j+S) into K(j)'s buffer, V(j+S-1) into V(j-1)'s (S = KV_STAGES; tile t in buffer t % S): issued once
+ * the step's products are (their address arithmetic and issue beside the matrix units' work) */
+#define KBUF(t) (k_s + ((t) % KV_STAGES) * KVT)
+#define VBUF(t) (v_s + ((t) % KV_STAGES) * KVT)
 #if FLASHCL_DEBUG_ABLATE & 2
 #define STEP_COPIES(j_) ASYNC_COMMIT()
 #else
 #define STEP_COPIES(j_)                                                                                        \
     do {                                                                                                       \
-        const int n1 = n_begin + ((j_) + 2) * BLOCK_N, nv = n_begin + ((j_) + 1) * BLOCK_N;                    \
+        const int n1 = n_begin + ((j_) + KV_STAGES) * BLOCK_N, nv = n_begin + ((j_) + KV_STAGES - 1) * BLOCK_N; \
         if (n1 < n_end)                                                                                        \
-            LOAD_TILED(k_s + ((j_)&1) * KVT, BLOCK_N, K_NEXT, skv - n1);                                       \
+            LOAD_TILED(KBUF((j_) + KV_STAGES), BLOCK_N, K_NEXT, skv - n1);                                     \
         if (nv < n_end)                                                                                        \
-            LOAD_TILED(v_s + (((j_) + 1) & 1) * KVT, BLOCK_N, V_NEXT, skv - nv);                               \
+            LOAD_TILED(VBUF((j_) + KV_STAGES - 1), BLOCK_N, V_NEXT, skv - nv);                                 \
         ASYNC_COMMIT();                                                                                        \
     } while (0)
 #endif
@@ -463,8 +474,8 @@ UNROLL
     for (int j = 0; j + 1 < tiles; ++j) {
         STEP_SYNC();
         BATCH_FENCE();
-        ISSUE_S(k_s + ((j + 1) & 1) * KVT);
-        ISSUE_PV(v_s + (j & 1) * KVT);
+        ISSUE_S(KBUF(j + 1));
+        ISSUE_PV(VBUF(j));
         STEP_COPIES(j);
         WGMMA_WAIT1(); /* S(j+1) done, P(j) * V(j) may still run */
         PIN_S();
@@ -478,7 +489,7 @@ UNROLL
     if (tiles > 0) { /* the last tile's P * V */
         STEP_SYNC();
         BATCH_FENCE();
-        ISSUE_PV(v_s + ((tiles - 1) & 1) * KVT);
+        ISSUE_PV(VBUF(tiles - 1));
         WGMMA_WAIT0();
         PIN_O();
     }

@@ -139,7 +139,10 @@ static void flash_wgmma_options(const flashcl_problem *p, const flashcl_config *
 {
     snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 64, c->mma == 3, c->mma == 3,
-             c->mma == 3 ? " -DFCL_SM90A=1" : "", c->v_chunk == 2 * c->block_n ? " -DKV_STAGES=2" : "",
+             c->mma == 3 ? " -DFCL_SM90A=1" : "",
+             c->v_chunk == 3 * c->block_n   ? " -DKV_STAGES=3"
+             : c->v_chunk == 2 * c->block_n ? " -DKV_STAGES=2"
+                                            : "", /* (src/tiles.c's mma_stages) */
              p->causal || p->window ? (p->alignment == FLASHCL_ALIGN_TOP_LEFT ? " -DHAS_WINDOW=1 -DTOP_LEFT=1" : " -DHAS_WINDOW=1") : "",
              fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
 }

@@ -97,7 +97,7 @@ static int32_t mma_tiles_per_warp(const flashcl_config *c)
  * local memory at once, is twice block_n; else 1. */
 static int32_t mma_stages(const flashcl_config *c)
 {
-    return c->v_chunk == 2 * c->block_n ? 2 : 1;
+    return c->v_chunk == 2 * c->block_n ? 2 : c->mma >= 3 && c->v_chunk == 3 * c->block_n ? 3 : 1;
 }
 
 /* cl/flash_mma.cl's layout comment: K (Q's block first) and V tiles of 16-bit elements, `stages` of
@@ -1022,7 +1022,7 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
         validate_or_return(ctx, c.mma >= 0 && c.mma <= 4, FLASHCL_INVALID_ARGUMENT,
                            "the context's override config: mma = %d; 0 (the portable kernel's tiles), 1 or 2 "
                            "(flash_mma's), 3 or 4 (flash_wgmma's)", (int)c.mma);
-        if (c.mma >= 3) { /* flash_wgmma: 64 or 128 rows, 64- or 128-key tiles, one or two K/V stages */
+        if (c.mma >= 3) { /* flash_wgmma: 64 or 128 rows, 64- or 128-key tiles, one to three K/V stages */
             char no[112];
             validate_or_return(ctx, wgmma_suits(p, no, sizeof no), FLASHCL_INVALID_ARGUMENT,
                                "the context's override config asks for flash_wgmma, which does not take this "
@@ -1051,7 +1051,7 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
             c.d_chunk = p->head_dim;
             c.v_chunk = stages * bn;
             snprintf(c.reason, sizeof c.reason, "%d warpgroups x 64 rows, %d-key tiles%s: set by flashcl_context_override_config",
-                     (int)(bm / 64), (int)bn, stages == 2 ? " in two stages" : "");
+                     (int)(bm / 64), (int)bn, stages == 3 ? " in three stages" : stages == 2 ? " in two stages" : "");
             validate_or_return(ctx,
                                finish_flash(pr, p, ch, &c, "override", NULL,
                                             emulated ? "warpgroup kernel, emulated: tiles set by flashcl_context_override_config"

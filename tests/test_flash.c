@@ -43,7 +43,7 @@ typedef struct case_params {
     int kv_scale_f16;
     int mma_block_m, mma_block_n; /* nonzero: the matrix-unit kernel's tiles set by an override */
     int mma_rows;                 /* with them: rows_per_item (2: one m16 tile a warp, 4: two) */
-    int mma_stages;               /* and 2: K and V in two stages (v_chunk = 2 * block_n) */
+    int mma_stages;               /* and 2: K and V in two stages (v_chunk = 2 * block_n); 3 (flash_wgmma): three */
     int wgmma_tiles;              /* with them: flash_wgmma's tiles (an override with mma 3), not flash_mma's */
     int top_left; /* problem.alignment = FLASHCL_ALIGN_TOP_LEFT */
     int mask_dtype; /* with attn_mask: problem.mask_dtype (fp16 values rounded, boolean 0 / -inf) */
@@ -251,7 +251,7 @@ static void run_case(const case_params *c)
         o.block_m = c->mma_block_m;
         o.block_n = c->mma_block_n;
         o.rows_per_item = c->mma_rows;
-        o.v_chunk = c->mma_stages == 2 ? 2 * c->mma_block_n : 0;
+        o.v_chunk = c->mma_stages >= 2 ? c->mma_stages * c->mma_block_n : 0;
         ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
     }
     flashcl_status st = flashcl_plan_create(ctx, &p, &flash);
@@ -275,7 +275,7 @@ static void run_case(const case_params *c)
         ck_assert_msg(strstr(got.source, "shrunk") ||
                           (got.block_m == c->mma_block_m && got.block_n == c->mma_block_n && !strcmp(got.source, "override") &&
                            got.rows_per_item == (c->mma_rows ? c->mma_rows : 2) &&
-                           got.v_chunk == (c->mma_stages == 2 ? 2 : 1) * c->mma_block_n),
+                           got.v_chunk == (c->mma_stages >= 2 ? c->mma_stages : 1) * c->mma_block_n),
                       "override %dx%d, plan %dx%d from %s", c->mma_block_m, c->mma_block_n, got.block_m, got.block_n,
                       got.source);
         ck_assert(got.mma != 0 || strstr(got.source, "shrunk")); /* (rusticl counts local bytes twice) */
@@ -948,6 +948,13 @@ static const case_params wgmma_cases[] = {
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 130, .seq_kv = 400, .batch = 1, .heads_kv = 1,
      .window = 1, .window_left = 150, .window_right = 10, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128,
      .mma_block_n = 128, .mma_stages = 2, .wgmma_tiles = 1},
+    /* three stages (two steps' copies in flight): seven 64-key tiles, the last partial, causal; and the
+     * H200's d=128 shape (128 x 128, 224 KiB) over three tiles and a half */
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 100, .seq_kv = 420, .batch = 1, .heads_kv = 1,
+     .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 64, .mma_block_n = 64, .mma_stages = 3,
+     .wgmma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 140, .seq_kv = 450, .batch = 1, .heads_kv = 1,
+     .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 128, .mma_stages = 3, .wgmma_tiles = 1},
 };
 #define N_WGMMA_CASES ((int)(sizeof wgmma_cases / sizeof *wgmma_cases))
 

@@ -2,7 +2,7 @@
  * warps of 16 rows or 4 warps of 32 (rows_per_item 4) x 32/64/128-key tiles, fp16, B*N = 16384 tokens, hidden 2048, N = 4096,
  * non-causal (MMA_DTYPE=bf16: bf16); each validated once against the naive kernel, then the median of 10 runs from
  * profiling events. One line per configuration. Usage: [MMA_TILES=RxK/I[/S],...] [MMA_N=n] mma_tiles [head_dim ...]
- * (S: K/V stages, 2 asks for v_chunk = 2 * block_n; MMA_N: the sequence length, default 4096) */
+ * (S: K/V stages, 2 or 3 ask for v_chunk = S * block_n, 3 for flash_wgmma only; MMA_N: the sequence length, default 4096) */
 #include <flashcl.h>
 #include <math.h>
 #include <stdio.h>
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
             o.block_m = tiles[t][0];
             o.block_n = tiles[t][1];
             o.rows_per_item = tiles[t][2];
-            o.v_chunk = tiles[t][3] == 2 ? 2 * tiles[t][1] : 0;
+            o.v_chunk = tiles[t][3] >= 2 ? tiles[t][3] * tiles[t][1] : 0; /* (3: flash_wgmma's only) */
             if (f32 && tiles[t][0]) {
                 o.threads_per_row = tiles[t][3];
                 o.d_chunk = d;
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
             printf("%s d=%d N=%d %s %dx%d rows/item %d tpr %d stages %d (%s, %llu B local, private %llu B): median %.3f ms (%.3f-%.3f), %.1f TFLOP/s, "
                    "validation %s (%.2e)\n",
                    dt, d, n, c.kernel, c.block_m, c.block_n, c.rows_per_item, c.threads_per_row,
-                   c.v_chunk == 2 * c.block_n ? 2 : 1, c.source, (unsigned long long)c.local_mem_bytes,
+                   c.v_chunk == 3 * c.block_n ? 3 : c.v_chunk == 2 * c.block_n ? 2 : 1, c.source, (unsigned long long)c.local_mem_bytes,
                    (unsigned long long)ki.private_mem_bytes, med, ms[0], ms[9], flops / med * 1e-9,
                    vs == FLASHCL_SUCCESS && rep.passed ? "pass" : "FAIL", rep.max_rel_error);
             fflush(stdout);
