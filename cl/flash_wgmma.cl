@@ -438,11 +438,16 @@ UNROLL
 #define BATCH_FENCE()                                                                                          \
     do {                                                                                                       \
         FENCE_OPERANDS(o, NO);                                                                                 \
-        FENCE_OPERANDS_U(pa[0], BLOCK_N / 4);                                                                  \
+        FENCE_OPERANDS_U((uint *)pa, BLOCK_N / 4);                                                                  \
         WGMMA_FENCE();                                                                                         \
     } while (0)
 #define PIN_S() FENCE_OPERANDS(s, NS) /* (no read of S above its wait) */
-#define PIN_O() FENCE_OPERANDS(o, NO)
+/* (and P's fragments: their next packing may not rise above the wait while P * V still reads them) */
+#define PIN_O()                                                                                                \
+    do {                                                                                                       \
+        FENCE_OPERANDS(o, NO);                                                                                 \
+        FENCE_OPERANDS_U((uint *)pa, BLOCK_N / 4);                                                             \
+    } while (0)
 #define EMU_BARRIER()
 #else
 #define BATCH_FENCE()
@@ -547,7 +552,7 @@ UNROLL
 #if FCL_PTX
         PACK_P();
         FENCE_OPERANDS(o, NO);
-        FENCE_OPERANDS_U(pa[0], BLOCK_N / 4);
+        FENCE_OPERANDS_U((uint *)pa, BLOCK_N / 4);
         WGMMA_FENCE();
 #endif
         ISSUE_PV(vt);
