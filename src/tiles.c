@@ -659,6 +659,21 @@ static int wgmma_auto(const flashcl_device_profile *pr, const fcl_choice *ch, co
            (p->head_dim == 64 || p->head_dim == 128 || p->head_dim == 256);
 }
 
+/* flash_wgmma's config (the chooser's and an override's): block_m / 64 warpgroups, BLOCK_N-key tiles in
+ * `stages` K/V stages (v_chunk = stages * block_n: src/kernels.c's KV_STAGES); the other fields fixed
+ * (four lanes a row pair, two rows a lane: the accumulator layout). */
+static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn, int32_t stages, int32_t head_dim)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->mma = emulated ? 4 : 3;
+    cfg->block_m = bm;
+    cfg->block_n = bn;
+    cfg->threads_per_row = 4;
+    cfg->rows_per_item = 2;
+    cfg->d_chunk = head_dim;
+    cfg->v_chunk = stages * bn;
+}
+
 /* The warpgroup kernel (cl/flash_wgmma.cl) where the path asks for it (FLASHCL_PATH_WGMMA) or auto takes it
  * (wgmma_auto): on a device with sm_90a programs (matrix_units 2), emulated elsewhere (forced only). Two warpgroups (128
  * query rows) where the queries fill them and local memory allows, 128-key tiles up to d=128 and 64 at
@@ -692,14 +707,7 @@ static int choose_wgmma(const flashcl_device_profile *pr, const fcl_choice *ch, 
     }
     /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
     const int32_t stages = wgmma_bytes(p->head_dim, 64 * wgs, bn, 2, emulated) <= limit ? 2 : 1;
-    memset(cfg, 0, sizeof *cfg);
-    cfg->mma = emulated ? 4 : 3;
-    cfg->block_m = 64 * wgs;
-    cfg->block_n = bn;
-    cfg->threads_per_row = 4;
-    cfg->rows_per_item = 2;
-    cfg->d_chunk = p->head_dim;
-    cfg->v_chunk = stages * bn;
+    wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p->head_dim);
     snprintf(cfg->reason, sizeof cfg->reason,
              "%d warpgroups x 64 query rows, Q and %s%d-key K/V tiles in local memory (wgmma descriptors)", (int)wgs,
              stages == 2 ? "two stages of " : "", (int)bn);
@@ -1042,14 +1050,7 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
                                "the limit is %llu B", (int)c.block_m, (int)c.block_n, (unsigned long long)bytes,
                                (unsigned long long)ch->local_mem);
             const int32_t bm = c.block_m, bn = c.block_n;
-            memset(&c, 0, sizeof c);
-            c.mma = emulated ? 4 : 3;
-            c.block_m = bm;
-            c.block_n = bn;
-            c.threads_per_row = 4;
-            c.rows_per_item = 2;
-            c.d_chunk = p->head_dim;
-            c.v_chunk = stages * bn;
+            wgmma_config(&c, emulated, bm, bn, stages, p->head_dim);
             snprintf(c.reason, sizeof c.reason, "%d warpgroups x 64 rows, %d-key tiles%s: set by flashcl_context_override_config",
                      (int)(bm / 64), (int)bn, stages == 3 ? " in three stages" : stages == 2 ? " in two stages" : "");
             validate_or_return(ctx,
