@@ -17,7 +17,7 @@
  * tile is read by wgmma after its copies landed, a proxy fence (local memory written by the work-items
  * made visible to wgmma's reads) and a barrier.
  * KV_STAGES=2 (the chooser's choice where it fits) or 3 (an override's): two or three K and V buffers and
- * the pipelined loop (WG_PIPELINE): step j issues S(j+1) and P(j) * V(j) as two batches and runs the
+ * the pipelined loop: step j issues S(j+1) and P(j) * V(j) as two batches and runs the
  * softmax of S(j+1) while the matrix units work on P(j) * V(j), then issues the copies of the tiles
  * KV_STAGES - 1 steps ahead; one barrier a step.
  * KV_STAGES=1: one buffer each, each tile's products waited for at once (V's copies during S and the
@@ -32,7 +32,7 @@
  * FCL_PTX=0 emulates each instruction from the same local-memory tiles (P through local memory), so that
  * PoCL and rusticl test the indexing, masks and softmax of both loops in CI; every barrier is reached by
  * all work-items. Measurement switches (docs/NOTES.md, wgmma-7..9): COPY_SEG and COPY_CA (the copies'
- * pattern and path), WG_PIPELINE=0, FLASHCL_DEBUG_ABLATE (timing only: wrong results).
+ * pattern and path), FLASHCL_DEBUG_ABLATE (timing only: wrong results).
  * Local memory (ushort; src/tiles.c's wgmma_bytes must match): q_s BLOCK_M * HEAD_DIM, k_s and v_s
  * KV_STAGES * BLOCK_N * HEAD_DIM each; emulated also p_s BLOCK_M * BLOCK_N and WARPS * 32 * 8 uints of
  * exchange area.
@@ -52,11 +52,8 @@
 #ifndef KV_STAGES
 #define KV_STAGES 1
 #endif
-#ifndef WG_PIPELINE /* (two K/V stages: the products of one tile beside the softmax of the next) */
-#define WG_PIPELINE (KV_STAGES >= 2)
-#endif
-#if KV_STAGES < 1 || KV_STAGES > 3 || (WG_PIPELINE && KV_STAGES == 1) || (!WG_PIPELINE && KV_STAGES == 3)
-#error "KV_STAGES: 1 or 2, or 3 with WG_PIPELINE (which needs 2 or 3)"
+#if KV_STAGES < 1 || KV_STAGES > 3
+#error "KV_STAGES must be 1, 2 or 3"
 #endif
 #define BLOCK_M (64 * WARPGROUPS)
 #define KVT (BLOCK_N * HEAD_DIM) /* one K or V tile, in ushorts */
@@ -233,7 +230,7 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
             LOAD_TILED(k_s, BLOCK_N, K_ROW, skv - n0);
     }
     ASYNC_COMMIT();
-#if WG_PIPELINE && KV_STAGES == 3
+#if KV_STAGES == 3
     { /* K(1) and V(0) in a group of their own: each step then waits for all but its last group */
         const int n1 = n_begin + BLOCK_N, nv = n_begin;
         if (n1 < n_end)
@@ -242,23 +239,6 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
             LOAD_TILED(v_s, BLOCK_N, V_NEXT, skv - nv);
         ASYNC_COMMIT();
     }
-#endif
-#if KV_STAGES == 2 && !WG_PIPELINE
-    { /* V(0) and K(1): each step then commits two groups (empty past the keys), so waiting for all but the
-       * last two is always the tile wanted: at the step's start K(i) (pending V(i), K(i+1)), before P * V
-       * V(i) (pending K(i+1), V(i+1)) */
-        const int n0 = n_begin;
-        if (n_begin < n_end)
-            LOAD_TILED(v_s, BLOCK_N, V_ROW, skv - n0);
-        ASYNC_COMMIT();
-        const int n1 = n_begin + BLOCK_N;
-        if (n1 < n_end)
-            LOAD_TILED(k_s + KVT, BLOCK_N, K_NEXT, skv - n1);
-        ASYNC_COMMIT();
-    }
-    int buf = 0; /* tile i's K and V buffers: k_s + buf, v_s + buf (0 or KVT) */
-#elif !WG_PIPELINE
-    const int buf = 0;
 #endif
     if (q_sign) {
         ASYNC_WAIT0();
@@ -390,7 +370,7 @@ UNROLL
     } while (0)
 #endif
 
-#if WG_PIPELINE
+#if KV_STAGES >= 2
     /* Step j issues S(j+1) and P(j) * V(j) together and runs the softmax of S(j+1) while the matrix units
      * work on P(j) * V(j); O is rescaled (alpha of tile j+1) once that product is done. S(0) comes before
      * the loop and the last tile's P * V after it, so that no product is issued or waited for under a
@@ -499,31 +479,18 @@ UNROLL
         PIN_O();
     }
 #else
-    for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
-#if KV_STAGES == 1
+    for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) { /* one stage: each tile's products waited for at once */
         ASYNC_WAIT0();                /* this work-item's copies of K(n0) (and Q's) landed */
         FENCE_PROXY_ASYNC();          /* ... and are visible to wgmma */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and P * V of the previous tile is done: v_s is free */
         LOAD_TILED(v_s, BLOCK_N, V_ROW, skv - n0);
         ASYNC_COMMIT();
-#else
-        ASYNC_WAIT(2);                /* this work-item's copies of K(n0) (and Q's) landed */
-        FENCE_PROXY_ASYNC();
-        barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and P * V of the previous tile is done: its v buffer is free */
-        {
-            const int nv = n0 + BLOCK_N;
-            if (nv < n_end)
-                LOAD_TILED(v_s + (buf ^ KVT), BLOCK_N, V_NEXT, skv - nv);
-        }
-        ASYNC_COMMIT();
-#endif
-        __local const ushort *const kt = k_s + buf, *const vt = v_s + buf;
 
         /* S = Q * K^T, the mask, the softmax, O's rescale */
 #if FCL_PTX
         WGMMA_FENCE();
 #endif
-        ISSUE_S(kt);
+        ISSUE_S(k_s);
         WGMMA_WAIT0();
 #if FCL_PTX
         FENCE_OPERANDS(s, NS); /* (no read of S above the wait) */
@@ -531,20 +498,16 @@ UNROLL
         WG_SOFTMAX(n0);
         RESCALE_O();
 
-#if KV_STAGES == 1
         ASYNC_WAIT0(); /* V(n0) landed */
-#else
-        ASYNC_WAIT(2); /* V(n0) landed */
-#endif
         FENCE_PROXY_ASYNC();
 #if !FCL_PTX
         PACK_P();
 #endif
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies; and S is done: this k buffer is free */
         {
-            const int n1 = n0 + KV_STAGES * BLOCK_N; /* K(i+1), or with two stages K(i+2) */
+            const int n1 = n0 + BLOCK_N; /* K(i+1) */
             if (n1 < n_end)
-                LOAD_TILED(k_s + buf, BLOCK_N, K_NEXT, skv - n1);
+                LOAD_TILED(k_s, BLOCK_N, K_NEXT, skv - n1);
         }
         ASYNC_COMMIT();
 
@@ -555,13 +518,10 @@ UNROLL
         FENCE_OPERANDS_U((uint *)pa, BLOCK_N / 4);
         WGMMA_FENCE();
 #endif
-        ISSUE_PV(vt);
+        ISSUE_PV(v_s);
         WGMMA_WAIT0();
 #if FCL_PTX
         FENCE_OPERANDS(o, NO); /* (no use of O above the wait) */
-#endif
-#if KV_STAGES == 2
-        buf ^= KVT;
 #endif
     }
 #endif

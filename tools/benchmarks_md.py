@@ -752,7 +752,8 @@ def wgmma_section(directory):
     cmds = sorted({run['command'].split(' --json')[0] for run in runs.values()})
     out.append(f"\nPyTorch {torch}. Commands: " + '; '.join(f'`{c}`' for c in cmds) + ' — flash_wgmma with '
                '`FLASHCL_PATH=wgmma` (what auto takes on this device), its first loop with `FLASHCL_BUILD_OPTIONS='
-               '-DWG_PIPELINE=0` as well, flash_mma with `FLASHCL_PATH=mma`. Run: `docs/gpu-runs/wgmma/run7.sh` '
+               '-DWG_PIPELINE=0` as well (a switch removed after this call: that loop lost at every shape), '
+               'flash_mma with `FLASHCL_PATH=mma`. Run: `docs/gpu-runs/wgmma/run7.sh` '
                '(every column in one device call). Data: `bench/wgmma/`.')
     return '\n'.join(out)
 
