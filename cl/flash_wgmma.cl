@@ -390,15 +390,22 @@ UNROLL
 #else
 #define STEP_SYNC()                                                                                            \
     do {                                                                                                       \
-        ASYNC_WAIT(KV_STAGES - 2);    /* this work-item's copies of K(j+1), V(j) (and Q's) */                  \
+        STEP_WAIT();                  /* this work-item's copies of K(j+1), V(j) (and Q's) */                  \
         FENCE_PROXY_ASYNC();          /* ... visible to wgmma */                                               \
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and S(j), P(j-1) * V(j-1) done */                         \
     } while (0)
 #endif
 /* K(j+S) into K(j)'s buffer, V(j+S-1) into V(j-1)'s (S = KV_STAGES; tile t in buffer t % S): issued once
  * the step's products are (their address arithmetic and issue beside the matrix units' work) */
-#define KBUF(t) (k_s + ((t) % KV_STAGES) * KVT)
-#define VBUF(t) (v_s + ((t) % KV_STAGES) * KVT)
+#if KV_STAGES == 3
+#define STEP_WAIT() ASYNC_WAIT(1) /* (all groups but the last: two steps' copies in flight) */
+#define KBUF(t) (k_s + ((t) % 3) * KVT)
+#define VBUF(t) (v_s + ((t) % 3) * KVT)
+#else
+#define STEP_WAIT() ASYNC_WAIT0()
+#define KBUF(t) (k_s + ((t)&1) * KVT)
+#define VBUF(t) (v_s + ((t)&1) * KVT)
+#endif
 #if FLASHCL_DEBUG_ABLATE & 2
 #define STEP_COPIES(j_) ASYNC_COMMIT()
 #else
@@ -422,12 +429,7 @@ UNROLL
         WGMMA_FENCE();                                                                                         \
     } while (0)
 #define PIN_S() FENCE_OPERANDS(s, NS) /* (no read of S above its wait) */
-/* (and P's fragments: their next packing may not rise above the wait while P * V still reads them) */
-#define PIN_O()                                                                                                \
-    do {                                                                                                       \
-        FENCE_OPERANDS(o, NO);                                                                                 \
-        FENCE_OPERANDS_U((uint *)pa, BLOCK_N / 4);                                                             \
-    } while (0)
+#define PIN_O() FENCE_OPERANDS(o, NO)
 #define EMU_BARRIER()
 #else
 #define BATCH_FENCE()
