@@ -55,9 +55,16 @@
 #if KV_STAGES < 1 || KV_STAGES > 3
 #error "KV_STAGES must be 1, 2 or 3"
 #endif
+#ifndef WG_PRODUCER
+#define WG_PRODUCER 0
+#endif
+#if WG_PRODUCER && (!FCL_PTX || KV_STAGES < 2 || WARPGROUPS != 2)
+#error "WG_PRODUCER: the matrix units' program (not the emulation), two or three K/V stages, two warpgroups"
+#endif
 #define BLOCK_M (64 * WARPGROUPS)
 #define KVT (BLOCK_N * HEAD_DIM) /* one K or V tile, in ushorts */
-#define WG_SIZE (128 * WARPGROUPS)
+#define WG_SIZE (128 * WARPGROUPS) /* the consumers: the warpgroups that own query rows */
+#define WG_THREADS (WG_SIZE + 128 * WG_PRODUCER)
 #define WARPS (4 * WARPGROUPS)
 #define KSTEPS (HEAD_DIM / 16)
 #define NS (BLOCK_N / 2)  /* S accumulators a work-item */
@@ -67,6 +74,10 @@
 /* Element (r, c) of a tile C elements wide, in ushorts: core matrix (r/8, c/8) of 64 elements, its rows
  * of 8. Between core matrices: along c 128 bytes, along r 16*C bytes. */
 #define TILED(r, c, C) (((((r) >> 3) * ((C) >> 3) + ((c) >> 3)) << 6) + (((r)&7) << 3) + ((c)&7))
+
+/* tile t's K and V buffers (KV_STAGES of each: tile t in buffer t % KV_STAGES) */
+#define KBUF(t) (k_s + ((t) % KV_STAGES) * KVT)
+#define VBUF(t) (v_s + ((t) % KV_STAGES) * KVT)
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -102,6 +113,40 @@
 #define FENCE_OPERANDS(x, n) PIN_OPERANDS(x, n, "+f")
 #define FENCE_OPERANDS_U(x, n) PIN_OPERANDS(x, n, "+r")
 #define WG_RS_O(d, a, db, acc) CAT(WGMMA_RS_, HEAD_DIM)(d, a, db, acc)
+/* The producer warpgroup's synchronization (WG_PRODUCER): mbarriers in local memory, written as PTX of
+ * sm_90 (marked, as the wgmma instructions are: the unfinished program is only compiled, never run). */
+#define LADDR(p) ((uint)(size_t)(p))
+inline void mbar_init(__local ulong *b, uint count)
+{
+    __asm__ volatile("//SM90A mbarrier.init.shared.b64 [%0], %1;" ::"r"(LADDR(b)), "r"(count) : "memory");
+}
+/* Until the phase of parity `parity` has completed (a fresh barrier is in phase 0; parity 1 then passes) */
+inline void mbar_wait(__local ulong *b, uint parity)
+{
+    uint done;
+    do {
+        __asm__ volatile("{\n//SM90A .reg .pred p;\n//SM90A mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n"
+                         "//SM90A selp.u32 %0, 1, 0, p;\n}"
+                         : "=r"(done)
+                         : "r"(LADDR(b)), "r"(parity)
+                         : "memory");
+    } while (!done);
+}
+/* One arrival, by the work-items whose `who` is 0 (predicated: no branch between the products) */
+#define MBAR_ARRIVE_IF0(b, who)                                                                                \
+    __asm__ volatile("{\n//SM90A .reg .pred p;\n//SM90A .reg .b64 st;\n//SM90A setp.eq.u32 p, %1, 0;\n"         \
+                     "//SM90A @p mbarrier.arrive.shared.b64 st, [%0];\n}" ::"r"(LADDR(b)),                     \
+                     "r"((uint)(who))                                                                          \
+                     : "memory")
+/* An arrival once every cp.async this work-item issued so far has landed (the barrier's count includes it) */
+#define ASYNC_ARRIVE(b) __asm__ volatile("//SM90A cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(LADDR(b)) : "memory")
+#define ASYNC_WAIT_ALL() __asm__ volatile("cp.async.wait_all;" ::: "memory")
+/* The registers of a work-item: the producer gives up what the consumers take (128 x 40 + 256 x 232 =
+ * 384 x 168, the 65536 of an SM's register file split over 384 work-items) */
+#define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory")
+#define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory")
+/* the consumer warpgroups alone (named barrier 1; 0 is the work-group's) */
+#define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
 #else
 #define ASYNC8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? vload4(0, (__global const uint *)(src)) : (uint4)(0))
 #define ASYNC_COMMIT()
@@ -156,18 +201,31 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define SEG (COPY_SEG < CPR ? COPY_SEG : CPR) /* (a whole row at d=64) */
 #define CHUNK_ROW(i) ((32 / SEG) * (((i) >> 5) / (CPR / SEG)) + ((i) / SEG) % (32 / SEG))
 #define CHUNK_COL(i) (8 * (SEG * (((i) >> 5) % (CPR / SEG)) + (i) % SEG))
-#define LOAD_TILED(dst, ROWS, ROW_PTR, limit)                                                                  \
+#define LOAD_TILED_BY(dst, ROWS, ROW_PTR, limit, me, team)                                                      \
     do {                                                                                                       \
         UNROLL                                                                                                 \
-        for (int it_ = 0; it_ < (ROWS)*CPR / WG_SIZE; ++it_) { /* (ROWS * CPR: a multiple of WG_SIZE) */      \
-            const int i_ = tid + it_ * WG_SIZE;                                                                \
+        for (int it_ = 0; it_ < (ROWS)*CPR / (team); ++it_) { /* (ROWS * CPR: a multiple of the team) */      \
+            const int i_ = (me) + it_ * (team);                                                                \
+            const int r_ = CHUNK_ROW(i_), c_ = CHUNK_COL(i_);                                                  \
+            const bool ok_ = r_ < (limit);                                                                     \
+            ASYNC8((dst) + TILED(r_, c_, HEAD_DIM), ROW_PTR(ok_ ? r_ : 0) + c_, ok_);                         \
+        }                                                                                                      \
+    } while (0)
+#define LOAD_TILED(dst, ROWS, ROW_PTR, limit) LOAD_TILED_BY(dst, ROWS, ROW_PTR, limit, tid, WG_SIZE)
+/* The producer's: the same pieces in a loop that is not unrolled (an unrolled one keeps every piece's
+ * address in registers across the tiles, more than the producer's 40) */
+#define LOAD_TILED_LOOP(dst, ROWS, ROW_PTR, limit, me, team)                                                   \
+    do {                                                                                                       \
+        _Pragma("nounroll") for (int it_ = 0; it_ < (ROWS)*CPR / (team); ++it_)                               \
+        {                                                                                                      \
+            const int i_ = (me) + it_ * (team);                                                                \
             const int r_ = CHUNK_ROW(i_), c_ = CHUNK_COL(i_);                                                  \
             const bool ok_ = r_ < (limit);                                                                     \
             ASYNC8((dst) + TILED(r_, c_, HEAD_DIM), ROW_PTR(ok_ ? r_ : 0) + c_, ok_);                         \
         }                                                                                                      \
     } while (0)
 
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
+__kernel __attribute__((reqd_work_group_size(WG_THREADS, 1, 1))) void
 flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K, __global const ushort *restrict V,
             __global STORE_T *restrict O, __global float *restrict LSE, const int seq_q, const int seq_kv,
             const int heads_q, const int group, const float scale_log2, const int win_left, const int win_right,
@@ -223,6 +281,55 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
 #define V_ROW(r) (V + v_base + (long)(n0 + (r)) * v_ss)
 #define K_NEXT(r) (K + k_base + (long)(n1 + (r)) * k_ss)
 #define V_NEXT(r) (V + v_base + (long)(nv + (r)) * v_ss)
+    const int tiles = n_begin < n_end ? (n_end - n_begin + BLOCK_N - 1) / BLOCK_N : 0;
+#if WG_PRODUCER
+    /* mbarriers, a stage's each: "full" K and V (128 arrivals: each producer work-item's once its copies of
+     * the tile landed) and "empty" K and V (WARPS arrivals: each consumer warp's once the products that read
+     * the tile are done). After the barrier that makes them visible, no work-group barrier is reached. */
+    __local ulong mbar[4 * KV_STAGES];
+#define FULL_K(t) (mbar + (t) % KV_STAGES)
+#define FULL_V(t) (mbar + KV_STAGES + (t) % KV_STAGES)
+#define EMPTY_K(t) (mbar + 2 * KV_STAGES + (t) % KV_STAGES)
+#define EMPTY_V(t) (mbar + 3 * KV_STAGES + (t) % KV_STAGES)
+#define ROUND(t) (((t) / KV_STAGES) & 1) /* the parity of tile t's phase of its stage's barriers */
+    __asm__ volatile("//SM90A-THREADS 384"); /* (the finishing step: the entry's .reqntid, which setmaxnreg needs) */
+    if (tid == 0)
+        for (int i = 0; i < 4 * KV_STAGES; ++i)
+            mbar_init(mbar + i, i < 2 * KV_STAGES ? 128 : WARPS);
+    if (tid < WG_SIZE) {
+        LOAD_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
+        ASYNC_COMMIT();
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (tid >= WG_SIZE) {
+        /* The producer: K(t) then V(t-1), the order of use, each into its stage once the consumers freed it
+         * (a tile KV_STAGES earlier: the phase before; a stage's first round passes at once) */
+        PRODUCER_REGS();
+        const int me = tid - WG_SIZE;
+        for (int t = 0; t <= tiles; ++t) {
+            if (t < tiles) {
+                const int n1 = n_begin + t * BLOCK_N;
+                mbar_wait(EMPTY_K(t), ROUND(t) ^ 1);
+                LOAD_TILED_LOOP(KBUF(t), BLOCK_N, K_NEXT, skv - n1, me, 128);
+                ASYNC_ARRIVE(FULL_K(t));
+            }
+            if (t > 0) {
+                const int nv = n_begin + (t - 1) * BLOCK_N;
+                mbar_wait(EMPTY_V(t - 1), ROUND(t - 1) ^ 1);
+                LOAD_TILED_LOOP(VBUF(t - 1), BLOCK_N, V_NEXT, skv - nv, me, 128);
+                ASYNC_ARRIVE(FULL_V(t - 1));
+            }
+        }
+        ASYNC_WAIT_ALL(); /* (its copies land before the work-item ends) */
+        return;
+    }
+    CONSUMER_REGS();
+    if (q_sign) {
+        ASYNC_WAIT0();
+        for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) /* (the chunks this work-item copied) */
+            *(__local uint4 *)(q_s + TILED(CHUNK_ROW(i), CHUNK_COL(i), HEAD_DIM)) ^= q_sign;
+    }
+#else
     LOAD_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
     {
         const int n0 = n_begin;
@@ -245,6 +352,7 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
         for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) /* (the chunks this work-item copied) */
             *(__local uint4 *)(q_s + TILED(CHUNK_ROW(i), CHUNK_COL(i), HEAD_DIM)) ^= q_sign;
     }
+#endif
 
     float o[NO];
 UNROLL
@@ -379,7 +487,6 @@ UNROLL
      * steps before); K(j+KV_STAGES) then goes into K(j)'s buffer (S(j) done everywhere: the barrier) and
      * V(j+KV_STAGES-1) into V(j-1)'s (P(j-1) * V(j-1) done). One group of copies a step, one barrier a step;
      * with three stages each step waits for all groups but the last, so two steps' copies are in flight. */
-    const int tiles = n_begin < n_end ? (n_end - n_begin + BLOCK_N - 1) / BLOCK_N : 0;
 /* (FLASHCL_DEBUG_ABLATE, for measurements only, wrong results: 1 no softmax, 2 no copies in the loop,
  * 4 no products, 8 no wait or barrier at a step's start) */
 #ifndef FLASHCL_DEBUG_ABLATE
@@ -399,12 +506,8 @@ UNROLL
  * the step's products are (their address arithmetic and issue beside the matrix units' work) */
 #if KV_STAGES == 3
 #define STEP_WAIT() ASYNC_WAIT(1) /* (all groups but the last: two steps' copies in flight) */
-#define KBUF(t) (k_s + ((t) % 3) * KVT)
-#define VBUF(t) (v_s + ((t) % 3) * KVT)
 #else
 #define STEP_WAIT() ASYNC_WAIT0()
-#define KBUF(t) (k_s + ((t)&1) * KVT)
-#define VBUF(t) (v_s + ((t)&1) * KVT)
 #endif
 #if FLASHCL_DEBUG_ABLATE & 2
 #define STEP_COPIES(j_) ASYNC_COMMIT()
@@ -448,33 +551,70 @@ UNROLL
 #undef WG_SOFTMAX
 #define WG_SOFTMAX(n0_) (alpha[0] = alpha[1] = 1.0f)
 #endif
+#if WG_PRODUCER
+    /* Each step waits for its tiles' "full" barriers alone, and frees a stage (its warp's arrival on the
+     * "empty" barrier, by lane 0) once the products that read it are done: S(j+1) at the first wait, P(j) *
+     * V(j) at the second. S(0) waits for Q too: every consumer's copies of it, the sign flip's stores. */
+#undef STEP_COPIES
+#define STEP_COPIES(j_)
+#define SYNC_FIRST()                                                                                           \
+    do {                                                                                                       \
+        ASYNC_WAIT0();                                                                                         \
+        FENCE_PROXY_ASYNC();                                                                                   \
+        CONSUMERS_BARRIER();                                                                                   \
+        mbar_wait(FULL_K(0), 0);                                                                               \
+        FENCE_PROXY_ASYNC();                                                                                   \
+    } while (0)
+#define SYNC_STEP(j_)                                                                                          \
+    do {                                                                                                       \
+        mbar_wait(FULL_K((j_) + 1), ROUND((j_) + 1));                                                          \
+        mbar_wait(FULL_V(j_), ROUND(j_));                                                                      \
+        FENCE_PROXY_ASYNC(); /* (the copies are the generic proxy's writes, wgmma reads by the async one) */   \
+    } while (0)
+#define SYNC_LAST()                                                                                            \
+    do {                                                                                                       \
+        mbar_wait(FULL_V(tiles - 1), ROUND(tiles - 1));                                                        \
+        FENCE_PROXY_ASYNC();                                                                                   \
+    } while (0)
+#define RELEASE_K(t) MBAR_ARRIVE_IF0(EMPTY_K(t), lane)
+#define RELEASE_V(t) MBAR_ARRIVE_IF0(EMPTY_V(t), lane)
+#else
+#define SYNC_FIRST() STEP_SYNC()
+#define SYNC_STEP(j_) STEP_SYNC()
+#define SYNC_LAST() STEP_SYNC()
+#define RELEASE_K(t)
+#define RELEASE_V(t)
+#endif
     if (tiles > 0) { /* S(0) */
-        STEP_SYNC();
+        SYNC_FIRST();
         BATCH_FENCE();
         ISSUE_S(k_s);
         STEP_COPIES(-1);
         WGMMA_WAIT0();
+        RELEASE_K(0);
         PIN_S();
         WG_SOFTMAX(n_begin);
         PACK_P(); /* (O is zero: no rescale) */
     }
     for (int j = 0; j + 1 < tiles; ++j) {
-        STEP_SYNC();
+        SYNC_STEP(j);
         BATCH_FENCE();
         ISSUE_S(KBUF(j + 1));
         ISSUE_PV(VBUF(j));
         STEP_COPIES(j);
         WGMMA_WAIT1(); /* S(j+1) done, P(j) * V(j) may still run */
+        RELEASE_K(j + 1);
         PIN_S();
         WG_SOFTMAX(n_begin + (j + 1) * BLOCK_N);
         WGMMA_WAIT0();
+        RELEASE_V(j);
         PIN_O();
         RESCALE_O();
         EMU_BARRIER();
         PACK_P();
     }
     if (tiles > 0) { /* the last tile's P * V */
-        STEP_SYNC();
+        SYNC_LAST();
         BATCH_FENCE();
         ISSUE_PV(VBUF(tiles - 1));
         WGMMA_WAIT0();

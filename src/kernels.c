@@ -133,13 +133,14 @@ static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c,
              fcl_out_aligned(p) ? " -DO_ALIGNED=1" : "", p->sinks ? " -DHAS_SINKS=1" : "");
 }
 
-/* flash_wgmma: block_m / 64 warpgroups; on the matrix units its program is finished for sm_90a
- * (-DFCL_SM90A=1: src/program.c), emulated (mma 4) it is not. */
+/* flash_wgmma: block_m / 64 warpgroups, and the producer warpgroup where the work-group has its 128
+ * work-items; on the matrix units its program is finished for sm_90a (-DFCL_SM90A=1: src/program.c),
+ * emulated (mma 4) it is not. */
 static void flash_wgmma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s%s%s%s",
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s%s%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 64, c->mma == 3, c->mma == 3,
-             c->mma == 3 ? " -DFCL_SM90A=1" : "",
+             c->mma == 3 ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c) ? " -DWG_PRODUCER=1" : "",
              c->v_chunk == 3 * c->block_n   ? " -DKV_STAGES=3"
              : c->v_chunk == 2 * c->block_n ? " -DKV_STAGES=2"
                                             : "", /* (src/tiles.c's mma_stages) */

@@ -155,6 +155,49 @@ static int ptx_ident_char(unsigned char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+/* Where a kernel's body says "//SM90A-THREADS n" (setmaxnreg needs the work-group's size known at the
+ * entry, or ptxas ignores it, C7508): a ".reqntid n, 1, 1" directive in that entry's header, unless the
+ * header has a thread or register count already. Works on the NUL-terminated text *buf of *n bytes
+ * (without the NUL), reallocating it; returns 0 with the reason for a mark outside an entry. */
+static int ptx_entry_threads(unsigned char **buf, size_t *n, const char **why)
+{
+    static const char mark[] = "//SM90A-THREADS ";
+    for (size_t from = 0;;) {
+        char *text = (char *)*buf;
+        char *m = strstr(text + from, mark);
+        if (!m)
+            return 1;
+        const long threads = strtol(m + sizeof mark - 1, NULL, 10);
+        char *entry = NULL;
+        for (char *e = strstr(text, ".entry "); e && e < m; e = strstr(e + 1, ".entry "))
+            entry = e;
+        char *brace = entry ? strstr(entry, "\n{") : NULL;
+        if (threads < 1 || threads > 1024 || !brace || brace > m) {
+            *why = "a thread-count mark (//SM90A-THREADS) outside a kernel's body, or not a count";
+            return 0;
+        }
+        from = (size_t)(m - text) + sizeof mark - 1;
+        int counted = 0;
+        for (const char *d = entry; d < brace && !counted; ++d)
+            counted = !strncmp(d, ".reqntid", 8) || !strncmp(d, ".maxntid", 8) || !strncmp(d, ".maxnreg", 8);
+        if (counted)
+            continue;
+        char directive[48];
+        const int dl = snprintf(directive, sizeof directive, "\n.reqntid %ld, 1, 1", threads);
+        const size_t at = (size_t)(brace - text); /* (an offset: realloc may move the text) */
+        unsigned char *grown = realloc(*buf, *n + (size_t)dl + 1);
+        if (!grown) {
+            *why = "out of host memory";
+            return 0;
+        }
+        memmove(grown + at + dl, grown + at, *n + 1 - at);
+        memcpy(grown + at, directive, (size_t)dl);
+        *buf = grown;
+        *n += (size_t)dl;
+        from += (size_t)dl;
+    }
+}
+
 unsigned char *fcl_ptx_finish_sm90a(const unsigned char *ptx, size_t len, size_t *out_len, int *marks,
                                     const char **why)
 {
@@ -202,8 +245,12 @@ unsigned char *fcl_ptx_finish_sm90a(const unsigned char *ptx, size_t len, size_t
         *why = targets ? "the PTX has more than one .target directive" : "the PTX is not for .target sm_90";
         return NULL;
     }
-    out[n++] = '\0';
-    *out_len = n;
+    out[n] = '\0';
+    if (!ptx_entry_threads(&out, &n, why)) {
+        free(out);
+        return NULL;
+    }
+    *out_len = n + 1;
     return out;
 }
 
@@ -286,7 +333,7 @@ static flashcl_status obtain_program(flashcl_context *ctx, const char *source_na
             return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "out of host memory for a cache key");
         /* (a finished sm_90a program's key names the finishing step's version: a change to it is a new entry) */
         snprintf(key, key_cap, "%s\n%s %016llx%s\n%s", ctx->device_identity, source_name, (unsigned long long)src_hash,
-                 fcl_options_sm90a(options) ? " sm90a-finish-1" : "", options);
+                 fcl_options_sm90a(options) ? " sm90a-finish-2" : "", options);
         fcl_cache_entry_path(ctx->cache_dir, key, path, sizeof path);
         size_t len = 0;
         int rejected = 0;

@@ -115,11 +115,20 @@ static uint64_t mma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t
 }
 
 /* cl/flash_wgmma.cl's layout comment: Q's block, `stages` K and V tiles of 16-bit elements; emulated also
- * P's tile and the exchange area (8 uints a lane). */
-static uint64_t wgmma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t stages, int emulated)
+ * P's tile and the exchange area (8 uints a lane); with the producer warpgroup four 8-byte mbarriers a
+ * stage. */
+static uint64_t wgmma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t stages, int emulated, int producer)
 {
     return ((uint64_t)bm + 2 * (uint64_t)stages * (uint64_t)bn) * (uint64_t)d * 2 +
-           (emulated ? (uint64_t)bm * (uint64_t)bn * 2 + (uint64_t)(bm / 16) * 32 * 8 * 4 : 0);
+           (emulated ? (uint64_t)bm * (uint64_t)bn * 2 + (uint64_t)(bm / 16) * 32 * 8 * 4 : 0) +
+           (producer ? 32 * (uint64_t)stages : 0);
+}
+
+/* Whether a flash_wgmma config has the producer warpgroup (cl/flash_wgmma.cl's WG_PRODUCER): its
+ * work-group is the consumers' 2 x block_m work-items and 128 more. */
+int fcl_wgmma_producer(const flashcl_config *c)
+{
+    return c->mma == 3 && c->work_group_size == 2 * c->block_m + 128;
 }
 
 /* cl/flash_decode.cl's layout comment: the teams' merge area, and the local-memory reduction's where
@@ -154,7 +163,9 @@ static uint64_t config_local_bytes(int32_t head_dim, int32_t dv, const flashcl_c
         c->v_chunk < 1)
         return 0;
     if (c->mma >= 3)
-        return c->block_m % 64 ? 0 : wgmma_bytes(head_dim, c->block_m, c->block_n, mma_stages(c), c->mma == 4);
+        return c->block_m % 64 ? 0
+                               : wgmma_bytes(head_dim, c->block_m, c->block_n, mma_stages(c), c->mma == 4,
+                                             fcl_wgmma_producer(c));
     if (c->mma)
         return mma_bytes(head_dim, dv, c->block_m, c->block_n, mma_tiles_per_warp(c), mma_stages(c), c->mma == 2);
     return flash_floats(head_dim, dv, c->block_m, c->block_n, c->threads_per_row, c->d_chunk, c->v_chunk) *
@@ -660,9 +671,11 @@ static int wgmma_auto(const flashcl_device_profile *pr, const fcl_choice *ch, co
 }
 
 /* flash_wgmma's config (the chooser's and an override's): block_m / 64 warpgroups, BLOCK_N-key tiles in
- * `stages` K/V stages (v_chunk = stages * block_n: src/kernels.c's KV_STAGES); the other fields fixed
- * (four lanes a row pair, two rows a lane: the accumulator layout). */
-static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn, int32_t stages, int32_t head_dim)
+ * `stages` K/V stages (v_chunk = stages * block_n: src/kernels.c's KV_STAGES), with the producer
+ * warpgroup or not (the work-group's size); the other fields fixed (four lanes a row pair, two rows a
+ * lane: the accumulator layout). */
+static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn, int32_t stages, int32_t head_dim,
+                         int producer)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->mma = emulated ? 4 : 3;
@@ -672,6 +685,16 @@ static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t 
     cfg->rows_per_item = 2;
     cfg->d_chunk = head_dim;
     cfg->v_chunk = stages * bn;
+    cfg->work_group_size = 2 * bm + (producer ? 128 : 0);
+}
+
+/* Whether the producer warpgroup can run a shape: the matrix units' program (the emulation cannot run its
+ * spinning waits: PoCL runs a work-group's work-items one after another), two or three stages, two
+ * consumer warpgroups (its register split, 40 and 232, is for 384 work-items), and the room. */
+static int wgmma_producer_fits(int emulated, int32_t d, int32_t bm, int32_t bn, int32_t stages, const fcl_choice *ch)
+{
+    return !emulated && stages >= 2 && bm == 128 && ch->work_group >= 384 &&
+           wgmma_bytes(d, bm, bn, stages, 0, 1) <= ch->local_mem;
 }
 
 /* The warpgroup kernel (cl/flash_wgmma.cl) where the path asks for it (FLASHCL_PATH_WGMMA) or auto takes it
@@ -694,23 +717,25 @@ static int choose_wgmma(const flashcl_device_profile *pr, const fcl_choice *ch, 
     const int emulated = pr->matrix_units < 2;
     const uint64_t limit = ch->local_mem;
     int32_t wgs = p->seq_q > 64 && ch->work_group >= 256 ? 2 : 1, bn = p->head_dim > 128 ? 64 : 128;
-    while (wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated) > limit && (bn > 64 || wgs > 1)) {
+    while (wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated, 0) > limit && (bn > 64 || wgs > 1)) {
         if (bn > 64)
             bn = 64;
         else
             wgs = 1;
     }
-    if (wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated) > limit || ch->work_group < (size_t)(128 * wgs)) {
+    if (wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated, 0) > limit || ch->work_group < (size_t)(128 * wgs)) {
         snprintf(why, why_len, "needs %llu B of local memory, 128 work-items",
-                 (unsigned long long)wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated));
+                 (unsigned long long)wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated, 0));
         return 0;
     }
     /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
-    const int32_t stages = wgmma_bytes(p->head_dim, 64 * wgs, bn, 2, emulated) <= limit ? 2 : 1;
-    wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p->head_dim);
+    const int32_t stages = wgmma_bytes(p->head_dim, 64 * wgs, bn, 2, emulated, 0) <= limit ? 2 : 1;
+    /* a producer warpgroup issuing the copies (per-stage mbarriers) where it can run */
+    const int producer = wgmma_producer_fits(emulated, p->head_dim, 64 * wgs, bn, stages, ch);
+    wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p->head_dim, producer);
     snprintf(cfg->reason, sizeof cfg->reason,
-             "%d warpgroups x 64 query rows, Q and %s%d-key K/V tiles in local memory (wgmma descriptors)", (int)wgs,
-             stages == 2 ? "two stages of " : "", (int)bn);
+             "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors)", (int)wgs,
+             producer ? " and a producer warpgroup" : "", stages == 2 ? "two stages of " : "", (int)bn);
     snprintf(why, why_len, "%s",
              emulated ? "warpgroup kernel, emulated (FLASHCL_PATH=wgmma on a device without sm_90a programs)"
                       : "warpgroup MMA: wgmma.mma_async through PTX finished for sm_90a, fp32 accumulation");
@@ -889,8 +914,9 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
         return 0;
     cfg->algorithm = FLASHCL_ALGO_FLASH;
     if (!cfg->decode) /* the decode kernel's work-group is its own choice */
-        cfg->work_group_size = cfg->mma ? cfg->block_m * 4 / cfg->rows_per_item /* 32 lanes per 16 or 32 rows */
-                                        : cfg->block_m / cfg->rows_per_item * cfg->threads_per_row;
+        cfg->work_group_size = cfg->mma >= 3 ? cfg->work_group_size /* (flash_wgmma's: its wgmma_config) */
+                               : cfg->mma    ? cfg->block_m * 4 / cfg->rows_per_item /* 32 lanes per 16 or 32 rows */
+                                             : cfg->block_m / cfg->rows_per_item * cfg->threads_per_row;
     cfg->local_mem_bytes = problem_local_bytes(p, cfg);
     /* Intel's Xe-HPC GPUs (128 KiB of local memory: pvc): 16 lanes a sub-group for the register-blocked
      * kernels; IGC compiles them at 32 lanes otherwise, with half the registers a lane, and keeps the
@@ -1044,15 +1070,26 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
                                "the context's override config: flash_wgmma takes block_m 64 or 128 and block_n 64 or "
                                "128 (got %d, %d), and 2 x block_m work-items (at most %zu)",
                                (int)c.block_m, (int)c.block_n, ch->work_group);
-            const uint64_t bytes = wgmma_bytes(p->head_dim, c.block_m, c.block_n, stages, emulated);
+            /* the producer warpgroup: asked for by a work-group of 2 x block_m + 128, refused by 2 x block_m,
+             * as the chooser would take it by 0 */
+            const int32_t bm = c.block_m, bn = c.block_n, wg = c.work_group_size;
+            const int producer_fits = wgmma_producer_fits(emulated, p->head_dim, bm, bn, stages, ch);
+            validate_or_return(ctx, wg == 0 || wg == 2 * bm || (wg == 2 * bm + 128 && producer_fits),
+                               FLASHCL_INVALID_ARGUMENT,
+                               "the context's override config: flash_wgmma's work_group_size is 0 (the chooser's "
+                               "choice), 2 x block_m (%d) or, with the producer warpgroup, 2 x block_m + 128 (%d), "
+                               "which needs sm_90a programs, block_m 128 and two or three K/V stages (got %d)",
+                               (int)(2 * bm), (int)(2 * bm + 128), (int)wg);
+            const int producer = wg == 0 ? producer_fits : wg == 2 * bm + 128;
+            const uint64_t bytes = wgmma_bytes(p->head_dim, bm, bn, stages, emulated, producer);
             validate_or_return(ctx, bytes <= ch->local_mem, FLASHCL_INVALID_ARGUMENT,
                                "the context's override config: flash_wgmma's tiles %dx%d need %llu B of local memory, "
                                "the limit is %llu B", (int)c.block_m, (int)c.block_n, (unsigned long long)bytes,
                                (unsigned long long)ch->local_mem);
-            const int32_t bm = c.block_m, bn = c.block_n;
-            wgmma_config(&c, emulated, bm, bn, stages, p->head_dim);
-            snprintf(c.reason, sizeof c.reason, "%d warpgroups x 64 rows, %d-key tiles%s: set by flashcl_context_override_config",
-                     (int)(bm / 64), (int)bn, stages == 3 ? " in three stages" : stages == 2 ? " in two stages" : "");
+            wgmma_config(&c, emulated, bm, bn, stages, p->head_dim, producer);
+            snprintf(c.reason, sizeof c.reason, "%d warpgroups x 64 rows%s, %d-key tiles%s: set by flashcl_context_override_config",
+                     (int)(bm / 64), producer ? " and a producer" : "", (int)bn,
+                     stages == 3 ? " in three stages" : stages == 2 ? " in two stages" : "");
             validate_or_return(ctx,
                                finish_flash(pr, p, ch, &c, "override", NULL,
                                             emulated ? "warpgroup kernel, emulated: tiles set by flashcl_context_override_config"

@@ -332,6 +332,29 @@ START_TEST(test_ptx_finish_sm90a)
         ck_assert_ptr_null(fcl_ptx_finish_sm90a((const unsigned char *)bad[i].text, strlen(bad[i].text), &len, &marks, &why));
         ck_assert_msg(why && strstr(why, bad[i].reason), "%s: %s", bad[i].text, why ? why : "(no reason)");
     }
+    /* a thread-count mark: the entry's .reqntid (setmaxnreg's need), once, unless the header has a count */
+    static const char threads[] = ".version 8.0\n.target sm_90\n.visible .entry k(\n\t.param .u32 a\n)\n{\n"
+                                  "\t//SM90A-THREADS 384\n//SM90A setmaxnreg.inc.sync.aligned.u32 232;\n\tret;\n}\n";
+    static const char threads_want[] = ".version 8.0\n.target sm_90a\n.visible .entry k(\n\t.param .u32 a\n)\n"
+                                       ".reqntid 384, 1, 1\n{\n\t//SM90A-THREADS 384\n"
+                                       "setmaxnreg.inc.sync.aligned.u32 232;\n\tret;\n}\n";
+    out = fcl_ptx_finish_sm90a((const unsigned char *)threads, sizeof threads, &len, &marks, &why);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_str_eq((const char *)out, threads_want);
+    ck_assert_uint_eq(len, sizeof threads_want);
+    again = fcl_ptx_finish_sm90a(out, len, &len, &marks, &why);
+    ck_assert_ptr_nonnull(again);
+    ck_assert_str_eq((const char *)again, threads_want);
+    free(again);
+    free(out);
+    static const char counted[] = ".target sm_90\n.entry k(\n)\n.maxntid 256, 1, 1\n{\n//SM90A-THREADS 256\n}\n";
+    out = fcl_ptx_finish_sm90a((const unsigned char *)counted, sizeof counted, &len, &marks, &why);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_ptr_null(strstr((const char *)out, ".reqntid"));
+    free(out);
+    static const char stray[] = ".target sm_90\n//SM90A-THREADS 384\n.entry k(\n)\n{\n}\n";
+    ck_assert_ptr_null(fcl_ptx_finish_sm90a((const unsigned char *)stray, sizeof stray, &len, &marks, &why));
+    ck_assert_ptr_nonnull(strstr(why, "thread-count mark"));
     const unsigned char cubin[] = {0x7f, 'E', 'L', 'F', 0, 1, 2};
     ck_assert_ptr_null(fcl_ptx_finish_sm90a(cubin, sizeof cubin, &len, &marks, &why));
     ck_assert_ptr_nonnull(strstr(why, "not PTX text"));

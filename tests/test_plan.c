@@ -421,6 +421,23 @@ START_TEST(test_wgmma_fits)
     ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "mma = 5"));
+    /* the producer warpgroup where it cannot run (one K/V stage; emulated), a work-group of neither size:
+     * refused by name, nothing built */
+    o = c;
+    o.mma = 3 + _i;
+    o.block_m = 128;
+    o.block_n = 64;
+    o.v_chunk = 64;
+    const int32_t bad_wg[] = {2 * 128 + 128, 100};
+    for (int i = 0; i < 2; ++i) {
+        o.work_group_size = bad_wg[i];
+        ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
+        ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+        ck_assert_ptr_null(plan);
+        ck_assert_msg(strstr(flashcl_context_last_error(ctx), "work_group_size is 0") &&
+                          strstr(flashcl_context_last_error(ctx), "producer warpgroup"),
+                      "%s", flashcl_context_last_error(ctx));
+    }
     flashcl_context_destroy(&ctx);
 }
 END_TEST

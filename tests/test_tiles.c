@@ -346,12 +346,24 @@ START_TEST(test_wgmma_path)
         ck_assert_msg(c.mma == 3 && !strcmp(c.kernel, "flash_wgmma"), "d=%d: %s %s", want[i].d, c.kernel, c.path_reason);
         ck_assert_int_eq(c.block_m, want[i].bm);
         ck_assert_int_eq(c.block_n, want[i].bn);
-        ck_assert_int_eq(c.work_group_size, 2 * want[i].bm); /* 128 work-items a warpgroup of 64 rows */
+        /* 128 work-items a warpgroup of 64 rows; with two of them the producer warpgroup, 128 more */
+        const int producer = want[i].bm == 128;
+        ck_assert_int_eq(c.work_group_size, 2 * want[i].bm + (producer ? 128 : 0));
+        ck_assert_int_eq(!!strstr(c.reason, "producer"), producer);
         ck_assert_int_eq(c.v_chunk, 2 * want[i].bn); /* two K/V stages (the pipelined loop): they fit 227 KiB */
-        ck_assert_uint_eq(c.local_mem_bytes, (uint64_t)(want[i].bm + 4 * want[i].bn) * want[i].d * 2);
+        /* Q's block, two stages of K and V tiles, the producer's four mbarriers a stage */
+        ck_assert_uint_eq(c.local_mem_bytes, (uint64_t)(want[i].bm + 4 * want[i].bn) * want[i].d * 2 + (producer ? 64 : 0));
         ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(want[i].d, &c));
         ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_static);
         ck_assert_ptr_nonnull(strstr(c.path_reason, "sm_90a"));
+    }
+    {   /* a device that allows fewer than 384 work-items a work-group: the consumers alone */
+        flashcl_device_profile small = prof;
+        small.max_work_group_size = 256;
+        ck_assert_int_eq(choose(&small, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_str_eq(c.kernel, "flash_wgmma");
+        ck_assert_int_eq(c.work_group_size, 256);
+        ck_assert_ptr_null(strstr(c.reason, "producer"));
     }
     /* what it does not take: flash_mma instead, its reason first */
     struct {

@@ -51,7 +51,12 @@ clang -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-
   2>&1 | grep -v "warning:" | grep -E "error" || true
 # flash_wgmma: its program finished for sm_90a as src/program.c does (the marks removed, the target)
 arch=sm_90
-if [ "$kernel" = flash_wgmma ]; then arch=sm_90a; sed -i 's#//SM90A ##g' "$tmp/k.ptx"; fi
+if [ "$kernel" = flash_wgmma ]; then
+  arch=sm_90a; sed -i 's#//SM90A ##g' "$tmp/k.ptx"
+  # (a thread-count mark: the entry's .reqntid, which clang does not write)
+  n=$(sed -n 's#.*//SM90A-THREADS \([0-9]*\).*#\1#p' "$tmp/k.ptx" | head -1)
+  [ -z "$n" ] || sed -i '0,/^)$/s//)\n.reqntid '"$n"', 1, 1/' "$tmp/k.ptx"
+fi
 sed -i 's/^\.version .*/.version 8.0/; s/^\.target .*/.target '"$arch"'/' "$tmp/k.ptx"
 "$ptxas" -arch=$arch -v "$tmp/k.ptx" -o "$tmp/k.cubin" 2>&1 | grep -E "error|fatal|Used|spill|C75" || true
 # SASS=file: also the assembled kernel's instructions (nvdisasm from $NVDISASM or the PATH), e.g. to

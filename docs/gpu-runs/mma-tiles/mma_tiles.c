@@ -2,7 +2,8 @@
  * warps of 16 rows or 4 warps of 32 (rows_per_item 4) x 32/64/128-key tiles, fp16, B*N = 16384 tokens, hidden 2048, N = 4096,
  * non-causal (MMA_DTYPE=bf16: bf16); each validated once against the naive kernel, then the median of 10 runs from
  * profiling events. One line per configuration. Usage: [MMA_TILES=RxK/I[/S],...] [MMA_N=n] mma_tiles [head_dim ...]
- * (S: K/V stages, 2 or 3 ask for v_chunk = S * block_n, 3 for flash_wgmma only; MMA_N: the sequence length, default 4096) */
+ * (S: K/V stages, 2 or 3 ask for v_chunk = S * block_n, 3 for flash_wgmma only; a 'p' after S: flash_wgmma with
+ * its producer warpgroup, 'n': without, neither: the chooser's choice; MMA_N: the sequence length, default 4096) */
 #include <flashcl.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,17 +28,23 @@ int main(int argc, char **argv)
     cl_command_queue q;
     flashcl_context_cl_objects(ctx, &clctx, &dev, &q);
     /* rows x keys x rows_per_item (2: one m16 tile a warp; 4: two, FlashAttention-2's 32 rows a warp) */
-    int tiles[16][4] = {{0, 0, 0, 1},     {64, 64, 2, 1},  {64, 32, 2, 1},  {64, 128, 2, 1}, {128, 32, 2, 1},
+    int tiles[16][5] = {{0, 0, 0, 1},     {64, 64, 2, 1},  {64, 32, 2, 1},  {64, 128, 2, 1}, {128, 32, 2, 1},
                         {128, 64, 2, 1},  {128, 128, 2, 1}, {128, 64, 4, 1}, {128, 32, 4, 1}, {64, 64, 4, 1}};
     size_t n_tiles = 10;
+    for (int i = 0; i < 16; ++i)
+        tiles[i][4] = -1; /* (the producer warpgroup as the chooser would take it) */
     /* MMA_TILES="64x64/2,128x32/4": these instead (0x0/0: the chooser's) */
     const char *env = getenv("MMA_TILES");
     if (env && *env) {
         n_tiles = 0;
         for (const char *c = env; *c && n_tiles < 16;) {
             tiles[n_tiles][3] = 1;
-            if (sscanf(c, "%dx%d/%d/%d", &tiles[n_tiles][0], &tiles[n_tiles][1], &tiles[n_tiles][2], &tiles[n_tiles][3]) >= 3)
+            char pc = 0;
+            if (sscanf(c, "%dx%d/%d/%d%c", &tiles[n_tiles][0], &tiles[n_tiles][1], &tiles[n_tiles][2], &tiles[n_tiles][3],
+                       &pc) >= 3) {
+                tiles[n_tiles][4] = pc == 'p' ? 1 : pc == 'n' ? 0 : -1;
                 ++n_tiles;
+            }
             c = strchr(c, ',');
             if (!c)
                 break;
@@ -102,6 +109,8 @@ int main(int argc, char **argv)
             o.block_n = tiles[t][1];
             o.rows_per_item = tiles[t][2];
             o.v_chunk = tiles[t][3] >= 2 ? tiles[t][3] * tiles[t][1] : 0; /* (3: flash_wgmma's only) */
+            if (o.mma == 3 && tiles[t][4] >= 0) /* (flash_wgmma's producer warpgroup: 128 more work-items) */
+                o.work_group_size = 2 * o.block_m + 128 * tiles[t][4];
             if (f32 && tiles[t][0]) {
                 o.threads_per_row = tiles[t][3];
                 o.d_chunk = d;
@@ -138,10 +147,10 @@ int main(int argc, char **argv)
             }
             qsort(ms, 10, sizeof ms[0], cmp);
             const double med = (ms[4] + ms[5]) / 2;
-            printf("%s d=%d N=%d %s %dx%d rows/item %d tpr %d stages %d (%s, %llu B local, private %llu B): median %.3f ms (%.3f-%.3f), %.1f TFLOP/s, "
+            printf("%s d=%d N=%d %s %dx%d rows/item %d tpr %d stages %d wg %d (%s, %llu B local, private %llu B): median %.3f ms (%.3f-%.3f), %.1f TFLOP/s, "
                    "validation %s (%.2e)\n",
                    dt, d, n, c.kernel, c.block_m, c.block_n, c.rows_per_item, c.threads_per_row,
-                   c.v_chunk == 3 * c.block_n ? 3 : c.v_chunk == 2 * c.block_n ? 2 : 1, c.source, (unsigned long long)c.local_mem_bytes,
+                   c.v_chunk == 3 * c.block_n ? 3 : c.v_chunk == 2 * c.block_n ? 2 : 1, c.work_group_size, c.source, (unsigned long long)c.local_mem_bytes,
                    (unsigned long long)ki.private_mem_bytes, med, ms[0], ms[9], flops / med * 1e-9,
                    vs == FLASHCL_SUCCESS && rep.passed ? "pass" : "FAIL", rep.max_rel_error);
             fflush(stdout);
