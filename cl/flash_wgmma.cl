@@ -212,16 +212,26 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
         }                                                                                                      \
     } while (0)
 #define LOAD_TILED(dst, ROWS, ROW_PTR, limit) LOAD_TILED_BY(dst, ROWS, ROW_PTR, limit, tid, WG_SIZE)
-/* The producer's: the same pieces in a loop that is not unrolled (an unrolled one keeps every piece's
- * address in registers across the tiles, more than the producer's 40) */
-#define LOAD_TILED_LOOP(dst, ROWS, ROW_PTR, limit, me, team)                                                   \
+/* The producer's copy of a K or V tile (row 0 at src_, rows ss_ elements apart; rows at or past limit_
+ * zeros): the same warp pattern (each warp instruction 64 bytes of 8 rows, 512 contiguous bytes of local
+ * memory), walked so that the address arithmetic is a pointer step a row block and immediate offsets
+ * between column groups. Work-item me: rows 8 * (me / 32) + (me % 32) / 4 + 32 k, chunk me % 4 of each
+ * 64-byte group. (wgmma-12: the shared pattern's divisions, recomputed a piece, cost about 45
+ * instructions a copy, which the producer's four warps could not issue fast enough.) */
+#define PRODUCER_LOAD(dst_, src_, ss_, limit_)                                                                 \
     do {                                                                                                       \
-        _Pragma("nounroll") for (int it_ = 0; it_ < (ROWS)*CPR / (team); ++it_)                               \
+        const int r0_ = 8 * (me >> 5) + ((me & 31) >> 2);                                                      \
+        __global const ushort *s_ = (src_) + (long)r0_ * (ss_) + 8 * (me & 3);                                 \
+        __local ushort *d_ = (dst_) + TILED(r0_, 8 * (me & 3), HEAD_DIM);                                      \
+        _Pragma("nounroll") for (int rb_ = 0; rb_ < BLOCK_N / 32; ++rb_)                                       \
         {                                                                                                      \
-            const int i_ = (me) + it_ * (team);                                                                \
-            const int r_ = CHUNK_ROW(i_), c_ = CHUNK_COL(i_);                                                  \
-            const bool ok_ = r_ < (limit);                                                                     \
-            ASYNC8((dst) + TILED(r_, c_, HEAD_DIM), ROW_PTR(ok_ ? r_ : 0) + c_, ok_);                         \
+            const bool ok_ = r0_ + 32 * rb_ < (limit_);                                                        \
+            __global const ushort *sp_ = ok_ ? s_ : (src_) + 8 * (me & 3);                                     \
+            UNROLL                                                                                             \
+            for (int cg_ = 0; cg_ < CPR / 4; ++cg_) /* (a group: four core matrices, 256 elements on) */      \
+                ASYNC8(d_ + 256 * cg_, sp_ + 32 * cg_, ok_);                                                   \
+            s_ += 32 * (long)(ss_);                                                                            \
+            d_ += 32 * HEAD_DIM;                                                                               \
         }                                                                                                      \
     } while (0)
 
@@ -310,13 +320,13 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
             if (t < tiles) {
                 const int n1 = n_begin + t * BLOCK_N;
                 mbar_wait(EMPTY_K(t), ROUND(t) ^ 1);
-                LOAD_TILED_LOOP(KBUF(t), BLOCK_N, K_NEXT, skv - n1, me, 128);
+                PRODUCER_LOAD(KBUF(t), K + k_base + (long)n1 * k_ss, k_ss, skv - n1);
                 ASYNC_ARRIVE(FULL_K(t));
             }
             if (t > 0) {
                 const int nv = n_begin + (t - 1) * BLOCK_N;
                 mbar_wait(EMPTY_V(t - 1), ROUND(t - 1) ^ 1);
-                LOAD_TILED_LOOP(VBUF(t - 1), BLOCK_N, V_NEXT, skv - nv, me, 128);
+                PRODUCER_LOAD(VBUF(t - 1), V + v_base + (long)nv * v_ss, v_ss, skv - nv);
                 ASYNC_ARRIVE(FULL_V(t - 1));
             }
         }

@@ -214,6 +214,18 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
             clReleaseKernel(k);
             return st;
         }
+        if (id == FCL_K_FLASH_WGMMA && fcl_wgmma_producer(&pl->config) && kwg < (size_t)pl->config.work_group_size) {
+            /* flash_wgmma's producer warpgroup (384 work-items): NVIDIA's driver (580) reports 256 for
+             * every kernel of a required size of 384 that wgmma-12's probe built (docs/gpu-runs/wgmma/
+             * producer_probe.c: with or without setmaxnreg, whatever the entry's header) and launches each
+             * at 384 with the right result; ptxas allocated for 384 (168 registers at the entry). The
+             * compiled size is then what the kernel takes. */
+            size_t compiled[3] = {0, 0, 0};
+            if (clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof compiled, compiled,
+                                         NULL) == CL_SUCCESS &&
+                compiled[0] == (size_t)pl->config.work_group_size)
+                kwg = compiled[0];
+        }
         /* A GPU compiler that kept the register block in private memory (spilled registers, or arrays
          * left in memory: Intel's IGC does this when its unrolled compile spills) makes every access a
          * memory access: a smaller register block, asked of the chooser, until none is smaller. CPUs

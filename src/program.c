@@ -155,9 +155,10 @@ static int ptx_ident_char(unsigned char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-/* Where a kernel's body says "//SM90A-THREADS n" (setmaxnreg needs the work-group's size known at the
- * entry, or ptxas ignores it, C7508): a ".reqntid n, 1, 1" directive in that entry's header, unless the
- * header has a thread or register count already. Works on the NUL-terminated text *buf of *n bytes
+/* Where a kernel's body says "//SM90A-THREADS n" (setmaxnreg needs the register count at the entry fixed,
+ * or ptxas ignores it, C7508): ".reqntid n, 1, 1" and ".minnctapersm 1" in that entry's header (the
+ * first alone left a small kernel's count open: wgmma-12's probe), unless the header has a thread or
+ * register count already. Works on the NUL-terminated text *buf of *n bytes
  * (without the NUL), reallocating it; returns 0 with the reason for a mark outside an entry. */
 static int ptx_entry_threads(unsigned char **buf, size_t *n, const char **why)
 {
@@ -183,7 +184,7 @@ static int ptx_entry_threads(unsigned char **buf, size_t *n, const char **why)
         if (counted)
             continue;
         char directive[48];
-        const int dl = snprintf(directive, sizeof directive, "\n.reqntid %ld, 1, 1", threads);
+        const int dl = snprintf(directive, sizeof directive, "\n.reqntid %ld, 1, 1\n.minnctapersm 1", threads);
         const size_t at = (size_t)(brace - text); /* (an offset: realloc may move the text) */
         unsigned char *grown = realloc(*buf, *n + (size_t)dl + 1);
         if (!grown) {

@@ -336,7 +336,7 @@ START_TEST(test_ptx_finish_sm90a)
     static const char threads[] = ".version 8.0\n.target sm_90\n.visible .entry k(\n\t.param .u32 a\n)\n{\n"
                                   "\t//SM90A-THREADS 384\n//SM90A setmaxnreg.inc.sync.aligned.u32 232;\n\tret;\n}\n";
     static const char threads_want[] = ".version 8.0\n.target sm_90a\n.visible .entry k(\n\t.param .u32 a\n)\n"
-                                       ".reqntid 384, 1, 1\n{\n\t//SM90A-THREADS 384\n"
+                                       ".reqntid 384, 1, 1\n.minnctapersm 1\n{\n\t//SM90A-THREADS 384\n"
                                        "setmaxnreg.inc.sync.aligned.u32 232;\n\tret;\n}\n";
     out = fcl_ptx_finish_sm90a((const unsigned char *)threads, sizeof threads, &len, &marks, &why);
     ck_assert_ptr_nonnull(out);

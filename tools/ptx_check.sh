@@ -55,7 +55,7 @@ if [ "$kernel" = flash_wgmma ]; then
   arch=sm_90a; sed -i 's#//SM90A ##g' "$tmp/k.ptx"
   # (a thread-count mark: the entry's .reqntid, which clang does not write)
   n=$(sed -n 's#.*//SM90A-THREADS \([0-9]*\).*#\1#p' "$tmp/k.ptx" | head -1)
-  [ -z "$n" ] || sed -i '0,/^)$/s//)\n.reqntid '"$n"', 1, 1/' "$tmp/k.ptx"
+  [ -z "$n" ] || sed -i '0,/^)$/s//)\n.reqntid '"$n"', 1, 1\n.minnctapersm 1/' "$tmp/k.ptx"
 fi
 sed -i 's/^\.version .*/.version 8.0/; s/^\.target .*/.target '"$arch"'/' "$tmp/k.ptx"
 "$ptxas" -arch=$arch -v "$tmp/k.ptx" -o "$tmp/k.cubin" 2>&1 | grep -E "error|fatal|Used|spill|C75" || true
