@@ -155,11 +155,12 @@ static int ptx_ident_char(unsigned char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-/* Where a kernel's body says "//SM90A-THREADS n" (setmaxnreg needs the register count at the entry fixed,
- * or ptxas ignores it, C7508): ".reqntid n, 1, 1" and ".minnctapersm 1" in that entry's header (the
- * first alone left a small kernel's count open: wgmma-12's probe), unless the header has a thread or
- * register count already. Works on the NUL-terminated text *buf of *n bytes
- * (without the NUL), reallocating it; returns 0 with the reason for a mark outside an entry. */
+/* Where a kernel's body says "//SM90A-THREADS n": the entry's header made to fix the register count at
+ * the entry, which setmaxnreg needs (ptxas ignores it otherwise, C7508): ".reqntid n, 1, 1" unless the
+ * header has a thread count (NVIDIA's compiler writes the required work-group size as one), and
+ * ".minnctapersm 1" unless it has that or a register count (a thread count alone left a small kernel's
+ * count open: wgmma-12's probe). Works on the NUL-terminated text *buf of *n bytes (without the NUL),
+ * reallocating it; returns 0 with the reason for a mark outside an entry. */
 static int ptx_entry_threads(unsigned char **buf, size_t *n, const char **why)
 {
     static const char mark[] = "//SM90A-THREADS ";
@@ -178,13 +179,19 @@ static int ptx_entry_threads(unsigned char **buf, size_t *n, const char **why)
             return 0;
         }
         from = (size_t)(m - text) + sizeof mark - 1;
-        int counted = 0;
-        for (const char *d = entry; d < brace && !counted; ++d)
-            counted = !strncmp(d, ".reqntid", 8) || !strncmp(d, ".maxntid", 8) || !strncmp(d, ".maxnreg", 8);
-        if (counted)
+        int counted = 0, fixed = 0;
+        for (const char *d = entry; d < brace; ++d) {
+            counted |= !strncmp(d, ".reqntid", 8) || !strncmp(d, ".maxntid", 8);
+            fixed |= !strncmp(d, ".minnctapersm", 13) || !strncmp(d, ".maxnreg", 8);
+        }
+        char directive[64] = "";
+        int dl = 0;
+        if (!counted)
+            dl += snprintf(directive, sizeof directive, "\n.reqntid %ld, 1, 1", threads);
+        if (!fixed)
+            dl += snprintf(directive + dl, sizeof directive - (size_t)dl, "\n.minnctapersm 1");
+        if (dl == 0)
             continue;
-        char directive[48];
-        const int dl = snprintf(directive, sizeof directive, "\n.reqntid %ld, 1, 1\n.minnctapersm 1", threads);
         const size_t at = (size_t)(brace - text); /* (an offset: realloc may move the text) */
         unsigned char *grown = realloc(*buf, *n + (size_t)dl + 1);
         if (!grown) {
