@@ -567,24 +567,33 @@ UNROLL
      * V(j) at the second. S(0) waits for Q too: every consumer's copies of it, the sign flip's stores. */
 #undef STEP_COPIES
 #define STEP_COPIES(j_)
+#ifndef PRODUCER_FENCE /* (a measurement switch, wgmma-14: 0 leaves out the consumers' proxy fence, which the
+                          PTX memory model asks for between the copies' writes and wgmma's reads) */
+#define PRODUCER_FENCE 1
+#endif
+#if PRODUCER_FENCE
+#define CONSUMER_FENCE() FENCE_PROXY_ASYNC()
+#else
+#define CONSUMER_FENCE()
+#endif
 #define SYNC_FIRST()                                                                                           \
     do {                                                                                                       \
         ASYNC_WAIT0();                                                                                         \
         FENCE_PROXY_ASYNC();                                                                                   \
         CONSUMERS_BARRIER();                                                                                   \
         mbar_wait(FULL_K(0), 0);                                                                               \
-        FENCE_PROXY_ASYNC();                                                                                   \
+        CONSUMER_FENCE();                                                                                      \
     } while (0)
 #define SYNC_STEP(j_)                                                                                          \
     do {                                                                                                       \
         mbar_wait(FULL_K((j_) + 1), ROUND((j_) + 1));                                                          \
         mbar_wait(FULL_V(j_), ROUND(j_));                                                                      \
-        FENCE_PROXY_ASYNC(); /* (the copies are the generic proxy's writes, wgmma reads by the async one) */   \
+        CONSUMER_FENCE(); /* (the copies are the generic proxy's writes, wgmma reads by the async one) */      \
     } while (0)
 #define SYNC_LAST()                                                                                            \
     do {                                                                                                       \
         mbar_wait(FULL_V(tiles - 1), ROUND(tiles - 1));                                                        \
-        FENCE_PROXY_ASYNC();                                                                                   \
+        CONSUMER_FENCE();                                                                                      \
     } while (0)
 #define RELEASE_K(t) MBAR_ARRIVE_IF0(EMPTY_K(t), lane)
 #define RELEASE_V(t) MBAR_ARRIVE_IF0(EMPTY_V(t), lane)

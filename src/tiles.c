@@ -697,6 +697,14 @@ static int wgmma_producer_fits(int emulated, int32_t d, int32_t bm, int32_t bn, 
            wgmma_bytes(d, bm, bn, stages, 0, 1) <= ch->local_mem;
 }
 
+/* Whether the chooser takes it: where it measured faster on the H200 (docs/NOTES.md, wgmma-13: 128-key
+ * tiles, d=64 +19%, d=128 +5%; d=256's 64-key tiles 4% slower: the consumers' 232 registers against the
+ * 255 that O's 128 accumulators a work-item want there). */
+static int wgmma_producer_auto(int emulated, int32_t d, int32_t bm, int32_t bn, int32_t stages, const fcl_choice *ch)
+{
+    return bn == 128 && d <= 128 && wgmma_producer_fits(emulated, d, bm, bn, stages, ch);
+}
+
 /* The warpgroup kernel (cl/flash_wgmma.cl) where the path asks for it (FLASHCL_PATH_WGMMA) or auto takes it
  * (wgmma_auto): on a device with sm_90a programs (matrix_units 2), emulated elsewhere (forced only). Two warpgroups (128
  * query rows) where the queries fill them and local memory allows, 128-key tiles up to d=128 and 64 at
@@ -731,7 +739,7 @@ static int choose_wgmma(const flashcl_device_profile *pr, const fcl_choice *ch, 
     /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
     const int32_t stages = wgmma_bytes(p->head_dim, 64 * wgs, bn, 2, emulated, 0) <= limit ? 2 : 1;
     /* a producer warpgroup issuing the copies (per-stage mbarriers) where it can run */
-    const int producer = wgmma_producer_fits(emulated, p->head_dim, 64 * wgs, bn, stages, ch);
+    const int producer = wgmma_producer_auto(emulated, p->head_dim, 64 * wgs, bn, stages, ch);
     wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p->head_dim, producer);
     snprintf(cfg->reason, sizeof cfg->reason,
              "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors)", (int)wgs,
@@ -1080,7 +1088,7 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
                                "choice), 2 x block_m (%d) or, with the producer warpgroup, 2 x block_m + 128 (%d), "
                                "which needs sm_90a programs, block_m 128 and two or three K/V stages (got %d)",
                                (int)(2 * bm), (int)(2 * bm + 128), (int)wg);
-            const int producer = wg == 0 ? producer_fits : wg == 2 * bm + 128;
+            const int producer = wg == 0 ? wgmma_producer_auto(emulated, p->head_dim, bm, bn, stages, ch) : wg == 2 * bm + 128;
             const uint64_t bytes = wgmma_bytes(p->head_dim, bm, bn, stages, emulated, producer);
             validate_or_return(ctx, bytes <= ch->local_mem, FLASHCL_INVALID_ARGUMENT,
                                "the context's override config: flash_wgmma's tiles %dx%d need %llu B of local memory, "
