@@ -142,9 +142,20 @@ inline void mbar_wait(__local ulong *b, uint parity)
 #define ASYNC_ARRIVE(b) __asm__ volatile("//SM90A cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(LADDR(b)) : "memory")
 #define ASYNC_WAIT_ALL() __asm__ volatile("cp.async.wait_all;" ::: "memory")
 /* The registers of a work-item: the producer gives up what the consumers take (128 x 40 + 256 x 232 =
- * 384 x 168, the 65536 of an SM's register file split over 384 work-items) */
+ * 128 x 24 + 256 x 240 = 384 x 168, the 65536 of an SM's register file split over 384 work-items);
+ * CONSUMER_REG_COUNT 232 or 240 */
+#ifndef CONSUMER_REG_COUNT
+#define CONSUMER_REG_COUNT 232
+#endif
+#if CONSUMER_REG_COUNT == 240
+#define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 24;" ::: "memory")
+#define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 240;" ::: "memory")
+#elif CONSUMER_REG_COUNT == 232
 #define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory")
 #define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory")
+#else
+#error "CONSUMER_REG_COUNT must be 232 or 240"
+#endif
 /* the consumer warpgroups alone (named barrier 1; 0 is the work-group's) */
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
 #else
