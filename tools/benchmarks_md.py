@@ -698,9 +698,10 @@ def dimv_section(directory):
 
 
 def wgmma_section(directory):
-    """flash_wgmma (Hopper's warpgroup MMA through sm_90a programs) beside its first loop, flash_mma and
+    """flash_wgmma (Hopper's warpgroup MMA through sm_90a programs, as auto takes it) beside flash_mma and
     PyTorch SDPA (FlashAttention-2, cuDNN), all from one device call (bench/wgmma/: flashcl bench JSON named
-    h200_<variant>_<d>_<dtype>[_causal].json, h200_sdpa.jsonl from bench/anchors/sdpa_prefill.py)."""
+    h200_<variant>_<d>_<dtype>[_causal].json, h200_sdpa.jsonl from bench/anchors/sdpa_prefill.py; the
+    session before's in bench/wgmma/wgmma-9/)."""
     d = os.path.join(directory, 'wgmma')
     runs = {os.path.basename(p)[len('h200_'):-len('.json')]: json.load(open(p))
             for p in sorted(glob.glob(os.path.join(d, 'h200_*.json')))}
@@ -732,29 +733,28 @@ def wgmma_section(directory):
     out.append('Every shape (TFLOP/s; flashcl: median of 10 profiling events, validated against the naive kernel in the')
     out.append('same run; the spread is flash_wgmma\'s). B·N = 16384 tokens, hidden 2048 (d=64 H=32, d=128 H=16,')
     out.append('d=256 H=8).\n')
-    out.append('| dtype | d | mask | N | flash_wgmma ms (min–max) | flash_wgmma | first loop | flash_mma | FlashAttention-2 | '
+    out.append('| dtype | d | mask | N | flash_wgmma ms (min–max) | flash_wgmma | flash_mma | FlashAttention-2 | '
                'cuDNN (fp16) | wgmma / FA2 | wgmma / cuDNN |')
-    out.append('|---|---|---|---|---|---|---|---|---|---|---|---|')
+    out.append('|---|---|---|---|---|---|---|---|---|---|---|')
     for dim, dt, causal in ((128, 'f16', False), (128, 'bf16', False), (128, 'f16', True), (64, 'f16', False),
                             (256, 'f16', False)):
         for n in (4096, 16384):
-            w, v, m = (get(x, dim, dt, n, causal) for x in ('wgmma', 'nopipe', 'mma'))
+            w, m = (get(x, dim, dt, n, causal) for x in ('wgmma', 'mma'))
             if not w:
                 continue
             fa, cu = sdpa.get(('flash', tdt[dt], dim, n, causal)), sdpa.get(('cudnn', 'float16', dim, n, causal))
             tf = lambda r: f"{r['tflops']:.1f}" if r else '—'
-            out.append(f"| {dt} | {dim} | {'causal' if causal else 'full'} | {n} | {ms(w)} | {w['tflops']:.1f} | {tf(v)} | "
+            out.append(f"| {dt} | {dim} | {'causal' if causal else 'full'} | {n} | {ms(w)} | {w['tflops']:.1f} | "
                        f"{tf(m)} | {fa:.1f} | {cu:.1f} | {w['tflops'] / fa:.2f}× | {w['tflops'] / cu:.2f}× |"
                        if fa and cu else f"| {dt} | {dim} | {'causal' if causal else 'full'} | {n} | {ms(w)} | "
-                       f"{w['tflops']:.1f} | {tf(v)} | {tf(m)} | — | — | — | — |")
+                       f"{w['tflops']:.1f} | {tf(m)} | — | — | — | — |")
     assert all(r['kernel'] == ('flash_mma' if k.startswith('mma') else 'flash_wgmma') and r['passed']
                for k, run in runs.items() for r in run['results'] if r.get('ran'))
     cmds = sorted({run['command'].split(' --json')[0] for run in runs.values()})
-    out.append(f"\nPyTorch {torch}. Commands: " + '; '.join(f'`{c}`' for c in cmds) + ' — flash_wgmma with '
-               '`FLASHCL_PATH=wgmma` (what auto takes on this device), its first loop with `FLASHCL_BUILD_OPTIONS='
-               '-DWG_PIPELINE=0` as well (a switch removed after this call: that loop lost at every shape), '
-               'flash_mma with `FLASHCL_PATH=mma`. Run: `docs/gpu-runs/wgmma/run7.sh` '
-               '(every column in one device call). Data: `bench/wgmma/`.')
+    out.append(f"\nPyTorch {torch}. Commands: " + '; '.join(f'`{c}`' for c in cmds) + ' — flash_wgmma as auto takes '
+               'it on this device (`FLASHCL_PATH=auto`), flash_mma with `FLASHCL_PATH=mma`. Run: '
+               '`docs/gpu-runs/wgmma/run14.sh` (every column in one device call, wgmma-15). Data: `bench/wgmma/` '
+               '(the session before\'s, wgmma-9, in `bench/wgmma/wgmma-9/`).')
     return '\n'.join(out)
 
 
@@ -779,9 +779,11 @@ def main():
     if wg:
         print('## Hopper\'s warpgroup MMA (flash_wgmma) on the H200 against PyTorch, one session\n')
         print('fp16/bf16 at head dims 64, 128 and 256 on devices whose sm_90a probe passed (auto takes it there;')
-        print('`flashcl tiles` says so): wgmma from OpenCL C through PTX finished for sm_90a, two warpgroups of 64')
-        print('query rows, K/V by cp.async through L1 in two stages, the softmax of one tile beside the products of')
-        print('the last (wgmma-9 in `docs/NOTES.md`, with every step\'s prediction and result and what limits it).\n')
+        print('`flashcl tiles` says so): wgmma from OpenCL C through PTX finished for sm_90a, two consumer warpgroups')
+        print('of 64 query rows, the softmax of one tile beside the products of the last, K/V by cp.async through L1')
+        print('in two stages, issued by a producer warpgroup with per-stage mbarriers and setmaxnreg at d=64 and')
+        print('d=128 (by the consumers themselves at d=256, where that measured faster). wgmma-9 to -15 in')
+        print('`docs/NOTES.md` give every step\'s prediction and result and what limits it.\n')
         print(wg + '\n')
     pf = prefill_section(directory)
     if pf:
