@@ -74,6 +74,20 @@
 /* Element (r, c) of a tile C elements wide, in ushorts: core matrix (r/8, c/8) of 64 elements, its rows
  * of 8. Between core matrices: along c 128 bytes, along r 16*C bytes. */
 #define TILED(r, c, C) (((((r) >> 3) * ((C) >> 3) + ((c) >> 3)) << 6) + (((r)&7) << 3) + ((c)&7))
+/* Element (r, c) of a Q, K or V tile of ROWS rows, HEAD_DIM wide: TILED, or with SWIZZLE=1 (a measurement
+ * switch, wgmma-16) wgmma's 128-byte swizzle: blocks of 64 columns, each ROWS rows of 128 bytes, the 16-byte
+ * piece j of row r at j ^ (r % 8) (atoms of 8 rows, 1024-byte aligned), so that a warp copies whole
+ * 128-byte lines of four rows into 512 bytes without a bank conflict. */
+#ifndef SWIZZLE
+#define SWIZZLE 0
+#endif
+#if SWIZZLE
+#define TILE_AT(r, c, ROWS) (((((c) >> 6) * (ROWS) + (r)) << 6) + (((((c) >> 3) & 7) ^ ((r)&7)) << 3) + ((c)&7))
+#define LOCAL_ALIGN __attribute__((aligned(1024)))
+#else
+#define TILE_AT(r, c, ROWS) TILED(r, c, HEAD_DIM)
+#define LOCAL_ALIGN
+#endif
 
 /* tile t's K and V buffers (KV_STAGES of each: tile t in buffer t % KV_STAGES) */
 #define KBUF(t) (k_s + ((t) % KV_STAGES) * KVT)
@@ -177,7 +191,7 @@ inline void wg_ss_emu(float *d, const int n, __local const ushort *a, const int 
         const int row = a_row0 + 16 * w + (l >> 2) + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * (l & 3) + (e & 1);
         float s = 0.0f;
         for (int k = k0; k < k0 + 16; ++k)
-            s = fma(bits_to_float(a[TILED(row, k, HEAD_DIM)]), bits_to_float(b[TILED(col, k, HEAD_DIM)]), s);
+            s = fma(bits_to_float(a[TILE_AT(row, k, BLOCK_M)]), bits_to_float(b[TILE_AT(col, k, BLOCK_N)]), s);
         d[e] = acc ? d[e] + s : s;
     }
 }
@@ -191,7 +205,7 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
         const int row = p_row0 + 16 * w + (l >> 2) + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * (l & 3) + (e & 1);
         float s = 0.0f;
         for (int k = k0; k < k0 + 16; ++k)
-            s = fma(bits_to_float(p[TILED(row, k, BLOCK_N)]), bits_to_float(v[TILED(k, col, HEAD_DIM)]), s);
+            s = fma(bits_to_float(p[TILED(row, k, BLOCK_N)]), bits_to_float(v[TILE_AT(k, col, BLOCK_N)]), s);
         d[e] += s;
     }
 }
@@ -212,14 +226,21 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define SEG (COPY_SEG < CPR ? COPY_SEG : CPR) /* (a whole row at d=64) */
 #define CHUNK_ROW(i) ((32 / SEG) * (((i) >> 5) / (CPR / SEG)) + ((i) / SEG) % (32 / SEG))
 #define CHUNK_COL(i) (8 * (SEG * (((i) >> 5) % (CPR / SEG)) + (i) % SEG))
+#if SWIZZLE /* (chunk i of a tile of ROWS rows: piece i % 8 of a 64-column block's row; a warp: four rows) */
+#define CHUNK_R(i, ROWS) (((i) >> 3) & ((ROWS)-1))
+#define CHUNK_C(i, ROWS) (64 * (((i) >> 3) / (ROWS)) + 8 * ((i)&7))
+#else
+#define CHUNK_R(i, ROWS) CHUNK_ROW(i)
+#define CHUNK_C(i, ROWS) CHUNK_COL(i)
+#endif
 #define LOAD_TILED_BY(dst, ROWS, ROW_PTR, limit, me, team)                                                      \
     do {                                                                                                       \
         UNROLL                                                                                                 \
         for (int it_ = 0; it_ < (ROWS)*CPR / (team); ++it_) { /* (ROWS * CPR: a multiple of the team) */      \
             const int i_ = (me) + it_ * (team);                                                                \
-            const int r_ = CHUNK_ROW(i_), c_ = CHUNK_COL(i_);                                                  \
+            const int r_ = CHUNK_R(i_, ROWS), c_ = CHUNK_C(i_, ROWS);                                          \
             const bool ok_ = r_ < (limit);                                                                     \
-            ASYNC8((dst) + TILED(r_, c_, HEAD_DIM), ROW_PTR(ok_ ? r_ : 0) + c_, ok_);                         \
+            ASYNC8((dst) + TILE_AT(r_, c_, ROWS), ROW_PTR(ok_ ? r_ : 0) + c_, ok_);                           \
         }                                                                                                      \
     } while (0)
 #define LOAD_TILED(dst, ROWS, ROW_PTR, limit) LOAD_TILED_BY(dst, ROWS, ROW_PTR, limit, tid, WG_SIZE)
@@ -229,6 +250,24 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
  * between column groups. Work-item me: rows 8 * (me / 32) + (me % 32) / 4 + 32 k, chunk me % 4 of each
  * 64-byte group. (wgmma-12: the shared pattern's divisions, recomputed a piece, cost about 45
  * instructions a copy, which the producer's four warps could not issue fast enough.) */
+#if SWIZZLE /* (work-item me: rows 4 * (me / 32) + (me % 32) / 8 + 16 k, piece me % 8 of each 64-column block) */
+#define PRODUCER_LOAD(dst_, src_, ss_, limit_)                                                                 \
+    do {                                                                                                       \
+        const int r0_ = 4 * (me >> 5) + ((me & 31) >> 3), j_ = me & 7;                                        \
+        __global const ushort *s_ = (src_) + (long)r0_ * (ss_) + 8 * j_;                                       \
+        __local ushort *d_ = (dst_) + TILE_AT(r0_, 8 * j_, BLOCK_N);                                           \
+        _Pragma("nounroll") for (int rb_ = 0; rb_ < BLOCK_N / 16; ++rb_)                                       \
+        {                                                                                                      \
+            const bool ok_ = r0_ + 16 * rb_ < (limit_);                                                        \
+            __global const ushort *sp_ = ok_ ? s_ : (src_) + 8 * j_;                                           \
+            UNROLL                                                                                             \
+            for (int h_ = 0; h_ < HEAD_DIM / 64; ++h_) /* (a 64-column block: BLOCK_N rows of 64 on) */       \
+                ASYNC8(d_ + h_ * BLOCK_N * 64, sp_ + 64 * h_, ok_);                                            \
+            s_ += 16 * (long)(ss_);                                                                            \
+            d_ += 16 * 64;                                                                                     \
+        }                                                                                                      \
+    } while (0)
+#else
 #define PRODUCER_LOAD(dst_, src_, ss_, limit_)                                                                 \
     do {                                                                                                       \
         const int r0_ = 8 * (me >> 5) + ((me & 31) >> 2);                                                      \
@@ -245,6 +284,7 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
             d_ += 32 * HEAD_DIM;                                                                               \
         }                                                                                                      \
     } while (0)
+#endif
 
 __kernel __attribute__((reqd_work_group_size(WG_THREADS, 1, 1))) void
 flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K, __global const ushort *restrict V,
@@ -257,9 +297,9 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
 {
     APPLY_QKVO_OFFSETS();
     SINKS += sinks_off;
-    __local uint4 q4[BLOCK_M * HEAD_DIM / 8];
-    __local uint4 k4[KV_STAGES * KVT / 8];
-    __local uint4 v4[KV_STAGES * KVT / 8];
+    __local uint4 q4[BLOCK_M * HEAD_DIM / 8] LOCAL_ALIGN;
+    __local uint4 k4[KV_STAGES * KVT / 8] LOCAL_ALIGN;
+    __local uint4 v4[KV_STAGES * KVT / 8] LOCAL_ALIGN;
     __local ushort *const q_s = (__local ushort *)q4;
     __local ushort *const k_s = (__local ushort *)k4;
     __local ushort *const v_s = (__local ushort *)v4;
@@ -348,7 +388,7 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
     if (q_sign) {
         ASYNC_WAIT0();
         for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) /* (the chunks this work-item copied) */
-            *(__local uint4 *)(q_s + TILED(CHUNK_ROW(i), CHUNK_COL(i), HEAD_DIM)) ^= q_sign;
+            *(__local uint4 *)(q_s + TILE_AT(CHUNK_R(i, BLOCK_M), CHUNK_C(i, BLOCK_M), BLOCK_M)) ^= q_sign;
     }
 #else
     LOAD_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
@@ -371,7 +411,7 @@ flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K
     if (q_sign) {
         ASYNC_WAIT0();
         for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) /* (the chunks this work-item copied) */
-            *(__local uint4 *)(q_s + TILED(CHUNK_ROW(i), CHUNK_COL(i), HEAD_DIM)) ^= q_sign;
+            *(__local uint4 *)(q_s + TILE_AT(CHUNK_R(i, BLOCK_M), CHUNK_C(i, BLOCK_M), BLOCK_M)) ^= q_sign;
     }
 #endif
 
@@ -456,6 +496,38 @@ UNROLL
  * between core matrices 128 bytes along the head dim, 16 * HEAD_DIM bytes along the rows) and of
  * O += P * V from the V tile at vt_ (V's rows 16kk .. 16kk+15; between core matrices 16 * HEAD_DIM bytes
  * along the keys, 128 along the head dim), each a batch of its own (not waited for). */
+#if SWIZZLE
+/* 128-byte swizzle (descriptor bits 62-63: 1): Q and K read K-major, k step ks 32 bytes into the rows of
+ * 64-column block ks / 4, 1024 bytes between 8-row groups (the leading offset unused); V read
+ * transposed (MN-major), k step kk 16 keys (2048 bytes) on, BLOCK_N * 128 bytes between 64-column blocks
+ * (the leading offset) and 1024 between 8-key groups */
+#define DESC_SW(p_, lbo_, sbo_) (wg_desc((p_), (lbo_), (sbo_)) | (1ul << 62))
+#ifndef V_LBO
+#define V_LBO (BLOCK_N * 128)
+#endif
+#ifndef V_SBO
+#define V_SBO 1024
+#endif
+#define ISSUE_S(kt_)                                                                                           \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int ks = 0; ks < KSTEPS; ++ks) {                                                                  \
+            const ulong dq = DESC_SW(q_s + ((ks >> 2) * BLOCK_M + 64 * wgi) * 64 + 16 * (ks & 3), 16, 1024);   \
+            const ulong dk = DESC_SW((kt_) + (ks >> 2) * BLOCK_N * 64 + 16 * (ks & 3), 16, 1024);              \
+            WG_SS_S(s, dq, dk, ks);                                                                            \
+        }                                                                                                      \
+        WGMMA_COMMIT();                                                                                        \
+    } while (0)
+#define ISSUE_PV(vt_)                                                                                          \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk) {                                                            \
+            const ulong dv = DESC_SW((vt_) + 16 * kk * 64, V_LBO, V_SBO);                                      \
+            WG_RS_O(o, pa[kk], dv, 1);                                                                         \
+        }                                                                                                      \
+        WGMMA_COMMIT();                                                                                        \
+    } while (0)
+#else
 #define ISSUE_S(kt_)                                                                                           \
     do {                                                                                                       \
         UNROLL                                                                                                 \
@@ -475,6 +547,7 @@ UNROLL
         }                                                                                                      \
         WGMMA_COMMIT();                                                                                        \
     } while (0)
+#endif
 #else
 /* emulated: P through local memory (the same 16-bit values as the registers'), S and P * V computed at once */
 #define PACK_P()                                                                                               \
