@@ -138,9 +138,10 @@ static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c,
  * emulated (mma 4) it is not. */
 static void flash_wgmma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s%s%s%s%s",
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s%s%s%s%s%s",
              dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 64, c->mma == 3, c->mma == 3,
              c->mma == 3 ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c) ? " -DWG_PRODUCER=1" : "",
+             p->head_dim >= 128 ? " -DSWIZZLE=1" : "", /* (128-byte swizzled tiles: NOTES, wgmma-16) */
              c->v_chunk == 3 * c->block_n   ? " -DKV_STAGES=3"
              : c->v_chunk == 2 * c->block_n ? " -DKV_STAGES=2"
                                             : "", /* (src/tiles.c's mma_stages) */

@@ -697,12 +697,11 @@ static int wgmma_producer_fits(int emulated, int32_t d, int32_t bm, int32_t bn, 
            wgmma_bytes(d, bm, bn, stages, 0, 1) <= ch->local_mem;
 }
 
-/* Whether the chooser takes it: where it measured faster on the H200 (docs/NOTES.md, wgmma-13: 128-key
- * tiles, d=64 +19%, d=128 +5%; d=256's 64-key tiles 4% slower: the consumers' 232 registers against the
- * 255 that O's 128 accumulators a work-item want there). */
+/* Whether the chooser takes it: wherever it fits (docs/NOTES.md, wgmma-13 and -16: d=64 +19%, d=128 +5%
+ * and with the swizzled layouts +38%, d=256 with the swizzled layouts +29%; at d=256 without them it lost 4%). */
 static int wgmma_producer_auto(int emulated, int32_t d, int32_t bm, int32_t bn, int32_t stages, const fcl_choice *ch)
 {
-    return bn == 128 && d <= 128 && wgmma_producer_fits(emulated, d, bm, bn, stages, ch);
+    return wgmma_producer_fits(emulated, d, bm, bn, stages, ch);
 }
 
 /* The warpgroup kernel (cl/flash_wgmma.cl) where the path asks for it (FLASHCL_PATH_WGMMA) or auto takes it
