@@ -10,7 +10,6 @@ cfgs=("128 f16 " "128 bf16 " "64 f16 " "256 f16 " "128 f16 --causal")
 bench() { # variant, path
   for cfg in "${cfgs[@]}"; do
     set -- $cfg
-    f=$OUT/bench/h200_$V_$1_$2${3:+_causal}.json
     FLASHCL_PATH=$P timeout 60 $B bench --device NVIDIA --algos flash --iters 10 -d $1 --dtype $2 $3 -n 4096,16384 --json $OUT/bench/h200_${V}_$1_$2${3:+_causal}.json > $R/b.txt 2>&1
     echo "== $V d=$1 $2 $3 rc $?: $(grep -E '^[0-9]' $R/b.txt | awk '{print $3, $8, $9, $10, $11}' | tr '\n' ';')"
   done
