@@ -733,9 +733,10 @@ def wgmma_section(directory):
     out.append('Every shape (TFLOP/s; flashcl: median of 10 profiling events, validated against the naive kernel in the')
     out.append('same run; the spread is flash_wgmma\'s). B·N = 16384 tokens, hidden 2048 (d=64 H=32, d=128 H=16,')
     out.append('d=256 H=8).\n')
-    out.append('| dtype | d | mask | N | flash_wgmma ms (min–max) | flash_wgmma | flash_mma | FlashAttention-2 | '
-               'cuDNN (fp16) | wgmma / FA2 | wgmma / cuDNN |')
-    out.append('|---|---|---|---|---|---|---|---|---|---|---|')
+    has_mma = any(k.startswith('mma') for k in runs)
+    out.append('| dtype | d | mask | N | flash_wgmma ms (min–max) | flash_wgmma | ' + ('flash_mma | ' if has_mma else '') +
+               'FlashAttention-2 | cuDNN (fp16) | wgmma / FA2 | wgmma / cuDNN |')
+    out.append('|---|---|---|---|---|---|' + ('---|' if has_mma else '') + '---|---|---|---|')
     for dim, dt, causal in ((128, 'f16', False), (128, 'bf16', False), (128, 'f16', True), (64, 'f16', False),
                             (256, 'f16', False)):
         for n in (4096, 16384):
@@ -743,18 +744,21 @@ def wgmma_section(directory):
             if not w:
                 continue
             fa, cu = sdpa.get(('flash', tdt[dt], dim, n, causal)), sdpa.get(('cudnn', 'float16', dim, n, causal))
-            tf = lambda r: f"{r['tflops']:.1f}" if r else '—'
+            mc = (f"{m['tflops']:.1f} | " if m else '— | ') if has_mma else ''
             out.append(f"| {dt} | {dim} | {'causal' if causal else 'full'} | {n} | {ms(w)} | {w['tflops']:.1f} | "
-                       f"{tf(m)} | {fa:.1f} | {cu:.1f} | {w['tflops'] / fa:.2f}× | {w['tflops'] / cu:.2f}× |"
+                       f"{mc}{fa:.1f} | {cu:.1f} | {w['tflops'] / fa:.2f}× | {w['tflops'] / cu:.2f}× |"
                        if fa and cu else f"| {dt} | {dim} | {'causal' if causal else 'full'} | {n} | {ms(w)} | "
-                       f"{w['tflops']:.1f} | {tf(m)} | — | — | — | — |")
+                       f"{w['tflops']:.1f} | {mc}— | — | — | — |")
     assert all(r['kernel'] == ('flash_mma' if k.startswith('mma') else 'flash_wgmma') and r['passed']
                for k, run in runs.items() for r in run['results'] if r.get('ran'))
     cmds = sorted({run['command'].split(' --json')[0] for run in runs.values()})
     out.append(f"\nPyTorch {torch}. Commands: " + '; '.join(f'`{c}`' for c in cmds) + ' — flash_wgmma as auto takes '
-               'it on this device (`FLASHCL_PATH=auto`), flash_mma with `FLASHCL_PATH=mma`. Run: '
-               '`docs/gpu-runs/wgmma/run14.sh` (every column in one device call, wgmma-15). Data: `bench/wgmma/` '
-               '(the session before\'s, wgmma-9, in `bench/wgmma/wgmma-9/`).')
+               'it on this device (`FLASHCL_PATH=auto`; since wgmma-16 with the 128-byte swizzled tiles at d=128 and '
+               'd=256 and the producer warpgroup at every head dim). Run: wgmma-18 in `docs/NOTES.md` (these JSON '
+               'files and PyTorch in one device call; wgmma-17, `docs/gpu-runs/wgmma/run16.sh`, measured the same '
+               'figures within 1% and flash_mma beside them, 311.0 / 323.0 TFLOP/s at fp16 d=128). Data: '
+               '`bench/wgmma/` (before the swizzled tiles, wgmma-15: `bench/wgmma/wgmma-15/`, with flash_mma; the '
+               'session before\'s, wgmma-9: `bench/wgmma/wgmma-9/`).')
     return '\n'.join(out)
 
 
@@ -781,9 +785,9 @@ def main():
         print('fp16/bf16 at head dims 64, 128 and 256 on devices whose sm_90a probe passed (auto takes it there;')
         print('`flashcl tiles` says so): wgmma from OpenCL C through PTX finished for sm_90a, two consumer warpgroups')
         print('of 64 query rows, the softmax of one tile beside the products of the last, K/V by cp.async through L1')
-        print('in two stages, issued by a producer warpgroup with per-stage mbarriers and setmaxnreg at d=64 and')
-        print('d=128 (by the consumers themselves at d=256, where that measured faster). wgmma-9 to -15 in')
-        print('`docs/NOTES.md` give every step\'s prediction and result and what limits it.\n')
+        print('in two stages into 128-byte swizzled tiles (d=128, d=256), issued by a producer warpgroup with')
+        print('per-stage mbarriers and setmaxnreg. wgmma-9 to -18 in `docs/NOTES.md` give every step\'s prediction')
+        print('and result and what limits it.\n')
         print(wg + '\n')
     pf = prefill_section(directory)
     if pf:
