@@ -1,21 +1,25 @@
 /*
  * flash_wgmma.cl: the FlashAttention forward kernel on Hopper's warpgroup matrix instructions (wgmma,
  * compute capability 9.0a), from OpenCL C through the program builder's sm_90a finishing step (cl/wgmma.cl,
- * src/program.c). fp16 or bf16 Q, K, V, fp32 accumulation. No warp specialization yet (docs/NOTES.md).
+ * src/program.c). fp16 or bf16 Q, K, V, fp32 accumulation.
  *
  * A work-group is WARPGROUPS warpgroups of 128 work-items; warpgroup i owns query rows 64i .. 64i+63 of the
  * block (BLOCK_M = 64 * WARPGROUPS) and keeps in registers the scores S of a BLOCK_N-key tile (BLOCK_N/2
  * fp32 accumulators a work-item) and the output O (HEAD_DIM/2), in the m64nNk16 accumulator layout: warp w
  * of the warpgroup, lane l: rows 16w + l/4 and +8, columns 8j + 2(l%4) and +1 (mma.sync's m16n8 C layout
  * for each warp). Q's block and the K and V tiles sit in local memory in core-matrix tiles (TILED: 8 x 8
- * blocks of eight 16-byte rows), the layout wgmma's descriptors read without a swizzle.
+ * blocks of eight 16-byte rows), the layout wgmma's descriptors read without a swizzle, or with SWIZZLE=1
+ * (the host's choice at d=128 and 256) in 128-byte swizzled rows (TILE_AT).
  *   S = Q * K^T   wgmma m64n(BLOCK_N)k16, A = Q and B = K from local memory (HEAD_DIM/16 k steps)
  *   O += P * V    wgmma m64n(HEAD_DIM)k16, A = P from registers (the S accumulators of two neighbouring
  *                 n8 tiles, packed to 16-bit pairs, are the A fragment of one k16 step, as in flash_mma),
  *                 B = V from local memory read transposed (V's rows: a key's columns contiguous)
  * K and V tiles arrive by cp.async (16-byte pieces, through L1: COPY_CA), issued by every work-item; each
  * tile is read by wgmma after its copies landed, a proxy fence (local memory written by the work-items
- * made visible to wgmma's reads) and a barrier.
+ * made visible to wgmma's reads) and a barrier. With WG_PRODUCER=1 (the host's choice on sm_90a devices:
+ * a work-group of 2 * BLOCK_M + 128) a third warpgroup issues them instead and hands each stage to the
+ * consumers by mbarriers (full: the copies landed; empty: the products that read it are done), with
+ * setmaxnreg moving its registers to them; no work-group barrier after the start.
  * KV_STAGES=2 (the chooser's choice where it fits) or 3 (an override's): two or three K and V buffers and
  * the pipelined loop: step j issues S(j+1) and P(j) * V(j) as two batches and runs the
  * softmax of S(j+1) while the matrix units work on P(j) * V(j), then issues the copies of the tiles

@@ -317,7 +317,8 @@ typedef enum flashcl_vendor {
  * portable kernel. WGMMA: the warpgroup kernel (cl/flash_wgmma.cl: Hopper's wgmma through programs
  * finished for sm_90a) for prefill problems it takes, where the device proved sm_90a programs
  * (matrix_units 2), emulated elsewhere; else as auto, with the reason. Auto takes it too where the
- * device proved sm_90a programs (faster than flash_mma at head dims 64, 128 and 256 on the H200). */
+ * device proved sm_90a programs (faster than flash_mma at head dims 64, 128 and 256 on the H200: 1.2x to
+ * 2.3x, BENCHMARKS.md). */
 typedef enum flashcl_path {
     FLASHCL_PATH_AUTO = 0,
     FLASHCL_PATH_PORTABLE = 1,
@@ -417,7 +418,9 @@ typedef struct flashcl_config {
                                 stays in local memory for the whole run) */
     int32_t v_chunk;         /* keys of V in local memory at once (flash_mma: block_n, or 2 x block_n for K
                                 and V tiles in two stages, each loaded a tile ahead) */
-    int32_t work_group_size; /* block_m / rows_per_item * threads_per_row */
+    int32_t work_group_size; /* block_m / rows_per_item * threads_per_row; flash_wgmma (mma 3): 2 x block_m, or
+                                2 x block_m + 128 with its producer warpgroup (an override's 0: the
+                                chooser's choice) */
     int32_t kv_splits;       /* key splits (split-KV); 1: none. Set by the chooser from the problem */
     int32_t gqa_pack;        /* decode with GQA: the heads_q / heads_kv query heads of a KV head share a
                                 work-group (K/V read once for them); 1: none. Set by the chooser */
