@@ -496,48 +496,30 @@ UNROLL
             for (int i = 0; i < 4; ++i)                                                                        \
                 pa[kk][i] = pack2(s[8 * kk + 2 * i], s[8 * kk + 2 * i + 1]);                                   \
     } while (0)
-/* The issue of S = Q * K^T from the K tile at kt_ (k step ks: core-matrix columns 2ks, 2ks+1, 256 bytes on;
- * between core matrices 128 bytes along the head dim, 16 * HEAD_DIM bytes along the rows) and of
- * O += P * V from the V tile at vt_ (V's rows 16kk .. 16kk+15; between core matrices 16 * HEAD_DIM bytes
- * along the keys, 128 along the head dim), each a batch of its own (not waited for). */
+/* The descriptors of k step ks of Q's and of K's tile at kt_, and of V's rows 16kk .. 16kk+15 of the tile
+ * at vt_ (read transposed: V's rows have a key's columns contiguous). TILED: k step ks is core-matrix
+ * columns 2ks, 2ks+1, 256 bytes on; between core matrices 128 bytes along the head dim, 16 * HEAD_DIM
+ * bytes along the rows (for V: 16 * HEAD_DIM along the keys, 128 along the head dim). SWIZZLE (descriptor bits 62-63: 1, 128 bytes): Q and K K-major, k step ks 32
+ * bytes into the rows of 64-column block ks / 4, 1024 bytes between 8-row groups (the leading offset
+ * unused); V MN-major, k step kk 2048 bytes on, BLOCK_N * 128 bytes between 64-column blocks (the
+ * leading offset: the two swapped failed validation, wgmma-16) and 1024 between 8-key groups. */
 #if SWIZZLE
-/* 128-byte swizzle (descriptor bits 62-63: 1): Q and K read K-major, k step ks 32 bytes into the rows of
- * 64-column block ks / 4, 1024 bytes between 8-row groups (the leading offset unused); V read
- * transposed (MN-major), k step kk 16 keys (2048 bytes) on, BLOCK_N * 128 bytes between 64-column blocks
- * (the leading offset) and 1024 between 8-key groups */
-#define DESC_SW(p_, lbo_, sbo_) (wg_desc((p_), (lbo_), (sbo_)) | (1ul << 62))
-#ifndef V_LBO
-#define V_LBO (BLOCK_N * 128)
-#endif
-#ifndef V_SBO
-#define V_SBO 1024
-#endif
-#define ISSUE_S(kt_)                                                                                           \
-    do {                                                                                                       \
-        UNROLL                                                                                                 \
-        for (int ks = 0; ks < KSTEPS; ++ks) {                                                                  \
-            const ulong dq = DESC_SW(q_s + ((ks >> 2) * BLOCK_M + 64 * wgi) * 64 + 16 * (ks & 3), 16, 1024);   \
-            const ulong dk = DESC_SW((kt_) + (ks >> 2) * BLOCK_N * 64 + 16 * (ks & 3), 16, 1024);              \
-            WG_SS_S(s, dq, dk, ks);                                                                            \
-        }                                                                                                      \
-        WGMMA_COMMIT();                                                                                        \
-    } while (0)
-#define ISSUE_PV(vt_)                                                                                          \
-    do {                                                                                                       \
-        UNROLL                                                                                                 \
-        for (int kk = 0; kk < BLOCK_N / 16; ++kk) {                                                            \
-            const ulong dv = DESC_SW((vt_) + 16 * kk * 64, V_LBO, V_SBO);                                      \
-            WG_RS_O(o, pa[kk], dv, 1);                                                                         \
-        }                                                                                                      \
-        WGMMA_COMMIT();                                                                                        \
-    } while (0)
+#define SW128(desc) ((desc) | (1ul << 62))
+#define DESC_Q(ks) SW128(wg_desc(q_s + (((ks) >> 2) * BLOCK_M + 64 * wgi) * 64 + 16 * ((ks)&3), 16, 1024))
+#define DESC_K(kt_, ks) SW128(wg_desc((kt_) + ((ks) >> 2) * BLOCK_N * 64 + 16 * ((ks)&3), 16, 1024))
+#define DESC_V(vt_, kk) SW128(wg_desc((vt_) + 16 * (kk)*64, BLOCK_N * 128, 1024))
 #else
+#define DESC_Q(ks) wg_desc(q_s + 64 * wgi * HEAD_DIM + 128 * (ks), 128, 16 * HEAD_DIM)
+#define DESC_K(kt_, ks) wg_desc((kt_) + 128 * (ks), 128, 16 * HEAD_DIM)
+#define DESC_V(vt_, kk) wg_desc((vt_) + 16 * (kk)*HEAD_DIM, 16 * HEAD_DIM, 128)
+#endif
+/* The issue of S = Q * K^T from the K tile at kt_ and of O += P * V from the V tile at vt_, each a batch of
+ * its own (not waited for). */
 #define ISSUE_S(kt_)                                                                                           \
     do {                                                                                                       \
         UNROLL                                                                                                 \
         for (int ks = 0; ks < KSTEPS; ++ks) {                                                                  \
-            const ulong dq = wg_desc(q_s + 64 * wgi * HEAD_DIM + 128 * ks, 128, 16 * HEAD_DIM);                \
-            const ulong dk = wg_desc((kt_) + 128 * ks, 128, 16 * HEAD_DIM);                                    \
+            const ulong dq = DESC_Q(ks), dk = DESC_K(kt_, ks);                                                 \
             WG_SS_S(s, dq, dk, ks);                                                                            \
         }                                                                                                      \
         WGMMA_COMMIT();                                                                                        \
@@ -546,12 +528,11 @@ UNROLL
     do {                                                                                                       \
         UNROLL                                                                                                 \
         for (int kk = 0; kk < BLOCK_N / 16; ++kk) {                                                            \
-            const ulong dv = wg_desc((vt_) + 16 * kk * HEAD_DIM, 16 * HEAD_DIM, 128);                          \
+            const ulong dv = DESC_V(vt_, kk);                                                                  \
             WG_RS_O(o, pa[kk], dv, 1);                                                                         \
         }                                                                                                      \
         WGMMA_COMMIT();                                                                                        \
     } while (0)
-#endif
 #else
 /* emulated: P through local memory (the same 16-bit values as the registers'), S and P * V computed at once */
 #define PACK_P()                                                                                               \
