@@ -133,6 +133,13 @@ static void flash_mma_options(const flashcl_problem *p, const flashcl_config *c,
              fcl_out_aligned(p) ? " -DO_ALIGNED=1" : "", p->sinks ? " -DHAS_SINKS=1" : "");
 }
 
+/* Whether a flash_wgmma config has the producer warpgroup (cl/flash_wgmma.cl's WG_PRODUCER): its
+ * work-group is the consumers' 2 x block_m work-items and 128 more. */
+int fcl_wgmma_producer(const flashcl_config *c)
+{
+    return c->mma == 3 && c->work_group_size == 2 * c->block_m + 128;
+}
+
 /* flash_wgmma: block_m / 64 warpgroups, and the producer warpgroup where the work-group has its 128
  * work-items; on the matrix units its program is finished for sm_90a (-DFCL_SM90A=1: src/program.c),
  * emulated (mma 4) it is not. */

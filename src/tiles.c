@@ -124,12 +124,6 @@ static uint64_t wgmma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t stages, i
            (producer ? 32 * (uint64_t)stages : 0);
 }
 
-/* Whether a flash_wgmma config has the producer warpgroup (cl/flash_wgmma.cl's WG_PRODUCER): its
- * work-group is the consumers' 2 x block_m work-items and 128 more. */
-int fcl_wgmma_producer(const flashcl_config *c)
-{
-    return c->mma == 3 && c->work_group_size == 2 * c->block_m + 128;
-}
 
 /* cl/flash_decode.cl's layout comment: the teams' merge area, and the local-memory reduction's where
  * the device has no shuffles (shared). */
