@@ -237,58 +237,42 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define CHUNK_R(i, ROWS) CHUNK_ROW(i)
 #define CHUNK_C(i, ROWS) CHUNK_COL(i)
 #endif
-#define LOAD_TILED_BY(dst, ROWS, ROW_PTR, limit, me, team)                                                      \
+#define LOAD_TILED(dst, ROWS, ROW_PTR, limit)                                                                  \
     do {                                                                                                       \
         UNROLL                                                                                                 \
-        for (int it_ = 0; it_ < (ROWS)*CPR / (team); ++it_) { /* (ROWS * CPR: a multiple of the team) */      \
-            const int i_ = (me) + it_ * (team);                                                                \
+        for (int it_ = 0; it_ < (ROWS)*CPR / WG_SIZE; ++it_) { /* (ROWS * CPR: a multiple of WG_SIZE) */      \
+            const int i_ = tid + it_ * WG_SIZE;                                                                \
             const int r_ = CHUNK_R(i_, ROWS), c_ = CHUNK_C(i_, ROWS);                                          \
             const bool ok_ = r_ < (limit);                                                                     \
             ASYNC8((dst) + TILE_AT(r_, c_, ROWS), ROW_PTR(ok_ ? r_ : 0) + c_, ok_);                           \
         }                                                                                                      \
     } while (0)
-#define LOAD_TILED(dst, ROWS, ROW_PTR, limit) LOAD_TILED_BY(dst, ROWS, ROW_PTR, limit, tid, WG_SIZE)
 /* The producer's copy of a K or V tile (row 0 at src_, rows ss_ elements apart; rows at or past limit_
- * zeros): the same warp pattern (each warp instruction 64 bytes of 8 rows, 512 contiguous bytes of local
- * memory), walked so that the address arithmetic is a pointer step a row block and immediate offsets
- * between column groups. Work-item me: rows 8 * (me / 32) + (me % 32) / 4 + 32 k, chunk me % 4 of each
- * 64-byte group. (wgmma-12: the shared pattern's divisions, recomputed a piece, cost about 45
- * instructions a copy, which the producer's four warps could not issue fast enough.) */
-#if SWIZZLE /* (work-item me: rows 4 * (me / 32) + (me % 32) / 8 + 16 k, piece me % 8 of each 64-column block) */
+ * zeros), walked so that the address arithmetic is a pointer step a block of rows and immediate offsets
+ * between column groups (wgmma-12: the shared pattern's divisions, recomputed a piece, cost about 45
+ * instructions a copy, which the producer's four warps could not issue fast enough). A warp instruction
+ * covers COPY_ROWS rows: whole 128-byte lines of 4 rows into the swizzled tiles, 64 bytes of 8 rows into
+ * TILED's (512 contiguous bytes of local memory either way); work-item me takes rows COPY_ROWS * (me /
+ * 32) + (me % 32) / (32 / COPY_ROWS) + 4 COPY_ROWS k, piece me % (32 / COPY_ROWS) of each column group of
+ * GROUP_COLS (written as shifts and masks: me is never negative). */
+#define COPY_ROWS (SWIZZLE ? 4 : 8)
+#define GROUP_COLS (SWIZZLE ? 64 : 32)
 #define PRODUCER_LOAD(dst_, src_, ss_, limit_)                                                                 \
     do {                                                                                                       \
-        const int r0_ = 4 * (me >> 5) + ((me & 31) >> 3), j_ = me & 7;                                        \
-        __global const ushort *s_ = (src_) + (long)r0_ * (ss_) + 8 * j_;                                       \
-        __local ushort *d_ = (dst_) + TILE_AT(r0_, 8 * j_, BLOCK_N);                                           \
-        _Pragma("nounroll") for (int rb_ = 0; rb_ < BLOCK_N / 16; ++rb_)                                       \
+        const int r0_ = COPY_ROWS * (me >> 5) + ((me & 31) >> (SWIZZLE ? 3 : 2)), c0_ = 8 * (me & (31 / COPY_ROWS)); \
+        __global const ushort *s_ = (src_) + (long)r0_ * (ss_) + c0_;                                          \
+        __local ushort *d_ = (dst_) + TILE_AT(r0_, c0_, BLOCK_N);                                              \
+        _Pragma("nounroll") for (int rb_ = 0; rb_ < BLOCK_N / (4 * COPY_ROWS); ++rb_)                          \
         {                                                                                                      \
-            const bool ok_ = r0_ + 16 * rb_ < (limit_);                                                        \
-            __global const ushort *sp_ = ok_ ? s_ : (src_) + 8 * j_;                                           \
+            const bool ok_ = r0_ + 4 * COPY_ROWS * rb_ < (limit_);                                             \
+            __global const ushort *sp_ = ok_ ? s_ : (src_) + c0_;                                              \
             UNROLL                                                                                             \
-            for (int h_ = 0; h_ < HEAD_DIM / 64; ++h_) /* (a 64-column block: BLOCK_N rows of 64 on) */       \
-                ASYNC8(d_ + h_ * BLOCK_N * 64, sp_ + 64 * h_, ok_);                                            \
-            s_ += 16 * (long)(ss_);                                                                            \
-            d_ += 16 * 64;                                                                                     \
+            for (int g_ = 0; g_ < HEAD_DIM / GROUP_COLS; ++g_)                                                 \
+                ASYNC8(d_ + g_ * TILE_AT(0, GROUP_COLS, BLOCK_N), sp_ + GROUP_COLS * g_, ok_);                 \
+            s_ += 4 * COPY_ROWS * (long)(ss_);                                                                 \
+            d_ += TILE_AT(4 * COPY_ROWS, 0, BLOCK_N);                                                          \
         }                                                                                                      \
     } while (0)
-#else
-#define PRODUCER_LOAD(dst_, src_, ss_, limit_)                                                                 \
-    do {                                                                                                       \
-        const int r0_ = 8 * (me >> 5) + ((me & 31) >> 2);                                                      \
-        __global const ushort *s_ = (src_) + (long)r0_ * (ss_) + 8 * (me & 3);                                 \
-        __local ushort *d_ = (dst_) + TILED(r0_, 8 * (me & 3), HEAD_DIM);                                      \
-        _Pragma("nounroll") for (int rb_ = 0; rb_ < BLOCK_N / 32; ++rb_)                                       \
-        {                                                                                                      \
-            const bool ok_ = r0_ + 32 * rb_ < (limit_);                                                        \
-            __global const ushort *sp_ = ok_ ? s_ : (src_) + 8 * (me & 3);                                     \
-            UNROLL                                                                                             \
-            for (int cg_ = 0; cg_ < CPR / 4; ++cg_) /* (a group: four core matrices, 256 elements on) */      \
-                ASYNC8(d_ + 256 * cg_, sp_ + 32 * cg_, ok_);                                                   \
-            s_ += 32 * (long)(ss_);                                                                            \
-            d_ += 32 * HEAD_DIM;                                                                               \
-        }                                                                                                      \
-    } while (0)
-#endif
 
 __kernel __attribute__((reqd_work_group_size(WG_THREADS, 1, 1))) void
 flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K, __global const ushort *restrict V,

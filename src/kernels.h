@@ -172,7 +172,7 @@ void fcl_arg_float(fcl_args *a, int index, cl_float value);
 flashcl_status fcl_args_check(flashcl_context *ctx, const fcl_args *a, const char *what);
 
 /* Whether a flash_wgmma config has the producer warpgroup (cl/flash_wgmma.cl's WG_PRODUCER): a work-group
- * of 2 x block_m + 128 work-items (src/tiles.c). */
+ * of 2 x block_m + 128 work-items (the chooser's, src/tiles.c). */
 int fcl_wgmma_producer(const flashcl_config *c);
 /* Whether every Q, K and V row starts at a multiple of 8 elements: the matrix-unit kernels are then
  * built for 16-byte row copies (-DROWS_ALIGNED=1), and the caller's offsets must keep that. */

@@ -124,7 +124,6 @@ static uint64_t wgmma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t stages, i
            (producer ? 32 * (uint64_t)stages : 0);
 }
 
-
 /* cl/flash_decode.cl's layout comment: the teams' merge area, and the local-memory reduction's where
  * the device has no shuffles (shared). */
 static uint64_t decode_bytes(int32_t d, int32_t rows, int32_t team, int32_t kt, int32_t wg, int shuffles)
@@ -684,18 +683,13 @@ static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t 
 
 /* Whether the producer warpgroup can run a shape: the matrix units' program (the emulation cannot run its
  * spinning waits: PoCL runs a work-group's work-items one after another), two or three stages, two
- * consumer warpgroups (its register split, 40 and 232, is for 384 work-items), and the room. */
+ * consumer warpgroups (its register split, 40 and 232, is for 384 work-items), and the room. The chooser
+ * takes it wherever it fits (docs/NOTES.md, wgmma-13 and -16: d=64 +19%, d=128 +5% and with the swizzled
+ * layouts +38%, d=256 with the swizzled layouts +29%; at d=256 without them it lost 4%). */
 static int wgmma_producer_fits(int emulated, int32_t d, int32_t bm, int32_t bn, int32_t stages, const fcl_choice *ch)
 {
     return !emulated && stages >= 2 && bm == 128 && ch->work_group >= 384 &&
            wgmma_bytes(d, bm, bn, stages, 0, 1) <= ch->local_mem;
-}
-
-/* Whether the chooser takes it: wherever it fits (docs/NOTES.md, wgmma-13 and -16: d=64 +19%, d=128 +5%
- * and with the swizzled layouts +38%, d=256 with the swizzled layouts +29%; at d=256 without them it lost 4%). */
-static int wgmma_producer_auto(int emulated, int32_t d, int32_t bm, int32_t bn, int32_t stages, const fcl_choice *ch)
-{
-    return wgmma_producer_fits(emulated, d, bm, bn, stages, ch);
 }
 
 /* The warpgroup kernel (cl/flash_wgmma.cl) where the path asks for it (FLASHCL_PATH_WGMMA) or auto takes it
@@ -732,7 +726,7 @@ static int choose_wgmma(const flashcl_device_profile *pr, const fcl_choice *ch, 
     /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
     const int32_t stages = wgmma_bytes(p->head_dim, 64 * wgs, bn, 2, emulated, 0) <= limit ? 2 : 1;
     /* a producer warpgroup issuing the copies (per-stage mbarriers) where it can run */
-    const int producer = wgmma_producer_auto(emulated, p->head_dim, 64 * wgs, bn, stages, ch);
+    const int producer = wgmma_producer_fits(emulated, p->head_dim, 64 * wgs, bn, stages, ch);
     wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p->head_dim, producer);
     snprintf(cfg->reason, sizeof cfg->reason,
              "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors)", (int)wgs,
@@ -1079,9 +1073,10 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
                                FLASHCL_INVALID_ARGUMENT,
                                "the context's override config: flash_wgmma's work_group_size is 0 (the chooser's "
                                "choice), 2 x block_m (%d) or, with the producer warpgroup, 2 x block_m + 128 (%d), "
-                               "which needs sm_90a programs, block_m 128 and two or three K/V stages (got %d)",
+                               "which needs sm_90a programs, block_m 128, two or three K/V stages, 384 work-items "
+                               "and room for four mbarriers a stage (got %d)",
                                (int)(2 * bm), (int)(2 * bm + 128), (int)wg);
-            const int producer = wg == 0 ? wgmma_producer_auto(emulated, p->head_dim, bm, bn, stages, ch) : wg == 2 * bm + 128;
+            const int producer = wg == 0 ? producer_fits : wg == 2 * bm + 128;
             const uint64_t bytes = wgmma_bytes(p->head_dim, bm, bn, stages, emulated, producer);
             validate_or_return(ctx, bytes <= ch->local_mem, FLASHCL_INVALID_ARGUMENT,
                                "the context's override config: flash_wgmma's tiles %dx%d need %llu B of local memory, "
