@@ -36,7 +36,7 @@ extern "C" {
  * Version. meson reads the numbers from these lines.
  */
 #define FLASHCL_VERSION_MAJOR 0
-#define FLASHCL_VERSION_MINOR 1
+#define FLASHCL_VERSION_MINOR 2
 #define FLASHCL_VERSION_PATCH 0
 #define FLASHCL_VERSION_NUMBER \
     (FLASHCL_VERSION_MAJOR * 10000 + FLASHCL_VERSION_MINOR * 100 + FLASHCL_VERSION_PATCH)
@@ -103,7 +103,7 @@ FLASHCL_API const char *flashcl_status_name(flashcl_status status);
  * (ctypes, cffi) pass the sizes of their own mirrors and find out when a mirror drifts. ABI policy:
  * README.md ("ABI").
  */
-#define FLASHCL_ABI_VERSION 3
+#define FLASHCL_ABI_VERSION 4
 typedef struct flashcl_abi flashcl_abi;
 static inline const flashcl_abi *flashcl_abi_of_header(void);
 
@@ -170,9 +170,10 @@ typedef struct flashcl_strides {
 typedef struct flashcl_problem {
     int32_t batch;      /* >= 1 */
     int32_t heads_q;    /* >= 1 */
-    int32_t heads_kv;   /* >= 1, divides heads_q (GQA/MQA): query head h reads kv head h/(heads_q/heads_kv) */
+    int32_t heads_kv;   /* divides heads_q (GQA/MQA): query head h reads kv head h/(heads_q/heads_kv); 0 (the
+                           default): heads_q (ABI 4: flashcl_problem_default set 1, silently MQA) */
     int32_t seq_q;      /* >= 1 */
-    int32_t seq_kv;     /* >= 1 */
+    int32_t seq_kv;     /* >= 1; 0 (the default): seq_q (ABI 4: the default was 1, one key) */
     int32_t head_dim;   /* a multiple of 8, 8 to 256 */
     flashcl_dtype dtype; /* storage type of Q, K, V and O; arithmetic is fp32 */
     float scale;        /* 0 means 1/sqrt(head_dim) */
@@ -192,7 +193,8 @@ typedef struct flashcl_problem {
     int32_t attn_mask;  /* nonzero: a mask over the pairs, of type mask_dtype (flashcl_mask_dtype, below):
                            an additive one (fp32 or fp16; -inf removes a pair) or a boolean one */
     flashcl_strides mask_strides; /* the mask's element strides (batch, seq = query row, head); keys are
-                                     contiguous; 0 broadcasts; all zero: (batch, heads_q, seq_q, seq_kv) */
+                                     contiguous; 0 broadcasts; all zero: (batch, heads_q, seq_q, seq_kv)
+                                     unless mask_strides_explicit is set */
     int32_t key_padding; /* nonzero: a uint8 (batch, seq_kv) mask, contiguous; nonzero marks a padding
                             key that no query sees (PyTorch's key_padding_mask) */
     /* Variable-length batches (FlashAttention's varlen): when `varlen` is nonzero, Q and O hold
@@ -269,6 +271,10 @@ typedef struct flashcl_problem {
      * attention; not with a quantized kv_format. (ABI 3: it took the struct's tail padding, so the size
      * did not change and only the version tells the layouts apart) */
     int32_t head_dim_v;
+    /* Nonzero: mask_strides are taken as they are, all zero included, so one row of seq_kv values
+     * broadcasts over batch, heads and query rows (a (1, 1, 1, seq_kv) mask). 0: all-zero strides mean
+     * the default layout. (ABI 4) */
+    int32_t mask_strides_explicit;
 } flashcl_problem;
 
 typedef enum flashcl_mask_dtype {
@@ -401,7 +407,7 @@ typedef enum flashcl_algorithm {
 
 /** "flash", "naive", "standard" or "?". */
 FLASHCL_API const char *flashcl_algorithm_name(flashcl_algorithm algorithm);
-/** "auto", "portable", "mma" or "decode"; parse returns FLASHCL_INVALID_ARGUMENT for any other name. */
+/** "auto", "portable", "mma", "decode" or "wgmma"; parse returns FLASHCL_INVALID_ARGUMENT for any other name. */
 FLASHCL_API const char *flashcl_path_name(flashcl_path path);
 FLASHCL_API flashcl_status flashcl_path_parse(const char *name, flashcl_path *path);
 /** Nonzero when this build of the library has the algorithm (standard needs CLBlast). */
@@ -753,6 +759,16 @@ FLASHCL_API uint64_t flashcl_plan_workspace_bytes(const flashcl_plan *plan);
 FLASHCL_API void flashcl_plan_buffer_sizes(const flashcl_plan *plan, size_t *q, size_t *k, size_t *v,
                                            size_t *o, size_t *lse);
 
+struct flashcl_offsets;
+/**
+ * Every buffer's minimum size in bytes from its offset (what the enqueue checks), one member per
+ * flashcl_tensors buffer, named as in flashcl_tensors.offsets: Q to LSE as above, the ALiBi slopes, the
+ * mask, key padding, cu_seqlens, cache lengths, block table, k_new/v_new, the int8 scales, sinks, the
+ * cache's batch index and left padding, and the workspace (flashcl_plan_workspace_bytes); 0 for a
+ * buffer the problem does not use. FLASHCL_INVALID_ARGUMENT when plan or bytes is NULL. (ABI 4)
+ */
+FLASHCL_API flashcl_status flashcl_plan_tensor_bytes(const flashcl_plan *plan, struct flashcl_offsets *bytes);
+
 /**
  * Enqueues the attention on caller buffers. lse must be non-NULL iff the problem asked for it.
  * Sizes and contexts of the buffers are checked (CL_MEM_SIZE, CL_MEM_CONTEXT) before anything is
@@ -771,7 +787,8 @@ typedef struct flashcl_tensors {
     cl_mem q, k, v, o;
     cl_mem lse;          /* iff problem.return_lse */
     cl_mem alibi_slopes; /* iff problem.alibi: fp32, heads_q (alibi 1) or batch * heads_q (alibi 2) */
-    cl_mem mask;         /* iff problem.attn_mask: fp32, laid out by problem.mask_strides */
+    cl_mem mask;         /* iff problem.attn_mask: problem.mask_dtype (fp32, fp16 or uint8), laid out by
+                            problem.mask_strides */
     cl_mem key_padding;  /* iff problem.key_padding: uint8, (batch, seq_kv) */
     cl_mem cu_seqlens_q; /* iff problem.varlen: int32, batch + 1 */
     cl_mem cu_seqlens_k; /* iff problem.varlen: int32, batch + 1 */
@@ -792,9 +809,9 @@ typedef struct flashcl_tensors {
      * also of 16 bytes where the plan's kernel copies rows in 16-byte pieces (flashcl_plan_config's
      * kernel is flash_mma or flash_decode_mma: see flashcl_plan_enqueue_on). The buffer must hold the
      * offset plus the tensor (flashcl_plan_buffer_sizes). */
-    struct flashcl_offsets {
+    struct flashcl_offsets { /* the buffers' order (ABI 4; ABI 2-3 had workspace after sinks) */
         uint64_t q, k, v, o, lse, alibi_slopes, mask, key_padding, cu_seqlens_q, cu_seqlens_k, cache_seqlens,
-            block_table, k_new, v_new, k_scale, v_scale, sinks, workspace, cache_batch_idx, cache_leftpad;
+            block_table, k_new, v_new, k_scale, v_scale, sinks, cache_batch_idx, cache_leftpad, workspace;
     } offsets;
 } flashcl_tensors;
 

@@ -6,12 +6,16 @@
 
 #include <stdlib.h>
 
+/* The public call the enqueue in progress on this thread came through, which its messages name (the
+ * three calls share one body; a plan is enqueued by one thread at a time). */
+static _Thread_local const char *enqueue_who = "flashcl_plan_enqueue_on";
+
 /* A buffer argument is usable when it is a buffer of the plan's context, large enough for the tensor
  * at its offset (bytes, a multiple of the element size `elem`). */
 static flashcl_status check_buffer_at(flashcl_context *ctx, cl_mem m, const char *name, uint64_t need, uint64_t offset,
                                       size_t elem)
 {
-    validate_or_return(ctx, m, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: %s is NULL", name);
+    validate_or_return(ctx, m, FLASHCL_INVALID_ARGUMENT, "%s: %s is NULL", enqueue_who, name);
     cl_context mctx = NULL;
     size_t size = 0;
     cl_mem_object_type type = 0;
@@ -21,19 +25,19 @@ static flashcl_status check_buffer_at(flashcl_context *ctx, cl_mem m, const char
     if (err == CL_SUCCESS)
         err = clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, NULL);
     validate_or_return(ctx, err == CL_SUCCESS, FLASHCL_INVALID_ARGUMENT,
-                       "flashcl_plan_enqueue: %s is not a valid cl_mem (%s)", name, fcl_cl_error_name(err));
+                       "%s: %s is not a valid cl_mem (%s)", enqueue_who, name, fcl_cl_error_name(err));
     validate_or_return(ctx, type == CL_MEM_OBJECT_BUFFER, FLASHCL_INVALID_ARGUMENT,
-                       "flashcl_plan_enqueue: %s is not a buffer", name);
+                       "%s: %s is not a buffer", enqueue_who, name);
     validate_or_return(ctx, mctx == ctx->cl_ctx, FLASHCL_INVALID_ARGUMENT,
-                       "flashcl_plan_enqueue: %s belongs to another OpenCL context", name);
+                       "%s: %s belongs to another OpenCL context", enqueue_who, name);
     validate_or_return(ctx, offset % elem == 0, FLASHCL_INVALID_ARGUMENT,
-                       "flashcl_plan_enqueue: tensors.offsets.%s = %llu is not a multiple of its element size (%zu "
-                       "bytes)",
+                       "%s: tensors.offsets.%s = %llu is not a multiple of its element size (%zu "
+                       "bytes)", enqueue_who,
                        name, (unsigned long long)offset, elem);
     validate_or_return(ctx, offset <= size && size - offset >= need, FLASHCL_BUFFER_TOO_SMALL,
-                       offset ? "flashcl_plan_enqueue: %s holds %zu bytes, the problem needs %llu from offset %llu"
-                              : "flashcl_plan_enqueue: %s holds %zu bytes, the problem needs %llu",
-                       name, size, (unsigned long long)need, (unsigned long long)offset);
+                       offset ? "%s: %s holds %zu bytes, the problem needs %llu from offset %llu"
+                              : "%s: %s holds %zu bytes, the problem needs %llu",
+                       enqueue_who, name, size, (unsigned long long)need, (unsigned long long)offset);
     return FLASHCL_SUCCESS;
 }
 
@@ -48,15 +52,15 @@ static flashcl_status check_optional(flashcl_context *ctx, cl_mem m, int wanted,
 {
     if (wanted) {
         validate_or_return(ctx, m, FLASHCL_INVALID_ARGUMENT,
-                           "flashcl_plan_enqueue: problem.%s is set but %s is NULL (pass it with "
-                           "flashcl_plan_enqueue_tensors)",
+                           "%s: problem.%s is set but %s is NULL (pass it with "
+                           "flashcl_plan_enqueue_tensors)", enqueue_who,
                            field, name);
         return check_buffer_at(ctx, m, name, need, offset, elem);
     }
-    validate_or_return(ctx, !m, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: %s given but problem.%s is 0",
+    validate_or_return(ctx, !m, FLASHCL_INVALID_ARGUMENT, "%s: %s given but problem.%s is 0", enqueue_who,
                        name, field);
     validate_or_return(ctx, !offset, FLASHCL_INVALID_ARGUMENT,
-                       "flashcl_plan_enqueue: tensors.offsets.%s = %llu for a tensor the problem does not have", name,
+                       "%s: tensors.offsets.%s = %llu for a tensor the problem does not have", enqueue_who, name,
                        (unsigned long long)offset);
     return FLASHCL_SUCCESS;
 }
@@ -96,13 +100,13 @@ static size_t kv_elem(const flashcl_problem *p)
     return p->kv_format ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
 }
 
-flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue, const flashcl_tensors *t,
-                                       cl_uint num_events, const cl_event *wait_list, cl_event *event)
+static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const flashcl_tensors *t, cl_uint num_events,
+                              const cl_event *wait_list, cl_event *event)
 {
     if (!pl)
-        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: plan is NULL");
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: plan is NULL", enqueue_who);
     flashcl_context *ctx = pl->ctx;
-    validate_or_return(ctx, t, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue_tensors: tensors is NULL");
+    validate_or_return(ctx, t, FLASHCL_INVALID_ARGUMENT, "%s: tensors is NULL", enqueue_who);
     const cl_mem q = t->q, k = t->k, v = t->v, o = t->o, lse = t->lse;
     const flashcl_problem *p = &pl->problem;
     const resolved_layout *L = &pl->layout;
@@ -122,9 +126,9 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
             return st;
     } else {
         validate_or_return(ctx, !lse, FLASHCL_INVALID_ARGUMENT,
-                           "flashcl_plan_enqueue: lse given but problem.return_lse is 0");
+                           "%s: lse given but problem.return_lse is 0", enqueue_who);
         validate_or_return(ctx, !of->lse, FLASHCL_INVALID_ARGUMENT,
-                           "flashcl_plan_enqueue: tensors.offsets.lse = %llu but problem.return_lse is 0",
+                           "%s: tensors.offsets.lse = %llu but problem.return_lse is 0", enqueue_who,
                            (unsigned long long)of->lse);
     }
     if ((st = check_optional(ctx, t->alibi_slopes, p->alibi != 0, "alibi_slopes", "alibi", L->alibi_bytes,
@@ -166,15 +170,15 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
         static const char *const names[3] = {"q", "k", "v"};
         for (int i = 0; i < 3; ++i)
             validate_or_return(ctx, offs[i] % 16 == 0, FLASHCL_INVALID_ARGUMENT,
-                               "flashcl_plan_enqueue: tensors.offsets.%s = %llu is not a multiple of 16 bytes, "
-                               "which the plan's kernel (%s, 16-byte row copies) needs for Q, K and V",
+                               "%s: tensors.offsets.%s = %llu is not a multiple of 16 bytes, "
+                               "which the plan's kernel (%s, 16-byte row copies) needs for Q, K and V", enqueue_who,
                                names[i], (unsigned long long)offs[i], pl->config.kernel);
     }
     /* flash_mma built for 16-byte output chunks (O's strides multiples of 8 elements): O's start too. */
     validate_or_return(ctx, pl->kernel_id != FCL_K_FLASH_MMA || !fcl_out_aligned(p) || of->o % 16 == 0,
                        FLASHCL_INVALID_ARGUMENT,
-                       "flashcl_plan_enqueue: tensors.offsets.o = %llu is not a multiple of 16 bytes, which the plan's "
-                       "kernel (%s, 16-byte output chunks) needs for O", (unsigned long long)of->o, pl->config.kernel);
+                       "%s: tensors.offsets.o = %llu is not a multiple of 16 bytes, which the plan's "
+                       "kernel (%s, 16-byte output chunks) needs for O", enqueue_who, (unsigned long long)of->o, pl->config.kernel);
     /* What is written (o, lse; the cache's K and V under kv_append) overlaps nothing it is computed from:
      * the same buffer and overlapping byte ranges (tensors of one pooled buffer at apart offsets do not). */
     const region in[17] = {{q, of->q, L->q_bytes, "q"},
@@ -199,25 +203,25 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
         for (int w = 0; w < 2; ++w) {
             const region *out = w ? &out_lse : &out_o;
             validate_or_return(ctx, !overlap(out, &in[i]), FLASHCL_INVALID_ARGUMENT,
-                               "flashcl_plan_enqueue: %s aliases an input buffer (%s)", out->name, in[i].name);
+                               "%s: %s aliases an input buffer (%s)", enqueue_who, out->name, in[i].name);
         }
-    validate_or_return(ctx, !overlap(&out_lse, &out_o), FLASHCL_INVALID_ARGUMENT, "flashcl_plan_enqueue: lse aliases o");
+    validate_or_return(ctx, !overlap(&out_lse, &out_o), FLASHCL_INVALID_ARGUMENT, "%s: lse aliases o", enqueue_who);
     if (t->workspace && pl->ws_bytes) { /* the workspace is written too: apart from every other tensor */
         const region ws = {t->workspace, of->workspace, pl->ws_bytes, "workspace"};
         for (int i = 0; i < 17; ++i)
             validate_or_return(ctx, !overlap(&ws, &in[i]), FLASHCL_INVALID_ARGUMENT,
-                               "flashcl_plan_enqueue: workspace aliases an input buffer (%s)", in[i].name);
+                               "%s: workspace aliases an input buffer (%s)", enqueue_who, in[i].name);
         validate_or_return(ctx, !overlap(&ws, &out_o) && !overlap(&ws, &out_lse), FLASHCL_INVALID_ARGUMENT,
-                           "flashcl_plan_enqueue: workspace aliases an output (%s)", overlap(&ws, &out_o) ? "o" : "lse");
+                           "%s: workspace aliases an output (%s)", enqueue_who, overlap(&ws, &out_o) ? "o" : "lse");
     }
     const region *cache[2] = {&in[1], &in[2]}, *added[2] = {&in[10], &in[11]}; /* k, v; k_new, v_new */
     for (int c = 0; c < 2; ++c) /* the cache's K and V, written by the append */
         for (int n = 0; n < 2; ++n)
             validate_or_return(ctx, !overlap(cache[c], added[n]), FLASHCL_INVALID_ARGUMENT,
-                               "flashcl_plan_enqueue: k_new or v_new aliases the cache it is appended to (%s, %s)",
+                               "%s: k_new or v_new aliases the cache it is appended to (%s, %s)", enqueue_who,
                                added[n]->name, cache[c]->name);
     validate_or_return(ctx, (num_events == 0) == (wait_list == NULL), FLASHCL_INVALID_ARGUMENT,
-                       "flashcl_plan_enqueue: num_events_in_wait_list = %u but event_wait_list is %s",
+                       "%s: num_events_in_wait_list = %u but event_wait_list is %s", enqueue_who,
                        num_events, wait_list ? "not NULL" : "NULL");
     /* Drivers differ here (PoCL accepts a NULL event, or another context's, and then waits forever):
      * check the events ourselves so that a bad list is refused the same way everywhere. */
@@ -227,11 +231,42 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                            wait_list[i] && clGetEventInfo(wait_list[i], CL_EVENT_CONTEXT, sizeof ectx, &ectx, NULL) ==
                                                CL_SUCCESS && ectx == ctx->cl_ctx,
                            FLASHCL_INVALID_ARGUMENT,
-                           "flashcl_plan_enqueue: event_wait_list[%u] is %s", i,
+                           "%s: event_wait_list[%u] is %s", enqueue_who, i,
                            !wait_list[i] ? "NULL" : ectx ? "an event of another OpenCL context" : "not a valid event");
     }
 
-    pl->queue = queue ? queue : ctx->queue;
+    if (!queue)
+        queue = ctx->queue;
+    if (pl->config.algorithm == FLASHCL_ALGO_STANDARD) { /* CLBlast's GEMMs take no wait list: only a queue's
+                                                            own order runs them after the softmax */
+        cl_command_queue_properties props = 0;
+        clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+        validate_or_return(ctx, !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE), FLASHCL_UNSUPPORTED,
+                           "%s: standard attention needs an in-order queue (CLBlast's GEMMs take no wait "
+                           "list), and this one is out of order",
+                           enqueue_who);
+    }
+    /* The plan's own scratch (split-KV's partial results without tensors.workspace; standard attention's
+     * scores) serves one enqueue at a time: this one waits on the last one that used it, on whatever
+     * queue that was (flushed first, as OpenCL requires of an event waited on from another queue). */
+    const int own_scratch = pl->config.algorithm == FLASHCL_ALGO_STANDARD || (pl->ws_bytes && !t->workspace);
+    cl_event chained[16], *waits = chained;
+    if (own_scratch && pl->last_use) {
+        if (num_events + 1 > sizeof chained / sizeof *chained &&
+            !(waits = malloc((num_events + 1) * sizeof *waits)))
+            return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "%s: out of host memory", enqueue_who);
+        if (pl->last_queue != queue && clFlush(pl->last_queue) != CL_SUCCESS) {
+            if (waits != chained)
+                free(waits);
+            return fcl_fail(ctx, FLASHCL_INVALID_ARGUMENT, "%s: clFlush of the queue of the plan's last enqueue failed "
+                            "(released while in use?)", enqueue_who);
+        }
+        for (cl_uint i = 0; i < num_events; ++i)
+            waits[i] = wait_list[i];
+        waits[num_events++] = pl->last_use;
+        wait_list = waits;
+    }
+    pl->queue = queue;
     pl->off = (fcl_offsets){.q = (cl_long)(of->q / es), .k = (cl_long)(of->k / ek), .v = (cl_long)(of->v / ek),
                             .o = (cl_long)(of->o / es), .lse = (cl_long)(of->lse / sizeof(float)),
                             .alibi = (cl_long)(of->alibi_slopes / sizeof(float)),
@@ -247,14 +282,28 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
                             .leftpad = (cl_long)(of->cache_leftpad / sizeof(int32_t))};
     const int validate = fcl_context_validating(ctx);
     cl_event done = NULL;
-    if (pl->config.algorithm == FLASHCL_ALGO_STANDARD) {
-        st = fcl_standard_enqueue(pl, q, k, v, o, lse, num_events, wait_list, (event || validate) ? &done : NULL);
-        if (st != FLASHCL_SUCCESS)
-            return st;
-    } else {
-        st = launch_kernel(pl, t, num_events, wait_list, (event || validate) ? &done : NULL);
-        if (st != FLASHCL_SUCCESS)
-            return st;
+    cl_event *want_done = event || validate || own_scratch ? &done : NULL;
+    if (pl->config.algorithm == FLASHCL_ALGO_STANDARD)
+        st = fcl_standard_enqueue(pl, q, k, v, o, lse, num_events, wait_list, want_done);
+    else
+        st = launch_kernel(pl, t, num_events, wait_list, want_done);
+    if (waits != chained)
+        free(waits);
+    if (st != FLASHCL_SUCCESS)
+        return st;
+    if (own_scratch && done) { /* the next enqueue that uses the scratch waits on this one */
+        if (pl->last_use)
+            clReleaseEvent(pl->last_use);
+        if (pl->last_queue)
+            clReleaseCommandQueue(pl->last_queue);
+        clRetainEvent(done);
+        clRetainCommandQueue(queue);
+        pl->last_use = done;
+        pl->last_queue = queue;
+    }
+    if (!event && !validate && done) {
+        clReleaseEvent(done);
+        done = NULL;
     }
     if (validate) {
         st = fcl_validate_run(pl, t, done);
@@ -269,17 +318,26 @@ flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue,
     return FLASHCL_SUCCESS;
 }
 
+flashcl_status flashcl_plan_enqueue_on(flashcl_plan *pl, cl_command_queue queue, const flashcl_tensors *t,
+                                       cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    enqueue_who = "flashcl_plan_enqueue_on";
+    return enqueue(pl, queue, t, num_events, wait_list, event);
+}
+
 flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *pl, const flashcl_tensors *t, cl_uint num_events,
                                             const cl_event *wait_list, cl_event *event)
 {
-    return flashcl_plan_enqueue_on(pl, NULL, t, num_events, wait_list, event);
+    enqueue_who = "flashcl_plan_enqueue_tensors";
+    return enqueue(pl, NULL, t, num_events, wait_list, event);
 }
 
 flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_mem lse,
                                     cl_uint num_events, const cl_event *wait_list, cl_event *event)
 {
     const flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o, .lse = lse};
-    return flashcl_plan_enqueue_on(pl, NULL, &t, num_events, wait_list, event);
+    enqueue_who = "flashcl_plan_enqueue";
+    return enqueue(pl, NULL, &t, num_events, wait_list, event);
 }
 
 /* The arguments flash_fwd and both decode kernels share under the same names (P: FA or DE): sinks,

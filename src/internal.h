@@ -156,6 +156,10 @@ typedef struct resolved_layout {
     int64_t row_groups, group_rows;
 } resolved_layout;
 flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout);
+/* The problem with heads_kv and seq_kv of 0 read as the query side's (flashcl_problem_default leaves
+ * them 0): p itself when both are set, else a copy in *scratch. Every public call that takes a problem
+ * passes it through here first. */
+const flashcl_problem *fcl_problem_sides(const flashcl_problem *p, flashcl_problem *scratch);
 float fcl_effective_scale(const flashcl_problem *p);
 /* A decode step: at most this many queries per sequence. The chooser gives such problems split keys,
  * packed GQA heads and wide column groups, and the tuning database files them apart from prefill. */
@@ -275,6 +279,10 @@ struct flashcl_plan {
      * the first enqueue that needs it) */
     uint64_t ws_bytes, ws_lse_floats; /* (ws_lse_floats: where the log-sum-exps start, in floats) */
     cl_mem partial;
+    /* The last enqueue that used the plan's own scratch (partial, or standard attention's scores): its
+     * event and queue, retained; the next such enqueue waits on it (enqueue.c). */
+    cl_event last_use;
+    cl_command_queue last_queue;
     size_t combine_global, combine_local;
     cl_kernel append;         /* kv_append: writes k_new/v_new into the cache first */
     size_t append_global;

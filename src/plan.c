@@ -332,7 +332,8 @@ flashcl_status flashcl_context_choose_config(flashcl_context *ctx, const flashcl
     fcl_choice ch;
     flashcl_config override;
     context_choice(ctx, algorithm, &ch, &override);
-    return fcl_choose(ctx, &ctx->profile, &ch, problem, algorithm, config);
+    flashcl_problem sides;
+    return fcl_choose(ctx, &ctx->profile, &ch, fcl_problem_sides(problem, &sides), algorithm, config);
 }
 
 flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_problem *problem,
@@ -346,6 +347,8 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
                                 algorithm == FLASHCL_ALGO_STANDARD,
                        FLASHCL_INVALID_ARGUMENT, "flashcl_plan_create: algorithm = %d is not a flashcl_algorithm",
                        (int)algorithm);
+    flashcl_problem sides;
+    problem = fcl_problem_sides(problem, &sides);
     resolved_layout layout;
     flashcl_status st = fcl_check_problem(ctx, problem, &layout);
     if (st != FLASHCL_SUCCESS)
@@ -423,6 +426,10 @@ void flashcl_plan_destroy(flashcl_plan **plan)
         clReleaseKernel(pl->append);
     if (pl->partial)
         clReleaseMemObject(pl->partial);
+    if (pl->last_use)
+        clReleaseEvent(pl->last_use);
+    if (pl->last_queue)
+        clReleaseCommandQueue(pl->last_queue);
     fcl_validation_free(pl->validation);
     fcl_standard_free(pl->standard);
     free(pl);
@@ -505,6 +512,24 @@ void flashcl_plan_buffer_sizes(const flashcl_plan *plan, size_t *q, size_t *k, s
         *lse = L ? (size_t)L->lse_bytes : 0;
 }
 
+flashcl_status flashcl_plan_tensor_bytes(const flashcl_plan *plan, struct flashcl_offsets *bytes)
+{
+    if (!plan || !bytes)
+        return fcl_fail(plan ? plan->ctx : NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_plan_tensor_bytes: %s is NULL",
+                        !plan ? "plan" : "bytes");
+    const resolved_layout *L = &plan->layout;
+    const flashcl_problem *p = &plan->problem;
+    const uint64_t cu = p->varlen ? L->cu_seqlens_bytes : 0, append = p->kv_cache && p->kv_append;
+    *bytes = (struct flashcl_offsets){.q = L->q_bytes, .k = L->k_bytes, .v = L->v_bytes, .o = L->o_bytes,
+                                      .lse = L->lse_bytes, .alibi_slopes = L->alibi_bytes, .mask = L->mask_bytes,
+                                      .key_padding = L->key_padding_bytes, .cu_seqlens_q = cu, .cu_seqlens_k = cu,
+                                      .cache_seqlens = L->cache_seqlens_bytes, .block_table = L->block_table_bytes,
+                                      .k_new = append ? L->kv_new_bytes : 0, .v_new = append ? L->v_new_bytes : 0,
+                                      .k_scale = L->kv_scale_bytes, .v_scale = L->kv_scale_bytes,
+                                      .sinks = L->sinks_bytes, .cache_batch_idx = L->cache_batch_idx_bytes,
+                                      .cache_leftpad = L->cache_leftpad_bytes, .workspace = plan->ws_bytes};
+    return FLASHCL_SUCCESS;
+}
 
 flashcl_status flashcl_context_precompile(flashcl_context *ctx, const flashcl_problem *problems, size_t n)
 {

@@ -16,11 +16,24 @@ flashcl_status flashcl_problem_default_abi(const flashcl_abi *abi, flashcl_probl
     if (!p)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_problem_default: problem is NULL");
     *p = (flashcl_problem){0};
-    p->batch = p->heads_q = p->heads_kv = p->seq_q = p->seq_kv = 1;
+    p->batch = p->heads_q = p->seq_q = 1;
+    p->heads_kv = p->seq_kv = 0; /* the query side's (fcl_problem_sides): setting heads_q alone is MHA */
     p->head_dim = 64;
     p->dtype = FLASHCL_DTYPE_F32;
     p->window_left = p->window_right = -1;
     return FLASHCL_SUCCESS;
+}
+
+const flashcl_problem *fcl_problem_sides(const flashcl_problem *p, flashcl_problem *scratch)
+{
+    if (!p || (p->heads_kv != 0 && p->seq_kv != 0))
+        return p;
+    *scratch = *p;
+    if (!scratch->heads_kv)
+        scratch->heads_kv = scratch->heads_q;
+    if (!scratch->seq_kv)
+        scratch->seq_kv = scratch->seq_q;
+    return scratch;
 }
 
 /* The longest a sequence's queries and keys can be: the padded lengths, or the packed totals. */
@@ -36,14 +49,20 @@ void fcl_visible_window(const flashcl_problem *p, int32_t *left, int32_t *right)
     *right = p->window ? p->window_right : -1;
     if (p->causal) /* min(window_right, 0), and 0 when unbounded */
         *right = 0;
-    /* A window wider than the sequences sees what a window as wide as them sees (a position lies in
-     * [-(sq - 1), skv - 1]): clamped, so that the kernels' positions stay within 32 bits. */
+    /* A window wider than the sequences sees what a window as wide as them sees: clamped, so that the
+     * kernels' positions stay within 32 bits. Query i stands at pos = i + skv - sq (bottom-right, pos in
+     * [skv - sq, skv - 1]) or pos = i (top-left, pos in [0, sq - 1]); the left side reaches key 0 from
+     * every row once window_left >= the largest pos, the right side key skv - 1 once window_right >=
+     * skv - 1 - the smallest pos. So bottom-right clamps left to skv and right to sq, top-left left to
+     * sq and right to skv: each bound one past what a row can need, and no row's range changes. */
     int64_t sq, skv;
     longest(p, &sq, &skv);
-    if (*left > skv)
-        *left = (int32_t)skv;
-    if (*right > sq + skv && sq + skv <= INT32_MAX)
-        *right = (int32_t)(sq + skv);
+    const int top_left = p->alignment == FLASHCL_ALIGN_TOP_LEFT;
+    const int64_t left_max = top_left ? sq : skv, right_max = top_left ? skv : sq;
+    if (*left > left_max)
+        *left = (int32_t)left_max;
+    if (*right > right_max)
+        *right = (int32_t)right_max;
 }
 
 size_t fcl_mask_elem(const flashcl_problem *p)
@@ -373,7 +392,7 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
         /* The mask is a (batch, seq_q, heads_q, seq_kv) tensor to resolve_tensor, keys contiguous; its
          * default layout is PyTorch's (batch, heads_q, seq_q, seq_kv). */
         flashcl_strides m = p->mask_strides;
-        if (m.batch == 0 && m.seq == 0 && m.head == 0) {
+        if (m.batch == 0 && m.seq == 0 && m.head == 0 && !p->mask_strides_explicit) {
             m.seq = p->seq_kv;
             validate_or_return(ctx,
                                !__builtin_mul_overflow((int64_t)p->seq_q, (int64_t)p->seq_kv, &m.head) &&

@@ -1225,7 +1225,8 @@ flashcl_status flashcl_choose_config_policy_abi(const flashcl_abi *abi, const fl
         return st;
     fcl_choice ch;
     fcl_choice_of(profile, path, limit, policy->tuning_db, &ch);
-    return fcl_choose(NULL, profile, &ch, problem, algorithm, config);
+    flashcl_problem sides;
+    return fcl_choose(NULL, profile, &ch, fcl_problem_sides(problem, &sides), algorithm, config);
 }
 
 const char *flashcl_algorithm_name(flashcl_algorithm algorithm)

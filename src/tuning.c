@@ -502,6 +502,8 @@ flashcl_status flashcl_tuning_db_store_abi(const flashcl_abi *abi, const char *p
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT,
                         "flashcl_tuning_db_store: problem.head_dim_v = %d: entries are keyed by one head dim (%d)",
                         (int)p->head_dim_v, (int)p->head_dim);
+    flashcl_problem sides;
+    p = fcl_problem_sides(p, &sides);
     char key[512], entry[768];
     format_key(key, sizeof key, pr, p);
     snprintf(entry, sizeof entry, "%s : block_m=%d block_n=%d tpr=%d rows=%d dchunk=%d vchunk=%d%s%s\n", key,

@@ -781,6 +781,39 @@ static const case_params window_cases[] = {
 };
 #define N_WINDOW_CASES ((int)(sizeof window_cases / sizeof *window_cases))
 
+/* Windows with a side longer than the sequences, under both alignments, with more queries than keys
+ * and fewer, prefill and decode (Sq 16 and 8: the decode kernel). A side wider than what any row can
+ * reach is clamped by the host (fcl_visible_window) and must change no row's keys: under top-left a row
+ * past seq_kv stands past the last key, so its left side needs up to seq_q keys, not seq_kv (issue 30's
+ * Sq=74, Skv=60, window (64, 0): row 61 lost key 0). fp32, d=64 throughout: one program per kernel. */
+static const case_params wide_window_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 74, .seq_kv = 60, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 64, .window_right = 0, .top_left = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 74, .seq_kv = 60, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 100, .window_right = 100, .top_left = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 60, .seq_kv = 74, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 80, .window_right = 0, .top_left = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 60, .seq_kv = 74, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 100, .window_right = 100, .top_left = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 16, .seq_kv = 8, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 10, .window_right = 0, .top_left = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 8, .seq_kv = 16, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 20, .window_right = 20, .top_left = 1},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 74, .seq_kv = 60, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 64, .window_right = 0},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 74, .seq_kv = 60, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 100, .window_right = 100},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 60, .seq_kv = 74, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 80, .window_right = 0},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 60, .seq_kv = 74, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 100, .window_right = 100},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 16, .seq_kv = 8, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 10, .window_right = 0},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 8, .seq_kv = 16, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 20, .window_right = 20},
+};
+#define N_WIDE_WINDOW_CASES ((int)(sizeof wide_window_cases / sizeof *wide_window_cases))
+
 /* ALiBi (per head, per batch and head), additive masks (full, broadcast), key padding, alone and
  * together with GQA, causal, a window and a softcap; every dtype. */
 static const case_params bias_cases[] = {
@@ -1200,7 +1233,8 @@ static const struct {
     const case_params *cases;
     int n;
 } feature_lists[] = {
-    {"window", window_cases, N_WINDOW_CASES}, {"bias", bias_cases, N_BIAS_CASES},
+    {"window", window_cases, N_WINDOW_CASES}, {"wide_window", wide_window_cases, N_WIDE_WINDOW_CASES},
+    {"bias", bias_cases, N_BIAS_CASES},
     {"varlen", varlen_cases, N_VARLEN_CASES}, {"split", split_cases, N_SPLIT_CASES},
     {"cache", cache_cases, N_CACHE_CASES},    {"mma", mma_cases, N_MMA_CASES},
     {"decode", decode_cases, N_DECODE_CASES}, {"decode_mma", decode_mma_cases, N_DECODE_MMA_CASES},

@@ -822,6 +822,114 @@ START_TEST(test_enqueue_workspace)
 }
 END_TEST
 
+/* One split-KV plan with no caller workspace, enqueued twice with nothing ordering the two: on two
+ * in-order queues, then on one out-of-order queue (where the device has one). Both enqueues use the
+ * plan's own partial results, so the second must wait for the first (the plan chains them); each
+ * output against float64. The problem is issue 30's: fp32, B=4, Hq=8, Hkv=2, one query over a full
+ * 4096-key cache, 16 splits. And standard attention, whose GEMMs take no wait list, refuses an
+ * out-of-order queue by name. */
+START_TEST(test_shared_scratch_ordered)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.batch = 4, p.heads_q = 8, p.heads_kv = 2, p.seq_q = 1, p.seq_kv = 4096, p.head_dim = 64;
+    p.kv_cache = 1, p.kv_splits = 16;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    flashcl_config cfg;
+    flashcl_plan_config(plan, &cfg);
+    ck_assert_int_eq(cfg.kv_splits, 16);
+    flashcl_plan_problem(plan, &p);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    hm_rng rng;
+    hm_rng_seed(&rng, 30);
+    float *host[4]; /* Q of A, Q of B, K, V */
+    cl_mem m[4];
+    for (int i = 0; i < 4; ++i) {
+        const size_t bytes = sz[i < 2 ? 0 : i - 1];
+        host[i] = malloc(bytes);
+        ck_assert_ptr_nonnull(host[i]);
+        hm_fill_normal(host[i], FLASHCL_DTYPE_F32, bytes / 4, &rng, 1.0);
+        m[i] = tu_buffer(bytes, host[i]);
+    }
+    int32_t lens[4] = {4096, 4096, 4096, 4096};
+    cl_mem lens_m = tu_buffer(sizeof lens, lens);
+    const hm_extras x = {.cache_seqlens = lens};
+    const int64_t rows = (int64_t)p.batch * p.heads_q;
+    double *ref = malloc(2 * (size_t)rows * 64 * sizeof(double)), *scores = malloc(4096 * sizeof(double));
+    ck_assert(ref && scores);
+    for (int s = 0; s < 2; ++s)
+        for (int64_t r = 0; r < rows; ++r)
+            hm_reference_row_ex(&p, host[s], host[2], host[3], &x, r, ref + ((size_t)s * rows + r) * 64, scores);
+
+    cl_command_queue_properties dev_props = 0;
+    clGetDeviceInfo(tu_device, CL_DEVICE_QUEUE_PROPERTIES, sizeof dev_props, &dev_props, NULL);
+    const int kinds = dev_props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE ? 2 : 1;
+    if (kinds == 1)
+        printf("  (%s has no out-of-order queues: the two in-order queues only)\n", tu_device_label);
+    for (int kind = 0; kind < kinds; ++kind) {
+        cl_int err;
+        cl_command_queue qa = clCreateCommandQueue(tu_context, tu_device,
+                                                   kind ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0, &err);
+        ck_assert_msg(qa, "clCreateCommandQueue: %d", (int)err);
+        cl_command_queue qb = kind ? qa : clCreateCommandQueue(tu_context, tu_device, 0, &err);
+        ck_assert_msg(qb, "clCreateCommandQueue: %d", (int)err);
+        cl_mem o[2];
+        for (int s = 0; s < 2; ++s) {
+            o[s] = tu_buffer(sz[3], NULL);
+            const flashcl_tensors t = {.q = m[s], .k = m[2], .v = m[3], .o = o[s], .cache_seqlens = lens_m};
+            ck_assert_msg(flashcl_plan_enqueue_on(plan, s ? qb : qa, &t, 0, NULL, NULL) == FLASHCL_SUCCESS, "%s",
+                          flashcl_context_last_error(ctx));
+        }
+        ck_assert_int_eq(clFinish(qb), CL_SUCCESS); /* (B's queue first: B waits on A's, which the plan flushed) */
+        ck_assert_int_eq(clFinish(qa), CL_SUCCESS);
+        for (int s = 0; s < 2; ++s) {
+            float *got = tu_read(o[s], sz[3]);
+            double worst = 0.0;
+            for (int64_t i = 0; i < rows * 64; ++i) {
+                const double e = fabs(got[i] - ref[(size_t)s * rows * 64 + i]);
+                worst = isnan(e) || e > worst ? (isnan(e) ? INFINITY : e) : worst;
+            }
+            ck_assert_msg(worst < 1e-5, "%s queue%s, enqueue %c: max |err| %g against float64",
+                          kind ? "one out-of-order" : "two in-order", kind ? "" : "s", "AB"[s], worst);
+            free(got);
+            clReleaseMemObject(o[s]);
+        }
+        if (kind && flashcl_algorithm_available(FLASHCL_ALGO_STANDARD)) {
+            flashcl_problem sp = small_problem();
+            flashcl_plan *standard = NULL;
+            ck_assert_int_eq(flashcl_plan_create_algo(ctx, &sp, FLASHCL_ALGO_STANDARD, &standard), FLASHCL_SUCCESS);
+            size_t ssz[5];
+            flashcl_plan_buffer_sizes(standard, &ssz[0], &ssz[1], &ssz[2], &ssz[3], &ssz[4]);
+            cl_mem sq, sk, sv, so = tu_buffer(ssz[3], NULL);
+            upload_inputs(ssz, 7, &sq, &sk, &sv);
+            const flashcl_tensors t = {.q = sq, .k = sk, .v = sv, .o = so};
+            ck_assert_int_eq(flashcl_plan_enqueue_on(standard, qa, &t, 0, NULL, NULL), FLASHCL_UNSUPPORTED);
+            ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "flashcl_plan_enqueue_on: standard attention needs an in-order queue"));
+            ck_assert(still_poisoned(so, ssz[3]));
+            cl_mem all[4] = {sq, sk, sv, so};
+            for (int i = 0; i < 4; ++i)
+                clReleaseMemObject(all[i]);
+            flashcl_plan_destroy(&standard);
+        }
+        if (qb != qa)
+            clReleaseCommandQueue(qb);
+        clReleaseCommandQueue(qa);
+    }
+    for (int i = 0; i < 4; ++i) {
+        free(host[i]);
+        clReleaseMemObject(m[i]);
+    }
+    clReleaseMemObject(lens_m);
+    free(ref);
+    free(scores);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 /* One plan enqueued over two sets of inputs at different offsets in one pool and back (split-KV, so the
  * combine's and the workspace's offsets change too): each output equals what a fresh plan computes from
  * the same inputs, bit for bit (an argument left from the previous enqueue would read the other set). */
@@ -1270,6 +1378,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_enqueue_workspace);
     tcase_add_test(tc, test_head_dim_v);
     tcase_add_test(tc, test_enqueue_rebinds);
+    tcase_add_test(tc, test_shared_scratch_ordered);
     tcase_add_loop_test(tc, test_enqueue_cache_options_bad_input, 0, 3);
     tcase_add_loop_test(tc, test_enqueue_offsets_bad_input, 0, 7);
     tcase_add_test(tc, test_enqueue_unaligned_offsets);
