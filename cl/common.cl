@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.cl: storage types and feature switches shared by every flashcl kernel, the first part of
  * each program's source (src/kernels.c lists each program's parts).

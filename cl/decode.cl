@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * decode.cl: what the two decode kernels share (flash_decode.cl for any device, flash_decode_mma.cl
  * on the matrix units): the keys a work-group reads, and the one merge of its parts' states at the end.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flash_combine.cl: merges the splits of split-KV (flash-decoding). For each row, O = sum_s w_s O_s /
  * sum_s w_s with w_s = exp(LSE_s - m), m = max_s LSE_s, and LSE = m + log(sum_s w_s). Splits that saw

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flash_decode.cl: attention for decode steps (a few queries against a long KV cache), streaming K and V
  * from global memory straight into registers: no local-memory tiles and no barrier per key tile.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flash_decode_mma.cl: the decode kernel on NVIDIA's matrix units (mma.sync.m16n8k16, fp16 or bf16
  * K/V, fp32 accumulators). K and V go from global memory straight into registers that already are the

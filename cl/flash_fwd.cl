@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flash_fwd.cl: the portable FlashAttention-2 forward kernel (no vendor extension), register-blocked.
  *

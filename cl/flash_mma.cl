@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flash_mma.cl: the FlashAttention-2 forward kernel on NVIDIA's matrix units (tensor cores), through
  * inline PTX from OpenCL C. fp16 or bf16 Q, K, V (FLASHCL_DTYPE_F16 / _BF16), fp32 accumulation.

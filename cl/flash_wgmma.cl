@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flash_wgmma.cl: the FlashAttention forward kernel on Hopper's warpgroup matrix instructions (wgmma,
  * compute capability 9.0a), from OpenCL C through the program builder's sm_90a finishing step (cl/wgmma.cl,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * geometry.cl: where a sequence's rows are and which keys a query row sees, shared by the attention
  * kernels (flash_fwd, flash_mma, naive, standard). The window rule has its one definition here.

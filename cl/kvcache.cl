@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kvcache.cl: appends a step's new keys and values to a KV cache before the attention reads it
  * (FlashAttention's flash_attn_with_kvcache with k and v given). K_NEW/V_NEW are (batch, seq_new,

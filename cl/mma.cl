@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mma.cl: the warp-level instructions of the matrix-unit kernels (flash_mma.cl, flash_decode_mma.cl), as
  * inline PTX or emulated. A kernel that includes this part names, in the scope of each use, `lane` (its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * naive.cl: the textbook attention, one output row per work-item, fp32, two passes over the keys
  * (maximum, then exponentials and the weighted sum of V). No tiles, no online rescaling: simple enough

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scores.cl: what happens to a scaled score between Q*K^T and the softmax, in this order: the softcap,
  * ALiBi, the additive mask, the key-padding mask (shared by flash_fwd and naive). Scores are in units

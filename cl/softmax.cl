@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * softmax.cl: the online softmax of the flash kernels (FlashAttention-2): per row a running maximum m
  * and a running sum l over the keys seen so far, scores in base 2, normalised once at the end.

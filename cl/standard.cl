@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * standard.cl: the pieces of standard attention around its two GEMMs (CLBlast): the row softmax of
  * the n x n score matrix, and conversions of fp16/bf16 tensors to and from fp32 for the GEMMs.

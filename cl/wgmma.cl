@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wgmma.cl: Hopper's warpgroup matrix instructions (wgmma, compute capability 9.0a) as inline PTX for
  * cl/flash_wgmma.cl. Written by tools/gen_wgmma_cl.py; do not edit by hand.

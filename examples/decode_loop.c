@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * decode_loop.c: a decode loop as an inference engine runs it. Every tensor of the step lives at an
  * offset inside one pooled buffer (no sub-buffers: the offsets are not multiples of the device's base

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * embed.c: how an application embeds flashcl with its own OpenCL context, queue and buffers.
  * It makes its own context, uploads Q, K and V, plans once, enqueues twice with a wait list and an

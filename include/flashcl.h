@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flashcl: exact attention (FlashAttention-2 semantics) through OpenCL, on any vendor's GPU and on CPUs.
  *

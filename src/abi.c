@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * abi.c: the ABI guard. The entry points an application starts with take the header's descriptor
  * (flashcl_abi_of_header(), passed by the macros in flashcl.h) and refuse a caller whose structs are

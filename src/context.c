@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * context.c: a context's life (made on the application's OpenCL objects or on a device a selector
  * names, destroyed) and its settings: the defaults, the environment, and those changed while in use.

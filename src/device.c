@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * device.c: what a device is: its profile (what tile choice depends on), whether flashcl runs on it,
  * and which device a selector (index, name or $FLASHCL_DEVICE) names.

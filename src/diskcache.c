@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diskcache.c: the files flashcl writes: the program cache's entry format (header, key, binary, checksum
  * over both; verified on every read) and the atomic write that the cache and the tuning database share.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diskcache.h: the files flashcl writes: the program cache's entry format (key, checksum, binary) and
  * the one atomic write (a uniquely named temporary file, then rename) that every file goes through.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * enqueue.c: the hot path. Checks the caller's buffers and events against the plan (nothing is
  * launched on bad input), sets the buffer arguments and launches; validation mode runs after.

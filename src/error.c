@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * error.c: status strings, OpenCL error names, and each thread's last-error message per context.
  * Every failure path in the library ends in fcl_fail() so the caller always gets a message.

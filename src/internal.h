@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * internal.h: the library's private types and the functions its files share.
  * Nothing here is exported; the public API is include/flashcl.h.

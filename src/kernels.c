@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kernels.c: the kernel table (source parts, entry point, build options, arguments by name) and the
  * argument binder every launch goes through; the one place that knows how a kernel is called.

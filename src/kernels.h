@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kernels.h: every kernel's calling convention in one table (src/kernels.c): the program's source
  * parts, the entry point, the build options and the arguments by name. Everything that launches a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan.c: plans: validate the problem, choose the configuration, build its kernels (shrinking the
  * tiles when the compiled kernel needs more than the formula promised) and fix their constant

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * problem.c: checks a problem description at the API boundary and resolves its layout (default
  * strides, minimum buffer sizes). All offset math is 64-bit and overflow-checked.

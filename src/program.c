@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * program.c: builds kernels from the embedded cl/ sources with -D specialisation, and caches the result
  * twice: in memory per context (a second plan never recompiles) and on disk as a binary (a second

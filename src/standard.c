@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * standard.c: standard attention, the baseline flash attention exists to beat: S = scale*Q*K^T as a
  * batched CLBlast SGEMM into an n x n buffer in device memory, a row softmax kernel, then O = P*V as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tiles.c: chooses a kernel configuration from (device profile, problem) alone, so that plans, the
  * command-line tool and tests with fake profiles all see the same choice. Each kernel's local memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tuning.c: the tuning database: parsing the shipped table and the user's file, looking up the most
  * specific entry for a (device, problem class), and storing tuned entries atomically.

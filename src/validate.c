@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * validate.c: validation mode. After a plan's kernel, the naive kernel recomputes a set of rows in
  * fp32 and a compare kernel checks the plan's output against them; the host reads back a few numbers

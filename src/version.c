@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * version.c: the library's version at run time, as the header's macros give it at build time.
  */

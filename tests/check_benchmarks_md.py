@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Fails when BENCHMARKS.md differs from what tools/benchmarks_md.py makes of bench/*.json."""
 import os
 import subprocess

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks that no two of the library's source files depend on each other, directly or through others:
 each file's undefined symbols, resolved to the member of the static library that defines them, must
 form a graph without cycles (src/ is layered: error, problem, diskcache, program, kernels, ...).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks that libflashcl exports exactly the symbols listed in tests/symbols.txt (and that each is
 declared in include/flashcl.h): nothing internal leaks, nothing public goes missing; and that it does
 not need CLBlast or the C++ runtime (standard attention loads CLBlast when first asked for)."""

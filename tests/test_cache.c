@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cache.c: the program caches. A second plan of the same shape does not recompile (memory
  * cache); a new context on the same cache directory loads binaries instead of compiling (disk

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_edges.c: numerical edges, every algorithm against the float64 reference: a NaN or an inf in one
  * query row poisons that row only (never a hang, never another row); scores of 1e4 do not overflow

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_faults.c: what the caller gets when the driver fails. The fault layer (tests/fault/clfault.c,
  * preloaded) makes one OpenCL call return an error: a kernel launch refused (CL_OUT_OF_RESOURCES, as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_flash.c: the flash kernel (and the naive kernel beside it) against a float64 CPU reference,
  * over dtypes x head dims x causal x GQA ratios x sequence lengths, on random normal inputs with

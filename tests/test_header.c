@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_header.c: the public header compiles on its own, first and alone, as C11 with -pedantic, and
  * its ABI descriptor matches the library's. */
 #include "flashcl.h"

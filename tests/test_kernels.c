@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_kernels.c: the host's kernel table (src/kernels.c) against what the OpenCL compiler says of
  * each kernel: built with -cl-kernel-arg-info, every argument's name, position, address space and type.

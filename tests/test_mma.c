@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_mma.c: the matrix-unit kernel on a device that has matrix units (NVIDIA, compute capability
  * 8.0 and up): the context's test compile proves them, the automatic path takes them for fp16/bf16,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_npy.c: the .npy reader and writer: round trips of every supported dtype, and a clear refusal
  * of every kind of bad file (magic, version, dtype, byte order, Fortran order, shape, truncation).

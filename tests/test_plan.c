@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_plan.c: contexts and plans on a real device: bad input to every public function gets the
  * documented status and a message naming the argument, and nothing is launched (the poisoned
@@ -511,9 +512,13 @@ START_TEST(test_override_and_kernel_info)
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "v_chunk 6"));
     c.v_chunk = 16;
+    /* Tiles past what this device has: an override may take what a CPU reports (PoCL: 512 KiB to 2 MiB
+     * by host), past the chooser's budget, so block_n grows until the tiles need more than that. */
+    const flashcl_device_profile *pr = flashcl_context_profile(ctx);
+    const uint64_t device_most = pr->local_mem_size > pr->local_mem_static ? pr->local_mem_size : pr->local_mem_static;
     c.block_m = 256;
-    c.block_n = 1024; /* 1.1 MiB of local memory (P alone 1 MiB): more than any device here has (an
-                         override may take what a CPU reports, PoCL's 512 KiB, past the chooser's budget) */
+    for (c.block_n = 1024; flashcl_flash_local_mem_bytes(p.head_dim, &c) <= device_most; c.block_n *= 2)
+        ;
     flashcl_context_override_config(ctx, &c);
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT); /* local memory */
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "local memory"));

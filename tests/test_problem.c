@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_problem.c: host-only checks: status strings and names, version, dtype helpers, and the
  * problem-description validator (every field at and past its limits, strides that overlap or

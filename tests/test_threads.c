@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_threads.c: one context used from several threads at once: plans created and enqueued
  * concurrently on one queue, and several contexts on one cl_context with a queue each; every result

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tiles.c: the tile chooser on fake device profiles of every vendor (no device needed): each
  * configuration fits the local-memory budget by the kernel's exact formula and the work-group

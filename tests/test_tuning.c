@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tuning.c: the tuning database without a device: lookup from the most to the least specific
  * identity (device, arch, vendor, then the heuristic), the user's file over the shipped table, entries

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_validate.c: validation mode. A correct run passes with a report of what was checked; a
  * kernel built wrong on purpose (scale doubled through a build option) is caught and returns

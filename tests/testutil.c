@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testutil.c: per-device suite runner and buffer helpers for the Check suites (see testutil.h).
  */

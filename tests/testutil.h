@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testutil.h: what the Check suites share: running a suite once per OpenCL device (filtered by
  * FLASHCL_TEST_PLATFORM, a substring of "platform / device"), exit 77 when no device matches, and

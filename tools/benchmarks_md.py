@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes BENCHMARKS.md from the JSON that `flashcl bench` wrote into bench/, so the page cannot
 drift from the measurements. Usage: python3 tools/benchmarks_md.py [bench-dir] > BENCHMARKS.md"""
 import glob

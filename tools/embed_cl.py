@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Embeds OpenCL C sources into a C file as byte arrays: embed_cl.py OUT.c SRC.cl...
 
 Each source becomes a NUL-terminated array and an entry {basename, text} of flashcl_embedded_sources,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes cl/wgmma.cl: the warpgroup MMA instructions of cl/flash_wgmma.cl as inline PTX, each written
 inside a PTX comment marked "//SM90A " (src/program.c finishes the program for sm_90a). Their operand
 lists are long (one register per accumulator: up to 128), hence a generator.
@@ -27,7 +28,8 @@ def wrap(constraints, width=100):
     return "\n".join(out)
 
 
-print("""/*
+print("""/* SPDX-License-Identifier: MIT */
+/*
  * wgmma.cl: Hopper's warpgroup matrix instructions (wgmma, compute capability 9.0a) as inline PTX for
  * cl/flash_wgmma.cl. Written by tools/gen_wgmma_cl.py; do not edit by hand.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hostmath.c: host-side conversions, random numbers and the float64 reference (see hostmath.h).
  */

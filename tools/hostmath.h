@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hostmath.h: host-side helpers shared by the command, the tests and the example: storage-type
  * conversions (fp16, bf16), a seeded normal random generator, and the float64 reference attention.

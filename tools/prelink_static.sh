@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # prelink_static.sh IN.a OUT.a [LD [OBJCOPY [AR]]]: the installed static library as one relocatable
 # object whose hidden symbols are made local: an application that links libflashcl.a sees the API
 # (flashcl_*, default visibility) and none of the library's internals (fcl_*), as with the shared one.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Assembles a matrix-unit kernel (cl/flash_mma.cl, or $KERNEL: flash_decode_mma, flash_wgmma) for an NVIDIA GPU
 # without one: clang emits PTX for OpenCL C, CUDA's ptxas assembles it and prints registers, spills and
 # local memory. clang's code generation is not NVIDIA's OpenCL compiler's (register counts differ), but

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # vendor_check.sh: the programs flashcl would build for AMD and Intel GPUs, through the vendors' own
 # offline compilers, without the hardware. tools/vendor_programs asks the library's chooser, on fake
 # profiles of those GPUs (what their drivers report), for the configuration of each representative

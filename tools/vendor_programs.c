@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vendor_programs.c: writes the OpenCL programs flashcl would build for AMD and Intel GPUs, so that
  * their offline compilers can judge them without the hardware (tools/vendor_check.sh). For each target

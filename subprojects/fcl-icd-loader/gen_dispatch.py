@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """gen_dispatch.py CL_ICD_H OUT_C OUT_DEF HEADER...: the loader's forwarding functions, from the headers.
 
 Every member of `struct _cl_icd_dispatch` (CL/cl_icd.h) gets a function that finds the dispatch table

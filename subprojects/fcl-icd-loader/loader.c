@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fcl-icd-loader: a small OpenCL ICD loader, flashcl's fallback where the system has none
  * (libOpenCL.so.1, OpenCL.dll). It finds the installed OpenCL drivers (ICDs) as the Khronos loader and

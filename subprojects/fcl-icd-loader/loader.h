@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fcl-icd-loader: what loader.c and the generated forwarders (gen_dispatch.py) share.
  */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check_cmake.sh REPO: installs flashcl from REPO into a temporary prefix (no tests, no command), then
 # builds tests/consumers/cmake against it with find_package(flashcl CONFIG) and runs the program; also
 # that a version the package does not meet is refused, and that the installed static archive links with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check_offline.sh REPO [BUILD]: flashcl from subprojects/ alone, offline, as on a machine without the
 # system's OpenCL loader, OpenCL headers and Check (Debian 12, as root). First the package cache is
 # filled (fill_packagecache.sh: the only step that uses the network) and the wraps' folders removed, so

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check_subproject.sh REPO: builds tests/consumers/meson-parent with REPO linked in as subprojects/flashcl,
 # static as the parent asks, and checks flashcl's hygiene there: its library only (static, no shared
 # object), no test of its own registered, no command built, nothing installed; the parent's test runs.

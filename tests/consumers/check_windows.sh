@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check_windows.sh REPO: Windows by cross-compiling (mingw-w64 from Debian; nothing runs): the library as
 # a DLL and a static archive, and the command, against the OpenCL ICD loader of subprojects/
 # (fcl-icd-loader/: OpenCL.dll, over the Khronos headers of subprojects/opencl-headers.wrap, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* consumer.c: the parent project's program: flashcl's library, linked as the parent built it, chooses
  * tiles for a problem on a profile it fills itself (no device needed). Exit 0 when the choice is made. */
 #include <flashcl.h>

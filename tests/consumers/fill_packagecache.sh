@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fill_packagecache.sh REPO [WRAP...]: puts into REPO/subprojects/packagecache/ the files that the wraps
 # of subprojects/ (all, or the WRAPs named: check, opencl-headers) take their sources from, through apt
 # from Debian 12's archive (no other network), each checked against its wrap's source_hash; then

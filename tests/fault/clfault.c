@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clfault.c: a fault-injecting OpenCL layer for the tests. Preloaded (LD_PRELOAD) in front of the ICD
  * loader, it passes every call through except the one it was armed for, which returns the armed error

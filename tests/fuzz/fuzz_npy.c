@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_npy.c: libFuzzer target for the .npy reader: any bytes give a parsed array or a message. */
 #include "npy.h"
 

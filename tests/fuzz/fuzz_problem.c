@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_problem.c: libFuzzer target for the problem-description validator and the tile chooser: any
  * bytes as a problem (and a device profile) give a status, and a success gives a configuration that
  * fits the profile. */

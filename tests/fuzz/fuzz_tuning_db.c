@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_tuning_db.c: libFuzzer target for the tuning-database parser and lookup: any text parses into
  * entries and warnings, and any entry it yields is checked against the device before use. */
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * loop_limit.c: minimal reproducer of Mesa llvmpipe's loop limiter (rusticl, Mesa 22.3): a work-item
  * stops iterating after 65535 loop iterations and carries on with wrong values, silently.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_icd.c: a fake OpenCL driver for the loader's tests. FAKE_ICD_PLATFORMS platforms (1 by default),
  * all of one dispatch table whose every function records its name (fake_dispatch.c, generated); the

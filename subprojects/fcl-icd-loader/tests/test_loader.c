@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_loader.c MODE PLATFORMS: the loader over tests/fake_icd.c (FAKE_ICD: its path), found the way
  * MODE says (filenames: OCL_ICD_FILENAMES, with a missing library and the fake twice; dir: OCL_ICD_VENDORS
