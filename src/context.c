@@ -25,12 +25,20 @@ flashcl_status flashcl_settings_default_abi(const flashcl_abi *abi, flashcl_sett
     return FLASHCL_SUCCESS;
 }
 
-static int env_flag(const char *name, int fallback)
+flashcl_status fcl_env_flag(const char *who, const char *name, int fallback, int *out)
 {
+    static const char *const off[] = {"0", "off", "no", "false"}, *const on[] = {"1", "on", "yes", "true"};
     const char *s = getenv(name);
+    *out = fallback;
     if (!s || !*s)
-        return fallback;
-    return !(strcmp(s, "0") == 0 || strcmp(s, "off") == 0 || strcmp(s, "no") == 0 || strcmp(s, "false") == 0);
+        return FLASHCL_SUCCESS;
+    for (int i = 0; i < 4; ++i)
+        if (!strcmp(s, off[i]) || !strcmp(s, on[i])) {
+            *out = !strcmp(s, on[i]);
+            return FLASHCL_SUCCESS;
+        }
+    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: %s=\"%.40s\": use 1, on, yes, true or 0, off, no, false", who,
+                    name, s);
 }
 
 /* Numbers every context of the process: a thread's error record names its context by address and
@@ -112,7 +120,12 @@ flashcl_status flashcl_context_create_abi(const flashcl_abi *abi, cl_context con
         goto fail;
     }
 
-    int disk = settings->disk_cache >= 0 ? settings->disk_cache != 0 : env_flag("FLASHCL_CACHE", 1);
+    int disk = settings->disk_cache != 0, validate = settings->validate != 0;
+    if ((settings->disk_cache < 0 &&
+         (st = fcl_env_flag("flashcl_context_create", "FLASHCL_CACHE", 1, &disk)) != FLASHCL_SUCCESS) ||
+        (settings->validate < 0 &&
+         (st = fcl_env_flag("flashcl_context_create", "FLASHCL_VALIDATE", 0, &validate)) != FLASHCL_SUCCESS))
+        goto fail;
     if (disk)
         ctx->cache_dir = fcl_resolve_cache_dir(settings->cache_dir); /* NULL (no location): no disk cache */
     if ((st = fcl_profile_query(device, context, ctx->cache_dir, &ctx->profile)) != FLASHCL_SUCCESS) {
@@ -130,7 +143,7 @@ flashcl_status flashcl_context_create_abi(const flashcl_abi *abi, cl_context con
         goto fail;
     }
 
-    atomic_init(&ctx->validate, settings->validate >= 0 ? settings->validate != 0 : env_flag("FLASHCL_VALIDATE", 0));
+    atomic_init(&ctx->validate, validate);
     ctx->validate_max_rows = settings->validate_max_rows > 0 ? settings->validate_max_rows : 4096;
     const char *extra = settings->extra_build_options;
     if (!extra || !*extra)

@@ -591,11 +591,12 @@ flashcl_status flashcl_device_profile_query_abi(const flashcl_abi *abi, cl_devic
         if (abi_st != FLASHCL_SUCCESS)
             return abi_st;
     }
-    const char *flag = getenv("FLASHCL_CACHE");
-    const int disk = !flag || !*flag || !(!strcmp(flag, "0") || !strcmp(flag, "off") || !strcmp(flag, "no") ||
-                                         !strcmp(flag, "false"));
+    int disk;
+    flashcl_status st = fcl_env_flag("flashcl_device_profile_query", "FLASHCL_CACHE", 1, &disk);
+    if (st != FLASHCL_SUCCESS)
+        return st;
     char *dir = disk ? fcl_resolve_cache_dir(NULL) : NULL;
-    const flashcl_status st = fcl_profile_query(device, NULL, dir, pr);
+    st = fcl_profile_query(device, NULL, dir, pr);
     free(dir);
     return st;
 }

@@ -293,6 +293,12 @@ struct flashcl_plan {
     fcl_offsets off;
 };
 
+/* Environment values, refused by name when malformed (a status and a message from `who`): a flag
+ * (1/on/yes/true, 0/off/no/false; unset or empty: fallback), and a byte count with an optional K, M or G
+ * (binary; KiB, MiB, GiB and KB, MB, GB read the same; unset or empty: 0). */
+flashcl_status fcl_env_flag(const char *who, const char *name, int fallback, int *out);
+flashcl_status fcl_env_bytes(flashcl_context *ctx, const char *who, const char *name, uint64_t *out);
+
 /* Small string helpers. */
 char *fcl_strdup(const char *s);
 void fcl_strlcpy(char *dst, const char *src, size_t n);

@@ -175,9 +175,12 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
     const size_t heads = (size_t)p->batch * p->heads_q;
     const size_t slice = (size_t)p->seq_q * (size_t)p->seq_kv; /* floats per head */
     size_t chunk_max = CHUNK_MAX_FLOATS;
-    const char *env = getenv("FLASHCL_STANDARD_CHUNK_FLOATS"); /* smaller chunks, for tests */
-    if (env && *env && strtoull(env, NULL, 10) > 0 && strtoull(env, NULL, 10) < chunk_max)
-        chunk_max = (size_t)strtoull(env, NULL, 10);
+    uint64_t env_chunk; /* smaller chunks, for tests */
+    flashcl_status env_st = fcl_env_bytes(ctx, "standard attention", "FLASHCL_STANDARD_CHUNK_FLOATS", &env_chunk);
+    if (env_st != FLASHCL_SUCCESS)
+        return env_st;
+    if (env_chunk > 0 && env_chunk < chunk_max)
+        chunk_max = (size_t)env_chunk;
     size_t heads_per_chunk = 1, rows_per_chunk = (size_t)p->seq_q;
     if (slice <= chunk_max)
         heads_per_chunk = chunk_max / slice < heads ? chunk_max / slice : heads;

@@ -6,6 +6,7 @@
  */
 #include "kernels.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -947,16 +948,30 @@ void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t
         ch->reg_shift = 2;
 }
 
-static uint64_t env_u64(const char *name)
+flashcl_status fcl_env_bytes(flashcl_context *ctx, const char *who, const char *name, uint64_t *out)
 {
+    static const struct {
+        const char *suffix;
+        int shift;
+    } units[] = {{"", 0},     {"K", 10},  {"k", 10},    {"KB", 10}, {"KiB", 10}, {"M", 20},
+                 {"MB", 20},  {"MiB", 20}, {"G", 30},   {"GB", 30}, {"GiB", 30}};
     const char *s = getenv(name);
+    *out = 0;
     if (!s || !*s)
-        return 0;
+        return FLASHCL_SUCCESS;
     char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end == 'k' || *end == 'K')
-        v *= 1024;
-    return (uint64_t)v;
+    errno = 0;
+    const unsigned long long v = strtoull(s, &end, 10);
+    int shift = -1;
+    for (size_t u = 0; u < sizeof units / sizeof *units && shift < 0; ++u)
+        if (!strcmp(end, units[u].suffix))
+            shift = units[u].shift;
+    if (end == s || *s < '0' || *s > '9' || errno || shift < 0 || v > (UINT64_MAX >> shift))
+        return fcl_fail(ctx, FLASHCL_INVALID_ARGUMENT,
+                        "%s: %s=\"%.40s\": a byte count, optionally with K, M or G (binary: 48K, 48KiB, 2M)", who,
+                        name, s);
+    *out = (uint64_t)v << shift;
+    return FLASHCL_SUCCESS;
 }
 
 flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_limit, flashcl_path *path_out,
@@ -974,8 +989,11 @@ flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_
             return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: FLASHCL_PATH=\"%.40s\": use auto, portable, mma, decode or wgmma",
                             who, env);
     }
-    *limit_out = local_mem_limit ? local_mem_limit : env_u64("FLASHCL_LOCAL_MEM_LIMIT");
-    return FLASHCL_SUCCESS;
+    if (local_mem_limit) {
+        *limit_out = local_mem_limit;
+        return FLASHCL_SUCCESS;
+    }
+    return fcl_env_bytes(NULL, who, "FLASHCL_LOCAL_MEM_LIMIT", limit_out);
 }
 
 flashcl_status flashcl_policy_default_abi(const flashcl_abi *abi, flashcl_policy *policy)

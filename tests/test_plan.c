@@ -75,6 +75,33 @@ START_TEST(test_context_bad_input)
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "queue is NULL"));
     ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
 
+    /* Malformed environment values are refused by name, not read as "on" (FLASHCL_VALIDATE=maybe) or as
+     * the digits they start with (FLASHCL_LOCAL_MEM_LIMIT=48M was 48 bytes); nothing is left behind. */
+    char *env_kept[3] = {NULL, NULL, NULL}; /* (the configuration's own values, restored after) */
+    static const char *const env[3][2] = {{"FLASHCL_VALIDATE", "maybe"}, {"FLASHCL_CACHE", "2"},
+                                          {"FLASHCL_LOCAL_MEM_LIMIT", "48 MiB"}};
+    for (int i = 0; i < 3; ++i) {
+        env_kept[i] = getenv(env[i][0]) ? strdup(getenv(env[i][0])) : NULL;
+        setenv(env[i][0], env[i][1], 1);
+        ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, NULL, &ctx), FLASHCL_INVALID_ARGUMENT);
+        ck_assert_ptr_null(ctx);
+        ck_assert_msg(strstr(flashcl_context_last_error(NULL), env[i][0]) != NULL, "%s", flashcl_context_last_error(NULL));
+        unsetenv(env[i][0]);
+    }
+    setenv("FLASHCL_LOCAL_MEM_LIMIT", "48M", 1);
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, NULL, &ctx), FLASHCL_SUCCESS);
+    flashcl_policy env_policy;
+    ck_assert_int_eq(flashcl_context_policy(ctx, &env_policy), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(env_policy.local_mem_limit, 48u << 20);
+    flashcl_context_destroy(&ctx);
+    for (int i = 0; i < 3; ++i) {
+        if (env_kept[i])
+            setenv(env[i][0], env_kept[i], 1);
+        else
+            unsetenv(env[i][0]);
+        free(env_kept[i]);
+    }
+
     /* A queue of another context. */
     cl_int err;
     cl_context other = clCreateContext(NULL, 1, &tu_device, NULL, NULL, &err);

@@ -757,6 +757,47 @@ START_TEST(test_policy_errors)
 }
 END_TEST
 
+/* $FLASHCL_LOCAL_MEM_LIMIT: a byte count with K, M or G (binary), read as such, and anything else refused
+ * by name (it was read as the digits before the first other character: "48M" as 48 bytes, "abc" as none). */
+START_TEST(test_local_mem_limit_env)
+{
+    flashcl_device_profile prof = profile_of(&fakes[0]);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = 2;
+    p.seq_q = 256;
+    flashcl_config c;
+    static const struct {
+        const char *value;
+        uint64_t bytes; /* 0: refused */
+    } cases[] = {{"32768", 32768}, {"32K", 32768}, {"32KiB", 32768}, {"32k", 32768}, {"1M", 1 << 20},
+                 {"48M", 48u << 20}, {"1G", 1u << 30}, {"abc", 0}, {"48X", 0}, {"-5", 0}, {"12 K", 0},
+                 {"99999999999999999999", 0}, {"17179869184G", 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        setenv("FLASHCL_LOCAL_MEM_LIMIT", cases[i].value, 1);
+        const flashcl_status st = flashcl_choose_config_policy(&prof, NULL, &p, FLASHCL_ALGO_FLASH, &c);
+        if (!cases[i].bytes) {
+            ck_assert_msg(st == FLASHCL_INVALID_ARGUMENT, "%s: %s", cases[i].value, flashcl_status_name(st));
+            ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "FLASHCL_LOCAL_MEM_LIMIT"));
+            continue;
+        }
+        ck_assert_msg(st == FLASHCL_SUCCESS, "%s: %s", cases[i].value, flashcl_context_last_error(NULL));
+        flashcl_policy policy;
+        flashcl_policy_default(&policy);
+        policy.local_mem_limit = cases[i].bytes; /* the same cap given directly: the same choice */
+        unsetenv("FLASHCL_LOCAL_MEM_LIMIT");
+        flashcl_config direct;
+        ck_assert_int_eq(flashcl_choose_config_policy(&prof, &policy, &p, FLASHCL_ALGO_FLASH, &direct), FLASHCL_SUCCESS);
+        ck_assert_msg(c.local_mem_budget == direct.local_mem_budget, "%s: budget %llu, direct %llu", cases[i].value,
+                      (unsigned long long)c.local_mem_budget, (unsigned long long)direct.local_mem_budget);
+    }
+    setenv("FLASHCL_LOCAL_MEM_LIMIT", "16K", 1); /* a cap below the device's: it binds */
+    ck_assert_int_eq(flashcl_choose_config_policy(&prof, NULL, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_uint_le(c.local_mem_budget, 16384);
+    unsetenv("FLASHCL_LOCAL_MEM_LIMIT");
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("tiles");
@@ -766,6 +807,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_vendor_budgets);
     tcase_add_test(tc, test_cpu_cache_not_local_memory);
     tcase_add_test(tc, test_policy_errors);
+    tcase_add_test(tc, test_local_mem_limit_env);
     tcase_add_test(tc, test_decode_packing_and_splits);
     tcase_add_test(tc, test_matrix_unit_path);
     tcase_add_test(tc, test_wgmma_path);
