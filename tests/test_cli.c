@@ -1,45 +1,95 @@
 /*
  * test_cli.c: the flashcl command end to end on the current device: `run` on .npy files writes what
  * the library computes for the same inputs, refuses bad files and writes nothing then; `tiles --json`
- * reports the plan's configuration; `tune --dry-run` lists candidates; every subcommand has --help.
- * The command's path comes from FLASHCL_TOOL (set by meson).
+ * reports the plan's configuration; `tune --dry-run` lists candidates; every subcommand has --help;
+ * options in every spelling, conflicts and clashing files refused before any work; JSON that parses
+ * (Python's json module) on success and failure; bench's budget, stdout and partial outputs; tune's noise
+ * policy (its pure decision, from tools/cmd_tune.c itself). The command's path comes from FLASHCL_TOOL
+ * (set by meson).
  */
+/* The command's own helpers and tune's decision, compiled in (first: cli.c sets the feature macros). */
+#include "cli.c"
+#include "cmd_tune.c"
+
 #include "testutil.h"
 #include "npy.h"
 
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[128];
 
-/* Runs the command with the current device selected (unless `device` is 0); returns its exit status,
- * output in *out. */
-static int run_tool_on(const char *args, int device, char **out)
+/* Runs the command, `env` (assignments, or "") in front of it, with the current device selected (unless
+ * `device` is 0); returns its exit status, stdout and stderr together in *out, or stdout alone there and
+ * stderr in *err when err is not NULL. */
+static int run_tool_full(const char *env, const char *args, int device, char **out, char **err)
 {
     const char *tool = getenv("FLASHCL_TOOL");
     ck_assert_msg(tool != NULL, "FLASHCL_TOOL is not set");
-    char cmd[4096], outfile[200];
+    char cmd[4096], outfile[200], errfile[200];
     snprintf(outfile, sizeof outfile, "%s/out.txt", dir);
-    snprintf(cmd, sizeof cmd, "FLASHCL_CACHE=0 FLASHCL_TUNING_DB=%s/none.db '%s' %s %s%s%s > %s 2>&1", dir, tool, args,
-             device ? "--device '" : "", device ? tu_device_label : "", device ? "'" : "", outfile);
+    snprintf(errfile, sizeof errfile, "%s/err.txt", dir);
+    snprintf(cmd, sizeof cmd, "FLASHCL_CACHE=0 FLASHCL_TUNING_DB=%s/none.db %s '%s' %s %s%s%s > %s 2>%s", dir, env, tool,
+             args, device ? "--device '" : "", device ? tu_device_label : "", device ? "'" : "", outfile,
+             err ? errfile : "&1");
     int st = system(cmd);
-    FILE *f = fopen(outfile, "rb");
-    static char buf[1 << 16];
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
+    static char buf[2][1 << 16];
+    const char *files[2] = {outfile, errfile};
+    for (int k = 0; k < 1 + (err != NULL); ++k) {
+        FILE *f = fopen(files[k], "rb");
+        size_t n = f ? fread(buf[k], 1, sizeof buf[k] - 1, f) : 0;
+        buf[k][n] = '\0';
+        if (f)
+            fclose(f);
+    }
     if (out)
-        *out = buf;
+        *out = buf[0];
+    if (err)
+        *err = buf[1];
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_tool_on(const char *args, int device, char **out)
+{
+    return run_tool_full("", args, device, out, NULL);
 }
 
 static int run_tool(const char *args, char **out)
 {
     return run_tool_on(args, 1, out);
+}
+
+/* Whether `path` holds one JSON document (NaN and Infinity refused: JSON has neither, though Python's
+ * json module reads them by default) for which the Python expression `expr` (over it, d) is true. */
+static int json_holds(const char *path, const char *expr)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json, sys\n"
+             "def bad(c): raise ValueError(\"a non-finite number: \" + c)\n"
+             "d = json.load(open(sys.argv[1]), parse_constant=bad)\n"
+             "sys.exit(0 if (%s) else 1)' '%s'",
+             expr, path);
+    return system(cmd) == 0;
+}
+
+/* A file's first 64 KiB, for messages. */
+static const char *file_text(const char *path)
+{
+    static char buf[1 << 16];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+    return buf;
 }
 
 static void setup(void)
@@ -289,7 +339,7 @@ START_TEST(test_bench_small)
 {
     setup();
     char args[512], *out, path[256];
-    snprintf(args, sizeof args, "bench -n 64,96 -d 32 --tokens 96 --both --iters 2 --warmup 1 --max-seconds 1 "
+    snprintf(args, sizeof args, "bench -n 64,96 -d 32 --tokens 96 --both --iters 2 --warmup 1 "
                                 "--json %s/b.json --csv %s/b.csv --plot %s/b.svg", dir, dir, dir);
     ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
     ck_assert_ptr_nonnull(strstr(out, "| flash "));
@@ -385,7 +435,7 @@ START_TEST(test_command_edges)
     ck_assert_int_eq(run_tool("run -n 64 -d 32 -H 2 --iters 1 --algo naive", &out), 0);
     ck_assert_msg(strstr(out, "the naive kernel is the validator itself") != NULL, "%s", out);
     ck_assert_int_eq(run_tool("run --q a.npy --k b.npy --v c.npy --out o.npy -n 64", &out), 2);
-    ck_assert_msg(strstr(out, "-n applies to random inputs") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "--seq (-n) applies to random inputs") != NULL, "%s", out);
     ck_assert_int_eq(run_tool("run --q /nonexistent/q.npy --k b.npy --v c.npy --out o.npy", &out), 1);
     ck_assert_msg(strstr(out, "No such file or directory") != NULL, "%s", out);
     ck_assert_int_eq(run_tool("devices", &out), 0); /* (run_tool adds --device: the test's device) */
@@ -477,6 +527,346 @@ START_TEST(test_path_option)
 }
 END_TEST
 
+/* An output that is an input, or the other output, is refused (exit 2, both options named) before anything
+ * runs, whether the paths are spelled alike, differ (./k.npy), are hard or symbolic links, or name files
+ * that do not exist yet; the input is left as it was. */
+START_TEST(test_run_npy_output_clash)
+{
+    setup();
+    const int64_t qs[4] = {1, 8, 2, 16};
+    void *host[3];
+    write_inputs(FLASHCL_DTYPE_F32, qs, qs, host);
+    char q[256], link_k[256], link_v[256];
+    snprintf(q, sizeof q, "%s/q.npy", dir);
+    const size_t q_bytes = (size_t)(8 * 2 * 16 * 4);
+    char *held = malloc(q_bytes + 256);
+    FILE *f = fopen(q, "rb");
+    const size_t held_n = fread(held, 1, q_bytes + 256, f);
+    fclose(f);
+    snprintf(link_k, sizeof link_k, "%s/hard.npy", dir);
+    snprintf(link_v, sizeof link_v, "%s/soft.npy", dir);
+    char kpath[256], vpath[256];
+    snprintf(kpath, sizeof kpath, "%s/k.npy", dir);
+    snprintf(vpath, sizeof vpath, "%s/v.npy", dir);
+    ck_assert_int_eq(link(kpath, link_k), 0);
+    ck_assert_int_eq(symlink(vpath, link_v), 0);
+    static const struct {
+        const char *out, *lse, *a, *b;
+    } cases[] = {
+        {"q.npy", "q.npy", "--q", "--out"},     /* the report's case: both outputs onto Q */
+        {"o.npy", "./o.npy", "--out", "--lse"}, /* two outputs, neither there yet */
+        {"./k.npy", NULL, "--k", "--out"},
+        {"hard.npy", NULL, "--k", "--out"},     /* K by a hard link */
+        {"o.npy", "soft.npy", "--v", "--lse"},  /* V by a symbolic link */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        char args[1024], lse[300] = "", *out;
+        if (cases[i].lse)
+            snprintf(lse, sizeof lse, "--lse %s/%s", dir, cases[i].lse);
+        snprintf(args, sizeof args, "run --q %s/q.npy --k %s/k.npy --v %s/v.npy --out %s/%s %s", dir, dir, dir, dir,
+                 cases[i].out, lse);
+        ck_assert_msg(run_tool(args, &out) == 2, "case %zu: %s", i, out);
+        ck_assert_msg(strstr(out, cases[i].a) && strstr(out, cases[i].b) && strstr(out, "same file"), "case %zu: %s",
+                      i, out);
+        ck_assert_msg(strstr(out, "planning") == NULL, "case %zu ran: %s", i, out);
+    }
+    f = fopen(q, "rb");
+    char *now = malloc(q_bytes + 256);
+    ck_assert_uint_eq(fread(now, 1, q_bytes + 256, f), held_n);
+    fclose(f);
+    ck_assert_mem_eq(now, held, held_n);
+    char o[256];
+    snprintf(o, sizeof o, "%s/o.npy", dir);
+    ck_assert_msg(access(o, F_OK) != 0, "o.npy was written");
+    free(now);
+    free(held);
+    for (int i = 0; i < 3; ++i)
+        free(host[i]);
+    teardown();
+}
+END_TEST
+
+/* Options that contradict each other are usage errors naming both, before any work. */
+START_TEST(test_conflicting_options)
+{
+    setup();
+    char json[300], same[600];
+    snprintf(json, sizeof json, "%s/x.json", dir);
+    snprintf(same, sizeof same, "bench -n 64 --json %s --csv %s/../%s/x.json", json, dir, strrchr(dir, '/') + 1);
+    const struct {
+        const char *args, *a, *b;
+    } cases[] = {
+        {"run --naive --algo flash", "--naive", "--algo flash"},
+        {"run --no-validate --validate", "--validate", "--no-validate"},
+        {"run -n 64 --seq-q 4 --seq-kv 8", "--seq", "--seq-q"},
+        {"bench --causal --both -n 64", "--causal", "--both"},
+        {"bench --preset fa2 --both", "--preset fa2", "--both"},
+        {"bench --preset long --tokens 8", "--preset long", "--tokens"},
+        {"bench -n 64 --json - --csv -", "--json", "--csv"},
+        {same, "--json", "--csv"},
+        {"tiles --all -d 64", "--all", "--dim"},
+        {"tiles --all --dtype f16", "--all", "--dtype"},
+        {"tune -d 64 -H 4 --gqa 3 --dry-run", "--gqa", "--heads"},
+        {"run --q a.npy --k b.npy --v c.npy --out o.npy --lse", "--lse", "--q"},
+    };
+    char *out;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        ck_assert_msg(run_tool(cases[i].args, &out) == 2, "%s: %s", cases[i].args, out);
+        ck_assert_msg(strstr(out, cases[i].a) && strstr(out, cases[i].b), "%s: %s", cases[i].args, out);
+        ck_assert_msg(!strstr(out, "[1/") && !strstr(out, "planning") && !strstr(out, "class "), "%s ran: %s",
+                      cases[i].args, out);
+    }
+    ck_assert_msg(access(json, F_OK) != 0, "x.json was written");
+    teardown();
+}
+END_TEST
+
+/* getopt_long everywhere: --opt=value as well as --opt value, short options glued (-d64), and the usage
+ * errors getopt finds (a flag given a value, a stray word, a missing value) named. No kernel is built. */
+START_TEST(test_option_spellings)
+{
+    setup();
+    char *out;
+    ck_assert_int_eq(run_tool("tiles -d 64 --dtype f16 -n 300 --gqa 2 --json", &out), 0);
+    char *spaced = strdup(out);
+    static const char *same[] = {"tiles --dim=64 --dtype=f16 --seq=300 --gqa=2 --json",
+                                 "tiles -d64 --dtype f16 -n300 --gqa 2 --json"};
+    for (size_t i = 0; i < 2; ++i) {
+        ck_assert_msg(run_tool(same[i], &out) == 0, "%s: %s", same[i], out);
+        ck_assert_msg(!strcmp(out, spaced), "%s:\n%s\nvs\n%s", same[i], out, spaced);
+    }
+    free(spaced);
+    ck_assert_int_eq(run_tool("tune --dry-run --dim=64 --dtype=f32,f16 --seq=64 --gqa=2", &out), 0);
+    ck_assert_msg(strstr(out, "class  d=64 f16 non-causal Sq=64 Sk=64") && strstr(out, "Hq=32 Hkv=16"), "%s", out);
+    ck_assert_int_eq(run_tool("run --window=3", &out), 2); /* the value reached --window's own check */
+    ck_assert_msg(strstr(out, "--window 3: expected LEFT,RIGHT"), "%s", out);
+    ck_assert_int_eq(run_tool("run --kv-dtype=f64", &out), 2);
+    ck_assert_msg(strstr(out, "--kv-dtype f64"), "%s", out);
+    static const char *bad[] = {"run --causal=1", "bench stray", "tiles --dim", "run --frobnicate", "devices --json=1"};
+    static const char *says[] = {"--causal takes no value", "unexpected argument 'stray'", "--dim", "'--frobnicate'",
+                                 "--json takes no value"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+        ck_assert_msg(run_tool(bad[i], &out) == 2, "%s: %s", bad[i], out);
+        ck_assert_msg(strstr(out, says[i]) != NULL, "%s: %s", bad[i], out);
+    }
+    teardown();
+}
+END_TEST
+
+/* flashcl --help names every environment variable the library and the command read: those in the sources
+ * (read where the test finds them beside itself), else the list as of this test. */
+START_TEST(test_help_lists_environment)
+{
+    setup();
+    char *help;
+    ck_assert_int_eq(run_tool_on("--help", 0, &help), 0);
+    char *text = strdup(help);
+    char src[512], cmd[1200], names[4096] = "";
+    snprintf(src, sizeof src, "%s", __FILE__); /* (.../tests/test_cli.c: the source root is its directory's parent) */
+    char *slash = strrchr(src, '/');
+    if (slash)
+        strcpy(slash, "/..");
+    else
+        strcpy(src, "..");
+    snprintf(cmd, sizeof cmd, "grep -rhoE '\"FLASHCL_[A-Z0-9_]+\"' '%s/src' '%s/tools' 2>/dev/null | tr -d '\"' | sort -u",
+             src, src);
+    FILE *p = popen(cmd, "r");
+    const size_t n = p ? fread(names, 1, sizeof names - 1, p) : 0;
+    names[n] = '\0';
+    if (p)
+        pclose(p);
+    if (!strstr(names, "FLASHCL_DEVICE")) /* (the sources are not beside the test) */
+        snprintf(names, sizeof names, "FLASHCL_DEVICE\nFLASHCL_PATH\nFLASHCL_VALIDATE\nFLASHCL_CACHE\nFLASHCL_CACHE_DIR\n"
+                                      "FLASHCL_TUNING_DB\nFLASHCL_LOCAL_MEM_LIMIT\nFLASHCL_BUILD_OPTIONS\n"
+                                      "FLASHCL_BUILD_LOG\nFLASHCL_STANDARD_CHUNK_FLOATS\n");
+    for (char *name = strtok(names, "\n"); name; name = strtok(NULL, "\n")) {
+        char line[96];
+        snprintf(line, sizeof line, "  %s ", name); /* (one line each: the name, then what it does) */
+        ck_assert_msg(strstr(text, line) != NULL, "flashcl --help lacks %s:\n%s", name, text);
+    }
+    ck_assert_msg(strstr(text, "FLASHCL_TUNING_DB") && strstr(text, "XDG_CONFIG_HOME"), "%s", text);
+    free(text);
+    teardown();
+}
+END_TEST
+
+/* bench --json -: stdout is the JSON alone (the table on stderr), which parses, with numbers that keep
+ * their digits (a CPU's TFLOP/s is no 0.0000) and the decode shape's real lengths; the progress line says
+ * Sq=4 Sk=64 for --decode --seq-q 4 -n 64. */
+START_TEST(test_bench_json_stdout)
+{
+    setup();
+    char *out, *err, path[256];
+    const int rc = run_tool_full("", "bench --decode --seq-q=4 --seq=64 -d 16 -H 2 -b 1 --algos=flash --iters 2 "
+                                     "--warmup 0 --json=-", 1, &out, &err);
+    ck_assert_msg(rc == 0, "%s%s", out, err);
+    ck_assert_msg(strstr(err, "Sq=4 Sk=64") && strstr(err, "| flash"), "%s", err);
+    ck_assert_msg(!strstr(out, "| flash") && out[0] == '{', "stdout is not the JSON alone:\n%s", out);
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    ck_assert_msg(json_holds(path, "d[\"complete\"] and len(d[\"results\"]) == 1 and d[\"results\"][0][\"seq_q\"] == 4 and "
+                                   "d[\"results\"][0][\"seq\"] == 64 and d[\"results\"][0][\"tflops\"] > 0 and "
+                                   "d[\"results\"][0][\"gb_per_s\"] > 0 and d[\"results\"][0][\"passed\"]"),
+                  "%s", out);
+    teardown();
+}
+END_TEST
+
+/* run --json parses, on success (random inputs) and on failure: NaN in Q makes O NaN where the naive
+ * kernel's result is NaN too; the message counts the output's and the inputs' non-finite values (not the
+ * report's 0, which counts only outputs non-finite where the reference is finite), the JSON carries the
+ * status, the message and the report, and nothing is written. */
+START_TEST(test_run_json_and_nan)
+{
+    setup();
+    char *out, *err, path[256], args[1024];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    ck_assert_int_eq(run_tool_full("", "run -n 32 -d 16 -H 2 --iters 2 --warmup 0 --json", 1, &out, &err), 0);
+    ck_assert_msg(json_holds(path, "d[\"status\"] == \"SUCCESS\" and d[\"tflops\"] > 0 and d[\"validation\"][\"passed\"] "
+                                   "and d[\"time_ms\"][\"median\"] > 0"),
+                  "%s", out);
+    const int64_t qs[4] = {1, 8, 2, 16};
+    void *host[3];
+    write_inputs(FLASHCL_DTYPE_F32, qs, qs, host);
+    ((float *)host[0])[0] = NAN; /* Q row 0 of head 0 */
+    char q[256], e[256];
+    snprintf(q, sizeof q, "%s/q.npy", dir);
+    ck_assert_int_eq(npy_write(q, "<f4", 4, qs, host[0], e, sizeof e), 0);
+    snprintf(args, sizeof args, "run --q=%s/q.npy --k=%s/k.npy --v=%s/v.npy --out=%s/o.npy --validate --json", dir, dir,
+             dir, dir);
+    ck_assert_msg(run_tool_full("", args, 1, &out, &err) == 3, "%s%s", out, err);
+    ck_assert_msg(strstr(err, "the output holds 16 non-finite values") && strstr(err, "the inputs hold 1"), "%s", err);
+    ck_assert_msg(json_holds(path, "d[\"status\"] == \"VALIDATION_FAILED\" and \"inputs hold 1\" in d[\"message\"] and "
+                                   "d[\"input_nonfinite\"] == 1 and d[\"output_nonfinite\"] == 16 and "
+                                   "d[\"validation\"][\"failures\"] == 16 and not d[\"validation\"][\"passed\"] and "
+                                   "d[\"validation\"][\"max_abs_error\"] is None"),
+                  "%s", out);
+    snprintf(path, sizeof path, "%s/o.npy", dir);
+    ck_assert_msg(access(path, F_OK) != 0, "o.npy was written");
+    for (int i = 0; i < 3; ++i)
+        free(host[i]);
+    teardown();
+}
+END_TEST
+
+/* --max-seconds: fractional, a budget for the whole bench; once spent no measurement starts, the outputs
+ * say which were left out and which had fewer runs, and the exit status stays 0. Bad values are usage errors. */
+START_TEST(test_bench_budget)
+{
+    setup();
+    char *out, args[512], path[256];
+    snprintf(path, sizeof path, "%s/b.json", dir);
+    /* (1 ms: spent by the first plan's build, which still runs and is measured) */
+    snprintf(args, sizeof args, "bench --seq=32,48 -d 16 -H 2 -b 1 --algos flash --max-seconds=0.001 --json %s", path);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "budget was spent") && strstr(out, "flash not started"), "%s", out);
+    ck_assert_msg(json_holds(path, "d[\"complete\"] and d[\"max_seconds\"] == 0.001 and d[\"not_started\"] == 1 and "
+                                   "[r[\"ran\"] for r in d[\"results\"]] == [True, False] and "
+                                   "d[\"results\"][0][\"runs\"] == 1 and "
+                                   "d[\"results\"][1][\"note\"].startswith(\"not started\")"),
+                  "%s", file_text(path));
+    static const char *bad[] = {"bench --max-seconds 0", "bench --max-seconds -1", "bench --max-seconds nan",
+                                "bench --max-seconds inf", "bench --max-seconds=1s"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+        ck_assert_msg(run_tool(bad[i], &out) == 2, "%s: %s", bad[i], out);
+        ck_assert_msg(strstr(out, "--max-seconds") != NULL, "%s: %s", bad[i], out);
+    }
+    teardown();
+}
+END_TEST
+
+/* A bench killed after its first shape leaves JSON (valid, "complete": false) and CSV files holding that
+ * shape's result: the files are rewritten after every measurement. The second shape is long (N = 8192),
+ * so the kill lands while it runs. */
+START_TEST(test_bench_killed_keeps_results)
+{
+    setup();
+    const char *tool = getenv("FLASHCL_TOOL");
+    char json[256], csv[256], cmd[2048];
+    snprintf(json, sizeof json, "%s/k.json", dir);
+    snprintf(csv, sizeof csv, "%s/k.csv", dir);
+    snprintf(cmd, sizeof cmd, "exec '%s' bench -n 32,8192 -d 16 -H 1 -b 1 --algos flash --iters 1 --warmup 0 --json %s "
+                              "--csv %s --device '%s' > %s/out.txt 2>&1", tool, json, csv, tu_device_label, dir);
+    const pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        setenv("FLASHCL_CACHE", "0", 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0, waited = 0;
+    for (int i = 0; i < 30000 && access(json, F_OK) != 0 && !(waited = waitpid(pid, &status, WNOHANG)); ++i)
+        nanosleep(&(struct timespec){0, 10000000}, NULL); /* (10 ms; 300 s at most) */
+    if (!waited) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    snprintf(cmd, sizeof cmd, "%s/out.txt", dir);
+    ck_assert_msg(WIFSIGNALED(status), "the bench ended before it was killed (status %d): %s", status, file_text(cmd));
+    ck_assert_msg(json_holds(json, "not d[\"complete\"] and len(d[\"results\"]) == 1 and d[\"results\"][0][\"seq\"] == 32 "
+                                   "and d[\"results\"][0][\"ran\"]"),
+                  "%s", file_text(json));
+    const char *text = file_text(csv);
+    ck_assert_msg(!strncmp(text, "algo,", 5) && strstr(text, "\nflash,1,1,32,16,f32,0,") && !strstr(text, ",8192,"),
+                  "%s", text);
+    teardown();
+}
+END_TEST
+
+/* tiles shows local memory against the budget the chooser had (FLASHCL_LOCAL_MEM_LIMIT here), and on a CPU
+ * no work-groups a compute unit ("-", and why) where local memory bounds none. */
+START_TEST(test_tiles_budget_and_groups)
+{
+    setup();
+    char *out, path[256];
+    ck_assert_int_eq(run_tool_full("FLASHCL_LOCAL_MEM_LIMIT=20000", "tiles -d 64", 1, &out, NULL), 0);
+    ck_assert_msg(strstr(out, "/20000 ") != NULL, "%s", out);
+    flashcl_device_profile pr;
+    ck_assert_int_eq(flashcl_device_profile_query(tu_device, &pr), FLASHCL_SUCCESS);
+    if (pr.is_cpu)
+        ck_assert_msg(strstr(out, "     -  ") && strstr(out, "wg/cu -: a CPU"), "%s", out);
+    ck_assert_int_eq(run_tool_full("FLASHCL_LOCAL_MEM_LIMIT=20000", "tiles -d 64 --json", 1, &out, NULL), 0);
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    ck_assert_msg(json_holds(path, pr.is_cpu ? "d[\"configs\"][0][\"local_mem_budget\"] == 20000 and "
+                                               "d[\"configs\"][0][\"groups_per_cu_by_local_mem\"] is None and "
+                                               "\"CPU\" in d[\"configs\"][0][\"groups_per_cu_note\"]"
+                                             : "d[\"configs\"][0][\"local_mem_budget\"] == 20000 and "
+                                               "d[\"configs\"][0][\"groups_per_cu_by_local_mem\"] >= 1"),
+                  "%s", out);
+    teardown();
+}
+END_TEST
+
+/* A candidate with only the figures the decision reads. */
+static candidate timed(double min, double median, double max)
+{
+    candidate c;
+    memset(&c, 0, sizeof c);
+    c.min = min;
+    c.median = median;
+    c.max = max;
+    return c;
+}
+
+/* tune's noise policy (tune_decide in tools/cmd_tune.c), case by case. */
+START_TEST(test_tune_decision)
+{
+    candidate w = timed(1.0, 1.1, 1.2), r = timed(1.5, 1.6, 1.7), h = timed(2.0, 2.1, 2.2);
+    ck_assert_int_eq(tune_decide(&w, &r, &h, 2), TUNE_STORE);     /* apart from both */
+    ck_assert_int_eq(tune_decide(&w, NULL, &h, 0), TUNE_STORE);   /* no runner-up */
+    ck_assert_int_eq(tune_decide(&h, &w, &h, 2), TUNE_HEURISTIC); /* the heuristic won */
+    candidate close_h = timed(1.15, 1.3, 1.4);                    /* overlaps the winner */
+    ck_assert_int_eq(tune_decide(&w, &r, &close_h, 1), TUNE_REPEAT);
+    ck_assert_int_eq(tune_decide(&w, &r, &close_h, 0), TUNE_NOISE); /* still: nothing stored */
+    ck_assert_int_eq(tune_decide(&w, &close_h, &h, 2), TUNE_REPEAT); /* the runner-up within the noise */
+    ck_assert_int_eq(tune_decide(&w, &close_h, &h, 0), TUNE_STORE);  /* ... beats the heuristic: stored */
+    candidate rejected = timed(0.5, 0.6, 0.7);
+    rejected.verdict = "rejected: spills registers";
+    ck_assert_int_eq(tune_decide(&w, &r, &rejected, 2), TUNE_STORE); /* the heuristic's tiles do not run */
+    candidate touching = timed(1.2, 1.5, 1.9);                       /* min = the winner's max: overlaps */
+    ck_assert_int_eq(tune_decide(&w, NULL, &touching, 0), TUNE_NOISE);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -492,6 +882,16 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_path_option);
     tcase_add_test(tc, test_help_and_usage_errors);
     tcase_add_test(tc, test_inference_options);
+    tcase_add_test(tc, test_run_npy_output_clash);
+    tcase_add_test(tc, test_conflicting_options);
+    tcase_add_test(tc, test_option_spellings);
+    tcase_add_test(tc, test_help_lists_environment);
+    tcase_add_test(tc, test_bench_json_stdout);
+    tcase_add_test(tc, test_run_json_and_nan);
+    tcase_add_test(tc, test_bench_budget);
+    tcase_add_test(tc, test_bench_killed_keeps_results);
+    tcase_add_test(tc, test_tiles_budget_and_groups);
+    tcase_add_test(tc, test_tune_decision);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,9 +2,12 @@
  * cli.c: the helpers the flashcl command's subcommands share (see cli.h): option parsing, failure
  * messages, JSON strings, timing from profiling events, FLOP counts and mask and tile descriptions.
  */
+#define _XOPEN_SOURCE 700 /* realpath (X/Open, beyond the project's POSIX 2008) */
+
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,9 +17,97 @@
 #include <time.h>
 #include <unistd.h>
 
-int cli_is(const char *arg, const char *name, const char *alias)
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shorts, const struct option *longs)
 {
-    return !strcmp(arg, name) || (alias && !strcmp(arg, alias));
+    /* '+': stop at the first word that is no option (no reordering: a stray word is an error, not
+     * silently moved); ':': a missing value returns ':' instead of a message of getopt's own. */
+    char spec[64];
+    snprintf(spec, sizeof spec, "+:%s", shorts);
+    opterr = 0;
+    const int at = optind;
+    const int c = getopt_long(argc, argv, spec, longs, NULL);
+    const char *word = at < argc ? argv[at] : "";
+    if (c == -1 && optind < argc)
+        fprintf(stderr, "flashcl %s: unexpected argument '%s' (see flashcl %s --help)\n", cmd, argv[optind], cmd);
+    else if (c == ':')
+        fprintf(stderr, "flashcl %s: %s needs a value\n", cmd, word);
+    else if (c == '?' && optopt && !strncmp(word, "--", 2) && strchr(word, '='))
+        fprintf(stderr, "flashcl %s: %.*s takes no value\n", cmd, (int)(strchr(word, '=') - word), word);
+    else if (c == '?')
+        fprintf(stderr, "flashcl %s: unknown or ambiguous option '%s' (see flashcl %s --help)\n", cmd, word, cmd);
+    else
+        return c;
+    return c == -1 && optind >= argc ? -1 : CLI_BAD_OPTION;
+}
+
+const char *cli_option_name(const struct option *longs, int code)
+{
+    static _Thread_local char name[64];
+    snprintf(name, sizeof name, "-%c", code > 0 && code < 128 ? code : '?');
+    for (; longs->name; ++longs)
+        if (longs->val == code) {
+            if (code < 128)
+                snprintf(name, sizeof name, "--%s (-%c)", longs->name, code);
+            else
+                snprintf(name, sizeof name, "--%s", longs->name);
+            break;
+        }
+    return name;
+}
+
+int cli_conflict(const char *cmd, const char *a, const char *b, const char *why)
+{
+    fprintf(stderr, "flashcl %s: %s and %s conflict: %s\n", cmd, a, b, why);
+    return 2;
+}
+
+int cli_seconds(const char *opt, const char *value, double *out)
+{
+    char *end = NULL;
+    const double s = value ? strtod(value, &end) : 0.0;
+    if (!value || end == value || *end || !(s > 0.0) || s > 1e9) {
+        fprintf(stderr, "flashcl: %s %s: expected a number of seconds above 0 (fractions allowed)\n", opt,
+                value ? value : "(missing)");
+        return 0;
+    }
+    *out = s;
+    return 1;
+}
+
+#ifdef _WIN32 /* (no realpath there, and no inode numbers in stat: paths are compared) */
+#define realpath(path, out) _fullpath((out), (path), PATH_MAX)
+#endif
+
+/* `path` with its directory resolved (the file itself need not exist), into buf; the path as given where
+ * the directory does not resolve. */
+static void resolved(const char *path, char *buf, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX], real[PATH_MAX];
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (realpath(dir, real))
+        snprintf(buf, n, "%s/%s", real, slash ? slash + 1 : path);
+    else
+        snprintf(buf, n, "%s", path);
+}
+
+int cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    const int ha = stat(a, &sa) == 0, hb = stat(b, &sb) == 0;
+#ifndef _WIN32
+    if (ha && hb)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+#endif
+    if (ha != hb) /* (one of them is there, the other not: two files) */
+        return 0;
+    char ra[PATH_MAX + 256], rb[PATH_MAX + 256];
+    resolved(a, ra, sizeof ra);
+    resolved(b, rb, sizeof rb);
+    return !strcmp(ra, rb);
 }
 
 int cli_int(const char *opt, const char *value, long min, long max, long *out)
@@ -124,6 +215,46 @@ void cli_json_string(FILE *f, const char *s)
             fputc(c, f);
     }
     fputc('"', f);
+}
+
+void cli_json_number(FILE *f, double x)
+{
+    if (!isfinite(x)) {
+        fputs("null", f);
+        return;
+    }
+    char buf[32];
+    for (int digits = 15; digits <= 17; ++digits) {
+        snprintf(buf, sizeof buf, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    fputs(buf, f);
+}
+
+int cli_write_file(const char *cmd, const char *path, void (*write)(FILE *f, void *arg), void *arg)
+{
+    struct stat sb;
+    const int in_place = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode); /* (renaming over /dev/null replaces it) */
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(in_place ? path : tmp, "w");
+    if (!f) {
+        fprintf(stderr, "flashcl %s: cannot write %s: %s\n", cmd, in_place ? path : tmp, strerror(errno));
+        return -1;
+    }
+    write(f, arg);
+    const int failed = ferror(f) | fclose(f);
+#ifdef _WIN32 /* (rename does not replace a file there) */
+    if (!failed && !in_place)
+        remove(path);
+#endif
+    if (!failed && (in_place || rename(tmp, path) == 0))
+        return 0;
+    fprintf(stderr, "flashcl %s: cannot write %s: %s\n", cmd, path, strerror(errno));
+    if (!in_place)
+        remove(tmp);
+    return -1;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -294,56 +425,54 @@ double cli_flops_packed(const flashcl_problem *p, const int32_t *cu_q, const int
     return f;
 }
 
-int cli_mask_option(const char *cmd, const char *a, const char *val, flashcl_problem *p)
+int cli_mask_option(const char *cmd, int code, const char *val, flashcl_problem *p)
 {
-    if (!strcmp(a, "--alibi")) {
+    char *end = NULL;
+    const char *v = val ? val : "(missing)";
+    switch (code) {
+    case CLI_OPT_ALIBI:
         p->alibi = 1;
-        return 3;
-    }
-    if (!strcmp(a, "--window")) {
-        long l, r;
-        char *end;
+        return 1;
+    case CLI_OPT_WINDOW: {
+        long l = 0, r = 0;
         if (!val || (l = strtol(val, &end, 10), *end != ',') || (r = strtol(end + 1, &end, 10), *end) || l < -1 ||
             r < -1 || l > INT32_MAX || r > INT32_MAX) {
-            fprintf(stderr, "flashcl %s: --window %s: expected LEFT,RIGHT, each >= 0 or -1 (unbounded)\n", cmd,
-                    val ? val : "(missing)");
-            return 2;
+            fprintf(stderr, "flashcl %s: --window %s: expected LEFT,RIGHT, each >= 0 or -1 (unbounded)\n", cmd, v);
+            return 0;
         }
         p->window = 1;
         p->window_left = (int32_t)l;
         p->window_right = (int32_t)r;
         return 1;
     }
-    if (!strcmp(a, "--kv-splits")) {
-        char *end;
-        long n = val ? strtol(val, &end, 10) : -1;
-        if (!val || *end || n < 0 || n > 1024) {
-            fprintf(stderr, "flashcl %s: --kv-splits %s: expected 0 (chosen) to 1024\n", cmd, val ? val : "(missing)");
-            return 2;
+    case CLI_OPT_KV_SPLITS: {
+        const long n = val ? strtol(val, &end, 10) : -1;
+        if (!val || end == val || *end || n < 0 || n > 1024) {
+            fprintf(stderr, "flashcl %s: --kv-splits %s: expected 0 (chosen) to 1024\n", cmd, v);
+            return 0;
         }
         p->kv_splits = (int32_t)n;
         return 1;
     }
-    if (!strcmp(a, "--sinks")) {
-        char *end;
-        double l = 0.0;
-        if (!val || (l = strtod(val, &end), end == val || *end) || isnan(l) || l > 1e30) {
-            fprintf(stderr, "flashcl %s: --sinks %s: expected a logit (a number, or -inf)\n", cmd, val ? val : "(missing)");
-            return 2;
+    case CLI_OPT_SINKS: {
+        const double l = val ? strtod(val, &end) : 0.0;
+        if (!val || end == val || *end || isnan(l) || l > 1e30) {
+            fprintf(stderr, "flashcl %s: --sinks %s: expected a logit (a number, or -inf)\n", cmd, v);
+            return 0;
         }
         p->sinks = 1;
         cli_sink_logit = l;
         return 1;
     }
-    if (!strcmp(a, "--softcap")) {
-        char *end;
-        float c = 0.0f;
-        if (!val || (c = strtof(val, &end), end == val || *end) || !(c >= 0.0f) || isinf(c)) {
-            fprintf(stderr, "flashcl %s: --softcap %s: expected a number >= 0\n", cmd, val ? val : "(missing)");
-            return 2;
+    case CLI_OPT_SOFTCAP: {
+        const float c = val ? strtof(val, &end) : 0.0f;
+        if (!val || end == val || *end || !(c >= 0.0f) || isinf(c)) {
+            fprintf(stderr, "flashcl %s: --softcap %s: expected a number >= 0\n", cmd, v);
+            return 0;
         }
         p->softcap = c;
         return 1;
+    }
     }
     return 0;
 }

@@ -10,27 +10,51 @@
 
 #include <stdio.h>
 
-/* Parses an integer option value; prints an error naming the option and returns 0 on bad input. */
-int cli_int(const char *opt, const char *value, long min, long max, long *out);
-int cli_dtype(const char *value, flashcl_dtype *out);
+/*
+ * Options: every subcommand parses with getopt_long (cli_getopt), so "--opt=value", "--opt value" and
+ * the short spellings ("-n 64", "-n64") are one thing. A subcommand's options without a short letter take
+ * codes from CLI_OPT_BASE up (below CLI_OPT_WINDOW); the mask and bias options every command shares have
+ * the codes below (CLI_MASK_LONGOPTS); every code is below CLI_OPT_END (an array of that many flags says
+ * which options were given).
+ */
+#include <getopt.h>
 
-/* Nonzero when arg is name or alias (alias may be NULL). */
-int cli_is(const char *arg, const char *name, const char *alias);
+enum {
+    CLI_BAD_OPTION = -2,
+    CLI_OPT_BASE = 256,
+    CLI_OPT_WINDOW = 400,
+    CLI_OPT_SOFTCAP,
+    CLI_OPT_ALIBI,
+    CLI_OPT_SINKS,
+    CLI_OPT_KV_SPLITS,
+    CLI_OPT_END
+};
+#define CLI_MASK_LONGOPTS                                                                                \
+    {"window", required_argument, NULL, CLI_OPT_WINDOW}, {"softcap", required_argument, NULL, CLI_OPT_SOFTCAP}, \
+        {"alibi", no_argument, NULL, CLI_OPT_ALIBI}, {"sinks", required_argument, NULL, CLI_OPT_SINKS},        \
+        {"kv-splits", required_argument, NULL, CLI_OPT_KV_SPLITS}
 
 /*
- * Inside a subcommand's option loop (variables argc, argv, i): when argv[i] is name or alias (alias may
- * be NULL), parses the next argument as an integer in [lo, hi] into dst and continues the loop; on a
- * bad value the message names the option and the subcommand returns 2.
+ * getopt_long for subcommand `cmd` (its name in messages): the next option's code, optarg its value;
+ * -1 at the end; CLI_BAD_OPTION, with a message, for an unknown or ambiguous option, a missing value, a
+ * value given to a flag, or a word that is no option (options stop there: no reordering).
  */
-#define CLI_INT_OPTION(name, alias, lo, hi, dst)                                                         \
-    if (cli_is(argv[i], name, alias)) {                                                              \
-        long cli_value_;                                                                             \
-        if (!cli_int(argv[i], i + 1 < argc ? argv[i + 1] : NULL, lo, hi, &cli_value_))               \
-            return 2;                                                                                \
-        dst = cli_value_;                                                                            \
-        ++i;                                                                                         \
-        continue;                                                                                    \
-    }
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shorts, const struct option *longs);
+/* "--name" of the option with code `code` in `longs`, "--name (-c)" for one with a letter (a thread-local buffer). */
+const char *cli_option_name(const struct option *longs, int code);
+/* Usage error: options `a` and `b` contradict each other; says so and why, returns the exit status 2. */
+int cli_conflict(const char *cmd, const char *a, const char *b, const char *why);
+
+/* Parses an integer option value; prints an error naming the option and returns 0 on bad input. */
+int cli_int(const char *opt, const char *value, long min, long max, long *out);
+/* Parses a number of seconds: finite, > 0, at most 10^9; prints an error and returns 0 on bad input. */
+int cli_seconds(const char *opt, const char *value, double *out);
+int cli_dtype(const char *value, flashcl_dtype *out);
+
+/* Whether two paths name one file: the same device and inode where both exist, else the same path once
+ * their directories are resolved (realpath). */
+int cli_same_file(const char *a, const char *b);
+
 /* Prints a flashcl failure with the context's message and returns the exit status 1. */
 int cli_fail(const flashcl_context *ctx, const char *what, flashcl_status st);
 /* NULL when `path` can be written (an existing writable file, or a new one in an existing writable
@@ -39,6 +63,13 @@ const char *cli_unwritable(const char *path);
 /* "12.345 TFLOP/s", or GFLOP/s below 0.1 TFLOP/s (a CPU), into buf. */
 const char *cli_flop_rate(double tflops, char *buf, size_t n);
 void cli_json_string(FILE *f, const char *s);
+/* A JSON number: the shortest of %.15g, %.16g and %.17g that reads back as x; null when x is NaN or inf
+ * (JSON has neither). */
+void cli_json_number(FILE *f, double x);
+/* Writes `path` through write(f, arg): to a temporary file beside it, renamed over it when complete, so that
+ * the file is always whole (the last complete version); a path that is no regular file (a device, a pipe)
+ * is written in place. 0, or -1 with a message on stderr naming `cmd`. */
+int cli_write_file(const char *cmd, const char *path, void (*write)(FILE *f, void *arg), void *arg);
 /* Median, minimum and maximum of n doubles (sorts them). */
 void cli_stats(double *v, int n, double *median, double *min, double *max);
 
@@ -51,13 +82,11 @@ double cli_flops(const flashcl_problem *p);
 /* cli_flops for packed sequences (problem.varlen): the sum over the sequences' own lengths. */
 double cli_flops_packed(const flashcl_problem *p, const int32_t *cu_q, const int32_t *cu_k);
 /*
- * The mask and bias options every command shares: --window L,R (a sliding window; -1 unbounded) and
- * --softcap C, --kv-splits N (split-KV: 0 chosen, 1 none) and --alibi (ALiBi slopes 2^(-8(h+1)/H), no
- * value). Returns 1 when `a` was one with a
- * value (consumed, stored in *p), 3 for --alibi, 0 when it was none of them, 2 on a bad value (a
- * message on stderr naming `cmd`).
+ * The mask and bias options every command shares (CLI_MASK_LONGOPTS): --window L,R (a sliding window; -1
+ * unbounded), --softcap C, --kv-splits N (split-KV: 0 chosen, 1 none), --sinks L and --alibi (ALiBi slopes
+ * 2^(-8(h+1)/H), no value). Stores option `code`'s value in *p; 0 (a message naming `cmd`) on a bad value.
  */
-int cli_mask_option(const char *cmd, const char *a, const char *val, flashcl_problem *p);
+int cli_mask_option(const char *cmd, int code, const char *val, flashcl_problem *p);
 /* --kv-dtype: f32, f16 or bf16 (problem.kv_dtype: K and V in that type), or plain, int8 (fp32 scales),
  * int8-f16 (fp16 scales), fp8e4m3 or fp8e5m2; a quantized format
  * makes the problem a KV cache. 0 (and a message) for another name. */

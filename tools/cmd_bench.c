@@ -56,10 +56,16 @@ static void usage(FILE *f)
             "                     none and is reported as not run\n"
             "  --dtype T          f32, f16 or bf16 (default f32)\n"
             "  --algos LIST       flash,naive,standard (default all three)\n"
-            "  --iters N          timed runs (default 10, fewer when a run is slower than --max-seconds/N)\n"
+            "  --iters N          timed runs (default 10)\n"
             "  --warmup N         untimed runs first (default 2)\n"
-            "  --max-seconds S    time budget per algorithm and shape (default 10)\n"
-            "  --json FILE, --csv FILE, --plot FILE.svg   also write these ('-' for stdout)\n"
+            "  --max-seconds S    a budget for the whole bench, in seconds (fractions allowed; default none),\n"
+            "                     counted from the first measurement (compiles, validation and timing alike):\n"
+            "                     once spent, no new measurement (an algorithm on a shape) starts, and the one\n"
+            "                     under way times only the runs that fit (at least one); what was left out or\n"
+            "                     cut is said on stderr and in the outputs (\"not started: ...\", \"runs\")\n"
+            "  --json FILE, --csv FILE, --plot FILE.svg   also write these ('-': stdout, which then holds\n"
+            "                     only that format, the table going to stderr); the JSON and CSV files are\n"
+            "                     rewritten after every measurement, whole (\"complete\": false until the last)\n"
             "GB/s in the table: the bytes of the caller's Q, K, V and O over the median time (for a decode\n"
             "step, nearly all of it the K/V cache read once).\n"
             "exit status: 0 ok (a standard attention that cannot allocate is a result), 1 an error or a\n"
@@ -69,6 +75,7 @@ static void usage(FILE *f)
 typedef struct result {
     flashcl_problem p;
     int algo;
+    int done;           /* measured, refused or left out: in the outputs */
     int ran;            /* 0: not run (see note) */
     int error;          /* not run for an error (a bad shape, a failure); not: standard attention refusing
                            the problem's features or short of memory for its n x n scores (a result) */
@@ -158,90 +165,67 @@ static double shape_flops(const flashcl_problem *p)
     return f;
 }
 
-static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int *algos, long iters, long warmup,
-                      double max_seconds, result *res)
+/* The inputs of one shape, which its algorithms share. */
+typedef struct shape_inputs {
+    cl_mem b[4], alibi, sinks, lens, bt, cu[2], ks, vs; /* Q, K, V, O; ALiBi slopes, sinks; the cache's; int8 scales */
+    size_t sz[5];
+    flashcl_tensors t;
+} shape_inputs;
+
+static void inputs_release(shape_inputs *in)
+{
+    cl_mem all[] = {in->b[0], in->b[1], in->b[2], in->b[3], in->alibi, in->sinks, in->lens, in->bt, in->cu[0],
+                    in->cu[1], in->ks, in->vs};
+    for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
+        if (all[i])
+            clReleaseMemObject(all[i]);
+    memset(in, 0, sizeof *in);
+}
+
+/* A shape's inputs, sized by `plan` (any of its algorithms' plans), filled with random normals. */
+static cl_int inputs_create(flashcl_context *ctx, const flashcl_problem *p, flashcl_plan *plan, shape_inputs *in)
 {
     cl_context clctx;
     cl_command_queue queue;
     flashcl_context_cl_objects(ctx, &clctx, NULL, &queue);
-    flashcl_plan *plans[N_ALGOS] = {0};
-    for (int a = 0; a < N_ALGOS; ++a) {
-        result *r = &res[a];
-        memset(r, 0, sizeof *r);
-        r->p = *p;
-        r->algo = a;
-        if (!algos[a]) {
-            snprintf(r->note, sizeof r->note, "not asked for");
-            continue;
-        }
-        if (!flashcl_algorithm_available((flashcl_algorithm)a)) {
-            snprintf(r->note, sizeof r->note, "not available: needs CLBlast (built without it, or not loadable)");
-            continue;
-        }
-        flashcl_status st = flashcl_plan_create_algo(ctx, p, (flashcl_algorithm)a, &plans[a]);
-        if (st) {
-            snprintf(r->note, sizeof r->note, "%s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
-            r->error = !(a == FLASHCL_ALGO_STANDARD && (st == FLASHCL_UNSUPPORTED || st == FLASHCL_OUT_OF_DEVICE_MEMORY));
-            continue;
-        }
-        /* (before any run: a split-KV plan's scratch, which its first run allocates, counted too) */
-        r->extra_bytes = flashcl_plan_extra_device_bytes(plans[a]) + flashcl_plan_workspace_bytes(plans[a]);
-        flashcl_config cfg;
-        if (flashcl_plan_config(plans[a], &cfg) == FLASHCL_SUCCESS)
-            snprintf(r->kernel, sizeof r->kernel, "%s", cfg.kernel);
-    }
-    flashcl_plan *any = plans[0] ? plans[0] : plans[1] ? plans[1] : plans[2];
-    if (!any)
-        return;
-    size_t sz[5];
-    flashcl_plan_buffer_sizes(any, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
-    cl_mem b[4] = {0};
+    memset(in, 0, sizeof *in);
+    size_t *sz = in->sz;
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
     cl_int err = CL_SUCCESS;
     for (int i = 0; i < 4 && err == CL_SUCCESS; ++i)
-        b[i] = clCreateBuffer(clctx, CL_MEM_READ_WRITE, sz[i], NULL, &err);
-    if (err != CL_SUCCESS) {
-        for (int a = 0; a < N_ALGOS; ++a)
-            if (plans[a]) {
-                snprintf(res[a].note, sizeof res[a].note, "could not allocate the inputs (OpenCL error %d)", (int)err);
-                res[a].error = 1;
-                flashcl_plan_destroy(&plans[a]);
-            }
-        for (int i = 0; i < 4; ++i)
-            if (b[i])
-                clReleaseMemObject(b[i]);
-        return;
-    }
-    cl_mem alibi = p->alibi ? cli_alibi_slopes(clctx, p, &err) : NULL;
-    cl_mem sinks_m = p->sinks && err == CL_SUCCESS ? cli_sinks(clctx, p, &err) : NULL;
-    /* --paged: a full cache (every sequence's N keys) in pages, the block table a fixed shuffle of
-     * the pool (e -> 7e + 1 mod the page count, which 7 does not divide: a permutation). */
-    cl_mem lens_m = NULL, bt_m = NULL, cu_m[2] = {NULL, NULL};
+        in->b[i] = clCreateBuffer(clctx, CL_MEM_READ_WRITE, sz[i], NULL, &err);
+    if (err == CL_SUCCESS && p->alibi)
+        in->alibi = cli_alibi_slopes(clctx, p, &err);
+    if (err == CL_SUCCESS && p->sinks)
+        in->sinks = cli_sinks(clctx, p, &err);
     if (p->varlen && err == CL_SUCCESS) {
         int32_t *cu = malloc(2 * ((size_t)p->batch + 1) * sizeof *cu);
         if (cu) {
             varlen_lengths(p, cu, cu + p->batch + 1);
             for (int s = 0; s < 2 && err == CL_SUCCESS; ++s)
-                cu_m[s] = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                         ((size_t)p->batch + 1) * sizeof *cu, cu + s * (p->batch + 1), &err);
+                in->cu[s] = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                           ((size_t)p->batch + 1) * sizeof *cu, cu + s * (p->batch + 1), &err);
             free(cu);
         } else {
             err = CL_OUT_OF_HOST_MEMORY;
         }
     }
+    /* --paged: a full cache (every sequence's N keys) in pages, the block table a fixed shuffle of
+     * the pool (e -> 7e + 1 mod the page count, which 7 does not divide: a permutation). */
     if (p->kv_cache && err == CL_SUCCESS) {
         const int32_t max_pages = p->page_size ? (p->seq_kv + p->page_size - 1) / p->page_size : 0;
         int32_t *lens = malloc((size_t)p->batch * sizeof *lens);
-        int32_t *table = malloc((size_t)p->batch * max_pages * sizeof *table);
+        int32_t *table = malloc((size_t)p->batch * max_pages * sizeof *table + 1);
         if (lens && table) {
             for (int i = 0; i < p->batch; ++i)
                 lens[i] = p->seq_kv;
             for (int e = 0; e < p->batch * max_pages; ++e)
                 table[e] = (int32_t)(((int64_t)e * 7 + 1) % p->num_pages);
-            lens_m = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)p->batch * sizeof *lens,
-                                    lens, &err);
+            in->lens = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)p->batch * sizeof *lens,
+                                      lens, &err);
             if (err == CL_SUCCESS && p->page_size)
-                bt_m = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                      (size_t)p->batch * max_pages * sizeof *table, table, &err);
+                in->bt = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                        (size_t)p->batch * max_pages * sizeof *table, table, &err);
         } else {
             err = CL_OUT_OF_HOST_MEMORY;
         }
@@ -250,87 +234,23 @@ static void run_shape(flashcl_context *ctx, const flashcl_problem *p, const int 
     }
     hm_rng rng;
     hm_rng_seed(&rng, (uint64_t)p->seq_q * 31 + p->head_dim);
-    cl_mem ks_m = NULL, vs_m = NULL; /* an int8 cache's scales */
     if (p->kv_format == FLASHCL_KV_INT8 && err == CL_SUCCESS) {
-        ks_m = cli_kv_scales(clctx, p, &rng, &err);
+        in->ks = cli_kv_scales(clctx, p, &rng, &err);
         if (err == CL_SUCCESS)
-            vs_m = cli_kv_scales(clctx, p, &rng, &err);
+            in->vs = cli_kv_scales(clctx, p, &rng, &err);
     }
-    const flashcl_tensors t = {.q = b[0], .k = b[1], .v = b[2], .o = b[3], .alibi_slopes = alibi,
-                               .cache_seqlens = lens_m, .block_table = bt_m, .cu_seqlens_q = cu_m[0],
-                               .cu_seqlens_k = cu_m[1], .k_scale = ks_m, .v_scale = vs_m, .sinks = sinks_m};
-    const uint64_t scale_bytes = 2 * (uint64_t)cli_kv_scale_count(p) * flashcl_dtype_size(p->kv_scale_dtype);
-    for (int a = 0; a < N_ALGOS; ++a)
-        res[a].io_bytes = (uint64_t)sz[0] + sz[1] + sz[2] + sz[3] + scale_bytes;
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 3 && err == CL_SUCCESS; ++i) {
         if (i > 0 && p->kv_format)
-            fill_kv_buffer(queue, b[i], sz[i], (flashcl_kv_format)p->kv_format, &rng);
+            fill_kv_buffer(queue, in->b[i], sz[i], (flashcl_kv_format)p->kv_format, &rng);
         else /* (K and V in their own dtype: --kv-dtype f32|f16|bf16) */
-            fill_buffer(queue, b[i], sz[i], i && p->kv_dtype ? (flashcl_dtype)(p->kv_dtype - 1) : p->dtype, &rng);
+            fill_buffer(queue, in->b[i], sz[i], i && p->kv_dtype ? (flashcl_dtype)(p->kv_dtype - 1) : p->dtype, &rng);
     }
-
-    for (int a = 0; a < N_ALGOS; ++a) {
-        result *r = &res[a];
-        if (!plans[a])
-            continue;
-        /* Validated run: the naive kernel recomputes a sample of rows and compares (not for the naive
-         * algorithm itself: it would be compared with itself; its run here only builds it). */
-        flashcl_context_set_validation(ctx, a != FLASHCL_ALGO_NAIVE);
-        flashcl_status st = flashcl_plan_enqueue_tensors(plans[a], &t, 0, NULL, NULL);
-        flashcl_context_set_validation(ctx, 0);
-        flashcl_validation rep;
-        flashcl_plan_last_validation(plans[a], &rep);
-        if (st && st != FLASHCL_VALIDATION_FAILED) {
-            snprintf(r->note, sizeof r->note, "%s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
-            r->error = 1;
-            flashcl_plan_destroy(&plans[a]);
-            continue;
-        }
-        r->validated = rep.ran;
-        r->passed = a == FLASHCL_ALGO_NAIVE ? st == FLASHCL_SUCCESS : rep.passed;
-        r->rows_checked = rep.rows_checked;
-        r->max_rel_error = rep.max_rel_error;
-        /* One timed probe decides how many runs fit the budget. */
-        double med, mn, mx;
-        int host_clock = 0;
-        st = cli_time_plan(plans[a], &t, 0, 1, &med, &mn, &mx, &host_clock);
-        long n = iters, w = warmup;
-        if (st == FLASHCL_SUCCESS && med > 0) {
-            const long fit = (long)(max_seconds * 1e3 / med);
-            if (fit < n + w) {
-                w = fit > 3 ? 1 : 0;
-                n = fit - w > 3 ? fit - w : 3;
-            }
-            st = cli_time_plan(plans[a], &t, w, n, &r->median, &r->min, &r->max,
-                               &r->host_clock);
-        }
-        if (st) {
-            snprintf(r->note, sizeof r->note, "timing: %s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
-            r->error = 1;
-        } else {
-            r->ran = 1;
-            r->runs = (int)n;
-            r->tflops = shape_flops(p) / (r->median * 1e-3) / 1e12;
-        }
-        flashcl_plan_destroy(&plans[a]);
-    }
-    for (int i = 0; i < 4; ++i)
-        clReleaseMemObject(b[i]);
-    if (alibi)
-        clReleaseMemObject(alibi);
-    if (sinks_m)
-        clReleaseMemObject(sinks_m);
-    if (lens_m)
-        clReleaseMemObject(lens_m);
-    for (int s = 0; s < 2; ++s)
-        if (cu_m[s])
-            clReleaseMemObject(cu_m[s]);
-    if (bt_m)
-        clReleaseMemObject(bt_m);
-    if (ks_m)
-        clReleaseMemObject(ks_m);
-    if (vs_m)
-        clReleaseMemObject(vs_m);
+    in->t = (flashcl_tensors){.q = in->b[0], .k = in->b[1], .v = in->b[2], .o = in->b[3], .alibi_slopes = in->alibi,
+                              .cache_seqlens = in->lens, .block_table = in->bt, .cu_seqlens_q = in->cu[0],
+                              .cu_seqlens_k = in->cu[1], .k_scale = in->ks, .v_scale = in->vs, .sinks = in->sinks};
+    if (err != CL_SUCCESS)
+        inputs_release(in);
+    return err;
 }
 
 /* --algos LIST: a comma-separated subset of flash, naive, standard; anything else is a usage error. */
@@ -356,337 +276,317 @@ static int parse_algos(const char *val, int algos[N_ALGOS])
     return any;
 }
 
-static FILE *open_out(const char *path)
-{
-    if (!strcmp(path, "-"))
-        return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        fprintf(stderr, "flashcl bench: cannot write %s: %s\n", path, strerror(errno));
-    return f;
-}
-
-static void close_out(FILE *f)
-{
-    if (f && f != stdout)
-        fclose(f);
-}
-
-/* Whether `path` (NULL: none; "-": stdout) can be written; says why not on stderr. */
-static int writable(const char *path)
-{
-    const char *why = path && strcmp(path, "-") ? cli_unwritable(path) : NULL;
-    if (why)
-        fprintf(stderr, "flashcl bench: cannot write %s: %s\n", path, why);
-    return why == NULL;
-}
-
 static const char *mask_name(const flashcl_problem *p)
 {
     return p->causal ? "causal" : "full";
 }
 
-int cmd_bench(int argc, char **argv)
+/* What the options ask for. */
+typedef struct bench_opts {
+    const char *device, *preset, *json_path, *csv_path, *plot_path;
+    long seqs[32], dims[8], heads, batch, tokens, max_n, iters, warmup;
+    int n_seqs, n_dims, causal_mode; /* 0 full, 1 causal, 2 both */
+    int top_left, path;              /* --path: flash kernel (-1: $FLASHCL_PATH) */
+    long decode_q;                   /* --decode / --seq-q: queries per step against N keys */
+    long heads_kv, dim_v, paged;     /* --heads-kv (GQA), --dim-v, --paged PAGE (a full paged cache) */
+    flashcl_problem kv_fmt;          /* --kv-dtype: kv_dtype, kv_format and kv_scale_dtype */
+    flashcl_problem masks;           /* --window, --softcap, --alibi, --sinks, --kv-splits: every shape */
+    int varlen;                      /* --varlen: packed sequences of lengths N/2 .. N */
+    double max_seconds;              /* 0: no budget */
+    int algos[N_ALGOS];
+    flashcl_dtype dtype;
+} bench_opts;
+
+/* One bench: its options, device, results (n_shapes x N_ALGOS), budget and where the outputs stand. */
+typedef struct bench_run {
+    const bench_opts *o;
+    const flashcl_device_profile *pr;
+    result *res;
+    int n_res;
+    struct timespec start;  /* when the first measurement started */
+    int not_started, cut;   /* measurements the budget left out, and those it gave fewer timed runs */
+    int complete;           /* every measurement done (or left out): the outputs are final */
+    char date[32], command[1024];
+} bench_run;
+
+static double elapsed_s(const bench_run *run)
 {
-    const char *device = NULL, *preset = NULL, *json_path = NULL, *csv_path = NULL, *plot_path = NULL;
-    long seqs[32], dims[8] = {128}, heads = 0, batch = 0, tokens = 16384, max_n = 0, iters = 10, warmup = 2;
-    int n_seqs = 0, n_dims = 1, dims_given = 0, causal_mode = 0 /* 0 full, 1 causal, 2 both */, top_left = 0;
-    long decode_q = 0;     /* --decode / --seq-q: queries per step against N keys */
-    int path = -1;         /* --path: flash kernel (-1: $FLASHCL_PATH) */
-    long heads_kv = 0;     /* --heads-kv: GQA */
-    long dim_v = 0;        /* --dim-v: V's and O's head dim */
-    long paged = 0;        /* --paged PAGE: K/V as a full paged cache */
-    flashcl_problem kv_fmt; /* --kv-dtype: kv_format and kv_scale_dtype */
-    memset(&kv_fmt, 0, sizeof kv_fmt);
-    int varlen = 0;        /* --varlen: packed sequences of lengths N/2 .. N */
-    flashcl_problem masks; /* --window and --softcap, applied to every shape */
-    flashcl_problem_default(&masks);
-    int mask_rc;
-    double max_seconds = 10.0;
-    int algos[N_ALGOS] = {1, 1, 1};
-    flashcl_dtype dtype = FLASHCL_DTYPE_F32;
-    long v;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        CLI_INT_OPTION("-H", "--heads", 1, 1L << 20, heads)
-        CLI_INT_OPTION("-b", "--batch", 1, 1L << 20, batch)
-        CLI_INT_OPTION("--tokens", NULL, 1, 1L << 30, tokens)
-        CLI_INT_OPTION("--max-n", NULL, 1, 1L << 30, max_n)
-        CLI_INT_OPTION("--iters", NULL, 1, 100000, iters)
-        CLI_INT_OPTION("--warmup", NULL, 0, 100000, warmup)
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--path")) {
-            flashcl_path fp;
-            if (!val || flashcl_path_parse(val, &fp) != FLASHCL_SUCCESS) {
-                fprintf(stderr, "flashcl bench: --path needs auto, portable, mma, decode or wgmma\n");
-                return 2;
-            }
-            path = (int)fp;
-            ++i;
-        } else if (!strcmp(a, "--device") && val) {
-            device = val;
-            ++i;
-        } else if ((mask_rc = cli_mask_option("bench", a, val, &masks)) != 0) {
-            if (mask_rc == 2)
-                return 2;
-            i += mask_rc == 1;
-        } else if (!strcmp(a, "--preset") && val) {
-            if (strcmp(val, "fa2") && strcmp(val, "long")) {
-                fprintf(stderr, "flashcl bench: --preset %s: expected fa2 or long\n", val);
-                return 2;
-            }
-            preset = val;
-            ++i;
-        } else if (!strcmp(a, "-n") || !strcmp(a, "--seq")) {
-            if (!parse_list(a, val, 1, 1L << 30, seqs, 32, &n_seqs))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "-d") || !strcmp(a, "--dim")) {
-            if (!parse_list(a, val, 8, 256, dims, 8, &n_dims))
-                return 2;
-            dims_given = 1;
-            ++i;
-        } else if (!strcmp(a, "--max-seconds")) {
-            if (!cli_int(a, val, 1, 100000, &v))
-                return 2;
-            max_seconds = (double)v;
-            ++i;
-        } else if (!strcmp(a, "--dtype")) {
-            if (!cli_dtype(val, &dtype))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "--algos") && val) {
-            if (!parse_algos(val, algos))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "--causal")) {
-            causal_mode = 1;
-        } else if (!strcmp(a, "--top-left")) {
-            top_left = 1;
-        } else if (!strcmp(a, "--dim-v") && val) {
-            if (!cli_int(a, val, 1, 4096, &dim_v))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "--heads-kv") && val) {
-            if (!cli_int(a, val, 1, 1 << 20, &heads_kv))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "--paged") && val) {
-            long v = 0;
-            if (!cli_int(a, val, 16, 1 << 20, &v))
-                return 2;
-            if (v % 16) {
-                fprintf(stderr, "flashcl bench: --paged %ld: the page size must be a multiple of 16\n", v);
-                return 2;
-            }
-            paged = v;
-            ++i;
-        } else if (!strcmp(a, "--kv-dtype")) {
-            if (!cli_kv_format(val, &kv_fmt))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "--varlen")) {
-            varlen = 1;
-        } else if (!strcmp(a, "--decode")) {
-            decode_q = 1;
-        } else if (!strcmp(a, "--seq-q") && val) {
-            long v = 0;
-            if (!cli_int(a, val, 1, 1 << 20, &v))
-                return 2;
-            decode_q = v;
-            ++i;
-        } else if (!strcmp(a, "--both")) {
-            causal_mode = 2;
-        } else if (!strcmp(a, "--json") && val) {
-            json_path = val;
-            ++i;
-        } else if (!strcmp(a, "--csv") && val) {
-            csv_path = val;
-            ++i;
-        } else if (!strcmp(a, "--plot") && val) {
-            plot_path = val;
-            ++i;
-        } else {
-            fprintf(stderr, "flashcl bench: unknown option or missing value '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (preset && (n_seqs || dims_given)) {
-        fprintf(stderr, "flashcl bench: --preset %s sets the sequence lengths and head dims: drop %s, or the preset\n",
-                preset, n_seqs ? "-n" : "-d");
-        return 2;
-    }
-    if (plot_path && (strlen(plot_path) < 4 || strcmp(plot_path + strlen(plot_path) - 4, ".svg"))) {
-        fprintf(stderr, "flashcl bench: --plot %s: the plot is SVG, name it FILE.svg\n", plot_path);
-        return 2;
-    }
-    /* The outputs before the work: a path that cannot be written fails now, not after the runs (checked,
-     * not opened: a refusal below must not leave an earlier result truncated). */
-    if (!writable(json_path) || !writable(csv_path) || !writable(plot_path))
-        return 1;
-    if (preset && !strcmp(preset, "fa2")) {
-        static const long fa2[] = {512, 1024, 2048, 4096, 8192, 16384};
-        n_seqs = 6;
-        memcpy(seqs, fa2, sizeof fa2);
-        dims[0] = 64;
-        dims[1] = 128;
-        n_dims = 2;
-        causal_mode = 2;
-    } else if (preset && !strcmp(preset, "long")) {
-        seqs[0] = 32768;
-        seqs[1] = 65536;
-        n_seqs = 2;
-        dims[0] = 128;
-        n_dims = 1;
-        tokens = 1; /* B = 1 */
-        if (!heads)
-            heads = 16;
-    }
-    if (!n_seqs) {
-        seqs[0] = 4096;
-        n_seqs = 1;
-    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - run->start.tv_sec) + (now.tv_nsec - run->start.tv_nsec) * 1e-9;
+}
 
-    /* The shapes, in the order they run. */
-    static flashcl_problem shapes[MAX_SHAPES];
-    int n_shapes = 0;
-    for (int di = 0; di < n_dims; ++di)
-        for (int ci = 0; ci < 2; ++ci) {
-            if ((causal_mode == 0 && ci == 1) || (causal_mode == 1 && ci == 0))
+/* Whether the budget is spent; then r is left out (a result that says so) and 1 returned. */
+static int budget_spent(bench_run *run, result *r)
+{
+    if (!(run->o->max_seconds > 0.0) || elapsed_s(run) < run->o->max_seconds)
+        return 0;
+    snprintf(r->note, sizeof r->note, "not started: the --max-seconds %g budget was spent", run->o->max_seconds);
+    r->done = 1;
+    ++run->not_started;
+    return 1;
+}
+
+static int save_outputs(bench_run *run);
+
+/* One algorithm on a shape's inputs: the validated run, a timed probe, then as many of the asked-for
+ * runs as the budget leaves room for. */
+static void measure(bench_run *run, flashcl_context *ctx, flashcl_plan *plan, const flashcl_tensors *t, result *r)
+{
+    const int a = r->algo;
+    /* Validated run: the naive kernel recomputes a sample of rows and compares (not for the naive
+     * algorithm itself: it would be compared with itself; its run here only builds it). */
+    flashcl_context_set_validation(ctx, a != FLASHCL_ALGO_NAIVE);
+    flashcl_status st = flashcl_plan_enqueue_tensors(plan, t, 0, NULL, NULL);
+    flashcl_context_set_validation(ctx, 0);
+    flashcl_validation rep;
+    flashcl_plan_last_validation(plan, &rep);
+    if (st && st != FLASHCL_VALIDATION_FAILED) {
+        snprintf(r->note, sizeof r->note, "%s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
+        r->error = 1;
+        return;
+    }
+    r->validated = rep.ran;
+    r->passed = a == FLASHCL_ALGO_NAIVE ? st == FLASHCL_SUCCESS : rep.passed;
+    r->rows_checked = rep.rows_checked;
+    r->max_rel_error = rep.max_rel_error;
+    double med = 0, mn = 0, mx = 0;
+    int host_clock = 0;
+    st = cli_time_plan(plan, t, 0, 1, &med, &mn, &mx, &host_clock);
+    long n = run->o->iters, w = run->o->warmup;
+    const double left_ms = run->o->max_seconds > 0.0 ? (run->o->max_seconds - elapsed_s(run)) * 1e3 : INFINITY;
+    if (st == FLASHCL_SUCCESS && med > 0 && left_ms < (n + w) * med) { /* (the probe says how long a run takes) */
+        const long fit = left_ms > 0 ? (long)(left_ms / med) : 0;
+        w = fit > 3 ? 1 : 0;
+        n = fit - w;
+        snprintf(r->note, sizeof r->note, "timed runs cut from %ld to %ld by --max-seconds", run->o->iters, n > 1 ? n : 1);
+        ++run->cut;
+    }
+    r->median = med; /* (the probe's, if no more runs fit) */
+    r->min = mn;
+    r->max = mx;
+    r->host_clock = host_clock;
+    if (st == FLASHCL_SUCCESS && n >= 1)
+        st = cli_time_plan(plan, t, w, n, &r->median, &r->min, &r->max, &r->host_clock);
+    if (st) {
+        snprintf(r->note, sizeof r->note, "timing: %s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
+        r->error = 1;
+        return;
+    }
+    r->ran = 1;
+    r->runs = (int)(n >= 1 ? n : 1);
+    r->tflops = shape_flops(&r->p) / (r->median * 1e-3) / 1e12;
+}
+
+/* Every asked-for algorithm on one shape, the outputs saved after each. */
+static void run_shape(bench_run *run, flashcl_context *ctx, const flashcl_problem *p, result *res)
+{
+    flashcl_plan *plans[N_ALGOS] = {0};
+    for (int a = 0; a < N_ALGOS; ++a) {
+        result *r = &res[a];
+        memset(r, 0, sizeof *r);
+        r->p = *p;
+        r->algo = a;
+        r->done = 1;
+        if (!run->o->algos[a]) {
+            snprintf(r->note, sizeof r->note, "not asked for");
+        } else if (!flashcl_algorithm_available((flashcl_algorithm)a)) {
+            snprintf(r->note, sizeof r->note, "not available: needs CLBlast (built without it, or not loadable)");
+        } else if (!budget_spent(run, r)) {
+            const flashcl_status st = flashcl_plan_create_algo(ctx, p, (flashcl_algorithm)a, &plans[a]);
+            r->done = st != FLASHCL_SUCCESS;
+            if (st) {
+                snprintf(r->note, sizeof r->note, "%s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
+                r->error = !(a == FLASHCL_ALGO_STANDARD && (st == FLASHCL_UNSUPPORTED || st == FLASHCL_OUT_OF_DEVICE_MEMORY));
                 continue;
-            for (int si = 0; si < n_seqs && n_shapes < MAX_SHAPES; ++si) {
-                if (max_n && seqs[si] > max_n)
-                    continue;
-                flashcl_problem *p = &shapes[n_shapes++];
-                flashcl_problem_default(p);
-                p->head_dim = (int32_t)dims[di];
-                p->head_dim_v = (int32_t)dim_v; /* (0: the head dim) */
-                p->seq_q = p->seq_kv = (int32_t)seqs[si];
-                if (decode_q) /* decode: a few queries against the N keys of a cache */
-                    p->seq_q = (int32_t)decode_q;
-                p->heads_q = p->heads_kv = (int32_t)(heads ? heads : (2048 / dims[di] > 0 ? 2048 / dims[di] : 1));
-                if (heads_kv)
-                    p->heads_kv = (int32_t)heads_kv; /* must divide the query heads: the plan says so if not */
-                p->batch = (int32_t)(batch ? batch : (tokens / seqs[si] > 0 ? tokens / seqs[si] : 1));
-                if (varlen) { /* packed: the totals of the lengths this shape's run will use (after the batch) */
-                    int32_t *cu = malloc(2 * ((size_t)p->batch + 1) * sizeof *cu);
-                    if (cu) {
-                        p->varlen = 1;
-                        varlen_lengths(p, cu, cu + p->batch + 1);
-                        p->total_q = cu[p->batch];
-                        p->total_kv = cu[2 * p->batch + 1];
-                        free(cu);
-                    }
-                }
-                /* The pool: every sequence's pages (one more if 7 divides their count), sized after the
-                 * batch is known (it was once sized for batch 1: a batch-8 run read one pool 8 times). */
-                if (paged) {
-                    p->kv_cache = 1;
-                    p->page_size = (int32_t)paged;
-                    const int64_t pages = (int64_t)p->batch * ((p->seq_kv + paged - 1) / paged);
-                    p->num_pages = (int32_t)(pages % 7 ? pages : pages + 1);
-                }
-                p->dtype = dtype;
-                p->causal = ci;
-                p->alignment = top_left ? FLASHCL_ALIGN_TOP_LEFT : FLASHCL_ALIGN_BOTTOM_RIGHT;
-                p->window = masks.window;
-                p->window_left = masks.window_left;
-                p->window_right = masks.window_right;
-                p->softcap = masks.softcap;
-                p->alibi = masks.alibi;
-                p->sinks = masks.sinks;
-                p->kv_splits = masks.kv_splits;
-                p->kv_dtype = kv_fmt.kv_dtype;
-                if (kv_fmt.kv_format) { /* a full cache (every sequence's N keys), quantized */
-                    p->kv_cache = 1;
-                    p->kv_format = kv_fmt.kv_format;
-                    p->kv_scale_dtype = kv_fmt.kv_scale_dtype;
-                }
             }
-        }
-
-    flashcl_context *ctx = NULL;
-    flashcl_settings s;
-    flashcl_settings_default(&s);
-    s.validate = 0;
-    s.path = path;
-    flashcl_status st = flashcl_context_create_default(device, &s, &ctx);
-    if (st)
-        return cli_fail(NULL, "opening a device", st);
-    const flashcl_device_profile *pr = flashcl_context_profile(ctx);
-    /* A preset sized for GPUs on a CPU: hours of naive attention at N = 16384 (or 65536); say so before
-     * anything runs and let the user bound it. */
-    if (preset && pr->is_cpu && !max_n) {
-        long longest = 0;
-        for (int i = 0; i < n_shapes; ++i)
-            longest = shapes[i].seq_kv > longest ? shapes[i].seq_kv : longest;
-        if (longest > 4096) {
-            fprintf(stderr,
-                    "flashcl bench: --preset %s runs %d shapes up to N=%ld, hours on a CPU (%s); bound it with "
-                    "--max-n (e.g. --max-n 2048) or pass -n and -d\n",
-                    preset, n_shapes, longest, pr->name);
-            flashcl_context_destroy(&ctx);
-            return 2;
+            /* (before any run: a split-KV plan's scratch, which its first run allocates, counted too) */
+            r->extra_bytes = flashcl_plan_extra_device_bytes(plans[a]) + flashcl_plan_workspace_bytes(plans[a]);
+            flashcl_config cfg;
+            if (flashcl_plan_config(plans[a], &cfg) == FLASHCL_SUCCESS)
+                snprintf(r->kernel, sizeof r->kernel, "%s", cfg.kernel);
         }
     }
-    char mask_desc[96] = "";
-    if (masks.window || masks.softcap > 0.0f || masks.alibi || masks.sinks) {
-        masks.causal = 0;
-        cli_mask_name(&masks, mask_desc, sizeof mask_desc);
+    flashcl_plan *any = plans[0] ? plans[0] : plans[1] ? plans[1] : plans[2];
+    shape_inputs in;
+    const cl_int err = any ? inputs_create(ctx, p, any, &in) : CL_SUCCESS;
+    const uint64_t scale_bytes = 2 * (uint64_t)cli_kv_scale_count(p) * flashcl_dtype_size(p->kv_scale_dtype);
+    for (int a = 0; a < N_ALGOS; ++a) {
+        result *r = &res[a];
+        if (!plans[a])
+            continue;
+        if (err != CL_SUCCESS) {
+            snprintf(r->note, sizeof r->note, "could not allocate the inputs (OpenCL error %d)", (int)err);
+            r->error = 1;
+        } else { /* (its plan made, the measurement is under way: the budget only cuts its timed runs) */
+            r->io_bytes = (uint64_t)in.sz[0] + in.sz[1] + in.sz[2] + in.sz[3] + scale_bytes;
+            measure(run, ctx, plans[a], &in.t, r);
+        }
+        r->done = 1;
+        flashcl_plan_destroy(&plans[a]);
+        save_outputs(run); /* (a file that cannot be written is said now, and counted by the last save) */
     }
-    fprintf(stderr, "flashcl bench on %s / %s (driver %s): %d shapes%s%s\n", pr->platform_name, pr->name,
-            pr->driver_version, n_shapes, mask_desc[0] ? ", every one with " : "", mask_desc[0] ? mask_desc + 5 : "");
+    if (any && err == CL_SUCCESS)
+        inputs_release(&in);
+}
 
-    result *res = calloc((size_t)n_shapes * N_ALGOS, sizeof *res);
-    if (!res) {
-        flashcl_context_destroy(&ctx);
-        return 1;
+/* ------------------------------------------------------------------------------------------------ */
+/* Outputs. The JSON and CSV files are rewritten whole after every measurement (cli_write_file: a new
+ * file renamed over the old), so that a bench that is stopped leaves every result it had; the JSON says
+ * "complete": false until the last. "-" (stdout) is written once, at the end. */
+
+static void json_number_field(FILE *f, const char *name, double x)
+{
+    fprintf(f, "\"%s\": ", name);
+    cli_json_number(f, x);
+    fputs(", ", f);
+}
+
+static void json_result(FILE *f, const result *r)
+{
+    /* "seq" is N: the keys (the queries too, except for --decode / --seq-q) */
+    fprintf(f, "{\"algo\": \"%s\", \"batch\": %d, \"heads\": %d, \"seq\": %d, \"head_dim\": %d, \"dtype\": \"%s\", "
+               "\"causal\": %s, ",
+            flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch, r->p.heads_q, r->p.seq_kv, r->p.head_dim,
+            flashcl_dtype_name(r->p.dtype), r->p.causal ? "true" : "false");
+    json_number_field(f, "flops", shape_flops(&r->p));
+    fprintf(f, "\"ran\": %s, \"seq_q\": %d, \"heads_kv\": %d, ", r->ran ? "true" : "false", r->p.seq_q, r->p.heads_kv);
+    if (r->p.head_dim_v)
+        fprintf(f, "\"head_dim_v\": %d, ", r->p.head_dim_v);
+    if (r->p.window)
+        fprintf(f, "\"window_left\": %d, \"window_right\": %d, ", r->p.window_left, r->p.window_right);
+    if (r->p.softcap > 0.0f)
+        json_number_field(f, "softcap", (double)r->p.softcap);
+    if (r->p.page_size)
+        fprintf(f, "\"page_size\": %d, ", r->p.page_size);
+    if (r->p.kv_splits)
+        fprintf(f, "\"kv_splits\": %d, ", r->p.kv_splits);
+    if (r->p.kv_format)
+        fprintf(f, "\"kv_format\": \"%s%s\", ", flashcl_kv_format_name((flashcl_kv_format)r->p.kv_format),
+                r->p.kv_format == FLASHCL_KV_INT8 && r->p.kv_scale_dtype == FLASHCL_DTYPE_F16 ? "-f16" : "");
+    if (r->p.alibi)
+        fprintf(f, "\"alibi\": %d, ", r->p.alibi);
+    if (r->p.sinks)
+        json_number_field(f, "sinks", cli_sink_logit);
+    if (r->p.varlen)
+        fprintf(f, "\"varlen\": true, \"total_q\": %lld, \"total_kv\": %lld, ", (long long)r->p.total_q,
+                (long long)r->p.total_kv);
+    if (r->ran) {
+        if (r->kernel[0])
+            fprintf(f, "\"kernel\": \"%s\", ", r->kernel);
+        json_number_field(f, "median_ms", r->median);
+        json_number_field(f, "min_ms", r->min);
+        json_number_field(f, "max_ms", r->max);
+        fprintf(f, "\"runs\": %d, \"clock\": \"%s\", ", r->runs, r->host_clock ? "host" : "events");
+        json_number_field(f, "tflops", r->tflops);
+        json_number_field(f, "gb_per_s", (double)r->io_bytes / (r->median * 1e6));
+        fprintf(f, "\"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, \"passed\": %s, \"rows_checked\": %lld, ",
+                (unsigned long long)r->extra_bytes, (unsigned long long)r->io_bytes, r->validated ? "true" : "false",
+                r->passed ? "true" : "false", (long long)r->rows_checked);
+        json_number_field(f, "max_rel_error", r->max_rel_error);
     }
+    fprintf(f, "\"note\": ");
+    cli_json_string(f, r->note);
+    fprintf(f, "}");
+}
+
+static void write_json(FILE *f, void *arg)
+{
+    const bench_run *run = arg;
+    const flashcl_device_profile *pr = run->pr;
+    fprintf(f, "{\"date\": \"%s\", \"device\": ", run->date);
+    cli_json_string(f, pr->name);
+    fprintf(f, ", \"platform\": ");
+    cli_json_string(f, pr->platform_name);
+    fprintf(f, ", \"driver\": ");
+    cli_json_string(f, pr->driver_version);
+    fprintf(f, ", \"flashcl\": \"%s\", \"command\": ", flashcl_version_string());
+    cli_json_string(f, run->command);
+    fprintf(f, ",\n \"complete\": %s, \"max_seconds\": ", run->complete ? "true" : "false");
+    cli_json_number(f, run->o->max_seconds > 0.0 ? run->o->max_seconds : NAN);
+    fprintf(f, ", \"not_started\": %d, \"runs_cut\": %d,\n \"results\": [", run->not_started, run->cut);
+    const char *sep = "";
+    for (int i = 0; i < run->n_res; ++i)
+        if (run->res[i].done && run->o->algos[run->res[i].algo]) {
+            fprintf(f, "%s\n  ", sep);
+            json_result(f, &run->res[i]);
+            sep = ",";
+        }
+    fprintf(f, "\n]}\n");
+}
+
+static void write_csv(FILE *f, void *arg)
+{
+    const bench_run *run = arg;
+    fprintf(f, "algo,batch,heads,seq,head_dim,dtype,causal,median_ms,min_ms,max_ms,runs,tflops,extra_bytes,passed,note\n");
+    for (int i = 0; i < run->n_res; ++i) {
+        const result *r = &run->res[i];
+        if (!r->done || !run->o->algos[r->algo])
+            continue;
+        char note[200];
+        snprintf(note, sizeof note, "%s", r->note);
+        for (char *c = note; *c; ++c)
+            if (*c == ',' || *c == '"' || *c == '\n')
+                *c = ';';
+        fprintf(f, "%s,%d,%d,%d,%d,%s,%d,", flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch,
+                r->p.heads_q, r->p.seq_kv, r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal);
+        if (r->ran)
+            fprintf(f, "%.17g,%.17g,%.17g,%d,%.17g,%llu,%d,%s\n", r->median, r->min, r->max, r->runs, r->tflops,
+                    (unsigned long long)r->extra_bytes, r->passed, note);
+        else
+            fprintf(f, ",,,,,,,%s\n", note);
+    }
+}
+
+static int is_stdout(const char *path)
+{
+    return path && !strcmp(path, "-");
+}
+
+/* The JSON and CSV files as they stand; stdout only once complete. 0, or -1 after a message. */
+static int save_outputs(bench_run *run)
+{
+    const char *paths[2] = {run->o->json_path, run->o->csv_path};
+    void (*writers[2])(FILE *, void *) = {write_json, write_csv};
     int rc = 0;
-    for (int i = 0; i < n_shapes; ++i) {
-        const flashcl_problem *p = &shapes[i];
-        fprintf(stderr, "[%d/%d] B=%d H=%d N=%d d=%d %s %s ...", i + 1, n_shapes, p->batch, p->heads_q, p->seq_q,
-                p->head_dim, flashcl_dtype_name(p->dtype), mask_name(p));
-        fflush(stderr);
-        run_shape(ctx, p, algos, iters, warmup, max_seconds, &res[i * N_ALGOS]);
-        for (int a = 0; a < N_ALGOS; ++a) {
-            const result *r = &res[i * N_ALGOS + a];
-            if (r->ran)
-                fprintf(stderr, " %s %.3f ms%s", flashcl_algorithm_name((flashcl_algorithm)a), r->median,
-                        r->passed ? "" : " (VALIDATION FAILED)");
-            if ((r->ran && !r->passed) || r->error)
-                rc = 1;
-        }
-        fprintf(stderr, "\n");
+    for (int k = 0; k < 2; ++k) {
+        if (!paths[k] || (is_stdout(paths[k]) && !run->complete))
+            continue;
+        if (is_stdout(paths[k]))
+            writers[k](stdout, run);
+        else
+            rc |= cli_write_file("bench", paths[k], writers[k], run);
     }
+    return rc;
+}
 
-    /* The table. */
-    printf("flashcl bench: %s / %s, driver %s; medians of profiling events, warm-up excluded\n", pr->platform_name,
-           pr->name, pr->driver_version);
+static void print_table(FILE *out, const bench_run *run)
+{
+    const flashcl_device_profile *pr = run->pr;
+    fprintf(out, "flashcl bench: %s / %s, driver %s; medians of profiling events, warm-up excluded\n",
+            pr->platform_name, pr->name, pr->driver_version);
     /* Units that carry information: GFLOP/s and MB/s where every rate would print as 0 (a CPU). */
     int giga = 1, mega = 1;
-    for (int i = 0; i < n_shapes * N_ALGOS; ++i)
-        if (res[i].ran) {
-            giga &= res[i].tflops < 0.1;
-            mega &= (double)res[i].io_bytes / (res[i].median * 1e6) < 1.0;
+    for (int i = 0; i < run->n_res; ++i)
+        if (run->res[i].ran) {
+            giga &= run->res[i].tflops < 0.1;
+            mega &= (double)run->res[i].io_bytes / (run->res[i].median * 1e6) < 1.0;
         }
     const double rate_scale = giga ? 1e3 : 1.0, bytes_scale = mega ? 1e3 : 1.0;
-    printf("%-5s %-4s %-6s %-4s %-6s | %-9s %10s %21s %8s %7s %12s %-10s | %8s %8s\n", "B", "H", "N", "d", "mask", "algo",
-           "median ms", "spread (min-max) ms", giga ? "GFLOP/s" : "TFLOP/s", mega ? "MB/s" : "GB/s", "extra MiB",
-           "validated", "vs std", "vs naive");
-    for (int i = 0; i < n_shapes; ++i) {
-        const result *row = &res[i * N_ALGOS];
+    fprintf(out, "%-5s %-4s %-6s %-4s %-6s | %-9s %10s %21s %8s %7s %12s %-10s | %8s %8s\n", "B", "H", "N", "d", "mask",
+            "algo", "median ms", "spread (min-max) ms", giga ? "GFLOP/s" : "TFLOP/s", mega ? "MB/s" : "GB/s",
+            "extra MiB", "validated", "vs std", "vs naive");
+    for (int i = 0; i < run->n_res; i += N_ALGOS) {
+        const result *row = &run->res[i];
         for (int a = 0; a < N_ALGOS; ++a) {
             const result *r = &row[a];
-            if (!algos[a])
+            if (!run->o->algos[a])
                 continue;
-            printf("%-5d %-4d %-6d %-4d %-6s | %-9s ", r->p.batch, r->p.heads_q, r->p.seq_kv, r->p.head_dim,
-                   mask_name(&r->p), !strcmp(r->kernel, "flash_mma") ? "flash-mma" : flashcl_algorithm_name((flashcl_algorithm)a));
+            fprintf(out, "%-5d %-4d %-6d %-4d %-6s | %-9s ", r->p.batch, r->p.heads_q, r->p.seq_kv, r->p.head_dim,
+                    mask_name(&r->p),
+                    !strcmp(r->kernel, "flash_mma") ? "flash-mma" : flashcl_algorithm_name((flashcl_algorithm)a));
             if (!r->ran) {
-                printf("%s\n", r->note);
+                fprintf(out, "%s\n", r->note);
                 continue;
             }
             char spread[32], vs_std[16] = "", vs_naive[16] = "";
@@ -695,150 +595,386 @@ int cmd_bench(int argc, char **argv)
                 snprintf(vs_std, sizeof vs_std, "%.2fx", row[2].median / r->median);
             if (a == FLASHCL_ALGO_FLASH && row[1].ran)
                 snprintf(vs_naive, sizeof vs_naive, "%.2fx", row[1].median / r->median);
-            printf("%10.3f %21s %8.2f %7.0f %12.1f %-10s | %8s %8s\n", r->median, spread, r->tflops * rate_scale,
-                   (double)r->io_bytes / (r->median * 1e6) * bytes_scale, (double)r->extra_bytes / 1048576.0,
-                   !r->validated && r->passed ? "validator" : r->passed ? "pass" : "FAIL", vs_std, vs_naive);
+            fprintf(out, "%10.3f %21s %8.2f %7.0f %12.1f %-10s | %8s %8s\n", r->median, spread, r->tflops * rate_scale,
+                    (double)r->io_bytes / (r->median * 1e6) * bytes_scale, (double)r->extra_bytes / 1048576.0,
+                    !r->validated && r->passed ? "validator" : r->passed ? "pass" : "FAIL", vs_std, vs_naive);
         }
     }
+}
 
-    char date[32];
-    time_t now = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-    if (json_path) {
-        FILE *f = open_out(json_path);
-        if (!f) {
-            rc = 1;
-        } else {
-            fprintf(f, "{\"date\": \"%s\", \"device\": ", date);
-            cli_json_string(f, pr->name);
-            fprintf(f, ", \"platform\": ");
-            cli_json_string(f, pr->platform_name);
-            fprintf(f, ", \"driver\": ");
-            cli_json_string(f, pr->driver_version);
-            fprintf(f, ", \"flashcl\": \"%s\", \"command\": ", flashcl_version_string());
-            char cmd[1024] = "flashcl";
-            for (int i = 0; i < argc; ++i) {
-                strncat(cmd, " ", sizeof cmd - strlen(cmd) - 1);
-                strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 1);
-            }
-            cli_json_string(f, cmd);
-            fprintf(f, ",\n \"results\": [");
-            int first = 1;
-            for (int i = 0; i < n_shapes * N_ALGOS; ++i) {
-                const result *r = &res[i];
-                if (!algos[r->algo])
+static int write_plot(const bench_run *run)
+{
+    /* One panel pair (time, extra memory) per head dim and mask, one line per algorithm. */
+    const bench_opts *o = run->o;
+    plot_series series[64];
+    int ns = 0;
+    for (int di = 0; di < o->n_dims; ++di)
+        for (int c = 0; c < 2; ++c)
+            for (int a = 0; a < N_ALGOS; ++a) {
+                if (!o->algos[a] || ns == 64)
                     continue;
-                /* "seq" is N: the keys (the queries too, except for --decode / --seq-q) */
-                fprintf(f, "%s\n  {\"algo\": \"%s\", \"batch\": %d, \"heads\": %d, \"seq\": %d, \"head_dim\": %d, "
-                           "\"dtype\": \"%s\", \"causal\": %s, \"flops\": %.0f, \"ran\": %s, \"seq_q\": %d, "
-                           "\"heads_kv\": %d, ",
-                        first ? "" : ",", flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch, r->p.heads_q,
-                        r->p.seq_kv, r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal ? "true" : "false",
-                        shape_flops(&r->p), r->ran ? "true" : "false", r->p.seq_q, r->p.heads_kv);
-                if (r->p.head_dim_v)
-                    fprintf(f, "\"head_dim_v\": %d, ", r->p.head_dim_v);
-                if (r->p.window)
-                    fprintf(f, "\"window_left\": %d, \"window_right\": %d, ", r->p.window_left, r->p.window_right);
-                if (r->p.softcap > 0.0f)
-                    fprintf(f, "\"softcap\": %.9g, ", (double)r->p.softcap);
-                if (r->p.page_size)
-                    fprintf(f, "\"page_size\": %d, ", r->p.page_size);
-                if (r->p.kv_splits)
-                    fprintf(f, "\"kv_splits\": %d, ", r->p.kv_splits);
-                if (r->p.kv_format)
-                    fprintf(f, "\"kv_format\": \"%s%s\", ", flashcl_kv_format_name((flashcl_kv_format)r->p.kv_format),
-                            r->p.kv_format == FLASHCL_KV_INT8 && r->p.kv_scale_dtype == FLASHCL_DTYPE_F16 ? "-f16" : "");
-                if (r->p.alibi)
-                    fprintf(f, "\"alibi\": %d, ", r->p.alibi);
-                if (r->p.sinks)
-                    fprintf(f, "\"sinks\": %.9g, ", cli_sink_logit);
-                if (r->p.varlen)
-                    fprintf(f, "\"varlen\": true, \"total_q\": %lld, \"total_kv\": %lld, ", (long long)r->p.total_q,
-                            (long long)r->p.total_kv);
-                if (r->ran && r->kernel[0])
-                    fprintf(f, "\"kernel\": \"%s\", ", r->kernel);
-                if (r->ran)
-                    fprintf(f, "\"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, \"runs\": %d, \"clock\": \"%s\", "
-                               "\"tflops\": %.4f, \"gb_per_s\": %.1f, \"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, "
-                               "\"passed\": %s, \"rows_checked\": %lld, \"max_rel_error\": %.3e}",
-                            r->median, r->min, r->max, r->runs, r->host_clock ? "host" : "events", r->tflops,
-                            (double)r->io_bytes / (r->median * 1e6),
-                            (unsigned long long)r->extra_bytes, (unsigned long long)r->io_bytes, r->validated ? "true" : "false",
-                            r->passed ? "true" : "false", (long long)r->rows_checked, r->max_rel_error);
-                else {
-                    fprintf(f, "\"note\": ");
-                    cli_json_string(f, r->note);
-                    fprintf(f, "}");
-                }
-                first = 0;
-            }
-            fprintf(f, "\n]}\n");
-            close_out(f);
-        }
-    }
-    if (csv_path) {
-        FILE *f = open_out(csv_path);
-        if (!f) {
-            rc = 1;
-        } else {
-            fprintf(f, "algo,batch,heads,seq,head_dim,dtype,causal,median_ms,min_ms,max_ms,runs,tflops,extra_bytes,passed,note\n");
-            for (int i = 0; i < n_shapes * N_ALGOS; ++i) {
-                const result *r = &res[i];
-                if (!algos[r->algo])
-                    continue;
-                char note[200];
-                snprintf(note, sizeof note, "%s", r->note);
-                for (char *c = note; *c; ++c)
-                    if (*c == ',' || *c == '"' || *c == '\n')
-                        *c = ';';
-                if (r->ran)
-                    fprintf(f, "%s,%d,%d,%d,%d,%s,%d,%.6f,%.6f,%.6f,%d,%.4f,%llu,%d,\n",
-                            flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch, r->p.heads_q, r->p.seq_kv,
-                            r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal, r->median, r->min, r->max,
-                            r->runs, r->tflops, (unsigned long long)r->extra_bytes, r->passed);
-                else
-                    fprintf(f, "%s,%d,%d,%d,%d,%s,%d,,,,,,,,%s\n", flashcl_algorithm_name((flashcl_algorithm)r->algo),
-                            r->p.batch, r->p.heads_q, r->p.seq_kv, r->p.head_dim, flashcl_dtype_name(r->p.dtype),
-                            r->p.causal, note);
-            }
-            close_out(f);
-        }
-    }
-    if (plot_path) {
-        /* One panel pair (time, extra memory) per head dim and mask, one line per algorithm. */
-        plot_series series[64];
-        int ns = 0;
-        for (int di = 0; di < n_dims; ++di)
-            for (int c = 0; c < 2; ++c)
-                for (int a = 0; a < N_ALGOS; ++a) {
-                    if (!algos[a] || ns == 64)
+                plot_series *ps = &series[ns];
+                memset(ps, 0, sizeof *ps);
+                snprintf(ps->panel, sizeof ps->panel, "d=%ld %s", o->dims[di], c ? "causal" : "non-causal");
+                snprintf(ps->name, sizeof ps->name, "%s", flashcl_algorithm_name((flashcl_algorithm)a));
+                ps->style = a;
+                for (int i = a; i < run->n_res; i += N_ALGOS) {
+                    const result *r = &run->res[i];
+                    if (r->p.head_dim != o->dims[di] || r->p.causal != c || ps->n == PLOT_MAX_POINTS)
                         continue;
-                    plot_series *ps = &series[ns];
-                    memset(ps, 0, sizeof *ps);
-                    snprintf(ps->panel, sizeof ps->panel, "d=%ld %s", dims[di], c ? "causal" : "non-causal");
-                    snprintf(ps->name, sizeof ps->name, "%s", flashcl_algorithm_name((flashcl_algorithm)a));
-                    ps->style = a;
-                    for (int i = 0; i < n_shapes; ++i) {
-                        const result *r = &res[i * N_ALGOS + a];
-                        if (r->p.head_dim != dims[di] || r->p.causal != c || ps->n == PLOT_MAX_POINTS)
-                            continue;
-                        ps->x[ps->n] = r->p.seq_q;
-                        ps->time_ms[ps->n] = r->ran ? r->median : NAN;
-                        ps->mem_bytes[ps->n] = r->ran ? (double)(r->extra_bytes + r->io_bytes) : NAN;
-                        ps->n++;
-                    }
-                    if (ps->n)
-                        ++ns;
+                    ps->x[ps->n] = r->p.seq_q;
+                    ps->time_ms[ps->n] = r->ran ? r->median : NAN;
+                    ps->mem_bytes[ps->n] = r->ran ? (double)(r->extra_bytes + r->io_bytes) : NAN;
+                    ps->n++;
                 }
-        char title[300];
-        snprintf(title, sizeof title, "flashcl bench on %s (%s), %s, %s", pr->name, pr->driver_version,
-                 flashcl_dtype_name(dtype), date);
-        if (plot_svg(plot_path, title, series, ns) != 0) {
-            fprintf(stderr, "flashcl bench: cannot write %s\n", plot_path);
-            rc = 1;
+                if (ps->n)
+                    ++ns;
+            }
+    char title[300];
+    snprintf(title, sizeof title, "flashcl bench on %s (%s), %s, %s", run->pr->name, run->pr->driver_version,
+             flashcl_dtype_name(o->dtype), run->date);
+    if (plot_svg(o->plot_path, title, series, ns) != 0) {
+        fprintf(stderr, "flashcl bench: cannot write %s\n", o->plot_path);
+        return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Options. */
+
+enum {
+    OPT_TOKENS = CLI_OPT_BASE, OPT_MAX_N, OPT_ITERS, OPT_WARMUP, OPT_PATH, OPT_DEVICE, OPT_PRESET, OPT_MAX_SECONDS,
+    OPT_DTYPE, OPT_ALGOS, OPT_CAUSAL, OPT_TOP_LEFT, OPT_DIM_V, OPT_HEADS_KV, OPT_PAGED, OPT_KV_DTYPE, OPT_VARLEN,
+    OPT_DECODE, OPT_SEQ_Q, OPT_BOTH, OPT_JSON, OPT_CSV, OPT_PLOT
+};
+
+static const struct option longopts[] = {
+    {"heads", required_argument, NULL, 'H'}, {"batch", required_argument, NULL, 'b'},
+    {"seq", required_argument, NULL, 'n'}, {"dim", required_argument, NULL, 'd'},
+    {"tokens", required_argument, NULL, OPT_TOKENS}, {"max-n", required_argument, NULL, OPT_MAX_N},
+    {"iters", required_argument, NULL, OPT_ITERS}, {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"path", required_argument, NULL, OPT_PATH}, {"device", required_argument, NULL, OPT_DEVICE},
+    {"preset", required_argument, NULL, OPT_PRESET}, {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
+    {"dtype", required_argument, NULL, OPT_DTYPE}, {"algos", required_argument, NULL, OPT_ALGOS},
+    {"causal", no_argument, NULL, OPT_CAUSAL}, {"both", no_argument, NULL, OPT_BOTH},
+    {"top-left", no_argument, NULL, OPT_TOP_LEFT}, {"dim-v", required_argument, NULL, OPT_DIM_V},
+    {"heads-kv", required_argument, NULL, OPT_HEADS_KV}, {"paged", required_argument, NULL, OPT_PAGED},
+    {"kv-dtype", required_argument, NULL, OPT_KV_DTYPE}, {"varlen", no_argument, NULL, OPT_VARLEN},
+    {"decode", no_argument, NULL, OPT_DECODE}, {"seq-q", required_argument, NULL, OPT_SEQ_Q},
+    {"json", required_argument, NULL, OPT_JSON}, {"csv", required_argument, NULL, OPT_CSV},
+    {"plot", required_argument, NULL, OPT_PLOT}, {"help", no_argument, NULL, 'h'},
+    CLI_MASK_LONGOPTS, {NULL, 0, NULL, 0}};
+
+/* One option's value into *o; 0 after a message on a bad value. */
+static int parse_value(int c, const char *val, bench_opts *o)
+{
+    const char *name = cli_option_name(longopts, c);
+    switch (c) {
+    case 'H': return cli_int(name, val, 1, 1L << 20, &o->heads);
+    case 'b': return cli_int(name, val, 1, 1L << 20, &o->batch);
+    case OPT_TOKENS: return cli_int(name, val, 1, 1L << 30, &o->tokens);
+    case OPT_MAX_N: return cli_int(name, val, 1, 1L << 30, &o->max_n);
+    case OPT_ITERS: return cli_int(name, val, 1, 100000, &o->iters);
+    case OPT_WARMUP: return cli_int(name, val, 0, 100000, &o->warmup);
+    case OPT_DIM_V: return cli_int(name, val, 1, 4096, &o->dim_v);
+    case OPT_HEADS_KV: return cli_int(name, val, 1, 1 << 20, &o->heads_kv);
+    case OPT_SEQ_Q: return cli_int(name, val, 1, 1 << 20, &o->decode_q);
+    case 'n': return parse_list(name, val, 1, 1L << 30, o->seqs, 32, &o->n_seqs);
+    case 'd': return parse_list(name, val, 8, 256, o->dims, 8, &o->n_dims);
+    case OPT_MAX_SECONDS: return cli_seconds(name, val, &o->max_seconds);
+    case OPT_DTYPE: return cli_dtype(val, &o->dtype);
+    case OPT_ALGOS: return parse_algos(val, o->algos);
+    case OPT_KV_DTYPE: return cli_kv_format(val, &o->kv_fmt);
+    case OPT_PAGED:
+        if (!cli_int(name, val, 16, 1 << 20, &o->paged))
+            return 0;
+        if (o->paged % 16)
+            fprintf(stderr, "flashcl bench: --paged %ld: the page size must be a multiple of 16\n", o->paged);
+        return o->paged % 16 == 0;
+    case OPT_PATH: {
+        flashcl_path fp;
+        if (flashcl_path_parse(val, &fp) != FLASHCL_SUCCESS) {
+            fprintf(stderr, "flashcl bench: --path %s: expected auto, portable, mma, decode or wgmma\n", val);
+            return 0;
+        }
+        o->path = (int)fp;
+        return 1;
+    }
+    case OPT_PRESET:
+        o->preset = val;
+        if (strcmp(val, "fa2") && strcmp(val, "long"))
+            fprintf(stderr, "flashcl bench: --preset %s: expected fa2 or long\n", val);
+        return !strcmp(val, "fa2") || !strcmp(val, "long");
+    }
+    return cli_mask_option("bench", c, val, &o->masks);
+}
+
+/* Whether `path` (NULL: none; "-": stdout) can be written; says why not on stderr. */
+static int writable(const char *path)
+{
+    const char *why = path && !is_stdout(path) ? cli_unwritable(path) : NULL;
+    if (why)
+        fprintf(stderr, "flashcl bench: cannot write %s: %s\n", path, why);
+    return why == NULL;
+}
+
+/* Options that contradict each other, and outputs that would overwrite each other: refused (exit 2). */
+static int check_options(const char *seen, const bench_opts *o)
+{
+    if (seen[OPT_CAUSAL] && seen[OPT_BOTH])
+        return cli_conflict("bench", "--causal", "--both", "--both runs causal and non-causal");
+    if (o->preset && (o->n_seqs || seen['d'])) {
+        fprintf(stderr, "flashcl bench: --preset %s sets the sequence lengths and head dims: drop %s, or the preset\n",
+                o->preset, o->n_seqs ? "-n" : "-d");
+        return 2;
+    }
+    if (o->preset && !strcmp(o->preset, "fa2") && (seen[OPT_CAUSAL] || seen[OPT_BOTH]))
+        return cli_conflict("bench", "--preset fa2", seen[OPT_CAUSAL] ? "--causal" : "--both",
+                            "the preset runs causal and non-causal");
+    if (o->preset && !strcmp(o->preset, "long") && seen[OPT_TOKENS])
+        return cli_conflict("bench", "--preset long", "--tokens", "the preset runs one sequence a batch (B = 1)");
+    if (o->plot_path && (strlen(o->plot_path) < 4 || strcmp(o->plot_path + strlen(o->plot_path) - 4, ".svg"))) {
+        fprintf(stderr, "flashcl bench: --plot %s: the plot is SVG, name it FILE.svg\n", o->plot_path);
+        return 2;
+    }
+    const char *out[3] = {o->json_path, o->csv_path, o->plot_path};
+    static const char *const names[3] = {"--json", "--csv", "--plot"};
+    for (int i = 0; i < 3; ++i)
+        for (int j = i + 1; j < 3; ++j)
+            if (out[i] && out[j] && (is_stdout(out[i]) ? is_stdout(out[j]) : !is_stdout(out[j]) && cli_same_file(out[i], out[j])))
+                return cli_conflict("bench", names[i], names[j], is_stdout(out[i]) ? "both would go to stdout"
+                                                                                    : "both would write one file");
+    return -1;
+}
+
+/* Returns -1 to go on, else the exit status (0 after --help). */
+static int parse(int argc, char **argv, bench_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dims[0] = 128;
+    o->n_dims = 1;
+    o->tokens = 16384;
+    o->iters = 10;
+    o->warmup = 2;
+    o->path = -1;
+    o->dtype = FLASHCL_DTYPE_F32;
+    o->algos[0] = o->algos[1] = o->algos[2] = 1;
+    flashcl_problem_default(&o->masks);
+    char seen[CLI_OPT_END] = {0};
+    for (int c; (c = cli_getopt("bench", argc, argv, "H:b:n:d:h", longopts)) != -1;) {
+        if (c == CLI_BAD_OPTION)
+            return 2;
+        seen[c] = 1;
+        switch (c) {
+        case 'h': usage(stdout); return 0;
+        case OPT_DEVICE: o->device = optarg; break;
+        case OPT_CAUSAL: o->causal_mode = 1; break;
+        case OPT_BOTH: o->causal_mode = 2; break;
+        case OPT_TOP_LEFT: o->top_left = 1; break;
+        case OPT_VARLEN: o->varlen = 1; break;
+        case OPT_DECODE: break;
+        case OPT_JSON: o->json_path = optarg; break;
+        case OPT_CSV: o->csv_path = optarg; break;
+        case OPT_PLOT: o->plot_path = optarg; break;
+        default:
+            if (!parse_value(c, optarg, o))
+                return 2;
         }
     }
-    free(res);
+    if (seen[OPT_DECODE] && !o->decode_q) /* (--seq-q Q: Q queries a step, --decode or not) */
+        o->decode_q = 1;
+    return check_options(seen, o);
+}
+
+/* Shape (dim, causal, seq) of the options' lists, with every option that applies to all shapes. */
+static void make_shape(const bench_opts *o, long dim, int causal, long seq, flashcl_problem *p)
+{
+    flashcl_problem_default(p);
+    p->head_dim = (int32_t)dim;
+    p->head_dim_v = (int32_t)o->dim_v; /* (0: the head dim) */
+    p->seq_q = p->seq_kv = (int32_t)seq;
+    if (o->decode_q) /* decode: a few queries against the N keys of a cache */
+        p->seq_q = (int32_t)o->decode_q;
+    p->heads_q = p->heads_kv = (int32_t)(o->heads ? o->heads : (2048 / dim > 0 ? 2048 / dim : 1));
+    if (o->heads_kv)
+        p->heads_kv = (int32_t)o->heads_kv; /* must divide the query heads: the plan says so if not */
+    p->batch = (int32_t)(o->batch ? o->batch : (o->tokens / seq > 0 ? o->tokens / seq : 1));
+    if (o->varlen) { /* packed: the totals of the lengths this shape's run will use (after the batch) */
+        int32_t *cu = malloc(2 * ((size_t)p->batch + 1) * sizeof *cu);
+        if (cu) {
+            p->varlen = 1;
+            varlen_lengths(p, cu, cu + p->batch + 1);
+            p->total_q = cu[p->batch];
+            p->total_kv = cu[2 * p->batch + 1];
+            free(cu);
+        }
+    }
+    /* The pool: every sequence's pages (one more if 7 divides their count), sized after the batch is
+     * known (it was once sized for batch 1: a batch-8 run read one pool 8 times). */
+    if (o->paged) {
+        p->kv_cache = 1;
+        p->page_size = (int32_t)o->paged;
+        const int64_t pages = (int64_t)p->batch * ((p->seq_kv + o->paged - 1) / o->paged);
+        p->num_pages = (int32_t)(pages % 7 ? pages : pages + 1);
+    }
+    p->dtype = o->dtype;
+    p->causal = causal;
+    p->alignment = o->top_left ? FLASHCL_ALIGN_TOP_LEFT : FLASHCL_ALIGN_BOTTOM_RIGHT;
+    p->window = o->masks.window;
+    p->window_left = o->masks.window_left;
+    p->window_right = o->masks.window_right;
+    p->softcap = o->masks.softcap;
+    p->alibi = o->masks.alibi;
+    p->sinks = o->masks.sinks;
+    p->kv_splits = o->masks.kv_splits;
+    p->kv_dtype = o->kv_fmt.kv_dtype;
+    if (o->kv_fmt.kv_format) { /* a full cache (every sequence's N keys), quantized */
+        p->kv_cache = 1;
+        p->kv_format = o->kv_fmt.kv_format;
+        p->kv_scale_dtype = o->kv_fmt.kv_scale_dtype;
+    }
+}
+
+/* The shapes, in the order they run; their count. */
+static int make_shapes(bench_opts *o, flashcl_problem *shapes)
+{
+    if (o->preset && !strcmp(o->preset, "fa2")) {
+        static const long fa2[] = {512, 1024, 2048, 4096, 8192, 16384};
+        o->n_seqs = 6;
+        memcpy(o->seqs, fa2, sizeof fa2);
+        o->dims[0] = 64;
+        o->dims[1] = 128;
+        o->n_dims = 2;
+        o->causal_mode = 2;
+    } else if (o->preset && !strcmp(o->preset, "long")) {
+        o->seqs[0] = 32768;
+        o->seqs[1] = 65536;
+        o->n_seqs = 2;
+        o->dims[0] = 128;
+        o->n_dims = 1;
+        o->tokens = 1; /* B = 1 */
+        if (!o->heads)
+            o->heads = 16;
+    }
+    if (!o->n_seqs) {
+        o->seqs[0] = 4096;
+        o->n_seqs = 1;
+    }
+    int n = 0;
+    for (int di = 0; di < o->n_dims; ++di)
+        for (int ci = 0; ci < 2; ++ci) {
+            if ((o->causal_mode == 0 && ci == 1) || (o->causal_mode == 1 && ci == 0))
+                continue;
+            for (int si = 0; si < o->n_seqs && n < MAX_SHAPES; ++si)
+                if (!o->max_n || o->seqs[si] <= o->max_n)
+                    make_shape(o, o->dims[di], ci, o->seqs[si], &shapes[n++]);
+        }
+    return n;
+}
+
+/* A preset sized for GPUs on a CPU: hours of naive attention at N = 16384 (or 65536); said before anything
+ * runs, for the user to bound it. 0 when it is not that. */
+static int preset_too_long(const bench_opts *o, const flashcl_device_profile *pr, const flashcl_problem *shapes, int n)
+{
+    long longest = 0;
+    for (int i = 0; i < n; ++i)
+        longest = shapes[i].seq_kv > longest ? shapes[i].seq_kv : longest;
+    if (!o->preset || !pr->is_cpu || o->max_n || longest <= 4096)
+        return 0;
+    fprintf(stderr, "flashcl bench: --preset %s runs %d shapes up to N=%ld, hours on a CPU (%s); bound it with --max-n "
+                    "(e.g. --max-n 2048) or pass -n and -d\n", o->preset, n, longest, pr->name);
+    return 1;
+}
+
+/* The progress line of shape i (stderr), ended by the algorithms' times. */
+static void progress(int i, int n, const flashcl_problem *p)
+{
+    char seq[48];
+    if (p->seq_q == p->seq_kv)
+        snprintf(seq, sizeof seq, "N=%d", p->seq_kv);
+    else
+        snprintf(seq, sizeof seq, "Sq=%d Sk=%d", p->seq_q, p->seq_kv);
+    fprintf(stderr, "[%d/%d] B=%d H=%d %s d=%d %s %s ...", i + 1, n, p->batch, p->heads_q, seq, p->head_dim,
+            flashcl_dtype_name(p->dtype), mask_name(p));
+    fflush(stderr);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_opts o;
+    const int parsed = parse(argc, argv, &o);
+    if (parsed >= 0)
+        return parsed;
+    /* The outputs before the work: a path that cannot be written fails now, not after the runs (checked,
+     * not opened: a refusal below must not leave an earlier result truncated). */
+    if (!writable(o.json_path) || !writable(o.csv_path) || !writable(o.plot_path))
+        return 1;
+    static flashcl_problem shapes[MAX_SHAPES];
+    const int n_shapes = make_shapes(&o, shapes);
+    if (!n_shapes) {
+        fprintf(stderr, "flashcl bench: --max-n %ld leaves out every sequence length\n", o.max_n);
+        return 2;
+    }
+    flashcl_context *ctx = NULL;
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.validate = 0;
+    s.path = o.path;
+    flashcl_status st = flashcl_context_create_default(o.device, &s, &ctx);
+    if (st)
+        return cli_fail(NULL, "opening a device", st);
+    const flashcl_device_profile *pr = flashcl_context_profile(ctx);
+    bench_run run = {.o = &o, .pr = pr, .n_res = n_shapes * N_ALGOS};
+    run.res = preset_too_long(&o, pr, shapes, n_shapes) ? NULL : calloc((size_t)run.n_res, sizeof *run.res);
+    if (!run.res) {
+        flashcl_context_destroy(&ctx);
+        return o.preset ? 2 : 1;
+    }
+    time_t now = time(NULL);
+    strftime(run.date, sizeof run.date, "%Y-%m-%d", gmtime(&now));
+    snprintf(run.command, sizeof run.command, "flashcl");
+    for (int i = 0; i < argc; ++i) {
+        strncat(run.command, " ", sizeof run.command - strlen(run.command) - 1);
+        strncat(run.command, argv[i], sizeof run.command - strlen(run.command) - 1);
+    }
+    char mask_desc[96] = "";
+    if (o.masks.window || o.masks.softcap > 0.0f || o.masks.alibi || o.masks.sinks) {
+        o.masks.causal = 0;
+        cli_mask_name(&o.masks, mask_desc, sizeof mask_desc);
+    }
+    fprintf(stderr, "flashcl bench on %s / %s (driver %s): %d shapes%s%s\n", pr->platform_name, pr->name,
+            pr->driver_version, n_shapes, mask_desc[0] ? ", every one with " : "", mask_desc[0] ? mask_desc + 5 : "");
+
+    int rc = 0;
+    clock_gettime(CLOCK_MONOTONIC, &run.start); /* (the budget counts from the first measurement) */
+    for (int i = 0; i < n_shapes; ++i) {
+        progress(i, n_shapes, &shapes[i]);
+        run_shape(&run, ctx, &shapes[i], &run.res[i * N_ALGOS]);
+        for (int a = 0; a < N_ALGOS; ++a) {
+            const result *r = &run.res[i * N_ALGOS + a];
+            if (r->ran)
+                fprintf(stderr, " %s %.3f ms%s", flashcl_algorithm_name((flashcl_algorithm)a), r->median,
+                        r->passed ? "" : " (VALIDATION FAILED)");
+            else if (o.algos[a] && !strncmp(r->note, "not started", 11))
+                fprintf(stderr, " %s not started", flashcl_algorithm_name((flashcl_algorithm)a));
+            if ((r->ran && !r->passed) || r->error)
+                rc = 1;
+        }
+        fprintf(stderr, "\n");
+    }
+    run.complete = 1;
+    if (run.not_started || run.cut)
+        fprintf(stderr, "flashcl bench: the --max-seconds %g budget was spent after %.1f s: %d measurements not "
+                        "started, %d with fewer timed runs than --iters (their notes say so)\n",
+                o.max_seconds, elapsed_s(&run), run.not_started, run.cut);
+    /* The table for people: on stdout, unless the JSON or the CSV goes there (then stderr: one format a stream). */
+    print_table(is_stdout(o.json_path) || is_stdout(o.csv_path) ? stderr : stdout, &run);
+    if (save_outputs(&run) != 0)
+        rc = 1;
+    if (o.plot_path && write_plot(&run) != 0)
+        rc = 1;
+    free(run.res);
     flashcl_context_destroy(&ctx);
     return rc;
 }

@@ -32,25 +32,30 @@ static int selected(const char *sel, cl_uint p, cl_uint d, const flashcl_device_
     return 0;
 }
 
+enum { OPT_JSON = CLI_OPT_BASE, OPT_DEVICE };
+
 int cmd_devices(int argc, char **argv)
 {
+    static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
+                                             {"device", required_argument, NULL, OPT_DEVICE},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     int json = 0;
     const char *sel = NULL;
-    for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--json"))
+    for (int c; (c = cli_getopt("devices", argc, argv, "h", longopts)) != -1;) {
+        if (c == CLI_BAD_OPTION)
+            return 2;
+        if (c == OPT_JSON)
             json = 1;
-        else if (!strcmp(argv[i], "--device") && i + 1 < argc)
-            sel = argv[++i];
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        else if (c == OPT_DEVICE)
+            sel = optarg;
+        else {
             printf("usage: flashcl devices [--json] [--device SEL]\n"
                    "Lists every OpenCL device as \"P:D\" (the --device selector) with the properties tile\n"
                    "choice depends on; --device SEL (\"P:D\" or a name substring) only the matching ones.\n"
                    "FLASHCL_LOCAL_MEM_LIMIT caps the local-memory budget shown. Mesa's rusticl lists its\n"
                    "devices only with RUSTICL_ENABLE set (RUSTICL_ENABLE=llvmpipe for its CPU device).\n");
             return 0;
-        } else {
-            fprintf(stderr, "flashcl devices: unknown option '%s'\n", argv[i]);
-            return 2;
         }
     }
     cl_uint np = 0;

@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -76,184 +77,389 @@ typedef struct run_opts {
     const char *device;
     int path; /* -1: $FLASHCL_PATH */
     const char *q_path, *k_path, *v_path, *out_path, *lse_path;
-    int bf16, scale_set;
-    float scale;
+    int npy, bf16;
     flashcl_problem problem;
     flashcl_algorithm algo;
     int validate, json;
     long iters, warmup, seed;
 } run_opts;
 
+enum {
+    OPT_HEADS_KV = CLI_OPT_BASE, OPT_SEQ_Q, OPT_SEQ_KV, OPT_DIM_V, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_Q, OPT_K,
+    OPT_V, OPT_OUT, OPT_LSE, OPT_LSE_OUT, OPT_SCALE, OPT_VARLEN, OPT_DECODE, OPT_KV_CACHE, OPT_APPEND, OPT_PAGED,
+    OPT_KV_DTYPE, OPT_BF16, OPT_VALIDATE, OPT_NO_VALIDATE, OPT_DTYPE, OPT_DEVICE, OPT_PATH, OPT_CAUSAL,
+    OPT_TOP_LEFT, OPT_NAIVE, OPT_ALGO, OPT_JSON
+};
+
+static const struct option longopts[] = {
+    {"batch", required_argument, NULL, 'b'}, {"heads", required_argument, NULL, 'H'},
+    {"heads-kv", required_argument, NULL, OPT_HEADS_KV}, {"seq", required_argument, NULL, 'n'},
+    {"seq-q", required_argument, NULL, OPT_SEQ_Q}, {"seq-kv", required_argument, NULL, OPT_SEQ_KV},
+    {"dim", required_argument, NULL, 'd'}, {"dim-v", required_argument, NULL, OPT_DIM_V},
+    {"iters", required_argument, NULL, OPT_ITERS}, {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"seed", required_argument, NULL, OPT_SEED}, {"q", required_argument, NULL, OPT_Q},
+    {"k", required_argument, NULL, OPT_K}, {"v", required_argument, NULL, OPT_V},
+    {"out", required_argument, NULL, OPT_OUT}, {"lse", optional_argument, NULL, OPT_LSE},
+    {"lse-out", required_argument, NULL, OPT_LSE_OUT}, {"scale", required_argument, NULL, OPT_SCALE},
+    {"varlen", no_argument, NULL, OPT_VARLEN}, {"decode", no_argument, NULL, OPT_DECODE},
+    {"kv-cache", no_argument, NULL, OPT_KV_CACHE}, {"append", no_argument, NULL, OPT_APPEND},
+    {"paged", required_argument, NULL, OPT_PAGED}, {"kv-dtype", required_argument, NULL, OPT_KV_DTYPE},
+    {"bf16", no_argument, NULL, OPT_BF16}, {"validate", no_argument, NULL, OPT_VALIDATE},
+    {"no-validate", no_argument, NULL, OPT_NO_VALIDATE}, {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"device", required_argument, NULL, OPT_DEVICE}, {"path", required_argument, NULL, OPT_PATH},
+    {"causal", no_argument, NULL, OPT_CAUSAL}, {"top-left", no_argument, NULL, OPT_TOP_LEFT},
+    {"naive", no_argument, NULL, OPT_NAIVE}, {"algo", required_argument, NULL, OPT_ALGO},
+    {"json", no_argument, NULL, OPT_JSON}, {"help", no_argument, NULL, 'h'},
+    CLI_MASK_LONGOPTS, {NULL, 0, NULL, 0}};
+
+static int32_t *shape_field(flashcl_problem *p, int c)
+{
+    switch (c) {
+    case 'b': return &p->batch;
+    case 'H': return &p->heads_q;
+    case OPT_HEADS_KV: return &p->heads_kv;
+    case OPT_SEQ_Q: return &p->seq_q;
+    case 'd': return &p->head_dim;
+    case OPT_DIM_V: return &p->head_dim_v;
+    }
+    return &p->seq_kv; /* (-n, --seq-kv) */
+}
+
+/* One option's value into *o (or the problem); 0 after a message on a bad value. */
+static int parse_value(int c, const char *val, run_opts *o)
+{
+    flashcl_problem *p = &o->problem;
+    const char *name = cli_option_name(longopts, c);
+    long v = 0;
+    switch (c) {
+    case 'b': case 'H': case 'n': case 'd': case OPT_HEADS_KV: case OPT_SEQ_Q: case OPT_SEQ_KV: case OPT_DIM_V: {
+        int32_t *field = shape_field(p, c);
+        if (!cli_int(name, val, 1, c == 'd' || c == OPT_DIM_V ? 4096 : c == 'H' || c == OPT_HEADS_KV ? 1L << 20 : 1L << 30,
+                     &v))
+            return 0;
+        *field = (int32_t)v;
+        if (c == 'n') /* (--seq-q and --seq-kv, wherever they are, take precedence: see parse) */
+            p->seq_q = (int32_t)v;
+        return 1;
+    }
+    case OPT_ITERS: return cli_int(name, val, 1, 100000, &o->iters);
+    case OPT_WARMUP: return cli_int(name, val, 0, 100000, &o->warmup);
+    case OPT_SEED: return cli_int(name, val, 0, LONG_MAX, &o->seed);
+    case OPT_PAGED:
+        if (!cli_int(name, val, 16, 1 << 20, &v))
+            return 0;
+        if (v % 16) {
+            fprintf(stderr, "flashcl run: --paged %ld: the page size must be a multiple of 16\n", v);
+            return 0;
+        }
+        p->kv_cache = 1;
+        p->page_size = (int32_t)v;
+        return 1;
+    case OPT_SCALE: {
+        char *end;
+        if ((p->scale = strtof(val, &end), end == val || *end || !(p->scale > 0.0f) || isinf(p->scale))) {
+            fprintf(stderr, "flashcl run: --scale %s: expected a number above 0\n", val);
+            return 0;
+        }
+        return 1;
+    }
+    case OPT_KV_DTYPE: return cli_kv_format(val, p);
+    case OPT_DTYPE: return cli_dtype(val, &p->dtype);
+    case OPT_PATH: {
+        flashcl_path path;
+        if (flashcl_path_parse(val, &path) != FLASHCL_SUCCESS) {
+            fprintf(stderr, "flashcl run: --path %s: expected auto, portable, mma, decode or wgmma\n", val);
+            return 0;
+        }
+        o->path = (int)path;
+        return 1;
+    }
+    case OPT_ALGO:
+        if (!strcmp(val, "flash") || !strcmp(val, "naive") || !strcmp(val, "standard")) {
+            o->algo = val[0] == 'f' ? FLASHCL_ALGO_FLASH : val[0] == 'n' ? FLASHCL_ALGO_NAIVE : FLASHCL_ALGO_STANDARD;
+            return 1;
+        }
+        fprintf(stderr, "flashcl run: --algo %s: expected flash, naive or standard\n", val);
+        return 0;
+    }
+    return cli_mask_option("run", c, val, p);
+}
+
+/* The files of a .npy run: an output that is an input, or the other output, would be destroyed (or half
+ * of the result lost): refused, naming both options. 0 when none is. */
+static int outputs_clash(const run_opts *o)
+{
+    const char *const in[4] = {o->q_path, o->k_path, o->v_path, o->out_path};
+    static const char *const in_name[4] = {"--q", "--k", "--v", "--out"};
+    const char *const out[2] = {o->out_path, o->lse_path};
+    static const char *const out_name[2] = {"--out", "--lse"};
+    for (int w = 0; w < 2; ++w)
+        for (int r = 0; r < 3 + w; ++r)
+            if (out[w] && in[r] && cli_same_file(out[w], in[r])) {
+                fprintf(stderr, "flashcl run: %s %s and %s %s are the same file: %s\n", in_name[r], in[r], out_name[w],
+                        out[w], r < 3 ? "the output would overwrite an input" : "one output would overwrite the other");
+                return 1;
+            }
+    return 0;
+}
+
+/* Options that apply to one kind of run only, or contradict each other: refused (exit 2) naming both. */
+static int check_options(const char *seen, const run_opts *o)
+{
+    /* .npy files bring their own shape, dtype and data: the options that describe random inputs, or how
+     * often to time them, would be silently ignored there */
+    static const int random_only[] = {'b', 'H', OPT_HEADS_KV, 'n', OPT_SEQ_Q, OPT_SEQ_KV, 'd', OPT_DIM_V, OPT_DTYPE,
+                                      OPT_DECODE, OPT_VARLEN, OPT_KV_CACHE, OPT_APPEND, OPT_PAGED, OPT_KV_DTYPE,
+                                      CLI_OPT_ALIBI, CLI_OPT_SINKS, CLI_OPT_KV_SPLITS, OPT_ITERS, OPT_WARMUP, OPT_SEED,
+                                      OPT_ALGO, OPT_NAIVE, OPT_NO_VALIDATE};
+    for (size_t k = 0; o->npy && k < sizeof random_only / sizeof *random_only; ++k)
+        if (seen[random_only[k]]) {
+            fprintf(stderr, "flashcl run: %s applies to random inputs; a run on .npy files takes its shape, dtype and "
+                            "data from the files (see flashcl run --help)\n", cli_option_name(longopts, random_only[k]));
+            return 2;
+        }
+    if (!o->npy && seen[OPT_BF16]) {
+        fprintf(stderr, "flashcl run: --bf16 applies to .npy files (--q ...), whose uint16 it reads as bf16; random "
+                        "inputs in bf16 are --dtype bf16\n");
+        return 2;
+    }
+    if (o->npy && seen[OPT_LSE] && !o->lse_path)
+        return cli_conflict("run", "--lse without a file", "--q", "on .npy files LSE is written to --lse FILE");
+    if (seen[OPT_NAIVE] && seen[OPT_ALGO] && o->algo != FLASHCL_ALGO_NAIVE)
+        return cli_conflict("run", "--naive", o->algo == FLASHCL_ALGO_FLASH ? "--algo flash" : "--algo standard",
+                            "--naive is --algo naive");
+    if (seen[OPT_VALIDATE] && seen[OPT_NO_VALIDATE])
+        return cli_conflict("run", "--validate", "--no-validate", "give one");
+    if (seen['n'] && seen[OPT_SEQ_Q] && seen[OPT_SEQ_KV])
+        return cli_conflict("run", "--seq (-n)", "--seq-q with --seq-kv", "-n sets both lengths");
+    if (o->npy && (!o->q_path || !o->k_path || !o->v_path || !o->out_path)) {
+        fprintf(stderr, "flashcl run: --q, --k, --v and --out are all needed to run on .npy files\n");
+        return 2;
+    }
+    return o->npy && outputs_clash(o) ? 2 : -1;
+}
+
+/* Returns -1 to go on, else the exit status (0 after --help). */
 static int parse(int argc, char **argv, run_opts *o)
 {
     flashcl_problem *p = &o->problem;
-    int decode = 0;
+    memset(o, 0, sizeof *o);
     flashcl_problem_default(p);
     p->heads_q = 8;
     p->heads_kv = 0;
     p->seq_q = p->seq_kv = 1024;
-    o->device = NULL;
     o->path = -1;
-    o->q_path = o->k_path = o->v_path = o->out_path = o->lse_path = NULL;
-    o->bf16 = o->scale_set = 0;
-    o->scale = 0.0f;
     o->algo = FLASHCL_ALGO_FLASH;
     o->validate = 1;
-    o->json = 0;
     o->iters = 10;
     o->warmup = 2;
     o->seed = 1;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        long v;
-        CLI_INT_OPTION("-b", "--batch", 1, 1L << 30, p->batch)
-        CLI_INT_OPTION("-H", "--heads", 1, 1L << 20, p->heads_q)
-        CLI_INT_OPTION("--heads-kv", NULL, 1, 1L << 20, p->heads_kv)
-        if (!strcmp(a, "-n") || !strcmp(a, "--seq")) {
-            if (!cli_int(a, val, 1, 1L << 30, &v))
-                return 2;
-            p->seq_q = p->seq_kv = (int32_t)v;
-            ++i;
-            continue;
-        }
-        CLI_INT_OPTION("--seq-q", NULL, 1, 1L << 30, p->seq_q)
-        CLI_INT_OPTION("--seq-kv", NULL, 1, 1L << 30, p->seq_kv)
-        CLI_INT_OPTION("-d", "--dim", 1, 4096, p->head_dim)
-        CLI_INT_OPTION("--dim-v", NULL, 1, 4096, p->head_dim_v)
-        CLI_INT_OPTION("--iters", NULL, 1, 100000, o->iters)
-        CLI_INT_OPTION("--warmup", NULL, 0, 100000, o->warmup)
-        CLI_INT_OPTION("--seed", NULL, 0, LONG_MAX, o->seed)
-        const char **path = !strcmp(a, "--q") ? &o->q_path : !strcmp(a, "--k") ? &o->k_path
-                          : !strcmp(a, "--v") ? &o->v_path : !strcmp(a, "--out") ? &o->out_path
-                          : !strcmp(a, "--lse-out") || !strcmp(a, "--lse") ? &o->lse_path : NULL;
-        if (path && (strcmp(a, "--lse") || (val && val[0] != '-'))) {
-            if (!val) {
-                fprintf(stderr, "flashcl run: %s needs a file name\n", a);
-                return 2;
-            }
-            *path = val;
-            ++i;
-            continue;
-        }
-        if (!strcmp(a, "--scale")) {
-            char *end;
-            if (!val || (o->scale = strtof(val, &end), end == val || *end)) {
-                fprintf(stderr, "flashcl run: --scale needs a number\n");
-                return 2;
-            }
-            o->scale_set = 1;
-            ++i;
-            continue;
-        }
-        const int mask = cli_mask_option("run", a, val, p);
-        if (mask == 2)
+    char seen[CLI_OPT_END] = {0};
+    int32_t seq_q = 0, seq_kv = 0; /* --seq-q, --seq-kv: over -n, in whichever order */
+    for (int c; (c = cli_getopt("run", argc, argv, "b:H:n:d:h", longopts)) != -1;) {
+        if (c == CLI_BAD_OPTION)
             return 2;
-        if (mask == 1 || mask == 3) {
-            i += mask == 1;
+        seen[c] = 1;
+        const char **file = c == OPT_Q ? &o->q_path : c == OPT_K ? &o->k_path : c == OPT_V ? &o->v_path
+                          : c == OPT_OUT ? &o->out_path : c == OPT_LSE_OUT || c == OPT_LSE ? &o->lse_path : NULL;
+        if (c == OPT_LSE && !optarg && optind < argc && argv[optind][0] != '-')
+            optarg = argv[optind++]; /* ("--lse FILE" as well as "--lse=FILE"; a bare --lse asks for LSE) */
+        if (file && optarg) {
+            *file = optarg;
             continue;
         }
-        if (!strcmp(a, "--varlen")) {
-            p->varlen = 1;
-            continue;
-        }
-        if (!strcmp(a, "--decode")) {
-            decode = 1;
-            continue;
-        }
-        if (!strcmp(a, "--kv-cache") || !strcmp(a, "--append")) {
-            p->kv_cache = 1;
-            p->kv_append |= !strcmp(a, "--append");
-            continue;
-        }
-        if (!strcmp(a, "--paged")) {
-            long v = 0;
-            if (!cli_int(a, val, 16, 1 << 20, &v))
-                return 2;
-            if (v % 16) {
-                fprintf(stderr, "flashcl run: --paged %ld: the page size must be a multiple of 16\n", v);
-                return 2;
-            }
-            p->kv_cache = 1;
-            p->page_size = (int32_t)v;
-            ++i;
-            continue;
-        }
-        if (!strcmp(a, "--kv-dtype")) {
-            if (!cli_kv_format(val, p))
-                return 2;
-            ++i;
-            continue;
-        }
-        if (!strcmp(a, "--bf16")) {
-            o->bf16 = 1;
-            continue;
-        }
-        if (!strcmp(a, "--validate")) {
-            o->validate = 1;
-            continue;
-        }
-        if (!strcmp(a, "--dtype")) {
-            if (!cli_dtype(val, &p->dtype))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "--device")) {
-            if (!val) {
-                fprintf(stderr, "flashcl: --device needs a value\n");
-                return 2;
-            }
-            o->device = val;
-            ++i;
-        } else if (!strcmp(a, "--path")) {
-            flashcl_path path;
-            if (!val || flashcl_path_parse(val, &path) != FLASHCL_SUCCESS) {
-                fprintf(stderr, "flashcl: --path needs auto, portable, mma, decode or wgmma\n");
-                return 2;
-            }
-            o->path = (int)path;
-            ++i;
-        } else if (!strcmp(a, "--causal")) {
-            p->causal = 1;
-        } else if (!strcmp(a, "--top-left")) {
-            p->alignment = FLASHCL_ALIGN_TOP_LEFT;
-        } else if (!strcmp(a, "--lse")) {
-            p->return_lse = 1;
-        } else if (!strcmp(a, "--naive")) {
-            o->algo = FLASHCL_ALGO_NAIVE;
-        } else if (!strcmp(a, "--algo")) {
-            if (val && !strcmp(val, "flash"))
-                o->algo = FLASHCL_ALGO_FLASH;
-            else if (val && !strcmp(val, "naive"))
-                o->algo = FLASHCL_ALGO_NAIVE;
-            else if (val && !strcmp(val, "standard"))
-                o->algo = FLASHCL_ALGO_STANDARD;
-            else {
-                fprintf(stderr, "flashcl run: --algo %s: expected flash, naive or standard\n", val ? val : "(missing)");
-                return 2;
-            }
-            ++i;
-        } else if (!strcmp(a, "--no-validate")) {
-            o->validate = 0;
-        } else if (!strcmp(a, "--json")) {
-            o->json = 1;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        switch (c) {
+        case 'h':
             usage(stdout);
             return 0;
-        } else {
-            fprintf(stderr, "flashcl run: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
+        case OPT_LSE: p->return_lse = 1; break;
+        case OPT_VARLEN: p->varlen = 1; break;
+        case OPT_DECODE: break;
+        case OPT_KV_CACHE: p->kv_cache = 1; break;
+        case OPT_APPEND: p->kv_cache = p->kv_append = 1; break;
+        case OPT_BF16: o->bf16 = 1; break;
+        case OPT_VALIDATE: o->validate = 1; break;
+        case OPT_NO_VALIDATE: o->validate = 0; break;
+        case OPT_DEVICE: o->device = optarg; break;
+        case OPT_CAUSAL: p->causal = 1; break;
+        case OPT_TOP_LEFT: p->alignment = FLASHCL_ALIGN_TOP_LEFT; break;
+        case OPT_NAIVE: o->algo = FLASHCL_ALGO_NAIVE; break;
+        case OPT_JSON: o->json = 1; break;
+        default:
+            if (!parse_value(c, optarg, o))
+                return 2;
+            if (c == OPT_SEQ_Q || c == OPT_SEQ_KV)
+                *(c == OPT_SEQ_Q ? &seq_q : &seq_kv) = *(c == OPT_SEQ_Q ? &p->seq_q : &p->seq_kv);
         }
     }
+    if (seq_q)
+        p->seq_q = seq_q;
+    if (seq_kv)
+        p->seq_kv = seq_kv;
+    if (seen[OPT_DECODE] && !seq_q) /* one query a sequence, unless --seq-q said how many */
+        p->seq_q = 1;
     if (!p->heads_kv)
         p->heads_kv = p->heads_q;
-    if (decode) { /* one query a sequence, unless --seq-q said how many */
-        int seq_q_given = 0;
-        for (int i = 1; i < argc; ++i)
-            seq_q_given |= !strcmp(argv[i], "--seq-q");
-        if (!seq_q_given)
-            p->seq_q = 1;
+    o->npy = o->q_path || o->k_path || o->v_path || o->out_path || o->lse_path;
+    o->validate &= !o->npy || seen[OPT_VALIDATE]; /* on .npy files, validation is asked for with --validate */
+    return check_options(seen, o);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Failures. Each is said on stderr as it happens and kept here, so that --json can end the run with one
+ * document on stdout however it ends: the status, the message and the validation report. */
+
+static struct {
+    const char *status; /* a flashcl_status name, or FILE_ERROR for a .npy file the command cannot use */
+    char message[1024];
+    int64_t output_nonfinite, input_nonfinite; /* -1: not counted */
+    flashcl_validation report;                 /* (report.ran: a validated run happened) */
+    int printed;                               /* the run's own JSON, with the status, is out */
+} failure = {.output_nonfinite = -1, .input_nonfinite = -1};
+
+static int fail(const char *status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(failure.message, sizeof failure.message, fmt, ap);
+    va_end(ap);
+    failure.status = status;
+    fprintf(stderr, "flashcl run: %s\n", failure.message);
+    return 1;
+}
+
+/* A flashcl call that failed: its status and the context's message. */
+static int fail_lib(const flashcl_context *ctx, const char *what, flashcl_status st)
+{
+    const char *msg = flashcl_context_last_error(ctx);
+    return fail(flashcl_status_name(st), "%s: %s (%s)%s%s", what, flashcl_status_string(st), flashcl_status_name(st),
+                msg && *msg ? ": " : "", msg ? msg : "");
+}
+
+static int64_t count_nonfinite(const void *data, flashcl_dtype t, size_t n)
+{
+    int64_t k = 0;
+    for (size_t i = 0; i < n; ++i)
+        k += !isfinite(hm_load(data, t, i));
+    return k;
+}
+
+/*
+ * A failed validation in words, with the counts that make it readable: report.nan_count counts outputs that
+ * are non-finite where the naive kernel's are finite (a kernel's own NaN), so a NaN or inf in the inputs,
+ * which makes both non-finite, counts 0 there; the output's and the inputs' own counts say what happened.
+ */
+static int fail_validation(const flashcl_validation *r, int64_t out_nonfinite, int64_t in_nonfinite)
+{
+    failure.report = *r;
+    failure.output_nonfinite = out_nonfinite;
+    failure.input_nonfinite = in_nonfinite;
+    char inputs[96] = "";
+    if (in_nonfinite > 0)
+        snprintf(inputs, sizeof inputs, "; the inputs hold %lld (the naive kernel's result is non-finite there too)",
+                 (long long)in_nonfinite);
+    return fail("VALIDATION_FAILED",
+                "validation failed: %lld elements of the %lld checked rows are outside the tolerance; the output holds "
+                "%lld non-finite values (NaN or inf), %lld of them where the naive kernel's result is finite%s; worst "
+                "row %lld col %d: got %g, naive %g (atol %.3g x row scale, rtol %.3g)",
+                (long long)r->failures, (long long)r->rows_checked, (long long)out_nonfinite, (long long)r->nan_count,
+                inputs, (long long)r->worst_row, (int)r->worst_col, r->worst_out, r->worst_ref, r->atol, r->rtol);
+}
+
+static void json_validation(const flashcl_validation *r)
+{
+    if (!r || !r->ran) {
+        printf("null");
+        return;
     }
-    return -1;
+    printf("{\"passed\": %s, \"rows_checked\": %lld, \"rows_total\": %lld, \"failures\": %lld, \"nan_count\": %lld, ",
+           r->passed ? "true" : "false", (long long)r->rows_checked, (long long)r->rows_total, (long long)r->failures,
+           (long long)r->nan_count);
+    const char *names[6] = {"max_abs_error", "max_rel_error", "worst_out", "worst_ref", "atol", "rtol"};
+    const double values[6] = {r->max_abs_error, r->max_rel_error, r->worst_out, r->worst_ref, r->atol, r->rtol};
+    for (int i = 0; i < 6; ++i) {
+        printf("\"%s\": ", names[i]);
+        cli_json_number(stdout, values[i]);
+        printf(", ");
+    }
+    printf("\"worst_row\": %lld, \"worst_col\": %d}", (long long)r->worst_row, (int)r->worst_col);
+}
+
+/* The status and message of the run (a failure's, or SUCCESS), as the leading fields of its JSON. */
+static void json_status(void)
+{
+    printf("\"status\": \"%s\", \"message\": ", failure.status ? failure.status : "SUCCESS");
+    cli_json_string(stdout, failure.message);
+    if (failure.output_nonfinite >= 0)
+        printf(", \"output_nonfinite\": %lld", (long long)failure.output_nonfinite);
+    if (failure.input_nonfinite >= 0)
+        printf(", \"input_nonfinite\": %lld", (long long)failure.input_nonfinite);
+}
+
+/* --json when the run ended before its result: the one document on stdout. */
+static void json_failure(void)
+{
+    printf("{");
+    json_status();
+    printf(", \"validation\": ");
+    json_validation(&failure.report);
+    printf("}\n");
+}
+
+/* The timed runs' figures. */
+typedef struct run_timing {
+    double plan_ms, median, min, max;
+    long runs;
+    int host_clock;
+    double tflops;
+} run_timing;
+
+/* --json: the run, its configuration, times and validation report (null when none ran). */
+static void print_json(const flashcl_device_profile *dev, const flashcl_problem *p, const flashcl_config *cfg,
+                       const run_timing *t, const flashcl_validation *report)
+{
+    printf("{");
+    json_status();
+    printf(", \"device\": ");
+    cli_json_string(stdout, dev->name);
+    printf(", \"platform\": ");
+    cli_json_string(stdout, dev->platform_name);
+    printf(", \"driver\": ");
+    cli_json_string(stdout, dev->driver_version);
+    printf(",\n \"problem\": {\"batch\": %d, \"heads_q\": %d, \"heads_kv\": %d, \"seq_q\": %d, \"seq_kv\": %d, "
+           "\"head_dim\": %d, \"head_dim_v\": %d, \"dtype\": \"%s\", \"causal\": %s, \"scale\": ",
+           p->batch, p->heads_q, p->heads_kv, p->seq_q, p->seq_kv, p->head_dim, p->head_dim_v ? p->head_dim_v : p->head_dim,
+           flashcl_dtype_name(p->dtype), p->causal ? "true" : "false");
+    cli_json_number(stdout, (double)p->scale);
+    printf(", \"window\": %s, \"window_left\": %d, \"window_right\": %d, \"softcap\": ", p->window ? "true" : "false",
+           p->window_left, p->window_right);
+    cli_json_number(stdout, (double)p->softcap);
+    printf(", \"alibi\": %d, \"varlen\": %s, \"total_q\": %lld, \"total_kv\": %lld},\n", p->alibi,
+           p->varlen ? "true" : "false", (long long)(p->varlen ? p->total_q : (int64_t)p->batch * p->seq_q),
+           (long long)(p->varlen ? p->total_kv : (int64_t)p->batch * p->seq_kv));
+    printf(" \"config\": {\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, "
+           "\"rows_per_item\": %d, \"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, \"work_group_size\": %d, "
+           "\"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, \"source\": \"%s\", \"reason\": ",
+           cfg->kernel, cfg->block_m, cfg->block_n, cfg->threads_per_row, cfg->rows_per_item, cfg->d_chunk, cfg->v_chunk,
+           cfg->kv_splits, cfg->work_group_size, (unsigned long long)cfg->local_mem_bytes,
+           (unsigned long long)cfg->local_mem_budget, cfg->source);
+    cli_json_string(stdout, cfg->reason);
+    printf(", \"mma\": %d, \"decode\": %d, \"path_reason\": ", cfg->mma, cfg->decode);
+    cli_json_string(stdout, cfg->path_reason);
+    printf("},\n \"plan_ms\": ");
+    cli_json_number(stdout, t->plan_ms);
+    printf(", \"time_ms\": {\"median\": ");
+    cli_json_number(stdout, t->median);
+    printf(", \"min\": ");
+    cli_json_number(stdout, t->min);
+    printf(", \"max\": ");
+    cli_json_number(stdout, t->max);
+    printf(", \"runs\": %ld}, \"clock\": \"%s\", \"tflops\": ", t->runs, t->host_clock ? "host" : "events");
+    cli_json_number(stdout, t->tflops);
+    printf(",\n \"validation\": ");
+    json_validation(report);
+    printf("}\n");
+    failure.printed = 1;
 }
 
 static cl_command_queue queue_of(flashcl_context *ctx)
@@ -271,36 +477,23 @@ static cl_mem make_buffer(cl_context c, size_t bytes, const void *init, cl_int *
 
 static int run_npy(run_opts *o);
 
+static int run_random(run_opts o);
+
 int cmd_run(int argc, char **argv)
 {
     run_opts o;
-    int npy_mode = 0;
-    for (int i = 1; i < argc; ++i)
-        npy_mode |= !strcmp(argv[i], "--q");
-    /* .npy files bring their own shape, dtype and data: the options that describe random inputs, or
-     * how often to time them, would be silently ignored there */
-    static const char *const random_only[] = {"-b", "--batch", "-H", "--heads", "--heads-kv", "-n", "--seq", "--seq-q",
-                                              "--seq-kv", "-d", "--dim", "--dim-v", "--dtype", "--decode", "--varlen",
-                                              "--kv-cache", "--append", "--paged", "--kv-dtype", "--alibi", "--sinks",
-                                              "--kv-splits", "--iters", "--warmup", "--seed", "--algo", "--naive",
-                                              "--no-validate"};
-    for (int i = 1; npy_mode && i < argc; ++i)
-        for (size_t k = 0; k < sizeof random_only / sizeof *random_only; ++k)
-            if (!strcmp(argv[i], random_only[k])) {
-                fprintf(stderr, "flashcl run: %s applies to random inputs; a run on .npy files takes its shape, dtype "
-                                "and data from the files (see flashcl run --help)\n", argv[i]);
-                return 2;
-            }
-    int rc = parse(argc, argv, &o);
-    if (rc >= 0)
-        return rc;
-    if (npy_mode) {
-        o.validate = 0; /* on .npy files, validation is asked for with --validate */
-        for (int i = 1; i < argc; ++i)
-            if (!strcmp(argv[i], "--validate"))
-                o.validate = 1;
-        return run_npy(&o);
-    }
+    const int parsed = parse(argc, argv, &o);
+    if (parsed >= 0)
+        return parsed;
+    const int rc = o.npy ? run_npy(&o) : run_random(o);
+    if (rc && o.json && !failure.printed)
+        json_failure();
+    return rc;
+}
+
+/* Random inputs of the options' shape: a validated run, then the timed runs. */
+static int run_random(run_opts o)
+{
     flashcl_problem *p = &o.problem;
     /* --varlen: lengths from seq/2 to seq, the first sequence at the maximum. */
     int32_t *cu[2] = {NULL, NULL};
@@ -313,8 +506,7 @@ int cmd_run(int argc, char **argv)
             cu[s] = calloc((size_t)p->batch + 1, sizeof(int32_t));
             if (!cu[s]) {
                 free(cu[0]);
-                fprintf(stderr, "flashcl run: out of host memory\n");
-                return 1;
+                return fail("OUT_OF_HOST_MEMORY", "out of host memory");
             }
             for (int b = 0; b < p->batch; ++b) {
                 const int32_t half = (maxlen[s] + 1) / 2;
@@ -341,10 +533,9 @@ int cmd_run(int argc, char **argv)
             block_table = calloc((size_t)p->batch * max_pages, sizeof *block_table);
         }
         if (!cache_lens || (p->page_size && !block_table)) {
-            fprintf(stderr, "flashcl run: out of host memory\n");
             free(cache_lens);
             free(block_table);
-            return 1;
+            return fail("OUT_OF_HOST_MEMORY", "out of host memory");
         }
         for (int b = 0; b < p->batch; ++b)
             cache_lens[b] = b == 0 ? room : room / 2 + (int32_t)(hm_rng_uniform(&lr) * (room - room / 2 + 1));
@@ -374,13 +565,14 @@ int cmd_run(int argc, char **argv)
     flashcl_plan *plan = NULL;
     cl_mem bufs[5] = {0}, alibi = NULL, sinks_m = NULL, lens_m = NULL, bt_m = NULL, knew_m = NULL, vnew_m = NULL, ks_m = NULL,
            vs_m = NULL;
-    void *host[3] = {0};
+    void *host[3] = {0}, *out = NULL;
+    flashcl_validation report = {0};
     flashcl_status st = flashcl_context_create_default(o.device, &settings, &ctx);
     if (st)
-        return cli_fail(NULL, "opening a device", st);
+        return fail_lib(NULL, "opening a device", st);
     const flashcl_device_profile *dev = flashcl_context_profile(ctx);
 
-    rc = 1;
+    int rc = 1;
     struct timespec t0, t1;
     /* (a first run compiles its kernels: seconds on a GPU, tens of seconds on a small CPU) */
     fprintf(stderr, "flashcl run: planning on %s (kernels compiled once, then loaded from the cache)...\n",
@@ -389,7 +581,7 @@ int cmd_run(int argc, char **argv)
     st = flashcl_plan_create_algo(ctx, p, o.algo, &plan);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (st) {
-        cli_fail(ctx, "creating the plan", st);
+        fail_lib(ctx, "creating the plan", st);
         goto done;
     }
     const double plan_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) * 1e-6;
@@ -408,7 +600,7 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < 3; ++i) {
         host[i] = malloc(sz[i]);
         if (!host[i]) {
-            fprintf(stderr, "flashcl: out of host memory for inputs (%zu bytes)\n", sz[i]);
+            fail("OUT_OF_HOST_MEMORY", "out of host memory for inputs (%zu bytes)", sz[i]);
             goto done;
         }
         /* Past 2^26 elements, uniform values of variance 1: a normal costs a log and a cos each,
@@ -466,7 +658,7 @@ int cmd_run(int argc, char **argv)
             err = clEnqueueCopyBuffer(queue_of(ctx), bufs[2], vnew_m, 0, 0, nv < sz[2] ? nv : sz[2], 0, NULL, NULL);
     }
     if (err != CL_SUCCESS) {
-        fprintf(stderr, "flashcl: allocating device buffers failed (OpenCL error %d)\n", (int)err);
+        fail("OPENCL_ERROR", "allocating device buffers failed (OpenCL error %d)", (int)err);
         goto done;
     }
     const flashcl_tensors tensors = {.q = bufs[0], .k = bufs[1], .v = bufs[2], .o = bufs[3], .lse = bufs[4],
@@ -476,15 +668,22 @@ int cmd_run(int argc, char **argv)
 
     /* Validated run first: it also compiles the naive kernel outside the timed runs. (Not for the naive
      * algorithm: it would be compared with itself.) */
-    flashcl_validation report = {0};
     if (o.validate && o.algo != FLASHCL_ALGO_NAIVE) {
         flashcl_context_set_validation(ctx, 1);
         st = flashcl_plan_enqueue_tensors(plan, &tensors, 0, NULL, NULL);
         flashcl_context_set_validation(ctx, 0);
         flashcl_plan_last_validation(plan, &report);
         if (st && st != FLASHCL_VALIDATION_FAILED) {
-            cli_fail(ctx, "validated run", st);
+            fail_lib(ctx, "validated run", st);
             goto done;
+        }
+        if (st == FLASHCL_VALIDATION_FAILED) { /* (the inputs are random normals: finite) */
+            if (!(out = malloc(sz[3])) ||
+                clEnqueueReadBuffer(queue, bufs[3], CL_TRUE, 0, sz[3], out, 0, NULL, NULL) != CL_SUCCESS) {
+                fail("OPENCL_ERROR", "reading the output back failed");
+                goto done;
+            }
+            fail_validation(&report, count_nonfinite(out, p->dtype, sz[3] / es), 0);
         }
     }
 
@@ -493,7 +692,7 @@ int cmd_run(int argc, char **argv)
     st = cli_time_plan(plan, &tensors, o.warmup, o.iters, &med, &tmin, &tmax,
                        &host_clock);
     if (st) {
-        cli_fail(ctx, "timed runs", st);
+        fail_lib(ctx, "timed runs", st);
         goto done;
     }
     double flops = p->varlen ? cli_flops_packed(p, cu[0], cu[1]) : cli_flops(p);
@@ -510,43 +709,8 @@ int cmd_run(int argc, char **argv)
     const double tflops = flops / (med * 1e-3) / 1e12;
 
     if (o.json) {
-        printf("{\"device\": ");
-        cli_json_string(stdout, dev->name);
-        printf(", \"platform\": ");
-        cli_json_string(stdout, dev->platform_name);
-        printf(", \"driver\": ");
-        cli_json_string(stdout, dev->driver_version);
-        printf(",\n \"problem\": {\"batch\": %d, \"heads_q\": %d, \"heads_kv\": %d, \"seq_q\": %d, \"seq_kv\": %d, "
-               "\"head_dim\": %d, \"head_dim_v\": %d, \"dtype\": \"%s\", \"causal\": %s, \"scale\": %.9g, \"window\": %s, "
-               "\"window_left\": %d, \"window_right\": %d, \"softcap\": %.9g, \"alibi\": %d, \"varlen\": %s, "
-               "\"total_q\": %lld, \"total_kv\": %lld},\n",
-               p->batch, p->heads_q, p->heads_kv, p->seq_q, p->seq_kv, p->head_dim,
-               p->head_dim_v ? p->head_dim_v : p->head_dim, flashcl_dtype_name(p->dtype),
-               p->causal ? "true" : "false", (double)p->scale, p->window ? "true" : "false", p->window_left,
-               p->window_right, (double)p->softcap, p->alibi, p->varlen ? "true" : "false",
-               (long long)(p->varlen ? p->total_q : (int64_t)p->batch * p->seq_q),
-               (long long)(p->varlen ? p->total_kv : (int64_t)p->batch * p->seq_kv));
-        printf(" \"config\": {\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, "
-               "\"rows_per_item\": %d, \"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, "
-               "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, "
-               "\"source\": \"%s\", \"reason\": ",
-               cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.rows_per_item, cfg.d_chunk,
-               cfg.v_chunk, cfg.kv_splits, cfg.work_group_size, (unsigned long long)cfg.local_mem_bytes,
-               (unsigned long long)cfg.local_mem_budget, cfg.source);
-        cli_json_string(stdout, cfg.reason);
-        printf(", \"mma\": %d, \"decode\": %d, \"path_reason\": ", cfg.mma, cfg.decode);
-        cli_json_string(stdout, cfg.path_reason);
-        printf("},\n \"plan_ms\": %.3f, \"time_ms\": {\"median\": %.6f, \"min\": %.6f, \"max\": %.6f, \"runs\": %ld}, "
-               "\"clock\": \"%s\", \"tflops\": %.4f,\n",
-               plan_ms, med, tmin, tmax, o.iters, host_clock ? "host" : "events", tflops);
-        if (o.validate)
-            printf(" \"validation\": {\"passed\": %s, \"rows_checked\": %lld, \"rows_total\": %lld, "
-                   "\"max_abs_error\": %.3e, \"max_rel_error\": %.3e, \"failures\": %lld, \"nan_count\": %lld}}\n",
-                   report.passed ? "true" : "false", (long long)report.rows_checked, (long long)report.rows_total,
-                   report.max_abs_error, report.max_rel_error, (long long)report.failures,
-                   (long long)report.nan_count);
-        else
-            printf(" \"validation\": null}\n");
+        const run_timing timing = {plan_ms, med, tmin, tmax, o.iters, host_clock, tflops};
+        print_json(dev, p, &cfg, &timing, &report);
     } else {
         printf("device      %s / %s (driver %s)\n", dev->platform_name, dev->name, dev->driver_version);
         char mask[96];
@@ -589,10 +753,10 @@ int cmd_run(int argc, char **argv)
                    "against float64)\n");
         else if (o.validate)
             printf("validation  %s: %lld of %lld rows checked against the naive kernel, max abs error %.3e, "
-                   "max rel error %.3e (tolerance atol %.2e x row scale + rtol %.2e), %lld failures, %lld NaN\n",
+                   "max rel error %.3e (tolerance atol %.2e x row scale + rtol %.2e), %lld failures%s\n",
                    report.passed ? "PASS" : "FAIL", (long long)report.rows_checked, (long long)report.rows_total,
                    report.max_abs_error, report.max_rel_error, report.atol, report.rtol, (long long)report.failures,
-                   (long long)report.nan_count);
+                   report.passed ? "" : "; see the message above");
         else
             printf("validation  skipped (--no-validate)\n");
     }
@@ -618,6 +782,7 @@ done:
     free(block_table);
     for (int i = 0; i < 3; ++i)
         free(host[i]);
+    free(out);
     flashcl_plan_destroy(&plan);
     flashcl_context_destroy(&ctx);
     return rc;
@@ -634,13 +799,13 @@ static int npy_dtype(const npy_array *a, int bf16, flashcl_dtype *t, const char 
     else if (!strcmp(a->descr, "<u2") && bf16)
         *t = FLASHCL_DTYPE_BF16;
     else {
-        fprintf(stderr, "flashcl run: %s %s: dtype %s %s\n", name, path, a->descr,
+        fail("FILE_ERROR", "%s %s: dtype %s %s", name, path, a->descr,
                 bf16 ? "does not hold bf16 bits (--bf16 wants uint16, '<u2')"
                      : !strcmp(a->descr, "<u2") ? "is uint16: pass --bf16 if it holds bf16 bits" : "is not supported");
         return 0;
     }
     if (a->ndim != 4) {
-        fprintf(stderr, "flashcl run: %s %s: %d dimensions, expected 4 (batch, seq, heads, dim)\n", name, path, a->ndim);
+        fail("FILE_ERROR", "%s %s: %d dimensions, expected 4 (batch, seq, heads, dim)", name, path, a->ndim);
         return 0;
     }
     return 1;
@@ -648,10 +813,6 @@ static int npy_dtype(const npy_array *a, int bf16, flashcl_dtype *t, const char 
 
 static int run_npy(run_opts *o)
 {
-    if (!o->q_path || !o->k_path || !o->v_path || !o->out_path) {
-        fprintf(stderr, "flashcl run: --q, --k, --v and --out are all needed to run on .npy files\n");
-        return 2;
-    }
     npy_array a[3];
     memset(a, 0, sizeof a);
     const char *paths[3] = {o->q_path, o->k_path, o->v_path}, *names[3] = {"--q", "--k", "--v"};
@@ -665,32 +826,32 @@ static int run_npy(run_opts *o)
     float *lse = NULL;
     for (int i = 0; i < 3; ++i) {
         if (npy_read(paths[i], &a[i], err, sizeof err) != 0) {
-            fprintf(stderr, "flashcl run: %s %s: %s\n", names[i], paths[i], err);
+            fail("FILE_ERROR", "%s %s: %s", names[i], paths[i], err);
             goto done;
         }
         if (!npy_dtype(&a[i], o->bf16, &types[i], names[i], paths[i]))
             goto done;
     }
     if (types[1] != types[0] || types[2] != types[0]) {
-        fprintf(stderr, "flashcl run: Q, K and V must have one dtype (got %s, %s, %s)\n", a[0].descr, a[1].descr,
+        fail("FILE_ERROR", "Q, K and V must have one dtype (got %s, %s, %s)", a[0].descr, a[1].descr,
                 a[2].descr);
         goto done;
     }
     for (int d = 0; d < 3; ++d) /* (V's head dim may be its own: problem.head_dim_v) */
         if (a[1].shape[d] != a[2].shape[d]) {
-            fprintf(stderr, "flashcl run: K and V shapes differ in dimension %d (%lld vs %lld)\n", d,
+            fail("FILE_ERROR", "K and V shapes differ in dimension %d (%lld vs %lld)", d,
                     (long long)a[1].shape[d], (long long)a[2].shape[d]);
             goto done;
         }
     if (a[0].shape[0] != a[1].shape[0] || a[0].shape[3] != a[1].shape[3]) {
-        fprintf(stderr, "flashcl run: Q (%lld, _, _, %lld) and K (%lld, _, _, %lld) must agree on batch and dim\n",
+        fail("FILE_ERROR", "Q (%lld, _, _, %lld) and K (%lld, _, _, %lld) must agree on batch and dim",
                 (long long)a[0].shape[0], (long long)a[0].shape[3], (long long)a[1].shape[0], (long long)a[1].shape[3]);
         goto done;
     }
     for (int i = 0; i < 3; ++i)
         for (int d = 0; d < 4; ++d)
             if (a[i].shape[d] < 1 || a[i].shape[d] > INT32_MAX) {
-                fprintf(stderr, "flashcl run: %s %s: dimension %d is %lld\n", names[i], paths[i], d,
+                fail("FILE_ERROR", "%s %s: dimension %d is %lld", names[i], paths[i], d,
                         (long long)a[i].shape[d]);
                 goto done;
             }
@@ -711,7 +872,7 @@ static int run_npy(run_opts *o)
     p.window_right = o->problem.window_right;
     p.softcap = o->problem.softcap;
     p.alignment = o->problem.alignment;
-    p.scale = o->scale_set ? o->scale : 0.0f;
+    p.scale = o->problem.scale;
     p.return_lse = o->lse_path != NULL;
 
     flashcl_settings settings;
@@ -720,11 +881,11 @@ static int run_npy(run_opts *o)
     settings.validate = o->validate;
     flashcl_status st = flashcl_context_create_default(o->device, &settings, &ctx);
     if (st) {
-        cli_fail(NULL, "opening a device", st);
+        fail_lib(NULL, "opening a device", st);
         goto done;
     }
     if ((st = flashcl_plan_create(ctx, &p, &plan))) {
-        cli_fail(ctx, "creating the plan", st);
+        fail_lib(ctx, "creating the plan", st);
         goto done;
     }
     size_t sz[5];
@@ -738,37 +899,43 @@ static int run_npy(run_opts *o)
             bufs[i] = clCreateBuffer(clctx, CL_MEM_READ_WRITE | (i < 3 ? CL_MEM_COPY_HOST_PTR : 0), sz[i],
                                      i < 3 ? a[i].data : NULL, &e);
     if (e != CL_SUCCESS) {
-        fprintf(stderr, "flashcl run: allocating device buffers failed (OpenCL error %d)\n", (int)e);
+        fail("OPENCL_ERROR", "allocating device buffers failed (OpenCL error %d)", (int)e);
         goto done;
     }
     st = flashcl_plan_enqueue(plan, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], 0, NULL, NULL);
     flashcl_validation report;
     flashcl_plan_last_validation(plan, &report);
+    failure.report = report;
     if (st && st != FLASHCL_VALIDATION_FAILED) {
-        cli_fail(ctx, "enqueue", st);
-        goto done;
-    }
-    if (st == FLASHCL_VALIDATION_FAILED) {
-        cli_fail(ctx, "validation", st);
-        rc = 3;
+        fail_lib(ctx, "enqueue", st);
         goto done;
     }
     out = malloc(sz[3]);
     lse = sz[4] ? malloc(sz[4]) : NULL;
-    if (!out || (sz[4] && !lse))
+    if (!out || (sz[4] && !lse)) {
+        fail("OUT_OF_HOST_MEMORY", "out of host memory for the result (%zu bytes)", sz[3] + sz[4]);
         goto done;
+    }
     e = clEnqueueReadBuffer(queue, bufs[3], CL_TRUE, 0, sz[3], out, 0, NULL, NULL);
     if (e == CL_SUCCESS && lse)
         e = clEnqueueReadBuffer(queue, bufs[4], CL_TRUE, 0, sz[4], lse, 0, NULL, NULL);
     if (e != CL_SUCCESS) {
-        fprintf(stderr, "flashcl run: reading the result failed (OpenCL error %d)\n", (int)e);
+        fail("OPENCL_ERROR", "reading the result failed (OpenCL error %d)", (int)e);
+        goto done;
+    }
+    if (st == FLASHCL_VALIDATION_FAILED) { /* (nothing is written) */
+        int64_t in_nonfinite = 0;
+        for (int i = 0; i < 3; ++i)
+            in_nonfinite += count_nonfinite(a[i].data, p.dtype, a[i].count);
+        fail_validation(&report, count_nonfinite(out, p.dtype, sz[3] / a[0].elem_size), in_nonfinite);
+        rc = 3;
         goto done;
     }
     const int64_t lse_shape[3] = {p.batch, p.heads_q, p.seq_q};
     const int64_t o_shape[4] = {p.batch, p.seq_q, p.heads_q, a[2].shape[3]}; /* (V's head dim) */
     if (npy_write(o->out_path, a[0].descr, 4, o_shape, out, err, sizeof err) != 0 ||
         (lse && npy_write(o->lse_path, "<f4", 3, lse_shape, lse, err, sizeof err) != 0)) {
-        fprintf(stderr, "flashcl run: %s\n", err);
+        fail("FILE_ERROR", "%s", err);
         if (lse)
             remove(o->out_path); /* all or nothing */
         goto done;
@@ -776,12 +943,17 @@ static int run_npy(run_opts *o)
     flashcl_config cfg;
     flashcl_plan_config(plan, &cfg);
     if (o->json) {
-        printf("{\"out\": ");
+        printf("{");
+        json_status();
+        printf(", \"out\": ");
         cli_json_string(stdout, o->out_path);
         printf(", \"batch\": %d, \"heads_q\": %d, \"heads_kv\": %d, \"seq_q\": %d, \"seq_kv\": %d, \"head_dim\": %d, "
-               "\"head_dim_v\": %lld, \"dtype\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"validated\": %s}\n",
+               "\"head_dim_v\": %lld, \"dtype\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"validated\": %s, "
+               "\"validation\": ",
                p.batch, p.heads_q, p.heads_kv, p.seq_q, p.seq_kv, p.head_dim, (long long)a[2].shape[3],
                flashcl_dtype_name(p.dtype), cfg.block_m, cfg.block_n, report.ran ? "true" : "false");
+        json_validation(&report);
+        printf("}\n");
     } else {
         printf("wrote %s (%d, %d, %d, %lld) %s%s%s; %s tiles %dx%d%s\n", o->out_path, p.batch, p.seq_q, p.heads_q,
                (long long)a[2].shape[3], flashcl_dtype_name(p.dtype), lse ? " and " : "", lse ? o->lse_path : "", cfg.kernel,

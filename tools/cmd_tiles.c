@@ -14,8 +14,10 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: flashcl tiles [options]\n"
-            "Prints the tiles a plan gets on a device, with their local memory against the device's\n"
-            "limit and where they came from. Compiles nothing.\n"
+            "Prints the tiles a plan gets on a device, with their local memory against the budget the\n"
+            "chooser had (the device's limit under FLASHCL_LOCAL_MEM_LIMIT or the policy's cap), the\n"
+            "work-groups a compute unit's local memory holds (wg/cu; \"-\" on a CPU, where it bounds\n"
+            "nothing), and where they came from. Compiles nothing.\n"
             "  --device SEL     \"P:D\" or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
             "  -d, --dim N      head dim (default 128)\n"
             "  --dtype T        f32, f16 or bf16 (default f32)\n"
@@ -35,11 +37,19 @@ static void usage(FILE *f)
 }
 
 /* Work-groups of this config a compute unit's local memory holds (occupancy by local memory alone;
- * registers may allow fewer); 0 on CPUs. */
-static unsigned long long groups_per_cu(const flashcl_device_profile *pr, const flashcl_config *c)
+ * registers may allow fewer); -1 where that is not defined: on a CPU (a compute unit is a core that runs
+ * work-groups one after another, their local memory ordinary memory) and for tiles without local memory. */
+static long long groups_per_cu(const flashcl_device_profile *pr, const flashcl_config *c)
 {
     const uint64_t cu = pr->local_mem_per_cu ? pr->local_mem_per_cu : pr->local_mem_size;
-    return pr->is_cpu || !c->local_mem_bytes ? 0 : (unsigned long long)(cu / c->local_mem_bytes);
+    return pr->is_cpu || !c->local_mem_bytes ? -1 : (long long)(cu / c->local_mem_bytes);
+}
+
+static const char *no_groups_per_cu(const flashcl_device_profile *pr)
+{
+    return pr->is_cpu ? "a CPU: each compute unit (a core) runs work-groups one after another, local memory is "
+                        "ordinary memory and bounds none of them"
+                      : "these tiles take no local memory";
 }
 
 static void print_json(const flashcl_device_profile *pr, const flashcl_problem *p, const flashcl_config *c,
@@ -58,10 +68,17 @@ static void print_json(const flashcl_device_profile *pr, const flashcl_problem *
     printf("\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, \"rows_per_item\": %d, "
            "\"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, \"gqa_pack\": %d, "
            "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, "
-           "\"groups_per_cu_by_local_mem\": %llu, \"source\": ",
+           "\"groups_per_cu_by_local_mem\": ",
            c->kernel, c->block_m, c->block_n, c->threads_per_row, c->rows_per_item, c->d_chunk, c->v_chunk, c->kv_splits, c->gqa_pack,
            c->work_group_size,
-           (unsigned long long)c->local_mem_bytes, (unsigned long long)c->local_mem_budget, groups_per_cu(pr, c));
+           (unsigned long long)c->local_mem_bytes, (unsigned long long)c->local_mem_budget);
+    if (groups_per_cu(pr, c) >= 0) {
+        printf("%lld", groups_per_cu(pr, c));
+    } else {
+        printf("null, \"groups_per_cu_note\": ");
+        cli_json_string(stdout, no_groups_per_cu(pr));
+    }
+    printf(", \"source\": ");
     cli_json_string(stdout, c->source);
     printf(", \"reason\": ");
     cli_json_string(stdout, c->reason);
@@ -70,78 +87,109 @@ static void print_json(const flashcl_device_profile *pr, const flashcl_problem *
     printf("}");
 }
 
-int cmd_tiles(int argc, char **argv)
-{
-    const char *device = NULL;
-    int all = 0, json = 0, decode = 0, seq_q_set = 0, build = 0;
-    long gqa = 1, v;
+enum { OPT_DTYPE = CLI_OPT_BASE, OPT_SEQ_Q, OPT_SEQ_KV, OPT_GQA, OPT_DECODE, OPT_ALL, OPT_BUILD, OPT_JSON, OPT_PATH,
+       OPT_DEVICE, OPT_CAUSAL };
+
+static const struct option longopts[] = {
+    {"dim", required_argument, NULL, 'd'}, {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"seq", required_argument, NULL, 'n'}, {"seq-q", required_argument, NULL, OPT_SEQ_Q},
+    {"seq-kv", required_argument, NULL, OPT_SEQ_KV}, {"gqa", required_argument, NULL, OPT_GQA},
+    {"causal", no_argument, NULL, OPT_CAUSAL}, {"decode", no_argument, NULL, OPT_DECODE},
+    {"all", no_argument, NULL, OPT_ALL}, {"build", no_argument, NULL, OPT_BUILD},
+    {"json", no_argument, NULL, OPT_JSON}, {"path", required_argument, NULL, OPT_PATH},
+    {"device", required_argument, NULL, OPT_DEVICE}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+
+typedef struct tiles_opts {
+    const char *device;
+    int all, json, build;
+    long gqa;
     flashcl_settings settings;
-    flashcl_settings_default(&settings);
     flashcl_problem p;
-    flashcl_problem_default(&p);
-    p.head_dim = 128;
-    p.seq_q = p.seq_kv = 4096;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        CLI_INT_OPTION("--gqa", NULL, 1, 1024, gqa)
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+} tiles_opts;
+
+/* One option's value into *o; 0 after a message on a bad value. */
+static int parse_value(int c, const char *val, tiles_opts *o, long seq[2])
+{
+    long v;
+    switch (c) {
+    case 'd':
+        if (!cli_int("--dim", val, 1, 100000, &v))
+            return 0;
+        o->p.head_dim = (int32_t)v;
+        return 1;
+    case OPT_DTYPE: return cli_dtype(val, &o->p.dtype);
+    case 'n':
+        if (!cli_int("--seq", val, 1, 1L << 30, &v))
+            return 0;
+        o->p.seq_q = o->p.seq_kv = (int32_t)v;
+        return 1;
+    case OPT_SEQ_Q: case OPT_SEQ_KV: return cli_int(cli_option_name(longopts, c), val, 1, 1L << 30, &seq[c == OPT_SEQ_KV]);
+    case OPT_GQA: return cli_int("--gqa", val, 1, 1024, &o->gqa);
+    case OPT_PATH: {
+        flashcl_path fp;
+        if (flashcl_path_parse(val, &fp) != FLASHCL_SUCCESS) {
+            fprintf(stderr, "flashcl tiles: --path %s: expected auto, portable, mma, decode or wgmma\n", val);
+            return 0;
+        }
+        o->settings.path = (int)fp;
+        return 1;
+    }
+    }
+    return 0;
+}
+
+/* Returns -1 to go on, else the exit status (0 after --help). */
+static int parse(int argc, char **argv, tiles_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->gqa = 1;
+    flashcl_settings_default(&o->settings);
+    flashcl_problem_default(&o->p);
+    o->p.head_dim = 128;
+    o->p.seq_q = o->p.seq_kv = 4096;
+    char seen[CLI_OPT_END] = {0};
+    long seq[2] = {0, 0}; /* --seq-q, --seq-kv: over -n, in whichever order */
+    for (int c; (c = cli_getopt("tiles", argc, argv, "d:n:h", longopts)) != -1;) {
+        if (c == CLI_BAD_OPTION)
+            return 2;
+        seen[c] = 1;
+        switch (c) {
+        case 'h':
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--device") && val) {
-            device = val;
-            ++i;
-        } else if (!strcmp(a, "-d") || !strcmp(a, "--dim")) {
-            if (!cli_int(a, val, 1, 100000, &v))
+        case OPT_DEVICE: o->device = optarg; break;
+        case OPT_CAUSAL: o->p.causal = 1; break;
+        case OPT_DECODE: break;
+        case OPT_ALL: o->all = 1; break;
+        case OPT_BUILD: o->build = 1; break;
+        case OPT_JSON: o->json = 1; break;
+        default:
+            if (!parse_value(c, optarg, o, seq))
                 return 2;
-            p.head_dim = (int32_t)v;
-            ++i;
-        } else if (!strcmp(a, "--dtype")) {
-            if (!cli_dtype(val, &p.dtype))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "-n") || !strcmp(a, "--seq")) {
-            if (!cli_int(a, val, 1, 1L << 30, &v))
-                return 2;
-            p.seq_q = p.seq_kv = (int32_t)v;
-            ++i;
-        } else if (!strcmp(a, "--seq-q")) {
-            if (!cli_int(a, val, 1, 1L << 30, &v))
-                return 2;
-            p.seq_q = (int32_t)v;
-            seq_q_set = 1;
-            ++i;
-        } else if (!strcmp(a, "--seq-kv")) {
-            if (!cli_int(a, val, 1, 1L << 30, &v))
-                return 2;
-            p.seq_kv = (int32_t)v;
-            ++i;
-        } else if (!strcmp(a, "--causal")) {
-            p.causal = 1;
-        } else if (!strcmp(a, "--decode")) {
-            decode = 1;
-        } else if (!strcmp(a, "--all")) {
-            all = 1;
-        } else if (!strcmp(a, "--build")) {
-            build = 1;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--path") && i + 1 < argc) {
-            flashcl_path fp;
-            if (flashcl_path_parse(argv[++i], &fp) != FLASHCL_SUCCESS) {
-                fprintf(stderr, "flashcl tiles: --path needs auto, portable, mma, decode or wgmma\n");
-                return 2;
-            }
-            settings.path = (int)fp;
-        } else {
-            fprintf(stderr, "flashcl tiles: unknown option or missing value '%s'\n", a);
-            usage(stderr);
-            return 2;
         }
     }
-    if (decode && !seq_q_set)
-        p.seq_q = 1;
-    p.heads_kv = 1;
-    p.heads_q = (int32_t)gqa;
+    if (o->all && (seen['d'] || seen[OPT_DTYPE]))
+        return cli_conflict("tiles", "--all", seen['d'] ? "--dim (-d)" : "--dtype", "--all covers every head dim and dtype");
+    if (seen['n'] && seq[0] && seq[1])
+        return cli_conflict("tiles", "--seq (-n)", "--seq-q with --seq-kv", "-n sets both lengths");
+    o->p.seq_q = seq[0] ? (int32_t)seq[0] : seen[OPT_DECODE] ? 1 : o->p.seq_q; /* (--decode: 1 unless --seq-q) */
+    o->p.seq_kv = seq[1] ? (int32_t)seq[1] : o->p.seq_kv;
+    o->p.heads_kv = 1;
+    o->p.heads_q = (int32_t)o->gqa;
+    return -1;
+}
+
+int cmd_tiles(int argc, char **argv)
+{
+    tiles_opts o;
+    const int parsed = parse(argc, argv, &o);
+    if (parsed >= 0)
+        return parsed;
+    flashcl_problem p = o.p;
+    const char *device = o.device;
+    const int all = o.all, json = o.json, build = o.build;
+    const long gqa = o.gqa;
+    flashcl_settings settings = o.settings;
 
     flashcl_context *ctx = NULL;
     flashcl_status st = flashcl_context_create_default(device, &settings, &ctx);
@@ -192,9 +240,9 @@ int cmd_tiles(int argc, char **argv)
         printf("%s\n\n", build ? "checked against each compiled kernel (--build)"
                                : "as chosen before compiling (--build checks them against the compiled kernel)");
         printf("%-4s %-5s %-16s %7s %7s %4s %4s %6s %6s %6s %5s %16s %5s  %s\n", "d", "dtype", "kernel", "block_m",
-               "block_n", "tpr", "rows", "dchunk", "vchunk", "splits", "wg", "local B", "wg/cu", "source: reason");
+               "block_n", "tpr", "rows", "dchunk", "vchunk", "splits", "wg", "local/budget B", "wg/cu", "source: reason");
     }
-    int first = 1;
+    int first = 1, undefined_groups = 0;
     for (int d = d_first; d <= d_last; d += 8)
         for (int t = t_first; t <= t_last; ++t) {
             p.head_dim = d;
@@ -219,19 +267,25 @@ int cmd_tiles(int argc, char **argv)
                 if (!all) /* (one problem asked for: its refusal is the command's error, on stderr too) */
                     fprintf(stderr, "flashcl tiles: %s (%s)\n", err, flashcl_status_name(st));
             } else {
-                char local[32];
+                char local[48], groups[24] = "-";
+                /* (against what the chooser was allowed: the device's limit under the policy's cap) */
                 snprintf(local, sizeof local, "%llu/%llu", (unsigned long long)c.local_mem_bytes,
-                         (unsigned long long)(pr->local_mem_static ? pr->local_mem_static : pr->local_mem_size));
-                printf("%-4d %-5s %-16s %7d %7d %4d %4d %6d %6d %6d %5d %16s %5llu  %s: %s\n", d,
+                         (unsigned long long)c.local_mem_budget);
+                if (groups_per_cu(pr, &c) >= 0)
+                    snprintf(groups, sizeof groups, "%lld", groups_per_cu(pr, &c));
+                else
+                    undefined_groups = 1;
+                printf("%-4d %-5s %-16s %7d %7d %4d %4d %6d %6d %6d %5d %16s %5s  %s: %s\n", d,
                        flashcl_dtype_name(p.dtype), c.kernel, c.block_m, c.block_n, c.threads_per_row, c.rows_per_item,
-                       c.d_chunk, c.v_chunk, c.kv_splits, c.work_group_size, local, groups_per_cu(pr, &c), c.source,
-                       c.reason);
+                       c.d_chunk, c.v_chunk, c.kv_splits, c.work_group_size, local, groups, c.source, c.reason);
                 printf("%-16s path: %s\n", "", c.path_reason);
             }
             first = 0;
         }
     if (json)
         printf("\n]}\n");
+    else if (undefined_groups)
+        printf("\nwg/cu -: %s\n", no_groups_per_cu(pr));
     flashcl_context_destroy(&ctx);
     return rc;
 }

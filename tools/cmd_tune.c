@@ -34,6 +34,11 @@ static void usage(FILE *f)
             "  --iters N          timed runs per candidate (default 10), after 2 warm-up runs\n"
             "  --db PATH          the database file to write (default: the user's, see flashcl tiles)\n"
             "  --dry-run          list the candidates and what the heuristic picks; build and time nothing\n"
+            "Noise: a candidate's spread is the range (min to max) of its timed runs. Where the winner's spread\n"
+            "overlaps the runner-up's or the heuristic's, the three are timed again with twice the runs (at\n"
+            "most twice). Then the heuristic's tiles fastest, or still within the winner's noise, stores\n"
+            "nothing (it says so); a winner beyond the heuristic's noise is stored, with a note when the\n"
+            "runner-up is still within its own.\n"
             "exit status: 0 ok, 1 a flashcl error or no valid candidate, 2 bad usage\n");
 }
 
@@ -146,6 +151,25 @@ static int same_tiles(const flashcl_config *a, const flashcl_config *b)
            a->rows_per_item == b->rows_per_item && a->d_chunk == b->d_chunk && a->v_chunk == b->v_chunk;
 }
 
+/* Times a candidate that passed (its stats replaced): `iters` runs after 2 warm-up runs. */
+static flashcl_status time_candidate(flashcl_context *ctx, const flashcl_problem *p, cl_mem *b, long iters,
+                                     candidate *c)
+{
+    flashcl_plan *plan = NULL;
+    flashcl_context_override_config(ctx, &c->cfg);
+    flashcl_status st = flashcl_plan_create(ctx, p, &plan);
+    flashcl_context_override_config(ctx, NULL);
+    int host_clock = 0;
+    const flashcl_tensors t = {.q = b[0], .k = b[1], .v = b[2], .o = b[3], .lse = b[4]};
+    if (st == FLASHCL_SUCCESS)
+        st = cli_time_plan(plan, &t, 2, iters, &c->median, &c->min, &c->max, &host_clock);
+    if (st == FLASHCL_SUCCESS)
+        snprintf(c->detail, sizeof c->detail, "%.3f ms (%.3f to %.3f)%s", c->median, c->min, c->max,
+                 host_clock ? " host clock" : "");
+    flashcl_plan_destroy(&plan);
+    return st;
+}
+
 /* Builds, checks, validates and times one candidate on the given buffers. */
 static void try_candidate(flashcl_context *ctx, const flashcl_problem *p, cl_mem *b, long iters, candidate *c)
 {
@@ -180,19 +204,115 @@ static void try_candidate(flashcl_context *ctx, const flashcl_problem *p, cl_mem
         } else if (st) {
             c->verdict = "rejected: enqueue failed";
             snprintf(c->detail, sizeof c->detail, "%s", flashcl_status_name(st));
-        } else {
-            int host_clock;
-            const flashcl_tensors t = {.q = b[0], .k = b[1], .v = b[2], .o = b[3], .lse = b[4]};
-            st = cli_time_plan(plan, &t, 2, iters, &c->median, &c->min, &c->max, &host_clock);
-            if (st) {
-                c->verdict = "rejected: timed run failed";
-            } else {
-                snprintf(c->detail, sizeof c->detail, "%.3f ms (%.3f to %.3f)%s", c->median, c->min, c->max,
-                         host_clock ? " host clock" : "");
-            }
+        } else if (time_candidate(ctx, p, b, iters, c) != FLASHCL_SUCCESS) {
+            c->verdict = "rejected: timed run failed";
         }
     }
     flashcl_plan_destroy(&plan);
+}
+
+/*
+ * The noise policy. A candidate's spread is the range (min to max) of its timed runs; two candidates whose
+ * spreads overlap are not told apart by this measurement. The winner (fastest median) is compared with the
+ * runner-up and with the heuristic's tiles; where either overlaps, the three are timed again with twice
+ * the runs, at most TUNE_REPEATS times. Then: the heuristic fastest, or still within the noise of the
+ * winner, stores nothing (the database would only pin the heuristic's answer, or a guess); a winner beyond
+ * the heuristic's noise is stored, with a note where the runner-up is still within its noise.
+ */
+#define TUNE_REPEATS 2
+
+typedef enum tune_verdict {
+    TUNE_STORE,     /* the winner beats the heuristic beyond the noise (or the heuristic was rejected) */
+    TUNE_REPEAT,    /* spreads overlap: time the contenders again */
+    TUNE_HEURISTIC, /* the heuristic's tiles are the fastest: nothing to store */
+    TUNE_NOISE      /* the winner is within the heuristic's noise after every repeat: nothing stored */
+} tune_verdict;
+
+static int within_noise(const candidate *a, const candidate *b)
+{
+    return a->min <= b->max && b->min <= a->max;
+}
+
+/* w: the fastest candidate; r: the runner-up (NULL: none); h: the heuristic's (h->verdict set: rejected). */
+static tune_verdict tune_decide(const candidate *w, const candidate *r, const candidate *h, int repeats_left)
+{
+    if (w == h)
+        return TUNE_HEURISTIC; /* (a repeat could only crown something within its noise) */
+    const int close = (!h->verdict && within_noise(w, h)) || (r && within_noise(w, r));
+    if (close && repeats_left)
+        return TUNE_REPEAT;
+    return !h->verdict && within_noise(w, h) ? TUNE_NOISE : TUNE_STORE;
+}
+
+/* The fastest timed candidate (-1: none) and the runner-up (-1: none). */
+static int fastest(const candidate *c, int n, int *runner_up)
+{
+    int best = -1, second = -1;
+    for (int i = 0; i < n; ++i) {
+        if (c[i].verdict)
+            continue;
+        if (best < 0 || c[i].median < c[best].median) {
+            second = best;
+            best = i;
+        } else if (second < 0 || c[i].median < c[second].median) {
+            second = i;
+        }
+    }
+    *runner_up = second;
+    return best;
+}
+
+/* Times the winner, the runner-up and the heuristic's candidate again (each once, in turn), `iters` runs. */
+static void repeat_contenders(flashcl_context *ctx, const flashcl_problem *p, cl_mem *b, long iters,
+                              candidate *cands, int best, int runner, int heur)
+{
+    const int who[3] = {best, runner, heur};
+    for (int k = 0; k < 3; ++k) {
+        int again = who[k] >= 0 && !cands[who[k]].verdict;
+        for (int j = 0; j < k; ++j)
+            again &= who[j] != who[k];
+        if (again && time_candidate(ctx, p, b, iters, &cands[who[k]]) != FLASHCL_SUCCESS)
+            cands[who[k]].verdict = "rejected: timed run failed";
+    }
+}
+
+/* Prints the class's outcome and stores the winner where the verdict says so; the exit status. */
+static int report(const flashcl_device_profile *pr, const flashcl_problem *p, const candidate *cands, int best,
+                  int runner, int heur_index, tune_verdict verdict, const char *db_path)
+{
+    const candidate *w = &cands[best], *h = &cands[heur_index], *r = runner >= 0 ? &cands[runner] : NULL;
+    const double tflops = cli_flops(p) / (w->median * 1e-3) / 1e12;
+    char tag[64];
+    printf("  winner %s: %s, %.2f TFLOP/s", cli_tiles(&w->cfg, tag, sizeof tag), w->detail, tflops);
+    if (!h->verdict && w != h)
+        printf("; heuristic %s: %.2fx faster\n", h->detail, h->median / w->median);
+    else
+        printf("; heuristic %s\n", w == h ? "the same tiles" : h->verdict);
+    const int close_runner = r && r != h && within_noise(w, r);
+    if (close_runner)
+        printf("  the runner-up %s (%s) is within the winner's noise: either would do\n",
+               cli_tiles(&r->cfg, tag, sizeof tag), r->detail);
+    if (verdict == TUNE_HEURISTIC) {
+        printf("  the heuristic's tiles are the fastest: nothing stored\n");
+        return 0;
+    }
+    if (verdict == TUNE_NOISE) {
+        printf("  the winner is within the heuristic's noise (spreads %.3f-%.3f and %.3f-%.3f ms overlap after %d "
+               "repeats): not distinguishable, nothing stored\n", w->min, w->max, h->min, h->max, TUNE_REPEATS);
+        return 0;
+    }
+    char comment[200], date[16];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+    snprintf(comment, sizeof comment, "flashcl tune %s: %.3f ms (%.3f-%.3f), %.2f TFLOP/s, heuristic %.3f ms%s", date,
+             w->median, w->min, w->max, tflops, h->verdict ? 0.0 : h->median,
+             close_runner ? "; the runner-up within the noise" : "");
+    if (flashcl_tuning_db_store(db_path, pr, p, &w->cfg, comment) != FLASHCL_SUCCESS) {
+        fprintf(stderr, "flashcl tune: writing the tuning database: %s\n", flashcl_context_last_error(NULL));
+        return 1;
+    }
+    printf("  stored in %s\n", db_path);
+    return 0;
 }
 
 static int tune_class(flashcl_context *ctx, flashcl_problem *p, long iters, int dry_run, const char *db_path)
@@ -261,8 +381,7 @@ static int tune_class(flashcl_context *ctx, flashcl_problem *p, long iters, int 
     }
 
     const int tty = isatty(fileno(stderr));
-    int best = -1;
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0, best = -1; i < n; ++i) {
         try_candidate(ctx, p, b, iters, &cands[i]);
         if (!cands[i].verdict && (best < 0 || cands[i].median < cands[best].median))
             best = i;
@@ -276,32 +395,21 @@ static int tune_class(flashcl_context *ctx, flashcl_problem *p, long iters, int 
             printf("    %-30s  %s %s\n", cli_tiles(&cands[i].cfg, tag, sizeof tag), cands[i].verdict,
                    cands[i].detail);
         }
-    int rc = 0;
-    if (best < 0) {
-        printf("  no candidate passed\n");
-        rc = 1;
-    } else {
-        const candidate *w = &cands[best], *h = &cands[heur_index];
-        const double tflops = cli_flops(p) / (w->median * 1e-3) / 1e12;
-        printf("  winner %s: %s, %.2f TFLOP/s", cli_tiles(&w->cfg, tag, sizeof tag), w->detail, tflops);
-        if (!h->verdict)
-            printf("; heuristic %s: %.2fx faster\n", h->detail, h->median / w->median);
-        else
-            printf("; heuristic %s\n", h->verdict);
-        char comment[160];
-        time_t now = time(NULL);
-        char date[16];
-        strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-        snprintf(comment, sizeof comment, "flashcl tune %s: %.3f ms, %.2f TFLOP/s, heuristic %.3f ms", date, w->median,
-                 tflops, h->verdict ? 0.0 : h->median);
-        st = flashcl_tuning_db_store(db_path, pr, p, &w->cfg, comment);
-        if (st) {
-            fprintf(stderr, "flashcl tune: writing the tuning database: %s\n", flashcl_context_last_error(NULL));
-            rc = 1;
-        } else {
-            printf("  stored in %s\n", db_path);
-        }
+    int runner = -1, best = fastest(cands, n, &runner), repeats = 0;
+    tune_verdict verdict = TUNE_STORE;
+    while (best >= 0 && (verdict = tune_decide(&cands[best], runner >= 0 ? &cands[runner] : NULL, &cands[heur_index],
+                                               TUNE_REPEATS - repeats)) == TUNE_REPEAT) {
+        ++repeats;
+        printf("  within the noise: timing the winner, the runner-up and the heuristic again (%ld runs, repeat %d of "
+               "%d)\n", iters << repeats, repeats, TUNE_REPEATS);
+        repeat_contenders(ctx, p, b, iters << repeats, cands, best, runner, heur_index);
+        best = fastest(cands, n, &runner);
     }
+    int rc = 1;
+    if (best >= 0)
+        rc = report(pr, p, cands, best, runner, heur_index, verdict, db_path);
+    else
+        printf("  no candidate passed\n");
     for (int i = 0; i < 5; ++i)
         if (b[i])
             clReleaseMemObject(b[i]);
@@ -309,73 +417,97 @@ static int tune_class(flashcl_context *ctx, flashcl_problem *p, long iters, int 
     return rc;
 }
 
-int cmd_tune(int argc, char **argv)
+enum { OPT_GQA = CLI_OPT_BASE, OPT_ITERS, OPT_DEVICE, OPT_DB, OPT_DTYPE, OPT_SEQ_Q, OPT_SEQ_KV, OPT_CAUSAL,
+       OPT_DECODE, OPT_DRY_RUN };
+
+static const struct option longopts[] = {
+    {"batch", required_argument, NULL, 'b'}, {"heads", required_argument, NULL, 'H'},
+    {"gqa", required_argument, NULL, OPT_GQA}, {"iters", required_argument, NULL, OPT_ITERS},
+    {"device", required_argument, NULL, OPT_DEVICE}, {"db", required_argument, NULL, OPT_DB},
+    {"dim", required_argument, NULL, 'd'}, {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"seq", required_argument, NULL, 'n'}, {"seq-q", required_argument, NULL, OPT_SEQ_Q},
+    {"seq-kv", required_argument, NULL, OPT_SEQ_KV}, {"causal", no_argument, NULL, OPT_CAUSAL},
+    {"decode", no_argument, NULL, OPT_DECODE}, {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+
+typedef struct tune_opts {
+    const char *device, *db_path;
+    long dims[MAX_LIST], iters, batch, heads, gqa, seq[3]; /* seq: -n, --seq-q, --seq-kv (0: not given) */
+    int n_dims, n_types, dry_run, causal, decode;
+    flashcl_dtype types[MAX_LIST];
+} tune_opts;
+
+/* One option's value into *o; 0 after a message on a bad value. */
+static int parse_value(int c, const char *val, tune_opts *o)
 {
-    const char *device = NULL, *db_path = NULL;
-    long dims[MAX_LIST] = {128}, iters = 10, batch = 0, heads = 0, gqa = 1, v;
-    int n_dims = 1, n_types = 1, dry_run = 0, causal = 0, decode = 0, seq_q_set = 0;
-    flashcl_dtype types[MAX_LIST] = {FLASHCL_DTYPE_F32};
-    int32_t seq_q = 4096, seq_kv = 4096;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        CLI_INT_OPTION("-b", "--batch", 1, 1L << 20, batch)
-        CLI_INT_OPTION("-H", "--heads", 1, 1L << 20, heads)
-        CLI_INT_OPTION("--gqa", NULL, 1, 1024, gqa)
-        CLI_INT_OPTION("--iters", NULL, 1, 100000, iters)
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--device") && val) {
-            device = val;
-            ++i;
-        } else if (!strcmp(a, "--db") && val) {
-            db_path = val;
-            ++i;
-        } else if (!strcmp(a, "-d") || !strcmp(a, "--dim")) {
-            if (!parse_list(a, val, 8, 256, dims, &n_dims))
+    const char *name = cli_option_name(longopts, c);
+    switch (c) {
+    case 'b': return cli_int(name, val, 1, 1L << 20, &o->batch);
+    case 'H': return cli_int(name, val, 1, 1L << 20, &o->heads);
+    case OPT_GQA: return cli_int(name, val, 1, 1024, &o->gqa);
+    case OPT_ITERS: return cli_int(name, val, 1, 100000, &o->iters);
+    case 'd': return parse_list(name, val, 8, 256, o->dims, &o->n_dims);
+    case 'n': case OPT_SEQ_Q: case OPT_SEQ_KV:
+        return cli_int(name, val, 1, 1L << 30, &o->seq[c == 'n' ? 0 : c == OPT_SEQ_Q ? 1 : 2]);
+    case OPT_DTYPE: {
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", val);
+        o->n_types = 0;
+        for (char *tok = strtok(buf, ","); tok && o->n_types < MAX_LIST; tok = strtok(NULL, ","))
+            if (!cli_dtype(tok, &o->types[o->n_types++]))
+                return 0;
+        return o->n_types > 0 || cli_dtype(NULL, &o->types[0]);
+    }
+    }
+    return 0;
+}
+
+/* Returns -1 to go on, else the exit status (0 after --help). */
+static int parse(int argc, char **argv, tune_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dims[0] = 128;
+    o->n_dims = o->n_types = 1;
+    o->types[0] = FLASHCL_DTYPE_F32;
+    o->iters = 10;
+    o->gqa = 1;
+    for (int c; (c = cli_getopt("tune", argc, argv, "b:H:d:n:h", longopts)) != -1;) {
+        switch (c) {
+        case CLI_BAD_OPTION: return 2;
+        case 'h': usage(stdout); return 0;
+        case OPT_DEVICE: o->device = optarg; break;
+        case OPT_DB: o->db_path = optarg; break;
+        case OPT_CAUSAL: o->causal = 1; break;
+        case OPT_DECODE: o->decode = 1; break;
+        case OPT_DRY_RUN: o->dry_run = 1; break;
+        default:
+            if (!parse_value(c, optarg, o))
                 return 2;
-            ++i;
-        } else if (!strcmp(a, "--dtype")) {
-            char buf[128];
-            snprintf(buf, sizeof buf, "%s", val ? val : "");
-            n_types = 0;
-            for (char *tok = strtok(buf, ","); tok && n_types < MAX_LIST; tok = strtok(NULL, ","))
-                if (!cli_dtype(tok, &types[n_types++]))
-                    return 2;
-            if (!n_types && !cli_dtype(NULL, &types[0]))
-                return 2;
-            ++i;
-        } else if (!strcmp(a, "-n") || !strcmp(a, "--seq")) {
-            if (!cli_int(a, val, 1, 1L << 30, &v))
-                return 2;
-            seq_q = seq_kv = (int32_t)v;
-            ++i;
-        } else if (!strcmp(a, "--seq-q")) {
-            if (!cli_int(a, val, 1, 1L << 30, &v))
-                return 2;
-            seq_q = (int32_t)v;
-            seq_q_set = 1;
-            ++i;
-        } else if (!strcmp(a, "--seq-kv")) {
-            if (!cli_int(a, val, 1, 1L << 30, &v))
-                return 2;
-            seq_kv = (int32_t)v;
-            ++i;
-        } else if (!strcmp(a, "--causal")) {
-            causal = 1;
-        } else if (!strcmp(a, "--decode")) {
-            decode = 1;
-        } else if (!strcmp(a, "--dry-run")) {
-            dry_run = 1;
-        } else {
-            fprintf(stderr, "flashcl tune: unknown option or missing value '%s'\n", a);
-            usage(stderr);
-            return 2;
         }
     }
-    if (decode && !seq_q_set)
-        seq_q = 1;
+    if (o->seq[0] && o->seq[1] && o->seq[2])
+        return cli_conflict("tune", "--seq (-n)", "--seq-q with --seq-kv", "-n sets both lengths");
+    for (int di = 0; di < o->n_dims; ++di) { /* (the heads default to 2048 / head dim) */
+        const long heads = o->heads ? o->heads : (2048 / o->dims[di] > 0 ? 2048 / o->dims[di] : 1);
+        if (heads % o->gqa) {
+            char what[96];
+            snprintf(what, sizeof what, "%ld does not divide the %ld query heads at d=%ld", o->gqa, heads, o->dims[di]);
+            return cli_conflict("tune", "--gqa", o->heads ? "--heads (-H)" : "the default heads", what);
+        }
+    }
+    return -1;
+}
 
+int cmd_tune(int argc, char **argv)
+{
+    tune_opts o;
+    const int parsed = parse(argc, argv, &o);
+    if (parsed >= 0)
+        return parsed;
+    const char *device = o.device, *db_path = o.db_path;
+    const int32_t seq_kv = (int32_t)(o.seq[2] ? o.seq[2] : o.seq[0] ? o.seq[0] : 4096);
+    const int32_t seq_q = (int32_t)(o.seq[1] ? o.seq[1] : o.decode ? 1 : o.seq[0] ? o.seq[0] : 4096);
+    const int dry_run = o.dry_run;
     flashcl_settings s;
     flashcl_settings_default(&s);
     s.validate = 0;
@@ -411,19 +543,19 @@ int cmd_tune(int argc, char **argv)
            pr->name, flashcl_vendor_name(pr->vendor), pr->arch[0] ? ", " : "", pr->arch,
            (unsigned long long)cli_tile_budget(pr, &policy), pr->max_work_group_size, pr->wg_multiple);
     int rc = 0;
-    for (int di = 0; di < n_dims; ++di)
-        for (int ti = 0; ti < n_types; ++ti) {
+    for (int di = 0; di < o.n_dims; ++di)
+        for (int ti = 0; ti < o.n_types; ++ti) {
             flashcl_problem p;
             flashcl_problem_default(&p);
-            p.head_dim = (int32_t)dims[di];
-            p.dtype = types[ti];
-            p.causal = causal;
+            p.head_dim = (int32_t)o.dims[di];
+            p.dtype = o.types[ti];
+            p.causal = o.causal;
             p.seq_q = seq_q;
             p.seq_kv = seq_kv;
-            p.batch = batch ? (int32_t)batch : (seq_kv >= 16384 ? 1 : 16384 / seq_kv);
-            p.heads_q = heads ? (int32_t)heads : (2048 / p.head_dim > 0 ? 2048 / p.head_dim : 1);
-            p.heads_kv = p.heads_q % gqa == 0 ? p.heads_q / (int32_t)gqa : p.heads_q;
-            rc |= tune_class(ctx, &p, iters, dry_run, db_path);
+            p.batch = o.batch ? (int32_t)o.batch : (seq_kv >= 16384 ? 1 : 16384 / seq_kv);
+            p.heads_q = o.heads ? (int32_t)o.heads : (2048 / p.head_dim > 0 ? 2048 / p.head_dim : 1);
+            p.heads_kv = p.heads_q / (int32_t)o.gqa; /* (parse checked that it divides) */
+            rc |= tune_class(ctx, &p, o.iters, dry_run, db_path);
         }
     flashcl_context_destroy(&ctx);
     return rc;
