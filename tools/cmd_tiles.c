@@ -185,14 +185,10 @@ int cmd_tiles(int argc, char **argv)
     const int parsed = parse(argc, argv, &o);
     if (parsed >= 0)
         return parsed;
-    flashcl_problem p = o.p;
-    const char *device = o.device;
-    const int all = o.all, json = o.json, build = o.build;
-    const long gqa = o.gqa;
-    flashcl_settings settings = o.settings;
+    flashcl_problem p = o.p; /* (its head dim and dtype change under --all) */
 
     flashcl_context *ctx = NULL;
-    flashcl_status st = flashcl_context_create_default(device, &settings, &ctx);
+    flashcl_status st = flashcl_context_create_default(o.device, &o.settings, &ctx);
     if (st)
         return cli_fail(NULL, "opening a device", st);
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
@@ -205,9 +201,9 @@ int cmd_tiles(int argc, char **argv)
         fprintf(stderr, "flashcl: tuning database:\n%s", warnings);
 
     int rc = 0;
-    const int d_first = all ? 8 : p.head_dim, d_last = all ? 256 : p.head_dim;
-    const int t_first = all ? 0 : (int)p.dtype, t_last = all ? 2 : (int)p.dtype;
-    if (json) {
+    const int d_first = o.all ? 8 : p.head_dim, d_last = o.all ? 256 : p.head_dim;
+    const int t_first = o.all ? 0 : (int)p.dtype, t_last = o.all ? 2 : (int)p.dtype;
+    if (o.json) {
         printf("{\"device\": ");
         cli_json_string(stdout, pr->name);
         printf(", \"platform\": ");
@@ -235,9 +231,9 @@ int cmd_tiles(int argc, char **argv)
         const char *user = flashcl_tuning_db_user_path(db);
         printf("tuning   %zu database entries; user file %s%s\n", flashcl_tuning_db_size(db), user ? user : "(none)",
                user && access(user, F_OK) != 0 ? " (not there yet: flashcl tune writes it)" : "");
-        printf("problem  Sq=%d Sk=%d Hq/Hkv=%ld %s%s\n", p.seq_q, p.seq_kv, gqa, p.causal ? "causal " : "",
+        printf("problem  Sq=%d Sk=%d Hq/Hkv=%ld %s%s\n", p.seq_q, p.seq_kv, o.gqa, p.causal ? "causal " : "",
                p.seq_q <= 16 ? "decode" : "prefill");
-        printf("%s\n\n", build ? "checked against each compiled kernel (--build)"
+        printf("%s\n\n", o.build ? "checked against each compiled kernel (--build)"
                                : "as chosen before compiling (--build checks them against the compiled kernel)");
         printf("%-4s %-5s %-16s %7s %7s %4s %4s %6s %6s %6s %5s %16s %5s  %s\n", "d", "dtype", "kernel", "block_m",
                "block_n", "tpr", "rows", "dchunk", "vchunk", "splits", "wg", "local/budget B", "wg/cu", "source: reason");
@@ -248,7 +244,7 @@ int cmd_tiles(int argc, char **argv)
             p.head_dim = d;
             p.dtype = (flashcl_dtype)t;
             flashcl_config c;
-            if (build) {
+            if (o.build) {
                 flashcl_plan *plan = NULL;
                 st = flashcl_plan_create(ctx, &p, &plan);
                 if (!st)
@@ -260,11 +256,11 @@ int cmd_tiles(int argc, char **argv)
             const char *err = flashcl_context_last_error(ctx);
             if (st)
                 rc = 1;
-            if (json) {
+            if (o.json) {
                 print_json(pr, &p, &c, st, err, first);
             } else if (st) {
                 printf("%-4d %-5s error: %s\n", d, flashcl_dtype_name(p.dtype), err);
-                if (!all) /* (one problem asked for: its refusal is the command's error, on stderr too) */
+                if (!o.all) /* (one problem asked for: its refusal is the command's error, on stderr too) */
                     fprintf(stderr, "flashcl tiles: %s (%s)\n", err, flashcl_status_name(st));
             } else {
                 char local[48], groups[24] = "-";
@@ -282,7 +278,7 @@ int cmd_tiles(int argc, char **argv)
             }
             first = 0;
         }
-    if (json)
+    if (o.json)
         printf("\n]}\n");
     else if (undefined_groups)
         printf("\nwg/cu -: %s\n", no_groups_per_cu(pr));

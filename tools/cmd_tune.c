@@ -35,8 +35,8 @@ static void usage(FILE *f)
             "  --db PATH          the database file to write (default: the user's, see flashcl tiles)\n"
             "  --dry-run          list the candidates and what the heuristic picks; build and time nothing\n"
             "Noise: a candidate's spread is the range (min to max) of its timed runs. Where the winner's spread\n"
-            "overlaps the runner-up's or the heuristic's, the three are timed again with twice the runs (at\n"
-            "most twice). Then the heuristic's tiles fastest, or still within the winner's noise, stores\n"
+            "overlaps the runner-up's or the heuristic's, the three are timed again, with twice the runs each\n"
+            "time (at most twice). Then the heuristic's tiles fastest, or still within the winner's noise, stores\n"
             "nothing (it says so); a winner beyond the heuristic's noise is stored, with a note when the\n"
             "runner-up is still within its own.\n"
             "exit status: 0 ok, 1 a flashcl error or no valid candidate, 2 bad usage\n");
@@ -214,8 +214,8 @@ static void try_candidate(flashcl_context *ctx, const flashcl_problem *p, cl_mem
 /*
  * The noise policy. A candidate's spread is the range (min to max) of its timed runs; two candidates whose
  * spreads overlap are not told apart by this measurement. The winner (fastest median) is compared with the
- * runner-up and with the heuristic's tiles; where either overlaps, the three are timed again with twice
- * the runs, at most TUNE_REPEATS times. Then: the heuristic fastest, or still within the noise of the
+ * runner-up and with the heuristic's tiles; where either overlaps, the three are timed again, with twice
+ * the runs each time, at most TUNE_REPEATS times. Then: the heuristic fastest, or still within the noise of the
  * winner, stores nothing (the database would only pin the heuristic's answer, or a guess); a winner beyond
  * the heuristic's noise is stored, with a note where the runner-up is still within its noise.
  */
@@ -282,8 +282,8 @@ static int report(const flashcl_device_profile *pr, const flashcl_problem *p, co
 {
     const candidate *w = &cands[best], *h = &cands[heur_index], *r = runner >= 0 ? &cands[runner] : NULL;
     const double tflops = cli_flops(p) / (w->median * 1e-3) / 1e12;
-    char tag[64];
-    printf("  winner %s: %s, %.2f TFLOP/s", cli_tiles(&w->cfg, tag, sizeof tag), w->detail, tflops);
+    char tag[64], rate[32];
+    printf("  winner %s: %s, %s", cli_tiles(&w->cfg, tag, sizeof tag), w->detail, cli_flop_rate(tflops, rate, sizeof rate));
     if (!h->verdict && w != h)
         printf("; heuristic %s: %.2fx faster\n", h->detail, h->median / w->median);
     else
@@ -304,8 +304,8 @@ static int report(const flashcl_device_profile *pr, const flashcl_problem *p, co
     char comment[200], date[16];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-    snprintf(comment, sizeof comment, "flashcl tune %s: %.3f ms (%.3f-%.3f), %.2f TFLOP/s, heuristic %.3f ms%s", date,
-             w->median, w->min, w->max, tflops, h->verdict ? 0.0 : h->median,
+    snprintf(comment, sizeof comment, "flashcl tune %s: %.3f ms (%.3f-%.3f), %s, heuristic %.3f ms%s", date, w->median,
+             w->min, w->max, rate, h->verdict ? 0.0 : h->median,
              close_runner ? "; the runner-up within the noise" : "");
     if (flashcl_tuning_db_store(db_path, pr, p, &w->cfg, comment) != FLASHCL_SUCCESS) {
         fprintf(stderr, "flashcl tune: writing the tuning database: %s\n", flashcl_context_last_error(NULL));
@@ -504,10 +504,9 @@ int cmd_tune(int argc, char **argv)
     const int parsed = parse(argc, argv, &o);
     if (parsed >= 0)
         return parsed;
-    const char *device = o.device, *db_path = o.db_path;
+    const char *db_path = o.db_path; /* (the user's default when not given) */
     const int32_t seq_kv = (int32_t)(o.seq[2] ? o.seq[2] : o.seq[0] ? o.seq[0] : 4096);
     const int32_t seq_q = (int32_t)(o.seq[1] ? o.seq[1] : o.decode ? 1 : o.seq[0] ? o.seq[0] : 4096);
-    const int dry_run = o.dry_run;
     flashcl_settings s;
     flashcl_settings_default(&s);
     s.validate = 0;
@@ -516,11 +515,11 @@ int cmd_tune(int argc, char **argv)
      * heuristic baseline must be the portable kernel's too. */
     s.path = FLASHCL_PATH_PORTABLE;
     flashcl_context *ctx = NULL;
-    flashcl_status st = flashcl_context_create_default(device, &s, &ctx);
+    flashcl_status st = flashcl_context_create_default(o.device, &s, &ctx);
     if (st)
         return cli_fail(NULL, "opening a device", st);
     char default_db[1100];
-    if (db_path && !dry_run) { /* a file the user named: its directory must be there and writable, now, not
+    if (db_path && !o.dry_run) { /* a file the user named: its directory must be there and writable, now, not
                                   after the timing (and none is created for it) */
         const char *why = cli_unwritable(db_path);
         if (why) {
@@ -555,7 +554,7 @@ int cmd_tune(int argc, char **argv)
             p.batch = o.batch ? (int32_t)o.batch : (seq_kv >= 16384 ? 1 : 16384 / seq_kv);
             p.heads_q = o.heads ? (int32_t)o.heads : (2048 / p.head_dim > 0 ? 2048 / p.head_dim : 1);
             p.heads_kv = p.heads_q / (int32_t)o.gqa; /* (parse checked that it divides) */
-            rc |= tune_class(ctx, &p, o.iters, dry_run, db_path);
+            rc |= tune_class(ctx, &p, o.iters, o.dry_run, db_path);
         }
     flashcl_context_destroy(&ctx);
     return rc;

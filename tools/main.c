@@ -32,7 +32,7 @@ static void usage(FILE *f)
             "  FLASHCL_CACHE_DIR        the program cache (else $XDG_CACHE_HOME/flashcl, else ~/.cache/flashcl)\n"
             "  FLASHCL_TUNING_DB        the user's tuning database (else $XDG_CONFIG_HOME/flashcl/tuning.db,\n"
             "                           else ~/.config/flashcl/tuning.db)\n"
-            "  FLASHCL_LOCAL_MEM_LIMIT  a cap on the local memory tiles may use, in bytes (a K suffix: KiB)\n"
+            "  FLASHCL_LOCAL_MEM_LIMIT  a cap on the local memory tiles may use, in bytes (48K: 48 KiB)\n"
             "  FLASHCL_BUILD_OPTIONS    more OpenCL compiler options for every program flashcl builds\n"
             "  FLASHCL_BUILD_LOG        set: each program's build log on stderr (and why sm_90a was not proven)\n"
             "  FLASHCL_STANDARD_CHUNK_FLOATS  standard attention's score chunks, in floats (at most 2^28; tests)\n"
