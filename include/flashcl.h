@@ -62,7 +62,8 @@ extern "C" {
 
 /** The version of the library linked at run time, as FLASHCL_VERSION_NUMBER encodes it. */
 FLASHCL_API unsigned flashcl_version(void);
-/** The same as a string, "major.minor.patch". Static storage. */
+/** The same as a string, "major.minor.patch". Static storage. The shared library's file name follows
+ * the ABI, not the release: release 0.2.0 of ABI 4 is libflashcl.so.4.2.0 (soname libflashcl.so.4). */
 FLASHCL_API const char *flashcl_version_string(void);
 
 /* ---------------------------------------------------------------------------------------------------
@@ -833,7 +834,11 @@ FLASHCL_API flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *plan, cons
  * element size; 16 bytes for Q, K and V under flash_mma and flash_decode_mma when the problem's strides
  * are multiples of 8 elements, as those kernels then copy rows in 16-byte pieces; offset plus tensor
  * within the buffer), the queue with clGetCommandQueueInfo (its context and device); nothing is
- * launched on a refusal. Validation mode runs on the same queue. Thread-safety: as for every enqueue, a
+ * launched on a refusal. An event of another queue in the wait list needs that queue flushed first
+ * (clFlush: OpenCL's rule for waits across queues). Enqueues that use the plan's own scratch (split-KV
+ * without tensors.workspace, standard attention) are ordered by the plan: each waits on the last one
+ * that used it, flushing that one's queue where it was another; standard attention refuses an
+ * out-of-order queue (FLASHCL_UNSUPPORTED). Validation mode runs on the same queue. Thread-safety: as for every enqueue, a
  * plan is enqueued by one thread at a time; different plans on different queues run concurrently.
  */
 FLASHCL_API flashcl_status flashcl_plan_enqueue_on(flashcl_plan *plan, cl_command_queue queue,

@@ -192,7 +192,9 @@ static flashcl_status resolve_tensor(flashcl_context *ctx, const char *name, con
                                      int64_t nb, int64_t ns, int64_t nh, int64_t d, size_t elem,
                                      int is_output, flashcl_strides *out, uint64_t *bytes)
 {
-    if (given->batch == 0 && given->seq == 0 && given->head == 0) {
+    /* (is_output's bit 1: an output, whose elements may not overlap; bit 2: the strides as given, all
+     * zero included: problem.mask_strides_explicit) */
+    if (!(is_output & 2) && given->batch == 0 && given->seq == 0 && given->head == 0) {
         out->head = d;
         validate_or_return(ctx,
                            !__builtin_mul_overflow(nh, d, &out->seq) && !__builtin_mul_overflow(ns, out->seq, &out->batch),
@@ -212,7 +214,7 @@ static flashcl_status resolve_tensor(flashcl_context *ctx, const char *name, con
     validate_or_return(ctx, elements <= (uint64_t)INT64_MAX / elem && elements * elem <= SIZE_MAX,
                        FLASHCL_INVALID_ARGUMENT, "problem.%s: %llu elements do not fit in memory", name,
                        (unsigned long long)elements);
-    if (is_output)
+    if (is_output & 1)
         validate_or_return(ctx, !strides_overlap(out, nb, ns, nh, d), FLASHCL_INVALID_ARGUMENT,
                            "problem.%s_strides = {%lld, %lld, %lld}: output elements overlap (each "
                            "stride must cover the span of the smaller dimensions, head_dim %lld)",
@@ -401,7 +403,8 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                                FLASHCL_INVALID_ARGUMENT,
                                "problem.mask: heads_q x seq_q x seq_kv elements overflow 64 bits");
         }
-        if ((st = resolve_tensor(ctx, "mask", &m, p->batch, p->seq_q, p->heads_q, p->seq_kv, fcl_mask_elem(p), 0,
+        if ((st = resolve_tensor(ctx, "mask", &m, p->batch, p->seq_q, p->heads_q, p->seq_kv, fcl_mask_elem(p),
+                                 p->mask_strides_explicit ? 2 : 0,
                                  &layout->mask, &layout->mask_bytes)))
             return st;
     }

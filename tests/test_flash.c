@@ -32,7 +32,8 @@ typedef struct case_params {
     int cache_idx;   /* with kv_cache: a cache of batch + 2 sequences, entry b served by (3b + 1) % (batch + 2) */
     int leftpad;     /* with kv_cache: sequence b's keys start at row (5b + 2) % (cache_seqlens[b] + 1) */
     int kv_dtype;    /* K and V in a float type of their own (flashcl_kv_dtype) */
-    int attn_mask;   /* 0; 1: a full (B, H, Sq, Sk) mask; 2: one (Sq, Sk) mask broadcast over batch and heads */
+    int attn_mask;   /* 0; 1: a full (B, H, Sq, Sk) mask; 2: one (Sq, Sk) mask broadcast over batch and heads;
+                        3: one row of Sk values broadcast over batch, heads and rows (mask_strides_explicit) */
     int key_padding; /* nonzero: a key-padding mask with the last keys of each batch padded */
     int varlen;      /* nonzero: packed sequences of lengths up to seq_q / seq_kv (one of each at the max) */
     int kv_splits;   /* problem.kv_splits: 0 chosen, 1 none, n */
@@ -188,6 +189,7 @@ static void run_case(const case_params *c)
     p.attn_mask = c->attn_mask != 0;
     if (c->attn_mask == 2) /* broadcast over batch and heads */
         p.mask_strides = (flashcl_strides){0, c->seq_kv, 0};
+    p.mask_strides_explicit = c->attn_mask == 3; /* all-zero strides taken as they are */
     p.key_padding = c->key_padding;
     p.kv_splits = c->kv_splits;
     p.kv_cache = c->kv_cache;
@@ -458,12 +460,14 @@ static void run_case(const case_params *c)
         x.alibi_slopes = slopes;
     }
     if (c->attn_mask) {
-        const size_t n = c->attn_mask == 2 ? (size_t)p.seq_q * p.seq_kv
+        const size_t n = c->attn_mask == 3   ? (size_t)p.seq_kv
+                         : c->attn_mask == 2 ? (size_t)p.seq_q * p.seq_kv
                                            : (size_t)p.batch * p.heads_q * p.seq_q * p.seq_kv;
         mask = malloc(n * sizeof(float));
         for (size_t i = 0; i < n; ++i)
             mask[i] = hm_rng_uniform(&rng) < 0.125 ? -INFINITY : (float)hm_rng_normal(&rng);
-        for (size_t i = 0; i < (size_t)p.seq_kv; ++i) /* the third query row of the first head sees nothing */
+        for (size_t i = 0; c->attn_mask != 3 && i < (size_t)p.seq_kv; ++i) /* the third query row of the first
+                                                                             head sees nothing */
             mask[2 * (size_t)p.seq_kv + i] = -INFINITY;
         if (c->mask_dtype == FLASHCL_MASK_F32) {
             mask_m = tu_buffer(n * sizeof(float), mask);
@@ -1124,6 +1128,9 @@ static const case_params mask_cases[] = {
      .attn_mask = 1, .mask_dtype = FLASHCL_MASK_BOOL, .key_padding = 1, .alibi = 1, .kv_splits = 3},
     {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 1, .seq_q = 3, .seq_kv = 150, .batch = 2, .heads_kv = 2,
      .attn_mask = 1, .mask_dtype = FLASHCL_MASK_F16, .top_left = 1, .causal = 1, .offsets = 4},
+    /* a (1, 1, 1, Sk) key mask, every row of every head of every batch reading the same Sk values */
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 32, .gqa = 2, .seq_q = 40, .seq_kv = 70, .batch = 2, .heads_kv = 1,
+     .attn_mask = 3},
 };
 #define N_MASK_CASES ((int)(sizeof mask_cases / sizeof *mask_cases))
 
@@ -1295,9 +1302,27 @@ static int loop_limited(const case_params *c)
     return strstr(tu_device_label, "rusticl") && 3L * c->seq_kv * c->head_dim + c->seq_kv > 65535;
 }
 
+/* $FLASHCL_TEST_SHARD=k/n: this process runs every n-th case from the k-th (0 <= k < n) of what it would
+ * register, so that a configuration's cases run as n tests side by side (tests/meson.build: one
+ * PoCL compile uses one core). */
+static int shard_k, shard_n = 1, shard_seen;
+
+static void add_case(TCase *tc, const TTest *test, int i)
+{
+    if (shard_seen++ % shard_n == shard_k)
+        tcase_add_loop_test(tc, test, i, i + 1);
+}
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("flash");
+    const char *shard = getenv("FLASHCL_TEST_SHARD");
+    shard_seen = 0;
+    if (shard && *shard && (sscanf(shard, "%d/%d", &shard_k, &shard_n) != 2 || shard_n < 1 || shard_k < 0 ||
+                            shard_k >= shard_n)) {
+        fprintf(stderr, "FLASHCL_TEST_SHARD=%s: k/n with 0 <= k < n\n", shard);
+        exit(1);
+    }
     TCase *tc = tcase_create("grid");
     tcase_set_timeout(tc, 600);
     const char *only = getenv("FLASHCL_TEST_CASE");
@@ -1318,7 +1343,7 @@ static Suite *make_suite(void)
             if (name_listed(features, feature_lists[l].name))
                 for (int i = base; i < base + feature_lists[l].n; ++i)
                     if (!loop_limited(feature_case(i)))
-                        tcase_add_loop_test(tc, test_features, i, i + 1);
+                        add_case(tc, test_features, i);
             base += feature_lists[l].n;
         }
         suite_add_tcase(s, tc);
@@ -1329,22 +1354,24 @@ static Suite *make_suite(void)
         if (loop_limited(&c))
             ++left_out;
         else
-            tcase_add_loop_test(tc, test_grid, i, i + 1);
+            add_case(tc, test_grid, i);
     }
     if (!(only && *only)) {
-        tcase_add_loop_test(tc, test_strided, 0, 3); /* seq_kv 150, head_dim 64: within the limit */
-        if (!strstr(tu_device_label, "rusticl"))
-            tcase_add_loop_test(tc, test_strided, 3, 6);
-        else
-            left_out += 3;
-        tcase_add_loop_test(tc, test_empty_rows, 0, 3);
+        for (int i = 0; i < 6; ++i) {
+            if (i < 3 || !strstr(tu_device_label, "rusticl")) /* (i < 3: seq_kv 150, head_dim 64: within the limit) */
+                add_case(tc, test_strided, i);
+            else
+                ++left_out;
+        }
+        for (int i = 0; i < 3; ++i)
+            add_case(tc, test_empty_rows, i);
         for (int i = 0; !grid_only && feature_case(i); ++i) {
             if (feature_skipped(i))
                 ++skipped;
             else if (loop_limited(feature_case(i)))
                 ++left_out;
             else
-                tcase_add_loop_test(tc, test_features, i, i + 1);
+                add_case(tc, test_features, i);
         }
     }
     if (left_out)

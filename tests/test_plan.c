@@ -962,6 +962,57 @@ START_TEST(test_shared_scratch_ordered)
 }
 END_TEST
 
+/* flashcl_problem_default leaves heads_kv and seq_kv 0, the query side's: a problem that sets only heads_q
+ * and seq_q is multi-head self-attention, not MQA over one key. flashcl_plan_tensor_bytes gives every
+ * buffer's size (0 for those the problem has not). Each enqueue call's messages carry its own name. */
+START_TEST(test_defaults_and_tensor_bytes)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    ck_assert_int_eq(p.heads_kv, 0);
+    ck_assert_int_eq(p.seq_kv, 0);
+    p.heads_q = 4;
+    p.seq_q = 33;
+    p.head_dim = 32;
+    p.kv_cache = 1;
+    p.kv_splits = 2;
+    p.alibi = 1;
+    flashcl_plan *plan = NULL;
+    ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
+    flashcl_problem got;
+    flashcl_plan_problem(plan, &got);
+    ck_assert_int_eq(got.heads_kv, 4);
+    ck_assert_int_eq(got.seq_kv, 33);
+    struct flashcl_offsets b;
+    ck_assert_int_eq(flashcl_plan_tensor_bytes(plan, &b), FLASHCL_SUCCESS);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    ck_assert(b.q == sz[0] && b.k == sz[1] && b.v == sz[2] && b.o == sz[3] && b.lse == sz[4]);
+    ck_assert_uint_eq(b.q, 33u * 4 * 32 * 4);
+    ck_assert_uint_eq(b.k, 33u * 4 * 32 * 4); /* (the cache: seq_kv rows of heads_kv = heads_q heads) */
+    ck_assert_uint_eq(b.alibi_slopes, 4 * sizeof(float));
+    ck_assert_uint_eq(b.cache_seqlens, sizeof(int32_t));
+    ck_assert_uint_eq(b.workspace, flashcl_plan_workspace_bytes(plan));
+    ck_assert_uint_gt(b.workspace, 0);
+    ck_assert(!b.mask && !b.key_padding && !b.cu_seqlens_q && !b.cu_seqlens_k && !b.block_table && !b.k_new &&
+              !b.v_new && !b.k_scale && !b.v_scale && !b.sinks && !b.cache_batch_idx && !b.cache_leftpad);
+    ck_assert_int_eq(flashcl_plan_tensor_bytes(plan, NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "flashcl_plan_tensor_bytes: bytes is NULL"));
+    ck_assert_int_eq(flashcl_plan_tensor_bytes(NULL, &b), FLASHCL_INVALID_ARGUMENT);
+
+    const flashcl_tensors none = {0};
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &none, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "flashcl_plan_enqueue_tensors: q is NULL"));
+    ck_assert_int_eq(flashcl_plan_enqueue_on(plan, NULL, &none, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "flashcl_plan_enqueue_on: q is NULL"));
+    ck_assert_int_eq(flashcl_plan_enqueue(plan, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "flashcl_plan_enqueue: q is NULL"));
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 /* One plan enqueued over two sets of inputs at different offsets in one pool and back (split-KV, so the
  * combine's and the workspace's offsets change too): each output equals what a fresh plan computes from
  * the same inputs, bit for bit (an argument left from the previous enqueue would read the other set). */
@@ -1411,6 +1462,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_head_dim_v);
     tcase_add_test(tc, test_enqueue_rebinds);
     tcase_add_test(tc, test_shared_scratch_ordered);
+    tcase_add_test(tc, test_defaults_and_tensor_bytes);
     tcase_add_loop_test(tc, test_enqueue_cache_options_bad_input, 0, 3);
     tcase_add_loop_test(tc, test_enqueue_offsets_bad_input, 0, 7);
     tcase_add_test(tc, test_enqueue_unaligned_offsets);
