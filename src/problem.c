@@ -232,7 +232,7 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     validate_or_return(ctx, p->heads_q >= 1, FLASHCL_INVALID_ARGUMENT,
                        "problem.heads_q = %d: must be >= 1", (int)p->heads_q);
     validate_or_return(ctx, p->heads_kv >= 1, FLASHCL_INVALID_ARGUMENT,
-                       "problem.heads_kv = %d: must be >= 1", (int)p->heads_kv);
+                       "problem.heads_kv = %d: must be >= 1 (0: heads_q)", (int)p->heads_kv);
     validate_or_return(ctx, p->heads_q % p->heads_kv == 0, FLASHCL_INVALID_ARGUMENT,
                        "problem.heads_q = %d is not a multiple of problem.heads_kv = %d (GQA needs "
                        "whole groups)",
@@ -240,7 +240,7 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     validate_or_return(ctx, p->seq_q >= 1, FLASHCL_INVALID_ARGUMENT, "problem.seq_q = %d: must be >= 1",
                        (int)p->seq_q);
     validate_or_return(ctx, p->seq_kv >= 1, FLASHCL_INVALID_ARGUMENT,
-                       "problem.seq_kv = %d: must be >= 1", (int)p->seq_kv);
+                       "problem.seq_kv = %d: must be >= 1 (0: seq_q)", (int)p->seq_kv);
     validate_or_return(ctx, p->head_dim >= 8 && p->head_dim <= 256 && p->head_dim % 8 == 0,
                        FLASHCL_UNSUPPORTED,
                        "problem.head_dim = %d: supported head dims are the multiples of 8 from 8 to 256",

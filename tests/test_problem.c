@@ -137,7 +137,7 @@ static void break_field(flashcl_problem *p, int i)
     case 0: p->batch = 0; break;
     case 1: p->batch = (int32_t)0x80000000u; break; /* a negative through a cast */
     case 2: p->heads_q = -1; break;
-    case 3: p->heads_kv = 0; break;
+    case 3: p->heads_kv = -2; /* (0 is the query side's: test_defaults_and_tensor_bytes) */ break;
     case 4: p->heads_q = 6; p->heads_kv = 4; break;
     case 5: p->seq_q = 0; break;
     case 6: p->seq_kv = INT_MIN; break;
