@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cli.c: the flashcl command end to end on the current device: `run` on .npy files writes what
  * the library computes for the same inputs, refuses bad files and writes nothing then; `tiles --json`

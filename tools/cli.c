@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli.c: the helpers the flashcl command's subcommands share (see cli.h): option parsing, failure
  * messages, JSON strings, timing from profiling events, FLOP counts and mask and tile descriptions.

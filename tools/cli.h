@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli.h: what the flashcl command's subcommands share (defined in cli.c): option parsing helpers,
  * failure messages, profiling-event timing, FLOP counts and JSON string output.

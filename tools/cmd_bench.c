@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_bench.c: `flashcl bench`: flash, naive and standard attention side by side in one process on
  * the same inputs: each validated against the naive kernel, timed (median of profiling events, warm-up

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_devices.c: `flashcl devices`: every OpenCL platform and device, with the profile the tile
  * chooser reads (flashcl_device_profile_query, the same function contexts use).

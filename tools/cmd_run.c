@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_run.c: `flashcl run`: flash attention on random normal inputs on one device, timed with
  * profiling events (warm-up and compilation excluded) and validated against the naive kernel.

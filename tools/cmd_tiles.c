@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_tiles.c: `flashcl tiles`: the configuration a plan gets on a device for a problem, and where it
  * came from (tuning database entry, context override, or the heuristic and why). It calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_tune.c: `flashcl tune`: for each problem class asked for, every flash tile configuration that
  * fits the device is built, checked against what the compiler reports, validated against the naive

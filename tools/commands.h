@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * commands.h: the flashcl command's subcommands, one per cmd_*.c, each called by main.c with the
  * arguments after the command name (argv[0] is the subcommand's name); each returns the exit status.

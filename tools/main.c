@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c: the flashcl command: its usage text and the dispatch to its subcommands (commands.h).
  */

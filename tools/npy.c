@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * npy.c: the .npy reader and writer (see npy.h). The header is a Python dict literal; this parser
  * accepts what NumPy writes (keys in any order, spaces, a trailing comma) and nothing looser.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * npy.h: reading and writing NumPy .npy files (format versions 1 to 3), little-endian float32,
  * float16 and uint16 (bf16 bits), C order. Every malformed file gets a message, never a crash.

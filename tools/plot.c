@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plot.c: the SVG writer (see plot.h). Panels are laid out in rows: each row is one panel name, the
  * left chart time, the right chart memory; axes are log10 with a tick at every power of ten.

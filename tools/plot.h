@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plot.h: a small SVG writer for benchmark results: for each panel (a head dim and mask), time and
  * device memory against sequence length, log-log, one line per algorithm. Missing points (an
