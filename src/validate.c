@@ -235,7 +235,7 @@ flashcl_status fcl_validate_run(flashcl_plan *pl, const flashcl_tensors *t, cl_e
     if (!R->passed)
         return fcl_fail(ctx, FLASHCL_VALIDATION_FAILED,
                         "validation failed: %lld elements of the %lld checked rows are outside the tolerance (%lld "
-                        "non-finite); worst row %lld col %d: got %g, naive %g (atol %.3g x row scale, rtol %.3g)",
+                        "non-finite where the naive result is finite); worst row %lld col %d: got %g, naive %g (atol %.3g x row scale, rtol %.3g)",
                         (long long)R->failures, (long long)R->rows_checked, (long long)R->nan_count,
                         (long long)R->worst_row, (int)R->worst_col, R->worst_out, R->worst_ref, R->atol, R->rtol);
     return FLASHCL_SUCCESS;

@@ -773,7 +773,9 @@ def main():
     print("each run, the last command's end after it), warm-up and compilation excluded, with the spread (min–max)")
     print("of the timed runs. FLOPs: 4·B·H·Sq·Sk·d, only computed pairs under a causal mask. Every algorithm's")
     print('output was validated against the naive kernel in the same run. "Extra" is the device memory an')
-    print("algorithm allocates beyond the caller's Q, K, V and O (`flashcl_plan_extra_device_bytes`).\n")
+    print("algorithm allocates beyond the caller's Q, K, V and O (`flashcl_plan_extra_device_bytes`). The commands")
+    print("are as each run recorded them: before release 0.2.0 `--max-seconds N` capped each measurement at N")
+    print("seconds; now it is the whole bench's budget, so drop it to reproduce these runs.\n")
     dvs = dimv_section(directory)
     if dvs:
         print('## V\'s own head dim (MLA\'s prefill) on the H200 against PyTorch, one session\n')
