@@ -25,22 +25,6 @@ flashcl_status flashcl_settings_default_abi(const flashcl_abi *abi, flashcl_sett
     return FLASHCL_SUCCESS;
 }
 
-flashcl_status fcl_env_flag(const char *who, const char *name, int fallback, int *out)
-{
-    static const char *const off[] = {"0", "off", "no", "false"}, *const on[] = {"1", "on", "yes", "true"};
-    const char *s = getenv(name);
-    *out = fallback;
-    if (!s || !*s)
-        return FLASHCL_SUCCESS;
-    for (int i = 0; i < 4; ++i)
-        if (!strcmp(s, off[i]) || !strcmp(s, on[i])) {
-            *out = !strcmp(s, on[i]);
-            return FLASHCL_SUCCESS;
-        }
-    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: %s=\"%.40s\": use 1, on, yes, true or 0, off, no, false", who,
-                    name, s);
-}
-
 /* Numbers every context of the process: a thread's error record names its context by address and
  * serial, since a destroyed context's address may be reused by the next one (error.c). */
 static atomic_uint_least64_t context_serials;

@@ -325,3 +325,20 @@ void fcl_strlcpy(char *dst, const char *src, size_t n)
         memcpy(dst, src, len);
     dst[len] = '\0';
 }
+
+/* (internal.h: environment flags, refused by name when malformed) */
+flashcl_status fcl_env_flag(const char *who, const char *name, int fallback, int *out)
+{
+    static const char *const off[] = {"0", "off", "no", "false"}, *const on[] = {"1", "on", "yes", "true"};
+    const char *s = getenv(name);
+    *out = fallback;
+    if (!s || !*s)
+        return FLASHCL_SUCCESS;
+    for (int i = 0; i < 4; ++i)
+        if (!strcmp(s, off[i]) || !strcmp(s, on[i])) {
+            *out = !strcmp(s, on[i]);
+            return FLASHCL_SUCCESS;
+        }
+    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: %s=\"%.40s\": use 1, on, yes, true or 0, off, no, false", who,
+                    name, s);
+}
