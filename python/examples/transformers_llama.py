@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """flashcl as a Hugging Face transformers attention function.
 
 A small Llama model with random weights (nothing downloaded) runs once with transformers' eager attention
@@ -26,11 +27,12 @@ import flashcl
 
 def opencl_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
     """transformers' attention signature: query (B, Hq, Sq, D), key and value (B, Hkv, Skv, D); returns
-    (B, Sq, Hq, D) and no weights. flashcl takes (B, S, H, D) and GQA as it is."""
-    q, k, v = (t.transpose(1, 2).contiguous().float().cpu().numpy() for t in (query, key, value))
+    (B, Sq, Hq, D) and no weights. flashcl takes (B, S, H, D) and GQA as it is, and strided views as they
+    are: the transposes and the mask's slice reach it without a copy."""
+    q, k, v = (t.transpose(1, 2).float().cpu().numpy() for t in (query, key, value))
     if attention_mask is not None:  # sdpa_mask's boolean (B, 1, Sq, Skv), True: attend
         mask = attention_mask.cpu().numpy()
-        mask = np.ascontiguousarray(mask if mask.dtype == np.bool_ else mask.astype(np.float32))
+        mask = mask if mask.dtype == np.bool_ else mask.astype(np.float32)
         out = flashcl.attention(q, k, v, scale=scaling, mask=mask[:, :, :, : k.shape[1]])
     else:  # no mask: PyTorch's is_causal (top-left) for more than one query, none for a decode step
         out = flashcl.attention(q, k, v, scale=scaling, causal=q.shape[1] > 1, alignment="top-left")

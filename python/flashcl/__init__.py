@@ -1,20 +1,29 @@
+# SPDX-License-Identifier: MIT
 """flashcl from Python: exact attention through OpenCL on any GPU or CPU.
 
-A ctypes binding over libflashcl's C API. At import every struct the binding mirrors is checked against
-the library's own layout (flashcl_abi_check): a mirror that drifted from the installed library is an
-ImportError naming the struct, never corrupted memory.
+A ctypes binding over libflashcl's C API; the wheel (pip install ./python) carries the library in this
+package's directory. At import every struct the binding mirrors is checked against the library's own
+layout (flashcl_abi_check): a mirror that drifted from the library is an ImportError naming the struct,
+never corrupted memory.
 
     import numpy as np, flashcl
     q = np.random.randn(2, 128, 8, 64).astype(np.float32)      # (batch, seq, heads, head_dim)
     o = flashcl.attention(q, q, q, causal=True)                  # numpy in, numpy out
+    o, lse = flashcl.attention(q, q, q, return_lse=True)         # lse: float32 (batch, heads, seq_q)
 
-With PyOpenCL arrays (`pyopencl.array.Array`, the same (batch, seq, heads, dim) shape, C order) the work
-stays on the device and the call returns the output and the OpenCL event of its last command:
+Tensors may be strided views (a (batch, heads, seq, head_dim) array transposed to (batch, seq, heads,
+head_dim), a slice, a broadcast): any array whose last dimension is contiguous is passed with its
+strides, not reordered (numpy arrays that cannot be are copied). With PyOpenCL arrays
+(`pyopencl.array.Array`) the work stays on the device and the call returns the output and the OpenCL
+event of its last command:
 
     o, event = flashcl.attention(q_dev, k_dev, v_dev, causal=True)
 
 Plans (compiled kernels for one shape) are cached by problem, per context; a context is made per
 PyOpenCL command queue (or, for numpy inputs, on flashcl's default device, without PyOpenCL).
+
+The library: the one in this package's directory (the wheel's), else $FLASHCL_LIBRARY, else the
+system's (libflashcl.so.4); `flashcl.library_path` says which was loaded.
 """
 import ctypes
 import ctypes.util
@@ -22,9 +31,9 @@ import os
 
 import numpy as np
 
-__all__ = ["attention", "Context", "FlashclError", "library_version"]
+__all__ = ["attention", "Context", "FlashclError", "library_version", "library_path"]
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1}  # FLASHCL_DTYPE_F32, _F16 (bf16: dtype="bf16")
 
 
@@ -36,17 +45,36 @@ class FlashclError(RuntimeError):
         self.status = status
 
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_BUNDLED = ("libflashcl.so", "libflashcl.dylib", "flashcl.dll")  # (python/meson.build's names)
+
+
+def _library():
+    """(path, where from): the package's own library, else $FLASHCL_LIBRARY, else the system's."""
+    for name in _BUNDLED:
+        path = os.path.join(_HERE, name)
+        if os.path.isfile(path):
+            return path, "package"
+    if os.environ.get("FLASHCL_LIBRARY"):
+        return os.environ["FLASHCL_LIBRARY"], "FLASHCL_LIBRARY"
+    return ctypes.util.find_library("flashcl") or f"libflashcl.so.{ABI_VERSION}", "system"
+
+
 def _load():
-    path = os.environ.get("FLASHCL_LIBRARY") or ctypes.util.find_library("flashcl") or f"libflashcl.so.{ABI_VERSION}"
+    path, where = _library()
     try:
-        return ctypes.CDLL(path)
+        return ctypes.CDLL(path), path
     except OSError as ex:
-        raise ImportError(f"flashcl: cannot load the library ({path}): {ex}; set FLASHCL_LIBRARY to its path") from ex
+        hint = {"package": "the wheel's own library (is the OpenCL ICD loader, libOpenCL.so.1, installed?)",
+                "FLASHCL_LIBRARY": "$FLASHCL_LIBRARY"}.get(where, "not in the package (installed without its "
+                                                              "library?) and not found by the system's loader; "
+                                                              "set FLASHCL_LIBRARY to its path")
+        raise ImportError(f"flashcl: cannot load the library ({path}; {hint}): {ex}") from ex
 
 
-_lib = _load()
+_lib, library_path = _load()
 
-# --- the public structs, mirrored field by field from flashcl.h (ABI 3) ---------------------------------
+# --- the public structs, mirrored field by field from flashcl.h (ABI 4) ---------------------------------
 c_int, c_i32, c_u32, c_i64, c_u64, c_f32, c_f64, c_size, c_vp = (ctypes.c_int, ctypes.c_int32, ctypes.c_uint32,
                                                                   ctypes.c_int64, ctypes.c_uint64, ctypes.c_float,
                                                                   ctypes.c_double, ctypes.c_size_t, ctypes.c_void_p)
@@ -66,7 +94,7 @@ class Problem(ctypes.Structure):
                 ("q_strides", Strides), ("k_strides", Strides), ("v_strides", Strides), ("o_strides", Strides),
                 ("kv_format", c_i32), ("kv_scale_dtype", c_int), ("alignment", c_i32), ("mask_dtype", c_i32),
                 ("sinks", c_i32), ("cache_batch_idx", c_i32), ("cache_batch", c_i32), ("cache_leftpad", c_i32),
-                ("kv_dtype", c_i32), ("head_dim_v", c_i32)]
+                ("kv_dtype", c_i32), ("head_dim_v", c_i32), ("mask_strides_explicit", c_i32)]
 
 
 class DeviceProfile(ctypes.Structure):
@@ -110,20 +138,19 @@ class KernelInfo(ctypes.Structure):
     _fields_ = [("max_work_group_size", c_size), ("local_mem_bytes", c_u64), ("private_mem_bytes", c_u64)]
 
 
-_OFFSET_NAMES = ("q", "k", "v", "o", "lse", "alibi_slopes", "mask", "key_padding", "cu_seqlens_q", "cu_seqlens_k",
-                 "cache_seqlens", "block_table", "k_new", "v_new", "k_scale", "v_scale", "sinks", "workspace",
-                 "cache_batch_idx", "cache_leftpad")
+# (flashcl_tensors' buffers, in their order; struct flashcl_offsets has a member for each, in the same
+# order since ABI 4)
+_BUFFER_NAMES = ("q", "k", "v", "o", "lse", "alibi_slopes", "mask", "key_padding", "cu_seqlens_q", "cu_seqlens_k",
+                 "cache_seqlens", "block_table", "k_new", "v_new", "k_scale", "v_scale", "sinks", "cache_batch_idx",
+                 "cache_leftpad", "workspace")
 
 
 class Offsets(ctypes.Structure):
-    _fields_ = [(n, c_u64) for n in _OFFSET_NAMES]
+    _fields_ = [(n, c_u64) for n in _BUFFER_NAMES]
 
 
 class Tensors(ctypes.Structure):
-    _fields_ = [(n, c_vp) for n in ("q", "k", "v", "o", "lse", "alibi_slopes", "mask", "key_padding", "cu_seqlens_q",
-                                    "cu_seqlens_k", "cache_seqlens", "block_table", "k_new", "v_new", "k_scale",
-                                    "v_scale", "sinks", "cache_batch_idx", "cache_leftpad", "workspace")] + \
-               [("offsets", Offsets)]
+    _fields_ = [(n, c_vp) for n in _BUFFER_NAMES] + [("offsets", Offsets)]
 
 
 class Validation(ctypes.Structure):
@@ -262,17 +289,19 @@ _cl.clReleaseMemObject.argtypes = [c_vp]
 _cl.clReleaseEvent.argtypes = [c_vp]
 
 
-def _cl_buffer(context, host, nbytes=None):
-    """A device buffer, filled from a numpy array (or nbytes uninitialised)."""
-    CL_MEM_READ_WRITE, CL_MEM_COPY_HOST_PTR = 1 << 0, 1 << 5
+_CL_MEM_READ_WRITE, _CL_MEM_COPY_HOST_PTR = 1 << 0, 1 << 5
+
+
+def _cl_buffer(context, nbytes, host_ptr=None):
+    """A device buffer of nbytes, copied from host memory at host_ptr (or uninitialised)."""
     err = ctypes.c_int32()
-    if host is not None:
-        if host.nbytes < 4:  # (a buffer of at least 4 bytes, copied from 4 bytes of host memory: pad)
-            host = np.concatenate([host.view(np.uint8).ravel(), np.zeros(4 - host.nbytes, np.uint8)])
-        buf = _cl.clCreateBuffer(c_vp(context), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, host.nbytes,
-                                 host.ctypes.data_as(c_vp), ctypes.byref(err))
-    else:
-        buf = _cl.clCreateBuffer(c_vp(context), CL_MEM_READ_WRITE, max(nbytes, 4), None, ctypes.byref(err))
+    if host_ptr is not None and nbytes < 4:  # (at least 4 bytes, copied from 4 bytes of host memory: pad)
+        pad = (ctypes.c_uint8 * 4)()
+        ctypes.memmove(pad, host_ptr, nbytes)
+        host_ptr, nbytes = ctypes.addressof(pad), 4
+    flags = _CL_MEM_READ_WRITE | (_CL_MEM_COPY_HOST_PTR if host_ptr is not None else 0)
+    buf = _cl.clCreateBuffer(c_vp(context), flags, max(nbytes, 4), None if host_ptr is None else c_vp(host_ptr),
+                             ctypes.byref(err))
     if not buf:
         raise FlashclError("OPENCL_ERROR", f"clCreateBuffer failed: {err.value}")
     return buf
@@ -285,7 +314,54 @@ def _context_for(queue):
     return _contexts[key]
 
 
-def _problem(q, k, v, dtype, causal, scale, window, softcap, alignment):
+def _is_device_array(a):
+    return hasattr(a, "base_data") and hasattr(a, "queue") and not isinstance(a, np.ndarray)
+
+
+def _element_strides(a, dims):
+    """flashcl's element strides (batch, seq, head) of a 4-D array whose dims `dims` (indices into its
+    shape) are flashcl's batch, seq and head and whose last dim is contiguous; None when its strides
+    cannot be (a last dim that is not contiguous, a negative stride or one that is not a multiple of the
+    element). Dims of extent 1 get stride 0 (what they are does not matter); a C-contiguous array gets
+    (0, 0, 0), the default layout."""
+    item = a.dtype.itemsize
+    if a.flags.c_contiguous:
+        return (0, 0, 0)
+    if a.shape[3] > 1 and a.strides[3] != item:
+        return None
+    out = []
+    for i in dims:
+        n, st = a.shape[i], a.strides[i]
+        if n == 1:
+            out.append(0)
+        elif st < 0 or st % item:
+            return None
+        else:
+            out.append(st // item)
+    return tuple(out)
+
+
+def _layout(name, a, dims=(0, 1, 2), mask=False):
+    """(the array to pass, its Strides): numpy arrays flashcl cannot take as they are are copied to C order
+    (the host copy the upload makes anyway); PyOpenCL arrays are refused. All-zero strides mean the
+    default layout to flashcl, so a Q, K or V broadcast over every row (stride 0 everywhere) is copied
+    too (masks say so with mask_strides_explicit instead)."""
+    st = _element_strides(a, dims)
+    if st == (0, 0, 0) and not mask and not a.flags.c_contiguous and a.shape[0] * a.shape[1] * a.shape[2] > 1:
+        st = None  # (broadcast over every row: not the default layout)
+    if st is None:
+        if _is_device_array(a):
+            raise ValueError(f"flashcl.attention: {name} is a PyOpenCL array of shape {a.shape} and byte strides "
+                             f"{a.strides}: flashcl takes strided tensors whose last dim is contiguous (its stride "
+                             f"the element size, {a.dtype.itemsize}) and whose other strides are non-negative "
+                             f"multiples of the element size, and does not copy device arrays: pass a contiguous "
+                             f"copy")
+        a = np.ascontiguousarray(a)
+        st = (0, 0, 0)
+    return a, Strides(*st)
+
+
+def _problem(q, k, v, dtype, causal, scale, window, softcap, alignment, return_lse):
     if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
         raise ValueError("flashcl.attention: q, k and v must be (batch, seq, heads, head_dim)")
     b, sq, hq, d = q.shape
@@ -304,6 +380,7 @@ def _problem(q, k, v, dtype, causal, scale, window, softcap, alignment):
     if window is not None:
         p.window, (p.window_left, p.window_right) = 1, window
     p.softcap = float(softcap or 0.0)
+    p.return_lse = 1 if return_lse else 0
     return p
 
 
@@ -311,34 +388,71 @@ MASK_DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(np.boo
 
 
 def _mask_problem(p, mask):
-    """problem.attn_mask for a (batch or 1, heads or 1, seq_q, seq_kv) C-contiguous mask: an additive
-    float32/float16 one, or a boolean/uint8 one (nonzero keeps the pair); dims of 1 broadcast."""
+    """problem.attn_mask for a mask of PyTorch's (batch, heads, seq_q, seq_kv) shape, each of the first
+    three dims its full size or 1 (broadcast; a numpy mask of fewer dims gets leading 1s): an additive
+    float32/float16 one, or a boolean/uint8 one (nonzero keeps the pair). Its strides are passed as they
+    are, keys contiguous; one broadcast over batch, heads and rows at once (all-zero strides) is flagged
+    with mask_strides_explicit. Returns the mask to pass."""
     code = MASK_DTYPES.get(np.dtype(mask.dtype))
     if code is None:
         raise TypeError(f"flashcl.attention: a mask of {mask.dtype}: float32, float16, bool or uint8")
-    if mask.ndim != 4 or mask.shape[2:] != (p.seq_q, p.seq_kv) or mask.shape[0] not in (1, p.batch) or \
-            mask.shape[1] not in (1, p.heads_q) or not mask.flags.c_contiguous:
-        raise ValueError(f"flashcl.attention: mask {mask.shape}: C-contiguous (batch or 1, heads or 1, "
-                         f"{p.seq_q}, {p.seq_kv})")
-    mb, mh, sq, skv = mask.shape
-    p.attn_mask, p.mask_dtype = 1, code
-    p.mask_strides = Strides(mh * sq * skv if mb > 1 else 0, skv, sq * skv if mh > 1 else 0)
+    if isinstance(mask, np.ndarray) and 1 <= mask.ndim < 4:
+        mask = mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
+    if mask.ndim != 4 or mask.shape[3] != p.seq_kv or mask.shape[0] not in (1, p.batch) or \
+            mask.shape[1] not in (1, p.heads_q) or mask.shape[2] not in (1, p.seq_q):
+        raise ValueError(f"flashcl.attention: mask {mask.shape}: (batch or 1, heads or 1, seq_q or 1, seq_kv) = "
+                         f"({p.batch} or 1, {p.heads_q} or 1, {p.seq_q} or 1, {p.seq_kv})")
+    # (the mask's dims are (batch, heads, rows, keys); flashcl's strides are (batch, seq = row, head))
+    if mask.flags.c_contiguous and mask.shape[:3] == (p.batch, p.heads_q, p.seq_q):
+        st = Strides(0, 0, 0)  # the default layout
+    else:
+        if mask.flags.c_contiguous:
+            mb, mh, mq, mk = mask.shape
+            st = (0 if mb == 1 else mh * mq * mk, 0 if mq == 1 else mk, 0 if mh == 1 else mq * mk)
+        else:
+            st = _element_strides(mask, (0, 2, 1))
+        if st is None:
+            if _is_device_array(mask):
+                raise ValueError(f"flashcl.attention: the mask is a PyOpenCL array of shape {mask.shape} and byte "
+                                 f"strides {mask.strides}: its keys must be contiguous and its other strides "
+                                 f"non-negative multiples of the element size: pass a contiguous copy")
+            mask = np.ascontiguousarray(mask)
+            return _mask_problem(p, mask)
+        st = Strides(*st)
+        if st.batch == 0 and st.seq == 0 and st.head == 0:
+            p.mask_strides_explicit = 1  # (one row of seq_kv values for every batch, head and query)
+    p.attn_mask, p.mask_dtype, p.mask_strides = 1, code, st
+    return mask
+
+
+def _span(a):
+    """The host memory a numpy array with non-negative strides addresses: (pointer, bytes)."""
+    if a.size == 0:
+        return a.ctypes.data, 0
+    return a.ctypes.data, sum((n - 1) * s for n, s in zip(a.shape, a.strides) if n > 1) + a.itemsize
 
 
 def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alignment="bottom-right",
-              mask=None, dtype=None, queue=None, wait_for=None):
+              mask=None, dtype=None, queue=None, wait_for=None, return_lse=False, out=None):
     """Exact attention, O = softmax(scale * Q K^T [masked]) V, on flashcl.
 
     q: (batch, seq_q, heads_q, head_dim); k: (batch, seq_kv, heads_kv, head_dim); v: (batch, seq_kv,
     heads_kv, head_dim_v); heads_kv divides heads_q (GQA). numpy arrays (float32 or float16) run on the
     default device and return a numpy array; pyopencl.array.Array inputs run on their queue and return
-    (output array, event). causal aligns bottom-right unless alignment="top-left" (PyTorch's is_causal);
-    window=(left, right) is FlashAttention's sliding window (-1: unbounded); softcap caps the scores;
-    scale defaults to 1/sqrt(head_dim). mask: (batch or 1, heads or 1, seq_q, seq_kv), additive (float32,
-    float16: -inf removes a pair) or boolean (True keeps it), of the inputs' kind (numpy or PyOpenCL).
-    dtype="bf16" reads uint16 arrays as bfloat16.
+    (output array, event). Strided arrays are taken as they are when their last dim is contiguous (a
+    (batch, heads, seq, dim) array transposed to (batch, seq, heads, dim), a slice): their strides go to
+    flashcl in elements; other numpy arrays are copied to C order, other PyOpenCL arrays refused.
+    causal aligns bottom-right unless alignment="top-left" (PyTorch's is_causal); window=(left, right) is
+    FlashAttention's sliding window (-1: unbounded); softcap caps the scores; scale defaults to
+    1/sqrt(head_dim). mask: (batch or 1, heads or 1, seq_q or 1, seq_kv), additive (float32, float16:
+    -inf removes a pair) or boolean (True keeps it), of the inputs' kind (numpy or PyOpenCL); numpy masks
+    may have fewer dims (numpy's broadcasting). dtype="bf16" reads uint16 arrays as bfloat16.
+    return_lse=True also returns the log-sum-exp of each row's scaled scores, float32 (batch, heads_q,
+    seq_q) (natural log; -inf for a row that sees no key): (out, lse), or (out, lse, event) on PyOpenCL.
+    out: the output array to write, (batch, seq_q, heads_q, head_dim_v) of q's dtype and kind; a
+    PyOpenCL one is written in place with its strides (last dim contiguous, rows not overlapping).
     """
-    on_device = hasattr(q, "data") and hasattr(q, "queue") and not isinstance(q, np.ndarray)
+    on_device = _is_device_array(q)
     if dtype == "bf16":
         code = 2
         if np.dtype(q.dtype) != np.uint16:
@@ -350,59 +464,81 @@ def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alig
     for name, t in (("k", k), ("v", v)):
         if np.dtype(t.dtype) != np.dtype(q.dtype):
             raise TypeError(f"flashcl.attention: {name} is {t.dtype}, q is {q.dtype}: one dtype for all three")
-        if on_device != (hasattr(t, "data") and hasattr(t, "queue") and not isinstance(t, np.ndarray)):
-            raise TypeError("flashcl.attention: q, k and v are all numpy arrays or all PyOpenCL arrays")
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        if not t.flags.c_contiguous:
-            raise ValueError(f"flashcl.attention: {name} must be C-contiguous (batch, seq, heads, head_dim)")
-    p = _problem(q, k, v, code, causal, scale, window, softcap, alignment)
+    for name, t in (("k", k), ("v", v), ("mask", mask), ("out", out)):
+        if t is not None and on_device != _is_device_array(t):
+            raise TypeError(f"flashcl.attention: {name} is {'not ' if on_device else ''}a PyOpenCL array and q is"
+                            f"{'' if on_device else ' not'}: numpy arrays or PyOpenCL arrays, not both")
+    p = _problem(q, k, v, code, causal, scale, window, softcap, alignment, return_lse)
+    out_shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
+    if out is not None and (tuple(out.shape) != out_shape or np.dtype(out.dtype) != np.dtype(q.dtype)):
+        raise ValueError(f"flashcl.attention: out is {out.dtype} {tuple(out.shape)}: {np.dtype(q.dtype)} {out_shape}")
+    q, p.q_strides = _layout("q", q)
+    k, p.k_strides = _layout("k", k)
+    v, p.v_strides = _layout("v", v)
     if mask is not None:
-        _mask_problem(p, mask)
+        mask = _mask_problem(p, mask)
+    lse_shape = (q.shape[0], q.shape[2], q.shape[1])
     if on_device:
         import pyopencl as cl
         import pyopencl.array as cla
         queue = queue or q.queue
+        if out is None:
+            out = cla.empty(queue, out_shape, q.dtype)
+        else:
+            out, p.o_strides = _layout("out", out)
         ctx = _context_for(queue)
         plan = ctx.plan(p)
-        out = cla.empty(queue, (q.shape[0], q.shape[1], q.shape[2], v.shape[3]), q.dtype)
         arrays = {"q": q, "k": k, "v": v, "o": out}
+        if return_lse:
+            arrays["lse"] = cla.empty(queue, lse_shape, np.float32)
         if mask is not None:
             arrays["mask"] = mask
         t = Tensors()
         for name, a in arrays.items():
             setattr(t, name, a.base_data.int_ptr)
             setattr(t.offsets, name, a.offset)
-        waits = list(wait_for or []) + [e for a in arrays.values() if a is not out for e in (a.events or [])]
+        waits = list(wait_for or []) + [e for a in arrays.values() for e in (a.events or [])]
         wl = (c_vp * max(len(waits), 1))(*[e.int_ptr for e in waits])
         ev = c_vp()
         _check(_plan_enqueue_on(plan, c_vp(queue.int_ptr), ctypes.byref(t), len(waits), wl if waits else None,
                                 ctypes.byref(ev)), ctx._ptr)
         event = cl.Event.from_int_ptr(ev.value, retain=False)
         out.add_event(event)
+        if return_lse:
+            arrays["lse"].add_event(event)
+            return out, arrays["lse"], event
         return out, event
-    # numpy: on the default device's context and queue, through OpenCL's C API (no PyOpenCL needed)
+    # numpy: on the default device's context and queue, through OpenCL's C API (no PyOpenCL needed); each
+    # input's buffer holds the host memory it addresses (its span), read with its strides; O and LSE come
+    # back contiguous, and into `out` through numpy.
     ctx = _context_for(None)
     clctx, _, clq = ctx.cl_objects()
     plan = ctx.plan(p)
-    out = np.empty((q.shape[0], q.shape[1], q.shape[2], v.shape[3]), q.dtype)
     inputs = {"q": q, "k": k, "v": v}
     if mask is not None:
         inputs["mask"] = mask.view(np.uint8) if mask.dtype == np.bool_ else mask
+    o_host = out if out is not None and out.flags.c_contiguous else np.empty(out_shape, q.dtype)
+    results = [("o", o_host)] + ([("lse", np.empty(lse_shape, np.float32))] if return_lse else [])
     bufs, t, ev = [], Tensors(), c_vp()
     try:
         for name, a in inputs.items():
-            bufs.append(_cl_buffer(clctx, np.ascontiguousarray(a)))
+            bufs.append(_cl_buffer(clctx, _span(a)[1], _span(a)[0]))
             setattr(t, name, bufs[-1])
-        bufs.append(_cl_buffer(clctx, None, out.nbytes))
-        t.o = bufs[-1]
+        for name, a in results:
+            bufs.append(_cl_buffer(clctx, a.nbytes))
+            setattr(t, name, bufs[-1])
         _check(_plan_enqueue_on(plan, None, ctypes.byref(t), 0, None, ctypes.byref(ev)), ctx._ptr)
-        err = _cl.clEnqueueReadBuffer(c_vp(clq), c_vp(t.o), 1, 0, out.nbytes, out.ctypes.data_as(c_vp), 1,
-                                      ctypes.byref(ev), None)
-        if err != 0:
-            raise FlashclError("OPENCL_ERROR", f"clEnqueueReadBuffer failed: {err}")
+        for name, a in results:
+            err = _cl.clEnqueueReadBuffer(c_vp(clq), c_vp(getattr(t, name)), 1, 0, a.nbytes, a.ctypes.data_as(c_vp),
+                                          1, ctypes.byref(ev), None)
+            if err != 0:
+                raise FlashclError("OPENCL_ERROR", f"clEnqueueReadBuffer failed: {err}")
     finally:
         if ev.value:
             _cl.clReleaseEvent(ev)
         for b in bufs:
             _cl.clReleaseMemObject(c_vp(b))
-    return out
+    if out is not None and o_host is not out:
+        np.copyto(out, o_host)
+    o_host = out if out is not None else o_host
+    return (o_host, results[1][1]) if return_lse else o_host
