@@ -3,7 +3,7 @@
  * enqueue.c: the hot path. Checks the caller's buffers and events against the plan (nothing is
  * launched on bad input), sets the buffer arguments and launches; validation mode runs after.
  */
-#include "kernels.h"
+#include "kernels/module.h"
 
 #include <stdlib.h>
 
@@ -341,22 +341,6 @@ flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
     return enqueue(pl, NULL, &t, num_events, wait_list, event);
 }
 
-/* The arguments flash_fwd and both decode kernels share under the same names (P: FA or DE): sinks,
- * split-KV's scratch, the cache's batch index and left padding. */
-#define BIND_SHARED_TAIL(P)                                                                               \
-    do {                                                                                                  \
-        fcl_arg_mem(&a, P##_SINKS, t->sinks ? t->sinks : t->q);                                          \
-        fcl_arg_long(&a, P##_sinks_off, pl->off.sinks);                                                  \
-        fcl_arg_mem(&a, P##_OP, scratch);                                                                 \
-        fcl_arg_mem(&a, P##_LP, scratch);                                                                 \
-        fcl_arg_long(&a, P##_op_off, op_off);                                                             \
-        fcl_arg_long(&a, P##_lp_off, lp_off);                                                             \
-        fcl_arg_mem(&a, P##_BATCH_IDX, t->cache_batch_idx ? t->cache_batch_idx : t->q);                  \
-        fcl_arg_mem(&a, P##_LEFT_PAD, t->cache_leftpad ? t->cache_leftpad : t->q);                       \
-        fcl_arg_long(&a, P##_cache_idx_off, pl->off.cache_idx);                                          \
-        fcl_arg_long(&a, P##_leftpad_off, pl->off.leftpad);                                              \
-    } while (0)
-
 /* The flash or naive kernel: the buffer arguments, then the launch (after kv_append when the step's
  * keys go into the cache first, and followed by flash_combine under split-KV). */
 static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, cl_uint num_events,
@@ -379,86 +363,9 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         }
         scratch = pl->partial;
     }
-    const cl_long lp_off = op_off + (cl_long)pl->ws_lse_floats;
+    const fcl_scratch scr = {.mem = scratch, .op_off = op_off, .lp_off = op_off + (cl_long)pl->ws_lse_floats};
     fcl_args a = fcl_args_of(pl->kernel, (fcl_kernel_id)pl->kernel_id);
-    switch ((fcl_kernel_id)pl->kernel_id) {
-    case FCL_K_FLASH_FWD:
-        /* Optional inputs are read only when compiled in; q stands in for absent ones. */
-        fcl_arg_mem(&a, FA_Q, t->q);
-        fcl_arg_mem(&a, FA_K, t->k);
-        fcl_arg_mem(&a, FA_V, t->v);
-        fcl_arg_mem(&a, FA_O, t->o);
-        fcl_arg_mem(&a, FA_LSE, t->lse);
-        fcl_arg_mem(&a, FA_ALIBI, t->alibi_slopes ? t->alibi_slopes : t->q);
-        fcl_arg_mem(&a, FA_MASK, t->mask ? t->mask : t->q);
-        fcl_arg_mem(&a, FA_KPM, t->key_padding ? t->key_padding : t->q);
-        fcl_arg_mem(&a, FA_CU_Q, t->cu_seqlens_q ? t->cu_seqlens_q : t->q);
-        fcl_arg_mem(&a, FA_CU_K, t->cu_seqlens_k ? t->cu_seqlens_k : t->q);
-        fcl_arg_mem(&a, FA_CACHE_LENS, t->cache_seqlens ? t->cache_seqlens : t->q);
-        fcl_arg_mem(&a, FA_BT, t->block_table ? t->block_table : t->q);
-        fcl_arg_long(&a, FA_q_off, pl->off.q);
-        fcl_arg_long(&a, FA_k_off, pl->off.k);
-        fcl_arg_long(&a, FA_v_off, pl->off.v);
-        fcl_arg_long(&a, FA_o_off, pl->off.o);
-        fcl_arg_long(&a, FA_lse_off, pl->off.lse);
-        fcl_arg_long(&a, FA_alibi_off, pl->off.alibi);
-        fcl_arg_long(&a, FA_mask_off, pl->off.mask);
-        fcl_arg_long(&a, FA_kpm_off, pl->off.kpm);
-        fcl_arg_long(&a, FA_cu_q_off, pl->off.cu_q);
-        fcl_arg_long(&a, FA_cu_k_off, pl->off.cu_k);
-        fcl_arg_long(&a, FA_cache_lens_off, pl->off.cache_lens);
-        fcl_arg_long(&a, FA_bt_off, pl->off.bt);
-        BIND_SHARED_TAIL(FA);
-        break;
-    case FCL_K_FLASH_DECODE:
-    case FCL_K_FLASH_DECODE_MMA:
-        fcl_arg_mem(&a, DE_Q, t->q);
-        fcl_arg_mem(&a, DE_K, t->k);
-        fcl_arg_mem(&a, DE_V, t->v);
-        fcl_arg_mem(&a, DE_O, t->o);
-        fcl_arg_mem(&a, DE_LSE, t->lse);
-        fcl_arg_mem(&a, DE_ALIBI, t->alibi_slopes ? t->alibi_slopes : t->q);
-        fcl_arg_mem(&a, DE_KPM, t->key_padding ? t->key_padding : t->q);
-        fcl_arg_mem(&a, DE_CACHE_LENS, t->cache_seqlens ? t->cache_seqlens : t->q);
-        fcl_arg_mem(&a, DE_BT, t->block_table ? t->block_table : t->q);
-        fcl_arg_mem(&a, DE_K_SCALE, t->k_scale ? t->k_scale : t->q);
-        fcl_arg_mem(&a, DE_V_SCALE, t->v_scale ? t->v_scale : t->q);
-        fcl_arg_long(&a, DE_q_off, pl->off.q);
-        fcl_arg_long(&a, DE_k_off, pl->off.k);
-        fcl_arg_long(&a, DE_v_off, pl->off.v);
-        fcl_arg_long(&a, DE_o_off, pl->off.o);
-        fcl_arg_long(&a, DE_lse_off, pl->off.lse);
-        fcl_arg_long(&a, DE_alibi_off, pl->off.alibi);
-        fcl_arg_long(&a, DE_kpm_off, pl->off.kpm);
-        fcl_arg_long(&a, DE_cache_lens_off, pl->off.cache_lens);
-        fcl_arg_long(&a, DE_bt_off, pl->off.bt);
-        fcl_arg_long(&a, DE_k_scale_off, pl->off.k_scale);
-        fcl_arg_long(&a, DE_v_scale_off, pl->off.v_scale);
-        BIND_SHARED_TAIL(DE);
-        break;
-    case FCL_K_FLASH_MMA:
-    case FCL_K_FLASH_WGMMA:
-        fcl_arg_mem(&a, MA_Q, t->q);
-        fcl_arg_mem(&a, MA_K, t->k);
-        fcl_arg_mem(&a, MA_V, t->v);
-        fcl_arg_mem(&a, MA_O, t->o);
-        fcl_arg_mem(&a, MA_LSE, t->lse);
-        fcl_arg_long(&a, MA_q_off, pl->off.q);
-        fcl_arg_long(&a, MA_k_off, pl->off.k);
-        fcl_arg_long(&a, MA_v_off, pl->off.v);
-        fcl_arg_long(&a, MA_o_off, pl->off.o);
-        fcl_arg_long(&a, MA_lse_off, pl->off.lse);
-        fcl_arg_mem(&a, MA_SINKS, t->sinks ? t->sinks : t->q);
-        fcl_arg_long(&a, MA_sinks_off, pl->off.sinks);
-        break;
-    default: /* FCL_K_NAIVE_FWD */
-        fcl_bind_naive_inputs(&a, t, NF_q_off, &pl->off);
-        fcl_arg_mem(&a, NF_O, t->o);
-        fcl_arg_mem(&a, NF_LSE, t->lse);
-        fcl_arg_long(&a, NF_o_off, pl->off.o);
-        fcl_arg_long(&a, NF_lse_off, pl->off.lse);
-        break;
-    }
+    fcl_module_of((fcl_kernel_id)pl->kernel_id)->bind_buffers(&a, pl, t, &scr);
     flashcl_status st = fcl_args_check(ctx, &a, NULL);
     if (st != FLASHCL_SUCCESS)
         return st;
@@ -467,24 +374,7 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
     cl_event appended = NULL;
     if (pl->append) { /* the step's keys and values into the cache, then the attention after it */
         fcl_args ap = fcl_args_of(pl->append, FCL_K_KV_APPEND);
-        fcl_arg_mem(&ap, KA_K, t->k);
-        fcl_arg_mem(&ap, KA_V, t->v);
-        fcl_arg_mem(&ap, KA_K_NEW, t->k_new);
-        fcl_arg_mem(&ap, KA_V_NEW, t->v_new);
-        fcl_arg_mem(&ap, KA_cache_lens, t->cache_seqlens);
-        fcl_arg_mem(&ap, KA_bt, t->block_table ? t->block_table : t->q);
-        fcl_arg_mem(&ap, KA_K_SCALE, t->k_scale ? t->k_scale : t->q);
-        fcl_arg_mem(&ap, KA_V_SCALE, t->v_scale ? t->v_scale : t->q);
-        fcl_arg_long(&ap, KA_k_off, pl->off.k);
-        fcl_arg_long(&ap, KA_v_off, pl->off.v);
-        fcl_arg_long(&ap, KA_k_new_off, pl->off.k_new);
-        fcl_arg_long(&ap, KA_v_new_off, pl->off.v_new);
-        fcl_arg_long(&ap, KA_cache_lens_off, pl->off.cache_lens);
-        fcl_arg_long(&ap, KA_bt_off, pl->off.bt);
-        fcl_arg_long(&ap, KA_k_scale_off, pl->off.k_scale);
-        fcl_arg_long(&ap, KA_v_scale_off, pl->off.v_scale);
-        fcl_arg_mem(&ap, KA_cache_idx, t->cache_batch_idx ? t->cache_batch_idx : t->q);
-        fcl_arg_long(&ap, KA_cache_idx_off, pl->off.cache_idx);
+        fcl_append_module.bind_buffers(&ap, pl, t, &scr);
         if ((st = fcl_args_check(ctx, &ap, "kv_append")) != FLASHCL_SUCCESS)
             return st;
         const size_t local = 64;
@@ -504,16 +394,7 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         return fcl_fail_cl(ctx, err, "clEnqueueNDRangeKernel");
     if (pl->combine) { /* split-KV: merge the partial results, after them (the queue may be out of order) */
         fcl_args c = fcl_args_of(pl->combine, FCL_K_FLASH_COMBINE);
-        fcl_arg_mem(&c, FC_O, t->o);
-        fcl_arg_mem(&c, FC_LSE, t->lse);
-        fcl_arg_long(&c, FC_o_off, pl->off.o);
-        fcl_arg_long(&c, FC_lse_off, pl->off.lse);
-        fcl_arg_mem(&c, FC_SINKS, t->sinks ? t->sinks : t->o);
-        fcl_arg_long(&c, FC_sinks_off, pl->off.sinks);
-        fcl_arg_mem(&c, FC_OP, scratch);
-        fcl_arg_mem(&c, FC_LP, scratch);
-        fcl_arg_long(&c, FC_op_off, op_off);
-        fcl_arg_long(&c, FC_lp_off, lp_off);
+        fcl_combine_module.bind_buffers(&c, pl, t, &scr);
         st = fcl_args_check(ctx, &c, "split-KV");
         err = st != FLASHCL_SUCCESS ? CL_SUCCESS
                                     : clEnqueueNDRangeKernel(pl->queue, pl->combine, 1, NULL, &pl->combine_global,

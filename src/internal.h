@@ -201,10 +201,7 @@ typedef struct fcl_choice {
 } fcl_choice;
 /* The choice a profile gets under a policy (resolved: path a flashcl_path, local_mem_limit the cap or
  * 0): its limits, the policy's path and database, no override. */
-int32_t fcl_naive_chunk(const flashcl_device_profile *pr);
-/* The floats a work-item of the portable or the CUDA-core decode kernel keeps in registers under config c:
- * its output and score blocks (flash_fwd), or the decode kernel's rows and keys (its chooser's estimate). */
-int64_t fcl_register_block(const flashcl_config *c, int32_t head_dim_v); /* output columns: V's head dim */
+int32_t fcl_naive_chunk(const flashcl_device_profile *pr); /* (src/kernels/naive.c) */
 void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t local_mem_limit,
                    const flashcl_tuning_db *db, fcl_choice *ch);
 /* The local memory tiles may use: min(the device's, 64 KiB, the cap when nonzero); on a GPU whose
@@ -225,7 +222,11 @@ flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_
  * reported on ctx (may be NULL: the thread's context-free message). */
 flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr, const fcl_choice *ch,
                           const flashcl_problem *p, flashcl_algorithm algorithm, flashcl_config *config);
-/* The portable kernel's heuristic tiles within explicit limits (no packing, splits or finishing). */
+/* The same for a problem fcl_check_problem already passed (a plan's: checked once). */
+flashcl_status fcl_choose_checked(flashcl_context *ctx, const flashcl_device_profile *pr, const fcl_choice *ch,
+                                  const flashcl_problem *p, flashcl_algorithm algorithm, flashcl_config *config);
+/* The portable kernel's heuristic tiles within explicit limits (no packing, splits or finishing;
+ * src/kernels/portable.c). */
 flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget, int reg_shift,
                                 size_t max_wg, flashcl_config *cfg);
 /* Query heads packed per work-group for flash: heads_q / heads_kv for GQA decode steps (fcl_is_decode),

@@ -134,8 +134,6 @@ typedef enum fcl_kernel_id {
 typedef struct fcl_kernel_def {
     const char *entry;   /* the __kernel function */
     const char *sources; /* the embedded cl/ parts of its program, in order, separated by spaces */
-    /* Its program's build options for a problem and a configuration (kernels of one program agree). */
-    void (*options)(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n);
     const char *const *arg_names;
     const fcl_arg_kind *arg_kinds;
     int n_args;
@@ -143,7 +141,8 @@ typedef struct fcl_kernel_def {
 
 const fcl_kernel_def *fcl_kernel_def_of(fcl_kernel_id id);
 
-/* The flash or naive kernel a configuration runs (its algorithm and kernel fields: one fact, one kernel). */
+/* (src/kernels/table.c) The flash or naive kernel a configuration runs (its algorithm and kernel fields:
+ * one fact, one kernel), and a kernel's build options for (problem, config), its module's. */
 fcl_kernel_id fcl_config_kernel(const flashcl_config *c);
 void fcl_kernel_options(fcl_kernel_id id, const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n);
 /* Gets the program of kernel `id` for (problem, config) (caches, or a compile) and creates the kernel.

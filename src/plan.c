@@ -4,120 +4,32 @@
  * tiles when the compiled kernel needs more than the formula promised) and fix their constant
  * arguments once. The enqueue, the hot path, is src/enqueue.c.
  */
-#include "kernels.h"
+#include "kernels/module.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The arguments of the plan's flash or naive kernel that never change: sizes, scale, strides. */
-static flashcl_status bind_constants(flashcl_plan *pl)
+/* A kernel's arguments that never change (sizes, scale, strides), by its module. */
+static flashcl_status bind_constants(flashcl_plan *pl, cl_kernel k, fcl_kernel_id id, const char *what)
 {
-    const flashcl_problem *p = &pl->problem;
-    const resolved_layout *L = &pl->layout;
-    int32_t win_left, win_right;
-    fcl_visible_window(p, &win_left, &win_right);
-    const cl_float log2e = 1.4426950408889634f;
-    const cl_long rows_total = (cl_long)(L->row_groups * L->group_rows);
-    fcl_args a = fcl_args_of(pl->kernel, (fcl_kernel_id)pl->kernel_id);
-    switch ((fcl_kernel_id)pl->kernel_id) {
-    case FCL_K_FLASH_FWD:
-        fcl_arg_int(&a, FA_seq_q, p->seq_q);
-        fcl_arg_int(&a, FA_seq_kv, p->seq_kv);
-        fcl_arg_int(&a, FA_heads_q, p->heads_q);
-        fcl_arg_int(&a, FA_group, p->heads_q / p->heads_kv);
-        fcl_arg_float(&a, FA_scale_log2, fcl_effective_scale(p) * log2e);
-        fcl_arg_int(&a, FA_win_left, win_left);
-        fcl_arg_int(&a, FA_win_right, win_right);
-        fcl_arg_float(&a, FA_softcap_log2, p->softcap * log2e);
-        fcl_arg_int(&a, FA_write_lse, p->return_lse != 0);
-        FCL_ARG_STRIDES(&a, FA_q, L->q);
-        FCL_ARG_STRIDES(&a, FA_k, L->k);
-        FCL_ARG_STRIDES(&a, FA_v, L->v);
-        FCL_ARG_STRIDES(&a, FA_o, L->o);
-        fcl_arg_int(&a, FA_alibi_per_batch, p->alibi == 2);
-        FCL_ARG_STRIDES(&a, FA_m, L->mask);
-        fcl_arg_int(&a, FA_total_q, p->varlen ? (cl_int)p->total_q : 0);
-        fcl_arg_int(&a, FA_total_kv, p->varlen ? (cl_int)p->total_kv : 0);
-        fcl_arg_int(&a, FA_n_splits, pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
-        fcl_arg_long(&a, FA_rows_total, rows_total);
-        fcl_arg_int(&a, FA_cache_batch, L->cache_batch);
-        fcl_arg_int(&a, FA_max_pages, L->max_pages);
-        fcl_arg_int(&a, FA_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
-        break;
-    case FCL_K_FLASH_MMA:
-    case FCL_K_FLASH_WGMMA:
-        fcl_arg_int(&a, MA_seq_q, p->seq_q);
-        fcl_arg_int(&a, MA_seq_kv, p->seq_kv);
-        fcl_arg_int(&a, MA_heads_q, p->heads_q);
-        fcl_arg_int(&a, MA_group, p->heads_q / p->heads_kv);
-        fcl_arg_float(&a, MA_scale_log2, fcl_effective_scale(p) * log2e);
-        fcl_arg_int(&a, MA_win_left, win_left);
-        fcl_arg_int(&a, MA_win_right, win_right);
-        fcl_arg_int(&a, MA_write_lse, p->return_lse != 0);
-        FCL_ARG_STRIDES(&a, MA_q, L->q);
-        FCL_ARG_STRIDES(&a, MA_k, L->k);
-        FCL_ARG_STRIDES(&a, MA_v, L->v);
-        FCL_ARG_STRIDES(&a, MA_o, L->o);
-        break;
-    case FCL_K_FLASH_DECODE:
-    case FCL_K_FLASH_DECODE_MMA:
-        fcl_arg_int(&a, DE_seq_q, p->seq_q);
-        fcl_arg_int(&a, DE_seq_kv, p->seq_kv);
-        fcl_arg_int(&a, DE_heads_q, p->heads_q);
-        fcl_arg_int(&a, DE_group, p->heads_q / p->heads_kv);
-        fcl_arg_float(&a, DE_scale_log2, fcl_effective_scale(p) * log2e);
-        fcl_arg_int(&a, DE_win_left, win_left);
-        fcl_arg_int(&a, DE_win_right, win_right);
-        fcl_arg_float(&a, DE_softcap_log2, p->softcap * log2e);
-        fcl_arg_int(&a, DE_write_lse, p->return_lse != 0);
-        FCL_ARG_STRIDES(&a, DE_q, L->q);
-        FCL_ARG_STRIDES(&a, DE_k, L->k);
-        FCL_ARG_STRIDES(&a, DE_v, L->v);
-        FCL_ARG_STRIDES(&a, DE_o, L->o);
-        fcl_arg_int(&a, DE_alibi_per_batch, p->alibi == 2);
-        fcl_arg_int(&a, DE_n_splits, pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
-        fcl_arg_long(&a, DE_rows_total, rows_total);
-        fcl_arg_int(&a, DE_cache_batch, L->cache_batch);
-        fcl_arg_int(&a, DE_max_pages, L->max_pages);
-        fcl_arg_int(&a, DE_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
-        break;
-    case FCL_K_NAIVE_FWD:
-        fcl_bind_naive_problem(&a, p, L);
-        fcl_arg_int(&a, NF_write_lse, p->return_lse != 0);
-        fcl_arg_long(&a, NF_total_rows, rows_total);
-        FCL_ARG_STRIDES(&a, NF_o, L->o);
-        break;
-    default:
-        break;
-    }
-    return fcl_args_check(pl->ctx, &a, NULL);
+    fcl_args a = fcl_args_of(k, id);
+    const fcl_kernel_module *m = fcl_module_of(id);
+    if (m->bind_constants)
+        m->bind_constants(&a, pl);
+    return fcl_args_check(pl->ctx, &a, what);
 }
 
 /* kv_append: the kernel that writes a step's new keys and values into the cache (cl/kvcache.cl). */
 static flashcl_status setup_append(flashcl_plan *pl)
 {
-    const flashcl_problem *p = &pl->problem;
-    const resolved_layout *L = &pl->layout;
-    flashcl_status st = fcl_kernel_create(pl->ctx, FCL_K_KV_APPEND, p, &pl->config, &pl->append, NULL, 0);
+    flashcl_status st = fcl_kernel_create(pl->ctx, FCL_K_KV_APPEND, &pl->problem, &pl->config, &pl->append, NULL, 0);
     if (st != FLASHCL_SUCCESS)
         return st;
-    /* a work-item per element of the wider of K's and V's rows; for an int8 cache per (row, KV head): its
-     * scale spans the row */
-    const int32_t dv = fcl_head_dim_v(p), wide = dv > p->head_dim ? dv : p->head_dim;
-    const cl_long total = (cl_long)p->batch * p->seq_q * p->heads_kv * (p->kv_format == FLASHCL_KV_INT8 ? 1 : wide);
-    fcl_args a = fcl_args_of(pl->append, FCL_K_KV_APPEND);
-    fcl_arg_int(&a, KA_seq_new, p->seq_q);
-    fcl_arg_int(&a, KA_heads_kv, p->heads_kv);
-    fcl_arg_int(&a, KA_cache_batch, L->cache_batch);
-    fcl_arg_int(&a, KA_seq_kv, p->seq_kv);
-    fcl_arg_int(&a, KA_max_pages, L->max_pages);
-    fcl_arg_int(&a, KA_num_pages, p->page_size ? p->num_pages : 1);
-    FCL_ARG_STRIDES(&a, KA_k, L->k);
-    FCL_ARG_STRIDES(&a, KA_v, L->v);
-    fcl_arg_long(&a, KA_total, total);
-    pl->append_global = ((size_t)total + 63) / 64 * 64;
-    return fcl_args_check(pl->ctx, &a, NULL);
+    size_t global[2], local[2];
+    fcl_append_module.grid(pl, global, local);
+    pl->append_global = global[0];
+    return bind_constants(pl, pl->append, FCL_K_KV_APPEND, NULL);
 }
 
 /* Split-KV: the size of the partial results (their memory is the caller's workspace or the plan's,
@@ -134,18 +46,11 @@ static flashcl_status setup_splits(flashcl_plan *pl)
     flashcl_status st = fcl_kernel_create(ctx, FCL_K_FLASH_COMBINE, p, &pl->config, &pl->combine, NULL, 0);
     if (st != FLASHCL_SUCCESS)
         return st;
-    fcl_args a = fcl_args_of(pl->combine, FCL_K_FLASH_COMBINE);
-    fcl_arg_int(&a, FC_n_splits, splits);
-    fcl_arg_long(&a, FC_rows_total, rows);
-    fcl_arg_int(&a, FC_write_lse, p->return_lse != 0);
-    fcl_arg_int(&a, FC_group_rows, (cl_int)L->group_rows);
-    fcl_arg_int(&a, FC_heads_q, p->heads_q);
-    FCL_ARG_STRIDES(&a, FC_o, L->o);
-    fcl_arg_int(&a, FC_varlen, p->varlen != 0);
-    pl->combine_local = 64;
-    const size_t items = (size_t)rows * (size_t)fcl_head_dim_v(p);
-    pl->combine_global = (items + pl->combine_local - 1) / pl->combine_local * pl->combine_local;
-    return fcl_args_check(ctx, &a, "split-KV");
+    size_t global[2], local[2];
+    fcl_combine_module.grid(pl, global, local);
+    pl->combine_global = global[0];
+    pl->combine_local = local[0];
+    return bind_constants(pl, pl->combine, FCL_K_FLASH_COMBINE, "split-KV");
 }
 
 /* What the compiled kernel allows: its work-group limit and its local memory. */
@@ -187,7 +92,7 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
              * where the device has sm_90a programs (auto would take wgmma again), otherwise what auto takes;
              * the reason first (its log is in the context's last error). */
             choice.path = ctx->profile.matrix_units >= 2 ? FLASHCL_PATH_MMA : FLASHCL_PATH_AUTO;
-            if (fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &pl->config) != FLASHCL_SUCCESS)
+            if (fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &pl->config) != FLASHCL_SUCCESS)
                 return st;
             char both[sizeof pl->config.path_reason];
             snprintf(both, sizeof both, "not wgmma (its program did not build); %.80s", pl->config.path_reason);
@@ -203,7 +108,7 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
                      : id == FCL_K_FLASH_DECODE ? "decode"
                                                 : "matrix-unit decode");
             choice.portable_why = portable_why;
-            if (fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &pl->config) != FLASHCL_SUCCESS)
+            if (fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &pl->config) != FLASHCL_SUCCESS)
                 return st;
             continue;
         }
@@ -231,7 +136,8 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
          * left in memory: Intel's IGC does this when its unrolled compile spills) makes every access a
          * memory access: a smaller register block, asked of the chooser, until none is smaller. CPUs
          * report their stack frames here; their registers are not what decides. */
-        if (kpriv > 0 && !ctx->profile.is_cpu && (id == FCL_K_FLASH_FWD || id == FCL_K_FLASH_DECODE) &&
+        const fcl_kernel_module *m = fcl_module_of(id);
+        if (kpriv > 0 && !ctx->profile.is_cpu && m->register_block &&
             choice.reg_shift < 3 && kwg >= (size_t)pl->config.work_group_size &&
             klocal <= local_limit) {
             snprintf(shrunk, sizeof shrunk,
@@ -245,11 +151,11 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
                 smaller_regs.shrunk = shrunk;
                 smaller_regs.override = NULL;
                 flashcl_config smaller;
-                if (fcl_choose(ctx, &ctx->profile, &smaller_regs, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) ==
+                if (fcl_choose_checked(ctx, &ctx->profile, &smaller_regs, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) ==
                         FLASHCL_SUCCESS &&
                     fcl_config_kernel(&smaller) == id &&
-                    fcl_register_block(&smaller, fcl_head_dim_v(&pl->problem)) <
-                        fcl_register_block(&pl->config, fcl_head_dim_v(&pl->problem))) {
+                    m->register_block(&smaller, fcl_head_dim_v(&pl->problem)) <
+                        m->register_block(&pl->config, fcl_head_dim_v(&pl->problem))) {
                     choice = smaller_regs;
                     pl->config = smaller;
                     smaller_found = 1;
@@ -285,13 +191,13 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
         choice.shrunk = shrunk;
         choice.override = NULL;
         flashcl_config smaller;
-        if (fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
+        if (fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
             break;
         if (pl->config.mma >= 3 && smaller.mma >= 3 && smaller.block_m >= pl->config.block_m &&
             smaller.block_n >= pl->config.block_n) {
             /* the warpgroup kernel has no smaller shape here: the kernel auto would take */
             choice.path = FLASHCL_PATH_AUTO;
-            if (fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
+            if (fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
                 break;
         } else if (pl->config.mma && pl->config.mma < 3 &&
                    (!smaller.mma || (smaller.block_m >= pl->config.block_m && smaller.block_n >= pl->config.block_n))) {
@@ -300,7 +206,7 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
                      "portable: the compiled matrix-unit kernel allowed %zu work-items, needed %llu B", kwg,
                      (unsigned long long)klocal);
             choice.portable_why = portable_why;
-            if (fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
+            if (fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
                 break;
         }
         pl->config = smaller;
@@ -372,7 +278,7 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
     fcl_choice choice;
     flashcl_config override;
     context_choice(ctx, algorithm, &choice, &override);
-    if ((st = fcl_choose(ctx, &ctx->profile, &choice, &pl->problem, algorithm, &pl->config)) != FLASHCL_SUCCESS)
+    if ((st = fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, algorithm, &pl->config)) != FLASHCL_SUCCESS)
         goto fail;
     if (algorithm == FLASHCL_ALGO_STANDARD) {
         if ((st = fcl_standard_setup(pl)) != FLASHCL_SUCCESS)
@@ -387,21 +293,9 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
         goto fail;
     if (pl->problem.kv_cache && pl->problem.kv_append && (st = setup_append(pl)) != FLASHCL_SUCCESS)
         goto fail;
-    if ((st = bind_constants(pl)) != FLASHCL_SUCCESS)
+    if ((st = bind_constants(pl, pl->kernel, (fcl_kernel_id)pl->kernel_id, NULL)) != FLASHCL_SUCCESS)
         goto fail;
-    const flashcl_problem *p = &pl->problem;
-    pl->local[0] = (size_t)pl->config.work_group_size;
-    pl->local[1] = 1;
-    if (pl->config.algorithm == FLASHCL_ALGO_FLASH) {
-        const size_t pack = pl->config.gqa_pack > 1 ? (size_t)pl->config.gqa_pack : 1;
-        const size_t tiles = ((size_t)p->seq_q * pack + pl->config.block_m - 1) / pl->config.block_m;
-        pl->global[0] = tiles * pl->local[0];
-        pl->global[1] = (size_t)p->batch * p->heads_q / pack * (size_t)(pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
-    } else {
-        const size_t total = (size_t)(pl->layout.row_groups * pl->layout.group_rows);
-        pl->global[0] = (total + pl->local[0] - 1) / pl->local[0] * pl->local[0];
-        pl->global[1] = 1;
-    }
+    fcl_module_of((fcl_kernel_id)pl->kernel_id)->grid(pl, pl->global, pl->local);
     *out = pl;
     return FLASHCL_SUCCESS;
 fail:

@@ -217,6 +217,7 @@ int main(void)
             perror(write);
             return 1;
         }
+        fprintf(out, "# SPDX-License-Identifier: MIT\n");
         fprintf(out, "# tests/test_golden.c's grid: the chooser's %d distinct results, then each block's cases "
                      "by result number\n", n_results);
         for (int i = 0; i < n_results; i++) {

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decode.c: the decode kernel's module (cl/flash_decode.cl): a decode step (16 queries or fewer) with K
+ * and V streamed straight to registers by teams of head_dim/8 lanes a key, the team's sums by the
+ * device's shuffles where proven (decode 2) or through local memory (decode 1). Design reasons:
+ * docs/design/decode.md.
+ */
+#include "module.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* cl/flash_decode.cl's layout: the teams' merge area, and the local-memory reduction's where the device
+ * has no shuffles (shared). */
+static uint64_t decode_bytes(int32_t d, int32_t rows, int32_t team, int32_t kt, int32_t wg, int shuffles)
+{
+    const uint64_t merge = (uint64_t)(wg / team) * (uint64_t)rows * ((uint64_t)d + 2);
+    const uint64_t reduce = shuffles ? 0 : (uint64_t)wg * (uint64_t)rows * (uint64_t)kt;
+    return (merge > reduce ? merge : reduce) * sizeof(float);
+}
+
+static uint64_t decode_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
+{
+    (void)dv;
+    if (c->block_m < 1 || c->threads_per_row < 1 || c->v_chunk < 1 || c->work_group_size < c->threads_per_row)
+        return 0;
+    return decode_bytes(d, c->block_m, c->threads_per_row, c->v_chunk, c->work_group_size, c->decode == 2);
+}
+
+/* Shared with the matrix-unit decode kernel: a decode step without an additive mask or packed sequences,
+ * V's head dim Q's, at most 4096 packed rows a KV head. */
+int fcl_decode_takes(const flashcl_problem *p, char *why, size_t n)
+{
+    const char *no = NULL;
+    if (!fcl_is_decode(p))
+        no = "not a decode step (more than 16 queries)";
+    else if (p->attn_mask || p->varlen)
+        no = "an additive mask or packed sequences (the decode kernel has neither)";
+    else if (fcl_head_dim_v(p) != p->head_dim)
+        no = "head_dim_v other than head_dim (the decode kernels' lanes span one head dim)";
+    else if ((int64_t)p->seq_q * (p->heads_q / p->heads_kv) > 4096)
+        no = "more than 4096 query rows per KV head";
+    if (no)
+        snprintf(why, n, "%s", no);
+    return no == NULL;
+}
+
+/* Registers a work-item keeps: 8 elements of each row's query and output and of each key's K and V, and a
+ * score per row and key. */
+static int64_t decode_regs(int64_t rows, int64_t kt)
+{
+    return 8 * (2 * rows + 2 * kt) + rows * kt;
+}
+
+static int64_t decode_register_block(const flashcl_config *c, int32_t head_dim_v)
+{
+    (void)head_dim_v;
+    return decode_regs(c->block_m, c->v_chunk);
+}
+
+/* Teams of head_dim/8 lanes (a power of two) per key, 128 work-items, up to 8 of the KV head's packed
+ * query rows per work-group, 4 keys per team and step (2 with 8 rows: registers), within the choice's
+ * limits. */
+static int decode_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                         flashcl_config *cfg, char *why, size_t why_len)
+{
+    const int shuffles = pr->matrix_units; /* inline PTX shfl, proven by the matrix-unit test compile */
+    int32_t team = 1;
+    while (team * 8 < p->head_dim)
+        team *= 2;
+    const int64_t packed = (int64_t)p->seq_q * (p->heads_q / p->heads_kv);
+    int32_t rows = packed < 8 ? (int32_t)packed : 8;
+    int32_t wg = 128;
+    /* the shuffles name a whole warp's lanes: never fewer than 32 work-items with them */
+    const int32_t wg_min = shuffles && team < 32 ? 32 : team;
+    while ((size_t)wg > ch->work_group && wg > wg_min)
+        wg /= 2;
+    /* decode_regs at most 176, halved after a build that kept them in memory */
+    const int32_t max_regs = 176 >> ch->reg_shift;
+    while (rows > 1 && decode_regs(rows, 2) > max_regs)
+        rows /= 2;
+    for (;;) {
+        int32_t kt = rows <= 4 ? 4 : 2;
+        while (kt > 1 && decode_regs(rows, kt) > max_regs)
+            kt /= 2;
+        if ((size_t)wg <= ch->work_group && decode_bytes(p->head_dim, rows, team, kt, wg, shuffles) <= ch->local_mem) {
+            memset(cfg, 0, sizeof *cfg);
+            cfg->decode = shuffles ? 2 : 1;
+            cfg->block_m = rows;
+            cfg->threads_per_row = team;
+            cfg->rows_per_item = rows;
+            cfg->v_chunk = kt;
+            cfg->block_n = wg / team * kt;
+            cfg->d_chunk = p->head_dim;
+            cfg->work_group_size = wg;
+            snprintf(cfg->reason, sizeof cfg->reason,
+                     "%d rows per work-group, teams of %d lanes (8 elements each), %d keys per team and step, "
+                     "K/V straight to registers",
+                     (int)rows, (int)team, (int)kt);
+            snprintf(why, why_len, "decode kernel: K/V streamed to registers, %s",
+                     shuffles ? "team sums by shuffles" : "team sums through local memory");
+            return 1;
+        }
+        if (rows > 1)
+            rows /= 2;
+        else if (wg > wg_min)
+            wg /= 2;
+        else
+            break;
+    }
+    snprintf(why, why_len, "portable: the decode kernel's smallest shape needs %llu B of local memory",
+             (unsigned long long)decode_bytes(p->head_dim, 1, team, 4, team, shuffles));
+    return 0;
+}
+
+/* block_m its rows, threads_per_row its team, v_chunk its keys per team and step, work_group_size its
+ * work-group; decode 2 where the device's shuffles are proven. (No FAST_EXP2: the hardware exp2 measured
+ * no faster here: docs/design/decode.md.) */
+static void decode_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    char features[256], sg[32];
+    fcl_feature_defines(p, 1, features, sizeof features);
+    fcl_sub_group_define(c, sg, sizeof sg);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DROWS=%d -DTEAM=%d -DKT=%d -DWG=%d -DFCL_PTX=%d%s%s%s",
+             fcl_dtype_define(p->dtype), p->head_dim, c->block_m, c->threads_per_row, c->v_chunk, c->work_group_size,
+             c->decode == 2, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "", sg);
+}
+
+void fcl_decode_constants(fcl_args *a, const flashcl_plan *pl)
+{
+    const flashcl_problem *p = &pl->problem;
+    const resolved_layout *L = &pl->layout;
+    int32_t win_left, win_right;
+    fcl_visible_window(p, &win_left, &win_right);
+    fcl_arg_int(a, DE_seq_q, p->seq_q);
+    fcl_arg_int(a, DE_seq_kv, p->seq_kv);
+    fcl_arg_int(a, DE_heads_q, p->heads_q);
+    fcl_arg_int(a, DE_group, p->heads_q / p->heads_kv);
+    fcl_arg_float(a, DE_scale_log2, fcl_effective_scale(p) * fcl_log2e());
+    fcl_arg_int(a, DE_win_left, win_left);
+    fcl_arg_int(a, DE_win_right, win_right);
+    fcl_arg_float(a, DE_softcap_log2, p->softcap * fcl_log2e());
+    fcl_arg_int(a, DE_write_lse, p->return_lse != 0);
+    FCL_ARG_STRIDES(a, DE_q, L->q);
+    FCL_ARG_STRIDES(a, DE_k, L->k);
+    FCL_ARG_STRIDES(a, DE_v, L->v);
+    FCL_ARG_STRIDES(a, DE_o, L->o);
+    fcl_arg_int(a, DE_alibi_per_batch, p->alibi == 2);
+    fcl_arg_int(a, DE_n_splits, pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
+    fcl_arg_long(a, DE_rows_total, (cl_long)(L->row_groups * L->group_rows));
+    fcl_arg_int(a, DE_cache_batch, L->cache_batch);
+    fcl_arg_int(a, DE_max_pages, L->max_pages);
+    fcl_arg_int(a, DE_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
+}
+
+void fcl_decode_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tensors *t, const fcl_scratch *s)
+{
+    const fcl_offsets *off = &pl->off;
+    fcl_arg_mem(a, DE_Q, t->q);
+    fcl_arg_mem(a, DE_K, t->k);
+    fcl_arg_mem(a, DE_V, t->v);
+    fcl_arg_mem(a, DE_O, t->o);
+    fcl_arg_mem(a, DE_LSE, t->lse);
+    fcl_arg_mem(a, DE_ALIBI, FCL_OPT(t, alibi_slopes));
+    fcl_arg_mem(a, DE_KPM, FCL_OPT(t, key_padding));
+    fcl_arg_mem(a, DE_CACHE_LENS, FCL_OPT(t, cache_seqlens));
+    fcl_arg_mem(a, DE_BT, FCL_OPT(t, block_table));
+    fcl_arg_mem(a, DE_K_SCALE, FCL_OPT(t, k_scale));
+    fcl_arg_mem(a, DE_V_SCALE, FCL_OPT(t, v_scale));
+    fcl_arg_long(a, DE_q_off, off->q);
+    fcl_arg_long(a, DE_k_off, off->k);
+    fcl_arg_long(a, DE_v_off, off->v);
+    fcl_arg_long(a, DE_o_off, off->o);
+    fcl_arg_long(a, DE_lse_off, off->lse);
+    fcl_arg_long(a, DE_alibi_off, off->alibi);
+    fcl_arg_long(a, DE_kpm_off, off->kpm);
+    fcl_arg_long(a, DE_cache_lens_off, off->cache_lens);
+    fcl_arg_long(a, DE_bt_off, off->bt);
+    fcl_arg_long(a, DE_k_scale_off, off->k_scale);
+    fcl_arg_long(a, DE_v_scale_off, off->v_scale);
+    fcl_arg_mem(a, DE_SINKS, FCL_OPT(t, sinks));
+    fcl_arg_long(a, DE_sinks_off, off->sinks);
+    fcl_arg_mem(a, DE_OP, s->mem);
+    fcl_arg_mem(a, DE_LP, s->mem);
+    fcl_arg_long(a, DE_op_off, s->op_off);
+    fcl_arg_long(a, DE_lp_off, s->lp_off);
+    fcl_arg_mem(a, DE_BATCH_IDX, FCL_OPT(t, cache_batch_idx));
+    fcl_arg_mem(a, DE_LEFT_PAD, FCL_OPT(t, cache_leftpad));
+    fcl_arg_long(a, DE_cache_idx_off, off->cache_idx);
+    fcl_arg_long(a, DE_leftpad_off, off->leftpad);
+}
+
+const fcl_kernel_module fcl_decode_module = {
+    .id = FCL_K_FLASH_DECODE,
+    .name = "decode",
+    .takes = fcl_decode_takes,
+    .choose = decode_choose,
+    .local_bytes = decode_local_bytes,
+    .register_block = decode_register_block,
+    .options = decode_options,
+    .bind_constants = fcl_decode_constants,
+    .bind_buffers = fcl_decode_buffers,
+    .grid = fcl_flash_grid,
+};

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decode_mma.c: the matrix-unit decode kernel's module (cl/flash_decode_mma.cl): a decode step's packed
+ * query rows against K/V streamed straight to mma.sync fragments, fp16/bf16 storage (and the quantized
+ * caches), a head dim a multiple of 64; emulated where forced without matrix units. Design reasons:
+ * docs/design/decode_mma.md.
+ */
+#include "module.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* cl/flash_decode_mma.cl's layout: the warps' merge area, and emulated the exchange area. */
+static uint64_t decode_mma_bytes(int32_t d, int32_t rows, int32_t warps, int emulated)
+{
+    return (uint64_t)warps * (uint64_t)rows * ((uint64_t)d + 2) * sizeof(float) +
+           (emulated ? (uint64_t)warps * 32 * 8 * sizeof(uint32_t) : 0);
+}
+
+static uint64_t decode_mma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
+{
+    (void)dv;
+    if (c->block_m < 1 || c->work_group_size < 32)
+        return 0;
+    return decode_mma_bytes(d, c->block_m, c->work_group_size / 32, c->decode == 4);
+}
+
+/* What the decode kernel takes, with fp16 or bf16 storage (K/V as Q) and a head dim a multiple of 64. */
+static int decode_mma_takes(const flashcl_problem *p, char *why, size_t n)
+{
+    if (!fcl_decode_takes(p, why, n))
+        return 0;
+    if ((p->dtype == FLASHCL_DTYPE_F16 || p->dtype == FLASHCL_DTYPE_BF16) && !fcl_kv_mixed(p) &&
+        p->head_dim % 64 == 0 && p->head_dim <= 256)
+        return 1;
+    snprintf(why, n, "the matrix-unit decode kernel needs fp16/bf16 and a head dim a multiple of 64");
+    return 0;
+}
+
+/* Up to 8 of the KV head's packed rows a work-group, four warps (fewer where the work-group limit says
+ * so), two 16-key tiles a warp and step up to head dim 128 and one above (registers), more for quantized
+ * caches, whose lanes load 8 bytes where fp16's load 16: more tiles keep as many bytes in flight, as
+ * registers allow (docs/design/decode_mma.md: ptxas's counts and the H200's timings). */
+static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                             flashcl_config *cfg, char *why, size_t why_len)
+{
+    const int emulated = !pr->matrix_units;
+    const int64_t packed = (int64_t)p->seq_q * (p->heads_q / p->heads_kv);
+    const int32_t rows = packed < 8 ? (int32_t)packed : 8;
+    const int big = p->head_dim > 128;
+    const int fp8_cvt = pr->vendor == FLASHCL_VENDOR_NVIDIA && pr->matrix_units && p->dtype == FLASHCL_DTYPE_F16 &&
+                        pr->nv_cc_major * 10 + pr->nv_cc_minor >= 89; /* the kernel's FP8_CVT */
+    const int32_t tiles = p->kv_format == FLASHCL_KV_INT8       ? (big ? 1 : 3)
+                          : p->kv_format == FLASHCL_KV_FP8_E5M2 ? (big ? 2 : 4)
+                          : p->kv_format == FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? (big ? 2 : 4) : (big ? 1 : 3))
+                                                                : (big ? 1 : 2);
+    for (int32_t warps = 4; warps >= 1; warps /= 2) {
+        if ((size_t)(32 * warps) > ch->work_group || decode_mma_bytes(p->head_dim, rows, warps, emulated) > ch->local_mem)
+            continue;
+        memset(cfg, 0, sizeof *cfg);
+        cfg->decode = emulated ? 4 : 3;
+        cfg->block_m = rows;
+        cfg->rows_per_item = 1;
+        cfg->threads_per_row = 32;
+        cfg->v_chunk = 16 * tiles;
+        cfg->block_n = warps * 16 * tiles;
+        cfg->d_chunk = p->head_dim;
+        cfg->work_group_size = 32 * warps;
+        snprintf(cfg->reason, sizeof cfg->reason,
+                 "%d rows per work-group, %d warps of %d keys a step each, K/V straight to mma fragments", (int)rows,
+                 (int)warps, (int)(16 * tiles));
+        snprintf(why, why_len, "%s", emulated ? "matrix-unit decode kernel, emulated (FLASHCL_PATH=mma)"
+                                               : "matrix-unit decode kernel: K/V streamed to mma.sync fragments");
+        return 1;
+    }
+    snprintf(why, why_len, "portable: the matrix-unit decode kernel needs 32 work-items and %llu B of local memory",
+             (unsigned long long)decode_mma_bytes(p->head_dim, rows, 1, emulated));
+    return 0;
+}
+
+/* block_m its rows, work_group_size / 32 its warps, v_chunk its keys a warp and step (16 per tile). */
+static void decode_mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    char features[256];
+    fcl_feature_defines(p, 1, features, sizeof features);
+    snprintf(buf, n,
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DROWS=%d -DWARPS=%d -DTILES=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s",
+             fcl_dtype_define(p->dtype), p->head_dim, c->block_m, c->work_group_size / 32, c->v_chunk / 16,
+             c->decode == 3, c->decode == 3, fcl_rows_aligned(p), features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "");
+}
+
+const fcl_kernel_module fcl_decode_mma_module = {
+    .id = FCL_K_FLASH_DECODE_MMA,
+    .name = "decode_mma",
+    .takes = decode_mma_takes,
+    .choose = decode_mma_choose,
+    .local_bytes = decode_mma_local_bytes,
+    .options = decode_mma_options,
+    .bind_constants = fcl_decode_constants, /* flash_decode's arguments */
+    .bind_buffers = fcl_decode_buffers,
+    .grid = fcl_flash_grid,
+};

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mma.c: the matrix-unit prefill kernel's module (cl/flash_mma.cl): mma.sync m16n8k16 through inline PTX
+ * on NVIDIA GPUs of compute capability 8.0 and up (emulated elsewhere when forced, for testing), four
+ * warps of 16 or 32 query rows (FlashAttention-2's partitioning). Design reasons: docs/design/mma.md.
+ */
+#include "module.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* m16 tiles a warp: rows_per_item 2 (rows g and g + 8 of one tile; 0 reads as 2) or 4 (two tiles). */
+static int32_t tiles_per_warp(const flashcl_config *c)
+{
+    return c->rows_per_item == 4 ? 2 : 1;
+}
+
+static uint64_t fcl_mma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t mt, int32_t stages, int emulated)
+{
+    /* cl/flash_mma.cl's layout: K (Q's block first) and V tiles of 16-bit elements, `stages` of each, rows
+     * of head_dim (K) and dv (V) elements (swizzled: d=64 with Q's block apart and V's rows as K's) or 8
+     * more, and the emulation's exchange area of 8 uints per lane; with mt = 2 m tiles a warp or a head
+     * dim above 128, Q's block in a region of its own. */
+    const int q_local = mt > 1 || d > 128;             /* the kernel's Q_LOCAL */
+    const int swizzle = d == 64 && q_local && dv == d; /* SWIZZLE: unpadded rows */
+    const uint64_t lds = swizzle ? (uint64_t)d : (uint64_t)d + 8, ldv = swizzle ? (uint64_t)dv : (uint64_t)dv + 8;
+    const uint64_t kv = (uint64_t)stages * (uint64_t)bn;
+    const uint64_t k_rows = q_local ? (uint64_t)bm + kv : ((uint64_t)bm > kv ? (uint64_t)bm : kv); /* Q's block too */
+    return (k_rows * lds + kv * ldv) * 2 + (emulated ? (uint64_t)(bm / (16 * (mt > 1 ? mt : 1))) * 32 * 8 * 4 : 0);
+}
+
+static uint64_t mma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
+{
+    if (d < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1)
+        return 0;
+    return fcl_mma_bytes(d, dv, c->block_m, c->block_n, tiles_per_warp(c), fcl_mma_stages(c), c->mma == 2);
+}
+
+int fcl_mma_takes(const flashcl_problem *p, char *why, size_t n)
+{
+    const char *no = NULL;
+    if (p->dtype == FLASHCL_DTYPE_F32)
+        no = "fp32 storage (the matrix units take fp16 and bf16)";
+    else if (fcl_kv_mixed(p))
+        no = "K and V in another dtype than Q (problem.kv_dtype: the matrix units' operands share one)";
+    else if (p->head_dim % 32 || p->head_dim > 256)
+        no = "head_dim not a multiple of 32 up to 256";
+    else if (fcl_head_dim_v(p) % 32 || fcl_head_dim_v(p) > 256)
+        no = "head_dim_v not a multiple of 32 up to 256";
+    else if (fcl_is_decode(p))
+        no = "a decode step (16 queries or fewer: the portable kernel splits the keys and packs GQA heads)";
+    else if (p->alibi || p->attn_mask || p->key_padding || p->softcap > 0.0f)
+        no = "biases, masks or softcap";
+    else if (p->varlen || p->kv_cache)
+        no = "packed sequences or a KV cache";
+    else if (p->kv_splits > 1)
+        no = "forced key splits";
+    if (no)
+        snprintf(why, n, "%s", no);
+    return no == NULL;
+}
+
+/* The config of mt m16 tiles a warp, bm rows, bn-key tiles in `stages` K/V stages. */
+static void mma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn, int32_t mt, int32_t stages,
+                       int32_t head_dim)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->mma = emulated ? 2 : 1;
+    cfg->block_m = bm;
+    cfg->block_n = bn;
+    cfg->threads_per_row = 4;    /* the lanes sharing a row of the m16n8 fragments */
+    cfg->rows_per_item = 2 * mt; /* rows g and g + 8 of each m16 tile */
+    cfg->d_chunk = head_dim;
+    cfg->v_chunk = stages * bn;
+}
+
+/* Four warps, fewer where the (compiled) kernel allows fewer work-items. The tiles, in the order measured
+ * fastest on the H200 (docs/design/mma.md: fp16 N=4096), the first whose local memory fits: up to d=64,
+ * 32 rows a warp x 64 keys; up to d=128, 32 rows x 64 keys (two K/V stages for key ranges up to 2048);
+ * up to d=192, 32 rows x 32 keys; above, 16 rows x 64 keys (32 rows a warp spill). Queries that fill less
+ * than one 32-rows-a-warp block take 16 rows a warp. Then fewer keys, and then fewer warps, where local
+ * memory is short. */
+static int mma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                      flashcl_config *cfg, char *why, size_t why_len)
+{
+    const int emulated = !pr->matrix_units;
+    int32_t warps = 4;
+    while (warps > 1 && (size_t)(32 * warps) > ch->work_group)
+        warps /= 2;
+    const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
+    int32_t mt = d <= 192 && p->seq_q > 16 * warps ? 2 : 1;
+    int32_t bn = mt == 2 ? (d <= 64 ? 64 : 32) : d <= 128 || d > 192 ? 64 : 32;
+    int32_t stages = 1;
+    if (mt == 2 && d > 64 && d <= 128) {
+        bn = 64;
+        stages = p->seq_kv <= 2048 ? 2 : 1;
+    }
+    while (stages == 2 && fcl_mma_bytes(d, dv, 32 * warps, bn, 2, stages, emulated) > ch->local_mem)
+        stages = 1;
+    if (mt == 2 && d > 64 && d <= 128 && fcl_mma_bytes(d, dv, 32 * warps, bn, 2, stages, emulated) > ch->local_mem)
+        bn = 32; /* (one stage of 32 keys) */
+    if (mt == 2 && fcl_mma_bytes(d, dv, 32 * warps, bn, 2, stages, emulated) > ch->local_mem) {
+        mt = 1; /* (a device whose budget is the reported 48 KiB: the 16-rows-a-warp tiles) */
+        bn = d <= 128 ? 64 : 32;
+    }
+    while (fcl_mma_bytes(d, dv, 16 * warps * mt, bn, mt, stages, emulated) > ch->local_mem && (bn > 16 || warps > 1)) {
+        if (bn > 16)
+            bn /= 2;
+        else
+            warps /= 2; /* (d=256 in 48 KiB: 2 warps x 16 keys) */
+    }
+    const int32_t bm = 16 * warps * mt;
+    if (fcl_mma_bytes(d, dv, bm, bn, mt, stages, emulated) > ch->local_mem || ch->work_group < 32) {
+        snprintf(why, why_len, "portable: the matrix-unit tiles need %llu B of local memory and 32 work-items",
+                 (unsigned long long)fcl_mma_bytes(d, dv, bm, bn, mt, stages, emulated));
+        return 0;
+    }
+    mma_config(cfg, emulated, bm, bn, mt, stages, p->head_dim);
+    snprintf(cfg->reason, sizeof cfg->reason, "%d warps x %d query rows, Q %s, %d-key K/V tiles in local memory (ldmatrix)%s",
+             (int)warps, (int)(16 * mt), mt > 1 || d > 128 ? "in local memory" : "in registers", (int)bn,
+             stages == 2 ? ", two stages" : "");
+    snprintf(why, why_len, "%s",
+             emulated ? "matrix-unit kernel, emulated (forced on a device without matrix units: for testing)"
+                      : "matrix units: mma.sync m16n8k16 through inline PTX, fp32 accumulation");
+    return 1;
+}
+
+/* rows_per_item 2 (each lane rows g and g+8 of one m16 tile a warp; 0 reads as 2) or 4 (two m16 tiles a
+ * warp); v_chunk 2 * block_n: K and V in two stages; anything else one. */
+static int mma_override(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                        flashcl_config *c, char *why, size_t n)
+{
+    const int emulated = !pr->matrix_units;
+    const int32_t mt = tiles_per_warp(c);
+    if (c->rows_per_item != 0 && c->rows_per_item != 2 && c->rows_per_item != 4) {
+        snprintf(why, n, ": the matrix-unit kernel takes rows_per_item 2 (one m16 tile a warp) or 4 (two), got %d",
+                 (int)c->rows_per_item);
+        return 0;
+    }
+    if (!(c->block_m >= 16 * mt && c->block_m <= 128 && c->block_m % (16 * mt) == 0 && c->block_n >= 16 &&
+          c->block_n <= 256 && c->block_n % 16 == 0 && (size_t)(2 * c->block_m / mt) <= ch->work_group)) {
+        snprintf(why, n,
+                 ": the matrix-unit kernel takes block_m 16 to 128 (a multiple of %d) and block_n 16 to 256, "
+                 "multiples of 16 (got %d, %d), and %d x block_m work-items (at most %zu)",
+                 (int)(16 * mt), (int)c->block_m, (int)c->block_n, (int)(2 / mt), ch->work_group);
+        return 0;
+    }
+    const int32_t stages = fcl_mma_stages(c);
+    const uint64_t bytes = fcl_mma_bytes(p->head_dim, fcl_head_dim_v(p), c->block_m, c->block_n, mt, stages, emulated);
+    if (bytes > ch->local_mem) {
+        snprintf(why, n, ": the matrix-unit tiles %dx%d need %llu B of local memory, the budget is %llu B",
+                 (int)c->block_m, (int)c->block_n, (unsigned long long)bytes, (unsigned long long)ch->local_mem);
+        return 0;
+    }
+    const int32_t bm = c->block_m, bn = c->block_n;
+    mma_config(c, emulated, bm, bn, mt, stages, p->head_dim);
+    snprintf(c->reason, sizeof c->reason, "%d warps of %d rows, %d-key tiles%s: set by flashcl_context_override_config",
+             (int)(bm / (16 * mt)), (int)(16 * mt), (int)bn, stages == 2 ? " in two stages" : "");
+    fcl_strlcpy(c->path_reason, "matrix units: tiles set by flashcl_context_override_config", sizeof c->path_reason);
+    return 1;
+}
+
+static void mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    const int mt = tiles_per_warp(c);
+    char dv[32];
+    fcl_dim_v_define(p, dv, sizeof dv);
+    snprintf(buf, n,
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s%s%s%s%s",
+             fcl_dtype_define(p->dtype), p->head_dim, dv, c->block_n, c->block_m / (16 * mt), c->mma == 1, c->mma == 1,
+             fcl_rows_aligned(p), fcl_window_define(p), fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "",
+             mt > 1 ? " -DMT=2" : "", fcl_mma_stages(c) == 2 ? " -DKV_STAGES=2" : "",
+             fcl_out_aligned(p) ? " -DO_ALIGNED=1" : "", p->sinks ? " -DHAS_SINKS=1" : "");
+}
+
+void fcl_mma_constants(fcl_args *a, const flashcl_plan *pl)
+{
+    const flashcl_problem *p = &pl->problem;
+    const resolved_layout *L = &pl->layout;
+    int32_t win_left, win_right;
+    fcl_visible_window(p, &win_left, &win_right);
+    fcl_arg_int(a, MA_seq_q, p->seq_q);
+    fcl_arg_int(a, MA_seq_kv, p->seq_kv);
+    fcl_arg_int(a, MA_heads_q, p->heads_q);
+    fcl_arg_int(a, MA_group, p->heads_q / p->heads_kv);
+    fcl_arg_float(a, MA_scale_log2, fcl_effective_scale(p) * fcl_log2e());
+    fcl_arg_int(a, MA_win_left, win_left);
+    fcl_arg_int(a, MA_win_right, win_right);
+    fcl_arg_int(a, MA_write_lse, p->return_lse != 0);
+    FCL_ARG_STRIDES(a, MA_q, L->q);
+    FCL_ARG_STRIDES(a, MA_k, L->k);
+    FCL_ARG_STRIDES(a, MA_v, L->v);
+    FCL_ARG_STRIDES(a, MA_o, L->o);
+}
+
+void fcl_mma_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tensors *t, const fcl_scratch *s)
+{
+    (void)s;
+    fcl_arg_mem(a, MA_Q, t->q);
+    fcl_arg_mem(a, MA_K, t->k);
+    fcl_arg_mem(a, MA_V, t->v);
+    fcl_arg_mem(a, MA_O, t->o);
+    fcl_arg_mem(a, MA_LSE, t->lse);
+    fcl_arg_long(a, MA_q_off, pl->off.q);
+    fcl_arg_long(a, MA_k_off, pl->off.k);
+    fcl_arg_long(a, MA_v_off, pl->off.v);
+    fcl_arg_long(a, MA_o_off, pl->off.o);
+    fcl_arg_long(a, MA_lse_off, pl->off.lse);
+    fcl_arg_mem(a, MA_SINKS, FCL_OPT(t, sinks));
+    fcl_arg_long(a, MA_sinks_off, pl->off.sinks);
+}
+
+const fcl_kernel_module fcl_mma_module = {
+    .id = FCL_K_FLASH_MMA,
+    .name = "mma",
+    .takes = fcl_mma_takes,
+    .choose = mma_choose,
+    .local_bytes = mma_local_bytes,
+    .override = mma_override,
+    .options = mma_options,
+    .bind_constants = fcl_mma_constants,
+    .bind_buffers = fcl_mma_buffers,
+    .grid = fcl_flash_grid,
+};

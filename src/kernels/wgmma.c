@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wgmma.c: the warpgroup kernel's module (cl/flash_wgmma.cl): Hopper's wgmma.mma_async through programs
+ * finished for sm_90a (src/program.c), 64 query rows a warpgroup, K/V in one to three stages, with a
+ * producer warpgroup issuing the copies where it fits; emulated where the device has no sm_90a programs
+ * (forced only, for testing). Design reasons: docs/design/wgmma.md.
+ */
+#include "module.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* cl/flash_wgmma.cl's layout: Q's block, `stages` K and V tiles of 16-bit elements; emulated also P's tile
+ * and the exchange area (8 uints a lane); with the producer warpgroup four 8-byte mbarriers a stage. */
+static uint64_t wgmma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t stages, int emulated, int producer)
+{
+    return ((uint64_t)bm + 2 * (uint64_t)stages * (uint64_t)bn) * (uint64_t)d * 2 +
+           (emulated ? (uint64_t)bm * (uint64_t)bn * 2 + (uint64_t)(bm / 16) * 32 * 8 * 4 : 0) +
+           (producer ? 32 * (uint64_t)stages : 0);
+}
+
+int fcl_wgmma_producer(const flashcl_config *c)
+{
+    return c->mma == 3 && c->work_group_size == 2 * c->block_m + 128;
+}
+
+static uint64_t wgmma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
+{
+    (void)dv;
+    if (d < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1 ||
+        c->block_m % 64)
+        return 0;
+    return wgmma_bytes(d, c->block_m, c->block_n, fcl_mma_stages(c), c->mma == 4, fcl_wgmma_producer(c));
+}
+
+/* What flash_mma takes, with head dims 64, 128 or 256, V's as Q's, 16-byte aligned rows and no attention
+ * sinks. */
+static int wgmma_takes(const flashcl_problem *p, char *why, size_t n)
+{
+    if (!fcl_mma_takes(p, why, n))
+        return 0;
+    const char *no = NULL;
+    if (p->head_dim != 64 && p->head_dim != 128 && p->head_dim != 256)
+        no = "head_dim other than 64, 128 or 256";
+    else if (fcl_head_dim_v(p) != p->head_dim)
+        no = "head_dim_v other than head_dim";
+    else if (!fcl_rows_aligned(p))
+        no = "rows not 16-byte aligned";
+    else if (p->sinks)
+        no = "attention sinks";
+    if (no)
+        snprintf(why, n, "%s", no);
+    return no == NULL;
+}
+
+/* block_m / 64 warpgroups, block_n-key tiles in `stages` K/V stages (v_chunk = stages * block_n), with the
+ * producer warpgroup or not (the work-group's size); the other fields fixed (four lanes a row pair, two
+ * rows a lane: the accumulator layout). */
+static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn, int32_t stages, int32_t head_dim,
+                         int producer)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->mma = emulated ? 4 : 3;
+    cfg->block_m = bm;
+    cfg->block_n = bn;
+    cfg->threads_per_row = 4;
+    cfg->rows_per_item = 2;
+    cfg->d_chunk = head_dim;
+    cfg->v_chunk = stages * bn;
+    cfg->work_group_size = 2 * bm + (producer ? 128 : 0);
+}
+
+/* Whether the producer warpgroup can run a shape: the matrix units' program (the emulation cannot run its
+ * spinning waits: PoCL runs a work-group's work-items one after another), two or three stages, two
+ * consumer warpgroups (its register split is for 384 work-items), and the room. Taken wherever it fits
+ * (docs/design/wgmma.md: faster at every head dim with the swizzled layouts). */
+static int producer_fits(int emulated, int32_t d, int32_t bm, int32_t bn, int32_t stages, const fcl_choice *ch)
+{
+    return !emulated && stages >= 2 && bm == 128 && ch->work_group >= 384 &&
+           wgmma_bytes(d, bm, bn, stages, 0, 1) <= ch->local_mem;
+}
+
+/* Two warpgroups (128 query rows) where the queries fill them and local memory allows, 128-key tiles up to
+ * d=128 and 64 at d=256 (registers: O's 128 accumulators a work-item there); one work-group may take a
+ * compute unit's whole local memory (tiles.c gives this kernel the whole work-group's limit). */
+static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                        flashcl_config *cfg, char *why, size_t why_len)
+{
+    const int emulated = pr->matrix_units < 2;
+    const uint64_t limit = ch->local_mem;
+    int32_t wgs = p->seq_q > 64 && ch->work_group >= 256 ? 2 : 1, bn = p->head_dim > 128 ? 64 : 128;
+    while (wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated, 0) > limit && (bn > 64 || wgs > 1)) {
+        if (bn > 64)
+            bn = 64;
+        else
+            wgs = 1;
+    }
+    if (wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated, 0) > limit || ch->work_group < (size_t)(128 * wgs)) {
+        snprintf(why, why_len, "needs %llu B of local memory, 128 work-items",
+                 (unsigned long long)wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated, 0));
+        return 0;
+    }
+    /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
+    const int32_t stages = wgmma_bytes(p->head_dim, 64 * wgs, bn, 2, emulated, 0) <= limit ? 2 : 1;
+    const int producer = producer_fits(emulated, p->head_dim, 64 * wgs, bn, stages, ch);
+    wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p->head_dim, producer);
+    snprintf(cfg->reason, sizeof cfg->reason,
+             "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors)", (int)wgs,
+             producer ? " and a producer warpgroup" : "", stages == 2 ? "two stages of " : "", (int)bn);
+    snprintf(why, why_len, "%s",
+             emulated ? "warpgroup kernel, emulated (FLASHCL_PATH=wgmma on a device without sm_90a programs)"
+                      : "warpgroup MMA: wgmma.mma_async through PTX finished for sm_90a, fp32 accumulation");
+    return 1;
+}
+
+/* 64 or 128 rows, 64- or 128-key tiles, one to three K/V stages; the producer warpgroup asked for by a
+ * work-group of 2 x block_m + 128, refused by 2 x block_m, the chooser's by 0. */
+static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                          flashcl_config *c, char *why, size_t n)
+{
+    char no[112];
+    if (!wgmma_takes(p, no, sizeof no)) {
+        snprintf(why, n, " asks for flash_wgmma, which does not take this problem: %s", no);
+        return 0;
+    }
+    const int emulated = pr->matrix_units < 2;
+    const int32_t stages = fcl_mma_stages(c), bm = c->block_m, bn = c->block_n, wg = c->work_group_size;
+    if (!((bm == 64 || bm == 128) && (bn == 64 || bn == 128) && (size_t)(2 * bm) <= ch->work_group)) {
+        snprintf(why, n,
+                 ": flash_wgmma takes block_m 64 or 128 and block_n 64 or 128 (got %d, %d), and 2 x block_m "
+                 "work-items (at most %zu)",
+                 (int)bm, (int)bn, ch->work_group);
+        return 0;
+    }
+    const int fits = producer_fits(emulated, p->head_dim, bm, bn, stages, ch);
+    if (!(wg == 0 || wg == 2 * bm || (wg == 2 * bm + 128 && fits))) {
+        snprintf(why, n,
+                 ": flash_wgmma's work_group_size is 0 (the chooser's choice), 2 x block_m (%d) or, with the "
+                 "producer warpgroup, 2 x block_m + 128 (%d), which needs sm_90a programs, block_m 128, two or "
+                 "three K/V stages, 384 work-items and room for four mbarriers a stage (got %d)",
+                 (int)(2 * bm), (int)(2 * bm + 128), (int)wg);
+        return 0;
+    }
+    const int producer = wg == 0 ? fits : wg == 2 * bm + 128;
+    const uint64_t bytes = wgmma_bytes(p->head_dim, bm, bn, stages, emulated, producer);
+    if (bytes > ch->local_mem) {
+        snprintf(why, n, ": flash_wgmma's tiles %dx%d need %llu B of local memory, the limit is %llu B", (int)bm,
+                 (int)bn, (unsigned long long)bytes, (unsigned long long)ch->local_mem);
+        return 0;
+    }
+    wgmma_config(c, emulated, bm, bn, stages, p->head_dim, producer);
+    snprintf(c->reason, sizeof c->reason, "%d warpgroups x 64 rows%s, %d-key tiles%s: set by flashcl_context_override_config",
+             (int)(bm / 64), producer ? " and a producer" : "", (int)bn,
+             stages == 3 ? " in three stages" : stages == 2 ? " in two stages" : "");
+    fcl_strlcpy(c->path_reason,
+                emulated ? "warpgroup kernel, emulated: tiles set by flashcl_context_override_config"
+                         : "warpgroup MMA (sm_90a): tiles set by flashcl_context_override_config",
+                sizeof c->path_reason);
+    return 1;
+}
+
+/* block_m / 64 warpgroups, and the producer warpgroup where the work-group has its 128 work-items; on the
+ * matrix units its program is finished for sm_90a (-DFCL_SM90A=1: src/program.c), emulated (mma 4) not. */
+static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    const int32_t stages = fcl_mma_stages(c);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s%s%s%s%s%s",
+             fcl_dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 64, c->mma == 3, c->mma == 3,
+             c->mma == 3 ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c) ? " -DWG_PRODUCER=1" : "",
+             p->head_dim >= 128 ? " -DSWIZZLE=1" : "", /* (128-byte swizzled tiles: docs/design/wgmma.md) */
+             stages == 3 ? " -DKV_STAGES=3" : stages == 2 ? " -DKV_STAGES=2" : "", fcl_window_define(p),
+             fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
+}
+
+const fcl_kernel_module fcl_wgmma_module = {
+    .id = FCL_K_FLASH_WGMMA,
+    .name = "wgmma",
+    .takes = wgmma_takes,
+    .choose = wgmma_choose,
+    .local_bytes = wgmma_local_bytes,
+    .override = wgmma_override,
+    .options = wgmma_options,
+    .bind_constants = fcl_mma_constants, /* flash_mma's arguments */
+    .bind_buffers = fcl_mma_buffers,
+    .grid = fcl_flash_grid,
+};
