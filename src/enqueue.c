@@ -101,13 +101,11 @@ static size_t kv_elem(const flashcl_problem *p)
     return p->kv_format ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
 }
 
-static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const flashcl_tensors *t, cl_uint num_events,
-                              const cl_event *wait_list, cl_event *event)
+/* Every buffer the problem takes is there, large enough past its offset, its offset a multiple of its
+ * element; the ones it does not take are absent; the matrix-unit kernels' 16-byte starts. */
+static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
 {
-    if (!pl)
-        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: plan is NULL", enqueue_who);
     flashcl_context *ctx = pl->ctx;
-    validate_or_return(ctx, t, FLASHCL_INVALID_ARGUMENT, "%s: tensors is NULL", enqueue_who);
     const cl_mem q = t->q, k = t->k, v = t->v, o = t->o, lse = t->lse;
     const flashcl_problem *p = &pl->problem;
     const resolved_layout *L = &pl->layout;
@@ -115,8 +113,6 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
     const size_t es = flashcl_dtype_size((flashcl_dtype)p->dtype), ek = kv_elem(p),
                  escale = flashcl_dtype_size((flashcl_dtype)p->kv_scale_dtype);
     flashcl_status st;
-    if (queue && (st = check_queue(ctx, queue)) != FLASHCL_SUCCESS)
-        return st;
     if ((st = check_buffer_at(ctx, q, "q", L->q_bytes, of->q, es)) ||
         (st = check_buffer_at(ctx, k, "k", L->k_bytes, of->k, ek)) ||
         (st = check_buffer_at(ctx, v, "v", L->v_bytes, of->v, ek)) ||
@@ -180,6 +176,15 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
                        FLASHCL_INVALID_ARGUMENT,
                        "%s: tensors.offsets.o = %llu is not a multiple of 16 bytes, which the plan's "
                        "kernel (%s, 16-byte output chunks) needs for O", enqueue_who, (unsigned long long)of->o, pl->config.kernel);
+    return FLASHCL_SUCCESS;
+}
+
+static flashcl_status check_aliasing(flashcl_plan *pl, const flashcl_tensors *t)
+{
+    flashcl_context *ctx = pl->ctx;
+    const cl_mem q = t->q, k = t->k, v = t->v, o = t->o, lse = t->lse;
+    const resolved_layout *L = &pl->layout;
+    const struct flashcl_offsets *of = &t->offsets;
     /* What is written (o, lse; the cache's K and V under kv_append) overlaps nothing it is computed from:
      * the same buffer and overlapping byte ranges (tensors of one pooled buffer at apart offsets do not). */
     const region in[17] = {{q, of->q, L->q_bytes, "q"},
@@ -221,6 +226,11 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
             validate_or_return(ctx, !overlap(cache[c], added[n]), FLASHCL_INVALID_ARGUMENT,
                                "%s: k_new or v_new aliases the cache it is appended to (%s, %s)", enqueue_who,
                                added[n]->name, cache[c]->name);
+    return FLASHCL_SUCCESS;
+}
+
+static flashcl_status check_wait_list(flashcl_context *ctx, cl_uint num_events, const cl_event *wait_list)
+{
     validate_or_return(ctx, (num_events == 0) == (wait_list == NULL), FLASHCL_INVALID_ARGUMENT,
                        "%s: num_events_in_wait_list = %u but event_wait_list is %s", enqueue_who,
                        num_events, wait_list ? "not NULL" : "NULL");
@@ -235,6 +245,43 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
                            "%s: event_wait_list[%u] is %s", enqueue_who, i,
                            !wait_list[i] ? "NULL" : ectx ? "an event of another OpenCL context" : "not a valid event");
     }
+
+    return FLASHCL_SUCCESS;
+}
+
+/* The caller's byte offsets as the kernels take them: elements of each buffer. */
+static fcl_offsets element_offsets(const flashcl_problem *p, const struct flashcl_offsets *of)
+{
+    const size_t es = flashcl_dtype_size((flashcl_dtype)p->dtype), ek = kv_elem(p),
+                 escale = flashcl_dtype_size((flashcl_dtype)p->kv_scale_dtype);
+    return (fcl_offsets){.q = (cl_long)(of->q / es), .k = (cl_long)(of->k / ek), .v = (cl_long)(of->v / ek),
+                            .o = (cl_long)(of->o / es), .lse = (cl_long)(of->lse / sizeof(float)),
+                            .alibi = (cl_long)(of->alibi_slopes / sizeof(float)),
+                            .mask = (cl_long)(of->mask / fcl_mask_elem(p)), .kpm = (cl_long)of->key_padding,
+                            .cu_q = (cl_long)(of->cu_seqlens_q / sizeof(cl_int)),
+                            .cu_k = (cl_long)(of->cu_seqlens_k / sizeof(cl_int)),
+                            .cache_lens = (cl_long)(of->cache_seqlens / sizeof(cl_int)),
+                            .bt = (cl_long)(of->block_table / sizeof(cl_int)), .k_new = (cl_long)(of->k_new / es),
+                            .v_new = (cl_long)(of->v_new / es), .k_scale = (cl_long)(of->k_scale / escale),
+                            .v_scale = (cl_long)(of->v_scale / escale), .sinks = (cl_long)(of->sinks / sizeof(float)),
+                            .ws = (cl_long)(of->workspace / sizeof(float)),
+                            .cache_idx = (cl_long)(of->cache_batch_idx / sizeof(int32_t)),
+                            .leftpad = (cl_long)(of->cache_leftpad / sizeof(int32_t))};
+}
+
+static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const flashcl_tensors *t, cl_uint num_events,
+                              const cl_event *wait_list, cl_event *event)
+{
+    if (!pl)
+        return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: plan is NULL", enqueue_who);
+    flashcl_context *ctx = pl->ctx;
+    validate_or_return(ctx, t, FLASHCL_INVALID_ARGUMENT, "%s: tensors is NULL", enqueue_who);
+    const flashcl_problem *p = &pl->problem;
+    const struct flashcl_offsets *of = &t->offsets;
+    flashcl_status st;
+    if ((queue && (st = check_queue(ctx, queue)) != FLASHCL_SUCCESS) || (st = check_tensors(pl, t)) != FLASHCL_SUCCESS ||
+        (st = check_aliasing(pl, t)) != FLASHCL_SUCCESS || (st = check_wait_list(ctx, num_events, wait_list)) != FLASHCL_SUCCESS)
+        return st;
 
     if (!queue)
         queue = ctx->queue;
@@ -268,24 +315,12 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
         wait_list = waits;
     }
     pl->queue = queue;
-    pl->off = (fcl_offsets){.q = (cl_long)(of->q / es), .k = (cl_long)(of->k / ek), .v = (cl_long)(of->v / ek),
-                            .o = (cl_long)(of->o / es), .lse = (cl_long)(of->lse / sizeof(float)),
-                            .alibi = (cl_long)(of->alibi_slopes / sizeof(float)),
-                            .mask = (cl_long)(of->mask / fcl_mask_elem(p)), .kpm = (cl_long)of->key_padding,
-                            .cu_q = (cl_long)(of->cu_seqlens_q / sizeof(cl_int)),
-                            .cu_k = (cl_long)(of->cu_seqlens_k / sizeof(cl_int)),
-                            .cache_lens = (cl_long)(of->cache_seqlens / sizeof(cl_int)),
-                            .bt = (cl_long)(of->block_table / sizeof(cl_int)), .k_new = (cl_long)(of->k_new / es),
-                            .v_new = (cl_long)(of->v_new / es), .k_scale = (cl_long)(of->k_scale / escale),
-                            .v_scale = (cl_long)(of->v_scale / escale), .sinks = (cl_long)(of->sinks / sizeof(float)),
-                            .ws = (cl_long)(of->workspace / sizeof(float)),
-                            .cache_idx = (cl_long)(of->cache_batch_idx / sizeof(int32_t)),
-                            .leftpad = (cl_long)(of->cache_leftpad / sizeof(int32_t))};
+    pl->off = element_offsets(p, of);
     const int validate = fcl_context_validating(ctx);
     cl_event done = NULL;
     cl_event *want_done = event || validate || own_scratch ? &done : NULL;
     if (pl->config.algorithm == FLASHCL_ALGO_STANDARD)
-        st = fcl_standard_enqueue(pl, q, k, v, o, lse, num_events, wait_list, want_done);
+        st = fcl_standard_enqueue(pl, t->q, t->k, t->v, t->o, t->lse, num_events, wait_list, want_done);
     else
         st = launch_kernel(pl, t, num_events, wait_list, want_done);
     if (waits != chained)

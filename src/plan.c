@@ -69,6 +69,39 @@ static flashcl_status measure_kernel(flashcl_context *ctx, cl_kernel k, size_t *
     return FLASHCL_SUCCESS;
 }
 
+/* A GPU compiler that kept the register block in private memory (spilled registers, or arrays left in
+ * memory: Intel's IGC does this when its unrolled compile spills) makes every access a memory access: a
+ * smaller register block, asked of the chooser, until none is smaller. CPUs report their stack frames
+ * there; their registers are not what decides. Returns 1 with pl->config and *choice the smaller one. */
+static int shrink_registers(flashcl_plan *pl, fcl_choice *choice, fcl_kernel_id id, cl_ulong kpriv, char *shrunk,
+                            size_t shrunk_len)
+{
+    flashcl_context *ctx = pl->ctx;
+    const fcl_kernel_module *m = fcl_module_of(id);
+    if (kpriv == 0 || ctx->profile.is_cpu || !m->register_block || choice->reg_shift >= 3)
+        return 0;
+    snprintf(shrunk, shrunk_len,
+             "shrunk after compiling: %llu B of private memory per work-item (the register block was kept in memory)",
+             (unsigned long long)kpriv);
+    for (int shift = choice->reg_shift + 1; shift <= 3; ++shift) {
+        fcl_choice smaller_regs = *choice;
+        smaller_regs.reg_shift = shift;
+        smaller_regs.shrunk = shrunk;
+        smaller_regs.override = NULL;
+        flashcl_config smaller;
+        if (fcl_choose_checked(ctx, &ctx->profile, &smaller_regs, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) ==
+                FLASHCL_SUCCESS &&
+            fcl_config_kernel(&smaller) == id &&
+            m->register_block(&smaller, fcl_head_dim_v(&pl->problem)) <
+                m->register_block(&pl->config, fcl_head_dim_v(&pl->problem))) {
+            *choice = smaller_regs;
+            pl->config = smaller;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /*
  * Builds the kernel of pl->config. When the compiled kernel allows fewer work-items than the config
  * has, or needs more local memory than the device has, the limits shrink to what the compiler
@@ -132,40 +165,11 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
                 compiled[0] == (size_t)pl->config.work_group_size)
                 kwg = compiled[0];
         }
-        /* A GPU compiler that kept the register block in private memory (spilled registers, or arrays
-         * left in memory: Intel's IGC does this when its unrolled compile spills) makes every access a
-         * memory access: a smaller register block, asked of the chooser, until none is smaller. CPUs
-         * report their stack frames here; their registers are not what decides. */
-        const fcl_kernel_module *m = fcl_module_of(id);
-        if (kpriv > 0 && !ctx->profile.is_cpu && m->register_block &&
-            choice.reg_shift < 3 && kwg >= (size_t)pl->config.work_group_size &&
-            klocal <= local_limit) {
-            snprintf(shrunk, sizeof shrunk,
-                     "shrunk after compiling: %llu B of private memory per work-item (the register block was "
-                     "kept in memory)",
-                     (unsigned long long)kpriv);
-            int smaller_found = 0;
-            for (int shift = choice.reg_shift + 1; shift <= 3 && !smaller_found; ++shift) {
-                fcl_choice smaller_regs = choice;
-                smaller_regs.reg_shift = shift;
-                smaller_regs.shrunk = shrunk;
-                smaller_regs.override = NULL;
-                flashcl_config smaller;
-                if (fcl_choose_checked(ctx, &ctx->profile, &smaller_regs, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) ==
-                        FLASHCL_SUCCESS &&
-                    fcl_config_kernel(&smaller) == id &&
-                    m->register_block(&smaller, fcl_head_dim_v(&pl->problem)) <
-                        m->register_block(&pl->config, fcl_head_dim_v(&pl->problem))) {
-                    choice = smaller_regs;
-                    pl->config = smaller;
-                    smaller_found = 1;
-                }
-            }
-            if (smaller_found) {
-                clReleaseKernel(k);
-                continue;
-            }
-            /* (no smaller register block: keep this kernel) */
+        /* (a spill with no smaller register block keeps this kernel) */
+        if (kwg >= (size_t)pl->config.work_group_size && klocal <= local_limit &&
+            shrink_registers(pl, &choice, id, kpriv, shrunk, sizeof shrunk)) {
+            clReleaseKernel(k);
+            continue;
         }
         if (kwg >= (size_t)pl->config.work_group_size && klocal <= local_limit) {
             pl->kernel = k;
