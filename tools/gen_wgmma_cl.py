@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Writes cl/wgmma.cl: the warpgroup MMA instructions of cl/flash_wgmma.cl as inline PTX, each written
-inside a PTX comment marked "//SM90A " (src/program.c finishes the program for sm_90a). Their operand
-lists are long (one register per accumulator: up to 128), hence a generator.
-Usage: python3 tools/gen_wgmma_cl.py > cl/wgmma.cl"""
+"""Writes wgmma.cl: the warpgroup MMA instructions of cl/flash_wgmma.cl as inline PTX, each written
+inside a PTX comment marked "//SM90A " (src/ptx.c finishes the program for sm_90a). Their operand
+lists are long (one register per accumulator: up to 128), hence a generator. The build runs it (meson.build:
+a custom target in the build directory, embedded with cl/'s sources); the file is not kept in git.
+Usage: python3 tools/gen_wgmma_cl.py [OUT] (without OUT: to stdout)"""
+import sys
 
 NS = (64, 128, 256)
 
@@ -28,15 +30,17 @@ def wrap(constraints, width=100):
     return "\n".join(out)
 
 
+if len(sys.argv) > 1:
+    sys.stdout = open(sys.argv[1], "w", encoding="utf-8", newline="\n")
 print("""/* SPDX-License-Identifier: MIT */
 /*
  * wgmma.cl: Hopper's warpgroup matrix instructions (wgmma, compute capability 9.0a) as inline PTX for
- * cl/flash_wgmma.cl. Written by tools/gen_wgmma_cl.py; do not edit by hand.
+ * cl/flash_wgmma.cl. Generated at build time by tools/gen_wgmma_cl.py.
  *
  * NVIDIA's OpenCL compiler targets sm_90, where ptxas refuses these instructions, so each is written
  * inside a PTX comment marked "//SM90A ": the compiler still substitutes its operands, and the program
  * builder removes the marks and sets .target sm_90a before building the program's PTX again
- * (src/program.c, fcl_ptx_finish_sm90a; the host asks for it with -DFCL_SM90A=1). Every instruction is
+ * (src/ptx.c, fcl_ptx_finish_sm90a; the host asks for it with -DFCL_SM90A=1). Every instruction is
  * warpgroup-wide (128 work-items, .sync.aligned): the kernel reaches each with all of them.
  *
  * WGMMA_SS_n(d, da, db, acc): d (n/2 fp32 accumulators a work-item) = A * B^T (+ d when acc != 0), A a

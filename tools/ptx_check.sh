@@ -5,7 +5,7 @@
 # local memory. clang's code generation is not NVIDIA's OpenCL compiler's (register counts differ), but
 # the inline PTX is checked by the same assembler.
 # Usage: [KERNEL=name] [SASS=out.sass] tools/ptx_check.sh [head_dim [dtype_define [extra -D options]]], e.g.
-#   tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DMMA_PIPELINE=0
+#   tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DKV_STAGES=2
 #   KERNEL=flash_decode_mma tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DROWS=8 -DTILES=1
 #   KERNEL=flash_wgmma tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DFCL_SM90A=1
 set -e
@@ -46,7 +46,9 @@ esac
 parts=$(tr -d '\n' < src/kernels.c | sed -n 's/.*DEF("'"$kernel"'", *FLASH_PARTS "\([a-z_. ]*\)".*/\1/p')
 flash_parts=$(sed -n 's/^#define FLASH_PARTS "\(.*\) "$/\1/p' src/kernels.c)
 (cat "$tmp/prelude.cl"; printf '#ifndef ROWS\n#define ROWS 4\n#endif\n#ifndef TILES\n#define TILES 2\n#endif\n'
- for f in $flash_parts $parts; do cat "cl/$f"; done) > "$tmp/k.cl"
+ for f in $flash_parts $parts; do # (wgmma.cl: generated, as the build does)
+   if [ "$f" = wgmma.cl ]; then python3 tools/gen_wgmma_cl.py; else cat "cl/$f"; fi
+ done) > "$tmp/k.cl"
 clang -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -O3 -S \
   -D"$t" -DHEAD_DIM="$d" $shape -DFCL_PTX=1 -DFAST_EXP2=1 -DROWS_ALIGNED=1 "$@" -o "$tmp/k.ptx" "$tmp/k.cl" \
   2>&1 | grep -v "warning:" | grep -E "error" || true
