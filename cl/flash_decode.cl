@@ -22,7 +22,8 @@
  * decode path (its parts: geometry.cl, scores.cl, softmax.cl): the cache's filled length, paged caches,
  * the window and causal mask, softcap, ALiBi, key padding, GQA, LSE; a row with no visible key writes
  * zeros and LSE -inf; a NaN score poisons its row. Specialised by HEAD_DIM, ROWS, TEAM, KT, WG,
- * FLASHCL_DTYPE_* and the feature switches.
+ * FLASHCL_DTYPE_* and the feature switches. Its design, and the measurements behind its choices:
+ * docs/design/decode.md.
  *
  * Local memory, in floats (the chooser's formula in src/tiles.c must match): TEAMS*ROWS*(HEAD_DIM+2)
  * for the merge, and for the local-memory reduction (FCL_PTX 0) WG*ROWS*KT, sharing the same space.
@@ -147,7 +148,7 @@ flash_decode(__global const STORE_T *restrict Q, __global const KV_T *restrict K
         }
 #else
         /* Each key's row on its own: hoisting one base for the step measured 25% slower on the H200
-         * (docs/NOTES.md, decode-5). */
+         * (docs/design/decode.md). */
         for (int k = 0; k < KT; ++k) { /* every load of the step before any use */
             const bool ok = k0 + k < n_end && lane_active;
             const int jj = ok ? k0 + k : 0;

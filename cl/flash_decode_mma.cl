@@ -33,7 +33,8 @@
  * flash_decode.cl (the cache's filled length, paged caches, window and causal mask, softcap, ALiBi,
  * key padding, GQA, LSE, NaN rows, rows without a key). FCL_PTX=0 emulates the warp instructions
  * (mma.cl) so that CI tests this kernel on PoCL and rusticl; every loop's trip count is the same in
- * every warp, so the emulation's barriers are reached by the whole work-group.
+ * every warp, so the emulation's barriers are reached by the whole work-group. Its design, and the
+ * measurements behind its choices: docs/design/decode_mma.md.
  *
  * Local memory (floats; src/tiles.c's formula must match): WARPS*ROWS*(HEAD_DIM+2) for the merge, and
  * emulated WARPS*32*8 uints of exchange area.
@@ -89,9 +90,7 @@
 #ifndef FCL_SM
 #define FCL_SM 0
 #endif
-#ifndef FP8_CVT
 #define FP8_CVT (FCL_PTX && FCL_SM >= 89)
-#endif
 
 #if FCL_PTX
 /* The bytes of a and b that `sel` names (PTX prmt: one instruction). */

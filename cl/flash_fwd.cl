@@ -30,7 +30,8 @@
  *
  * Specialised at build time by HEAD_DIM, BLOCK_M, BLOCK_N, TM, CG, D_CHUNK, V_CHUNK, FLASHCL_DTYPE_*, and
  * HEAD_DIM_V where V and O have another head dim than Q and K (common.cl; Q*K^T runs over HEAD_DIM, P*V
- * and the output over HEAD_DIM_V).
+ * and the output over HEAD_DIM_V). Its design, and the measurements behind its choices:
+ * docs/design/portable.md (the tile choice: docs/design/tiles.md).
  * Local memory, in floats (src/tiles.c's flash_floats must match this exactly), LDC = D_CHUNK+4:
  *   q_res  BLOCK_M*LDC if Q_RESIDENT, else 0
  *   shared max(qk, V_CHUNK*HEAD_DIM_V, BLOCK_M*CG) where qk = BLOCK_N*LDC (+ BLOCK_M*LDC if not resident)
@@ -91,9 +92,7 @@
 #ifndef FCL_SHFL
 #define FCL_SHFL 0
 #endif
-#ifndef ROW_SHFL
 #define ROW_SHFL (FCL_SHFL && (32 % CG) == 0 && (WG_SIZE % 32) == 0)
-#endif
 #if ROW_SHFL
 inline float row_xor(const float v, const int m)
 {

@@ -29,7 +29,7 @@
  * 8.0 and up), FCL_PTX=0 their emulation through a per-warp exchange area in local memory and
  * work-group barriers, so that PoCL and rusticl test this kernel's indexing and softmax in CI; every
  * barrier in it is reached by all warps because the kernel's control flow is uniform across the
- * work-group.
+ * work-group. Its design, and the measurements behind its choices: docs/design/mma.md.
  *
  * Local memory (ushort; src/tiles.c's mma_bytes must match): LDS = HEAD_DIM (SWIZZLE: head dims a
  * multiple of 64 with Q_LOCAL) or HEAD_DIM + 8, LDV likewise of HEAD_DIM_V, S = KV_STAGES,
@@ -58,18 +58,6 @@
 #ifndef MT
 #define MT 1
 #endif
-/* RESCALE_SKIP: O's rescale skipped for a warp none of whose rows moved its maximum (alpha exactly 1
- * there: the same results). prefill-11, d=128: causal +4.7% at N=16384 and +1.2% at 4096 (128 x 64, two
- * stages); non-causal -2% on 64-key tiles, +2.5-4% on 32-key ones. On for causal and windowed blocks. */
-#ifndef RESCALE_SKIP
-#define RESCALE_SKIP HAS_WINDOW
-#endif
-#ifndef HEAVY_FIRST /* causal or windowed: the blocks of a head in reverse, the longest key ranges first */
-#define HEAVY_FIRST 1
-#endif
-#ifndef QK_J_OUTER /* 1: S tile by tile (each tile's k steps a chain of dependent MMAs); 0: k step outer */
-#define QK_J_OUTER 0
-#endif
 #ifndef Q_LOCAL /* (src/tiles.c's mma_bytes follows the same rule) */
 #define Q_LOCAL (MT > 1 || HEAD_DIM > 128)
 #endif
@@ -84,20 +72,16 @@
 #error "KV_STAGES must be 1 or 2"
 #endif
 #define Q_ASYNC (KV_STAGES == 2 && Q_LOCAL)
-/* O_STAGED (needs O_ALIGNED: O's strides multiples of 8 elements and, checked at enqueue, its offset a
- * multiple of 16 bytes): the normalised output goes through local memory (each warp its own rows, as
- * packed pairs) and leaves in 16-byte row chunks, instead of two 16-bit stores a lane an output pair. */
+/* O_STAGED, where O_ALIGNED (O's strides multiples of 8 elements and, checked at enqueue, its offset a
+ * multiple of 16 bytes) and the head dim is above 64 and at most 192: the normalised output goes through
+ * local memory (each warp its own rows, as packed pairs) and leaves in 16-byte row chunks, instead of two
+ * 16-bit stores a lane an output pair (128 x 64 in two stages at d=128: +12.6% at N=1024, +3.9% at
+ * 4096, +1.7% at 16384; d=64 -0.9%, d=256 -1.1% with 16 bytes of spill: docs/design/mma.md). O's rows
+ * are staged where Q's or K's were, so they are no wider than those. */
 #ifndef O_ALIGNED
 #define O_ALIGNED 0
 #endif
-#ifndef O_STAGED /* (prefill-8, 128 x 64 in two stages at d=128: +12.6% at N=1024, +3.9% at 4096, +1.7% at 16384;
-                     d=64 -0.9%, d=256 -1.1% with 16 bytes of spill: off there; O's rows staged where
-                     Q's or K's were, so no wider than those) */
 #define O_STAGED (O_ALIGNED && HEAD_DIM > 64 && HEAD_DIM <= 192 && HEAD_DIM_V <= HEAD_DIM)
-#endif
-#if O_STAGED && !O_ALIGNED
-#error "O_STAGED needs O_ALIGNED"
-#endif
 #if MT != 1 && MT != 2
 #error "MT must be 1 or 2"
 #endif
@@ -107,10 +91,10 @@
  * exactly HEAD_DIM, chunk c of row r stored at chunk c ^ (r % 8), so the eight row addresses of an
  * ldmatrix (eight rows, one chunk column) fall in eight distinct 16-byte bank groups; otherwise rows
  * padded by one chunk (LDS = HEAD_DIM + 8: each row shifted by four banks) for the same effect. AT(r, c):
- * the element offset of row r, column c (c a multiple of 8). Padded rows measured as fast or faster
- * on the H200 except at d=64 with Q's block apart (prefill-4: d=128 equal, causal +6%; d=256 +11-15%;
- * d=64 -2%): the swizzle's XOR costs an address computation an ldmatrix where registers are short,
- * padded rows are a base and an immediate offset. So the default swizzles only there (src/tiles.c's
+ * the element offset of row r, column c (c a multiple of 8). Padded rows measured as fast or faster on the
+ * H200 except at d=64 with Q's block apart (d=128 equal, causal +6%; d=256 +11-15%; d=64 -2%:
+ * docs/design/mma.md): the swizzle's XOR costs an address computation an ldmatrix where registers are
+ * short, padded rows are a base and an immediate offset. So the default swizzles only there (src/tiles.c's
  * mma_bytes agrees). */
 #ifndef SWIZZLE /* (V's rows of another width than K's: padded) */
 #define SWIZZLE (HEAD_DIM == 64 && Q_LOCAL && HEAD_DIM_V == HEAD_DIM)
@@ -150,22 +134,16 @@
 #endif
 #define COPY8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? LOAD8(src) : (uint4)(0))
 
-/* MMA_PIPELINE: K and V tiles through cp.async (asynchronous global -> local copies, compute
- * capability 8.0+, 16-byte aligned rows): V's tile loads while S = Q*K^T is computed, the next K tile
- * while O += P*V is. Otherwise (and emulated) the same order with synchronous copies. */
-#ifndef MMA_PIPELINE
+/* MMA_PIPELINE: K and V tiles through cp.async (mma.cl: asynchronous global -> local copies through L2,
+ * compute capability 8.0+, 16-byte aligned rows): V's tile loads while S = Q*K^T is computed, the next K
+ * tile while O += P*V is. Otherwise (unaligned rows, and emulated) the same order with synchronous copies.
+ */
 #define MMA_PIPELINE (FCL_PTX && ROWS_ALIGNED)
-#endif
 #if MMA_PIPELINE
-/* src_size 0 (a row past the keys) fills the 16 bytes with zeros and reads nothing. */
-#define ASYNC8(dst, src, ok)                                                                                   \
-    __asm__ volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)(dst)),              \
-                     "l"((ulong)(size_t)(src)), "r"((ok) ? 16 : 0)                                             \
-                     : "memory")
-#define ASYNC_COMMIT() __asm__ volatile("cp.async.commit_group;" ::: "memory")
-/* this work-item's copies landed, all but those of the n groups committed last */
-#define ASYNC_WAIT_(n) __asm__ volatile("cp.async.wait_group " #n ";" ::: "memory")
-#define ASYNC_WAIT(n) ASYNC_WAIT_(n)
+#define ASYNC8(dst, src, ok) CP_ASYNC16_CG(dst, src, ok)
+#define ASYNC_COMMIT() CP_ASYNC_COMMIT()
+/* this work-item's copies landed, all but the n groups committed last */
+#define ASYNC_WAIT(n) CP_ASYNC_WAIT(n)
 #else
 #define ASYNC8(dst, src, ok) COPY8(dst, src, ok)
 #define ASYNC_COMMIT()
@@ -248,7 +226,8 @@ flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, 
 #if !FCL_PTX
     __local uint *const xw = xchg + warp * 32 * 8;
 #endif
-    const int m0 = (HAS_WINDOW && HEAVY_FIRST ? (int)get_num_groups(0) - 1 - (int)get_group_id(0) : (int)get_group_id(0)) * BLOCK_M;
+    /* (causal or windowed: the blocks of a head in reverse, the longest key ranges first) */
+    const int m0 = (HAS_WINDOW ? (int)get_num_groups(0) - 1 - (int)get_group_id(0) : (int)get_group_id(0)) * BLOCK_M;
     const int bh = get_group_id(1);
     const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
     const seq_view sv = seq_view_of(b, seq_q, seq_kv, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -371,26 +350,14 @@ UNROLL
 #endif
 
         /* S = Q*K^T, two k steps at a time: ldmatrix x4 gives an 8-key tile's B fragments of both, used
-         * for each of the warp's m tiles. One m tile: tile by tile (j outer; 24 registers fewer than k
-         * outer, ptxas at d=64); two: k outer, so that Q's fragments come from q_s once a k step. */
+         * for each of the warp's m tiles; k outer, so that with Q_LOCAL Q's fragments come from q_s once
+         * a k step. */
         float s[MT][NT][4];
 UNROLL
         for (int mt = 0; mt < MT; ++mt)
 UNROLL
             for (int j = 0; j < NT; ++j)
                 s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.0f;
-#if MT == 1 && !Q_LOCAL && QK_J_OUTER
-UNROLL
-        for (int j = 0; j < NT; ++j)
-UNROLL
-            for (int k2 = 0; k2 < KSTEPS / 2; ++k2) {
-                uint kb[4];
-                LDSM_X4(kb, kt, AT(j * 8 + mr, k2 * 32 + mi * 8));
-                MMA(s[0][j], qa[0][2 * k2][0], qa[0][2 * k2][1], qa[0][2 * k2][2], qa[0][2 * k2][3], kb[0], kb[1]);
-                MMA(s[0][j], qa[0][2 * k2 + 1][0], qa[0][2 * k2 + 1][1], qa[0][2 * k2 + 1][2], qa[0][2 * k2 + 1][3],
-                    kb[2], kb[3]);
-            }
-#else
 UNROLL
         for (int k2 = 0; k2 < KSTEPS / 2; ++k2) {
             uint qf[MT][2][4];
@@ -410,7 +377,6 @@ UNROLL
                 }
             }
         }
-#endif
 
         /* Mask only the tiles that cross a row's window edge or the sequence's end (unscaled scores). */
         if (n0 < inner_lo || n0 + BLOCK_N > inner_hi) {
@@ -450,8 +416,8 @@ UNROLL
                 mx = mma_max_nan(mx, SHFL_XOR(mx, 1));
                 mx = mma_max_nan(mx, SHFL_XOR(mx, 2));
                 const float m_scaled = mx == -INFINITY ? 0.0f : mx * scale_abs;
-                /* (exactly 1 where the maximum did not move; a NaN maximum moves it) */
-                const float alpha = RESCALE_SKIP && mx == m_run[mt][r] ? 1.0f : mma_exp2(fma(m_run[mt][r], scale_abs, -m_scaled));
+                /* (with a window exactly 1 where the maximum did not move; a NaN maximum moves it) */
+                const float alpha = HAS_WINDOW && mx == m_run[mt][r] ? 1.0f : mma_exp2(fma(m_run[mt][r], scale_abs, -m_scaled));
                 float psum = 0.0f;
 UNROLL
                 for (int j = 0; j < NT; ++j) {
@@ -465,7 +431,10 @@ UNROLL
                 m_run[mt][r] = mx;
                 alphas[mt][r] = alpha;
             }
-        if (!RESCALE_SKIP || warp_any(alphas[0][0] != 1.0f || alphas[0][1] != 1.0f || alphas[MT - 1][0] != 1.0f ||
+        /* With a window (causal or sliding) O's rescale is skipped for a warp none of whose rows moved its
+         * maximum (alpha exactly 1 there: the same results). d=128, 128 x 64 in two stages: causal +4.7% at
+         * N=16384, +1.2% at 4096; without a window -2% on 64-key tiles (docs/design/mma.md). */
+        if (!HAS_WINDOW || warp_any(alphas[0][0] != 1.0f || alphas[0][1] != 1.0f || alphas[MT - 1][0] != 1.0f ||
                                       alphas[MT - 1][1] != 1.0f)) {
 UNROLL
             for (int mt = 0; mt < MT; ++mt)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * flash_wgmma.cl: the FlashAttention forward kernel on Hopper's warpgroup matrix instructions (wgmma,
- * compute capability 9.0a), from OpenCL C through the program builder's sm_90a finishing step (cl/wgmma.cl,
- * src/program.c). fp16 or bf16 Q, K, V, fp32 accumulation.
+ * compute capability 9.0a), from OpenCL C through the program builder's sm_90a finishing step (wgmma.cl,
+ * written at build time by tools/gen_wgmma_cl.py; src/ptx.c). fp16 or bf16 Q, K, V, fp32 accumulation.
  *
  * A work-group is WARPGROUPS warpgroups of 128 work-items; warpgroup i owns query rows 64i .. 64i+63 of the
  * block (BLOCK_M = 64 * WARPGROUPS) and keeps in registers the scores S of a BLOCK_N-key tile (BLOCK_N/2
@@ -15,7 +15,7 @@
  *   O += P * V    wgmma m64n(HEAD_DIM)k16, A = P from registers (the S accumulators of two neighbouring
  *                 n8 tiles, packed to 16-bit pairs, are the A fragment of one k16 step, as in flash_mma),
  *                 B = V from local memory read transposed (V's rows: a key's columns contiguous)
- * K and V tiles arrive by cp.async (16-byte pieces, through L1: COPY_CA), issued by every work-item; each
+ * K and V tiles arrive by cp.async (16-byte pieces, through L1: mma.cl), issued by every work-item; each
  * tile is read by wgmma after its copies landed, a proxy fence (local memory written by the work-items
  * made visible to wgmma's reads) and a barrier. With WG_PRODUCER=1 (the host's choice on sm_90a devices:
  * a work-group of 2 * BLOCK_M + 128) a third warpgroup issues them instead and hands each stage to the
@@ -36,8 +36,7 @@
  *
  * FCL_PTX=0 emulates each instruction from the same local-memory tiles (P through local memory), so that
  * PoCL and rusticl test the indexing, masks and softmax of both loops in CI; every barrier is reached by
- * all work-items. Measurement switches (docs/NOTES.md, wgmma-7..9): COPY_SEG and COPY_CA (the copies'
- * pattern and path), FLASHCL_DEBUG_ABLATE (timing only: wrong results).
+ * all work-items. Its design, and the measurements behind its choices: docs/design/wgmma.md.
  * Local memory (ushort; src/tiles.c's wgmma_bytes must match): q_s BLOCK_M * HEAD_DIM, k_s and v_s
  * KV_STAGES * BLOCK_N * HEAD_DIM each; emulated also p_s BLOCK_M * BLOCK_N and WARPS * 32 * 8 uints of
  * exchange area.
@@ -79,10 +78,10 @@
 /* Element (r, c) of a tile C elements wide, in ushorts: core matrix (r/8, c/8) of 64 elements, its rows
  * of 8. Between core matrices: along c 128 bytes, along r 16*C bytes. */
 #define TILED(r, c, C) (((((r) >> 3) * ((C) >> 3) + ((c) >> 3)) << 6) + (((r)&7) << 3) + ((c)&7))
-/* Element (r, c) of a Q, K or V tile of ROWS rows, HEAD_DIM wide: TILED, or with SWIZZLE=1 (a measurement
- * switch, wgmma-16) wgmma's 128-byte swizzle: blocks of 64 columns, each ROWS rows of 128 bytes, the 16-byte
- * piece j of row r at j ^ (r % 8) (atoms of 8 rows, 1024-byte aligned), so that a warp copies whole
- * 128-byte lines of four rows into 512 bytes without a bank conflict. */
+/* Element (r, c) of a Q, K or V tile of ROWS rows, HEAD_DIM wide: TILED, or with SWIZZLE=1 (the host's
+ * choice at d=128 and 256: docs/design/wgmma.md) wgmma's 128-byte swizzle: blocks of 64 columns, each ROWS
+ * rows of 128 bytes, the 16-byte piece j of row r at j ^ (r % 8) (atoms of 8 rows, 1024-byte aligned), so
+ * that a warp copies whole 128-byte lines of four rows into 512 bytes without a bank conflict. */
 #ifndef SWIZZLE
 #define SWIZZLE 0
 #endif
@@ -102,23 +101,12 @@
 #define CAT(a, b) CAT_(a, b)
 
 #if FCL_PTX
-#ifndef COPY_CA /* 1: the copies through L1 (cp.async.ca), 0: L2 only (.cg); NOTES, wgmma-8 */
-#define COPY_CA 1
-#endif
-#if COPY_CA
-#define COPY_OP "cp.async.ca.shared.global"
-#else
-#define COPY_OP "cp.async.cg.shared.global"
-#endif
-#define ASYNC8(dst, src, ok)                                                                                   \
-    __asm__ volatile(COPY_OP " [%0], [%1], 16, %2;" ::"r"((uint)(size_t)(dst)),                                \
-                     "l"((ulong)(size_t)(src)), "r"((ok) ? 16 : 0)                                             \
-                     : "memory")
-#define ASYNC_COMMIT() __asm__ volatile("cp.async.commit_group;" ::: "memory")
-#define ASYNC_WAIT0() __asm__ volatile("cp.async.wait_group 0;" ::: "memory")
-/* this work-item's copies landed, all but those of the n groups committed last */
-#define ASYNC_WAIT_(n) __asm__ volatile("cp.async.wait_group " #n ";" ::: "memory")
-#define ASYNC_WAIT(n) ASYNC_WAIT_(n)
+/* The copies: mma.cl's cp.async, through L1 (docs/design/wgmma.md) */
+#define ASYNC8(dst, src, ok) CP_ASYNC16_CA(dst, src, ok)
+#define ASYNC_COMMIT() CP_ASYNC_COMMIT()
+#define ASYNC_WAIT0() CP_ASYNC_WAIT(0)
+/* this work-item's copies landed, all but the n groups committed last */
+#define ASYNC_WAIT(n) CP_ASYNC_WAIT(n)
 #define WG_SS_S(d, da, db, acc) CAT(WGMMA_SS_, BLOCK_N)(d, da, db, acc)
 /* The operands pinned where they are (an empty asm that reads and writes each, con "+f" for the fp32
  * accumulators, "+r" for P's packed fragments): the compiler may not move their uses or definitions across
@@ -159,22 +147,11 @@ inline void mbar_wait(__local ulong *b, uint parity)
                      : "memory")
 /* An arrival once every cp.async this work-item issued so far has landed (the barrier's count includes it) */
 #define ASYNC_ARRIVE(b) __asm__ volatile("//SM90A cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(LADDR(b)) : "memory")
-#define ASYNC_WAIT_ALL() __asm__ volatile("cp.async.wait_all;" ::: "memory")
+#define ASYNC_WAIT_ALL() CP_ASYNC_WAIT_ALL()
 /* The registers of a work-item: the producer gives up what the consumers take (128 x 40 + 256 x 232 =
- * 128 x 24 + 256 x 240 = 384 x 168, the 65536 of an SM's register file split over 384 work-items);
- * CONSUMER_REG_COUNT 232 or 240 */
-#ifndef CONSUMER_REG_COUNT
-#define CONSUMER_REG_COUNT 232
-#endif
-#if CONSUMER_REG_COUNT == 240
-#define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 24;" ::: "memory")
-#define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 240;" ::: "memory")
-#elif CONSUMER_REG_COUNT == 232
+ * 384 x 168, the 65536 of an SM's register file split over 384 work-items) */
 #define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory")
 #define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory")
-#else
-#error "CONSUMER_REG_COUNT must be 232 or 240"
-#endif
 /* the consumer warpgroups alone (named barrier 1; 0 is the work-group's) */
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
 #else
@@ -217,18 +194,10 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #endif
 
 /* A tile of ROWS rows of K or V (keys from n0) or of Q into local memory, TILED. Chunk i (16 bytes) of a
- * tile: a warp's 32 consecutive chunks cover COPY_SEG chunks of each of 32 / COPY_SEG neighbouring rows;
- * COPY_SEG 4 (64 bytes of 8 rows: the warp fills four neighbouring core matrices, 512 contiguous bytes
- * in local memory, no bank conflict), 2 (32 bytes of 16 rows: two core matrices each of two row groups),
- * or 8 and 16 (whole 128-byte lines of a row from global memory; the warp's stores then meet COPY_SEG
- * core matrices at the same banks). Rows at or past `limit` are zeros. */
-#ifndef COPY_SEG
-#define COPY_SEG 4
-#endif
-#if COPY_SEG != 2 && COPY_SEG != 4 && COPY_SEG != 8 && COPY_SEG != 16
-#error "COPY_SEG must be 2, 4, 8 or 16"
-#endif
-#define SEG (COPY_SEG < CPR ? COPY_SEG : CPR) /* (a whole row at d=64) */
+ * tile: a warp's 32 consecutive chunks cover SEG = 4 chunks of each of 8 neighbouring rows (64 bytes of
+ * 8 rows: the warp fills four neighbouring core matrices, 512 contiguous bytes in local memory, no bank
+ * conflict; docs/design/wgmma.md). Rows at or past `limit` are zeros. */
+#define SEG 4
 #define CHUNK_ROW(i) ((32 / SEG) * (((i) >> 5) / (CPR / SEG)) + ((i) / SEG) % (32 / SEG))
 #define CHUNK_COL(i) (8 * (SEG * (((i) >> 5) % (CPR / SEG)) + (i) % SEG))
 #if SWIZZLE /* (chunk i of a tile of ROWS rows: piece i % 8 of a 64-column block's row; a warp: four rows) */
@@ -250,12 +219,12 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
     } while (0)
 /* The producer's copy of a K or V tile (row 0 at src_, rows ss_ elements apart; rows at or past limit_
  * zeros), walked so that the address arithmetic is a pointer step a block of rows and immediate offsets
- * between column groups (wgmma-12: the shared pattern's divisions, recomputed a piece, cost about 45
- * instructions a copy, which the producer's four warps could not issue fast enough). A warp instruction
- * covers COPY_ROWS rows: whole 128-byte lines of 4 rows into the swizzled tiles, 64 bytes of 8 rows into
- * TILED's (512 contiguous bytes of local memory either way); work-item me takes rows COPY_ROWS * (me /
- * 32) + (me % 32) / (32 / COPY_ROWS) + 4 COPY_ROWS k, piece me % (32 / COPY_ROWS) of each column group of
- * GROUP_COLS (written as shifts and masks: me is never negative). */
+ * between column groups (the shared pattern's divisions, recomputed a piece, cost about 45 instructions a
+ * copy, which the producer's four warps could not issue fast enough: docs/design/wgmma.md). A warp
+ * instruction covers COPY_ROWS rows: whole 128-byte lines of 4 rows into the swizzled tiles, 64 bytes of 8
+ * rows into TILED's (512 contiguous bytes of local memory either way); work-item me takes rows COPY_ROWS *
+ * (me / 32) + (me % 32) / (32 / COPY_ROWS) + 4 COPY_ROWS k, piece me % (32 / COPY_ROWS) of each column
+ * group of GROUP_COLS (written as shifts and masks: me is never negative). */
 #define COPY_ROWS (SWIZZLE ? 4 : 8)
 #define GROUP_COLS (SWIZZLE ? 64 : 32)
 #define PRODUCER_LOAD(dst_, src_, ss_, limit_)                                                                 \
@@ -484,10 +453,11 @@ UNROLL
 /* The descriptors of k step ks of Q's and of K's tile at kt_, and of V's rows 16kk .. 16kk+15 of the tile
  * at vt_ (read transposed: V's rows have a key's columns contiguous). TILED: k step ks is core-matrix
  * columns 2ks, 2ks+1, 256 bytes on; between core matrices 128 bytes along the head dim, 16 * HEAD_DIM
- * bytes along the rows (for V: 16 * HEAD_DIM along the keys, 128 along the head dim). SWIZZLE (descriptor bits 62-63: 1, 128 bytes): Q and K K-major, k step ks 32
- * bytes into the rows of 64-column block ks / 4, 1024 bytes between 8-row groups (the leading offset
- * unused); V MN-major, k step kk 2048 bytes on, BLOCK_N * 128 bytes between 64-column blocks (the
- * leading offset: the two swapped failed validation, wgmma-16) and 1024 between 8-key groups. */
+ * bytes along the rows (for V: 16 * HEAD_DIM along the keys, 128 along the head dim). SWIZZLE (descriptor
+ * bits 62-63: 1, 128 bytes): Q and K K-major, k step ks 32 bytes into the rows of 64-column block ks / 4,
+ * 1024 bytes between 8-row groups (the leading offset unused); V MN-major, k step kk 2048 bytes on,
+ * BLOCK_N * 128 bytes between 64-column blocks (the leading offset: the two swapped failed validation,
+ * docs/design/wgmma.md) and 1024 between 8-key groups. */
 #if SWIZZLE
 #define SW128(desc) ((desc) | (1ul << 62))
 #define DESC_Q(ks) SW128(wg_desc(q_s + (((ks) >> 2) * BLOCK_M + 64 * wgi) * 64 + 16 * ((ks)&3), 16, 1024))
@@ -551,21 +521,12 @@ UNROLL
      * steps before); K(j+KV_STAGES) then goes into K(j)'s buffer (S(j) done everywhere: the barrier) and
      * V(j+KV_STAGES-1) into V(j-1)'s (P(j-1) * V(j-1) done). One group of copies a step, one barrier a step;
      * with three stages each step waits for all groups but the last, so two steps' copies are in flight. */
-/* (FLASHCL_DEBUG_ABLATE, for measurements only, wrong results: 1 no softmax, 2 no copies in the loop,
- * 4 no products, 8 no wait or barrier at a step's start) */
-#ifndef FLASHCL_DEBUG_ABLATE
-#define FLASHCL_DEBUG_ABLATE 0
-#endif
-#if FLASHCL_DEBUG_ABLATE & 8
-#define STEP_SYNC()
-#else
 #define STEP_SYNC()                                                                                            \
     do {                                                                                                       \
         STEP_WAIT();                  /* this work-item's copies of K(j+1), V(j) (and Q's) */                  \
         FENCE_PROXY_ASYNC();          /* ... visible to wgmma */                                               \
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and S(j), P(j-1) * V(j-1) done */                         \
     } while (0)
-#endif
 /* K(j+S) into K(j)'s buffer, V(j+S-1) into V(j-1)'s (S = KV_STAGES; tile t in buffer t % S): issued once
  * the step's products are (their address arithmetic and issue beside the matrix units' work) */
 #if KV_STAGES == 3
@@ -573,9 +534,6 @@ UNROLL
 #else
 #define STEP_WAIT() ASYNC_WAIT0()
 #endif
-#if FLASHCL_DEBUG_ABLATE & 2
-#define STEP_COPIES(j_) ASYNC_COMMIT()
-#else
 #define STEP_COPIES(j_)                                                                                        \
     do {                                                                                                       \
         const int n1 = n_begin + ((j_) + KV_STAGES) * BLOCK_N, nv = n_begin + ((j_) + KV_STAGES - 1) * BLOCK_N; \
@@ -585,7 +543,6 @@ UNROLL
             LOAD_TILED(VBUF((j_) + KV_STAGES - 1), BLOCK_N, V_NEXT, skv - nv);                                 \
         ASYNC_COMMIT();                                                                                        \
     } while (0)
-#endif
 #if FCL_PTX
 /* (P packed and O rescaled before the fence, pinned there: registers a batch reads are written before it
  * starts, so ptxas needs no warpgroup.arrive of its own between the products) */
@@ -605,49 +562,32 @@ UNROLL
 /* (emulated: the warp's reads of P(j) done before P(j+1) replaces it) */
 #define EMU_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #endif
-#if FLASHCL_DEBUG_ABLATE & 4
-#undef ISSUE_S
-#undef ISSUE_PV
-#define ISSUE_S(kt_) WGMMA_COMMIT()
-#define ISSUE_PV(vt_) WGMMA_COMMIT()
-#endif
-#if FLASHCL_DEBUG_ABLATE & 1
-#undef WG_SOFTMAX
-#define WG_SOFTMAX(n0_) (alpha[0] = alpha[1] = 1.0f)
-#endif
 #if WG_PRODUCER
     /* Each step waits for its tiles' "full" barriers alone, and frees a stage (its warp's arrival on the
      * "empty" barrier, by lane 0) once the products that read it are done: S(j+1) at the first wait, P(j) *
-     * V(j) at the second. S(0) waits for Q too: every consumer's copies of it, the sign flip's stores. */
+     * V(j) at the second. S(0) waits for Q too: every consumer's copies of it, the sign flip's stores.
+     * After each wait the consumers' proxy fence: the copies are the generic proxy's writes and wgmma
+     * reads by the async one, and the PTX memory model asks for the fence between them. */
 #undef STEP_COPIES
 #define STEP_COPIES(j_)
-#ifndef PRODUCER_FENCE /* (a measurement switch, wgmma-14: 0 leaves out the consumers' proxy fence, which the
-                          PTX memory model asks for between the copies' writes and wgmma's reads) */
-#define PRODUCER_FENCE 1
-#endif
-#if PRODUCER_FENCE
-#define CONSUMER_FENCE() FENCE_PROXY_ASYNC()
-#else
-#define CONSUMER_FENCE()
-#endif
 #define SYNC_FIRST()                                                                                           \
     do {                                                                                                       \
         ASYNC_WAIT0();                                                                                         \
         FENCE_PROXY_ASYNC();                                                                                   \
         CONSUMERS_BARRIER();                                                                                   \
         mbar_wait(FULL_K(0), 0);                                                                               \
-        CONSUMER_FENCE();                                                                                      \
+        FENCE_PROXY_ASYNC();                                                                                   \
     } while (0)
 #define SYNC_STEP(j_)                                                                                          \
     do {                                                                                                       \
         mbar_wait(FULL_K((j_) + 1), ROUND((j_) + 1));                                                          \
         mbar_wait(FULL_V(j_), ROUND(j_));                                                                      \
-        CONSUMER_FENCE(); /* (the copies are the generic proxy's writes, wgmma reads by the async one) */      \
+        FENCE_PROXY_ASYNC(); /* (the copies are the generic proxy's writes, wgmma reads by the async one) */   \
     } while (0)
 #define SYNC_LAST()                                                                                            \
     do {                                                                                                       \
         mbar_wait(FULL_V(tiles - 1), ROUND(tiles - 1));                                                        \
-        CONSUMER_FENCE();                                                                                      \
+        FENCE_PROXY_ASYNC();                                                                                   \
     } while (0)
 #define RELEASE_K(t) MBAR_ARRIVE_IF0(EMPTY_K(t), lane)
 #define RELEASE_V(t) MBAR_ARRIVE_IF0(EMPTY_V(t), lane)

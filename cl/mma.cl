@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mma.cl: the warp-level instructions of the matrix-unit kernels (flash_mma.cl, flash_decode_mma.cl), as
- * inline PTX or emulated. A kernel that includes this part names, in the scope of each use, `lane` (its
- * lane in the warp) and, emulated, `xw` (its warp's exchange area: 32*8 uints of local memory).
+ * mma.cl: the warp-level instructions of the matrix-unit kernels (flash_mma.cl, flash_wgmma.cl,
+ * flash_decode_mma.cl), as inline PTX or emulated, and the asynchronous copies (cp.async) of the first
+ * two. A kernel that includes this part names, in the scope of each use, `lane` (its lane in the warp)
+ * and, emulated, `xw` (its warp's exchange area: 32*8 uints of local memory).
  *
  * FCL_PTX=1: the PTX instructions (NVIDIA, compute capability 8.0 and up: mma.sync.m16n8k16 with fp16
  * or bf16 operands and fp32 accumulators, ldmatrix, shfl.sync, cvt to 16-bit pairs). FCL_PTX=0: each
@@ -27,6 +28,26 @@
 #define UNROLL _Pragma("unroll")
 #else
 #define UNROLL _Pragma("nounroll")
+#endif
+
+/* ---- Asynchronous copies, global -> local memory (cp.async, compute capability 8.0 and up) -------- */
+/* CP_ASYNC16_CG(dst, src, ok) and CP_ASYNC16_CA: 16 bytes (both addresses 16-byte aligned) through L2
+ * only (.cg) or through L1 as well (.ca); ok 0 (a row past the keys) fills the 16 bytes with zeros and
+ * reads nothing (src_size 0). CP_ASYNC_COMMIT(): the copies this work-item issued since its last commit
+ * become a group; CP_ASYNC_WAIT(n): its groups have landed, all but the n committed last;
+ * CP_ASYNC_WAIT_ALL(): all of them. PTX only: each kernel names its copies over these, with synchronous
+ * ones where it is emulated or its rows are not 16-byte aligned. */
+#if FCL_PTX
+#define CP_ASYNC16_(op, dst, src, ok)                                                                          \
+    __asm__ volatile(op " [%0], [%1], 16, %2;" ::"r"((uint)(size_t)(dst)), "l"((ulong)(size_t)(src)),          \
+                     "r"((ok) ? 16 : 0)                                                                        \
+                     : "memory")
+#define CP_ASYNC16_CG(dst, src, ok) CP_ASYNC16_("cp.async.cg.shared.global", dst, src, ok)
+#define CP_ASYNC16_CA(dst, src, ok) CP_ASYNC16_("cp.async.ca.shared.global", dst, src, ok)
+#define CP_ASYNC_COMMIT() __asm__ volatile("cp.async.commit_group;" ::: "memory")
+#define CP_ASYNC_WAIT_(n) __asm__ volatile("cp.async.wait_group " #n ";" ::: "memory")
+#define CP_ASYNC_WAIT(n) CP_ASYNC_WAIT_(n)
+#define CP_ASYNC_WAIT_ALL() __asm__ volatile("cp.async.wait_all;" ::: "memory")
 #endif
 
 /* ---- The four warp-level instructions, as PTX or emulated ---------------------------------------- */
