@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe.h: the device probes (probe.c): what a device's driver does not report, found by building and
+ * running small programs. The profile query (device.c) runs them; each bypasses the program caches (its
+ * programs are not a plan's), and the costly ones keep their result in the disk cache.
+ */
+#ifndef FLASHCL_PROBE_H
+#define FLASHCL_PROBE_H
+
+#include "internal.h"
+
+/* 1 when the device compiles cl/flash_mma.cl with FCL_PTX=1 in `context` (a test compile, outside any
+ * cache); 0 for devices other than NVIDIA of compute capability 8.0+, or when it does not. */
+int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashcl_device_profile *pr);
+/* 1 where a tiny program finished for sm_90a (ptx.h: a marked wgmma.fence and a marked register move)
+ * builds, runs and gives the right answer on the device (NVIDIA, compute capability 9.x, matrix units
+ * proven); the result kept in the disk cache once per device and driver. *why: the reason where it is 0. */
+int fcl_probe_sm90a_cached(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
+                           const char *cache_dir, const char **why);
+/* The largest multiple of `step` in [lo, hi] that `fits` (monotone, true at lo): a binary search. */
+uint64_t fcl_search_limit(uint64_t lo, uint64_t hi, uint64_t step, int (*fits)(void *arg, uint64_t bytes), void *arg);
+/* The local memory a work-group's static __local arrays may take on `device`: the largest array up to
+ * `hi` bytes that builds (compile probes, a binary search to 4 bytes above the reported size), run once
+ * (4 work-groups reading what their neighbours wrote), and counted with the compiler's own bytes as the
+ * kernel reports them (232448 on the H200: ptxas's limit on the sum); the reported size when that run
+ * fails. *builds (may be NULL): programs built; *trusted (may be NULL): 0 when that run failed (a result
+ * not to be kept). */
+uint64_t fcl_probe_static_local(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
+                                uint64_t hi, int *builds, int *trusted);
+/* fcl_probe_static_local's result from `cache_dir` (an entry per device, driver and bounds), else probed
+ * and stored there when trusted (NULL: probed every time). *builds: 0 when the cache answered. */
+uint64_t fcl_static_local_cached(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
+                                 uint64_t hi, const char *cache_dir, int *builds);
+
+#endif
