@@ -37,7 +37,7 @@ extern "C" {
  * Version. meson reads the numbers from these lines.
  */
 #define FLASHCL_VERSION_MAJOR 0
-#define FLASHCL_VERSION_MINOR 2
+#define FLASHCL_VERSION_MINOR 3
 #define FLASHCL_VERSION_PATCH 0
 #define FLASHCL_VERSION_NUMBER \
     (FLASHCL_VERSION_MAJOR * 10000 + FLASHCL_VERSION_MINOR * 100 + FLASHCL_VERSION_PATCH)
@@ -63,7 +63,7 @@ extern "C" {
 /** The version of the library linked at run time, as FLASHCL_VERSION_NUMBER encodes it. */
 FLASHCL_API unsigned flashcl_version(void);
 /** The same as a string, "major.minor.patch". Static storage. The shared library's file name follows
- * the ABI, not the release: release 0.2.0 of ABI 4 is libflashcl.so.4.2.0 (soname libflashcl.so.4). */
+ * the ABI, not the release: release 0.3.0 of ABI 5 is libflashcl.so.5.3.0 (soname libflashcl.so.5). */
 FLASHCL_API const char *flashcl_version_string(void);
 
 /* ---------------------------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ FLASHCL_API const char *flashcl_status_name(flashcl_status status);
  * (ctypes, cffi) pass the sizes of their own mirrors and find out when a mirror drifts. ABI policy:
  * README.md ("ABI").
  */
-#define FLASHCL_ABI_VERSION 4
+#define FLASHCL_ABI_VERSION 5
 typedef struct flashcl_abi flashcl_abi;
 static inline const flashcl_abi *flashcl_abi_of_header(void);
 
@@ -415,43 +415,60 @@ FLASHCL_API flashcl_status flashcl_path_parse(const char *name, flashcl_path *pa
 /** Nonzero when this build of the library has the algorithm (standard needs CLBlast). */
 FLASHCL_API int flashcl_algorithm_available(flashcl_algorithm algorithm);
 
+/* The kernel a configuration runs (ABI 5; ABI 4 and before said it in the config's mma and decode
+ * numbers). The flash kernels, then the naive validator and standard attention. */
+typedef enum flashcl_kernel {
+    FLASHCL_KERNEL_PORTABLE = 0,   /* cl/flash_fwd.cl: every problem, any OpenCL 1.2 device */
+    FLASHCL_KERNEL_MMA = 1,        /* cl/flash_mma.cl: matrix units (mma.sync), prefill */
+    FLASHCL_KERNEL_WGMMA = 2,      /* cl/flash_wgmma.cl: Hopper's warpgroup MMA, prefill */
+    FLASHCL_KERNEL_DECODE = 3,     /* cl/flash_decode.cl: decode steps, K/V straight to registers */
+    FLASHCL_KERNEL_DECODE_MMA = 4, /* cl/flash_decode_mma.cl: decode steps on the matrix units */
+    FLASHCL_KERNEL_NAIVE = 5,      /* cl/naive.cl (FLASHCL_ALGO_NAIVE) */
+    FLASHCL_KERNEL_STANDARD = 6    /* CLBlast's GEMMs around cl/standard.cl (FLASHCL_ALGO_STANDARD) */
+} flashcl_kernel;
+
+/** "portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard" or "?". */
+FLASHCL_API const char *flashcl_kernel_name(flashcl_kernel kernel);
+
 typedef struct flashcl_config {
     flashcl_algorithm algorithm;
+    flashcl_kernel kernel;   /* the kernel it runs (an override's: portable, mma or wgmma) */
+    int32_t emulated;        /* nonzero: a matrix-unit kernel emulated on a device without matrix units (a
+                                forced path, for testing: correct, slow) */
     int32_t block_m;         /* query rows per work-group */
-    int32_t block_n;         /* keys per tile */
+    int32_t block_n;         /* keys per tile (the decode kernels: per step of the whole work-group) */
     int32_t threads_per_row; /* work-items sharing a group of rows: each holds block_n/threads_per_row
-                                scores and head_dim/threads_per_row output columns of each of its rows */
+                                scores and head_dim/threads_per_row output columns of each of its rows
+                                (the matrix-unit kernels: the 4 lanes of a fragment's row; decode: team) */
     int32_t rows_per_item;   /* query rows each work-item owns (its register block is rows x columns) */
     int32_t d_chunk;         /* head-dimension columns of Q and K in local memory at once (head_dim: Q
                                 stays in local memory for the whole run) */
-    int32_t v_chunk;         /* keys of V in local memory at once (flash_mma: block_n, or 2 x block_n for K
-                                and V tiles in two stages, each loaded a tile ahead) */
-    int32_t work_group_size; /* block_m / rows_per_item * threads_per_row; flash_wgmma (mma 3): 2 x block_m, or
-                                2 x block_m + 128 with its producer warpgroup (an override's 0: the
-                                chooser's choice) */
+    int32_t v_chunk;         /* keys of V in local memory at once (the matrix-unit kernels: kv_stages x
+                                block_n; decode: keys_per_step) */
+    int32_t work_group_size; /* block_m / rows_per_item * threads_per_row; flash_mma: block_m / m_tiles x 2;
+                                flash_wgmma: 2 x block_m, + 128 with its producer warpgroup (an
+                                override's 0: the chooser's choice) */
     int32_t kv_splits;       /* key splits (split-KV); 1: none. Set by the chooser from the problem */
     int32_t gqa_pack;        /* decode with GQA: the heads_q / heads_kv query heads of a KV head share a
                                 work-group (K/V read once for them); 1: none. Set by the chooser */
     uint64_t local_mem_bytes;  /* from the kernel's exact formula */
     uint64_t local_mem_budget; /* what the chooser was allowed */
-    char kernel[32];           /* the kernel: "flash_fwd" (portable), "flash_mma" (matrix units),
-                                  "flash_decode", "flash_decode_mma" */
-    int32_t mma;               /* 0: portable kernel; 1: flash_mma on the matrix units; 2: flash_mma
-                                  emulated (FLASHCL_PATH_MMA on a device without them); 3: flash_wgmma
-                                  (Hopper's warpgroup MMA, 64 rows a warpgroup: block_m / 64 warpgroups);
-                                  4: flash_wgmma emulated (FLASHCL_PATH_WGMMA without sm_90a) */
-    int32_t decode;            /* 0: not a decode kernel; 1, 2: flash_decode, the decode-step kernel (block_m its
-                                  rows, threads_per_row its team of lanes per key, v_chunk its keys per team
-                                  and step), with its team sums 1: through local memory, 2: by the
-                                  device's shuffles; 3: flash_decode_mma, the decode kernel on the matrix
-                                  units (block_m its rows, work_group_size / 32 its warps, v_chunk its
-                                  keys per warp and step); 4: flash_decode_mma emulated */
+    char kernel_name[32];      /* the kernel's entry point: "flash_fwd", "flash_mma", "flash_wgmma",
+                                  "flash_decode", "flash_decode_mma", "naive_fwd" or "standard" */
     char source[48];           /* "heuristic", "override", or "tuning-db:<user|shipped>:<device|arch|vendor>" */
     char reason[160];          /* why these tiles, in words */
     char path_reason[128];     /* why this kernel (matrix units or portable), in words */
     int32_t sub_group;         /* the sub-group size the kernel asks the compiler for (Intel Xe-HPC GPUs:
                                   16, where IGC would pick 32 lanes and keep the register block in memory);
                                   0: the compiler's choice */
+    /* The kernels' own choices (ABI 5), each read by its kernel only: */
+    int32_t kv_stages;     /* mma, wgmma: K/V tiles in local memory at once, each loaded ahead (1 to 3;
+                              an override's 0 reads as 1) */
+    int32_t m_tiles;       /* mma: m16 row tiles a warp (1 or 2; an override's 0 reads as 1) */
+    int32_t producer;      /* wgmma: nonzero where a producer warpgroup issues the copies */
+    int32_t team;          /* decode: lanes that share a key (head_dim / 8, a power of two) */
+    int32_t keys_per_step; /* decode: keys a team takes a step; decode_mma: keys a warp takes a step */
+    int32_t shuffles;      /* decode: team sums by the device's shuffles (else through local memory) */
 } flashcl_config;
 
 /*

@@ -169,13 +169,13 @@ static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
             validate_or_return(ctx, offs[i] % 16 == 0, FLASHCL_INVALID_ARGUMENT,
                                "%s: tensors.offsets.%s = %llu is not a multiple of 16 bytes, "
                                "which the plan's kernel (%s, 16-byte row copies) needs for Q, K and V", enqueue_who,
-                               names[i], (unsigned long long)offs[i], pl->config.kernel);
+                               names[i], (unsigned long long)offs[i], pl->config.kernel_name);
     }
     /* flash_mma built for 16-byte output chunks (O's strides multiples of 8 elements): O's start too. */
     validate_or_return(ctx, pl->kernel_id != FCL_K_FLASH_MMA || !fcl_out_aligned(p) || of->o % 16 == 0,
                        FLASHCL_INVALID_ARGUMENT,
                        "%s: tensors.offsets.o = %llu is not a multiple of 16 bytes, which the plan's "
-                       "kernel (%s, 16-byte output chunks) needs for O", enqueue_who, (unsigned long long)of->o, pl->config.kernel);
+                       "kernel (%s, 16-byte output chunks) needs for O", enqueue_who, (unsigned long long)of->o, pl->config.kernel_name);
     return FLASHCL_SUCCESS;
 }
 

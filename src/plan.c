@@ -197,14 +197,16 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
         flashcl_config smaller;
         if (fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
             break;
-        if (pl->config.mma >= 3 && smaller.mma >= 3 && smaller.block_m >= pl->config.block_m &&
+        if (pl->config.kernel == FLASHCL_KERNEL_WGMMA && smaller.kernel == FLASHCL_KERNEL_WGMMA &&
+            smaller.block_m >= pl->config.block_m &&
             smaller.block_n >= pl->config.block_n) {
             /* the warpgroup kernel has no smaller shape here: the kernel auto would take */
             choice.path = FLASHCL_PATH_AUTO;
             if (fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
                 break;
-        } else if (pl->config.mma && pl->config.mma < 3 &&
-                   (!smaller.mma || (smaller.block_m >= pl->config.block_m && smaller.block_n >= pl->config.block_n))) {
+        } else if (pl->config.kernel == FLASHCL_KERNEL_MMA &&
+                   (smaller.kernel != FLASHCL_KERNEL_MMA ||
+                    (smaller.block_m >= pl->config.block_m && smaller.block_n >= pl->config.block_n))) {
             /* the matrix-unit kernel has no smaller shape here: the portable kernel */
             snprintf(portable_why, sizeof portable_why,
                      "portable: the compiled matrix-unit kernel allowed %zu work-items, needed %llu B", kwg,
@@ -218,7 +220,7 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
     return fcl_fail(ctx, FLASHCL_UNSUPPORTED,
                     "no tile configuration of %s for head_dim %d fits this device (%s: %llu B local memory, "
                     "work-group %zu)",
-                    pl->config.kernel, pl->problem.head_dim, ctx->profile.name,
+                    pl->config.kernel_name, pl->problem.head_dim, ctx->profile.name,
                     (unsigned long long)local_limit, ctx->profile.max_work_group_size);
 }
 

@@ -83,6 +83,12 @@ const char *flashcl_algorithm_name(flashcl_algorithm algorithm)
     return "?";
 }
 
+const char *flashcl_kernel_name(flashcl_kernel kernel)
+{
+    static const char *const names[] = {"portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard"};
+    return (unsigned)kernel < sizeof names / sizeof *names ? names[kernel] : "?";
+}
+
 const char *flashcl_path_name(flashcl_path path)
 {
     return path == FLASHCL_PATH_AUTO       ? "auto"

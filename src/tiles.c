@@ -64,7 +64,7 @@ int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_proble
     const uint64_t groups = blocks * (uint64_t)p->batch * (uint64_t)p->heads_q / pack;
     const int decode = fcl_is_decode(p);
     const uint64_t cus = pr->compute_units ? pr->compute_units : 1;
-    if (cfg->decode >= 3) {
+    if (cfg->kernel == FLASHCL_KERNEL_DECODE_MMA) {
         uint64_t splits = 2u * cus / groups;
         const uint64_t by_keys = (uint64_t)p->seq_kv / (4u * (uint64_t)cfg->block_n);
         if (splits > by_keys)
@@ -94,22 +94,27 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
                         flashcl_config *cfg, const char *source, const char *reason, const char *path_reason,
                         char *why, size_t why_len)
 {
-    if (!cfg->mma && !cfg->decode && !fcl_portable_fits(pr, p, ch->local_mem, ch->work_group, cfg, why, why_len))
+    const flashcl_kernel k = cfg->kernel;
+    const int matrix_prefill = k == FLASHCL_KERNEL_MMA || k == FLASHCL_KERNEL_WGMMA;
+    const int decode = k == FLASHCL_KERNEL_DECODE || k == FLASHCL_KERNEL_DECODE_MMA;
+    if (k == FLASHCL_KERNEL_PORTABLE && !fcl_portable_fits(pr, p, ch->local_mem, ch->work_group, cfg, why, why_len))
         return 0;
     cfg->algorithm = FLASHCL_ALGO_FLASH;
-    if (!cfg->decode) /* (the decode kernels' and flash_wgmma's work-groups are their own choice) */
-        cfg->work_group_size = cfg->mma >= 3 ? cfg->work_group_size
-                               : cfg->mma    ? cfg->block_m * 4 / cfg->rows_per_item /* 32 lanes per 16 or 32 rows */
-                                             : cfg->block_m / cfg->rows_per_item * cfg->threads_per_row;
+    /* (the decode kernels' and flash_wgmma's work-groups are their own choice; flash_mma: a warp of 32
+     * lanes per 16 rows a tile) */
+    if (k == FLASHCL_KERNEL_MMA)
+        cfg->work_group_size = cfg->block_m * 2 / (cfg->m_tiles == 2 ? 2 : 1);
+    else if (k == FLASHCL_KERNEL_PORTABLE)
+        cfg->work_group_size = cfg->block_m / cfg->rows_per_item * cfg->threads_per_row;
     cfg->local_mem_bytes = fcl_config_local_bytes(p->head_dim, fcl_head_dim_v(p), cfg);
     /* Intel's Xe-HPC GPUs: 16 lanes a sub-group for the register-blocked kernels, where IGC would compile
      * them at 32 with the block in scratch (docs/design/tiles.md, tools/vendor_check.sh) */
-    cfg->sub_group = fcl_intel_xe_hpc(pr) && !cfg->mma && cfg->decode < 3 ? 16 : 0;
+    cfg->sub_group = fcl_intel_xe_hpc(pr) && (k == FLASHCL_KERNEL_PORTABLE || k == FLASHCL_KERNEL_DECODE) ? 16 : 0;
     cfg->local_mem_budget = ch->local_mem;
-    fcl_strlcpy(cfg->kernel, fcl_kernel_def_of(fcl_config_kernel(cfg))->entry, sizeof cfg->kernel);
+    fcl_strlcpy(cfg->kernel_name, fcl_kernel_def_of(fcl_config_kernel(cfg))->entry, sizeof cfg->kernel_name);
     /* the decode kernels pack every query head of a KV head into their rows */
-    cfg->gqa_pack = cfg->decode ? p->heads_q / p->heads_kv : cfg->mma ? 1 : fcl_gqa_pack(p);
-    cfg->kv_splits = cfg->mma ? 1 : fcl_choose_splits(pr, p, cfg);
+    cfg->gqa_pack = decode ? p->heads_q / p->heads_kv : matrix_prefill ? 1 : fcl_gqa_pack(p);
+    cfg->kv_splits = matrix_prefill ? 1 : fcl_choose_splits(pr, p, cfg);
     fcl_strlcpy(cfg->source, source, sizeof cfg->source);
     if (reason)
         fcl_strlcpy(cfg->reason, reason, sizeof cfg->reason);
@@ -205,25 +210,28 @@ static int wgmma_auto(const flashcl_device_profile *pr, const fcl_choice *ch, co
            (p->head_dim == 64 || p->head_dim == 128 || p->head_dim == 256);
 }
 
-/* The context's override config: its kernel's module checks it (the portable kernel's tiles, or with mma
- * set flash_mma's or flash_wgmma's), with all the local memory one work-group can have. */
+/* The context's override config: its kernel's module checks it (the portable kernel's tiles, flash_mma's or
+ * flash_wgmma's), with all the local memory one work-group can have. */
 static flashcl_status choose_override(flashcl_context *ctx, const flashcl_device_profile *pr, const fcl_choice *ch0,
                                       const flashcl_problem *p, flashcl_config *config)
 {
     const fcl_choice whole = whole_work_group(ch0), *ch = &whole;
     flashcl_config c = *ch->override;
     char why[400], path_reason[sizeof c.path_reason] = "portable: tiles set by flashcl_context_override_config";
-    c.decode = 0; /* never the decode kernels */
-    validate_or_return(ctx, c.mma >= 0 && c.mma <= 4, FLASHCL_INVALID_ARGUMENT,
-                       "the context's override config: mma = %d; 0 (the portable kernel's tiles), 1 or 2 "
-                       "(flash_mma's), 3 or 4 (flash_wgmma's)", (int)c.mma);
-    const fcl_kernel_module *m = c.mma >= 3 ? &fcl_wgmma_module : c.mma ? &fcl_mma_module : &fcl_portable_module;
+    validate_or_return(ctx, c.kernel == FLASHCL_KERNEL_PORTABLE || c.kernel == FLASHCL_KERNEL_MMA ||
+                                c.kernel == FLASHCL_KERNEL_WGMMA,
+                       FLASHCL_INVALID_ARGUMENT,
+                       "the context's override config: kernel = %d; an override sets the tiles of the portable "
+                       "kernel (FLASHCL_KERNEL_PORTABLE), flash_mma (MMA) or flash_wgmma (WGMMA)", (int)c.kernel);
+    const fcl_kernel_module *m = c.kernel == FLASHCL_KERNEL_WGMMA ? &fcl_wgmma_module
+                                 : c.kernel == FLASHCL_KERNEL_MMA ? &fcl_mma_module
+                                                                  : &fcl_portable_module;
     validate_or_return(ctx, m != &fcl_mma_module || mma_allowed(pr, ch, p, why, sizeof why), FLASHCL_INVALID_ARGUMENT,
                        "the context's override config asks for the matrix-unit kernel, which does not take this "
                        "problem: %s", why);
     validate_or_return(ctx, m->override(pr, ch, p, &c, why, sizeof why), FLASHCL_INVALID_ARGUMENT,
                        "the context's override config%s", why);
-    if (c.mma)
+    if (c.kernel != FLASHCL_KERNEL_PORTABLE)
         fcl_strlcpy(path_reason, c.path_reason, sizeof path_reason);
     validate_or_return(ctx, finish_flash(pr, p, ch, &c, "override", NULL, path_reason, why, sizeof why),
                        FLASHCL_INVALID_ARGUMENT, "the context's override config does not fit this problem: %s", why);
@@ -310,7 +318,7 @@ static flashcl_status choose_flash_kernel(flashcl_context *ctx, const flashcl_de
     /* A database entry is used only where it fits this problem and these limits (a user may cap local
      * memory below what the entry was tuned with); otherwise the heuristic. */
     if (!ch->shrunk && fcl_tuning_lookup(ch->db, pr, p, &c, db_source, sizeof db_source, detail, sizeof detail)) {
-        c.mma = 0;
+        c.kernel = FLASHCL_KERNEL_PORTABLE; /* (an entry holds the portable kernel's tiles) */
         if (finish_flash(pr, p, ch, &c, db_source, detail, path_reason, why, sizeof why)) {
             note_not_wgmma(&c, wgmma_why);
             *config = c;

@@ -53,7 +53,8 @@ void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, int p_rounded, double *a
 /* Whether the flash kernel rounds P to the storage type for P*V: the matrix-unit kernels. */
 static int rounds_p(const flashcl_config *c)
 {
-    return c->mma != 0 || c->decode >= 3;
+    return c->algorithm == FLASHCL_ALGO_FLASH && (c->kernel == FLASHCL_KERNEL_MMA || c->kernel == FLASHCL_KERNEL_WGMMA ||
+                                                  c->kernel == FLASHCL_KERNEL_DECODE_MMA);
 }
 
 /* Deterministic row inside a tile, so that repeated runs check the same rows. */

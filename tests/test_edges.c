@@ -151,7 +151,7 @@ START_TEST(test_edge_mma)
     ck_assert_int_eq(flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_NAIVE, &naive), FLASHCL_SUCCESS);
     flashcl_config cfg;
     flashcl_plan_config(flash, &cfg);
-    ck_assert_msg(cfg.mma != 0, "%s", cfg.path_reason);
+    ck_assert_msg(cfg_mma(&cfg) != 0, "%s", cfg.path_reason);
     flashcl_plan_problem(flash, &p);
     size_t sz[5];
     flashcl_plan_buffer_sizes(flash, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);

@@ -314,7 +314,7 @@ START_TEST(test_private_memory_shrinks)
         clfault_fake_private(512, 2); /* the first builds of each plan only (rusticl shrinks a work-group first) */
         const flashcl_config c1 = plan_config(cases[i].p, cases[i].path);
         ck_assert_msg(strstr(c1.reason, "512 B of private memory"), "%s", c1.reason);
-        ck_assert_str_eq(c1.kernel, c0.kernel);
+        ck_assert_str_eq(c1.kernel_name, c0.kernel_name);
         if (i == 0)
             ck_assert(c1.block_m * c1.v_chunk < c0.block_m * c0.v_chunk);
         else
@@ -322,8 +322,8 @@ START_TEST(test_private_memory_shrinks)
                       c0.rows_per_item * (c0.block_n + 64) / c0.threads_per_row);
         clfault_fake_private(512, 1000); /* every build: down to the smallest block, then kept */
         const flashcl_config c3 = plan_config(cases[i].p, cases[i].path);
-        ck_assert_str_eq(c3.kernel, c0.kernel);
-        printf("  %s: %dx%d (%d rows/item) -> %dx%d (%d) -> %dx%d (%d)\n", c0.kernel, c0.block_m, c0.v_chunk,
+        ck_assert_str_eq(c3.kernel_name, c0.kernel_name);
+        printf("  %s: %dx%d (%d rows/item) -> %dx%d (%d) -> %dx%d (%d)\n", c0.kernel_name, c0.block_m, c0.v_chunk,
                c0.rows_per_item, c1.block_m, c1.v_chunk, c1.rows_per_item, c3.block_m, c3.v_chunk, c3.rows_per_item);
         clfault_fake_gpu(0);
         clfault_fake_private(0, -1);

@@ -44,9 +44,9 @@ typedef struct case_params {
     int kv_format;   /* a quantized cache (flashcl_kv_format); kv_scale_f16: int8 scales in fp16 */
     int kv_scale_f16;
     int mma_block_m, mma_block_n; /* nonzero: the matrix-unit kernel's tiles set by an override */
-    int mma_rows;                 /* with them: rows_per_item (2: one m16 tile a warp, 4: two) */
-    int mma_stages;               /* and 2: K and V in two stages (v_chunk = 2 * block_n); 3 (flash_wgmma): three */
-    int wgmma_tiles;              /* with them: flash_wgmma's tiles (an override with mma 3), not flash_mma's */
+    int mma_rows;                 /* with them: a lane's rows (2: one m16 tile a warp, 4: two: m_tiles 2) */
+    int mma_stages;               /* and 2: K and V in two stages (kv_stages); 3 (flash_wgmma): three */
+    int wgmma_tiles;              /* with them: flash_wgmma's tiles (an override of kernel WGMMA), not flash_mma's */
     int top_left; /* problem.alignment = FLASHCL_ALIGN_TOP_LEFT */
     int mask_dtype; /* with attn_mask: problem.mask_dtype (fp16 values rounded, boolean 0 / -inf) */
     int offsets; /* nonzero: every tensor at an offset (a multiple of this many bytes) inside a larger
@@ -250,11 +250,12 @@ static void run_case(const case_params *c)
     flashcl_plan *flash = NULL, *naive = NULL, *standard = NULL;
     if (c->mma_block_m) {
         flashcl_config o = {0};
-        o.mma = c->wgmma_tiles ? 3 : 1;
+        o.kernel = c->wgmma_tiles ? FLASHCL_KERNEL_WGMMA : FLASHCL_KERNEL_MMA;
         o.block_m = c->mma_block_m;
         o.block_n = c->mma_block_n;
-        o.rows_per_item = c->mma_rows;
-        o.v_chunk = c->mma_stages >= 2 ? c->mma_stages * c->mma_block_n : 0;
+        o.m_tiles = c->mma_rows == 4 ? 2 : 1;
+        o.kv_stages = c->mma_stages >= 2 ? c->mma_stages : 1;
+        o.producer = -1; /* (flash_wgmma's: where it fits, as the chooser takes it) */
         ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
     }
     flashcl_status st = flashcl_plan_create(ctx, &p, &flash);
@@ -281,7 +282,7 @@ static void run_case(const case_params *c)
                            got.v_chunk == (c->mma_stages >= 2 ? c->mma_stages : 1) * c->mma_block_n),
                       "override %dx%d, plan %dx%d from %s", c->mma_block_m, c->mma_block_n, got.block_m, got.block_n,
                       got.source);
-        ck_assert(got.mma != 0 || strstr(got.source, "shrunk")); /* (rusticl counts local bytes twice) */
+        ck_assert(cfg_mma(&got) != 0 || strstr(got.source, "shrunk")); /* (rusticl counts local bytes twice) */
     }
     st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_NAIVE, &naive);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive plan: %s: %s", flashcl_status_string(st),
@@ -308,21 +309,21 @@ static void run_case(const case_params *c)
     const int too_big = c->head_dim > 128 && (strstr(cfg.path_reason, "B of local memory") ||
                                               strstr(cfg.path_reason, "compiled matrix-unit kernel allowed"));
     if (c->path == FLASHCL_PATH_MMA)
-        ck_assert_msg(c->seq_q <= 16 ? cfg.decode >= 3 : cfg.mma != 0 || too_big, "expected %s, got %s: %s",
-                      c->seq_q <= 16 ? "flash_decode_mma" : "flash_mma", cfg.kernel, cfg.path_reason);
+        ck_assert_msg(c->seq_q <= 16 ? cfg_decode(&cfg) >= 3 : cfg_mma(&cfg) != 0 || too_big, "expected %s, got %s: %s",
+                      c->seq_q <= 16 ? "flash_decode_mma" : "flash_mma", cfg.kernel_name, cfg.path_reason);
     if (c->path == FLASHCL_PATH_WGMMA) { /* the warpgroup kernel, or a fallback that says why not: rows not
                                             16-byte aligned, or a device whose local memory is short of the
                                             emulation's tiles (rusticl's 32 KiB, the 48 KiB configuration) */
         const char *not_wgmma = strstr(cfg.path_reason, "not wgmma");
         if (c->custom_layout == 2)
-            ck_assert_msg(cfg.mma < 3 && not_wgmma && strstr(not_wgmma, "16-byte aligned"),
-                          "expected a fallback for unaligned rows, got %s: %s", cfg.kernel, cfg.path_reason);
+            ck_assert_msg(cfg_mma(&cfg) < 3 && not_wgmma && strstr(not_wgmma, "16-byte aligned"),
+                          "expected a fallback for unaligned rows, got %s: %s", cfg.kernel_name, cfg.path_reason);
         else
-            ck_assert_msg(cfg.mma >= 3 || (not_wgmma && strstr(not_wgmma, "B of local memory")),
-                          "expected flash_wgmma, got %s: %s", cfg.kernel, cfg.path_reason);
+            ck_assert_msg(cfg_mma(&cfg) >= 3 || (not_wgmma && strstr(not_wgmma, "B of local memory")),
+                          "expected flash_wgmma, got %s: %s", cfg.kernel_name, cfg.path_reason);
     }
     if (c->path == FLASHCL_PATH_DECODE) /* and this one the decode kernel */
-        ck_assert_msg(cfg.decode != 0, "expected flash_decode, got %s: %s", cfg.kernel, cfg.path_reason);
+        ck_assert_msg(cfg_decode(&cfg) != 0, "expected flash_decode, got %s: %s", cfg.kernel_name, cfg.path_reason);
     if (c->kv_splits > 0)
         ck_assert_int_eq(cfg.kv_splits, c->kv_splits);
     /* split-KV needs scratch for its partial results, and says how much; nothing is allocated yet */
@@ -624,7 +625,7 @@ static void run_case(const case_params *c)
                 } else {
                     /* the matrix-unit kernels round P to the storage type for P*V (FlashAttention-2
                      * does too): up to that type's unit roundoff of the row's scale more */
-                    const double p_round = pass == 1 && (cfg.mma || cfg.decode >= 3) ? (p.dtype == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8)
+                    const double p_round = pass == 1 && (cfg_mma(&cfg) || cfg_decode(&cfg) >= 3) ? (p.dtype == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8)
                                                                                               : ldexp(1.0, -11))
                                                                 : 0.0;
                     const double tol = 2.0 * en.max_err + 4.0 * (eps32 + p_round) * scale;
@@ -666,7 +667,7 @@ static void run_case(const case_params *c)
     printf("  %-4s d=%-3d %s%s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s %s %dx%d/%d: max err flash %.2e naive %.2e "
            "standard %.2e (eps %.1e), lse %.2e/%.2e\n",
            flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full  ", extra, c->gqa, p.batch, p.heads_q,
-           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg.mma >= 3 ? "wgmma" : cfg.mma ? (cfg.rows_per_item == 4 ? "mma2" : "mma") : cfg.decode ? "decode" : "tile", cfg.block_m, cfg.block_n,
+           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg_mma(&cfg) >= 3 ? "wgmma" : cfg_mma(&cfg) ? (cfg.rows_per_item == 4 ? "mma2" : "mma") : cfg_decode(&cfg) ? "decode" : "tile", cfg.block_m, cfg.block_n,
            cfg.threads_per_row,
            ef.max_err, en.max_err, es_.max_err, eps_of(p.dtype), ef.max_lse_err, en.max_lse_err);
     fflush(stdout);

@@ -9,6 +9,7 @@
  * and says why in its commit.
  */
 #include "fake_devices.h"
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,10 +63,10 @@ static void result_of(char *out, size_t n, flashcl_status st, const flashcl_conf
         snprintf(out, n, "status %d", (int)st);
         return;
     }
-    snprintf(out, n, "%s m%d n%d t%d r%d dc%d vc%d wg%d s%d g%d lm%llu/%llu mma%d dec%d sg%d", c->kernel,
+    snprintf(out, n, "%s m%d n%d t%d r%d dc%d vc%d wg%d s%d g%d lm%llu/%llu mma%d dec%d sg%d", c->kernel_name,
              c->block_m, c->block_n, c->threads_per_row, c->rows_per_item, c->d_chunk, c->v_chunk,
              c->work_group_size, c->kv_splits, c->gqa_pack, (unsigned long long)c->local_mem_bytes,
-             (unsigned long long)c->local_mem_budget, c->mma, c->decode, c->sub_group);
+             (unsigned long long)c->local_mem_budget, cfg_mma(c), cfg_decode(c), c->sub_group);
 }
 
 /* The matrix-unit levels a fake's probe could find: none; mma.sync from compute capability 8.0; sm_90a

@@ -64,32 +64,36 @@ static flashcl_config kernel_config(flashcl_context *ctx, fcl_kernel_id id, cons
         ck_assert_msg(flashcl_choose_config(flashcl_context_profile(ctx), p, FLASHCL_ALGO_FLASH, &c) ==
                           FLASHCL_SUCCESS,
                       "%s", flashcl_context_last_error(NULL));
-        c.mma = 0;
+        c.kernel = FLASHCL_KERNEL_PORTABLE;
     } else if (id == FCL_K_FLASH_DECODE) {
         c.algorithm = FLASHCL_ALGO_FLASH;
-        c.decode = flashcl_context_profile(ctx)->matrix_units ? 2 : 1;
+        c.kernel = FLASHCL_KERNEL_DECODE;
+        c.shuffles = flashcl_context_profile(ctx)->matrix_units != 0;
         c.block_m = 4;
-        c.threads_per_row = 4; /* head_dim 32: 8 elements a lane */
-        c.v_chunk = 4;
+        c.threads_per_row = c.team = 4; /* head_dim 32: 8 elements a lane */
+        c.v_chunk = c.keys_per_step = 4;
         c.kv_splits = p->kv_splits;
     } else if (id == FCL_K_FLASH_DECODE_MMA) {
         c.algorithm = FLASHCL_ALGO_FLASH;
-        c.decode = flashcl_context_profile(ctx)->matrix_units ? 3 : 4;
+        c.kernel = FLASHCL_KERNEL_DECODE_MMA;
+        c.emulated = !flashcl_context_profile(ctx)->matrix_units;
         c.block_m = 4;
-        c.v_chunk = 16; /* one 16-key tile a warp and step: pages of 16 */
+        c.v_chunk = c.keys_per_step = 16; /* one 16-key tile a warp and step: pages of 16 */
         c.kv_splits = p->kv_splits;
     } else if (id == FCL_K_FLASH_MMA) {
         c.algorithm = FLASHCL_ALGO_FLASH;
-        c.mma = flashcl_context_profile(ctx)->matrix_units ? 1 : 2;
+        c.kernel = FLASHCL_KERNEL_MMA;
+        c.emulated = !flashcl_context_profile(ctx)->matrix_units;
         c.block_m = 16;
         c.block_n = 16;
     } else if (id == FCL_K_FLASH_WGMMA) {
         c.algorithm = FLASHCL_ALGO_FLASH;
-        c.mma = flashcl_context_profile(ctx)->matrix_units >= 2 ? 3 : 4;
+        c.kernel = FLASHCL_KERNEL_WGMMA;
+        c.emulated = flashcl_context_profile(ctx)->matrix_units < 2;
         c.block_m = 64;
         c.block_n = 64;
     }
-    if (!c.decode)
+    if (!cfg_decode(&c))
         c.work_group_size = 64; /* standard.cl's softmax work-group */
     else
         c.work_group_size = 128;
@@ -209,7 +213,7 @@ START_TEST(test_config_names_table_kernel)
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
     flashcl_config c;
     ck_assert_int_eq(flashcl_plan_config(plan, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, fcl_kernel_def_of(fcl_config_kernel(&c))->entry);
+    ck_assert_str_eq(c.kernel_name, fcl_kernel_def_of(fcl_config_kernel(&c))->entry);
     flashcl_plan_destroy(&plan);
     flashcl_context_destroy(&ctx);
 }

@@ -42,7 +42,7 @@ static void validated_run(flashcl_context *ctx, const flashcl_problem *p, uint64
     const flashcl_status st = flashcl_plan_enqueue(plan, q, k, v, o, l, 0, NULL, NULL);
     flashcl_plan_last_validation(plan, rep);
     ck_assert_msg(st == FLASHCL_SUCCESS && rep->ran && rep->passed, "%s (%s): %s (max rel error %.3g, %lld failures)",
-                  c->kernel, flashcl_status_string(st), flashcl_context_last_error(ctx), rep->max_rel_error,
+                  c->kernel_name, flashcl_status_string(st), flashcl_context_last_error(ctx), rep->max_rel_error,
                   (long long)rep->failures);
     for (int i = 0; i < 3; ++i)
         free(h[i]);
@@ -84,7 +84,7 @@ START_TEST(test_real_kernel)
     flashcl_config c;
     flashcl_validation rep;
     validated_run(ctx, &p, 11 + (uint64_t)_i, &c, &rep);
-    ck_assert_msg(c.mma == 1, "the mma path took %s: %s", c.kernel, c.path_reason);
+    ck_assert_msg(cfg_mma(&c) == 1, "the mma path took %s: %s", c.kernel_name, c.path_reason);
     printf("  %s d=%d %s: flash_mma validated on %lld rows, max rel error %.2e\n", flashcl_dtype_name(p.dtype),
            p.head_dim, p.causal ? "causal" : "full", (long long)rep.rows_checked, rep.max_rel_error);
     flashcl_context_destroy(&ctx);
@@ -109,8 +109,8 @@ START_TEST(test_public_chooser_matches_plan)
     flashcl_config chosen, planned;
     ck_assert_int_eq(flashcl_choose_config(&pr, &p, FLASHCL_ALGO_FLASH, &chosen), FLASHCL_SUCCESS);
     /* auto: the warpgroup kernel where the sm_90a probe passed, flash_mma elsewhere */
-    ck_assert_str_eq(chosen.kernel, pr.matrix_units == 2 ? "flash_wgmma" : "flash_mma");
-    ck_assert_int_eq(chosen.mma, pr.matrix_units == 2 ? 3 : 1);
+    ck_assert_str_eq(chosen.kernel_name, pr.matrix_units == 2 ? "flash_wgmma" : "flash_mma");
+    ck_assert_int_eq(cfg_mma(&chosen), pr.matrix_units == 2 ? 3 : 1);
     flashcl_settings s;
     flashcl_settings_default(&s);
     s.disk_cache = 0;
@@ -180,7 +180,7 @@ START_TEST(test_wgmma_kernel)
     flashcl_config c;
     flashcl_validation rep;
     validated_run(ctx, &p, 31 + (uint64_t)_i, &c, &rep);
-    ck_assert_msg(c.mma == 3, "the wgmma path took %s: %s", c.kernel, c.path_reason);
+    ck_assert_msg(cfg_mma(&c) == 3, "the wgmma path took %s: %s", c.kernel_name, c.path_reason);
     printf("  %s d=%d %s %dx%d: flash_wgmma (%dx%d) validated on %lld rows, max rel error %.2e\n",
            flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full", p.seq_q, p.seq_kv, c.block_m,
            c.block_n, (long long)rep.rows_checked, rep.max_rel_error);

@@ -201,7 +201,7 @@ START_TEST(test_public_chooser_is_the_plans)
         ck_assert_int_eq(flashcl_plan_config(plan, &planned), FLASHCL_SUCCESS);
         if (!strstr(planned.source, "shrunk"))
             ck_assert_msg(!memcmp(&chosen, &planned, sizeof chosen), "case %d: chosen %s %dx%d, planned %s %dx%d", k,
-                          chosen.kernel, chosen.block_m, chosen.block_n, planned.kernel, planned.block_m,
+                          chosen.kernel_name, chosen.block_m, chosen.block_n, planned.kernel_name, planned.block_m,
                           planned.block_n);
         flashcl_plan_destroy(&plan);
     }
@@ -373,7 +373,7 @@ START_TEST(test_config_fits)
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
     flashcl_config c;
     ck_assert_int_eq(flashcl_plan_config(plan, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_fwd");
+    ck_assert_str_eq(c.kernel_name, "flash_fwd");
     ck_assert_uint_le(c.local_mem_bytes, c.local_mem_budget);
     ck_assert_uint_le((size_t)c.work_group_size, pr->max_work_group_size);
     ck_assert(strlen(c.reason) > 0);
@@ -418,12 +418,12 @@ START_TEST(test_wgmma_fits)
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
     flashcl_config c;
     ck_assert_int_eq(flashcl_plan_config(plan, &c), FLASHCL_SUCCESS);
-    if (c.mma < 3) {
+    if (cfg_mma(&c) < 3) {
         ck_assert_msg(strstr(c.path_reason, "not wgmma (needs") && strstr(c.path_reason, "B of local memory"),
-                      "d=%d: %s: %s", p.head_dim, c.kernel, c.path_reason);
+                      "d=%d: %s: %s", p.head_dim, c.kernel_name, c.path_reason);
         printf("  d=%d: %s\n", p.head_dim, c.path_reason);
     } else {
-        ck_assert_str_eq(c.kernel, "flash_wgmma");
+        ck_assert_str_eq(c.kernel_name, "flash_wgmma");
         ck_assert_uint_le(c.local_mem_bytes, c.local_mem_budget);
         ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(p.head_dim, &c));
         flashcl_kernel_info ki;
@@ -436,33 +436,34 @@ START_TEST(test_wgmma_fits)
                (unsigned long long)c.local_mem_bytes, (unsigned long long)ki.local_mem_bytes);
     }
     flashcl_plan_destroy(&plan);
-    /* an override of flash_wgmma's tiles that it does not have (96 rows; mma 5): refused, nothing built */
+    /* an override of flash_wgmma's tiles that it does not have (96 rows; kernel 7): refused, nothing built */
     flashcl_config o = c;
-    o.mma = 3 + _i;
+    o.kernel = FLASHCL_KERNEL_WGMMA;
     o.block_m = 96;
     o.block_n = 64;
     ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
     ck_assert_ptr_null(plan);
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "flash_wgmma takes block_m 64 or 128"));
-    o.mma = 5;
+    o.kernel = (flashcl_kernel)7;
     ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
-    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "mma = 5"));
-    /* the producer warpgroup where it cannot run (one K/V stage; emulated), a work-group of neither size:
-     * refused by name, nothing built */
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "kernel = 7"));
+    /* the producer warpgroup where it cannot run (one K/V stage; emulated), a producer of neither value,
+     * three stages past the kernel's: refused by name, nothing built */
     o = c;
-    o.mma = 3 + _i;
+    o.kernel = FLASHCL_KERNEL_WGMMA;
     o.block_m = 128;
     o.block_n = 64;
-    o.v_chunk = 64;
-    const int32_t bad_wg[] = {2 * 128 + 128, 100};
-    for (int i = 0; i < 2; ++i) {
-        o.work_group_size = bad_wg[i];
+    o.kv_stages = 1;
+    const int32_t bad_producer[] = {1, 2, 0}, bad_stages[] = {1, 1, 4};
+    for (int i = 0; i < 3; ++i) {
+        o.producer = bad_producer[i];
+        o.kv_stages = bad_stages[i];
         ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
         ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
         ck_assert_ptr_null(plan);
-        ck_assert_msg(strstr(flashcl_context_last_error(ctx), "work_group_size is 0") &&
+        ck_assert_msg(strstr(flashcl_context_last_error(ctx), "producer -1 (where it fits)") &&
                           strstr(flashcl_context_last_error(ctx), "producer warpgroup"),
                       "%s", flashcl_context_last_error(ctx));
     }
@@ -583,8 +584,10 @@ START_TEST(test_override_and_kernel_info)
     ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
     p.dtype = FLASHCL_DTYPE_F16;
     ck_assert_int_eq(flashcl_context_choose_config(ctx, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_int_ne(c.mma, 0);
+    ck_assert_int_ne(cfg_mma(&c), 0);
     c.block_m = 16; /* a struct that still says mma: the matrix-unit kernel with these rows and keys */
+    c.m_tiles = 1;
+    c.kv_stages = 1;
     c.block_n = 16;
     c.threads_per_row = 4;
     c.rows_per_item = 2;
@@ -594,21 +597,21 @@ START_TEST(test_override_and_kernel_info)
     ck_assert_int_eq(flashcl_context_override_config(ctx, &c), FLASHCL_SUCCESS);
     ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
     flashcl_plan_config(plan, &got);
-    ck_assert_str_eq(got.kernel, "flash_mma");
+    ck_assert_str_eq(got.kernel_name, "flash_mma");
     ck_assert_int_eq(got.block_m, 16);
     ck_assert_int_eq(got.block_n, 16);
     ck_assert_ptr_nonnull(memchr(got.path_reason, 0, sizeof got.path_reason));
     ck_assert_ptr_nonnull(strstr(got.path_reason, "override"));
     flashcl_plan_destroy(&plan);
-    c.mma = 0; /* the same tiles as the portable kernel's */
+    c.kernel = FLASHCL_KERNEL_PORTABLE; /* the same tiles as the portable kernel's */
     ck_assert_int_eq(flashcl_context_override_config(ctx, &c), FLASHCL_SUCCESS);
     ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
     flashcl_plan_config(plan, &got);
-    ck_assert_str_eq(got.kernel, "flash_fwd");
-    ck_assert_int_eq(got.mma, 0);
+    ck_assert_str_eq(got.kernel_name, "flash_fwd");
+    ck_assert_int_eq(cfg_mma(&got), 0);
     ck_assert_ptr_nonnull(strstr(got.path_reason, "override"));
     flashcl_plan_destroy(&plan);
-    c.mma = 1; /* matrix-unit tiles it does not take: refused by name */
+    c.kernel = FLASHCL_KERNEL_MMA; /* matrix-unit tiles it does not take: refused by name */
     c.block_m = 24;
     ck_assert_int_eq(flashcl_context_override_config(ctx, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
@@ -627,7 +630,7 @@ START_TEST(test_override_and_kernel_info)
     ck_assert_int_eq(flashcl_context_override_config(small, &c), FLASHCL_SUCCESS);
     ck_assert_msg(flashcl_plan_create(small, &big, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(small));
     flashcl_plan_config(plan, &got);
-    ck_assert_msg(got.mma != 0 || strstr(got.source, "shrunk"), "%s: %s", got.kernel, got.path_reason);
+    ck_assert_msg(cfg_mma(&got) != 0 || strstr(got.source, "shrunk"), "%s: %s", got.kernel_name, got.path_reason);
     flashcl_plan_destroy(&plan);
     flashcl_context_destroy(&small);
     p.dtype = FLASHCL_DTYPE_F32; /* a problem the matrix units do not take */
@@ -1134,11 +1137,11 @@ START_TEST(test_head_dim_v)
         flashcl_config c;
         ck_assert_int_eq(flashcl_context_choose_config(ctx, &f, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         if (path == FLASHCL_PATH_MMA) {
-            ck_assert_msg(c.mma != 0, "64 over 32: %s (%s)", c.kernel, c.path_reason);
+            ck_assert_msg(cfg_mma(&c) != 0, "64 over 32: %s (%s)", c.kernel_name, c.path_reason);
             /* its local memory by both head dims: K's rows of 64 + 8, V's of 32 + 8 */
             ck_assert_uint_lt(c.local_mem_bytes, flashcl_flash_local_mem_bytes(64, &c));
         } else {
-            ck_assert_msg(!c.mma && !c.decode && !strcmp(c.kernel, "flash_fwd"), "path %d: %s", path, c.kernel);
+            ck_assert_msg(!cfg_mma(&c) && !cfg_decode(&c) && !strcmp(c.kernel_name, "flash_fwd"), "path %d: %s", path, c.kernel_name);
             ck_assert_msg(strstr(c.path_reason, "head_dim_v") != NULL, "path %d: reason '%s'", path, c.path_reason);
         }
         flashcl_context_destroy(&ctx);
@@ -1269,7 +1272,7 @@ START_TEST(test_enqueue_offsets_bad_input)
     if (_i >= 5) {
         flashcl_config c;
         flashcl_plan_config(plan, &c);
-        ck_assert_str_eq(c.kernel, "flash_mma");
+        ck_assert_str_eq(c.kernel_name, "flash_mma");
     }
     size_t sz[5];
     flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
@@ -1347,7 +1350,7 @@ START_TEST(test_enqueue_unaligned_offsets)
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
     flashcl_config cfg;
     flashcl_plan_config(plan, &cfg);
-    if (cfg.mma) {
+    if (cfg_mma(&cfg)) {
         size_t sz[5];
         flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
         cl_mem in = tu_buffer(sz[0] + 16, NULL), out = tu_buffer(sz[3], NULL);

@@ -336,7 +336,7 @@ static int same_tiles(const flashcl_config *a, const flashcl_config *b)
 {
     return a->block_m == b->block_m && a->block_n == b->block_n && a->threads_per_row == b->threads_per_row &&
            a->rows_per_item == b->rows_per_item && a->d_chunk == b->d_chunk && a->v_chunk == b->v_chunk &&
-           a->work_group_size == b->work_group_size && a->mma == b->mma && strcmp(a->source, b->source) == 0;
+           a->work_group_size == b->work_group_size && cfg_mma(a) == cfg_mma(b) && strcmp(a->source, b->source) == 0;
 }
 
 static flashcl_config plan_config(flashcl_context *ctx, const flashcl_problem *p)

@@ -72,7 +72,7 @@ START_TEST(test_static_local_budget)
     flashcl_config c;
     p.dtype = FLASHCL_DTYPE_F32;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_fwd");
+    ck_assert_str_eq(c.kernel_name, "flash_fwd");
     ck_assert_int_eq(c.d_chunk, 128);
     ck_assert_uint_gt(c.local_mem_bytes, 49152);
     /* a GPU that reports more than 64 KiB (no probe: static = reported) is held to 64 KiB */
@@ -115,7 +115,7 @@ START_TEST(test_vendor_budgets)
             p.seq_q = 4096;
             flashcl_config c;
             ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-            ck_assert_str_eq(c.kernel, "flash_fwd");
+            ck_assert_str_eq(c.kernel_name, "flash_fwd");
             const int acc = c.rows_per_item * (dims[d] / c.threads_per_row);
             const int scores = c.rows_per_item * (c.block_n / c.threads_per_row);
             /* (one row a work-item is the floor: d=256 holds 32 columns of it on Intel too) */
@@ -129,7 +129,7 @@ START_TEST(test_vendor_budgets)
             policy.path = FLASHCL_PATH_DECODE;
             p.seq_q = 1;
             ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-            ck_assert_str_eq(c.kernel, "flash_decode");
+            ck_assert_str_eq(c.kernel_name, "flash_decode");
             const int regs = 8 * (2 * c.block_m + 2 * c.v_chunk) + c.block_m * c.v_chunk;
             ck_assert_msg(regs <= (want[i].max_acc == 16 ? 44 : 176), "%s d=%d decode: %d", want[i].f->name, dims[d],
                           regs);
@@ -159,7 +159,7 @@ START_TEST(test_every_head_dim)
             ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(d, &c));
             ck_assert_msg(c.local_mem_bytes <= budget_of(&prof), "%s d=%d: %llu B > budget %llu", f->name, d,
                           (unsigned long long)c.local_mem_bytes, (unsigned long long)budget_of(&prof));
-            if (c.decode) { /* the decode kernel's #error lines and its register blocks */
+            if (cfg_decode(&c)) { /* the decode kernel's #error lines and its register blocks */
                 ck_assert_msg(seqs[s / 3] <= 16, "%s d=%d: the decode kernel for %d queries", f->name, d, seqs[s / 3]);
                 ck_assert_int_ge(c.threads_per_row * 8, d);
                 ck_assert_int_le(c.threads_per_row, 32);
@@ -262,17 +262,17 @@ START_TEST(test_wgmma_path)
     p.dtype = FLASHCL_DTYPE_F16;
     flashcl_config c;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_wgmma"); /* auto, where the sm_90a probe passed */
-    ck_assert_int_eq(c.mma, 3);
+    ck_assert_str_eq(c.kernel_name, "flash_wgmma"); /* auto, where the sm_90a probe passed */
+    ck_assert_int_eq(cfg_mma(&c), 3);
     {   /* auto and a problem it does not take: flash_mma, with no "not wgmma" (nothing asked for it) */
         flashcl_problem q = p;
         q.head_dim = 96;
         ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_str_eq(c.kernel, "flash_mma");
+        ck_assert_str_eq(c.kernel_name, "flash_mma");
         ck_assert_ptr_null(strstr(c.path_reason, "wgmma"));
         prof.matrix_units = 1; /* an A100, or a Hopper whose probe failed: flash_mma under auto */
         ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_str_eq(c.kernel, "flash_mma");
+        ck_assert_str_eq(c.kernel_name, "flash_mma");
         prof.matrix_units = 2;
     }
     policy.path = FLASHCL_PATH_WGMMA;
@@ -287,7 +287,7 @@ START_TEST(test_wgmma_path)
         q.heads_kv = 4;
         q.dtype = i & 2 ? FLASHCL_DTYPE_BF16 : FLASHCL_DTYPE_F16;
         ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_msg(c.mma == 3 && !strcmp(c.kernel, "flash_wgmma"), "d=%d: %s %s", want[i].d, c.kernel, c.path_reason);
+        ck_assert_msg(cfg_mma(&c) == 3 && !strcmp(c.kernel_name, "flash_wgmma"), "d=%d: %s %s", want[i].d, c.kernel_name, c.path_reason);
         ck_assert_int_eq(c.block_m, want[i].bm);
         ck_assert_int_eq(c.block_n, want[i].bn);
         /* 128 work-items a warpgroup of 64 rows; with two of them the producer warpgroup, 128 more */
@@ -305,7 +305,7 @@ START_TEST(test_wgmma_path)
         flashcl_device_profile small = prof;
         small.max_work_group_size = 256;
         ck_assert_int_eq(choose(&small, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_str_eq(c.kernel, "flash_wgmma");
+        ck_assert_str_eq(c.kernel_name, "flash_wgmma");
         ck_assert_int_eq(c.work_group_size, 256);
         ck_assert_ptr_null(strstr(c.reason, "producer"));
     }
@@ -323,20 +323,20 @@ START_TEST(test_wgmma_path)
     no[4].reason = "fp32", no[4].q.dtype = FLASHCL_DTYPE_F32;
     for (int i = 0; i < 5; ++i) {
         ck_assert_int_eq(choose(&prof, &no[i].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_msg(c.mma < 3 && !strncmp(c.path_reason, "not wgmma (", 11) && strstr(c.path_reason, no[i].reason),
-                      "%s: %s %s", no[i].reason, c.kernel, c.path_reason);
+        ck_assert_msg(cfg_mma(&c) < 3 && !strncmp(c.path_reason, "not wgmma (", 11) && strstr(c.path_reason, no[i].reason),
+                      "%s: %s %s", no[i].reason, c.kernel_name, c.path_reason);
     }
     ck_assert_int_eq(choose(&prof, &no[0].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_mma"); /* d=96 stays on the matrix units */
+    ck_assert_str_eq(c.kernel_name, "flash_mma"); /* d=96 stays on the matrix units */
     /* a decode step: the decode kernels, as under auto */
     flashcl_problem dq = p;
     dq.seq_q = 1;
     ck_assert_int_eq(choose(&prof, &dq, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_int_lt(c.mma, 3);
+    ck_assert_int_lt(cfg_mma(&c), 3);
     /* without the sm_90a probe (an A100, or a Hopper whose probe failed): emulated */
     prof.matrix_units = 1;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_int_eq(c.mma, 4);
+    ck_assert_int_eq(cfg_mma(&c), 4);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "emulated"));
     policy.path = FLASHCL_PATH_AUTO;
     flashcl_path parsed = FLASHCL_PATH_AUTO;
@@ -344,6 +344,13 @@ START_TEST(test_wgmma_path)
     ck_assert_int_eq(parsed, FLASHCL_PATH_WGMMA);
     ck_assert_str_eq(flashcl_path_name(FLASHCL_PATH_WGMMA), "wgmma");
     ck_assert_int_eq(flashcl_path_parse("wgmma2", &parsed), FLASHCL_INVALID_ARGUMENT);
+    /* the config names its kernel (ABI 5): the enum, the emulation flag and the entry point agree */
+    ck_assert_int_eq(c.kernel, FLASHCL_KERNEL_WGMMA);
+    ck_assert_int_ne(c.emulated, 0);
+    ck_assert_str_eq(c.kernel_name, "flash_wgmma");
+    static const char *const names[] = {"portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "?"};
+    for (int k = 0; k < 8; ++k)
+        ck_assert_str_eq(flashcl_kernel_name((flashcl_kernel)k), names[k]);
 }
 END_TEST
 
@@ -360,8 +367,8 @@ START_TEST(test_matrix_unit_path)
     p.dtype = FLASHCL_DTYPE_F16;
     flashcl_config c;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_mma");
-    ck_assert_int_eq(c.mma, 1);
+    ck_assert_str_eq(c.kernel_name, "flash_mma");
+    ck_assert_int_eq(cfg_mma(&c), 1);
     ck_assert_int_eq(c.work_group_size, 128); /* four warps */
     ck_assert_int_eq(c.kv_splits, 1);
     ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(128, &c));
@@ -388,7 +395,7 @@ START_TEST(test_matrix_unit_path)
         q.window_left = 100;
         q.window_right = 0;
         ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_msg(c.mma == 1, "d=%d: %s", dims_ok[i], c.path_reason);
+        ck_assert_msg(cfg_mma(&c) == 1, "d=%d: %s", dims_ok[i], c.path_reason);
         ck_assert_uint_le(c.local_mem_bytes, budget_of(&prof));
     }
 
@@ -410,7 +417,7 @@ START_TEST(test_matrix_unit_path)
     no[n].what = "mixed", no[n].reason = "K and V in another dtype than Q", no[n++].q.kv_dtype = FLASHCL_KV_DTYPE_F32;
     for (int i = 0; i < n; ++i) {
         ck_assert_int_eq(choose(&prof, &no[i].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_msg(c.mma == 0 && !strcmp(c.kernel, "flash_fwd"), "%s: got %s", no[i].what, c.kernel);
+        ck_assert_msg(cfg_mma(&c) == 0 && !strcmp(c.kernel_name, "flash_fwd"), "%s: got %s", no[i].what, c.kernel_name);
         ck_assert_msg(strstr(c.path_reason, "portable: ") && strstr(c.path_reason, no[i].reason), "%s: \"%s\"",
                       no[i].what, c.path_reason);
     }
@@ -433,9 +440,9 @@ START_TEST(test_matrix_unit_path)
             q.head_dim = want[i].d;
             q.seq_q = q.seq_kv = want[i].seq_q;
             ck_assert_int_eq(choose(&hopper, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-            ck_assert_msg(c.mma == 1 && c.block_m == want[i].bm && c.block_n == want[i].bn &&
+            ck_assert_msg(cfg_mma(&c) == 1 && c.block_m == want[i].bm && c.block_n == want[i].bn &&
                               c.rows_per_item == want[i].rows && c.v_chunk == want[i].stages * want[i].bn,
-                          "d=%d seq_q=%d: %s %dx%d/%d v_chunk %d (%s)", want[i].d, want[i].seq_q, c.kernel, c.block_m,
+                          "d=%d seq_q=%d: %s %dx%d/%d v_chunk %d (%s)", want[i].d, want[i].seq_q, c.kernel_name, c.block_m,
                           c.block_n, c.rows_per_item, c.v_chunk, c.path_reason);
             ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(want[i].d, &c));
             ck_assert_uint_le(c.local_mem_bytes, budget_of(&hopper));
@@ -448,18 +455,18 @@ START_TEST(test_matrix_unit_path)
             q.seq_q = q.seq_kv = 1024;
             small.local_mem_static = 100000;
             ck_assert_int_eq(choose(&small, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-            ck_assert_msg(c.mma == 1 && c.block_m == 128 && c.block_n == 64 && c.v_chunk == 64, "%dx%d v_chunk %d (%s)",
+            ck_assert_msg(cfg_mma(&c) == 1 && c.block_m == 128 && c.block_n == 64 && c.v_chunk == 64, "%dx%d v_chunk %d (%s)",
                           c.block_m, c.block_n, c.v_chunk, c.reason);
             small.local_mem_static = 60000;
             ck_assert_int_eq(choose(&small, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-            ck_assert_msg(c.mma == 1 && c.block_m == 128 && c.block_n == 32 && c.v_chunk == 32, "%dx%d v_chunk %d (%s)",
+            ck_assert_msg(cfg_mma(&c) == 1 && c.block_m == 128 && c.block_n == 32 && c.v_chunk == 32, "%dx%d v_chunk %d (%s)",
                           c.block_m, c.block_n, c.v_chunk, c.reason);
         }
         /* the reported 48 KiB alone: d=256 still on the matrix units, with 16-key tiles and 2 warps */
         q.head_dim = 256;
         q.seq_q = 4096;
         ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_msg(c.mma == 1 && c.block_m == 32 && c.block_n == 16 && c.work_group_size == 64, "%dx%d (%s)",
+        ck_assert_msg(cfg_mma(&c) == 1 && c.block_m == 32 && c.block_n == 16 && c.work_group_size == 64, "%dx%d (%s)",
                       c.block_m, c.block_n, c.path_reason);
         ck_assert_uint_le(c.local_mem_bytes, budget_of(&prof));
     }
@@ -472,32 +479,32 @@ START_TEST(test_matrix_unit_path)
         q.seq_q = 1;
         q.seq_kv = 1 << 19;
         ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_str_eq(c.kernel, "flash_decode_mma");
-        ck_assert_int_eq(c.decode, 3);
+        ck_assert_str_eq(c.kernel_name, "flash_decode_mma");
+        ck_assert_int_eq(cfg_decode(&c), 3);
         q.dtype = FLASHCL_DTYPE_F32;
         ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_str_eq(c.kernel, "flash_decode");
-        ck_assert_int_eq(c.decode, 2);
-        ck_assert_int_eq(c.mma, 0);
+        ck_assert_str_eq(c.kernel_name, "flash_decode");
+        ck_assert_int_eq(cfg_decode(&c), 2);
+        ck_assert_int_eq(cfg_mma(&c), 0);
     }
 
     /* Forced portable; a device without matrix units (auto: portable; forced: emulated). */
     policy.path = FLASHCL_PATH_PORTABLE;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_int_eq(c.mma, 0);
+    ck_assert_int_eq(cfg_mma(&c), 0);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "forced"));
     policy.path = FLASHCL_PATH_AUTO;
     prof.matrix_units = 0;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_int_eq(c.mma, 0);
+    ck_assert_int_eq(cfg_mma(&c), 0);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "did not compile")); /* cc 9.0 yet no proof */
     prof.nv_cc_major = 7;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "no matrix units"));
     policy.path = FLASHCL_PATH_MMA;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_mma");
-    ck_assert_int_eq(c.mma, 2); /* emulated: the exchange area counts in local memory */
+    ck_assert_str_eq(c.kernel_name, "flash_mma");
+    ck_assert_int_eq(cfg_mma(&c), 2); /* emulated: the exchange area counts in local memory */
     ck_assert_uint_eq(c.local_mem_bytes, (64 + 64) * (128 + 8) * 2 + 4 * 32 * 8 * 4);
     ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(128, &c));
 
@@ -506,12 +513,12 @@ START_TEST(test_matrix_unit_path)
     policy.path = FLASHCL_PATH_MMA;
     p.head_dim = 64;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_int_eq(c.mma, 2);
+    ck_assert_int_eq(cfg_mma(&c), 2);
     ck_assert_int_lt(c.block_n, 64);
     ck_assert_uint_le(c.local_mem_bytes, budget_of(&prof));
     policy.local_mem_limit = 4096;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_int_eq(c.mma, 0);
+    ck_assert_int_eq(cfg_mma(&c), 0);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "local memory"));
 }
 END_TEST
@@ -548,7 +555,7 @@ START_TEST(test_decode_packing_and_splits)
      * work-groups per compute unit. */
     policy.path = FLASHCL_PATH_DECODE;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_decode");
+    ck_assert_str_eq(c.kernel_name, "flash_decode");
     ck_assert_int_eq(c.gqa_pack, 4);
     ck_assert_int_eq(c.block_m, 4);
     ck_assert_int_eq(c.threads_per_row, 16);
@@ -559,14 +566,14 @@ START_TEST(test_decode_packing_and_splits)
      * (8 x 65536 here), else the portable kernel's decode path (what masks and packed sequences take). */
     policy.path = FLASHCL_PATH_AUTO;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_fwd"); /* no shuffles: not measured faster */
+    ck_assert_str_eq(c.kernel_name, "flash_fwd"); /* no shuffles: not measured faster */
     prof.matrix_units = 1;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_decode");
-    ck_assert_int_eq(c.decode, 2);
+    ck_assert_str_eq(c.kernel_name, "flash_decode");
+    ck_assert_int_eq(cfg_decode(&c), 2);
     p.seq_kv = 32768; /* 8 x 32768 = 2^18 key rows */
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_fwd");
+    ck_assert_str_eq(c.kernel_name, "flash_fwd");
     ck_assert_ptr_nonnull(strstr(c.path_reason, "2^19"));
     /* fp16/bf16 with a head dim a multiple of 64: the matrix-unit decode kernel at any length, up to 8
      * packed rows, four warps of two 16-key tiles (one above d=128), as many splits as fill one wave of
@@ -574,8 +581,8 @@ START_TEST(test_decode_packing_and_splits)
     p.dtype = FLASHCL_DTYPE_F16;
     p.seq_kv = 131072;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_decode_mma");
-    ck_assert_int_eq(c.decode, 3);
+    ck_assert_str_eq(c.kernel_name, "flash_decode_mma");
+    ck_assert_int_eq(cfg_decode(&c), 3);
     ck_assert_int_eq(c.gqa_pack, 4);
     ck_assert_int_eq(c.block_m, 4);
     ck_assert_int_eq(c.work_group_size, 128);
@@ -609,7 +616,7 @@ START_TEST(test_decode_packing_and_splits)
         prof.nv_cc_major = quant[i].cc / 10;
         prof.nv_cc_minor = quant[i].cc % 10;
         ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-        ck_assert_str_eq(c.kernel, "flash_decode_mma");
+        ck_assert_str_eq(c.kernel_name, "flash_decode_mma");
         ck_assert_msg(c.v_chunk == quant[i].v_chunk, "%s sm_%d: %d keys a warp, want %d",
                       flashcl_kv_format_name(p.kv_format), quant[i].cc, (int)c.v_chunk, quant[i].v_chunk);
     }
@@ -620,33 +627,33 @@ START_TEST(test_decode_packing_and_splits)
     p.dtype = FLASHCL_DTYPE_BF16;
     p.heads_kv = 2; /* 16 query heads a KV head: two work-groups of 8 rows */
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_decode_mma");
+    ck_assert_str_eq(c.kernel_name, "flash_decode_mma");
     ck_assert_int_eq(c.block_m, 8);
     ck_assert_int_eq(c.v_chunk, 16);
     ck_assert_int_eq(c.block_n, 64);
     p.head_dim = 96; /* not a multiple of 64: the portable kernel below 2^19 key rows */
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_fwd");
+    ck_assert_str_eq(c.kernel_name, "flash_fwd");
     p.head_dim = 128;
     p.heads_kv = 8;
     prof.matrix_units = 0; /* auto: none without matrix units; forced: emulated */
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_fwd");
+    ck_assert_str_eq(c.kernel_name, "flash_fwd");
     policy.path = FLASHCL_PATH_MMA;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_decode_mma");
-    ck_assert_int_eq(c.decode, 4);
+    ck_assert_str_eq(c.kernel_name, "flash_decode_mma");
+    ck_assert_int_eq(cfg_decode(&c), 4);
     ck_assert_uint_eq(c.local_mem_bytes, 4 * 4 * (128 + 2) * 4 + 4 * 32 * 8 * 4);
     p.dtype = FLASHCL_DTYPE_F32; /* forced, but no fp32 on the matrix units: portable, with the reason */
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_fwd");
+    ck_assert_str_eq(c.kernel_name, "flash_fwd");
     ck_assert_ptr_nonnull(strstr(c.path_reason, "matrix-unit decode kernel needs fp16/bf16"));
     policy.path = FLASHCL_PATH_AUTO;
     p.seq_kv = 65536;
     prof.matrix_units = 0;
     policy.path = FLASHCL_PATH_PORTABLE;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel, "flash_fwd");
+    ck_assert_str_eq(c.kernel_name, "flash_fwd");
     ck_assert_int_eq(c.gqa_pack, 4);
     ck_assert_int_ge(c.block_m, 4); /* the 4 packed heads' rows fit one block */
     ck_assert_int_gt(c.kv_splits, 1); /* 8 work-groups for 132 compute units: split */

@@ -405,7 +405,7 @@ static void run_shape(bench_run *run, flashcl_context *ctx, const flashcl_proble
             r->extra_bytes = flashcl_plan_extra_device_bytes(plans[a]) + flashcl_plan_workspace_bytes(plans[a]);
             flashcl_config cfg;
             if (flashcl_plan_config(plans[a], &cfg) == FLASHCL_SUCCESS)
-                snprintf(r->kernel, sizeof r->kernel, "%s", cfg.kernel);
+                snprintf(r->kernel, sizeof r->kernel, "%s", cfg.kernel_name);
         }
     }
     flashcl_plan *any = plans[0] ? plans[0] : plans[1] ? plans[1] : plans[2];

@@ -441,11 +441,14 @@ static void print_json(const flashcl_device_profile *dev, const flashcl_problem 
     printf(" \"config\": {\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, "
            "\"rows_per_item\": %d, \"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, \"work_group_size\": %d, "
            "\"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, \"source\": \"%s\", \"reason\": ",
-           cfg->kernel, cfg->block_m, cfg->block_n, cfg->threads_per_row, cfg->rows_per_item, cfg->d_chunk, cfg->v_chunk,
+           cfg->kernel_name, cfg->block_m, cfg->block_n, cfg->threads_per_row, cfg->rows_per_item, cfg->d_chunk, cfg->v_chunk,
            cfg->kv_splits, cfg->work_group_size, (unsigned long long)cfg->local_mem_bytes,
            (unsigned long long)cfg->local_mem_budget, cfg->source);
     cli_json_string(stdout, cfg->reason);
-    printf(", \"mma\": %d, \"decode\": %d, \"path_reason\": ", cfg->mma, cfg->decode);
+    printf(", \"module\": \"%s\", \"emulated\": %d, \"kv_stages\": %d, \"m_tiles\": %d, \"producer\": %d, "
+           "\"team\": %d, \"keys_per_step\": %d, \"shuffles\": %d, \"path_reason\": ",
+           flashcl_kernel_name(cfg->kernel), cfg->emulated, cfg->kv_stages, cfg->m_tiles, cfg->producer, cfg->team,
+           cfg->keys_per_step, cfg->shuffles);
     cli_json_string(stdout, cfg->path_reason);
     printf("},\n \"plan_ms\": ");
     cli_json_number(stdout, t->plan_ms);
@@ -731,7 +734,7 @@ static int run_random(run_opts o)
         if (o.algo == FLASHCL_ALGO_FLASH) {
             printf("kernel      %s: block_m=%d block_n=%d threads/row=%d rows/item=%d d_chunk=%d v_chunk=%d kv_splits=%d "
                    "gqa_pack=%d work-group=%d, local memory %llu of %llu B\n",
-                   cfg.kernel, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.rows_per_item, cfg.d_chunk,
+                   cfg.kernel_name, cfg.block_m, cfg.block_n, cfg.threads_per_row, cfg.rows_per_item, cfg.d_chunk,
                    cfg.v_chunk, cfg.kv_splits, cfg.gqa_pack, cfg.work_group_size,
                    (unsigned long long)cfg.local_mem_bytes, (unsigned long long)cfg.local_mem_budget);
             printf("            %s: %s\n", cfg.source, cfg.reason);
@@ -957,7 +960,7 @@ static int run_npy(run_opts *o)
         printf("}\n");
     } else {
         printf("wrote %s (%d, %d, %d, %lld) %s%s%s; %s tiles %dx%d%s\n", o->out_path, p.batch, p.seq_q, p.heads_q,
-               (long long)a[2].shape[3], flashcl_dtype_name(p.dtype), lse ? " and " : "", lse ? o->lse_path : "", cfg.kernel,
+               (long long)a[2].shape[3], flashcl_dtype_name(p.dtype), lse ? " and " : "", lse ? o->lse_path : "", cfg.kernel_name,
                cfg.block_m, cfg.block_n, report.ran ? ", validated against the naive kernel" : "");
     }
     rc = 0;

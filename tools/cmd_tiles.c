@@ -70,7 +70,7 @@ static void print_json(const flashcl_device_profile *pr, const flashcl_problem *
            "\"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, \"gqa_pack\": %d, "
            "\"work_group_size\": %d, \"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, "
            "\"groups_per_cu_by_local_mem\": ",
-           c->kernel, c->block_m, c->block_n, c->threads_per_row, c->rows_per_item, c->d_chunk, c->v_chunk, c->kv_splits, c->gqa_pack,
+           c->kernel_name, c->block_m, c->block_n, c->threads_per_row, c->rows_per_item, c->d_chunk, c->v_chunk, c->kv_splits, c->gqa_pack,
            c->work_group_size,
            (unsigned long long)c->local_mem_bytes, (unsigned long long)c->local_mem_budget);
     if (groups_per_cu(pr, c) >= 0) {
@@ -83,7 +83,10 @@ static void print_json(const flashcl_device_profile *pr, const flashcl_problem *
     cli_json_string(stdout, c->source);
     printf(", \"reason\": ");
     cli_json_string(stdout, c->reason);
-    printf(", \"mma\": %d, \"decode\": %d, \"path_reason\": ", c->mma, c->decode);
+    printf(", \"module\": \"%s\", \"emulated\": %d, \"kv_stages\": %d, \"m_tiles\": %d, \"producer\": %d, "
+           "\"team\": %d, \"keys_per_step\": %d, \"shuffles\": %d, \"path_reason\": ",
+           flashcl_kernel_name(c->kernel), c->emulated, c->kv_stages, c->m_tiles, c->producer, c->team,
+           c->keys_per_step, c->shuffles);
     cli_json_string(stdout, c->path_reason);
     printf("}");
 }
@@ -273,7 +276,7 @@ int cmd_tiles(int argc, char **argv)
                 else
                     undefined_groups = 1;
                 printf("%-4d %-5s %-16s %7d %7d %4d %4d %6d %6d %6d %5d %16s %5s  %s: %s\n", d,
-                       flashcl_dtype_name(p.dtype), c.kernel, c.block_m, c.block_n, c.threads_per_row, c.rows_per_item,
+                       flashcl_dtype_name(p.dtype), c.kernel_name, c.block_m, c.block_n, c.threads_per_row, c.rows_per_item,
                        c.d_chunk, c.v_chunk, c.kv_splits, c.work_group_size, local, groups, c.source, c.reason);
                 printf("%-16s path: %s\n", "", c.path_reason);
             }

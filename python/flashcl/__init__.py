@@ -23,7 +23,7 @@ Plans (compiled kernels for one shape) are cached by problem, per context; a con
 PyOpenCL command queue (or, for numpy inputs, on flashcl's default device, without PyOpenCL).
 
 The library: the one in this package's directory (the wheel's), else $FLASHCL_LIBRARY, else the
-system's (libflashcl.so.4); `flashcl.library_path` says which was loaded.
+system's (libflashcl.so.5); `flashcl.library_path` says which was loaded.
 """
 import ctypes
 import ctypes.util
@@ -33,7 +33,7 @@ import numpy as np
 
 __all__ = ["attention", "Context", "FlashclError", "library_version", "library_path"]
 
-ABI_VERSION = 4
+ABI_VERSION = 5
 DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1}  # FLASHCL_DTYPE_F32, _F16 (bf16: dtype="bf16")
 
 
@@ -74,7 +74,7 @@ def _load():
 
 _lib, library_path = _load()
 
-# --- the public structs, mirrored field by field from flashcl.h (ABI 4) ---------------------------------
+# --- the public structs, mirrored field by field from flashcl.h (ABI 5) ---------------------------------
 c_int, c_i32, c_u32, c_i64, c_u64, c_f32, c_f64, c_size, c_vp = (ctypes.c_int, ctypes.c_int32, ctypes.c_uint32,
                                                                   ctypes.c_int64, ctypes.c_uint64, ctypes.c_float,
                                                                   ctypes.c_double, ctypes.c_size_t, ctypes.c_void_p)
@@ -111,11 +111,12 @@ class DeviceProfile(ctypes.Structure):
 
 
 class Config(ctypes.Structure):
-    _fields_ = [("algorithm", c_int), ("block_m", c_i32), ("block_n", c_i32), ("threads_per_row", c_i32),
-                ("rows_per_item", c_i32), ("d_chunk", c_i32), ("v_chunk", c_i32), ("work_group_size", c_i32),
-                ("kv_splits", c_i32), ("gqa_pack", c_i32), ("local_mem_bytes", c_u64), ("local_mem_budget", c_u64),
-                ("kernel", ctypes.c_char * 32), ("mma", c_i32), ("decode", c_i32), ("source", ctypes.c_char * 48),
-                ("reason", ctypes.c_char * 160), ("path_reason", ctypes.c_char * 128), ("sub_group", c_i32)]
+    _fields_ = [("algorithm", c_int), ("kernel", c_int), ("emulated", c_i32), ("block_m", c_i32), ("block_n", c_i32),
+                ("threads_per_row", c_i32), ("rows_per_item", c_i32), ("d_chunk", c_i32), ("v_chunk", c_i32),
+                ("work_group_size", c_i32), ("kv_splits", c_i32), ("gqa_pack", c_i32), ("local_mem_bytes", c_u64),
+                ("local_mem_budget", c_u64), ("kernel_name", ctypes.c_char * 32), ("source", ctypes.c_char * 48),
+                ("reason", ctypes.c_char * 160), ("path_reason", ctypes.c_char * 128), ("sub_group", c_i32)] + \
+        [(n, c_i32) for n in ("kv_stages", "m_tiles", "producer", "team", "keys_per_step", "shuffles")]
 
 
 class Policy(ctypes.Structure):

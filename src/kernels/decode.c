@@ -22,9 +22,9 @@ static uint64_t decode_bytes(int32_t d, int32_t rows, int32_t team, int32_t kt, 
 static uint64_t decode_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
 {
     (void)dv;
-    if (c->block_m < 1 || c->threads_per_row < 1 || c->v_chunk < 1 || c->work_group_size < c->threads_per_row)
+    if (c->block_m < 1 || c->team < 1 || c->keys_per_step < 1 || c->work_group_size < c->team)
         return 0;
-    return decode_bytes(d, c->block_m, c->threads_per_row, c->v_chunk, c->work_group_size, c->decode == 2);
+    return decode_bytes(d, c->block_m, c->team, c->keys_per_step, c->work_group_size, c->shuffles);
 }
 
 /* Shared with the matrix-unit decode kernel: a decode step without an additive mask or packed sequences,
@@ -55,7 +55,7 @@ static int64_t decode_regs(int64_t rows, int64_t kt)
 static int64_t decode_register_block(const flashcl_config *c, int32_t head_dim_v)
 {
     (void)head_dim_v;
-    return decode_regs(c->block_m, c->v_chunk);
+    return decode_regs(c->block_m, c->keys_per_step);
 }
 
 /* Teams of head_dim/8 lanes (a power of two) per key, 128 work-items, up to 8 of the KV head's packed
@@ -85,7 +85,10 @@ static int decode_choose(const flashcl_device_profile *pr, const fcl_choice *ch,
             kt /= 2;
         if ((size_t)wg <= ch->work_group && decode_bytes(p->head_dim, rows, team, kt, wg, shuffles) <= ch->local_mem) {
             memset(cfg, 0, sizeof *cfg);
-            cfg->decode = shuffles ? 2 : 1;
+            cfg->kernel = FLASHCL_KERNEL_DECODE;
+            cfg->shuffles = shuffles;
+            cfg->team = team;
+            cfg->keys_per_step = kt;
             cfg->block_m = rows;
             cfg->threads_per_row = team;
             cfg->rows_per_item = rows;
@@ -113,8 +116,8 @@ static int decode_choose(const flashcl_device_profile *pr, const fcl_choice *ch,
     return 0;
 }
 
-/* block_m its rows, threads_per_row its team, v_chunk its keys per team and step, work_group_size its
- * work-group; decode 2 where the device's shuffles are proven. (No FAST_EXP2: the hardware exp2 measured
+/* block_m its rows, team, keys_per_step, work_group_size its work-group; the team's sums by shuffles
+ * where the device's are proven. (No FAST_EXP2: the hardware exp2 measured
  * no faster here: docs/design/decode.md.) */
 static void decode_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
@@ -122,8 +125,8 @@ static void decode_options(const flashcl_problem *p, const flashcl_config *c, ch
     fcl_feature_defines(p, 1, features, sizeof features);
     fcl_sub_group_define(c, sg, sizeof sg);
     snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DROWS=%d -DTEAM=%d -DKT=%d -DWG=%d -DFCL_PTX=%d%s%s%s",
-             fcl_dtype_define(p->dtype), p->head_dim, c->block_m, c->threads_per_row, c->v_chunk, c->work_group_size,
-             c->decode == 2, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "", sg);
+             fcl_dtype_define(p->dtype), p->head_dim, c->block_m, c->team, c->keys_per_step, c->work_group_size,
+             c->shuffles != 0, features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "", sg);
 }
 
 void fcl_decode_constants(fcl_args *a, const flashcl_plan *pl)

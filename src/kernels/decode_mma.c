@@ -22,7 +22,7 @@ static uint64_t decode_mma_local_bytes(int32_t d, int32_t dv, const flashcl_conf
     (void)dv;
     if (c->block_m < 1 || c->work_group_size < 32)
         return 0;
-    return decode_mma_bytes(d, c->block_m, c->work_group_size / 32, c->decode == 4);
+    return decode_mma_bytes(d, c->block_m, c->work_group_size / 32, c->emulated);
 }
 
 /* What the decode kernel takes, with fp16 or bf16 storage (K/V as Q) and a head dim a multiple of 64. */
@@ -58,7 +58,10 @@ static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice 
         if ((size_t)(32 * warps) > ch->work_group || decode_mma_bytes(p->head_dim, rows, warps, emulated) > ch->local_mem)
             continue;
         memset(cfg, 0, sizeof *cfg);
-        cfg->decode = emulated ? 4 : 3;
+        cfg->kernel = FLASHCL_KERNEL_DECODE_MMA;
+        cfg->emulated = emulated;
+        cfg->team = 32;
+        cfg->keys_per_step = 16 * tiles;
         cfg->block_m = rows;
         cfg->rows_per_item = 1;
         cfg->threads_per_row = 32;
@@ -78,15 +81,15 @@ static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice 
     return 0;
 }
 
-/* block_m its rows, work_group_size / 32 its warps, v_chunk its keys a warp and step (16 per tile). */
+/* block_m its rows, work_group_size / 32 its warps, keys_per_step its keys a warp and step (16 a tile). */
 static void decode_mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     char features[256];
     fcl_feature_defines(p, 1, features, sizeof features);
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DROWS=%d -DWARPS=%d -DTILES=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s",
-             fcl_dtype_define(p->dtype), p->head_dim, c->block_m, c->work_group_size / 32, c->v_chunk / 16,
-             c->decode == 3, c->decode == 3, fcl_rows_aligned(p), features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "");
+             fcl_dtype_define(p->dtype), p->head_dim, c->block_m, c->work_group_size / 32, c->keys_per_step / 16,
+             !c->emulated, !c->emulated, fcl_rows_aligned(p), features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "");
 }
 
 const fcl_kernel_module fcl_decode_mma_module = {

@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* m16 tiles a warp: rows_per_item 2 (rows g and g + 8 of one tile; 0 reads as 2) or 4 (two tiles). */
+/* m16 tiles a warp: 1 or 2 (0 reads as 1). */
 static int32_t tiles_per_warp(const flashcl_config *c)
 {
-    return c->rows_per_item == 4 ? 2 : 1;
+    return c->m_tiles == 2 ? 2 : 1;
 }
 
 static uint64_t fcl_mma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t mt, int32_t stages, int emulated)
@@ -33,7 +33,7 @@ static uint64_t mma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
 {
     if (d < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1)
         return 0;
-    return fcl_mma_bytes(d, dv, c->block_m, c->block_n, tiles_per_warp(c), fcl_mma_stages(c), c->mma == 2);
+    return fcl_mma_bytes(d, dv, c->block_m, c->block_n, tiles_per_warp(c), fcl_mma_stages(c), c->emulated);
 }
 
 int fcl_mma_takes(const flashcl_problem *p, char *why, size_t n)
@@ -65,7 +65,10 @@ static void mma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn
                        int32_t head_dim)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->mma = emulated ? 2 : 1;
+    cfg->kernel = FLASHCL_KERNEL_MMA;
+    cfg->emulated = emulated;
+    cfg->kv_stages = stages;
+    cfg->m_tiles = mt;
     cfg->block_m = bm;
     cfg->block_n = bn;
     cfg->threads_per_row = 4;    /* the lanes sharing a row of the m16n8 fragments */
@@ -125,16 +128,16 @@ static int mma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, co
     return 1;
 }
 
-/* rows_per_item 2 (each lane rows g and g+8 of one m16 tile a warp; 0 reads as 2) or 4 (two m16 tiles a
- * warp); v_chunk 2 * block_n: K and V in two stages; anything else one. */
+/* m_tiles 1 (each lane rows g and g+8 of one m16 tile a warp; 0 reads as 1) or 2; kv_stages 1 or 2 (K and
+ * V tiles loaded a tile ahead; 0 reads as 1). */
 static int mma_override(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                         flashcl_config *c, char *why, size_t n)
 {
     const int emulated = !pr->matrix_units;
     const int32_t mt = tiles_per_warp(c);
-    if (c->rows_per_item != 0 && c->rows_per_item != 2 && c->rows_per_item != 4) {
-        snprintf(why, n, ": the matrix-unit kernel takes rows_per_item 2 (one m16 tile a warp) or 4 (two), got %d",
-                 (int)c->rows_per_item);
+    if (c->m_tiles < 0 || c->m_tiles > 2 || c->kv_stages < 0 || c->kv_stages > 2) {
+        snprintf(why, n, ": the matrix-unit kernel takes m_tiles 1 or 2 (m16 tiles a warp) and kv_stages 1 or 2, got %d "
+                 "and %d", (int)c->m_tiles, (int)c->kv_stages);
         return 0;
     }
     if (!(c->block_m >= 16 * mt && c->block_m <= 128 && c->block_m % (16 * mt) == 0 && c->block_n >= 16 &&
@@ -167,7 +170,7 @@ static void mma_options(const flashcl_problem *p, const flashcl_config *c, char 
     fcl_dim_v_define(p, dv, sizeof dv);
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s%s%s%s%s",
-             fcl_dtype_define(p->dtype), p->head_dim, dv, c->block_n, c->block_m / (16 * mt), c->mma == 1, c->mma == 1,
+             fcl_dtype_define(p->dtype), p->head_dim, dv, c->block_n, c->block_m / (16 * mt), !c->emulated, !c->emulated,
              fcl_rows_aligned(p), fcl_window_define(p), fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "",
              mt > 1 ? " -DMT=2" : "", fcl_mma_stages(c) == 2 ? " -DKV_STAGES=2" : "",
              fcl_out_aligned(p) ? " -DO_ALIGNED=1" : "", p->sinks ? " -DHAS_SINKS=1" : "");

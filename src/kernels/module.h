@@ -77,11 +77,10 @@ void fcl_decode_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tenso
 int fcl_portable_fits(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget, size_t max_wg,
                       const flashcl_config *cfg, char *why, size_t why_len);
 
-/* The matrix-unit kernels' K/V stages (cl/flash_mma.cl's and cl/flash_wgmma.cl's KV_STAGES): v_chunk,
- * the keys of V in local memory at once, over block_n (2, or 3 for flash_wgmma; else 1). */
+/* The matrix-unit kernels' K/V stages (cl/flash_mma.cl's and cl/flash_wgmma.cl's KV_STAGES; 0 reads as 1). */
 static inline int32_t fcl_mma_stages(const flashcl_config *c)
 {
-    return c->v_chunk == 2 * c->block_n ? 2 : c->mma >= 3 && c->v_chunk == 3 * c->block_n ? 3 : 1;
+    return c->kv_stages > 1 ? c->kv_stages : 1;
 }
 
 /* Intel GPUs, and among them Xe-HPC (128 KiB of local memory: pvc): what IGC's register budget asks of

@@ -39,7 +39,8 @@ static int naive_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     cfg->gqa_pack = 1;
     cfg->work_group_size = (int32_t)wg;
     cfg->d_chunk = fcl_naive_chunk(pr);
-    fcl_strlcpy(cfg->kernel, "naive_fwd", sizeof cfg->kernel);
+    cfg->kernel = FLASHCL_KERNEL_NAIVE;
+    fcl_strlcpy(cfg->kernel_name, "naive_fwd", sizeof cfg->kernel_name);
     fcl_strlcpy(cfg->source, "fixed", sizeof cfg->source);
     snprintf(cfg->reason, sizeof cfg->reason, "one row per work-item, work-groups of %zu", wg);
     return 1;

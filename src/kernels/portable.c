@@ -201,7 +201,8 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
     cfg->algorithm = FLASHCL_ALGO_FLASH;
     cfg->local_mem_bytes = portable_bytes(p->head_dim, fcl_head_dim_v(p), cfg);
     cfg->local_mem_budget = budget;
-    fcl_strlcpy(cfg->kernel, "flash_fwd", sizeof cfg->kernel);
+    cfg->kernel = FLASHCL_KERNEL_PORTABLE;
+    fcl_strlcpy(cfg->kernel_name, "flash_fwd", sizeof cfg->kernel_name);
     fcl_strlcpy(cfg->source, "heuristic", sizeof cfg->source);
     snprintf(cfg->reason, sizeof cfg->reason,
              "%d items per row group hold %dx%d outputs and %dx%d scores each; Q/K %s of %d; limits %llu B, %zu items a group",
@@ -263,6 +264,7 @@ static int portable_override(const flashcl_device_profile *pr, const fcl_choice 
         return 0;
     }
     fcl_strlcpy(c->reason, "set by flashcl_context_override_config", sizeof c->reason);
+    c->emulated = c->kv_stages = c->m_tiles = c->producer = c->team = c->keys_per_step = c->shuffles = 0;
     return 1;
 }
 

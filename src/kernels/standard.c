@@ -26,7 +26,8 @@ static int standard_choose(const flashcl_device_profile *pr, const fcl_choice *c
     config->kv_splits = 1;
     config->gqa_pack = 1;
     config->work_group_size = 256;
-    fcl_strlcpy(config->kernel, "standard", sizeof config->kernel);
+    config->kernel = FLASHCL_KERNEL_STANDARD;
+    fcl_strlcpy(config->kernel_name, "standard", sizeof config->kernel_name);
     fcl_strlcpy(config->source, "fixed", sizeof config->source);
     snprintf(config->reason, sizeof config->reason,
              "two batched CLBlast SGEMMs around a row softmax, the score matrix in device memory");

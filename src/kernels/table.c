@@ -42,9 +42,18 @@ fcl_kernel_id fcl_config_kernel(const flashcl_config *c)
 {
     if (c->algorithm == FLASHCL_ALGO_NAIVE)
         return FCL_K_NAIVE_FWD;
-    if (c->decode)
-        return c->decode >= 3 ? FCL_K_FLASH_DECODE_MMA : FCL_K_FLASH_DECODE;
-    return c->mma >= 3 ? FCL_K_FLASH_WGMMA : c->mma ? FCL_K_FLASH_MMA : FCL_K_FLASH_FWD;
+    switch (c->kernel) {
+    case FLASHCL_KERNEL_MMA:
+        return FCL_K_FLASH_MMA;
+    case FLASHCL_KERNEL_WGMMA:
+        return FCL_K_FLASH_WGMMA;
+    case FLASHCL_KERNEL_DECODE:
+        return FCL_K_FLASH_DECODE;
+    case FLASHCL_KERNEL_DECODE_MMA:
+        return FCL_K_FLASH_DECODE_MMA;
+    default:
+        return FCL_K_FLASH_FWD;
+    }
 }
 
 void fcl_kernel_options(fcl_kernel_id id, const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)

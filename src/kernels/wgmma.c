@@ -21,7 +21,7 @@ static uint64_t wgmma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t stages, i
 
 int fcl_wgmma_producer(const flashcl_config *c)
 {
-    return c->mma == 3 && c->work_group_size == 2 * c->block_m + 128;
+    return c->kernel == FLASHCL_KERNEL_WGMMA && !c->emulated && c->producer > 0;
 }
 
 static uint64_t wgmma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
@@ -30,7 +30,7 @@ static uint64_t wgmma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c
     if (d < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1 ||
         c->block_m % 64)
         return 0;
-    return wgmma_bytes(d, c->block_m, c->block_n, fcl_mma_stages(c), c->mma == 4, fcl_wgmma_producer(c));
+    return wgmma_bytes(d, c->block_m, c->block_n, fcl_mma_stages(c), c->emulated, fcl_wgmma_producer(c));
 }
 
 /* What flash_mma takes, with head dims 64, 128 or 256, V's as Q's, 16-byte aligned rows and no attention
@@ -60,7 +60,10 @@ static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t 
                          int producer)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->mma = emulated ? 4 : 3;
+    cfg->kernel = FLASHCL_KERNEL_WGMMA;
+    cfg->emulated = emulated;
+    cfg->kv_stages = stages;
+    cfg->producer = producer;
     cfg->block_m = bm;
     cfg->block_n = bn;
     cfg->threads_per_row = 4;
@@ -113,8 +116,8 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     return 1;
 }
 
-/* 64 or 128 rows, 64- or 128-key tiles, one to three K/V stages; the producer warpgroup asked for by a
- * work-group of 2 x block_m + 128, refused by 2 x block_m, the chooser's by 0. */
+/* 64 or 128 rows, 64- or 128-key tiles, one to three K/V stages (kv_stages; 0 reads as 1); the producer
+ * warpgroup asked for by producer 1, refused by 0, where it fits by -1 (the chooser's rule). */
 static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                           flashcl_config *c, char *why, size_t n)
 {
@@ -124,7 +127,7 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
         return 0;
     }
     const int emulated = pr->matrix_units < 2;
-    const int32_t stages = fcl_mma_stages(c), bm = c->block_m, bn = c->block_n, wg = c->work_group_size;
+    const int32_t stages = fcl_mma_stages(c), bm = c->block_m, bn = c->block_n, want = c->producer;
     if (!((bm == 64 || bm == 128) && (bn == 64 || bn == 128) && (size_t)(2 * bm) <= ch->work_group)) {
         snprintf(why, n,
                  ": flash_wgmma takes block_m 64 or 128 and block_n 64 or 128 (got %d, %d), and 2 x block_m "
@@ -133,15 +136,15 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
         return 0;
     }
     const int fits = producer_fits(emulated, p->head_dim, bm, bn, stages, ch);
-    if (!(wg == 0 || wg == 2 * bm || (wg == 2 * bm + 128 && fits))) {
+    if (c->kv_stages < 0 || c->kv_stages > 3 || want < -1 || want > 1 || (want == 1 && !fits)) {
         snprintf(why, n,
-                 ": flash_wgmma's work_group_size is 0 (the chooser's choice), 2 x block_m (%d) or, with the "
-                 "producer warpgroup, 2 x block_m + 128 (%d), which needs sm_90a programs, block_m 128, two or "
-                 "three K/V stages, 384 work-items and room for four mbarriers a stage (got %d)",
-                 (int)(2 * bm), (int)(2 * bm + 128), (int)wg);
+                 ": flash_wgmma takes kv_stages 1 to 3 and producer -1 (where it fits), 0 or 1, the producer "
+                 "warpgroup needing sm_90a programs, block_m 128, two or three K/V stages, 384 work-items and "
+                 "room for four mbarriers a stage (got kv_stages %d, producer %d)",
+                 (int)c->kv_stages, (int)want);
         return 0;
     }
-    const int producer = wg == 0 ? fits : wg == 2 * bm + 128;
+    const int producer = want < 0 ? fits : want;
     const uint64_t bytes = wgmma_bytes(p->head_dim, bm, bn, stages, emulated, producer);
     if (bytes > ch->local_mem) {
         snprintf(why, n, ": flash_wgmma's tiles %dx%d need %llu B of local memory, the limit is %llu B", (int)bm,
@@ -165,8 +168,8 @@ static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, cha
 {
     const int32_t stages = fcl_mma_stages(c);
     snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s%s%s%s%s%s",
-             fcl_dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 64, c->mma == 3, c->mma == 3,
-             c->mma == 3 ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c) ? " -DWG_PRODUCER=1" : "",
+             fcl_dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 64, !c->emulated, !c->emulated,
+             !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c) ? " -DWG_PRODUCER=1" : "",
              p->head_dim >= 128 ? " -DSWIZZLE=1" : "", /* (128-byte swizzled tiles: docs/design/wgmma.md) */
              stages == 3 ? " -DKV_STAGES=3" : stages == 2 ? " -DKV_STAGES=2" : "", fcl_window_define(p),
              fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
