@@ -155,8 +155,8 @@ static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
         }
         if (id == FCL_K_FLASH_WGMMA && fcl_wgmma_producer(&pl->config) && kwg < (size_t)pl->config.work_group_size) {
             /* flash_wgmma's producer warpgroup (384 work-items): NVIDIA's driver (580) reports 256 for
-             * every kernel of a required size of 384 that wgmma-12's probe built (docs/gpu-runs/wgmma/
-             * producer_probe.c: with or without setmaxnreg, whatever the entry's header) and launches each
+             * every kernel of a required size of 384 that a probe built (docs/design/wgmma.md, "The
+             * finishing step's header": with or without setmaxnreg, whatever the entry's header) and launches each
              * at 384 with the right result; ptxas allocated for 384 (168 registers at the entry). The
              * compiled size is then what the kernel takes. */
             size_t compiled[3] = {0, 0, 0};

@@ -422,7 +422,7 @@ START_TEST(test_matrix_unit_path)
                       no[i].what, c.path_reason);
     }
 
-    /* On Hopper's static budget, the tiles measured fastest (docs/NOTES.md, prefill-3, -7, -8): 32 rows a
+    /* On Hopper's static budget, the tiles measured fastest (docs/design/mma.md, "The tiles"): 32 rows a
      * warp (Q's block in local memory) x 64 keys up to d=64, x 64 keys in two K/V stages up to d=128
      * and x 32 keys up to d=192, 16 rows x 64 keys above; 16 rows a warp where the queries fill less
      * than a 128-row block; one stage of 32 keys where two do not fit. */

@@ -160,7 +160,7 @@ while IFS="$(printf '\t')" read -r class name entry local opts; do
     done
 done < "$T/index.tsv" | tee "$T/report.txt"
 grep -qE ': (SPILL|SCRATCH|PRIVATE|BUILD ERROR|LOCAL .*)$|BUILD ERROR$' "$T/report.txt" && bad=1
-# The summary, a Markdown table (README.md "AMD and Intel compilers" holds the last one): per target and
+# The summary, a Markdown table (docs/TESTING.md holds the last one): per target and
 # kernel, the range of registers and occupancy over the programs, and whether all are in registers.
 echo
 echo "| target | kernel | programs | registers | occupancy / SIMD width | spills, scratch, private |"
