@@ -103,7 +103,7 @@ FLASHCL_API const char *flashcl_status_name(flashcl_status status);
  * FLASHCL_ABI_MISMATCH and a message naming the struct, before reading or writing any of them. The
  * exported functions behind the macros end in _abi and take that descriptor first, so bindings
  * (ctypes, cffi) pass the sizes of their own mirrors and find out when a mirror drifts. ABI policy:
- * README.md ("ABI").
+ * docs/ABI.md.
  */
 #define FLASHCL_ABI_VERSION 5
 typedef struct flashcl_abi flashcl_abi;
