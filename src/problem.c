@@ -224,9 +224,10 @@ static flashcl_status resolve_tensor(flashcl_context *ctx, const char *name, con
     return FLASHCL_SUCCESS;
 }
 
-flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout)
+/* The sizes, heads and head dims, the dtype, and the scalar options: scale, window, alignment, split
+ * count, softcap; batch x heads within the kernels' int work-group indices. */
+static flashcl_status check_shape(flashcl_context *ctx, const flashcl_problem *p)
 {
-    validate_or_return(ctx, p, FLASHCL_INVALID_ARGUMENT, "problem is NULL");
     validate_or_return(ctx, p->batch >= 1, FLASHCL_INVALID_ARGUMENT, "problem.batch = %d: must be >= 1",
                        (int)p->batch);
     validate_or_return(ctx, p->heads_q >= 1, FLASHCL_INVALID_ARGUMENT,
@@ -268,7 +269,13 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     validate_or_return(ctx, (int64_t)p->batch * p->heads_q <= INT32_MAX, FLASHCL_INVALID_ARGUMENT,
                        "problem.batch * problem.heads_q = %lld: must fit in 31 bits",
                        (long long)p->batch * p->heads_q);
+    return FLASHCL_SUCCESS;
+}
 
+/* K's and V's storage: a quantized format (a decode-time KV cache without a mask, int8 with f32 or
+ * f16 scales), or plain in kv_dtype; a quantized cache keeps one head dim and its own storage. */
+static flashcl_status check_kv_storage(flashcl_context *ctx, const flashcl_problem *p)
+{
     validate_or_return(ctx, flashcl_kv_format_name((flashcl_kv_format)p->kv_format) != NULL, FLASHCL_INVALID_ARGUMENT,
                        "problem.kv_format = %d: not a flashcl_kv_format", (int)p->kv_format);
     if (p->kv_format != FLASHCL_KV_PLAIN) {
@@ -298,14 +305,15 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
     validate_or_return(ctx, fcl_head_dim_v(p) == p->head_dim || p->kv_format == FLASHCL_KV_PLAIN, FLASHCL_UNSUPPORTED,
                        "problem.head_dim_v = %d with kv_format = %s: a quantized cache has one head dim",
                        (int)p->head_dim_v, flashcl_kv_format_name((flashcl_kv_format)p->kv_format));
-    const size_t elem = flashcl_dtype_size(p->dtype);
-    /* quantized: a byte an element; else K/V's own dtype */
-    const size_t kv_elem = p->kv_format != FLASHCL_KV_PLAIN ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
-    const int64_t d = p->head_dim, dv = fcl_head_dim_v(p);
-    flashcl_status st;
-    /* Q/O are nb batches of nq rows, K/V nbk batches of nk rows. Packed sequences are one batch of
-     * total rows (the batch stride unused); a paged cache is num_pages batches of page_size rows. */
-    int64_t nb = p->batch, nq = p->seq_q, nbk = p->batch, nk = p->seq_kv;
+    return FLASHCL_SUCCESS;
+}
+
+/* The KV cache: its options (cache_batch_idx, cache_leftpad, cache_batch; kv_append and page_size)
+ * only with one, and a paged cache's pages. Sets layout->max_pages and layout->cache_batch; K/V become
+ * *nbk batches of *nk rows (num_pages of page_size for a paged cache). */
+static flashcl_status check_cache(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout,
+                                  int64_t *nbk, int64_t *nk)
+{
     layout->max_pages = 0;
     if (p->cache_batch_idx || p->cache_leftpad || p->cache_batch) {
         const char *opt = p->cache_batch_idx ? "cache_batch_idx" : p->cache_leftpad ? "cache_leftpad" : "cache_batch";
@@ -322,9 +330,9 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                            "problem.cache_batch = %d: the cache's sequences, >= 1 with cache_batch_idx (0: batch), "
                            "0 without it", (int)p->cache_batch);
         if (p->cache_batch_idx && p->cache_batch)
-            nbk = p->cache_batch;
+            *nbk = p->cache_batch;
     }
-    layout->cache_batch = (int32_t)nbk;
+    layout->cache_batch = (int32_t)*nbk;
     if (p->kv_cache) {
         validate_or_return(ctx, !p->varlen, FLASHCL_UNSUPPORTED,
                            "problem.kv_cache with varlen: a cache takes padded batches (cache_seqlens)");
@@ -334,30 +342,52 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
             validate_or_return(ctx, p->num_pages >= 1, FLASHCL_INVALID_ARGUMENT,
                                "problem.num_pages = %d: a paged cache needs at least one page", (int)p->num_pages);
             layout->max_pages = (int32_t)(((int64_t)p->seq_kv + p->page_size - 1) / p->page_size);
-            nbk = p->num_pages;
-            nk = p->page_size;
+            *nbk = p->num_pages;
+            *nk = p->page_size;
         }
     } else {
         validate_or_return(ctx, !p->kv_append && !p->page_size, FLASHCL_INVALID_ARGUMENT,
                            "problem.%s is set without problem.kv_cache", p->kv_append ? "kv_append" : "page_size");
     }
-    if (p->varlen) {
-        validate_or_return(ctx, p->total_q >= 1 && p->total_kv >= 1 && p->total_q <= INT32_MAX &&
-                                    p->total_kv <= INT32_MAX,
-                           FLASHCL_INVALID_ARGUMENT,
-                           "problem.total_q = %lld, total_kv = %lld: each must be 1 to 2^31-1 (int32 cu_seqlens)",
-                           (long long)p->total_q, (long long)p->total_kv);
-        validate_or_return(ctx, p->seq_q <= p->total_q && p->seq_kv <= p->total_kv, FLASHCL_INVALID_ARGUMENT,
-                           "problem.seq_q = %d / seq_kv = %d (the longest sequences) exceed total_q = %lld / "
-                           "total_kv = %lld",
-                           (int)p->seq_q, (int)p->seq_kv, (long long)p->total_q, (long long)p->total_kv);
-        validate_or_return(ctx, !p->attn_mask && !p->key_padding, FLASHCL_UNSUPPORTED,
-                           "problem.varlen with %s: packed sequences take neither (varlen replaces padding)",
-                           p->attn_mask ? "attn_mask" : "key_padding");
-        nb = nbk = 1;
-        nq = p->total_q;
-        nk = p->total_kv;
-    }
+    return FLASHCL_SUCCESS;
+}
+
+/* Packed sequences: the totals within int32 cu_seqlens and at least the longest sequences, and no
+ * mask or key padding. Q/O and K/V become one batch of total_q and total_kv rows. */
+static flashcl_status check_varlen(flashcl_context *ctx, const flashcl_problem *p, int64_t *nb, int64_t *nq,
+                                   int64_t *nbk, int64_t *nk)
+{
+    if (!p->varlen)
+        return FLASHCL_SUCCESS;
+    validate_or_return(ctx, p->total_q >= 1 && p->total_kv >= 1 && p->total_q <= INT32_MAX &&
+                                p->total_kv <= INT32_MAX,
+                       FLASHCL_INVALID_ARGUMENT,
+                       "problem.total_q = %lld, total_kv = %lld: each must be 1 to 2^31-1 (int32 cu_seqlens)",
+                       (long long)p->total_q, (long long)p->total_kv);
+    validate_or_return(ctx, p->seq_q <= p->total_q && p->seq_kv <= p->total_kv, FLASHCL_INVALID_ARGUMENT,
+                       "problem.seq_q = %d / seq_kv = %d (the longest sequences) exceed total_q = %lld / "
+                       "total_kv = %lld",
+                       (int)p->seq_q, (int)p->seq_kv, (long long)p->total_q, (long long)p->total_kv);
+    validate_or_return(ctx, !p->attn_mask && !p->key_padding, FLASHCL_UNSUPPORTED,
+                       "problem.varlen with %s: packed sequences take neither (varlen replaces padding)",
+                       p->attn_mask ? "attn_mask" : "key_padding");
+    *nb = *nbk = 1;
+    *nq = p->total_q;
+    *nk = p->total_kv;
+    return FLASHCL_SUCCESS;
+}
+
+/* Q, K, V and O's strides and sizes (Q/O nb batches of nq rows, K/V nbk of nk), then the output row
+ * groups and the sizes of the buffers that follow from the problem alone: LSE, cu_seqlens, the cache's
+ * index arrays and block table, int8 scales, appended keys and values. */
+static flashcl_status resolve_buffers(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout,
+                                      int64_t nb, int64_t nq, int64_t nbk, int64_t nk)
+{
+    const size_t elem = flashcl_dtype_size(p->dtype);
+    /* quantized: a byte an element; else K/V's own dtype */
+    const size_t kv_elem = p->kv_format != FLASHCL_KV_PLAIN ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
+    const int64_t d = p->head_dim, dv = fcl_head_dim_v(p);
+    flashcl_status st;
     if ((st = resolve_tensor(ctx, "q", &p->q_strides, nb, nq, p->heads_q, d, elem, 0, &layout->q, &layout->q_bytes)) ||
         (st = resolve_tensor(ctx, "k", &p->k_strides, nbk, nk, p->heads_kv, d, kv_elem, 0, &layout->k, &layout->k_bytes)) ||
         (st = resolve_tensor(ctx, "v", &p->v_strides, nbk, nk, p->heads_kv, dv, kv_elem, 0, &layout->v, &layout->v_bytes)) ||
@@ -377,7 +407,13 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                                                          : 0;
     layout->kv_new_bytes = p->kv_cache && p->kv_append ? (uint64_t)p->batch * p->seq_q * p->heads_kv * d * elem : 0;
     layout->v_new_bytes = p->kv_cache && p->kv_append ? (uint64_t)p->batch * p->seq_q * p->heads_kv * dv * elem : 0;
+    return FLASHCL_SUCCESS;
+}
 
+/* The score modifiers: the mask dtype, ALiBi slopes, sinks and key padding with their sizes, and an
+ * additive mask's strides (PyTorch's layout by default). */
+static flashcl_status check_masks(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout)
+{
     validate_or_return(ctx, p->mask_dtype >= FLASHCL_MASK_F32 && p->mask_dtype <= FLASHCL_MASK_BOOL,
                        FLASHCL_INVALID_ARGUMENT,
                        "problem.mask_dtype = %d: FLASHCL_MASK_F32 (0), FLASHCL_MASK_F16 (1) or FLASHCL_MASK_BOOL (2)",
@@ -403,10 +439,23 @@ flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p,
                                FLASHCL_INVALID_ARGUMENT,
                                "problem.mask: heads_q x seq_q x seq_kv elements overflow 64 bits");
         }
-        if ((st = resolve_tensor(ctx, "mask", &m, p->batch, p->seq_q, p->heads_q, p->seq_kv, fcl_mask_elem(p),
-                                 p->mask_strides_explicit ? 2 : 0,
-                                 &layout->mask, &layout->mask_bytes)))
-            return st;
+        return resolve_tensor(ctx, "mask", &m, p->batch, p->seq_q, p->heads_q, p->seq_kv, fcl_mask_elem(p),
+                              p->mask_strides_explicit ? 2 : 0, &layout->mask, &layout->mask_bytes);
     }
     return FLASHCL_SUCCESS;
+}
+
+flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout)
+{
+    validate_or_return(ctx, p, FLASHCL_INVALID_ARGUMENT, "problem is NULL");
+    flashcl_status st;
+    if ((st = check_shape(ctx, p)) || (st = check_kv_storage(ctx, p)))
+        return st;
+    /* Q/O are nb batches of nq rows, K/V nbk batches of nk rows. Packed sequences are one batch of
+     * total rows (the batch stride unused); a paged cache is num_pages batches of page_size rows. */
+    int64_t nb = p->batch, nq = p->seq_q, nbk = p->batch, nk = p->seq_kv;
+    if ((st = check_cache(ctx, p, layout, &nbk, &nk)) || (st = check_varlen(ctx, p, &nb, &nq, &nbk, &nk)) ||
+        (st = resolve_buffers(ctx, p, layout, nb, nq, nbk, nk)))
+        return st;
+    return check_masks(ctx, p, layout);
 }

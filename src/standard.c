@@ -153,25 +153,12 @@ static cl_mem alloc_touched(flashcl_context *ctx, uint64_t bytes, const char *wh
     return m;
 }
 
-flashcl_status fcl_standard_setup(flashcl_plan *pl)
+/* The score matrices' chunks: whole heads (*heads_per_chunk_out of them) when a head's seq_q x seq_kv fits
+ * in one, else blocks of rows (FLASHCL_STANDARD_CHUNK_FLOATS: smaller ones, for tests); each chunk's
+ * buffer allocated and touched. */
+static flashcl_status alloc_score_chunks(flashcl_context *ctx, const flashcl_problem *p, standard_state *st,
+                                         size_t *heads_per_chunk_out)
 {
-    flashcl_context *ctx = pl->ctx;
-    const flashcl_problem *p = &pl->problem;
-    if (!clblast_loaded())
-        return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "%s", clblast_why);
-    if (p->alibi || p->attn_mask || p->key_padding || p->varlen || p->kv_cache || p->sinks || fcl_kv_mixed(p))
-        return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "standard attention has no %s: use flash or naive",
-                        p->alibi       ? "ALiBi (problem.alibi)"
-                        : fcl_kv_mixed(p) ? "K and V in another dtype than Q (problem.kv_dtype)"
-                        : p->sinks     ? "attention sinks (problem.sinks)"
-                        : p->attn_mask ? "additive mask (problem.attn_mask)"
-                        : p->varlen    ? "packed sequences (problem.varlen)"
-                        : p->kv_cache  ? "KV cache (problem.kv_cache)"
-                                       : "key-padding mask (problem.key_padding)");
-    standard_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "standard attention: out of host memory");
-    pl->standard = st;
     const size_t heads = (size_t)p->batch * p->heads_q;
     const size_t slice = (size_t)p->seq_q * (size_t)p->seq_kv; /* floats per head */
     size_t chunk_max = CHUNK_MAX_FLOATS;
@@ -186,6 +173,7 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
         heads_per_chunk = chunk_max / slice < heads ? chunk_max / slice : heads;
     else
         rows_per_chunk = chunk_max / (size_t)p->seq_kv;
+    *heads_per_chunk_out = heads_per_chunk;
     flashcl_status status;
     const uint64_t need = (uint64_t)heads * slice * sizeof(float);
     validate_or_return(ctx, need <= ctx->profile.max_alloc_size && need <= ctx->profile.global_mem_size,
@@ -216,20 +204,31 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
                 return status;
             st->extra_bytes += bytes;
         }
+    return FLASHCL_SUCCESS;
+}
 
-    const int convert = p->dtype != FLASHCL_DTYPE_F32;
-    if (convert) {
-        const uint64_t rq = (uint64_t)p->batch * p->seq_q * p->heads_q, rk = (uint64_t)p->batch * p->seq_kv * p->heads_kv;
-        const uint64_t qn = rq * p->head_dim * sizeof(float), kn = rk * p->head_dim * sizeof(float);
-        const uint64_t vn = rk * fcl_head_dim_v(p) * sizeof(float), on = rq * fcl_head_dim_v(p) * sizeof(float);
-        if (!(st->q32 = alloc_touched(ctx, qn, "fp32 Q", &status)) || !(st->k32 = alloc_touched(ctx, kn, "fp32 K", &status)) ||
-            !(st->v32 = alloc_touched(ctx, vn, "fp32 V", &status)) || !(st->o32 = alloc_touched(ctx, on, "fp32 O", &status)))
-            return status;
-        st->extra_bytes += qn + kn + vn + on;
-    }
+/* fp16 and bf16 storage: the contiguous fp32 copies of Q, K, V and O the GEMMs work on. */
+static flashcl_status alloc_fp32_copies(flashcl_context *ctx, const flashcl_problem *p, standard_state *st)
+{
+    flashcl_status status;
+    const uint64_t rq = (uint64_t)p->batch * p->seq_q * p->heads_q, rk = (uint64_t)p->batch * p->seq_kv * p->heads_kv;
+    const uint64_t qn = rq * p->head_dim * sizeof(float), kn = rk * p->head_dim * sizeof(float);
+    const uint64_t vn = rk * fcl_head_dim_v(p) * sizeof(float), on = rq * fcl_head_dim_v(p) * sizeof(float);
+    if (!(st->q32 = alloc_touched(ctx, qn, "fp32 Q", &status)) || !(st->k32 = alloc_touched(ctx, kn, "fp32 K", &status)) ||
+        !(st->v32 = alloc_touched(ctx, vn, "fp32 V", &status)) || !(st->o32 = alloc_touched(ctx, on, "fp32 O", &status)))
+        return status;
+    st->extra_bytes += qn + kn + vn + on;
+    return FLASHCL_SUCCESS;
+}
 
-    /* The softmax is compiled for exactly WG work-items (a power of two): the device's limit, then
-     * what the compiled kernel allows. */
+/* The softmax kernel, compiled for exactly WG work-items (a power of two): the device's limit, then
+ * what the compiled kernel allows; with convert, the conversion kernels at the same size. The plan's
+ * work_group_size becomes WG. */
+static flashcl_status create_kernels(flashcl_plan *pl, standard_state *st, int convert)
+{
+    flashcl_context *ctx = pl->ctx;
+    const flashcl_problem *p = &pl->problem;
+    flashcl_status status;
     flashcl_config kc = pl->config;
     kc.work_group_size = 256;
     while ((size_t)kc.work_group_size > ctx->profile.max_work_group_size)
@@ -255,7 +254,14 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
     const size_t wg = (size_t)kc.work_group_size;
     st->softmax_wg = wg;
     pl->config.work_group_size = (int32_t)wg;
+    return FLASHCL_SUCCESS;
+}
 
+/* The GEMMs' per-head scalars: alpha = scale and beta = 0 for S = Q K^T, one for O = P V, and room
+ * for one chunk's shifted offsets. */
+static flashcl_status alloc_gemm_scalars(flashcl_context *ctx, const flashcl_problem *p, standard_state *st,
+                                         size_t heads_per_chunk)
+{
     st->alphas = malloc(heads_per_chunk * sizeof(float));
     st->betas = calloc(heads_per_chunk, sizeof(float));
     st->ones = malloc(heads_per_chunk * sizeof(float));
@@ -266,6 +272,15 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
         st->alphas[i] = p->scale;
         st->ones[i] = 1.0f;
     }
+    return FLASHCL_SUCCESS;
+}
+
+/* Each chunk's GEMM offsets (elements) and the leading dimensions, at the caller's strides or, with
+ * convert, the fp32 copies'; the caller's tensors within CLBlast's int offsets. */
+static flashcl_status gemm_offsets(flashcl_plan *pl, standard_state *st, int convert)
+{
+    flashcl_context *ctx = pl->ctx;
+    const flashcl_problem *p = &pl->problem;
     const resolved_layout *L = &pl->layout;
     flashcl_strides q = L->q, k = L->k, v = L->v, o = L->o;
     if (convert) { /* the GEMMs read and write the contiguous fp32 copies */
@@ -313,6 +328,36 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
     pl->gemm_ld[2] = (size_t)v.seq;
     pl->gemm_ld[3] = (size_t)o.seq;
     return FLASHCL_SUCCESS;
+}
+
+flashcl_status fcl_standard_setup(flashcl_plan *pl)
+{
+    flashcl_context *ctx = pl->ctx;
+    const flashcl_problem *p = &pl->problem;
+    if (!clblast_loaded())
+        return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "%s", clblast_why);
+    if (p->alibi || p->attn_mask || p->key_padding || p->varlen || p->kv_cache || p->sinks || fcl_kv_mixed(p))
+        return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "standard attention has no %s: use flash or naive",
+                        p->alibi       ? "ALiBi (problem.alibi)"
+                        : fcl_kv_mixed(p) ? "K and V in another dtype than Q (problem.kv_dtype)"
+                        : p->sinks     ? "attention sinks (problem.sinks)"
+                        : p->attn_mask ? "additive mask (problem.attn_mask)"
+                        : p->varlen    ? "packed sequences (problem.varlen)"
+                        : p->kv_cache  ? "KV cache (problem.kv_cache)"
+                                       : "key-padding mask (problem.key_padding)");
+    standard_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "standard attention: out of host memory");
+    pl->standard = st;
+    const int convert = p->dtype != FLASHCL_DTYPE_F32;
+    size_t heads_per_chunk = 1;
+    flashcl_status status;
+    if ((status = alloc_score_chunks(ctx, p, st, &heads_per_chunk)) != FLASHCL_SUCCESS ||
+        (convert && (status = alloc_fp32_copies(ctx, p, st)) != FLASHCL_SUCCESS) ||
+        (status = create_kernels(pl, st, convert)) != FLASHCL_SUCCESS ||
+        (status = alloc_gemm_scalars(ctx, p, st, heads_per_chunk)) != FLASHCL_SUCCESS)
+        return status;
+    return gemm_offsets(pl, st, convert);
 }
 
 /* One conversion kernel (to_f32 or from_f32) over a whole tensor: (batch, seq, heads, head_dim) at the
