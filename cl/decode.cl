@@ -7,13 +7,7 @@
  * Needs HEAD_DIM.
  */
 
-/* Both decode kernels' last parameters, the caller's offsets, and their application at the start. */
-#define DECODE_OFFSET_PARAMS                                                                             \
-    const long q_off, const long k_off, const long v_off, const long o_off, const long lse_off,          \
-        const long alibi_off, const long kpm_off, const long cache_lens_off, const long bt_off,          \
-        const long k_scale_off, const long v_scale_off, __global const float *restrict SINKS, const long sinks_off, \
-        const long op_off, const long lp_off, __global const int *restrict BATCH_IDX,                     \
-        __global const int *restrict LEFT_PAD, const int cache_batch, const long cache_idx_off, const long leftpad_off
+/* The caller's offsets (cl/args.h's fcl_kernel_offsets, unpacked), applied at the start of both decode kernels. */
 #define DECODE_APPLY_OFFSETS()                                                                           \
     (APPLY_QKVO_OFFSETS(), ALIBI += alibi_off, KPM += kpm_off, CACHE_LENS += cache_lens_off, BT += bt_off, \
      K_SCALE += k_scale_off, V_SCALE += v_scale_off, SINKS += sinks_off, OP += op_off, LP += lp_off,     \

@@ -11,13 +11,7 @@
 #error "flash_combine.cl needs HEAD_DIM"
 #endif
 
-__kernel void flash_combine(__global const float *restrict OP, __global const float *restrict LP,
-                            const int n_splits, const long rows_total, __global STORE_T *restrict O,
-                            __global float *restrict LSE, const int write_lse, const int group_rows,
-                            const int heads_q, const long o_sb, const long o_ss, const long o_sh,
-                            const int varlen, const long o_off, const long lse_off,
-                            __global const float *restrict SINKS, const long sinks_off, const long op_off,
-                            const long lp_off)
+__kernel void flash_combine(FCL_SIGNATURE(FCL_FLASH_COMBINE_ARGS))
 {
     O += o_off; /* the caller's offsets, in elements */
     LSE += lse_off;

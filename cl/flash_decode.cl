@@ -80,19 +80,13 @@ inline float team_shfl_xor(float v, int m)
 }
 #endif
 
+/* (cl/args.h's FCL_FLASH_DECODE_ARGS: Q in the storage type, K and V in their own) */
+#define DECODE_Q_T STORE_T
+#define DECODE_KV_T KV_T
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) SUB_GROUP_ATTR void
-flash_decode(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
-             __global const KV_T *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
-             const int seq_q, const int seq_kv, const int heads_q, const int group, const float scale_log2,
-             const int win_left, const int win_right, const float softcap_log2, const int write_lse,
-             const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss, const long k_sh,
-             const long v_sb, const long v_ss, const long v_sh, const long o_sb, const long o_ss, const long o_sh,
-             __global const float *restrict ALIBI, const int alibi_per_batch, __global const uchar *restrict KPM,
-             const int n_splits, __global float *restrict OP, __global float *restrict LP, const long rows_total,
-             __global const int *restrict CACHE_LENS, __global const int *restrict BT, const int max_pages,
-             const int num_pages, __global const SCALE_T *restrict K_SCALE, __global const SCALE_T *restrict V_SCALE,
-             DECODE_OFFSET_PARAMS)
+flash_decode(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
 {
+    FCL_UNPACK();
     DECODE_APPLY_OFFSETS(); /* the caller's offsets into its buffers, in elements */
     __local float shared[LOCAL_FLOATS];
 #ifdef FLASHCL_DEBUG_SCALE

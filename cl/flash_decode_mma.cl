@@ -151,20 +151,13 @@ inline uint kv_pair(const uint w, const int hi)
 #define PAIR(w, idx) ((w)[(idx)])
 #endif
 
+/* (cl/args.h's FCL_FLASH_DECODE_ARGS: Q as 16-bit words, K and V in the packed view of the cache) */
+#define DECODE_Q_T ushort
+#define DECODE_KV_T KV_P
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
-flash_decode_mma(__global const ushort *restrict Q, __global const KV_P *restrict K,
-                 __global const KV_P *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
-                 const int seq_q, const int seq_kv, const int heads_q, const int group, const float scale_log2,
-                 const int win_left, const int win_right, const float softcap_log2, const int write_lse,
-                 const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss,
-                 const long k_sh, const long v_sb, const long v_ss, const long v_sh, const long o_sb,
-                 const long o_ss, const long o_sh, __global const float *restrict ALIBI, const int alibi_per_batch,
-                 __global const uchar *restrict KPM, const int n_splits, __global float *restrict OP,
-                 __global float *restrict LP, const long rows_total, __global const int *restrict CACHE_LENS,
-                 __global const int *restrict BT, const int max_pages, const int num_pages,
-                 __global const SCALE_T *restrict K_SCALE, __global const SCALE_T *restrict V_SCALE,
-                 DECODE_OFFSET_PARAMS)
+flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
 {
+    FCL_UNPACK();
     DECODE_APPLY_OFFSETS(); /* the caller's offsets into its buffers, in elements */
     __local float merge[WARPS * ROWS * (HEAD_DIM + 2)];
 #if !FCL_PTX

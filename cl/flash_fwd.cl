@@ -126,26 +126,9 @@ inline int row_head(const int pr, const int h0)
 }
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) SUB_GROUP_ATTR void
-flash_fwd(__global const STORE_T *restrict Q, __global const KV_T *restrict K,
-          __global const KV_T *restrict V, __global STORE_T *restrict O, __global float *restrict LSE,
-          const int seq_q, const int seq_kv, const int heads_q, const int group, float scale_log2,
-          const int win_left, const int win_right, const float softcap_log2, const int write_lse,
-          const long q_sb, const long q_ss, const long q_sh,
-          const long k_sb, const long k_ss, const long k_sh,
-          const long v_sb, const long v_ss, const long v_sh,
-          const long o_sb, const long o_ss, const long o_sh,
-          __global const float *restrict ALIBI, const int alibi_per_batch,
-          __global const MASK_T *restrict MASK, const long m_sb, const long m_ss, const long m_sh,
-          __global const uchar *restrict KPM, __global const int *restrict CU_Q, __global const int *restrict CU_K,
-          const int total_q, const int total_kv, const int n_splits, __global float *restrict OP,
-          __global float *restrict LP, const long rows_total, __global const int *restrict CACHE_LENS,
-          __global const int *restrict BT, const int max_pages, const int num_pages, const long q_off,
-          const long k_off, const long v_off, const long o_off, const long lse_off, const long alibi_off,
-          const long mask_off, const long kpm_off, const long cu_q_off, const long cu_k_off,
-          const long cache_lens_off, const long bt_off, __global const float *restrict SINKS, const long sinks_off,
-          const long op_off, const long lp_off, __global const int *restrict BATCH_IDX,
-          __global const int *restrict LEFT_PAD, const int cache_batch, const long cache_idx_off, const long leftpad_off)
+flash_fwd(FCL_SIGNATURE(FCL_FLASH_FWD_ARGS))
 {
+    FCL_UNPACK();
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     APPLY_QKVO_OFFSETS();
     ALIBI += alibi_off;

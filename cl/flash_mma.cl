@@ -47,41 +47,32 @@
 #if !defined(FLASHCL_DTYPE_F16) && !defined(FLASHCL_DTYPE_BF16)
 #error "flash_mma.cl needs fp16 or bf16 storage"
 #endif
-#ifndef ROWS_ALIGNED /* every Q, K and V row start a multiple of 8 elements: 16-byte loads */
-#define ROWS_ALIGNED 0
+/* The shape and layout come from the host alone (src/kernels/mma.c, whose local-memory formula reads the
+ * same values): ROWS_ALIGNED, MT, Q_LOCAL, KV_STAGES, O_ALIGNED, O_STAGED and SWIZZLE, each explained
+ * below. */
+#if !defined(ROWS_ALIGNED) || !defined(MT) || !defined(Q_LOCAL) || !defined(KV_STAGES) || !defined(O_ALIGNED) || \
+    !defined(O_STAGED) || !defined(SWIZZLE)
+#error "flash_mma.cl needs ROWS_ALIGNED, MT, Q_LOCAL, KV_STAGES, O_ALIGNED, O_STAGED and SWIZZLE from the host"
 #endif
+/* ROWS_ALIGNED: every Q, K and V row starts at a multiple of 8 elements: 16-byte loads. */
 
 /* MT: m16 tiles of query rows a warp owns (1: 16 rows; 2: 32 rows, FlashAttention-2's layout, each K/V
  * fragment loaded once for both). Q_LOCAL: Q's block stays in local memory and its fragments are loaded
- * per k step (the default with MT > 1 or a head dim above 128, where Q's fragments in registers would
- * cost 4*MT*HEAD_DIM/16 registers beside O's 4*MT*HEAD_DIM/8). */
-#ifndef MT
-#define MT 1
-#endif
-#ifndef Q_LOCAL /* (src/tiles.c's mma_bytes follows the same rule) */
-#define Q_LOCAL (MT > 1 || HEAD_DIM > 128)
-#endif
-/* KV_STAGES: K and V tiles in local memory at once (1, or 2: each loaded a whole key tile ahead of its
- * use, in buffers that alternate; the host asks for 2 with v_chunk = 2 * block_n). With 2 and Q's block
- * apart (Q_LOCAL), Q's block is copied asynchronously too, in the first K tile's group: the prologue
- * waits on one global-memory latency instead of three. */
-#ifndef KV_STAGES
-#define KV_STAGES 1
-#endif
+ * per k step (the host's rule: MT > 1 or a head dim above 128, where Q's fragments in registers would
+ * cost 4*MT*HEAD_DIM/16 registers beside O's 4*MT*HEAD_DIM/8). KV_STAGES: K and V tiles in local memory
+ * at once (1, or 2: each loaded a whole key tile ahead of its use, in buffers that alternate). With 2
+ * and Q's block apart (Q_LOCAL), Q's block is copied asynchronously too, in the first K tile's group: the
+ * prologue waits on one global-memory latency instead of three. */
 #if KV_STAGES != 1 && KV_STAGES != 2
 #error "KV_STAGES must be 1 or 2"
 #endif
 #define Q_ASYNC (KV_STAGES == 2 && Q_LOCAL)
-/* O_STAGED, where O_ALIGNED (O's strides multiples of 8 elements and, checked at enqueue, its offset a
- * multiple of 16 bytes) and the head dim is above 64 and at most 192: the normalised output goes through
+/* O_STAGED, the host's where O_ALIGNED (O's strides multiples of 8 elements and, checked at enqueue, its
+ * offset a multiple of 16 bytes) and the head dim is above 64 and at most 192: the normalised output goes through
  * local memory (each warp its own rows, as packed pairs) and leaves in 16-byte row chunks, instead of two
  * 16-bit stores a lane an output pair (128 x 64 in two stages at d=128: +12.6% at N=1024, +3.9% at
  * 4096, +1.7% at 16384; d=64 -0.9%, d=256 -1.1% with 16 bytes of spill: docs/design/mma.md). O's rows
  * are staged where Q's or K's were, so they are no wider than those. */
-#ifndef O_ALIGNED
-#define O_ALIGNED 0
-#endif
-#define O_STAGED (O_ALIGNED && HEAD_DIM > 64 && HEAD_DIM <= 192 && HEAD_DIM_V <= HEAD_DIM)
 #if MT != 1 && MT != 2
 #error "MT must be 1 or 2"
 #endif
@@ -94,11 +85,8 @@
  * the element offset of row r, column c (c a multiple of 8). Padded rows measured as fast or faster on the
  * H200 except at d=64 with Q's block apart (d=128 equal, causal +6%; d=256 +11-15%; d=64 -2%:
  * docs/design/mma.md): the swizzle's XOR costs an address computation an ldmatrix where registers are
- * short, padded rows are a base and an immediate offset. So the default swizzles only there (src/tiles.c's
- * mma_bytes agrees). */
-#ifndef SWIZZLE /* (V's rows of another width than K's: padded) */
-#define SWIZZLE (HEAD_DIM == 64 && Q_LOCAL && HEAD_DIM_V == HEAD_DIM)
-#endif
+ * short, padded rows are a base and an immediate offset. So the host swizzles only there (V's rows of
+ * another width than K's: padded). */
 #if SWIZZLE && (HEAD_DIM % 64 != 0 || HEAD_DIM_V != HEAD_DIM)
 #error "SWIZZLE needs rows of whole groups of 8 chunks, a head dim a multiple of 64, and V's rows as K's"
 #endif
@@ -191,14 +179,9 @@
 #define LOAD_V_TILE(dst, src, base, stride, n0) LOAD_ROWS(dst, src, base, stride, n0, HEAD_DIM_V, AT_V)
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
-flash_mma(__global const ushort *restrict Q, __global const ushort *restrict K, __global const ushort *restrict V,
-          __global STORE_T *restrict O, __global float *restrict LSE, const int seq_q, const int seq_kv,
-          const int heads_q, const int group, const float scale_log2, const int win_left, const int win_right,
-          const int write_lse, const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss,
-          const long k_sh, const long v_sb, const long v_ss, const long v_sh, const long o_sb, const long o_ss,
-          const long o_sh, const long q_off, const long k_off, const long v_off, const long o_off,
-          const long lse_off, __global const float *restrict SINKS, const long sinks_off)
+flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 {
+    FCL_UNPACK();
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     APPLY_QKVO_OFFSETS();
     SINKS += sinks_off;

@@ -53,14 +53,13 @@
 #if HEAD_DIM_V != HEAD_DIM
 #error "flash_wgmma.cl: V's head dim is Q's"
 #endif
-#ifndef KV_STAGES
-#define KV_STAGES 1
+/* The shape comes from the host alone (src/kernels/wgmma.c, whose local-memory formula reads the same
+ * values): KV_STAGES, WG_PRODUCER and SWIZZLE. */
+#if !defined(KV_STAGES) || !defined(WG_PRODUCER) || !defined(SWIZZLE)
+#error "flash_wgmma.cl needs KV_STAGES, WG_PRODUCER and SWIZZLE from the host"
 #endif
 #if KV_STAGES < 1 || KV_STAGES > 3
 #error "KV_STAGES must be 1, 2 or 3"
-#endif
-#ifndef WG_PRODUCER
-#define WG_PRODUCER 0
 #endif
 #if WG_PRODUCER && (!FCL_PTX || KV_STAGES < 2 || WARPGROUPS != 2)
 #error "WG_PRODUCER: the matrix units' program (not the emulation), two or three K/V stages, two warpgroups"
@@ -82,9 +81,6 @@
  * choice at d=128 and 256: docs/design/wgmma.md) wgmma's 128-byte swizzle: blocks of 64 columns, each ROWS
  * rows of 128 bytes, the 16-byte piece j of row r at j ^ (r % 8) (atoms of 8 rows, 1024-byte aligned), so
  * that a warp copies whole 128-byte lines of four rows into 512 bytes without a bank conflict. */
-#ifndef SWIZZLE
-#define SWIZZLE 0
-#endif
 #if SWIZZLE
 #define TILE_AT(r, c, ROWS) (((((c) >> 6) * (ROWS) + (r)) << 6) + (((((c) >> 3) & 7) ^ ((r)&7)) << 3) + ((c)&7))
 #define LOCAL_ALIGN __attribute__((aligned(1024)))
@@ -245,14 +241,9 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
     } while (0)
 
 __kernel __attribute__((reqd_work_group_size(WG_THREADS, 1, 1))) void
-flash_wgmma(__global const ushort *restrict Q, __global const ushort *restrict K, __global const ushort *restrict V,
-            __global STORE_T *restrict O, __global float *restrict LSE, const int seq_q, const int seq_kv,
-            const int heads_q, const int group, const float scale_log2, const int win_left, const int win_right,
-            const int write_lse, const long q_sb, const long q_ss, const long q_sh, const long k_sb, const long k_ss,
-            const long k_sh, const long v_sb, const long v_ss, const long v_sh, const long o_sb, const long o_ss,
-            const long o_sh, const long q_off, const long k_off, const long v_off, const long o_off,
-            const long lse_off, __global const float *restrict SINKS, const long sinks_off)
+flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 {
+    FCL_UNPACK();
     APPLY_QKVO_OFFSETS();
     SINKS += sinks_off;
     __local uint4 q4[BLOCK_M * HEAD_DIM / 8] LOCAL_ALIGN;

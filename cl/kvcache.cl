@@ -41,15 +41,7 @@ inline void append_int8_row(__global uchar *C, __global SCALE_T *S, const long c
 }
 #endif
 
-__kernel void kv_append(__global KV_T *K, __global KV_T *V, __global const STORE_T *K_NEW,
-                        __global const STORE_T *V_NEW, __global const int *cache_lens, __global const int *bt,
-                        const int seq_new, const int heads_kv, const int seq_kv, const int max_pages,
-                        const int num_pages, const long k_sb, const long k_ss, const long k_sh, const long v_sb,
-                        const long v_ss, const long v_sh, const long total, __global SCALE_T *K_SCALE,
-                        __global SCALE_T *V_SCALE, const long k_off, const long v_off, const long k_new_off,
-                        const long v_new_off, const long cache_lens_off, const long bt_off, const long k_scale_off,
-                        const long v_scale_off, __global const int *cache_idx, const int cache_batch,
-                        const long cache_idx_off)
+__kernel void kv_append(FCL_SIGNATURE(FCL_KV_APPEND_ARGS))
 {
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     K += k_off;

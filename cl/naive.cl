@@ -43,12 +43,7 @@
         const int total_kv, const int batch, __global const int *cache_lens, __global const int *bt,      \
         const int max_pages, const int num_pages, __global const SCALE_T *k_scale, __global const SCALE_T *v_scale, \
         __global const float *sinks, __global const int *cache_idx, __global const int *leftpad, const int cache_batch
-/* The caller's offsets into the inputs, in elements (flashcl_offsets), and their application. */
-#define INPUT_OFFSET_PARAMS                                                                          \
-    const long q_off, const long k_off, const long v_off, const long alibi_off, const long mask_off, \
-        const long kpm_off, const long cu_q_off, const long cu_k_off, const long cache_lens_off,    \
-        const long bt_off, const long k_scale_off, const long v_scale_off, const long sinks_off,        \
-        const long cache_idx_off, const long leftpad_off
+/* The caller's offsets into the inputs, in elements (cl/args.h's fcl_kernel_offsets, unpacked). */
 #define APPLY_INPUT_OFFSETS()                                                                        \
     do {                                                                                             \
         Q += q_off;                                                                                  \
@@ -206,18 +201,16 @@ CHUNK_UNROLL
 }
 
 /* The naive algorithm: every row, written to O in the storage dtype. */
-__kernel void naive_fwd(__global const STORE_T *Q, __global const KV_T *K, __global const KV_T *V,
-                        ATTN_PARAMS, __global STORE_T *O, __global float *LSE, const int write_lse,
-                        const long total_rows, const long o_sb, const long o_ss, const long o_sh,
-                        INPUT_OFFSET_PARAMS, const long o_off, const long lse_off)
+__kernel void naive_fwd(FCL_SIGNATURE(FCL_NAIVE_FWD_ARGS))
 {
+    FCL_UNPACK();
     APPLY_INPUT_OFFSETS();
     O += o_off;
     LSE += lse_off;
     /* No early return: Mesa's llvmpipe mis-compiles kernel-argument loads after one (see
      * tests/rusticl/README.md); work-items past the end compute row 0 again and store nothing. */
     const long gid = get_global_id(0);
-    const bool valid = gid < total_rows;
+    const bool valid = gid < rows_total;
     const long flat = valid ? gid : 0;
     const long ob = place_row(flat, seq_q, seq_kv, heads_q, group, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb, v_ss,
                               v_sh, o_sb, o_ss, o_sh, cu_q, cu_k, total_q, total_kv, batch, cache_lens, cache_idx,
@@ -238,11 +231,9 @@ CHUNK_UNROLL
 }
 
 /* The validator's reference: the listed rows, in fp32, packed (n_rows, HEAD_DIM_V). */
-__kernel void naive_ref_rows(__global const STORE_T *Q, __global const KV_T *K,
-                             __global const KV_T *V, ATTN_PARAMS, __global const long *rows,
-                             const long n_rows, __global float *ref, __global float *ref_lse,
-                             INPUT_OFFSET_PARAMS)
+__kernel void naive_ref_rows(FCL_SIGNATURE(FCL_NAIVE_REF_ROWS_ARGS))
 {
+    FCL_UNPACK();
     APPLY_INPUT_OFFSETS();
     const long r = get_global_id(0);
     if (r >= n_rows)
@@ -266,12 +257,7 @@ CHUNK_UNROLL
  * where the reference is finite, and 0.
  * Tolerance: |out - ref| <= rtol*|ref| + atol*row_scale (the LSE: atol*(1 + |ref|)); NaN never passes.
  */
-__kernel void compare_rows(__global const STORE_T *O, __global const float *LSE, const int has_lse,
-                           const int seq_q, const int heads_q, const long o_sb, const long o_ss,
-                           const long o_sh, __global const long *rows, const long n_rows,
-                           __global const float *ref, __global const float *ref_lse, const float atol,
-                           const float rtol, __global float *stats, __global int *info, const long o_off,
-                           const long lse_off)
+__kernel void compare_rows(FCL_SIGNATURE(FCL_COMPARE_ROWS_ARGS))
 {
     O += o_off; /* the caller's offsets, in elements */
     LSE += lse_off;

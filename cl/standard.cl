@@ -13,9 +13,7 @@
  * mask and sliding window: geometry.cl's visible_keys), after the softcap, and the natural
  * log-sum-exp. A row that sees no key becomes zeros with LSE -inf. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-softmax_rows(__global float *S, const int rows, const int row0, const int head0, const int seq_q, const int seq_kv,
-             const int win_left, const int win_right, const float softcap, __global float *LSE, const int write_lse,
-             const long lse_off)
+softmax_rows(FCL_SIGNATURE(FCL_SOFTMAX_ROWS_ARGS))
 {
     LSE += lse_off; /* the caller's offset, in elements */
     __local float red[WG];
@@ -74,9 +72,7 @@ inline long strided_offset(const long e, const int seq, const int heads, const i
 }
 
 /* dst (contiguous (batch, seq, heads, dim) fp32) = src (any strides, storage dtype). */
-__kernel void to_f32(__global const STORE_T *src, __global float *dst, const int seq, const int heads,
-                     const int head_dim, const long sb, const long ss, const long sh, const long total,
-                     const long off)
+__kernel void to_f32(FCL_SIGNATURE(FCL_TO_F32_ARGS))
 {
     src += off; /* the caller's offset, in elements */
     const long e = get_global_id(0);
@@ -85,9 +81,7 @@ __kernel void to_f32(__global const STORE_T *src, __global float *dst, const int
 }
 
 /* dst (any strides, storage dtype) = src (contiguous (batch, seq, heads, dim) fp32). */
-__kernel void from_f32(__global const float *src, __global STORE_T *dst, const int seq, const int heads,
-                       const int head_dim, const long sb, const long ss, const long sh, const long total,
-                       const long off)
+__kernel void from_f32(FCL_SIGNATURE(FCL_FROM_F32_ARGS))
 {
     dst += off; /* the caller's offset, in elements */
     const long e = get_global_id(0);

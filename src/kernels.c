@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define FCL_NAME(name, kind) #name,
-#define FCL_KIND(name, kind) FCL_ARG_##kind,
+#define FCL_NAME(name, kind, decl) #name,
+#define FCL_KIND(name, kind, decl) FCL_ARG_##kind,
 #define FCL_ARG_TABLES(tag, LIST)                                                                          \
-    static const char *const tag##_names[] = {LIST(FCL_NAME)};                                             \
-    static const fcl_arg_kind tag##_kinds[] = {LIST(FCL_KIND)};
+    static const char *const tag##_names[] = {LIST(FCL_NAME, FCL_NAME)};                                   \
+    static const fcl_arg_kind tag##_kinds[] = {LIST(FCL_KIND, FCL_KIND)};
 FCL_ARG_TABLES(flash_fwd, FCL_FLASH_FWD_ARGS)
 FCL_ARG_TABLES(flash_mma, FCL_FLASH_MMA_ARGS)
 FCL_ARG_TABLES(flash_combine, FCL_FLASH_COMBINE_ARGS)
@@ -22,7 +22,8 @@ FCL_ARG_TABLES(naive_ref_rows, FCL_NAIVE_REF_ROWS_ARGS)
 FCL_ARG_TABLES(compare_rows, FCL_COMPARE_ROWS_ARGS)
 FCL_ARG_TABLES(kv_append, FCL_KV_APPEND_ARGS)
 FCL_ARG_TABLES(softmax_rows, FCL_SOFTMAX_ROWS_ARGS)
-FCL_ARG_TABLES(convert, FCL_CONVERT_ARGS)
+FCL_ARG_TABLES(to_f32, FCL_TO_F32_ARGS)
+FCL_ARG_TABLES(from_f32, FCL_FROM_F32_ARGS)
 
 const char *fcl_dtype_define(flashcl_dtype t)
 {
@@ -104,9 +105,9 @@ int fcl_out_aligned(const flashcl_problem *p)
     return rows_of_8(&p->o_strides);
 }
 
-#define FLASH_PARTS "common.cl geometry.cl scores.cl softmax.cl "
-#define NAIVE_PARTS "common.cl geometry.cl scores.cl naive.cl"
-#define STANDARD_PARTS "common.cl geometry.cl standard.cl"
+#define FLASH_PARTS "args.h common.cl geometry.cl scores.cl softmax.cl "
+#define NAIVE_PARTS "args.h common.cl geometry.cl scores.cl naive.cl"
+#define STANDARD_PARTS "args.h common.cl geometry.cl standard.cl"
 #define DEF(entry, sources, tag)                                                                           \
     {entry, sources, tag##_names, tag##_kinds, (int)(sizeof tag##_names / sizeof tag##_names[0])}
 
@@ -116,14 +117,14 @@ static const fcl_kernel_def kernel_table[FCL_KERNEL_COUNT] = {
     [FCL_K_FLASH_WGMMA] = DEF("flash_wgmma", FLASH_PARTS "mma.cl wgmma.cl flash_wgmma.cl", flash_mma),
     [FCL_K_FLASH_DECODE] = DEF("flash_decode", FLASH_PARTS "decode.cl flash_decode.cl", flash_decode),
     [FCL_K_FLASH_DECODE_MMA] = DEF("flash_decode_mma", FLASH_PARTS "mma.cl decode.cl flash_decode_mma.cl", flash_decode),
-    [FCL_K_FLASH_COMBINE] = DEF("flash_combine", "common.cl flash_combine.cl", flash_combine),
+    [FCL_K_FLASH_COMBINE] = DEF("flash_combine", "args.h common.cl flash_combine.cl", flash_combine),
     [FCL_K_NAIVE_FWD] = DEF("naive_fwd", NAIVE_PARTS, naive_fwd),
     [FCL_K_NAIVE_REF_ROWS] = DEF("naive_ref_rows", NAIVE_PARTS, naive_ref_rows),
     [FCL_K_COMPARE_ROWS] = DEF("compare_rows", NAIVE_PARTS, compare_rows),
-    [FCL_K_KV_APPEND] = DEF("kv_append", "common.cl geometry.cl kvcache.cl", kv_append),
+    [FCL_K_KV_APPEND] = DEF("kv_append", "args.h common.cl geometry.cl kvcache.cl", kv_append),
     [FCL_K_SOFTMAX_ROWS] = DEF("softmax_rows", STANDARD_PARTS, softmax_rows),
-    [FCL_K_TO_F32] = DEF("to_f32", STANDARD_PARTS, convert),
-    [FCL_K_FROM_F32] = DEF("from_f32", STANDARD_PARTS, convert),
+    [FCL_K_TO_F32] = DEF("to_f32", STANDARD_PARTS, to_f32),
+    [FCL_K_FROM_F32] = DEF("from_f32", STANDARD_PARTS, from_f32),
 };
 
 const fcl_kernel_def *fcl_kernel_def_of(fcl_kernel_id id)
@@ -165,6 +166,52 @@ void fcl_arg_long(fcl_args *a, int index, cl_long value)
 void fcl_arg_float(fcl_args *a, int index, cl_float value)
 {
     set(a, index, FCL_ARG_FLOAT, sizeof value, &value);
+}
+void fcl_arg_params(fcl_args *a, int index, const fcl_params *value)
+{
+    set(a, index, FCL_ARG_PARAMS, sizeof *value, value);
+}
+void fcl_arg_offsets(fcl_args *a, int index, const fcl_kernel_offsets *value)
+{
+    set(a, index, FCL_ARG_OFFSETS, sizeof *value, value);
+}
+
+/* No padding in the structs the kernels take by value (cl/args.h says why). */
+#define FCL_SIZE_L_(n) +8
+#define FCL_SIZE_I_(n) +4
+_Static_assert(sizeof(fcl_params) == 0 FCL_PARAM_FIELDS(FCL_SIZE_L_, FCL_SIZE_I_, FCL_SIZE_I_), "fcl_params is padded");
+_Static_assert(sizeof(fcl_kernel_offsets) == 0 FCL_OFFSET_FIELDS(FCL_SIZE_L_), "fcl_kernel_offsets is padded");
+
+void fcl_params_of(const flashcl_plan *pl, fcl_params *prm)
+{
+    const flashcl_problem *p = &pl->problem;
+    const resolved_layout *L = &pl->layout;
+    int32_t win_left, win_right;
+    fcl_visible_window(p, &win_left, &win_right);
+    const cl_float log2e = 1.4426950408889634f;
+    *prm = (fcl_params){
+        .q_sb = L->q.batch, .q_ss = L->q.seq, .q_sh = L->q.head, .k_sb = L->k.batch, .k_ss = L->k.seq,
+        .k_sh = L->k.head, .v_sb = L->v.batch, .v_ss = L->v.seq, .v_sh = L->v.head, .o_sb = L->o.batch,
+        .o_ss = L->o.seq, .o_sh = L->o.head, .m_sb = L->mask.batch, .m_ss = L->mask.seq, .m_sh = L->mask.head,
+        .rows_total = (cl_long)(L->row_groups * L->group_rows), .seq_q = p->seq_q, .seq_kv = p->seq_kv,
+        .heads_q = p->heads_q, .group = p->heads_q / p->heads_kv, .win_left = win_left, .win_right = win_right,
+        .write_lse = p->return_lse != 0, .alibi_per_batch = p->alibi == 2,
+        .total_q = p->varlen ? (cl_int)p->total_q : 0, .total_kv = p->varlen ? (cl_int)p->total_kv : 0,
+        .n_splits = pl->config.kv_splits > 1 ? pl->config.kv_splits : 1, .max_pages = L->max_pages,
+        .num_pages = p->kv_cache && p->page_size ? p->num_pages : 1, .cache_batch = L->cache_batch,
+        .batch = p->batch, .scale = fcl_effective_scale(p), .scale_log2 = fcl_effective_scale(p) * log2e,
+        .softcap = p->softcap, .softcap_log2 = p->softcap * log2e};
+}
+
+void fcl_kernel_offsets_of(const fcl_offsets *off, cl_long op_off, cl_long lp_off, fcl_kernel_offsets *out)
+{
+    *out = (fcl_kernel_offsets){
+        .q_off = off->q, .k_off = off->k, .v_off = off->v, .o_off = off->o, .lse_off = off->lse,
+        .alibi_off = off->alibi, .mask_off = off->mask, .kpm_off = off->kpm, .cu_q_off = off->cu_q,
+        .cu_k_off = off->cu_k, .cache_lens_off = off->cache_lens, .bt_off = off->bt, .k_new_off = off->k_new,
+        .v_new_off = off->v_new, .k_scale_off = off->k_scale, .v_scale_off = off->v_scale,
+        .sinks_off = off->sinks, .op_off = op_off, .lp_off = lp_off, .cache_idx_off = off->cache_idx,
+        .leftpad_off = off->leftpad};
 }
 
 flashcl_status fcl_args_check(flashcl_context *ctx, const fcl_args *a, const char *what)

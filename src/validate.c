@@ -136,7 +136,7 @@ static flashcl_status setup(flashcl_plan *pl)
     /* The arguments that never change: the problem's, the sampled rows and the scratch, the tolerance. */
     const resolved_layout *L = &pl->layout;
     fcl_args r = fcl_args_of(vs->ref_kernel, FCL_K_NAIVE_REF_ROWS);
-    fcl_bind_naive_problem(&r, p, L);
+    fcl_bind_naive_problem(&r, pl);
     fcl_arg_mem(&r, NR_rows, vs->rows);
     fcl_arg_long(&r, NR_n_rows, vs->n_rows);
     fcl_arg_mem(&r, NR_ref, vs->ref);
@@ -175,7 +175,7 @@ flashcl_status fcl_validate_run(flashcl_plan *pl, const flashcl_tensors *t, cl_e
     }
     validation_state *vs = pl->validation;
     fcl_args r = fcl_args_of(vs->ref_kernel, FCL_K_NAIVE_REF_ROWS);
-    fcl_bind_naive_inputs(&r, t, NR_q_off, &pl->off);
+    fcl_bind_naive_inputs(&r, t, &pl->off);
     if ((st = fcl_args_check(ctx, &r, "validation")) != FLASHCL_SUCCESS)
         return st;
     fcl_args c = fcl_args_of(vs->compare_kernel, FCL_K_COMPARE_ROWS);

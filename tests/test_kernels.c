@@ -102,7 +102,11 @@ static flashcl_config kernel_config(flashcl_context *ctx, fcl_kernel_id id, cons
 
 static const char *kind_type(fcl_arg_kind kind)
 {
-    return kind == FCL_ARG_INT ? "int" : kind == FCL_ARG_LONG ? "long" : kind == FCL_ARG_FLOAT ? "float" : NULL;
+    return kind == FCL_ARG_INT      ? "int"
+           : kind == FCL_ARG_LONG   ? "long"
+           : kind == FCL_ARG_FLOAT  ? "float"
+           : kind == FCL_ARG_PARAMS ? "fcl_params"
+                                    : "fcl_kernel_offsets";
 }
 
 /* Builds kernel `id` for variant `variant` with -cl-kernel-arg-info and compares its arguments with
@@ -174,6 +178,7 @@ static void check_kernel(fcl_kernel_id id, int variant)
     ck_assert_int_eq(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL), CL_SUCCESS);
     ck_assert_msg((int)nargs == def->n_args, "%s: the kernel has %u arguments, the table %d", def->entry, nargs,
                   def->n_args);
+    ck_assert_msg(def->n_args <= 40, "%s takes %d arguments: more than 40", def->entry, def->n_args);
     for (cl_uint i = 0; i < nargs; ++i) {
         char name[128] = "", type[128] = "";
         cl_kernel_arg_address_qualifier aq = 0;
@@ -187,6 +192,11 @@ static void check_kernel(fcl_kernel_id id, int variant)
             ck_assert_msg(aq == CL_KERNEL_ARG_ADDRESS_GLOBAL && strchr(type, '*'),
                           "%s argument %s: the table says a buffer, the kernel has %s (address space %#x)",
                           def->entry, name, type, (unsigned)aq);
+        else if (kind == FCL_ARG_PARAMS || kind == FCL_ARG_OFFSETS) /* ("fcl_params" or "struct fcl_params") */
+            ck_assert_msg(aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && strstr(type, kind_type(kind)) &&
+                              !strchr(type, '*'),
+                          "%s argument %s: the table says %s by value, the kernel has %s", def->entry, name,
+                          kind_type(kind), type);
         else
             ck_assert_msg(aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && !strcmp(type, kind_type(kind)),
                           "%s argument %s: the table says %s, the kernel has %s", def->entry, name, kind_type(kind),

@@ -45,7 +45,14 @@ esac
 # The program's parts, in src/kernels.c's order for the kernel (its DEF may span two lines).
 parts=$(tr -d '\n' < src/kernels.c | sed -n 's/.*DEF("'"$kernel"'", *FLASH_PARTS "\([a-z_. ]*\)".*/\1/p')
 flash_parts=$(sed -n 's/^#define FLASH_PARTS "\(.*\) "$/\1/p' src/kernels.c)
-(cat "$tmp/prelude.cl"; printf '#ifndef ROWS\n#define ROWS 4\n#endif\n#ifndef TILES\n#define TILES 2\n#endif\n'
+# (the shape the host would pass, src/kernels/mma.c and wgmma.c, where the command line does not)
+swizzle='(HEAD_DIM == 64 && Q_LOCAL)'
+[ "$kernel" = flash_wgmma ] && swizzle=$([ "$d" -ge 128 ] && echo 1 || echo 0)
+(cat "$tmp/prelude.cl"
+ for kv in "ROWS 4" "TILES 2" "MT 1" "KV_STAGES 1" "Q_LOCAL (MT > 1 || HEAD_DIM > 128)" "O_ALIGNED 0" "O_STAGED 0" \
+           "WG_PRODUCER 0" "SWIZZLE $swizzle"; do
+   printf '#ifndef %s\n#define %s\n#endif\n' "${kv%% *}" "$kv"
+ done
  for f in $flash_parts $parts; do # (wgmma.cl: generated, as the build does)
    if [ "$f" = wgmma.cl ]; then python3 tools/gen_wgmma_cl.py; else cat "cl/$f"; fi
  done) > "$tmp/k.cl"

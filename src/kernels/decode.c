@@ -131,34 +131,15 @@ static void decode_options(const flashcl_problem *p, const flashcl_config *c, ch
 
 void fcl_decode_constants(fcl_args *a, const flashcl_plan *pl)
 {
-    const flashcl_problem *p = &pl->problem;
-    const resolved_layout *L = &pl->layout;
-    int32_t win_left, win_right;
-    fcl_visible_window(p, &win_left, &win_right);
-    fcl_arg_int(a, DE_seq_q, p->seq_q);
-    fcl_arg_int(a, DE_seq_kv, p->seq_kv);
-    fcl_arg_int(a, DE_heads_q, p->heads_q);
-    fcl_arg_int(a, DE_group, p->heads_q / p->heads_kv);
-    fcl_arg_float(a, DE_scale_log2, fcl_effective_scale(p) * fcl_log2e());
-    fcl_arg_int(a, DE_win_left, win_left);
-    fcl_arg_int(a, DE_win_right, win_right);
-    fcl_arg_float(a, DE_softcap_log2, p->softcap * fcl_log2e());
-    fcl_arg_int(a, DE_write_lse, p->return_lse != 0);
-    FCL_ARG_STRIDES(a, DE_q, L->q);
-    FCL_ARG_STRIDES(a, DE_k, L->k);
-    FCL_ARG_STRIDES(a, DE_v, L->v);
-    FCL_ARG_STRIDES(a, DE_o, L->o);
-    fcl_arg_int(a, DE_alibi_per_batch, p->alibi == 2);
-    fcl_arg_int(a, DE_n_splits, pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
-    fcl_arg_long(a, DE_rows_total, (cl_long)(L->row_groups * L->group_rows));
-    fcl_arg_int(a, DE_cache_batch, L->cache_batch);
-    fcl_arg_int(a, DE_max_pages, L->max_pages);
-    fcl_arg_int(a, DE_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
+    fcl_params prm;
+    fcl_params_of(pl, &prm);
+    fcl_arg_params(a, DE_prm, &prm);
 }
 
 void fcl_decode_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tensors *t, const fcl_scratch *s)
 {
-    const fcl_offsets *off = &pl->off;
+    fcl_kernel_offsets offs;
+    fcl_kernel_offsets_of(&pl->off, s->op_off, s->lp_off, &offs);
     fcl_arg_mem(a, DE_Q, t->q);
     fcl_arg_mem(a, DE_K, t->k);
     fcl_arg_mem(a, DE_V, t->v);
@@ -166,31 +147,16 @@ void fcl_decode_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tenso
     fcl_arg_mem(a, DE_LSE, t->lse);
     fcl_arg_mem(a, DE_ALIBI, FCL_OPT(t, alibi_slopes));
     fcl_arg_mem(a, DE_KPM, FCL_OPT(t, key_padding));
+    fcl_arg_mem(a, DE_OP, s->mem);
+    fcl_arg_mem(a, DE_LP, s->mem);
     fcl_arg_mem(a, DE_CACHE_LENS, FCL_OPT(t, cache_seqlens));
     fcl_arg_mem(a, DE_BT, FCL_OPT(t, block_table));
     fcl_arg_mem(a, DE_K_SCALE, FCL_OPT(t, k_scale));
     fcl_arg_mem(a, DE_V_SCALE, FCL_OPT(t, v_scale));
-    fcl_arg_long(a, DE_q_off, off->q);
-    fcl_arg_long(a, DE_k_off, off->k);
-    fcl_arg_long(a, DE_v_off, off->v);
-    fcl_arg_long(a, DE_o_off, off->o);
-    fcl_arg_long(a, DE_lse_off, off->lse);
-    fcl_arg_long(a, DE_alibi_off, off->alibi);
-    fcl_arg_long(a, DE_kpm_off, off->kpm);
-    fcl_arg_long(a, DE_cache_lens_off, off->cache_lens);
-    fcl_arg_long(a, DE_bt_off, off->bt);
-    fcl_arg_long(a, DE_k_scale_off, off->k_scale);
-    fcl_arg_long(a, DE_v_scale_off, off->v_scale);
     fcl_arg_mem(a, DE_SINKS, FCL_OPT(t, sinks));
-    fcl_arg_long(a, DE_sinks_off, off->sinks);
-    fcl_arg_mem(a, DE_OP, s->mem);
-    fcl_arg_mem(a, DE_LP, s->mem);
-    fcl_arg_long(a, DE_op_off, s->op_off);
-    fcl_arg_long(a, DE_lp_off, s->lp_off);
     fcl_arg_mem(a, DE_BATCH_IDX, FCL_OPT(t, cache_batch_idx));
     fcl_arg_mem(a, DE_LEFT_PAD, FCL_OPT(t, cache_leftpad));
-    fcl_arg_long(a, DE_cache_idx_off, off->cache_idx);
-    fcl_arg_long(a, DE_leftpad_off, off->leftpad);
+    fcl_arg_offsets(a, DE_offs, &offs);
 }
 
 const fcl_kernel_module fcl_decode_module = {

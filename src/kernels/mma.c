@@ -15,14 +15,25 @@ static int32_t tiles_per_warp(const flashcl_config *c)
     return c->m_tiles == 2 ? 2 : 1;
 }
 
+/* The kernel's layout, which its build options pass (cl/flash_mma.cl derives none of it): Q's block in a
+ * region of its own with mt = 2 m tiles a warp or a head dim above 128 (Q_LOCAL), and the rows swizzled
+ * rather than padded at d=64 with Q's block apart and V's rows as K's (SWIZZLE; docs/design/mma.md). */
+static int q_local_of(int32_t d, int32_t mt)
+{
+    return mt > 1 || d > 128;
+}
+static int swizzle_of(int32_t d, int32_t dv, int32_t mt)
+{
+    return d == 64 && q_local_of(d, mt) && dv == d;
+}
+
 static uint64_t fcl_mma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t mt, int32_t stages, int emulated)
 {
     /* cl/flash_mma.cl's layout: K (Q's block first) and V tiles of 16-bit elements, `stages` of each, rows
-     * of head_dim (K) and dv (V) elements (swizzled: d=64 with Q's block apart and V's rows as K's) or 8
-     * more, and the emulation's exchange area of 8 uints per lane; with mt = 2 m tiles a warp or a head
-     * dim above 128, Q's block in a region of its own. */
-    const int q_local = mt > 1 || d > 128;             /* the kernel's Q_LOCAL */
-    const int swizzle = d == 64 && q_local && dv == d; /* SWIZZLE: unpadded rows */
+     * of head_dim (K) and dv (V) elements (swizzled) or 8 more, and the emulation's exchange area of 8
+     * uints per lane; Q's block in a region of its own where q_local. */
+    const int q_local = q_local_of(d, mt);
+    const int swizzle = swizzle_of(d, dv, mt);
     const uint64_t lds = swizzle ? (uint64_t)d : (uint64_t)d + 8, ldv = swizzle ? (uint64_t)dv : (uint64_t)dv + 8;
     const uint64_t kv = (uint64_t)stages * (uint64_t)bn;
     const uint64_t k_rows = q_local ? (uint64_t)bm + kv : ((uint64_t)bm > kv ? (uint64_t)bm : kv); /* Q's block too */
@@ -166,51 +177,37 @@ static int mma_override(const flashcl_device_profile *pr, const fcl_choice *ch, 
 static void mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     const int mt = tiles_per_warp(c);
+    const int32_t d = p->head_dim, hv = fcl_head_dim_v(p);
+    const int o_aligned = fcl_out_aligned(p), o_staged = o_aligned && d > 64 && d <= 192 && hv <= d;
     char dv[32];
     fcl_dim_v_define(p, dv, sizeof dv);
     snprintf(buf, n,
-             "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s%s%s%s%s",
-             fcl_dtype_define(p->dtype), p->head_dim, dv, c->block_n, c->block_m / (16 * mt), !c->emulated, !c->emulated,
-             fcl_rows_aligned(p), fcl_window_define(p), fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "",
-             mt > 1 ? " -DMT=2" : "", fcl_mma_stages(c) == 2 ? " -DKV_STAGES=2" : "",
-             fcl_out_aligned(p) ? " -DO_ALIGNED=1" : "", p->sinks ? " -DHAS_SINKS=1" : "");
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s "
+             "-DMT=%d -DQ_LOCAL=%d -DKV_STAGES=%d -DO_ALIGNED=%d -DO_STAGED=%d -DSWIZZLE=%d%s",
+             fcl_dtype_define(p->dtype), d, dv, c->block_n, c->block_m / (16 * mt), !c->emulated, !c->emulated,
+             fcl_rows_aligned(p), fcl_window_define(p), fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "", mt,
+             q_local_of(d, mt), fcl_mma_stages(c), o_aligned, o_staged, swizzle_of(d, hv, mt),
+             p->sinks ? " -DHAS_SINKS=1" : "");
 }
 
 void fcl_mma_constants(fcl_args *a, const flashcl_plan *pl)
 {
-    const flashcl_problem *p = &pl->problem;
-    const resolved_layout *L = &pl->layout;
-    int32_t win_left, win_right;
-    fcl_visible_window(p, &win_left, &win_right);
-    fcl_arg_int(a, MA_seq_q, p->seq_q);
-    fcl_arg_int(a, MA_seq_kv, p->seq_kv);
-    fcl_arg_int(a, MA_heads_q, p->heads_q);
-    fcl_arg_int(a, MA_group, p->heads_q / p->heads_kv);
-    fcl_arg_float(a, MA_scale_log2, fcl_effective_scale(p) * fcl_log2e());
-    fcl_arg_int(a, MA_win_left, win_left);
-    fcl_arg_int(a, MA_win_right, win_right);
-    fcl_arg_int(a, MA_write_lse, p->return_lse != 0);
-    FCL_ARG_STRIDES(a, MA_q, L->q);
-    FCL_ARG_STRIDES(a, MA_k, L->k);
-    FCL_ARG_STRIDES(a, MA_v, L->v);
-    FCL_ARG_STRIDES(a, MA_o, L->o);
+    fcl_params prm;
+    fcl_params_of(pl, &prm);
+    fcl_arg_params(a, MA_prm, &prm);
 }
 
 void fcl_mma_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tensors *t, const fcl_scratch *s)
 {
-    (void)s;
+    fcl_kernel_offsets offs;
+    fcl_kernel_offsets_of(&pl->off, s->op_off, s->lp_off, &offs);
     fcl_arg_mem(a, MA_Q, t->q);
     fcl_arg_mem(a, MA_K, t->k);
     fcl_arg_mem(a, MA_V, t->v);
     fcl_arg_mem(a, MA_O, t->o);
     fcl_arg_mem(a, MA_LSE, t->lse);
-    fcl_arg_long(a, MA_q_off, pl->off.q);
-    fcl_arg_long(a, MA_k_off, pl->off.k);
-    fcl_arg_long(a, MA_v_off, pl->off.v);
-    fcl_arg_long(a, MA_o_off, pl->off.o);
-    fcl_arg_long(a, MA_lse_off, pl->off.lse);
     fcl_arg_mem(a, MA_SINKS, FCL_OPT(t, sinks));
-    fcl_arg_long(a, MA_sinks_off, pl->off.sinks);
+    fcl_arg_offsets(a, MA_offs, &offs);
 }
 
 const fcl_kernel_module fcl_mma_module = {

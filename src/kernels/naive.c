@@ -58,39 +58,22 @@ static void naive_options(const flashcl_problem *p, const flashcl_config *c, cha
              chunk);
 }
 
-/* naive_fwd and naive_ref_rows share the problem's part of their parameters (ATTN_PARAMS), at the same
- * positions: one binding for both. */
-_Static_assert((int)NF_seq_q == (int)NR_seq_q && (int)NF_num_pages == (int)NR_num_pages && (int)NF_V == (int)NR_V &&
-                   (int)NF_v_scale_off - (int)NF_q_off == 11 && (int)NR_v_scale_off - (int)NR_q_off == 11,
-               "naive_fwd and naive_ref_rows must take the problem's arguments at the same positions");
+/* naive_fwd and naive_ref_rows share their inputs and the problem's structs, at the same positions: one
+ * binding for both. */
+_Static_assert((int)NF_prm == (int)NR_prm && (int)NF_offs == (int)NR_offs && (int)NF_leftpad == (int)NR_leftpad,
+               "naive_fwd and naive_ref_rows must take their inputs at the same positions");
 
-void fcl_bind_naive_problem(fcl_args *a, const flashcl_problem *p, const resolved_layout *L)
+void fcl_bind_naive_problem(fcl_args *a, const flashcl_plan *pl)
 {
-    int32_t win_left, win_right;
-    fcl_visible_window(p, &win_left, &win_right);
-    fcl_arg_int(a, NF_seq_q, p->seq_q);
-    fcl_arg_int(a, NF_seq_kv, p->seq_kv);
-    fcl_arg_int(a, NF_heads_q, p->heads_q);
-    fcl_arg_int(a, NF_group, p->heads_q / p->heads_kv);
-    fcl_arg_float(a, NF_scale, fcl_effective_scale(p));
-    fcl_arg_int(a, NF_win_left, win_left);
-    fcl_arg_int(a, NF_win_right, win_right);
-    fcl_arg_float(a, NF_softcap, p->softcap);
-    FCL_ARG_STRIDES(a, NF_q, L->q);
-    FCL_ARG_STRIDES(a, NF_k, L->k);
-    FCL_ARG_STRIDES(a, NF_v, L->v);
-    fcl_arg_int(a, NF_alibi_per_batch, p->alibi == 2);
-    FCL_ARG_STRIDES(a, NF_m, L->mask);
-    fcl_arg_int(a, NF_total_q, p->varlen ? (cl_int)p->total_q : 0);
-    fcl_arg_int(a, NF_total_kv, p->varlen ? (cl_int)p->total_kv : 0);
-    fcl_arg_int(a, NF_batch, p->batch);
-    fcl_arg_int(a, NF_cache_batch, L->cache_batch);
-    fcl_arg_int(a, NF_max_pages, L->max_pages);
-    fcl_arg_int(a, NF_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
+    fcl_params prm;
+    fcl_params_of(pl, &prm);
+    fcl_arg_params(a, NF_prm, &prm);
 }
 
-void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t, int q_off_index, const fcl_offsets *off)
+void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t, const fcl_offsets *off)
 {
+    fcl_kernel_offsets offs;
+    fcl_kernel_offsets_of(off, 0, 0, &offs);
     fcl_arg_mem(a, NF_Q, t->q);
     fcl_arg_mem(a, NF_K, t->k);
     fcl_arg_mem(a, NF_V, t->v);
@@ -106,30 +89,20 @@ void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t, int q_off_inde
     fcl_arg_mem(a, NF_sinks, FCL_OPT(t, sinks));
     fcl_arg_mem(a, NF_cache_idx, FCL_OPT(t, cache_batch_idx));
     fcl_arg_mem(a, NF_leftpad, FCL_OPT(t, cache_leftpad));
-    /* the offsets, in cl/naive.cl's INPUT_OFFSET_PARAMS order, from q_off_index (NF_q_off, NR_q_off) */
-    const cl_long offs[15] = {off->q,    off->k,          off->v,  off->alibi,   off->mask,
-                              off->kpm,  off->cu_q,       off->cu_k, off->cache_lens, off->bt,
-                              off->k_scale, off->v_scale, off->sinks, off->cache_idx, off->leftpad};
-    for (int i = 0; i < 15; ++i)
-        fcl_arg_long(a, q_off_index + i, offs[i]);
+    fcl_arg_offsets(a, NF_offs, &offs);
 }
 
 static void naive_constants(fcl_args *a, const flashcl_plan *pl)
 {
-    fcl_bind_naive_problem(a, &pl->problem, &pl->layout);
-    fcl_arg_int(a, NF_write_lse, pl->problem.return_lse != 0);
-    fcl_arg_long(a, NF_total_rows, (cl_long)(pl->layout.row_groups * pl->layout.group_rows));
-    FCL_ARG_STRIDES(a, NF_o, pl->layout.o);
+    fcl_bind_naive_problem(a, pl);
 }
 
 static void naive_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tensors *t, const fcl_scratch *s)
 {
     (void)s;
-    fcl_bind_naive_inputs(a, t, NF_q_off, &pl->off);
+    fcl_bind_naive_inputs(a, t, &pl->off);
     fcl_arg_mem(a, NF_O, t->o);
     fcl_arg_mem(a, NF_LSE, t->lse);
-    fcl_arg_long(a, NF_o_off, pl->off.o);
-    fcl_arg_long(a, NF_lse_off, pl->off.lse);
 }
 
 /* One row a work-item over every (batch, row, head) row. */

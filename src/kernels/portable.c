@@ -290,37 +290,15 @@ static void portable_options(const flashcl_problem *p, const flashcl_config *c, 
 
 static void portable_constants(fcl_args *a, const flashcl_plan *pl)
 {
-    const flashcl_problem *p = &pl->problem;
-    const resolved_layout *L = &pl->layout;
-    int32_t win_left, win_right;
-    fcl_visible_window(p, &win_left, &win_right);
-    fcl_arg_int(a, FA_seq_q, p->seq_q);
-    fcl_arg_int(a, FA_seq_kv, p->seq_kv);
-    fcl_arg_int(a, FA_heads_q, p->heads_q);
-    fcl_arg_int(a, FA_group, p->heads_q / p->heads_kv);
-    fcl_arg_float(a, FA_scale_log2, fcl_effective_scale(p) * fcl_log2e());
-    fcl_arg_int(a, FA_win_left, win_left);
-    fcl_arg_int(a, FA_win_right, win_right);
-    fcl_arg_float(a, FA_softcap_log2, p->softcap * fcl_log2e());
-    fcl_arg_int(a, FA_write_lse, p->return_lse != 0);
-    FCL_ARG_STRIDES(a, FA_q, L->q);
-    FCL_ARG_STRIDES(a, FA_k, L->k);
-    FCL_ARG_STRIDES(a, FA_v, L->v);
-    FCL_ARG_STRIDES(a, FA_o, L->o);
-    fcl_arg_int(a, FA_alibi_per_batch, p->alibi == 2);
-    FCL_ARG_STRIDES(a, FA_m, L->mask);
-    fcl_arg_int(a, FA_total_q, p->varlen ? (cl_int)p->total_q : 0);
-    fcl_arg_int(a, FA_total_kv, p->varlen ? (cl_int)p->total_kv : 0);
-    fcl_arg_int(a, FA_n_splits, pl->config.kv_splits > 1 ? pl->config.kv_splits : 1);
-    fcl_arg_long(a, FA_rows_total, (cl_long)(L->row_groups * L->group_rows));
-    fcl_arg_int(a, FA_cache_batch, L->cache_batch);
-    fcl_arg_int(a, FA_max_pages, L->max_pages);
-    fcl_arg_int(a, FA_num_pages, p->kv_cache && p->page_size ? p->num_pages : 1);
+    fcl_params prm;
+    fcl_params_of(pl, &prm);
+    fcl_arg_params(a, FA_prm, &prm);
 }
 
 static void portable_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tensors *t, const fcl_scratch *s)
 {
-    const fcl_offsets *off = &pl->off;
+    fcl_kernel_offsets offs;
+    fcl_kernel_offsets_of(&pl->off, s->op_off, s->lp_off, &offs);
     fcl_arg_mem(a, FA_Q, t->q);
     fcl_arg_mem(a, FA_K, t->k);
     fcl_arg_mem(a, FA_V, t->v);
@@ -331,30 +309,14 @@ static void portable_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_
     fcl_arg_mem(a, FA_KPM, FCL_OPT(t, key_padding));
     fcl_arg_mem(a, FA_CU_Q, FCL_OPT(t, cu_seqlens_q));
     fcl_arg_mem(a, FA_CU_K, FCL_OPT(t, cu_seqlens_k));
-    fcl_arg_mem(a, FA_CACHE_LENS, FCL_OPT(t, cache_seqlens));
-    fcl_arg_mem(a, FA_BT, FCL_OPT(t, block_table));
-    fcl_arg_long(a, FA_q_off, off->q);
-    fcl_arg_long(a, FA_k_off, off->k);
-    fcl_arg_long(a, FA_v_off, off->v);
-    fcl_arg_long(a, FA_o_off, off->o);
-    fcl_arg_long(a, FA_lse_off, off->lse);
-    fcl_arg_long(a, FA_alibi_off, off->alibi);
-    fcl_arg_long(a, FA_mask_off, off->mask);
-    fcl_arg_long(a, FA_kpm_off, off->kpm);
-    fcl_arg_long(a, FA_cu_q_off, off->cu_q);
-    fcl_arg_long(a, FA_cu_k_off, off->cu_k);
-    fcl_arg_long(a, FA_cache_lens_off, off->cache_lens);
-    fcl_arg_long(a, FA_bt_off, off->bt);
-    fcl_arg_mem(a, FA_SINKS, FCL_OPT(t, sinks));
-    fcl_arg_long(a, FA_sinks_off, off->sinks);
     fcl_arg_mem(a, FA_OP, s->mem);
     fcl_arg_mem(a, FA_LP, s->mem);
-    fcl_arg_long(a, FA_op_off, s->op_off);
-    fcl_arg_long(a, FA_lp_off, s->lp_off);
+    fcl_arg_mem(a, FA_CACHE_LENS, FCL_OPT(t, cache_seqlens));
+    fcl_arg_mem(a, FA_BT, FCL_OPT(t, block_table));
+    fcl_arg_mem(a, FA_SINKS, FCL_OPT(t, sinks));
     fcl_arg_mem(a, FA_BATCH_IDX, FCL_OPT(t, cache_batch_idx));
     fcl_arg_mem(a, FA_LEFT_PAD, FCL_OPT(t, cache_leftpad));
-    fcl_arg_long(a, FA_cache_idx_off, off->cache_idx);
-    fcl_arg_long(a, FA_leftpad_off, off->leftpad);
+    fcl_arg_offsets(a, FA_offs, &offs);
 }
 
 int32_t fcl_gqa_pack(const flashcl_problem *p)

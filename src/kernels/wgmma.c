@@ -166,13 +166,13 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
  * matrix units its program is finished for sm_90a (-DFCL_SM90A=1: src/program.c), emulated (mma 4) not. */
 static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
-    const int32_t stages = fcl_mma_stages(c);
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s%s%s%s%s%s",
+    /* (128-byte swizzled tiles from d=128: docs/design/wgmma.md) */
+    snprintf(buf, n,
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s -DWG_PRODUCER=%d "
+             "-DSWIZZLE=%d -DKV_STAGES=%d%s%s",
              fcl_dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 64, !c->emulated, !c->emulated,
-             !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c) ? " -DWG_PRODUCER=1" : "",
-             p->head_dim >= 128 ? " -DSWIZZLE=1" : "", /* (128-byte swizzled tiles: docs/design/wgmma.md) */
-             stages == 3 ? " -DKV_STAGES=3" : stages == 2 ? " -DKV_STAGES=2" : "", fcl_window_define(p),
-             fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
+             !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), p->head_dim >= 128, fcl_mma_stages(c),
+             fcl_window_define(p), fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
 }
 
 const fcl_kernel_module fcl_wgmma_module = {
