@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# gpu_suites.sh BUILD [SECONDS]: runs every device suite of a build (meson setup BUILD; ninja -C BUILD)
+# on the first device of the platform named by $FLASHCL_TEST_PLATFORM (default "NVIDIA"), each under a
+# time limit (default 420 s), the flash suite as three shards side by side; prints one line a suite and
+# exits nonzero when one failed. For a GPU machine, where meson's test configurations (PoCL, rusticl)
+# are not what is measured.
+set -uo pipefail
+build=$1
+limit=${2:-420}
+export FLASHCL_TEST_PLATFORM=${FLASHCL_TEST_PLATFORM:-NVIDIA} CK_FORK=no FLASHCL_TOOL="$build/tools/flashcl"
+log=${OUT:-/tmp}/suites
+mkdir -p "$log"
+rc=0
+run() { # name command...
+  local name=$1
+  shift
+  local t0=$SECONDS
+  timeout "$limit" "$@" > "$log/$name.log" 2>&1
+  local r=$?
+  echo "$name: exit $r, $((SECONDS - t0)) s, $(grep -h 'Checks:' "$log/$name.log" | tail -n 1)"
+  [ $r -eq 0 ] || [ $r -eq 77 ] || rc=1
+}
+for k in 0 1 2; do
+  (FLASHCL_TEST_SHARD=$k/3 run "flash-$k" "$build/tests/test_flash") &
+done
+for s in plan validate cache edges mma kernels cli; do
+  run "$s" "$build/tests/test_$s"
+done
+wait
+run threads "$build/tests/test_threads"
+for k in 0 1 2; do
+  grep -q "Failures: 0, Errors: 0" "$log/flash-$k.log" || rc=1
+done
+exit $rc
