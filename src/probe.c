@@ -17,7 +17,8 @@
 /* The matrix-unit kernel needs NVIDIA's inline PTX with mma.sync.m16n8k16, ldmatrix, shfl.sync and
  * cp.async (compute capability 8.0 and up). The capability alone does not prove that this driver's
  * compiler takes them: the kernel itself is compiled, in its smallest configuration (one warp,
- * head_dim 32, fp16, aligned rows), and a device whose compiler refuses it gets the portable kernel.
+ * head_dim 32, fp16, aligned rows) with the build options its module gives a plan, and a device whose
+ * compiler refuses it gets the portable kernel.
  * The build bypasses the program caches (it is not a plan's program). */
 int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashcl_device_profile *pr)
 {
@@ -31,11 +32,20 @@ int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashc
     cl_program prog = n_parts ? clCreateProgramWithSource(context, (cl_uint)n_parts, texts, NULL, &err) : NULL;
     if (!prog)
         return 0;
+    /* its options from its module, as a plan's are: one warp of 16 rows, 16-key tiles, one stage */
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.batch = p.heads_q = p.heads_kv = 1;
+    p.seq_q = p.seq_kv = 32;
+    p.head_dim = 32;
+    p.dtype = FLASHCL_DTYPE_F16;
+    const flashcl_config c = {.algorithm = FLASHCL_ALGO_FLASH, .kernel = FLASHCL_KERNEL_MMA, .block_m = 16, .block_n = 16,
+                              .threads_per_row = 4, .rows_per_item = 2, .d_chunk = 32, .v_chunk = 16,
+                              .work_group_size = 32, .kv_splits = 1, .gqa_pack = 1, .kv_stages = 1, .m_tiles = 1};
+    char options[512];
+    fcl_kernel_options(FCL_K_FLASH_MMA, &p, &c, options, sizeof options);
     int ok = 0;
-    err = clBuildProgram(prog, 1, &device,
-                         "-cl-std=CL1.2 -DFLASHCL_DTYPE_F16 -DHEAD_DIM=32 -DBLOCK_N=16 -DWARPS=1 -DFCL_PTX=1 "
-                         "-DFAST_EXP2=1 -DROWS_ALIGNED=1",
-                         NULL, NULL);
+    err = clBuildProgram(prog, 1, &device, options, NULL, NULL);
     if (err == CL_SUCCESS) {
         cl_kernel k = clCreateKernel(prog, def->entry, &err);
         if (k) {
