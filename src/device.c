@@ -85,6 +85,100 @@ static uint64_t nv_shared_per_sm(int major, int minor)
 }
 #define FCL_STATIC_LOCAL_MAX (256u * 1024u)
 
+/* The vendors' attribute extensions a profile reads beyond the standard queries. */
+typedef struct device_extensions {
+    int nv_attr, amd_attr, intel_sg, intel_attr;
+} device_extensions;
+
+/* CL_DEVICE_COMPILER_AVAILABLE and the extensions: fp16, fp64, sub-groups, Intel's sub-group matrices, and
+ * which attribute extensions the vendor widths can be read through. */
+static flashcl_status query_extensions(cl_device_id device, flashcl_device_profile *pr, device_extensions *x)
+{
+    cl_int err;
+    cl_bool compiler;
+    /* Without these two a device would be misjudged (no fp16, "no compiler"): their failure is the
+     * driver's and is reported as such. */
+    if ((err = clGetDeviceInfo(device, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler, NULL)) != CL_SUCCESS)
+        return query_failed("clGetDeviceInfo", "CL_DEVICE_COMPILER_AVAILABLE", err);
+    size_t ext_len = 0;
+    if ((err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_len)) != CL_SUCCESS)
+        return query_failed("clGetDeviceInfo", "CL_DEVICE_EXTENSIONS", err);
+    char *ext = calloc(1, ext_len + 1);
+    if (!ext)
+        return fcl_fail(NULL, FLASHCL_OUT_OF_HOST_MEMORY,
+                        "flashcl_device_profile_query: allocating %zu bytes for CL_DEVICE_EXTENSIONS", ext_len + 1);
+    if (ext_len && (err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, ext_len, ext, NULL)) != CL_SUCCESS) {
+        free(ext);
+        return query_failed("clGetDeviceInfo", "CL_DEVICE_EXTENSIONS", err);
+    }
+    pr->has_fp16 = strstr(ext, "cl_khr_fp16") != NULL;
+    pr->has_fp64 = strstr(ext, "cl_khr_fp64") != NULL;
+    pr->has_subgroups = strstr(ext, "cl_khr_subgroups") != NULL || strstr(ext, "cl_intel_subgroups") != NULL;
+    x->nv_attr = strstr(ext, "cl_nv_device_attribute_query") != NULL;
+    x->amd_attr = strstr(ext, "cl_amd_device_attribute_query") != NULL;
+    x->intel_sg = strstr(ext, "cl_intel_required_subgroup_size") != NULL;
+    x->intel_attr = strstr(ext, "cl_intel_device_attribute_query") != NULL;
+    pr->has_intel_subgroup_matrix = strstr(ext, "cl_intel_subgroup_matrix_multiply_accumulate") != NULL;
+    free(ext);
+
+    pr->compiler_available = compiler == CL_TRUE;
+    return FLASHCL_SUCCESS;
+}
+
+static void query_widths(cl_device_id device, flashcl_device_profile *pr, const device_extensions *x)
+{
+    /* The width work-groups should be a multiple of: what the driver says, else the vendor's known
+     * width (NVIDIA warp 32, AMD wavefront 64, Intel's widest subgroup 16 to 32), else 8 for CPUs'
+     * SIMD lanes and 32 for an unknown GPU. */
+    pr->wg_multiple = pr->is_cpu ? 8 : 32;
+    if (pr->vendor == FLASHCL_VENDOR_AMD)
+        pr->wg_multiple = 64;
+    if (pr->vendor == FLASHCL_VENDOR_INTEL && !pr->is_cpu)
+        pr->wg_multiple = 16;
+    if (x->nv_attr) {
+        cl_uint v = 0;
+        if (clGetDeviceInfo(device, FCL_DEVICE_WARP_SIZE_NV, sizeof v, &v, NULL) == CL_SUCCESS && v)
+            pr->wg_multiple = v;
+        v = 0;
+        if (clGetDeviceInfo(device, FCL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof v, &v, NULL) == CL_SUCCESS)
+            pr->nv_cc_major = (int)v;
+        v = 0;
+        if (clGetDeviceInfo(device, FCL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof v, &v, NULL) == CL_SUCCESS)
+            pr->nv_cc_minor = (int)v;
+    }
+    if (x->amd_attr) {
+        cl_uint v = 0;
+        if (clGetDeviceInfo(device, FCL_DEVICE_WAVEFRONT_WIDTH_AMD, sizeof v, &v, NULL) == CL_SUCCESS && v)
+            pr->wg_multiple = v;
+    }
+    if (x->intel_sg) {
+        size_t sizes[8] = {0}, n = 0;
+        if (clGetDeviceInfo(device, FCL_DEVICE_SUB_GROUP_SIZES_INTEL, sizeof sizes, sizes, &n) == CL_SUCCESS)
+            for (size_t i = 0; i < n / sizeof(size_t) && i < 8; ++i)
+                if (sizes[i] > pr->wg_multiple && sizes[i] <= 32)
+                    pr->wg_multiple = sizes[i];
+    }
+}
+
+static void query_arch(cl_device_id device, flashcl_device_profile *pr, const device_extensions *x)
+{
+    /* Architecture, the middle level of the tuning database's identity. */
+    if (pr->nv_cc_major)
+        snprintf(pr->arch, sizeof pr->arch, "sm_%d%d", pr->nv_cc_major, pr->nv_cc_minor);
+    else if (pr->vendor == FLASHCL_VENDOR_AMD && strncmp(pr->name, "gfx", 3) == 0)
+        fcl_strlcpy(pr->arch, pr->name, sizeof pr->arch);
+    else if (pr->vendor == FLASHCL_VENDOR_INTEL && x->intel_attr) {
+        cl_uint ip = 0;
+        if (clGetDeviceInfo(device, 0x4250 /* CL_DEVICE_IP_VERSION_INTEL */, sizeof ip, &ip, NULL) == CL_SUCCESS)
+            snprintf(pr->arch, sizeof pr->arch, "ip_%08x", ip);
+    } else if (pr->vendor == FLASHCL_VENDOR_POCL) {
+        /* "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-skylake-avx512": the LLVM CPU name */
+        const char *gnu = strstr(pr->device_version, "-gnu-");
+        if (gnu)
+            fcl_strlcpy(pr->arch, gnu + 5, sizeof pr->arch);
+    }
+}
+
 /* The profile's facts from the driver; matrix_units is left 0 (fcl_probe_matrix_units proves it). */
 static flashcl_status query_limits(cl_device_id device, flashcl_device_profile *pr)
 {
@@ -98,7 +192,6 @@ static flashcl_status query_limits(cl_device_id device, flashcl_device_profile *
     cl_ulong lms, gms, mas;
     size_t wgs;
     cl_uint cu;
-    cl_bool compiler;
     /* Queried in this order (the fault tests count the calls); the first failure is the one reported. */
 #define FACT(what, var) {what, #what, sizeof var, &var}
     const struct {
@@ -143,32 +236,10 @@ static flashcl_status query_limits(cl_device_id device, flashcl_device_profile *
         return query_failed("clGetPlatformInfo", "CL_PLATFORM_NAME", err);
     buf[len < sizeof buf ? len : sizeof buf - 1] = '\0';
     fcl_strlcpy(pr->platform_name, buf, sizeof pr->platform_name);
-    /* Without these two a device would be misjudged (no fp16, "no compiler"): their failure is the
-     * driver's and is reported as such. */
-    if ((err = clGetDeviceInfo(device, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler, NULL)) != CL_SUCCESS)
-        return query_failed("clGetDeviceInfo", "CL_DEVICE_COMPILER_AVAILABLE", err);
-    size_t ext_len = 0;
-    if ((err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_len)) != CL_SUCCESS)
-        return query_failed("clGetDeviceInfo", "CL_DEVICE_EXTENSIONS", err);
-    char *ext = calloc(1, ext_len + 1);
-    if (!ext)
-        return fcl_fail(NULL, FLASHCL_OUT_OF_HOST_MEMORY,
-                        "flashcl_device_profile_query: allocating %zu bytes for CL_DEVICE_EXTENSIONS", ext_len + 1);
-    if (ext_len && (err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, ext_len, ext, NULL)) != CL_SUCCESS) {
-        free(ext);
-        return query_failed("clGetDeviceInfo", "CL_DEVICE_EXTENSIONS", err);
-    }
-    pr->has_fp16 = strstr(ext, "cl_khr_fp16") != NULL;
-    pr->has_fp64 = strstr(ext, "cl_khr_fp64") != NULL;
-    pr->has_subgroups = strstr(ext, "cl_khr_subgroups") != NULL || strstr(ext, "cl_intel_subgroups") != NULL;
-    int nv_attr = strstr(ext, "cl_nv_device_attribute_query") != NULL;
-    int amd_attr = strstr(ext, "cl_amd_device_attribute_query") != NULL;
-    int intel_sg = strstr(ext, "cl_intel_required_subgroup_size") != NULL;
-    int intel_attr = strstr(ext, "cl_intel_device_attribute_query") != NULL;
-    pr->has_intel_subgroup_matrix = strstr(ext, "cl_intel_subgroup_matrix_multiply_accumulate") != NULL;
-    free(ext);
-
-    pr->compiler_available = compiler == CL_TRUE;
+    device_extensions x = {0, 0, 0, 0};
+    flashcl_status st = query_extensions(device, pr, &x);
+    if (st != FLASHCL_SUCCESS)
+        return st;
     if (sscanf(pr->device_version, "OpenCL %d.%d", &pr->opencl_major, &pr->opencl_minor) != 2)
         pr->opencl_major = pr->opencl_minor = 0;
     pr->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
@@ -180,52 +251,8 @@ static flashcl_status query_limits(cl_device_id device, flashcl_device_profile *
     pr->max_work_group_size = wgs;
     pr->compute_units = cu;
 
-    /* The width work-groups should be a multiple of: what the driver says, else the vendor's known
-     * width (NVIDIA warp 32, AMD wavefront 64, Intel's widest subgroup 16 to 32), else 8 for CPUs'
-     * SIMD lanes and 32 for an unknown GPU. */
-    pr->wg_multiple = pr->is_cpu ? 8 : 32;
-    if (pr->vendor == FLASHCL_VENDOR_AMD)
-        pr->wg_multiple = 64;
-    if (pr->vendor == FLASHCL_VENDOR_INTEL && !pr->is_cpu)
-        pr->wg_multiple = 16;
-    if (nv_attr) {
-        cl_uint v = 0;
-        if (clGetDeviceInfo(device, FCL_DEVICE_WARP_SIZE_NV, sizeof v, &v, NULL) == CL_SUCCESS && v)
-            pr->wg_multiple = v;
-        v = 0;
-        if (clGetDeviceInfo(device, FCL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof v, &v, NULL) == CL_SUCCESS)
-            pr->nv_cc_major = (int)v;
-        v = 0;
-        if (clGetDeviceInfo(device, FCL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof v, &v, NULL) == CL_SUCCESS)
-            pr->nv_cc_minor = (int)v;
-    }
-    if (amd_attr) {
-        cl_uint v = 0;
-        if (clGetDeviceInfo(device, FCL_DEVICE_WAVEFRONT_WIDTH_AMD, sizeof v, &v, NULL) == CL_SUCCESS && v)
-            pr->wg_multiple = v;
-    }
-    if (intel_sg) {
-        size_t sizes[8] = {0}, n = 0;
-        if (clGetDeviceInfo(device, FCL_DEVICE_SUB_GROUP_SIZES_INTEL, sizeof sizes, sizes, &n) == CL_SUCCESS)
-            for (size_t i = 0; i < n / sizeof(size_t) && i < 8; ++i)
-                if (sizes[i] > pr->wg_multiple && sizes[i] <= 32)
-                    pr->wg_multiple = sizes[i];
-    }
-    /* Architecture, the middle level of the tuning database's identity. */
-    if (pr->nv_cc_major)
-        snprintf(pr->arch, sizeof pr->arch, "sm_%d%d", pr->nv_cc_major, pr->nv_cc_minor);
-    else if (pr->vendor == FLASHCL_VENDOR_AMD && strncmp(pr->name, "gfx", 3) == 0)
-        fcl_strlcpy(pr->arch, pr->name, sizeof pr->arch);
-    else if (pr->vendor == FLASHCL_VENDOR_INTEL && intel_attr) {
-        cl_uint ip = 0;
-        if (clGetDeviceInfo(device, 0x4250 /* CL_DEVICE_IP_VERSION_INTEL */, sizeof ip, &ip, NULL) == CL_SUCCESS)
-            snprintf(pr->arch, sizeof pr->arch, "ip_%08x", ip);
-    } else if (pr->vendor == FLASHCL_VENDOR_POCL) {
-        /* "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-skylake-avx512": the LLVM CPU name */
-        const char *gnu = strstr(pr->device_version, "-gnu-");
-        if (gnu)
-            fcl_strlcpy(pr->arch, gnu + 5, sizeof pr->arch);
-    }
+    query_widths(device, pr, &x);
+    query_arch(device, pr, &x);
     if (pr->wg_multiple > pr->max_work_group_size)
         pr->wg_multiple = pr->max_work_group_size;
 
