@@ -97,43 +97,12 @@ int fcl_context_validating(const flashcl_context *ctx);
 /* device.c: the device a selector names (see flashcl_context_create_default); NO_DEVICE when none. */
 flashcl_status fcl_find_device(const char *selector, cl_device_id *found);
 
-/* program.c: build with in-memory and disk caches. */
-/* 1 when the device compiles cl/flash_mma.cl with FCL_PTX=1 in `context` (a test compile, outside
- * any cache); 0 for devices other than NVIDIA of compute capability 8.0+, or when it does not. */
-int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashcl_device_profile *pr);
-/* Hopper's sm_90a instructions (wgmma, setmaxnreg) from OpenCL C: NVIDIA's OpenCL compiles for .target
- * sm_90, where ptxas refuses them, so a kernel writes each inside a PTX comment marked "//SM90A " (the
- * compiler still substitutes its operands) and the program's PTX is finished before its second build:
- * the marks removed, the target set to sm_90a. Returns the finished text (malloc'd, NUL-terminated,
- * *out_len its length with the NUL, as NVIDIA's binaries count it) and the number of marks removed in
- * *marks, or NULL with the reason in *why when the text is not PTX for sm_90 or sm_90a. */
-unsigned char *fcl_ptx_finish_sm90a(const unsigned char *ptx, size_t len, size_t *out_len, int *marks,
-                                    const char **why);
-/* Whether a program is built with the finishing step: its options ask for it (-DFCL_SM90A=1). */
-int fcl_options_sm90a(const char *options);
-/* 1 where a tiny program finished for sm_90a (a marked wgmma.fence and a marked register move) builds,
- * runs and gives the right answer on the device (NVIDIA, compute capability 9.x, matrix units proven);
- * the result kept in the disk cache once per device and driver. *why: the reason where it is 0. */
-int fcl_probe_sm90a_cached(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
-                           const char *cache_dir, const char **why);
+/* The device probes are src/probe.h's, the PTX finishing src/ptx.h's. */
 /* flashcl_device_profile_query with the test compiles in `context` (NULL: a temporary one) and the
  * static local memory probe's result kept in `cache_dir` (NULL: probed every time). */
 flashcl_status fcl_profile_query(cl_device_id device, cl_context context, const char *cache_dir,
                                  flashcl_device_profile *pr);
-/* The largest multiple of `step` in [lo, hi] that `fits` (monotone, true at lo): a binary search. */
-uint64_t fcl_search_limit(uint64_t lo, uint64_t hi, uint64_t step, int (*fits)(void *arg, uint64_t bytes), void *arg);
-/* The local memory a work-group's static __local arrays may take on `device`: the largest array up to
- * `hi` bytes that builds (compile probes, a binary search to 4 bytes above the reported size), run once
- * (4 work-groups reading what their neighbours wrote), and counted with the compiler's own bytes as the
- * kernel reports them (232448 on the H200: ptxas's limit on the sum); the reported size when that run
- * fails. *builds (may be NULL): programs built; *trusted (may be NULL): 0 when that run failed (a result
- * not to be kept). */
-uint64_t fcl_probe_static_local(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
-                                uint64_t hi, int *builds, int *trusted);
-/* fcl_probe_static_local's result from `cache_dir` (an entry per device, driver and bounds), else probed
- * and stored there when trusted (NULL: probed every time). *builds: 0 when the cache answered. */
-uint64_t fcl_static_local_cached(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
-                                 uint64_t hi, const char *cache_dir, int *builds);
+/* program.c: build with in-memory and disk caches. */
 flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, const char *options,
                                cl_program *out);
 void fcl_release_programs(flashcl_context *ctx);

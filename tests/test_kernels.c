@@ -6,6 +6,8 @@
 #include "testutil.h"
 
 #include "../src/kernels.h"
+#include "../src/probe.h"
+#include "../src/ptx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
