@@ -43,9 +43,7 @@
 
 #define TEAMS (WG / TEAM)
 #define STEP (TEAMS * KT) /* keys a work-group takes per step */
-#define MERGE_FLOATS (TEAMS * ROWS * (HEAD_DIM + 2))
-#define REDUCE_FLOATS (FCL_PTX ? 0 : WG * ROWS * KT)
-#define LOCAL_FLOATS (MERGE_FLOATS > REDUCE_FLOATS ? MERGE_FLOATS : REDUCE_FLOATS)
+#define LOCAL_FLOATS FCL_DECODE_FLOATS(HEAD_DIM, ROWS, TEAM, KT, WG, FCL_PTX) /* (cl/layout.h: the host's formula too) */
 
 /* Eight consecutive elements of a row as floats. */
 #if KV_FORMAT == 1 /* K and V rows of a quantized cache (common.cl) */
@@ -200,10 +198,9 @@ flash_decode(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                 vis.hi = min(vis.hi, n_end);
             }
 #endif
-#if HAS_ALIBI
-            const float slope = alibi_slope(ALIBI, alibi_per_batch, b, hk * group + pr % group, heads_q);
-            const int pos = (int)ALIGNED_POS(qi, sq, skv);
-#endif
+            const score_row mods =
+                score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, (__global const MASK_T *)KPM, 0, 0, 0, KPM,
+                             seq_kv, heads_q, b, qi, hk * group + pr % group, (int)ALIGNED_POS(qi, sq, skv), true);
             float tile_max = -INFINITY;
             for (int k = 0; k < KT; ++k) {
                 const int key = k0 + k;
@@ -211,18 +208,7 @@ flash_decode(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
 #if KV_FORMAT == 1
                 t *= ks[k];
 #endif
-#if HAS_SOFTCAP
-                t = softcap_score(t, softcap_log2);
-#endif
-                bool visible = !edge || (key >= vis.lo && key < vis.hi);
-#if HAS_ALIBI
-                t += alibi_bias(slope, pos, key, LOG2E_F);
-#endif
-#if HAS_KPM
-                if (visible && key_padded(KPM, seq_kv, b, key))
-                    visible = false;
-#endif
-                s[r][k] = visible ? t : -INFINITY;
+                s[r][k] = score_mod(mods, key, t, !edge || (key >= vis.lo && key < vis.hi));
                 tile_max = max_nan(tile_max, s[r][k]);
             }
             const float2 step = softmax_step(m_run[r], tile_max);

@@ -159,9 +159,9 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
 {
     FCL_UNPACK();
     DECODE_APPLY_OFFSETS(); /* the caller's offsets into its buffers, in elements */
-    __local float merge[WARPS * ROWS * (HEAD_DIM + 2)];
+    __local float merge[FCL_DECODE_MMA_MERGE_FLOATS(HEAD_DIM, ROWS, WARPS)]; /* (cl/layout.h) */
 #if !FCL_PTX
-    __local uint xchg[WARPS * 32 * 8];
+    __local uint xchg[FCL_DECODE_MMA_XCHG_UINTS(WARPS)];
 #endif
 #ifdef FLASHCL_DEBUG_SCALE
     const float scale2 = scale_log2 * FLASHCL_DEBUG_SCALE; /* fault injection for the validation tests */
@@ -196,10 +196,9 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
             qa[2 * v + 1][1] = x.s3;
         }
     }
-#if HAS_ALIBI
-    const float slope = alibi_slope(ALIBI, alibi_per_batch, b, hk * group + my_pr % group, heads_q);
-    const int pos = (int)ALIGNED_POS(my_qi, sq, skv);
-#endif
+    const score_row mods =
+        score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, (__global const MASK_T *)KPM, 0, 0, 0, KPM, seq_kv,
+                     heads_q, b, my_qi, hk * group + my_pr % group, (int)ALIGNED_POS(my_qi, sq, skv), true);
 #if HAS_WINDOW
     key_range vis = visible_keys(my_qi, sq, skv, win_left, win_right);
 #endif
@@ -307,21 +306,11 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                 UNROLL
                 for (int cc = 0; cc < 2; ++cc) {
                     const int key = k0 + 16 * i + 8 * j + 2 * t + cc;
-                    float x = K_SCALED(c[cc] * scale2, i, j, cc);
-#if HAS_SOFTCAP
-                    x = softcap_score(x, softcap_log2);
-#endif
-#if HAS_ALIBI
-                    x += alibi_bias(slope, pos, key, LOG2E_F);
-#endif
                     bool visible = key < keys.end;
 #if HAS_WINDOW
                     visible = visible && (!edge || (key >= vis.lo && key < vis.hi));
 #endif
-#if HAS_KPM
-                    visible = visible && !key_padded(KPM, seq_kv, b, key);
-#endif
-                    s[i][j][cc] = visible ? x : -INFINITY;
+                    s[i][j][cc] = score_mod(mods, key, K_SCALED(c[cc] * scale2, i, j, cc), visible);
                     tile_max = max_nan(tile_max, s[i][j][cc]);
                 }
             }

@@ -53,8 +53,8 @@
 #define WG_SIZE (RG * CG)
 #define TN (BLOCK_N / CG)
 #define TD (HEAD_DIM_V / CG)
-#define LDC (D_CHUNK + 4)
-#define LDP (BLOCK_N + 4)
+#define LDC FCL_FWD_LDC(D_CHUNK) /* (cl/layout.h: the host's formula reads the same) */
+#define LDP FCL_FWD_LDP(BLOCK_N)
 #define Q_RESIDENT (D_CHUNK == HEAD_DIM)
 
 /* Output columns travel as vectors of VW floats. */
@@ -76,12 +76,6 @@
 #endif
 #define NV (TD / VW)
 
-#if Q_RESIDENT
-#define QK_FLOATS (BLOCK_N * LDC)
-#else
-#define QK_FLOATS ((BLOCK_M + BLOCK_N) * LDC)
-#endif
-#define SH_MAX2(a, b) ((a) > (b) ? (a) : (b))
 
 /* ROW_SHFL: a row's tile maximum and final sum are reduced across its CG work-items by warp shuffles
  * instead of through local memory (two work-group barriers a key tile fewer, and no loads). The host
@@ -112,7 +106,7 @@ inline float fwd_max(const float a, const float b)
 #else
 #define FWD_MAX(a, b) max_nan((a), (b))
 #endif
-#define SHARED_FLOATS SH_MAX2(SH_MAX2(QK_FLOATS, V_CHUNK * HEAD_DIM_V), BLOCK_M * CG)
+#define SHARED_FLOATS FCL_FWD_SHARED_FLOATS(HEAD_DIM, HEAD_DIM_V, BLOCK_M, BLOCK_N, CG, D_CHUNK, V_CHUNK)
 
 /* Packed rows (GQA_PACK > 1, decode): block row pr is query pr / GQA_PACK of head h0 + pr % GQA_PACK,
  * so that the query heads sharing a KV head share its K/V tiles; otherwise row pr is query pr of h0. */
@@ -291,30 +285,12 @@ flash_fwd(FCL_SIGNATURE(FCL_FLASH_FWD_ARGS))
             if (edge) /* uniform across the work-group: interior tiles skip the row's bounds */
                 vis = visible_keys(qrow, sq, skv, win_left, win_right);
 #endif
-#if HAS_ALIBI
-            const float slope = alibi_slope(ALIBI, alibi_per_batch, b, hrow, heads_q);
-            const int pos = (int)ALIGNED_POS(qrow, sq, skv);
-#endif
+            const score_row mods = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss, m_sh, KPM,
+                                                seq_kv, heads_q, b, qrow, hrow, (int)ALIGNED_POS(qrow, sq, skv), qrow < sq);
             mx[i] = -INFINITY;
             for (int j = 0; j < TN; ++j) {
                 const int key = n0 + cg + j * CG;
-                float t = s[i][j] * scale_log2;
-#if HAS_SOFTCAP
-                t = softcap_score(t, softcap_log2);
-#endif
-                bool visible = !edge || (key >= vis.lo && key < vis.hi);
-#if HAS_ALIBI
-                t += alibi_bias(slope, pos, key, LOG2E_F);
-#endif
-#if HAS_MASK
-                if (visible && qrow < sq)
-                    t += mask_value(MASK, m_sb, m_ss, m_sh, b, qrow, hrow, key) * LOG2E_F;
-#endif
-#if HAS_KPM
-                if (visible && key_padded(KPM, seq_kv, b, key))
-                    visible = false;
-#endif
-                s[i][j] = visible ? t : -INFINITY;
+                s[i][j] = score_mod(mods, key, s[i][j] * scale_log2, !edge || (key >= vis.lo && key < vis.hi));
                 mx[i] = FWD_MAX(mx[i], s[i][j]);
             }
         }

@@ -131,19 +131,11 @@ inline float naive_score(__global const STORE_T *Q, __global const KV_T *K, long
     dot *= LOAD_SCALE(k_scale, kv_scale_index(b, j, h / group, heads_q / group, seq_kv, bt, max_pages, num_pages));
 #endif
     float s = dot * scale;
-    if (softcap > 0.0f)
+    if (softcap > 0.0f) /* (the validator's softcap is a runtime argument: score_mod applies none here) */
         s = softcap_score(s, softcap);
-#if HAS_ALIBI
-    s += alibi_bias(alibi_slope(alibi, alibi_per_batch, b, h, heads_q), pos, j, 1.0f);
-#endif
-#if HAS_MASK
-    s += mask_value(mask, m_sb, m_ss, m_sh, b, i, h, j);
-#endif
-#if HAS_KPM
-    if (key_padded(kpm, seq_kv, b, j))
-        s = -INFINITY;
-#endif
-    return s;
+    const score_row mods = score_row_of(1.0f, softcap, alibi, alibi_per_batch, mask, m_sb, m_ss, m_sh, kpm, seq_kv,
+                                        heads_q, b, i, h, pos, true);
+    return score_mod(mods, j, s, true);
 }
 
 /* out[d] = (softmax(scale * q.K^T) V)[c0 + d] for one row, d < NAIVE_CHUNK; returns the natural

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * scores.cl: what happens to a scaled score between Q*K^T and the softmax, in this order: the softcap,
- * ALiBi, the additive mask, the key-padding mask (shared by flash_fwd and naive). Scores are in units
- * of u: 1 for the natural logarithm (naive), LOG2E_F for the flash kernels' base-2 scores.
+ * ALiBi, the additive or boolean mask, the key-padding mask: score_row_of and score_mod below, which
+ * flash_fwd, both decode kernels and the naive kernels compose (the matrix-unit prefill kernels take none
+ * of these yet: src/kernels/mma.c says so). Scores are in units of u: 1 for the natural logarithm
+ * (naive), LOG2E_F for the flash kernels' base-2 scores.
  */
 
 /* Gemma 2's logit capping: s becomes cap*tanh(s/cap); with cap_u = cap*u it is the same in units u. */
@@ -37,22 +39,79 @@ inline float alibi_bias(const float slope, const int pos, const int key, const f
 #define MASK_T float
 #endif
 
-/* The mask's value to add for (batch b, query row i, head h, key j); keys are contiguous. */
-inline float mask_value(__global const MASK_T *mask, const long m_sb, const long m_ss, const long m_sh, const int b,
-                        const int i, const int h, const int j)
-{
-    const long e = (long)b * m_sb + (long)i * m_ss + (long)h * m_sh + j;
-#if MASK_KIND == 1
-    return vload_half(e, mask);
-#elif MASK_KIND == 2
-    return mask[e] ? 0.0f : -INFINITY;
-#else
-    return mask[e];
+/*
+ * The score modifiers as one part every kernel composes: score_row_of gathers what a query row needs once
+ * (ALiBi's slope and aligned position, the row's mask, the batch's key padding), and score_mod takes a
+ * key's scaled score to its modified one, on a value already in registers, or to -INFINITY where the key
+ * is not visible (outside the window, as the caller says; padding; a boolean mask's zero). u is the
+ * scores' unit (1: the natural logarithm, LOG2E_F: the flash kernels' base 2), cap_u the softcap in it.
+ * What a kernel compiles in is the problem's switches (HAS_SOFTCAP, HAS_ALIBI, HAS_MASK, HAS_KPM); a
+ * kernel that takes none of them never builds this code. The order: softcap, ALiBi, the mask, the key
+ * padding.
+ */
+typedef struct score_row {
+    float u, cap_u;
+#if HAS_ALIBI
+    float slope;
+    int pos;
 #endif
+#if HAS_MASK
+    __global const MASK_T *mask; /* the row's key 0 */
+    int mask_ok;                 /* the row exists: its mask may be read */
+#endif
+#if HAS_KPM
+    __global const uchar *kpm; /* the batch's key 0 */
+#endif
+} score_row;
+
+/* Row i of head h in batch b (pos: its aligned position; row_ok: i < seq_q, a real row). */
+inline score_row score_row_of(const float u, const float cap_u, __global const float *alibi, const int alibi_per_batch,
+                              __global const MASK_T *mask, const long m_sb, const long m_ss, const long m_sh,
+                              __global const uchar *kpm, const int seq_kv, const int heads_q, const int b,
+                              const int i, const int h, const int pos, const bool row_ok)
+{
+    score_row r;
+    r.u = u;
+    r.cap_u = cap_u;
+#if HAS_ALIBI
+    r.slope = alibi_slope(alibi, alibi_per_batch, b, h, heads_q);
+    r.pos = pos;
+#endif
+#if HAS_MASK
+    r.mask_ok = row_ok;
+    r.mask = mask + (row_ok ? (long)b * m_sb + (long)i * m_ss + (long)h * m_sh : 0);
+#endif
+#if HAS_KPM
+    r.kpm = kpm + (long)b * seq_kv;
+#endif
+    (void)alibi, (void)alibi_per_batch, (void)mask, (void)m_sb, (void)m_ss, (void)m_sh, (void)kpm, (void)seq_kv;
+    (void)heads_q, (void)b, (void)i, (void)h, (void)pos, (void)row_ok;
+    return r;
 }
 
-/* Nonzero when key j of batch b is padding, which no query sees. */
-inline bool key_padded(__global const uchar *kpm, const int seq_kv, const int b, const int j)
+inline float score_mod(const score_row r, const int key, float s, bool visible)
 {
-    return kpm[(long)b * seq_kv + j] != 0;
+#if HAS_SOFTCAP
+    s = softcap_score(s, r.cap_u);
+#endif
+#if HAS_ALIBI
+    s += alibi_bias(r.slope, r.pos, key, r.u);
+#endif
+#if HAS_MASK
+    if (visible && r.mask_ok) {
+#if MASK_KIND == 1
+        s += vload_half(key, r.mask) * r.u;
+#elif MASK_KIND == 2
+        s = r.mask[key] ? s : -INFINITY;
+#else
+        s += r.mask[key] * r.u;
+#endif
+    }
+#endif
+#if HAS_KPM
+    if (visible && r.kpm[key] != 0)
+        visible = false;
+#endif
+    (void)key;
+    return visible ? s : -INFINITY;
 }

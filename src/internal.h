@@ -56,7 +56,7 @@ const char *flashcl_source_text(const char *name);
 /* The embedded texts of a program's parts ("common.cl geometry.cl flash_fwd.cl": a kernel's `sources`
  * in src/kernels.c), in order, and one hash of them all (program.c). Returns the number of parts, 0
  * when a part is missing or there are more than FCL_MAX_PARTS. */
-#define FCL_MAX_PARTS 8
+#define FCL_MAX_PARTS 16
 size_t fcl_source_texts(const char *sources, const char *texts[FCL_MAX_PARTS], uint64_t *hash);
 
 /* The ABI guard of an entry point (src/abi.c): FLASHCL_SUCCESS, or the mismatch reported as

@@ -105,7 +105,7 @@ int fcl_out_aligned(const flashcl_problem *p)
     return rows_of_8(&p->o_strides);
 }
 
-#define FLASH_PARTS "args.h common.cl geometry.cl scores.cl softmax.cl "
+#define FLASH_PARTS "args.h layout.h common.cl geometry.cl scores.cl softmax.cl "
 #define NAIVE_PARTS "args.h common.cl geometry.cl scores.cl naive.cl"
 #define STANDARD_PARTS "args.h common.cl geometry.cl standard.cl"
 #define DEF(entry, sources, tag)                                                                           \

@@ -155,12 +155,12 @@ static void check_kernel(fcl_kernel_id id, int variant)
     fcl_kernel_options(id, &p, &c, options, sizeof options);
     strcat(options, " -cl-kernel-arg-info");
 
-    const char *texts[8];
+    const char *texts[16];
     cl_uint n = 0;
     char names[256];
     snprintf(names, sizeof names, "%s", def->sources);
     for (char *tok = strtok(names, " "); tok; tok = strtok(NULL, " ")) {
-        ck_assert_uint_lt(n, 8);
+        ck_assert_uint_lt(n, 16);
         texts[n] = flashcl_source_text(tok);
         ck_assert_msg(texts[n] != NULL, "%s: no embedded source %s", def->entry, tok);
         ++n;

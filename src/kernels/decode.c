@@ -14,9 +14,8 @@
  * has no shuffles (shared). */
 static uint64_t decode_bytes(int32_t d, int32_t rows, int32_t team, int32_t kt, int32_t wg, int shuffles)
 {
-    const uint64_t merge = (uint64_t)(wg / team) * (uint64_t)rows * ((uint64_t)d + 2);
-    const uint64_t reduce = shuffles ? 0 : (uint64_t)wg * (uint64_t)rows * (uint64_t)kt;
-    return (merge > reduce ? merge : reduce) * sizeof(float);
+    const uint64_t D = (uint64_t)d, R = (uint64_t)rows, T = (uint64_t)team, KT = (uint64_t)kt, WG = (uint64_t)wg;
+    return FCL_DECODE_FLOATS(D, R, T, KT, WG, shuffles) * sizeof(float); /* (cl/layout.h) */
 }
 
 static uint64_t decode_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)

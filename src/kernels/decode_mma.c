@@ -13,8 +13,9 @@
 /* cl/flash_decode_mma.cl's layout: the warps' merge area, and emulated the exchange area. */
 static uint64_t decode_mma_bytes(int32_t d, int32_t rows, int32_t warps, int emulated)
 {
-    return (uint64_t)warps * (uint64_t)rows * ((uint64_t)d + 2) * sizeof(float) +
-           (emulated ? (uint64_t)warps * 32 * 8 * sizeof(uint32_t) : 0);
+    const uint64_t D = (uint64_t)d, R = (uint64_t)rows, W = (uint64_t)warps;
+    return FCL_DECODE_MMA_MERGE_FLOATS(D, R, W) * sizeof(float) +
+           (emulated ? FCL_DECODE_MMA_XCHG_UINTS(W) * sizeof(uint32_t) : 0); /* (cl/layout.h) */
 }
 
 static uint64_t decode_mma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)

@@ -10,6 +10,7 @@
 #define FLASHCL_KERNEL_MODULE_H
 
 #include "../kernels.h"
+#include "../../cl/layout.h"
 
 /* Split-KV's scratch for one launch: the partial outputs and their log-sum-exps (op_off, lp_off in
  * floats into `mem`); without splits q stands in and nothing reads it. */

@@ -25,16 +25,9 @@
  * O's. */
 static uint64_t flash_floats(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t tpr, int32_t dc, int32_t vc)
 {
-    const uint64_t ldc = (uint64_t)dc + 4, ldp = (uint64_t)bn + 4;
-    const int resident = dc == d;
-    const uint64_t q_res = resident ? (uint64_t)bm * ldc : 0;
-    uint64_t shared = (uint64_t)bn * ldc + (resident ? 0 : (uint64_t)bm * ldc);
-    if ((uint64_t)vc * (uint64_t)dv > shared)
-        shared = (uint64_t)vc * (uint64_t)dv;
-    if ((uint64_t)bm * (uint64_t)tpr > shared)
-        shared = (uint64_t)bm * (uint64_t)tpr;
-    shared = (shared + 3) / 4 * 4;
-    return q_res + shared + (uint64_t)bm * ldp;
+    const uint64_t D = (uint64_t)d, DV = (uint64_t)dv, BM = (uint64_t)bm, BN = (uint64_t)bn, T = (uint64_t)tpr,
+                   DC = (uint64_t)dc, VC = (uint64_t)vc;
+    return FCL_FWD_FLOATS(D, DV, BM, BN, T, DC, VC); /* (cl/layout.h: the kernel's arrays) */
 }
 
 static uint64_t portable_bytes(int32_t d, int32_t dv, const flashcl_config *c)
