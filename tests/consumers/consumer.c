@@ -25,6 +25,6 @@ int main(void)
         fprintf(stderr, "%s\n", flashcl_context_last_error(NULL));
         return 1;
     }
-    printf("flashcl %s linked: %s %dx%d chosen\n", flashcl_version_string(), c.kernel, c.block_m, c.block_n);
+    printf("flashcl %s linked: %s %dx%d chosen\n", flashcl_version_string(), c.kernel_name, c.block_m, c.block_n);
     return 0;
 }
