@@ -168,9 +168,9 @@ typedef struct fcl_choice {
      * CL_KERNEL_PRIVATE_MEM_SIZE > 0: spilled registers, or arrays the compiler left in memory). */
     int reg_shift;
 } fcl_choice;
+int32_t fcl_naive_chunk(const flashcl_device_profile *pr); /* (src/kernels/naive.c) */
 /* The choice a profile gets under a policy (resolved: path a flashcl_path, local_mem_limit the cap or
  * 0): its limits, the policy's path and database, no override. */
-int32_t fcl_naive_chunk(const flashcl_device_profile *pr); /* (src/kernels/naive.c) */
 void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t local_mem_limit,
                    const flashcl_tuning_db *db, fcl_choice *ch);
 /* The local memory tiles may use: min(the device's, 64 KiB, the cap when nonzero); on a GPU whose
@@ -194,6 +194,40 @@ flashcl_status fcl_choose(flashcl_context *ctx, const flashcl_device_profile *pr
 /* The same for a problem fcl_check_problem already passed (a plan's: checked once). */
 flashcl_status fcl_choose_checked(flashcl_context *ctx, const flashcl_device_profile *pr, const fcl_choice *ch,
                                   const flashcl_problem *p, flashcl_algorithm algorithm, flashcl_config *config);
+/* The chooser's ordered candidates for a plan (src/candidates.c): the first is fcl_choose_checked's
+ * config; after it the same kernel with a smaller register block, then its ladders of smaller tiles (one
+ * under each work-group bound: the device's, then halvings), then the next kernel in the order of
+ * preference with its own. A plan walks them with what the compiler reported. */
+#define FCL_MAX_CANDIDATES 160
+typedef enum fcl_step {
+    FCL_STEP_FIRST = 0,     /* the chooser's config */
+    FCL_STEP_REGISTERS = 1, /* the same kernel, a smaller register block */
+    FCL_STEP_SHRINK = 2,    /* the same kernel, smaller tiles (a ladder's) */
+    FCL_STEP_NEXT_KERNEL = 3
+} fcl_step;
+typedef struct fcl_candidates {
+    int n;
+    flashcl_config config[FCL_MAX_CANDIDATES];
+    unsigned char step[FCL_MAX_CANDIDATES]; /* fcl_step */
+    size_t wg_bound[FCL_MAX_CANDIDATES];    /* the work-items it was chosen within */
+} fcl_candidates;
+/* What the compiler reported for a candidate's kernel. */
+typedef struct fcl_compiled {
+    int built;           /* 0: its program did not build (the log is in the context's last error) */
+    size_t work_group;   /* CL_KERNEL_WORK_GROUP_SIZE */
+    uint64_t local_mem;  /* CL_KERNEL_LOCAL_MEM_SIZE */
+    uint64_t private_mem; /* CL_KERNEL_PRIVATE_MEM_SIZE */
+} fcl_compiled;
+/* Puts "not wgmma (why_not); " before c's path reason (truncated to the field). */
+void fcl_note_not_wgmma(flashcl_config *c, const char *why_not);
+flashcl_status fcl_choose_candidates(flashcl_context *ctx, const flashcl_device_profile *pr, const fcl_choice *ch,
+                                     const flashcl_problem *p, flashcl_algorithm algorithm, fcl_candidates *list);
+/* The candidate a plan takes after candidate i compiled as `got` (local_limit: the local memory a compiled
+ * kernel may take; dv: V's head dim; *out on entry: the config the plan holds for candidate i): i itself
+ * where it fits (a spill with no smaller register block keeps it), else the index of the next with *out
+ * its config and why, else -1. */
+int fcl_next_candidate(const flashcl_device_profile *pr, const fcl_candidates *list, int i, const fcl_compiled *got,
+                       uint64_t local_limit, int32_t dv, flashcl_config *out);
 /* The portable kernel's heuristic tiles within explicit limits (no packing, splits or finishing;
  * src/kernels/portable.c). */
 flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget, int reg_shift,

@@ -69,153 +69,76 @@ static flashcl_status measure_kernel(flashcl_context *ctx, cl_kernel k, size_t *
     return FLASHCL_SUCCESS;
 }
 
-/* A GPU compiler that kept the register block in private memory (spilled registers, or arrays left in
- * memory: Intel's IGC does this when its unrolled compile spills) makes every access a memory access: a
- * smaller register block, asked of the chooser, until none is smaller. CPUs report their stack frames
- * there; their registers are not what decides. Returns 1 with pl->config and *choice the smaller one. */
-static int shrink_registers(flashcl_plan *pl, fcl_choice *choice, fcl_kernel_id id, cl_ulong kpriv, char *shrunk,
-                            size_t shrunk_len)
-{
-    flashcl_context *ctx = pl->ctx;
-    const fcl_kernel_module *m = fcl_module_of(id);
-    if (kpriv == 0 || ctx->profile.is_cpu || !m->register_block || choice->reg_shift >= 3)
-        return 0;
-    snprintf(shrunk, shrunk_len,
-             "shrunk after compiling: %llu B of private memory per work-item (the register block was kept in memory)",
-             (unsigned long long)kpriv);
-    for (int shift = choice->reg_shift + 1; shift <= 3; ++shift) {
-        fcl_choice smaller_regs = *choice;
-        smaller_regs.reg_shift = shift;
-        smaller_regs.shrunk = shrunk;
-        smaller_regs.override = NULL;
-        flashcl_config smaller;
-        if (fcl_choose_checked(ctx, &ctx->profile, &smaller_regs, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) ==
-                FLASHCL_SUCCESS &&
-            fcl_config_kernel(&smaller) == id &&
-            m->register_block(&smaller, fcl_head_dim_v(&pl->problem)) <
-                m->register_block(&pl->config, fcl_head_dim_v(&pl->problem))) {
-            *choice = smaller_regs;
-            pl->config = smaller;
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /*
- * Builds the kernel of pl->config. When the compiled kernel allows fewer work-items than the config
- * has, or needs more local memory than the device has, the limits shrink to what the compiler
- * reported and the chooser is asked again (no database, no override); when the matrix-unit kernel
- * does not build, or has no smaller shape, the chooser is asked for the portable kernel.
+ * Builds the kernel of the first of the chooser's candidates that its compiler accepts: one that does
+ * not build, needs more work-items or local memory than the compiled kernel allows, or keeps its register
+ * block in memory, gives way to the candidate fcl_next_candidate names for what the compiler reported
+ * (src/candidates.c). The naive validator has one candidate: its work-group shrinks to the compiled size.
  */
-static flashcl_status build_kernel(flashcl_plan *pl, fcl_choice choice)
+static flashcl_status build_kernel(flashcl_plan *pl, const fcl_candidates *list)
 {
     flashcl_context *ctx = pl->ctx;
-    char shrunk[160], portable_why[128];
     /* What a compiled kernel may take: the reported size, or on a GPU what static arrays may (the probe) */
     const uint64_t local_limit = !ctx->profile.is_cpu && ctx->profile.local_mem_static > ctx->profile.local_mem_size
                                      ? ctx->profile.local_mem_static
                                      : ctx->profile.local_mem_size;
-    for (int attempt = 0; attempt < 8; ++attempt) {
+    int i = 0;
+    pl->config = list->config[0];
+    for (int attempt = 0; attempt < FCL_MAX_CANDIDATES + 8; ++attempt) {
         const fcl_kernel_id id = fcl_config_kernel(&pl->config);
         cl_kernel k = NULL;
         flashcl_status st = fcl_kernel_create(ctx, id, &pl->problem, &pl->config, &k, pl->options, sizeof pl->options);
-        if (st != FLASHCL_SUCCESS && id == FCL_K_FLASH_WGMMA) {
-            /* The warpgroup kernel's program (finished for sm_90a) did not build for this problem: flash_mma
-             * where the device has sm_90a programs (auto would take wgmma again), otherwise what auto takes;
-             * the reason first (its log is in the context's last error). */
-            choice.path = ctx->profile.matrix_units >= 2 ? FLASHCL_PATH_MMA : FLASHCL_PATH_AUTO;
-            if (fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &pl->config) != FLASHCL_SUCCESS)
-                return st;
-            char both[sizeof pl->config.path_reason];
-            snprintf(both, sizeof both, "not wgmma (its program did not build); %.80s", pl->config.path_reason);
-            fcl_strlcpy(pl->config.path_reason, both, sizeof pl->config.path_reason);
-            continue;
-        }
-        if (st != FLASHCL_SUCCESS && id != FCL_K_FLASH_FWD && id != FCL_K_NAIVE_FWD) {
-            /* The context's test compile built a smaller variant; this one did not (its log is in the
-             * context's last error): the portable kernel, with the reason. */
-            snprintf(portable_why, sizeof portable_why, "portable: the %s kernel did not build for this problem",
-                     id == FCL_K_FLASH_MMA     ? "matrix-unit"
-                     : id == FCL_K_FLASH_WGMMA ? "warpgroup (wgmma)"
-                     : id == FCL_K_FLASH_DECODE ? "decode"
-                                                : "matrix-unit decode");
-            choice.portable_why = portable_why;
-            if (fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &pl->config) != FLASHCL_SUCCESS)
-                return st;
-            continue;
-        }
-        if (st != FLASHCL_SUCCESS)
-            return st;
-        size_t kwg = 0;
+        fcl_compiled got = {.built = st == FLASHCL_SUCCESS};
+        if (st != FLASHCL_SUCCESS && (id == FCL_K_FLASH_FWD || id == FCL_K_NAIVE_FWD))
+            return st; /* (the portable kernel and the validator build for every device) */
         cl_ulong klocal = 0, kpriv = 0;
-        if ((st = measure_kernel(ctx, k, &kwg, &klocal, &kpriv)) != FLASHCL_SUCCESS) {
+        if (got.built && (st = measure_kernel(ctx, k, &got.work_group, &klocal, &kpriv)) != FLASHCL_SUCCESS) {
             clReleaseKernel(k);
             return st;
         }
-        if (id == FCL_K_FLASH_WGMMA && fcl_wgmma_producer(&pl->config) && kwg < (size_t)pl->config.work_group_size) {
+        got.local_mem = klocal;
+        got.private_mem = kpriv;
+        if (got.built && id == FCL_K_FLASH_WGMMA && fcl_wgmma_producer(&pl->config) &&
+            got.work_group < (size_t)pl->config.work_group_size) {
             /* flash_wgmma's producer warpgroup (384 work-items): NVIDIA's driver (580) reports 256 for
              * every kernel of a required size of 384 that a probe built (docs/design/wgmma.md, "The
-             * finishing step's header": with or without setmaxnreg, whatever the entry's header) and launches each
-             * at 384 with the right result; ptxas allocated for 384 (168 registers at the entry). The
+             * finishing step's header": with or without setmaxnreg, whatever the entry's header) and launches
+             * each at 384 with the right result; ptxas allocated for 384 (168 registers at the entry). The
              * compiled size is then what the kernel takes. */
             size_t compiled[3] = {0, 0, 0};
             if (clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof compiled, compiled,
                                          NULL) == CL_SUCCESS &&
                 compiled[0] == (size_t)pl->config.work_group_size)
-                kwg = compiled[0];
+                got.work_group = compiled[0];
         }
-        /* (a spill with no smaller register block keeps this kernel) */
-        if (kwg >= (size_t)pl->config.work_group_size && klocal <= local_limit &&
-            shrink_registers(pl, &choice, id, kpriv, shrunk, sizeof shrunk)) {
+        if (pl->config.algorithm != FLASHCL_ALGO_FLASH) {
+            if (got.work_group >= (size_t)pl->config.work_group_size) {
+                pl->kernel = k;
+                pl->kernel_id = id;
+                return FLASHCL_SUCCESS;
+            }
             clReleaseKernel(k);
+            if (got.work_group < 1)
+                break;
+            pl->config.work_group_size = (int32_t)got.work_group; /* naive: a smaller work-group */
             continue;
         }
-        if (kwg >= (size_t)pl->config.work_group_size && klocal <= local_limit) {
+        flashcl_config next = pl->config;
+        const int j = fcl_next_candidate(&ctx->profile, list, i, &got, local_limit, fcl_head_dim_v(&pl->problem), &next);
+        if (j == i) {
             pl->kernel = k;
             pl->kernel_id = id;
             return FLASHCL_SUCCESS;
         }
-        clReleaseKernel(k);
-        if (pl->config.algorithm != FLASHCL_ALGO_FLASH) { /* naive: a smaller work-group */
-            if (kwg < 1)
-                break;
-            pl->config.work_group_size = (int32_t)kwg;
-            continue;
-        }
-        if (kwg < (size_t)pl->config.work_group_size)
-            choice.work_group = kwg;
-        if (klocal > local_limit)
-            /* Scale the budget by what the compiler reported against the formula: a driver that counts
-             * each byte twice (rusticl 22 on llvmpipe does) gets half the budget. */
-            choice.local_mem = (uint64_t)((double)pl->config.local_mem_bytes * (double)local_limit / (double)klocal);
-        snprintf(shrunk, sizeof shrunk,
-                 "shrunk after compiling: the kernel allowed %zu work-items and needed %llu B of local memory", kwg,
-                 (unsigned long long)klocal);
-        choice.shrunk = shrunk;
-        choice.override = NULL;
-        flashcl_config smaller;
-        if (fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
+        if (k)
+            clReleaseKernel(k);
+        if (j < 0) {
+            if (!got.built)
+                return st;
             break;
-        if (pl->config.kernel == FLASHCL_KERNEL_WGMMA && smaller.kernel == FLASHCL_KERNEL_WGMMA &&
-            smaller.block_m >= pl->config.block_m &&
-            smaller.block_n >= pl->config.block_n) {
-            /* the warpgroup kernel has no smaller shape here: the kernel auto would take */
-            choice.path = FLASHCL_PATH_AUTO;
-            if (fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
-                break;
-        } else if (pl->config.kernel == FLASHCL_KERNEL_MMA &&
-                   (smaller.kernel != FLASHCL_KERNEL_MMA ||
-                    (smaller.block_m >= pl->config.block_m && smaller.block_n >= pl->config.block_n))) {
-            /* the matrix-unit kernel has no smaller shape here: the portable kernel */
-            snprintf(portable_why, sizeof portable_why,
-                     "portable: the compiled matrix-unit kernel allowed %zu work-items, needed %llu B", kwg,
-                     (unsigned long long)klocal);
-            choice.portable_why = portable_why;
-            if (fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, FLASHCL_ALGO_FLASH, &smaller) != FLASHCL_SUCCESS)
-                break;
         }
-        pl->config = smaller;
+        i = j;
+        pl->config = next;
     }
     return fcl_fail(ctx, FLASHCL_UNSUPPORTED,
                     "no tile configuration of %s for head_dim %d fits this device (%s: %llu B local memory, "
@@ -284,7 +207,18 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
     fcl_choice choice;
     flashcl_config override;
     context_choice(ctx, algorithm, &choice, &override);
-    if ((st = fcl_choose_checked(ctx, &ctx->profile, &choice, &pl->problem, algorithm, &pl->config)) != FLASHCL_SUCCESS)
+    fcl_candidates *list = malloc(sizeof *list);
+    if (!list) {
+        st = fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "flashcl_plan_create: out of host memory");
+        goto fail;
+    }
+    st = fcl_choose_candidates(ctx, &ctx->profile, &choice, &pl->problem, algorithm, list);
+    if (st == FLASHCL_SUCCESS)
+        pl->config = list->config[0];
+    if (st == FLASHCL_SUCCESS && algorithm != FLASHCL_ALGO_STANDARD)
+        st = build_kernel(pl, list);
+    free(list);
+    if (st != FLASHCL_SUCCESS)
         goto fail;
     if (algorithm == FLASHCL_ALGO_STANDARD) {
         if ((st = fcl_standard_setup(pl)) != FLASHCL_SUCCESS)
@@ -292,8 +226,6 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
         *out = pl;
         return FLASHCL_SUCCESS;
     }
-    if ((st = build_kernel(pl, choice)) != FLASHCL_SUCCESS)
-        goto fail;
     if (pl->config.algorithm == FLASHCL_ALGO_FLASH && pl->config.kv_splits > 1 &&
         (st = setup_splits(pl)) != FLASHCL_SUCCESS)
         goto fail;

@@ -240,7 +240,7 @@ static flashcl_status choose_override(flashcl_context *ctx, const flashcl_device
 }
 
 /* Where FLASHCL_PATH_WGMMA was asked for and another kernel runs: why not, before that kernel's reason. */
-static void note_not_wgmma(flashcl_config *c, const char *why_not)
+void fcl_note_not_wgmma(flashcl_config *c, const char *why_not)
 {
     if (why_not[0]) {
         char both[sizeof c->path_reason]; /* (pieces copied with truncation: the field is short) */
@@ -277,7 +277,7 @@ static int choose_matrix_units(const flashcl_device_profile *pr, const fcl_choic
     if (ch->path != FLASHCL_PATH_DECODE && mma_allowed(pr, ch, p, path_reason, n) &&
         fcl_mma_module.choose(pr, ch, p, c, path_reason, n) &&
         finish_flash(pr, p, ch, c, source, ch->shrunk, path_reason, why, sizeof why)) {
-        note_not_wgmma(c, wgmma_why);
+        fcl_note_not_wgmma(c, wgmma_why);
         return 1;
     }
     return 0;
@@ -320,7 +320,7 @@ static flashcl_status choose_flash_kernel(flashcl_context *ctx, const flashcl_de
     if (!ch->shrunk && fcl_tuning_lookup(ch->db, pr, p, &c, db_source, sizeof db_source, detail, sizeof detail)) {
         c.kernel = FLASHCL_KERNEL_PORTABLE; /* (an entry holds the portable kernel's tiles) */
         if (finish_flash(pr, p, ch, &c, db_source, detail, path_reason, why, sizeof why)) {
-            note_not_wgmma(&c, wgmma_why);
+            fcl_note_not_wgmma(&c, wgmma_why);
             *config = c;
             return FLASHCL_SUCCESS;
         }
@@ -333,7 +333,7 @@ static flashcl_status choose_flash_kernel(flashcl_context *ctx, const flashcl_de
                         "no tile configuration of flash_fwd for head_dim %d fits %llu B of local memory and %zu "
                         "work-items (%s)",
                         (int)p->head_dim, (unsigned long long)ch->local_mem, ch->work_group, pr->name);
-    note_not_wgmma(&c, wgmma_why);
+    fcl_note_not_wgmma(&c, wgmma_why);
     *config = c;
     return FLASHCL_SUCCESS;
 }
