@@ -15,8 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Whether two configs run the same kernel with the same shape (a candidate is listed once). */
-static int same_shape(const flashcl_config *a, const flashcl_config *b)
+int fcl_config_same_shape(const flashcl_config *a, const flashcl_config *b)
 {
     return a->kernel == b->kernel && a->block_m == b->block_m && a->block_n == b->block_n &&
            a->threads_per_row == b->threads_per_row && a->rows_per_item == b->rows_per_item &&
@@ -33,7 +32,7 @@ static int add(fcl_candidates *l, const flashcl_config *c, fcl_step step, size_t
     if (l->n == FCL_MAX_CANDIDATES)
         return 0;
     for (int i = 0; i < l->n; ++i)
-        if (same_shape(&l->config[i], c) && (l->wg_bound[i] == wg_bound || step != FCL_STEP_SHRINK))
+        if (fcl_config_same_shape(&l->config[i], c) && (l->wg_bound[i] == wg_bound || step != FCL_STEP_SHRINK))
             return 0;
     l->config[l->n] = *c;
     l->wg_bound[l->n] = wg_bound;

@@ -220,6 +220,8 @@ typedef struct fcl_compiled {
 } fcl_compiled;
 /* Puts "not wgmma (why_not); " before c's path reason (truncated to the field). */
 void fcl_note_not_wgmma(flashcl_config *c, const char *why_not);
+/* Whether two configs run the same kernel with the same shape (every field a plan acts on). */
+int fcl_config_same_shape(const flashcl_config *a, const flashcl_config *b);
 flashcl_status fcl_choose_candidates(flashcl_context *ctx, const flashcl_device_profile *pr, const fcl_choice *ch,
                                      const flashcl_problem *p, flashcl_algorithm algorithm, fcl_candidates *list);
 /* The candidate a plan takes after candidate i compiled as `got` (local_limit: the local memory a compiled

@@ -3,9 +3,9 @@
  * test_candidates.c: the plan's ordered candidates (src/candidates.c) on the fake device profiles, no
  * device needed. The first is what the chooser reports; none repeats; each after it is the same kernel
  * smaller (register block, or a ladder of tiles under a work-group bound) or a later kernel in the order
- * of preference; and the walk (fcl_next_candidate) answers what a compiler could report: a fit keeps the candidate, a spill
- * on a GPU takes a smaller register block, a program that did not build takes the next kernel, a kernel
- * that needs more than it may have takes tiles that fit what it reported.
+ * of preference; and the walk (fcl_next_candidate) answers what a compiler could report: a fit keeps
+ * the candidate, a spill on a GPU takes a smaller register block, a program that did not build takes the
+ * next kernel, a kernel that needs more than it may have takes tiles that fit what it reported.
  */
 #include "fake_devices.h"
 #include "testutil.h"
@@ -43,17 +43,6 @@ static int64_t block_of(const flashcl_config *c, int32_t dv)
 {
     const fcl_kernel_module *m = fcl_module_of(fcl_config_kernel(c));
     return m->register_block ? m->register_block(c, dv) : 0;
-}
-
-/* The fields a plan acts on (the list holds a shape once). */
-static int same(const flashcl_config *a, const flashcl_config *b)
-{
-    return a->kernel == b->kernel && a->block_m == b->block_m && a->block_n == b->block_n &&
-           a->threads_per_row == b->threads_per_row && a->rows_per_item == b->rows_per_item &&
-           a->d_chunk == b->d_chunk && a->v_chunk == b->v_chunk && a->work_group_size == b->work_group_size &&
-           a->kv_stages == b->kv_stages && a->m_tiles == b->m_tiles && a->producer == b->producer &&
-           a->team == b->team && a->keys_per_step == b->keys_per_step && a->shuffles == b->shuffles &&
-           a->sub_group == b->sub_group && a->kv_splits == b->kv_splits && a->gqa_pack == b->gqa_pack;
 }
 
 static void candidates_of(const flashcl_device_profile *pr, flashcl_path path, const flashcl_problem *p,
@@ -110,7 +99,7 @@ START_TEST(test_list_shape)
                                     ck_assert_msg(b->kernel == l.config[0].kernel || l.step[i] != FCL_STEP_FIRST,
                                                   "candidate %d", i);
                                 for (int k = 0; k < i; k++)
-                                    ck_assert_msg(!same(&l.config[k], b) ||
+                                    ck_assert_msg(!fcl_config_same_shape(&l.config[k], b) ||
                                                       (l.step[i] == FCL_STEP_SHRINK && l.wg_bound[k] != l.wg_bound[i]),
                                                   "%s: candidates %d and %d are the same", pr.name, k, i);
                                 if (l.step[i] == FCL_STEP_SHRINK)
