@@ -35,9 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* what each kernel's #error lines demand: the decode kernel's teams cover the head dimension
          * in 8-element slices; the tiled kernels' column groups divide the output's (V's) head dim */
         const int32_t dv = p.head_dim_v ? p.head_dim_v : p.head_dim;
-        if (c.decode ? c.threads_per_row * 8 < p.head_dim || c.work_group_size % c.threads_per_row ||
-                           c.block_n != c.work_group_size / c.threads_per_row * c.v_chunk
-                     : dv % c.threads_per_row || c.block_n % c.threads_per_row)
+        if (c.kernel == FLASHCL_KERNEL_DECODE
+                ? c.team * 8 < p.head_dim || c.work_group_size % c.team ||
+                      c.block_n != c.work_group_size / c.team * c.keys_per_step
+                : dv % c.threads_per_row || c.block_n % c.threads_per_row)
             __builtin_trap();
     }
     return 0;
