@@ -2,7 +2,7 @@
 /*
  * fake_devices.h: device profiles of every vendor, as their drivers report them (and as NVIDIA's static
  * local memory probe finds them), for the host suites that ask the chooser what it does on a device
- * that is not here (test_tiles.c, test_golden.c).
+ * that is not here (test_tiles.c, test_choice_*.c, test_golden.c).
  */
 #ifndef FLASHCL_TESTS_FAKE_DEVICES_H
 #define FLASHCL_TESTS_FAKE_DEVICES_H

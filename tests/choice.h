@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * choice.h: what the host suites of the chooser share (test_tiles.c, test_choice_mma.c,
+ * test_choice_wgmma.c, test_choice_decode.c: each its own executable, so static state is each one's):
+ * the policy they choose under, the choice on a fake profile (tests/fake_devices.h), and the local-memory
+ * budget the tiles must fit.
+ */
+#ifndef FLASHCL_TESTS_CHOICE_H
+#define FLASHCL_TESTS_CHOICE_H
+
+#include "fake_devices.h"
+#include "testutil.h"
+
+#include <string.h>
+
+/* The policy the tests choose under (path and local-memory cap: not the device's facts); profile_of
+ * resets it to auto with no cap. */
+static flashcl_policy policy;
+
+static inline flashcl_status choose(const flashcl_device_profile *prof, const flashcl_problem *p, flashcl_algorithm a,
+                                    flashcl_config *c)
+{
+    return flashcl_choose_config_policy(prof, &policy, p, a, c);
+}
+
+/* What tiles may use: the device's local memory, never more than 64 KiB, nor more than the cap; on a GPU
+ * whose static arrays may take more, up to that but half a compute unit's (two work-groups a unit). */
+static inline uint64_t budget_of(const flashcl_device_profile *prof)
+{
+    uint64_t b = prof->local_mem_size < 65536 ? prof->local_mem_size : 65536;
+    if (!prof->is_cpu && prof->local_mem_static > prof->local_mem_size) {
+        const uint64_t half = prof->local_mem_per_cu / 2 - 1024 - 16; /* NVIDIA's reserved 1 KiB a block */
+        const uint64_t more = prof->local_mem_static < half ? prof->local_mem_static : half;
+        b = more > b ? more : b;
+    }
+    return policy.local_mem_limit && policy.local_mem_limit < b ? policy.local_mem_limit : b;
+}
+
+static inline flashcl_device_profile profile_of(const fake_device *f)
+{
+    policy = (flashcl_policy){.path = FLASHCL_PATH_AUTO};
+    return fake_profile(f);
+}
+
+#endif

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_choice_wgmma.c: the chooser's choice of the warpgroup kernel (src/kernels/wgmma.c,
+ * cl/flash_wgmma.cl) on fake Hopper profiles (no device needed): where auto takes it, its tiles, work-group
+ * and local memory when forced, what it refuses and the reason given, its emulation, the path's and the kernels' names.
+ */
+#include "choice.h"
+
+/* FLASHCL_PATH_WGMMA: flash_wgmma on a Hopper profile whose sm_90a probe passed (matrix_units 2), with
+ * its tiles and local memory (one work-group may take more than the chooser's two-a-compute-unit budget);
+ * emulated on a profile without it; auto takes it where the probe passed (flash_mma elsewhere, and for the
+ * problems it does not take); forced, problems it does not take fall back with the reason first; the
+ * path's name parses. */
+START_TEST(test_wgmma_path)
+{
+    flashcl_device_profile prof = profile_of(&fakes[0]);
+    prof.nv_cc_major = 9;
+    prof.matrix_units = 2;
+    prof.local_mem_static = 232448;
+    prof.local_mem_per_cu = 233472;
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.head_dim = 128;
+    p.heads_q = p.heads_kv = 16;
+    p.seq_q = p.seq_kv = 4096;
+    p.dtype = FLASHCL_DTYPE_F16;
+    flashcl_config c;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel_name, "flash_wgmma"); /* auto, where the sm_90a probe passed */
+    ck_assert_int_eq(cfg_mma(&c), 3);
+    {   /* auto and a problem it does not take: flash_mma, with no "not wgmma" (nothing asked for it) */
+        flashcl_problem q = p;
+        q.head_dim = 96;
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_str_eq(c.kernel_name, "flash_mma");
+        ck_assert_ptr_null(strstr(c.path_reason, "wgmma"));
+        prof.matrix_units = 1; /* an A100, or a Hopper whose probe failed: flash_mma under auto */
+        ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_str_eq(c.kernel_name, "flash_mma");
+        prof.matrix_units = 2;
+    }
+    policy.path = FLASHCL_PATH_WGMMA;
+    const struct {
+        int d, seq_q, bm, bn;
+    } want[] = {{64, 4096, 128, 128}, {128, 4096, 128, 128}, {256, 4096, 128, 64}, {128, 50, 64, 128}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
+        flashcl_problem q = p;
+        q.head_dim = want[i].d;
+        q.seq_q = want[i].seq_q;
+        q.causal = (int)(i & 1);
+        q.heads_kv = 4;
+        q.dtype = i & 2 ? FLASHCL_DTYPE_BF16 : FLASHCL_DTYPE_F16;
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_msg(cfg_mma(&c) == 3 && !strcmp(c.kernel_name, "flash_wgmma"), "d=%d: %s %s", want[i].d, c.kernel_name, c.path_reason);
+        ck_assert_int_eq(c.block_m, want[i].bm);
+        ck_assert_int_eq(c.block_n, want[i].bn);
+        /* 128 work-items a warpgroup of 64 rows; with two of them the producer warpgroup, 128 more */
+        const int producer = want[i].bm == 128;
+        ck_assert_int_eq(c.work_group_size, 2 * want[i].bm + (producer ? 128 : 0));
+        ck_assert_int_eq(!!strstr(c.reason, "producer"), producer);
+        ck_assert_int_eq(c.v_chunk, 2 * want[i].bn); /* two K/V stages (the pipelined loop): they fit 227 KiB */
+        /* Q's block, two stages of K and V tiles, the producer's four mbarriers a stage */
+        ck_assert_uint_eq(c.local_mem_bytes, (uint64_t)(want[i].bm + 4 * want[i].bn) * want[i].d * 2 + (producer ? 64 : 0));
+        ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(want[i].d, &c));
+        ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_static);
+        ck_assert_ptr_nonnull(strstr(c.path_reason, "sm_90a"));
+    }
+    {   /* a device that allows fewer than 384 work-items a work-group: the consumers alone */
+        flashcl_device_profile small = prof;
+        small.max_work_group_size = 256;
+        ck_assert_int_eq(choose(&small, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_str_eq(c.kernel_name, "flash_wgmma");
+        ck_assert_int_eq(c.work_group_size, 256);
+        ck_assert_ptr_null(strstr(c.reason, "producer"));
+    }
+    /* what it does not take: flash_mma instead, its reason first */
+    struct {
+        const char *reason;
+        flashcl_problem q;
+    } no[5];
+    for (int i = 0; i < 5; ++i)
+        no[i].q = p;
+    no[0].reason = "head_dim other than 64", no[0].q.head_dim = 96;
+    no[1].reason = "16-byte aligned", no[1].q.k_strides = (flashcl_strides){4096 * 16 * 130, 16 * 130, 130};
+    no[2].reason = "head_dim_v", no[2].q.head_dim_v = 64;
+    no[3].reason = "sinks", no[3].q.sinks = 1;
+    no[4].reason = "fp32", no[4].q.dtype = FLASHCL_DTYPE_F32;
+    for (int i = 0; i < 5; ++i) {
+        ck_assert_int_eq(choose(&prof, &no[i].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_msg(cfg_mma(&c) < 3 && !strncmp(c.path_reason, "not wgmma (", 11) && strstr(c.path_reason, no[i].reason),
+                      "%s: %s %s", no[i].reason, c.kernel_name, c.path_reason);
+    }
+    ck_assert_int_eq(choose(&prof, &no[0].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel_name, "flash_mma"); /* d=96 stays on the matrix units */
+    /* a decode step: the decode kernels, as under auto */
+    flashcl_problem dq = p;
+    dq.seq_q = 1;
+    ck_assert_int_eq(choose(&prof, &dq, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_lt(cfg_mma(&c), 3);
+    /* without the sm_90a probe (an A100, or a Hopper whose probe failed): emulated */
+    prof.matrix_units = 1;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(cfg_mma(&c), 4);
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "emulated"));
+    policy.path = FLASHCL_PATH_AUTO;
+    flashcl_path parsed = FLASHCL_PATH_AUTO;
+    ck_assert_int_eq(flashcl_path_parse("wgmma", &parsed), FLASHCL_SUCCESS);
+    ck_assert_int_eq(parsed, FLASHCL_PATH_WGMMA);
+    ck_assert_str_eq(flashcl_path_name(FLASHCL_PATH_WGMMA), "wgmma");
+    ck_assert_int_eq(flashcl_path_parse("wgmma2", &parsed), FLASHCL_INVALID_ARGUMENT);
+    /* the config names its kernel (ABI 5): the enum, the emulation flag and the entry point agree */
+    ck_assert_int_eq(c.kernel, FLASHCL_KERNEL_WGMMA);
+    ck_assert_int_ne(c.emulated, 0);
+    ck_assert_str_eq(c.kernel_name, "flash_wgmma");
+    static const char *const names[] = {"portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "?"};
+    for (int k = 0; k < 8; ++k)
+        ck_assert_str_eq(flashcl_kernel_name((flashcl_kernel)k), names[k]);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("choice-wgmma");
+    TCase *tc = tcase_create("chooser");
+    tcase_add_test(tc, test_wgmma_path);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run(make_suite, 0);
+}
