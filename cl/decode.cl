@@ -104,15 +104,10 @@ inline void decode_merge_store(__local const float *m_p, __local const float *l_
             l += l_p[p * rows + r] * w;
             o += o_p[(p * rows + r) * HEAD_DIM + d] * w;
         }
-#if HAS_SINKS && !SPLIT_KV /* (under split-KV flash_combine adds the sink once) */
-        const float2 ml = softmax_sink(m, l, SINKS[h] * LOG2E_F);
-        const float out = o * softmax_sink_norm(m, ml), lse = softmax_lse(ml.x, ml.y);
-#else
-        (void)SINKS;
-        const float out = o * softmax_norm(l), lse = softmax_lse(m, l);
-#endif
+        const softmax_end e = softmax_finish(m, l, SINK_LOGIT2(SINKS, h));
+        const float out = o * e.inv, lse = softmax_lse(e.m, e.l);
 #if SPLIT_KV
-        const long prow = (long)split * rows_total + lse_row(sv, h, qi, heads_q, seq_q, 0);
+        const long prow = partial_row(split, rows_total, lse_row(sv, h, qi, heads_q, seq_q, 0));
         OP[prow * HEAD_DIM + d] = out;
         if (d == 0)
             LP[prow] = lse;

@@ -382,17 +382,11 @@ flash_fwd(FCL_SIGNATURE(FCL_FLASH_FWD_ARGS))
 #endif
         if (qi >= sq)
             continue;
-#if HAS_SINKS && !SPLIT_KV /* (under split-KV flash_combine adds the sink once) */
-        const float2 ml = softmax_sink(m_run[i], l, SINKS[hi] * LOG2E_F);
-        const float inv = softmax_sink_norm(m_run[i], ml);
-        const float lse = softmax_lse(ml.x, ml.y);
-#else
-        const float inv = softmax_norm(l);
-        const float lse = softmax_lse(m_run[i], l);
-#endif
+        const softmax_end e = softmax_finish(m_run[i], l, SINK_LOGIT2(SINKS, hi));
+        const float inv = e.inv, lse = softmax_lse(e.m, e.l);
 #if SPLIT_KV
         /* the partial result, fp32, (split, row, head_dim_v); its LSE (split, row) */
-        const long prow = (long)split * rows_total + lse_row(sv, hi, qi, heads_q, seq_q, total_q);
+        const long prow = partial_row(split, rows_total, lse_row(sv, hi, qi, heads_q, seq_q, total_q));
         REG_UNROLL
         for (int v = 0; v < NV; ++v) {
             float out[VW];

@@ -149,7 +149,7 @@
     do {                                                                                                       \
         int r_ = tid / ((W) / 8), c_ = (tid - r_ * ((W) / 8)) * 8;                                             \
         __global const ushort *row0_ = (src) + (base);                                                          \
-        __global const ushort *p_ = row0_ + (long)((n0) + r_) * (stride) + c_;                                 \
+        __global const ushort *p_ = row0_ + KV_ROW((n0) + r_, stride) + c_;                                     \
         const long step_ = (long)(WG_SIZE / ((W) / 8)) * (stride) + (WG_SIZE % ((W) / 8)) * 8;                 \
         UNROLL                                                                                                 \
         for (int i_ = 0; i_ < (BLOCK_N * ((W) / 8) + WG_SIZE - 1) / WG_SIZE; ++i_) {                           \
@@ -217,6 +217,9 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     const int sq = sv.sq, skv = sv.skv;
     const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
     const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
+    /* (key rows from kv_base: geometry.cl's kv_row; contiguous rows here, src/kernels/mma.c takes no paged
+     * cache yet, so a tile's rows are a fixed stride apart) */
+#define KV_ROW(j, rs) kv_row(b, (j), (rs), 0, 0, 0, 0)
 
     /* Keys this block can see (tiles outside are never loaded) and keys all its rows see (tiles there
      * need no mask), geometry.cl. */
@@ -492,15 +495,14 @@ UNROLL
             l += SHFL_XOR(l, 1);
             l += SHFL_XOR(l, 2);
             const int qi = row0[mt] + r * 8;
+            /* (the row's maximum in base-2 units; a row that saw no key keeps -inf, whatever the scale) */
 #if HAS_SINKS
             const float m_row = m_run[mt][r] == -INFINITY ? -INFINITY : m_run[mt][r] * scale_abs;
-            const float2 ml = softmax_sink(m_row, l, SINKS[h] * LOG2E_F);
-            const float inv = softmax_sink_norm(m_row, ml);
-            const float lse_m = ml.x, lse_l = ml.y;
 #else
-            const float inv = softmax_norm(l);
-            const float lse_m = m_run[mt][r] * scale_abs, lse_l = l;
+            const float m_row = m_run[mt][r] * scale_abs; /* (-inf * 0 = NaN: softmax_lse still gives -inf) */
 #endif
+            const softmax_end e = softmax_finish(m_row, l, SINK_LOGIT2(SINKS, h));
+            const float inv = e.inv, lse_m = e.m, lse_l = e.l;
 #if O_STAGED
             const int orow = warp * 16 * MT + mt * 16 + g + r * 8;
 UNROLL

@@ -276,6 +276,9 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     const int sq = sv.sq, skv = sv.skv;
     const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
     const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
+    /* (key rows from kv_base: geometry.cl's kv_row; contiguous rows here, src/kernels/wgmma.c takes no paged
+     * cache yet, so a tile's rows are a fixed stride apart) */
+#define KV_ROW(j, rs) kv_row(b, (j), (rs), 0, 0, 0, 0)
 
     /* the keys the block reads, and those all its rows see (geometry.cl) */
     const block_keys keys = block_keys_of(m0, min(m0 + BLOCK_M, sq) - 1, sq, skv, win_left, win_right, BLOCK_N);
@@ -287,10 +290,10 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     const uint q_sign = scale2 < 0.0f ? 0x80008000u : 0u;
     const float scale_abs = fabs(scale2);
 #define Q_ROW(r) (Q + q_row_offset(sv, h, min(m0 + (r), sq - 1), q_sb, q_ss, q_sh))
-#define K_ROW(r) (K + k_base + (long)(n0 + (r)) * k_ss)
-#define V_ROW(r) (V + v_base + (long)(n0 + (r)) * v_ss)
-#define K_NEXT(r) (K + k_base + (long)(n1 + (r)) * k_ss)
-#define V_NEXT(r) (V + v_base + (long)(nv + (r)) * v_ss)
+#define K_ROW(r) (K + k_base + KV_ROW(n0 + (r), k_ss))
+#define V_ROW(r) (V + v_base + KV_ROW(n0 + (r), v_ss))
+#define K_NEXT(r) (K + k_base + KV_ROW(n1 + (r), k_ss))
+#define V_NEXT(r) (V + v_base + KV_ROW(nv + (r), v_ss))
     const int tiles = n_begin < n_end ? (n_end - n_begin + BLOCK_N - 1) / BLOCK_N : 0;
 #if WG_PRODUCER
     /* mbarriers, a stage's each: "full" K and V (128 arrivals: each producer work-item's once its copies of
@@ -320,13 +323,13 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
             if (t < tiles) {
                 const int n1 = n_begin + t * BLOCK_N;
                 mbar_wait(EMPTY_K(t), ROUND(t) ^ 1);
-                PRODUCER_LOAD(KBUF(t), K + k_base + (long)n1 * k_ss, k_ss, skv - n1);
+                PRODUCER_LOAD(KBUF(t), K + k_base + KV_ROW(n1, k_ss), k_ss, skv - n1);
                 ASYNC_ARRIVE(FULL_K(t));
             }
             if (t > 0) {
                 const int nv = n_begin + (t - 1) * BLOCK_N;
                 mbar_wait(EMPTY_V(t - 1), ROUND(t - 1) ^ 1);
-                PRODUCER_LOAD(VBUF(t - 1), V + v_base + (long)nv * v_ss, v_ss, skv - nv);
+                PRODUCER_LOAD(VBUF(t - 1), V + v_base + KV_ROW(nv, v_ss), v_ss, skv - nv);
                 ASYNC_ARRIVE(FULL_V(t - 1));
             }
         }
@@ -680,8 +683,14 @@ UNROLL
         l += SHFL_XOR(l, 1);
         l += SHFL_XOR(l, 2);
         const int qi = row0 + r * 8;
-        const float inv = softmax_norm(l);
-        const float lse_m = m_run[r] * scale_abs, lse_l = l;
+        /* (the row's maximum in base-2 units; a row that saw no key keeps -inf, whatever the scale) */
+#if HAS_SINKS
+        const float m_row = m_run[r] == -INFINITY ? -INFINITY : m_run[r] * scale_abs;
+#else
+        const float m_row = m_run[r] * scale_abs; /* (-inf * 0 = NaN: softmax_lse still gives -inf) */
+#endif
+        const softmax_end e = softmax_finish(m_row, l, SINK_LOGIT2(SINKS, h));
+        const float inv = e.inv, lse_m = e.m, lse_l = e.l;
         if (qi < sq) {
             const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
 UNROLL

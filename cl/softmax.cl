@@ -57,3 +57,42 @@ inline float softmax_lse(const float m, const float l)
 {
     return isnan(l) ? NAN : l > 0.0f ? (m + log2(l)) * LN2_F : -INFINITY; /* a NaN row's LSE stays NaN */
 }
+
+/* A finished row with the maximum m and sum l over its keys (base 2), and the sink's logit s2 (base 2;
+ * SINK_LOGIT2 reads it) joined where the kernel's row is final: with HAS_SINKS, outside split-KV (there
+ * flash_combine joins it once). The factor of its accumulated output, and the (m, l) of its LSE
+ * (softmax_lse, computed only where the kernel writes it). Every kernel's epilogue ends a row here. */
+typedef struct softmax_end {
+    float inv, m, l;
+} softmax_end;
+
+#if HAS_SINKS && !SPLIT_KV
+#define SINK_LOGIT2(sinks, h) ((sinks)[h] * LOG2E_F)
+#else
+#define SINK_LOGIT2(sinks, h) (-INFINITY) /* (never read: no sink joins the row here) */
+#endif
+
+inline softmax_end softmax_finish(const float m, const float l, const float s2)
+{
+    softmax_end e;
+#if HAS_SINKS && !SPLIT_KV
+    const float2 ml = softmax_sink(m, l, s2);
+    e.inv = softmax_sink_norm(m, ml);
+    e.m = ml.x;
+    e.l = ml.y;
+#else
+    (void)s2;
+    e.inv = softmax_norm(l);
+    e.m = m;
+    e.l = l;
+#endif
+    return e;
+}
+
+/* Under split-KV, where split `split` writes its normalised partial result of a row and its LSE for
+ * flash_combine: the row's index `row` among the rows_total rows (lse_row's), in (split, row) order; the
+ * result's element d is at OP[partial_row * HEAD_DIM_V + d], its LSE at LP[partial_row]. */
+inline long partial_row(const int split, const long rows_total, const long row)
+{
+    return (long)split * rows_total + row;
+}
