@@ -86,11 +86,16 @@ typedef struct fcl_kernel_offsets {
     X(SINKS, MEM, __global const float *restrict) X(BATCH_IDX, MEM, __global const int *restrict)         \
     X(LEFT_PAD, MEM, __global const int *restrict) FCL_PRM_ARGS_(X)
 
-/* cl/flash_mma.cl and cl/flash_wgmma.cl */
+/* cl/flash_mma.cl and cl/flash_wgmma.cl: flash_fwd's, 16-bit Q, K and V, no split-KV scratch */
 #define FCL_FLASH_MMA_ARGS(F, X)                                                                           \
     F(Q, MEM, __global const ushort *restrict) X(K, MEM, __global const ushort *restrict)                  \
     X(V, MEM, __global const ushort *restrict) X(O, MEM, __global STORE_T *restrict)                       \
-    X(LSE, MEM, __global float *restrict) X(SINKS, MEM, __global const float *restrict) FCL_PRM_ARGS_(X)
+    X(LSE, MEM, __global float *restrict) X(ALIBI, MEM, __global const float *restrict)                    \
+    X(MASK, MEM, __global const MASK_T *restrict) X(KPM, MEM, __global const uchar *restrict)              \
+    X(CU_Q, MEM, __global const int *restrict) X(CU_K, MEM, __global const int *restrict)                  \
+    X(CACHE_LENS, MEM, __global const int *restrict) X(BT, MEM, __global const int *restrict)              \
+    X(SINKS, MEM, __global const float *restrict) X(BATCH_IDX, MEM, __global const int *restrict)         \
+    X(LEFT_PAD, MEM, __global const int *restrict) FCL_PRM_ARGS_(X)
 
 /* cl/flash_decode.cl (K_T: KV_T) and cl/flash_decode_mma.cl (K_T: KV_P, its packed view of the cache) */
 #define FCL_FLASH_DECODE_ARGS(F, X)                                                                        \

@@ -251,3 +251,8 @@ inline uint float_to_e5m2(const float x)
  * arguments), added to the pointers once at a kernel's start: Q, K, V, O and LSE, which every attention
  * kernel takes under these names. */
 #define APPLY_QKVO_OFFSETS() (Q += q_off, K += k_off, V += v_off, O += o_off, LSE += lse_off)
+/* ... and the optional inputs of the prefill kernels (flash_fwd, flash_mma, flash_wgmma) */
+#define APPLY_PREFILL_OFFSETS()                                                                             \
+    (ALIBI += alibi_off, MASK += mask_off, KPM += kpm_off, CU_Q += cu_q_off, CU_K += cu_k_off,               \
+     CACHE_LENS += cache_lens_off, BT += bt_off, SINKS += sinks_off, BATCH_IDX += cache_idx_off,             \
+     LEFT_PAD += leftpad_off)

@@ -125,18 +125,9 @@ flash_fwd(FCL_SIGNATURE(FCL_FLASH_FWD_ARGS))
     FCL_UNPACK();
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     APPLY_QKVO_OFFSETS();
-    ALIBI += alibi_off;
-    MASK += mask_off;
-    KPM += kpm_off;
-    CU_Q += cu_q_off;
-    CU_K += cu_k_off;
-    CACHE_LENS += cache_lens_off;
-    BT += bt_off;
-    SINKS += sinks_off;
+    APPLY_PREFILL_OFFSETS();
     OP += op_off; /* split-KV's scratch: the caller's workspace or the plan's */
     LP += lp_off;
-    BATCH_IDX += cache_idx_off;
-    LEFT_PAD += leftpad_off;
     /* Declared as float4 so that every row start is 16-byte aligned; scalar stores go through casts. */
     __local float4 shared4[(SHARED_FLOATS + 3) / 4];
     __local float4 p4[BLOCK_M * LDP / 4];

@@ -145,17 +145,17 @@
  * arithmetic, 16 instructions a copy, about a quarter of the key loop at d=128). */
 #define CPR (HEAD_DIM / 8)    /* 16-byte chunks a row of K */
 #define CPR_V (HEAD_DIM_V / 8) /* and of V and O */
-#define LOAD_TILE_(dst, src, base, stride, n0, CHECK, W, ATF)                                                  \
+#define LOAD_TILE_(dst, src, base, stride, pstride, n0, CHECK, W, ATF)                                         \
     do {                                                                                                       \
         int r_ = tid / ((W) / 8), c_ = (tid - r_ * ((W) / 8)) * 8;                                             \
         __global const ushort *row0_ = (src) + (base);                                                          \
-        __global const ushort *p_ = row0_ + KV_ROW((n0) + r_, stride) + c_;                                     \
+        __global const ushort *p_ = row0_ + KV_ROW((n0) + r_, stride, pstride) + c_;                            \
         const long step_ = (long)(WG_SIZE / ((W) / 8)) * (stride) + (WG_SIZE % ((W) / 8)) * 8;                 \
         UNROLL                                                                                                 \
         for (int i_ = 0; i_ < (BLOCK_N * ((W) / 8) + WG_SIZE - 1) / WG_SIZE; ++i_) {                           \
             if ((BLOCK_N * ((W) / 8)) % WG_SIZE == 0 || r_ < BLOCK_N) {                                        \
                 const bool ok_ = !(CHECK) || (n0) + r_ < skv;                                                  \
-                ASYNC8((dst) + ATF(r_, c_), ok_ ? p_ : row0_ + c_, ok_);                                       \
+                ASYNC8((dst) + ATF(r_, c_), PAGED_SRC(p_, row0_, (n0) + r_, stride, pstride, c_, ok_), ok_);   \
             }                                                                                                  \
             r_ += WG_SIZE / ((W) / 8);                                                                         \
             c_ += (WG_SIZE % ((W) / 8)) * 8;                                                                   \
@@ -167,16 +167,24 @@
             }                                                                                                  \
         }                                                                                                      \
     } while (0)
+/* A paged cache (PAGE_SIZE): each chunk's row through the block table, one lookup a row piece (rows past
+ * the keys read the last key's page, and nothing of it); otherwise the stepped pointer. */
+#if PAGE_SIZE
+#define PAGED_SRC(p, row0, j, stride, pstride, c, ok) ((row0) + KV_ROW(min((j), skv - 1), stride, pstride) + (c))
+#else
+#define PAGED_SRC(p, row0, j, stride, pstride, c, ok) ((ok) ? (p) : (row0) + (c))
+#endif
 /* (the row checks only on the tile that crosses the end of the keys) */
-#define LOAD_ROWS(dst, src, base, stride, n0, W, ATF)                                                          \
+#define LOAD_ROWS(dst, src, base, stride, pstride, n0, W, ATF)                                                 \
     do {                                                                                                       \
         if ((n0) + BLOCK_N <= skv)                                                                             \
-            LOAD_TILE_(dst, src, base, stride, n0, 0, W, ATF);                                                 \
+            LOAD_TILE_(dst, src, base, stride, pstride, n0, 0, W, ATF);                                        \
         else                                                                                                   \
-            LOAD_TILE_(dst, src, base, stride, n0, 1, W, ATF);                                                 \
+            LOAD_TILE_(dst, src, base, stride, pstride, n0, 1, W, ATF);                                        \
     } while (0)
-#define LOAD_TILE(dst, src, base, stride, n0) LOAD_ROWS(dst, src, base, stride, n0, HEAD_DIM, AT)
-#define LOAD_V_TILE(dst, src, base, stride, n0) LOAD_ROWS(dst, src, base, stride, n0, HEAD_DIM_V, AT_V)
+/* K's tile of keys n0 .. n0 + BLOCK_N - 1 into dst, and V's (a paged cache's page stride: the batch's) */
+#define LOAD_K(dst, n0) LOAD_ROWS(dst, K, k_base, k_ss, k_sb, n0, HEAD_DIM, AT)
+#define LOAD_V(dst, n0) LOAD_ROWS(dst, V, v_base, v_ss, v_sb, n0, HEAD_DIM_V, AT_V)
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
 flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
@@ -184,7 +192,7 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     FCL_UNPACK();
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     APPLY_QKVO_OFFSETS();
-    SINKS += sinks_off;
+    APPLY_PREFILL_OFFSETS();
     __local uint4 k4[KROWS * LDS / 8];
     __local uint4 v4[KV_STAGES * VT / 8];
     __local ushort *const k_s = (__local ushort *)k4;
@@ -213,13 +221,13 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     const int m0 = (HAS_WINDOW ? (int)get_num_groups(0) - 1 - (int)get_group_id(0) : (int)get_group_id(0)) * BLOCK_M;
     const int bh = get_group_id(1);
     const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
-    const seq_view sv = seq_view_of(b, seq_q, seq_kv, 0, 0, 0, 0, 0, 0, 0, 0);
+    const seq_view sv = seq_view_of(b, seq_q, seq_kv, CU_Q, CU_K, total_q, total_kv, CACHE_LENS, BATCH_IDX, LEFT_PAD,
+                                    cache_batch);
     const int sq = sv.sq, skv = sv.skv;
     const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
     const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
-    /* (key rows from kv_base: geometry.cl's kv_row; contiguous rows here, src/kernels/mma.c takes no paged
-     * cache yet, so a tile's rows are a fixed stride apart) */
-#define KV_ROW(j, rs) kv_row(b, (j), (rs), 0, 0, 0, 0)
+    /* (key row j from kv_base, rows rs and pages ps elements apart: geometry.cl's kv_row) */
+#define KV_ROW(j, rs, ps) kv_row(b, (j), (rs), (ps), BT, max_pages, num_pages)
 
     /* Keys this block can see (tiles outside are never loaded) and keys all its rows see (tiles there
      * need no mask), geometry.cl. */
@@ -241,15 +249,18 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
      * needs a positive scale: a negative one negates Q instead (the sign bits: exact). */
     const uint q_sign = scale2 < 0.0f ? 0x80008000u : 0u;
     const float scale_abs = fabs(scale2);
+    /* With score modifiers the scores are scaled (and modified) before the softmax, whose exponent then
+     * takes them as they are. */
+    const float exp_scale = HAS_SCORE_MODS ? 1.0f : scale_abs;
 #if Q_ASYNC
     /* Q's block and the first K tile in one group of copies; a negative scale's sign flip by each
      * work-item on its own chunks once they landed (the loop's first barrier publishes them). */
     for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
-        ASYNC8(q_s + AT(r, c), Q + q_row_offset(sv, h, min(m0 + r, sq - 1), q_sb, q_ss, q_sh) + c, m0 + r < sq);
+        ASYNC8(q_s + AT(r, c), Q + q_row_offset(sv, h, q_row_clamp(m0 + r, sq), q_sb, q_ss, q_sh) + c, m0 + r < sq);
     }
     if (n_begin < n_end)
-        LOAD_TILE(k_s, K, k_base, k_ss, n_begin);
+        LOAD_K(k_s, n_begin);
     ASYNC_COMMIT();
     if (q_sign) {
         ASYNC_WAIT(0);
@@ -261,7 +272,7 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #else
     for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
-        __global const ushort *src = Q + q_row_offset(sv, h, min(m0 + r, sq - 1), q_sb, q_ss, q_sh) + c;
+        __global const ushort *src = Q + q_row_offset(sv, h, q_row_clamp(m0 + r, sq), q_sb, q_ss, q_sh) + c;
         *(__local uint4 *)(q_s + AT(r, c)) = m0 + r < sq ? LOAD8(src) ^ q_sign : (uint4)(0);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -293,12 +304,24 @@ UNROLL
         row0[mt] = m0 + warp * 16 * MT + mt * 16 + g;
     }
 
+#if HAS_SCORE_MODS
+    /* what the score modifiers need of each of the lane's rows (scores.cl), gathered once */
+    score_row mods[MT][2];
+UNROLL
+    for (int mt = 0; mt < MT; ++mt)
+UNROLL
+        for (int r = 0; r < 2; ++r) {
+            const int qi = row0[mt] + r * 8;
+            mods[mt][r] = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss, m_sh, KPM, seq_kv,
+                                       heads_q, b, qi, h, (int)ALIGNED_POS(qi, sq, skv), qi < sq);
+        }
+#endif
 #if !Q_LOCAL
     barrier(CLK_LOCAL_MEM_FENCE); /* every warp holds its Q fragments: k_s is free */
 #endif
 #if KV_STAGES == 1
     if (n_begin < n_end) {
-        LOAD_TILE(k_s, K, k_base, k_ss, n_begin);
+        LOAD_K(k_s, n_begin);
         ASYNC_COMMIT();
     }
 #else
@@ -308,14 +331,14 @@ UNROLL
      * at the step's start K(i) (then pending: V(i), K(i+1)), before P*V V(i) (K(i+1), V(i+1)). */
 #if !Q_ASYNC
     if (n_begin < n_end)
-        LOAD_TILE(k_s, K, k_base, k_ss, n_begin);
+        LOAD_K(k_s, n_begin);
     ASYNC_COMMIT();
 #endif
     if (n_begin < n_end)
-        LOAD_V_TILE(v_s, V, v_base, v_ss, n_begin);
+        LOAD_V(v_s, n_begin);
     ASYNC_COMMIT();
     if (n_begin + BLOCK_N < n_end)
-        LOAD_TILE(k_s + KT, K, k_base, k_ss, n_begin + BLOCK_N);
+        LOAD_K(k_s + KT, n_begin + BLOCK_N);
     ASYNC_COMMIT();
     int kbuf = 0, vbuf = 0; /* tile i's buffers: k_s + kbuf, v_s + vbuf (0 or KT, 0 or VT) */
 #endif
@@ -323,14 +346,14 @@ UNROLL
 #if KV_STAGES == 1
         ASYNC_WAIT(0);                /* this thread's copies of K(n0) have landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's have; and P*V of the previous tile is done: v_s is free */
-        LOAD_V_TILE(v_s, V, v_base, v_ss, n0);
+        LOAD_V(v_s, n0);
         ASYNC_COMMIT();
         __local const ushort *const kt = k_s, *const vt = v_s;
 #else
         ASYNC_WAIT(2);                /* this thread's copies of K(n0) have landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's have; and P*V of the previous tile is done: its v buffer is free */
         if (n0 + BLOCK_N < n_end)
-            LOAD_V_TILE(v_s + (vbuf ^ VT), V, v_base, v_ss, n0 + BLOCK_N);
+            LOAD_V(v_s + (vbuf ^ VT), n0 + BLOCK_N);
         ASYNC_COMMIT();
         __local const ushort *const kt = k_s + kbuf, *const vt = v_s + vbuf;
 #endif
@@ -364,6 +387,26 @@ UNROLL
             }
         }
 
+#if HAS_SCORE_MODS
+        /* Scaled and modified (scores.cl) on the accumulators; the keys outside a row's window, or past
+         * the sequence's end, -inf on the tiles that cross them. */
+        {
+            const bool edge = n0 < inner_lo || n0 + BLOCK_N > inner_hi;
+UNROLL
+            for (int mt = 0; mt < MT; ++mt)
+UNROLL
+                for (int r = 0; r < 2; ++r) {
+                    key_range vis = {0, skv};
+#if HAS_WINDOW
+                    if (edge)
+                        vis = visible_keys(row0[mt] + r * 8, sq, skv, win_left, win_right);
+#endif
+#define S_ACC(j, e) s[mt][j][2 * r + (e)]
+                    SCORE_MODS_ACC(S_ACC, NT, mods[mt][r], n0 + 2 * t, scale_abs, edge, vis);
+#undef S_ACC
+                }
+        }
+#else
         /* Mask only the tiles that cross a row's window edge or the sequence's end (unscaled scores). */
         if (n0 < inner_lo || n0 + BLOCK_N > inner_hi) {
 UNROLL
@@ -386,6 +429,7 @@ UNROLL
                         }
                 }
         }
+#endif
 
         float alphas[MT][2];
         /* Online softmax on the lane's rows (r = 0: row0, elements 0 and 1; r = 1: row0 + 8), softmax.cl's
@@ -401,14 +445,14 @@ UNROLL
                     mx = mma_max_nan(mx, mma_max_nan(s[mt][j][2 * r], s[mt][j][2 * r + 1]));
                 mx = mma_max_nan(mx, SHFL_XOR(mx, 1));
                 mx = mma_max_nan(mx, SHFL_XOR(mx, 2));
-                const float m_scaled = mx == -INFINITY ? 0.0f : mx * scale_abs;
+                const float m_scaled = mx == -INFINITY ? 0.0f : mx * exp_scale;
                 /* (with a window exactly 1 where the maximum did not move; a NaN maximum moves it) */
-                const float alpha = HAS_WINDOW && mx == m_run[mt][r] ? 1.0f : mma_exp2(fma(m_run[mt][r], scale_abs, -m_scaled));
+                const float alpha = HAS_WINDOW && mx == m_run[mt][r] ? 1.0f : mma_exp2(fma(m_run[mt][r], exp_scale, -m_scaled));
                 float psum = 0.0f;
 UNROLL
                 for (int j = 0; j < NT; ++j) {
-                    const float p0 = mma_exp2(fma(s[mt][j][2 * r], scale_abs, -m_scaled));
-                    const float p1 = mma_exp2(fma(s[mt][j][2 * r + 1], scale_abs, -m_scaled));
+                    const float p0 = mma_exp2(fma(s[mt][j][2 * r], exp_scale, -m_scaled));
+                    const float p1 = mma_exp2(fma(s[mt][j][2 * r + 1], exp_scale, -m_scaled));
                     s[mt][j][2 * r] = p0;
                     s[mt][j][2 * r + 1] = p1;
                     psum += p0 + p1;
@@ -437,14 +481,14 @@ UNROLL
         ASYNC_WAIT(0);                /* V(n0) has landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies too; and S is done: k_s is free */
         if (n0 + BLOCK_N < n_end) {
-            LOAD_TILE(k_s, K, k_base, k_ss, n0 + BLOCK_N);
+            LOAD_K(k_s, n0 + BLOCK_N);
             ASYNC_COMMIT();
         }
 #else
         ASYNC_WAIT(2);                /* V(n0) has landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies too; and S is done: this k buffer is free */
         if (n0 + 2 * BLOCK_N < n_end)
-            LOAD_TILE(k_s + kbuf, K, k_base, k_ss, n0 + 2 * BLOCK_N);
+            LOAD_K(k_s + kbuf, n0 + 2 * BLOCK_N);
         ASYNC_COMMIT();
 #endif
 
@@ -497,9 +541,9 @@ UNROLL
             const int qi = row0[mt] + r * 8;
             /* (the row's maximum in base-2 units; a row that saw no key keeps -inf, whatever the scale) */
 #if HAS_SINKS
-            const float m_row = m_run[mt][r] == -INFINITY ? -INFINITY : m_run[mt][r] * scale_abs;
+            const float m_row = m_run[mt][r] == -INFINITY ? -INFINITY : m_run[mt][r] * exp_scale;
 #else
-            const float m_row = m_run[mt][r] * scale_abs; /* (-inf * 0 = NaN: softmax_lse still gives -inf) */
+            const float m_row = m_run[mt][r] * exp_scale; /* (-inf * 0 = NaN: softmax_lse still gives -inf) */
 #endif
             const softmax_end e = softmax_finish(m_row, l, SINK_LOGIT2(SINKS, h));
             const float inv = e.inv, lse_m = e.m, lse_l = e.l;
@@ -509,7 +553,7 @@ UNROLL
             for (int j = 0; j < DT; ++j)
                 *(__local uint *)(o_s + AT_V(orow, j * 8) + 2 * t) = pack2(o[mt][j][2 * r] * inv, o[mt][j][2 * r + 1] * inv);
             if (write_lse && t == 0 && qi < sq)
-                LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(lse_m, lse_l);
+                LSE[lse_row(sv, h, qi, heads_q, seq_q, total_q)] = softmax_lse(lse_m, lse_l);
 #else
             if (qi < sq) {
                 const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
@@ -519,7 +563,7 @@ UNROLL
                     STORE(O, ob + j * 8 + 2 * t + 1, o[mt][j][2 * r + 1] * inv);
                 }
                 if (write_lse && t == 0)
-                    LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(lse_m, lse_l);
+                    LSE[lse_row(sv, h, qi, heads_q, seq_q, total_q)] = softmax_lse(lse_m, lse_l);
             }
 #endif
         }

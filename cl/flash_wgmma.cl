@@ -223,15 +223,23 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
  * group of GROUP_COLS (written as shifts and masks: me is never negative). */
 #define COPY_ROWS (SWIZZLE ? 4 : 8)
 #define GROUP_COLS (SWIZZLE ? 64 : 32)
-#define PRODUCER_LOAD(dst_, src_, ss_, limit_)                                                                 \
+#if PAGE_SIZE /* (a paged cache: each row's page through the block table, one lookup a row piece) */
+#define PRODUCER_SRC(s_, src_, base_, n_, row_, ss_, ps_, c0_, ok_)                                            \
+    ((base_) + KV_ROW(min((n_) + (row_), skv - 1), ss_, ps_) + (c0_))
+#else
+#define PRODUCER_SRC(s_, src_, base_, n_, row_, ss_, ps_, c0_, ok_) ((ok_) ? (s_) : (src_) + (c0_))
+#endif
+#define PRODUCER_LOAD(dst_, base_, n_, ss_, ps_, limit_)                                                       \
     do {                                                                                                       \
         const int r0_ = COPY_ROWS * (me >> 5) + ((me & 31) >> (SWIZZLE ? 3 : 2)), c0_ = 8 * (me & (31 / COPY_ROWS)); \
-        __global const ushort *s_ = (src_) + (long)r0_ * (ss_) + c0_;                                          \
+        __global const ushort *src_ = (base_) + KV_ROW(n_, ss_, ps_);                                           \
+        __global const ushort *s_ = src_ + (long)r0_ * (ss_) + c0_;                                            \
         __local ushort *d_ = (dst_) + TILE_AT(r0_, c0_, BLOCK_N);                                              \
         _Pragma("nounroll") for (int rb_ = 0; rb_ < BLOCK_N / (4 * COPY_ROWS); ++rb_)                          \
         {                                                                                                      \
             const bool ok_ = r0_ + 4 * COPY_ROWS * rb_ < (limit_);                                             \
-            __global const ushort *sp_ = ok_ ? s_ : (src_) + c0_;                                              \
+            __global const ushort *sp_ =                                                                       \
+                PRODUCER_SRC(s_, src_, base_, n_, r0_ + 4 * COPY_ROWS * rb_, ss_, ps_, c0_, ok_);              \
             UNROLL                                                                                             \
             for (int g_ = 0; g_ < HEAD_DIM / GROUP_COLS; ++g_)                                                 \
                 ASYNC8(d_ + g_ * TILE_AT(0, GROUP_COLS, BLOCK_N), sp_ + GROUP_COLS * g_, ok_);                 \
@@ -245,7 +253,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 {
     FCL_UNPACK();
     APPLY_QKVO_OFFSETS();
-    SINKS += sinks_off;
+    APPLY_PREFILL_OFFSETS();
     __local uint4 q4[BLOCK_M * HEAD_DIM / 8] LOCAL_ALIGN;
     __local uint4 k4[KV_STAGES * KVT / 8] LOCAL_ALIGN;
     __local uint4 v4[KV_STAGES * KVT / 8] LOCAL_ALIGN;
@@ -272,13 +280,13 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     const int m0 = (int)get_group_id(0) * BLOCK_M;
     const int bh = get_group_id(1);
     const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
-    const seq_view sv = seq_view_of(b, seq_q, seq_kv, 0, 0, 0, 0, 0, 0, 0, 0);
+    const seq_view sv = seq_view_of(b, seq_q, seq_kv, CU_Q, CU_K, total_q, total_kv, CACHE_LENS, BATCH_IDX, LEFT_PAD,
+                                    cache_batch);
     const int sq = sv.sq, skv = sv.skv;
     const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
     const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
-    /* (key rows from kv_base: geometry.cl's kv_row; contiguous rows here, src/kernels/wgmma.c takes no paged
-     * cache yet, so a tile's rows are a fixed stride apart) */
-#define KV_ROW(j, rs) kv_row(b, (j), (rs), 0, 0, 0, 0)
+    /* (key row j from kv_base, rows rs and pages ps elements apart: geometry.cl's kv_row) */
+#define KV_ROW(j, rs, ps) kv_row(b, (j), (rs), (ps), BT, max_pages, num_pages)
 
     /* the keys the block reads, and those all its rows see (geometry.cl) */
     const block_keys keys = block_keys_of(m0, min(m0 + BLOCK_M, sq) - 1, sq, skv, win_left, win_right, BLOCK_N);
@@ -289,11 +297,14 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
      * negative one negates Q (its sign bits, exact), flipped by each work-item on its own chunks. */
     const uint q_sign = scale2 < 0.0f ? 0x80008000u : 0u;
     const float scale_abs = fabs(scale2);
-#define Q_ROW(r) (Q + q_row_offset(sv, h, min(m0 + (r), sq - 1), q_sb, q_ss, q_sh))
-#define K_ROW(r) (K + k_base + KV_ROW(n0 + (r), k_ss))
-#define V_ROW(r) (V + v_base + KV_ROW(n0 + (r), v_ss))
-#define K_NEXT(r) (K + k_base + KV_ROW(n1 + (r), k_ss))
-#define V_NEXT(r) (V + v_base + KV_ROW(nv + (r), v_ss))
+    /* With score modifiers the scores are scaled (and modified) before the softmax, whose exponent then
+     * takes them as they are. */
+    const float exp_scale = HAS_SCORE_MODS ? 1.0f : scale_abs;
+#define Q_ROW(r) (Q + q_row_offset(sv, h, q_row_clamp(m0 + (r), sq), q_sb, q_ss, q_sh))
+#define K_ROW(r) (K + k_base + KV_ROW(n0 + (r), k_ss, k_sb))
+#define V_ROW(r) (V + v_base + KV_ROW(n0 + (r), v_ss, v_sb))
+#define K_NEXT(r) (K + k_base + KV_ROW(n1 + (r), k_ss, k_sb))
+#define V_NEXT(r) (V + v_base + KV_ROW(nv + (r), v_ss, v_sb))
     const int tiles = n_begin < n_end ? (n_end - n_begin + BLOCK_N - 1) / BLOCK_N : 0;
 #if WG_PRODUCER
     /* mbarriers, a stage's each: "full" K and V (128 arrivals: each producer work-item's once its copies of
@@ -323,13 +334,13 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
             if (t < tiles) {
                 const int n1 = n_begin + t * BLOCK_N;
                 mbar_wait(EMPTY_K(t), ROUND(t) ^ 1);
-                PRODUCER_LOAD(KBUF(t), K + k_base + KV_ROW(n1, k_ss), k_ss, skv - n1);
+                PRODUCER_LOAD(KBUF(t), K + k_base, n1, k_ss, k_sb, skv - n1);
                 ASYNC_ARRIVE(FULL_K(t));
             }
             if (t > 0) {
                 const int nv = n_begin + (t - 1) * BLOCK_N;
                 mbar_wait(EMPTY_V(t - 1), ROUND(t - 1) ^ 1);
-                PRODUCER_LOAD(VBUF(t - 1), V + v_base + KV_ROW(nv, v_ss), v_ss, skv - nv);
+                PRODUCER_LOAD(VBUF(t - 1), V + v_base, nv, v_ss, v_sb, skv - nv);
                 ASYNC_ARRIVE(FULL_V(t - 1));
             }
         }
@@ -373,6 +384,16 @@ UNROLL
         o[e] = 0.0f;
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}; /* rows row0 and row0 + 8 */
     const int row0 = m0 + 64 * wgi + 16 * (warp & 3) + g;
+#if HAS_SCORE_MODS
+    /* what the score modifiers need of the lane's two rows (scores.cl), gathered once */
+    score_row mods[2];
+UNROLL
+    for (int r = 0; r < 2; ++r) {
+        const int qi = row0 + r * 8;
+        mods[r] = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss, m_sh, KPM, seq_kv,
+                               heads_q, b, qi, h, (int)ALIGNED_POS(qi, sq, skv), qi < sq);
+    }
+#endif
     float s[NS], alpha[2];
 
     /* The mask of the S tile of keys n0_ .. (only the tiles that cross a row's window edge or the
@@ -383,10 +404,23 @@ UNROLL
 #else
 #define ROW_KEYS(r) ((key_range){0, skv})
 #endif
-#define WG_SOFTMAX(n0_)                                                                                        \
+/* the score modifiers (scores.cl) on the lane's accumulators of row r: scaled, modified, and -inf outside
+ * the row's visible keys on a tile that crosses their edge */
+#define WG_S_ACC(j, e) s[4 * (j) + 2 * r + (e)]
+#if HAS_SCORE_MODS
+#define WG_SCORES(sm_n0)                                                                                       \
     do {                                                                                                       \
-        const int sm_n0 = (n0_); /* (evaluated before the loops: their counters would capture its names) */    \
-        if (sm_n0 < inner_lo || sm_n0 + BLOCK_N > inner_hi) {                                                  \
+        const bool edge_ = (sm_n0) < inner_lo || (sm_n0) + BLOCK_N > inner_hi;                                 \
+        UNROLL                                                                                                 \
+        for (int r = 0; r < 2; ++r) {                                                                          \
+            const key_range vis = edge_ ? ROW_KEYS(r) : (key_range){0, skv};                                   \
+            SCORE_MODS_ACC(WG_S_ACC, BLOCK_N / 8, mods[r], (sm_n0) + 2 * t, scale_abs, edge_, vis);            \
+        }                                                                                                      \
+    } while (0)
+#else
+#define WG_SCORES(sm_n0)                                                                                       \
+    do {                                                                                                       \
+        if ((sm_n0) < inner_lo || (sm_n0) + BLOCK_N > inner_hi) {                                              \
             UNROLL                                                                                             \
             for (int r = 0; r < 2; ++r) {                                                                      \
                 const key_range vis = ROW_KEYS(r);                                                             \
@@ -394,12 +428,18 @@ UNROLL
                 for (int j = 0; j < BLOCK_N / 8; ++j)                                                          \
                     UNROLL                                                                                     \
                     for (int e = 0; e < 2; ++e) {                                                              \
-                        const int key = sm_n0 + 8 * j + 2 * t + e;                                             \
+                        const int key = (sm_n0) + 8 * j + 2 * t + e;                                           \
                         if (key < vis.lo || key >= vis.hi)                                                     \
                             s[4 * j + 2 * r + e] = -INFINITY;                                                  \
                     }                                                                                          \
             }                                                                                                  \
         }                                                                                                      \
+    } while (0)
+#endif
+#define WG_SOFTMAX(n0_)                                                                                        \
+    do {                                                                                                       \
+        const int sm_n0 = (n0_); /* (evaluated before the loops: their counters would capture its names) */    \
+        WG_SCORES(sm_n0);                                                                                      \
         UNROLL                                                                                                 \
         for (int r = 0; r < 2; ++r) {                                                                          \
             float mx = m_run[r];                                                                               \
@@ -408,13 +448,13 @@ UNROLL
                 mx = mma_max_nan(mx, mma_max_nan(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));                    \
             mx = mma_max_nan(mx, SHFL_XOR(mx, 1));                                                             \
             mx = mma_max_nan(mx, SHFL_XOR(mx, 2));                                                             \
-            const float m_scaled = mx == -INFINITY ? 0.0f : mx * scale_abs;                                    \
-            alpha[r] = mma_exp2(fma(m_run[r], scale_abs, -m_scaled));                                          \
+            const float m_scaled = mx == -INFINITY ? 0.0f : mx * exp_scale;                                    \
+            alpha[r] = mma_exp2(fma(m_run[r], exp_scale, -m_scaled));                                          \
             float psum = 0.0f;                                                                                 \
             UNROLL                                                                                             \
             for (int j = 0; j < BLOCK_N / 8; ++j) {                                                            \
-                const float p0 = mma_exp2(fma(s[4 * j + 2 * r], scale_abs, -m_scaled));                        \
-                const float p1 = mma_exp2(fma(s[4 * j + 2 * r + 1], scale_abs, -m_scaled));                    \
+                const float p0 = mma_exp2(fma(s[4 * j + 2 * r], exp_scale, -m_scaled));                        \
+                const float p1 = mma_exp2(fma(s[4 * j + 2 * r + 1], exp_scale, -m_scaled));                    \
                 s[4 * j + 2 * r] = p0;                                                                         \
                 s[4 * j + 2 * r + 1] = p1;                                                                     \
                 psum += p0 + p1;                                                                               \
@@ -685,9 +725,9 @@ UNROLL
         const int qi = row0 + r * 8;
         /* (the row's maximum in base-2 units; a row that saw no key keeps -inf, whatever the scale) */
 #if HAS_SINKS
-        const float m_row = m_run[r] == -INFINITY ? -INFINITY : m_run[r] * scale_abs;
+        const float m_row = m_run[r] == -INFINITY ? -INFINITY : m_run[r] * exp_scale;
 #else
-        const float m_row = m_run[r] * scale_abs; /* (-inf * 0 = NaN: softmax_lse still gives -inf) */
+        const float m_row = m_run[r] * exp_scale; /* (-inf * 0 = NaN: softmax_lse still gives -inf) */
 #endif
         const softmax_end e = softmax_finish(m_row, l, SINK_LOGIT2(SINKS, h));
         const float inv = e.inv, lse_m = e.m, lse_l = e.l;
@@ -699,7 +739,7 @@ UNROLL
                 STORE(O, ob + j * 8 + 2 * t + 1, o[4 * j + 2 * r + 1] * inv);
             }
             if (write_lse && t == 0)
-                LSE[lse_row(sv, h, qi, heads_q, seq_q, 0)] = softmax_lse(lse_m, lse_l);
+                LSE[lse_row(sv, h, qi, heads_q, seq_q, total_q)] = softmax_lse(lse_m, lse_l);
         }
     }
 }

@@ -45,6 +45,17 @@ inline seq_view seq_view_of(const int b, const int seq_q, const int seq_kv, __gl
     return s;
 }
 
+/* Query row i clamped into its sequence of sq queries, for an address that is loaded and not used (rows
+ * past the end read the last row; a packed sequence may have no query: row 0 of it). */
+inline int q_row_clamp(const int i, const int sq)
+{
+#if VARLEN
+    return max(min(i, sq - 1), 0);
+#else
+    return min(i, sq - 1);
+#endif
+}
+
 /* Element offset of query (or output) row i of head h of the sequence. */
 inline long q_row_offset(const seq_view s, const int h, const int i, const long sb, const long ss, const long sh)
 {

@@ -2,8 +2,8 @@
 /*
  * scores.cl: what happens to a scaled score between Q*K^T and the softmax, in this order: the softcap,
  * ALiBi, the additive or boolean mask, the key-padding mask: score_row_of and score_mod below, which
- * flash_fwd, both decode kernels and the naive kernels compose (the matrix-unit prefill kernels take none
- * of these yet: src/kernels/mma.c says so). Scores are in units of u: 1 for the natural logarithm
+ * every kernel composes: flash_fwd, both decode kernels, the naive kernels, and the matrix-unit prefill
+ * kernels on their accumulators (SCORE_MODS_ACC). Scores are in units of u: 1 for the natural logarithm
  * (naive), LOG2E_F for the flash kernels' base-2 scores.
  */
 
@@ -89,6 +89,10 @@ inline score_row score_row_of(const float u, const float cap_u, __global const f
     return r;
 }
 
+/* Whether any modifier is compiled in: the matrix-unit kernels then scale their scores before the
+ * softmax (a softcap is not linear in the scale), instead of in its exponent. */
+#define HAS_SCORE_MODS (HAS_SOFTCAP || HAS_ALIBI || HAS_MASK || HAS_KPM)
+
 inline float score_mod(const score_row r, const int key, float s, bool visible)
 {
 #if HAS_SOFTCAP
@@ -115,3 +119,19 @@ inline float score_mod(const score_row r, const int key, float s, bool visible)
     (void)key;
     return visible ? s : -INFINITY;
 }
+
+/* score_mod on the scores a lane of a matrix-unit kernel holds of one query row in the m16n8 accumulator
+ * layout (mma.cl): keys k0 + 8j + e of n8 tiles j < NT8, e 0 and 1 (k0 = the tile's first key + 2 * (lane
+ * % 4)), ACC(j, e) the element. Raw scores times `scale`, then modified; a key outside vis (the row's
+ * visible keys) is -inf unless `edge` is 0 (a tile every row of the block sees whole). */
+#define SCORE_MODS_ACC(ACC, NT8, mods, k0, scale, edge, vis)                                                 \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int j_ = 0; j_ < (NT8); ++j_)                                                                     \
+            UNROLL                                                                                             \
+            for (int e_ = 0; e_ < 2; ++e_) {                                                                   \
+                const int key_ = (k0) + 8 * j_ + e_;                                                           \
+                ACC(j_, e_) = score_mod((mods), key_, ACC(j_, e_) * (scale),                                   \
+                                        !(edge) || (key_ >= (vis).lo && key_ < (vis).hi));                     \
+            }                                                                                                  \
+    } while (0)

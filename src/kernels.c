@@ -225,13 +225,6 @@ flashcl_status fcl_args_check(flashcl_context *ctx, const fcl_args *a, const cha
     return fcl_fail_cl(ctx, a->err, call);
 }
 
-const char *fcl_window_define(const flashcl_problem *p)
-{
-    if (!p->causal && !p->window)
-        return "";
-    return p->alignment == FLASHCL_ALIGN_TOP_LEFT ? " -DHAS_WINDOW=1 -DTOP_LEFT=1" : " -DHAS_WINDOW=1";
-}
-
 void fcl_flash_grid(const flashcl_plan *pl, size_t global[2], size_t local[2])
 {
     /* row tiles of the (packed) query rows x (batch, query head or KV head when packed, split) */

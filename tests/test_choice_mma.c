@@ -64,16 +64,35 @@ START_TEST(test_matrix_unit_path)
     no[n].what = "fp32", no[n].reason = "fp32", no[n++].q.dtype = FLASHCL_DTYPE_F32;
     no[n].what = "d=80", no[n].reason = "head_dim", no[n++].q.head_dim = 80;
     no[n].what = "d=72", no[n].reason = "head_dim", no[n++].q.head_dim = 72;
-    no[n].what = "alibi", no[n].reason = "biases", no[n++].q.alibi = 1;
-    no[n].what = "softcap", no[n].reason = "softcap", no[n++].q.softcap = 30.0f;
     no[n].what = "splits", no[n].reason = "splits", no[n++].q.kv_splits = 4;
-    no[n].what = "cache", no[n].reason = "KV cache", no[n++].q.kv_cache = 1;
     no[n].what = "mixed", no[n].reason = "K and V in another dtype than Q", no[n++].q.kv_dtype = FLASHCL_KV_DTYPE_F32;
     for (int i = 0; i < n; ++i) {
         ck_assert_int_eq(choose(&prof, &no[i].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_msg(cfg_mma(&c) == 0 && !strcmp(c.kernel_name, "flash_fwd"), "%s: got %s", no[i].what, c.kernel_name);
         ck_assert_msg(strstr(c.path_reason, "portable: ") && strstr(c.path_reason, no[i].reason), "%s: \"%s\"",
                       no[i].what, c.path_reason);
+    }
+
+    /* What engines send takes the matrix units: the score modifiers, packed sequences, a KV cache
+     * (contiguous or paged, with the append), sinks. */
+    {
+        flashcl_problem yes[8];
+        for (int i = 0; i < 8; ++i)
+            yes[i] = p;
+        yes[0].alibi = 1;
+        yes[1].softcap = 30.0f;
+        yes[2].attn_mask = 1, yes[2].mask_dtype = FLASHCL_MASK_BOOL;
+        yes[3].key_padding = 1;
+        yes[4].varlen = 1, yes[4].total_q = (int64_t)p.batch * p.seq_q, yes[4].total_kv = (int64_t)p.batch * p.seq_kv;
+        yes[5].kv_cache = 1, yes[5].page_size = 16, yes[5].kv_append = 1;
+        yes[5].num_pages = p.batch * ((p.seq_kv + 15) / 16);
+        yes[6].kv_cache = 1, yes[6].cache_batch_idx = 1, yes[6].cache_leftpad = 1;
+        yes[7].sinks = 1;
+        for (int i = 0; i < 8; ++i) {
+            const flashcl_status st = choose(&prof, &yes[i], FLASHCL_ALGO_FLASH, &c);
+            ck_assert_msg(st == FLASHCL_SUCCESS, "feature %d: %s", i, flashcl_status_string(st));
+            ck_assert_msg(cfg_mma(&c) == 1, "feature %d: got %s (%s)", i, c.kernel_name, c.path_reason);
+        }
     }
 
     /* On Hopper's static budget, the tiles measured fastest (docs/design/mma.md, "The tiles"): 32 rows a

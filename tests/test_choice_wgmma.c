@@ -77,21 +77,38 @@ START_TEST(test_wgmma_path)
     struct {
         const char *reason;
         flashcl_problem q;
-    } no[5];
-    for (int i = 0; i < 5; ++i)
+    } no[4];
+    for (int i = 0; i < 4; ++i)
         no[i].q = p;
     no[0].reason = "head_dim other than 64", no[0].q.head_dim = 96;
     no[1].reason = "16-byte aligned", no[1].q.k_strides = (flashcl_strides){4096 * 16 * 130, 16 * 130, 130};
     no[2].reason = "head_dim_v", no[2].q.head_dim_v = 64;
-    no[3].reason = "sinks", no[3].q.sinks = 1;
-    no[4].reason = "fp32", no[4].q.dtype = FLASHCL_DTYPE_F32;
-    for (int i = 0; i < 5; ++i) {
+    no[3].reason = "fp32", no[3].q.dtype = FLASHCL_DTYPE_F32;
+    for (int i = 0; i < 4; ++i) {
         ck_assert_int_eq(choose(&prof, &no[i].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_msg(cfg_mma(&c) < 3 && !strncmp(c.path_reason, "not wgmma (", 11) && strstr(c.path_reason, no[i].reason),
                       "%s: %s %s", no[i].reason, c.kernel_name, c.path_reason);
     }
     ck_assert_int_eq(choose(&prof, &no[0].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_str_eq(c.kernel_name, "flash_mma"); /* d=96 stays on the matrix units */
+    /* what engines send stays on the warpgroup kernel: sinks, the score modifiers, packed sequences, a
+     * paged cache with the append */
+    {
+        flashcl_problem yes[5];
+        for (int i = 0; i < 5; ++i)
+            yes[i] = p;
+        yes[0].sinks = 1;
+        yes[1].softcap = 30.0f, yes[1].alibi = 1;
+        yes[2].attn_mask = 1, yes[2].mask_dtype = FLASHCL_MASK_BOOL, yes[2].key_padding = 1;
+        yes[3].varlen = 1, yes[3].total_q = (int64_t)p.batch * p.seq_q, yes[3].total_kv = (int64_t)p.batch * p.seq_kv;
+        yes[4].kv_cache = 1, yes[4].page_size = 16, yes[4].kv_append = 1;
+        yes[4].num_pages = p.batch * ((p.seq_kv + 15) / 16);
+        for (int i = 0; i < 5; ++i) {
+            const flashcl_status st = choose(&prof, &yes[i], FLASHCL_ALGO_FLASH, &c);
+            ck_assert_msg(st == FLASHCL_SUCCESS, "feature %d: %s", i, flashcl_status_string(st));
+            ck_assert_msg(cfg_mma(&c) >= 3, "feature %d: got %s (%s)", i, c.kernel_name, c.path_reason);
+        }
+    }
     /* a decode step: the decode kernels, as under auto */
     flashcl_problem dq = p;
     dq.seq_q = 1;

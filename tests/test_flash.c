@@ -946,6 +946,71 @@ static const case_params mma_cases[] = {
 };
 #define N_MMA_CASES ((int)(sizeof mma_cases / sizeof *mma_cases))
 
+/* What engines send, on the matrix-unit kernel (forced; emulated where the device has no matrix units):
+ * each score modifier alone (softcap, ALiBi per head and per batch, fp32/fp16/bool masks in their three
+ * broadcasts, key padding), packed sequences, a KV cache contiguous and paged (pages of 16 and 48, the
+ * append, cache_batch_idx and leftpad: chunked prefill), sinks, top-left causal, and the combinations
+ * engines use (softcap with a window, a mask with GQA, a paged cache with a window and softcap). */
+static const case_params mma_feature_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 100, .seq_kv = 130, .batch = 2, .heads_kv = 1,
+     .softcap = 30.0f, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 1, .seq_q = 90, .seq_kv = 90, .batch = 2, .heads_kv = 2,
+     .causal = 1, .alibi = 2, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 2, .seq_q = 40, .seq_kv = 70, .batch = 1, .heads_kv = 1,
+     .alibi = 1, .scale = -0.3f, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 70, .seq_kv = 150, .batch = 1, .heads_kv = 1,
+     .attn_mask = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 1, .seq_q = 50, .seq_kv = 120, .batch = 2, .heads_kv = 1,
+     .causal = 1, .attn_mask = 2, .mask_dtype = FLASHCL_MASK_BOOL, .key_padding = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 4, .seq_q = 40, .seq_kv = 70, .batch = 2, .heads_kv = 1,
+     .attn_mask = 3, .mask_dtype = FLASHCL_MASK_F16, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 1, .seq_q = 77, .seq_kv = 140, .batch = 3, .heads_kv = 1,
+     .key_padding = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 90, .seq_kv = 110, .batch = 1, .heads_kv = 2,
+     .window = 1, .window_left = 40, .window_right = 0, .softcap = 20.0f, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 130, .seq_kv = 150, .batch = 4, .heads_kv = 1,
+     .varlen = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 1, .seq_q = 90, .seq_kv = 70, .batch = 5, .heads_kv = 2,
+     .causal = 1, .alibi = 1, .varlen = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 40, .seq_kv = 200, .batch = 2, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 2, .seq_q = 33, .seq_kv = 250, .batch = 3, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 40, .seq_kv = 150, .batch = 3, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .cache_idx = 1, .leftpad = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 2, .seq_q = 24, .seq_kv = 160, .batch = 2, .heads_kv = 1,
+     .causal = 1, .window = 1, .window_left = 40, .window_right = -1, .softcap = 10.0f, .kv_cache = 1,
+     .page_size = 48, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 2, .seq_q = 70, .seq_kv = 90, .batch = 1, .heads_kv = 1,
+     .sinks = 1, .alibi = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 60, .seq_kv = 100, .batch = 1, .heads_kv = 1,
+     .causal = 1, .top_left = 1, .alibi = 1, .path = FLASHCL_PATH_MMA},
+};
+#define N_MMA_FEATURE_CASES ((int)(sizeof mma_feature_cases / sizeof *mma_feature_cases))
+
+/* The same features on the warpgroup kernel (forced; emulated without sm_90a programs), head dims 64 and
+ * 128: each score modifier, packed sequences, a KV cache contiguous and paged (pages of 16: chunked
+ * prefill), cache_batch_idx and leftpad, sinks, top-left causal, softcap with a window, a mask with GQA. */
+static const case_params wgmma_feature_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 100, .seq_kv = 130, .batch = 1, .heads_kv = 1,
+     .softcap = 30.0f, .window = 1, .window_left = 50, .window_right = 0, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 1, .seq_q = 90, .seq_kv = 90, .batch = 2, .heads_kv = 1,
+     .causal = 1, .alibi = 2, .scale = -0.3f, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 70, .seq_kv = 150, .batch = 1, .heads_kv = 1,
+     .attn_mask = 2, .mask_dtype = FLASHCL_MASK_BOOL, .key_padding = 1, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 1, .seq_q = 50, .seq_kv = 120, .batch = 2, .heads_kv = 1,
+     .causal = 1, .attn_mask = 1, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 130, .seq_kv = 150, .batch = 4, .heads_kv = 1,
+     .causal = 1, .varlen = 1, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 33, .seq_kv = 250, .batch = 3, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 40, .seq_kv = 150, .batch = 3, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .cache_idx = 1, .leftpad = 1, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 70, .seq_kv = 90, .batch = 1, .heads_kv = 1,
+     .sinks = 1, .causal = 1, .top_left = 1, .path = FLASHCL_PATH_WGMMA},
+};
+#define N_WGMMA_FEATURE_CASES ((int)(sizeof wgmma_feature_cases / sizeof *wgmma_feature_cases))
+
 /* The warpgroup kernel, forced (FLASHCL_PATH_WGMMA: flash_wgmma, emulated without sm_90a programs): fp16
  * and bf16, head dims 64 and 128 (256 needs more local memory than the CPU budget gives the emulation:
  * the fallback, and its reason), one and two warpgroups, GQA, causal with rows that see no key, a window,
@@ -1251,7 +1316,8 @@ static const struct {
     {"align", align_cases, N_ALIGN_CASES},    {"masks", mask_cases, N_MASK_CASES},
     {"sinks", sink_cases, N_SINK_CASES},      {"kvopts", kvopt_cases, N_KVOPT_CASES},
     {"mixed", mixed_cases, N_MIXED_CASES},    {"dimv", dimv_cases, N_DIMV_CASES},
-    {"wgmma", wgmma_cases, N_WGMMA_CASES},
+    {"wgmma", wgmma_cases, N_WGMMA_CASES},    {"mma_features", mma_feature_cases, N_MMA_FEATURE_CASES},
+    {"wgmma_features", wgmma_feature_cases, N_WGMMA_FEATURE_CASES},
 };
 
 /* Whether `name` is one of the comma-separated names in `list`. */

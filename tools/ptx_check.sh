@@ -24,6 +24,7 @@ cat > "$tmp/prelude.cl" <<'PRE'
 #define barrier(x) __nvvm_bar_sync(0)
 #define native_exp2(x) __nvvm_ex2_approx_f(x)
 #define exp2(x) __nvvm_ex2_approx_f(x)
+#define tanh(x) (1.0f - 2.0f / (__nvvm_ex2_approx_f(2.8853900817779268f * (x)) + 1.0f))
 #define log2(x) __nvvm_lg2_approx_f(x)
 #define isnan(x) __builtin_isnan(x)
 #define fmax(a, b) __builtin_fmaxf(a, b)

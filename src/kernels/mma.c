@@ -60,10 +60,6 @@ int fcl_mma_takes(const flashcl_problem *p, char *why, size_t n)
         no = "head_dim_v not a multiple of 32 up to 256";
     else if (fcl_is_decode(p))
         no = "a decode step (16 queries or fewer: the portable kernel splits the keys and packs GQA heads)";
-    else if (p->alibi || p->attn_mask || p->key_padding || p->softcap > 0.0f)
-        no = "biases, masks or softcap";
-    else if (p->varlen || p->kv_cache)
-        no = "packed sequences or a KV cache";
     else if (p->kv_splits > 1)
         no = "forced key splits";
     if (no)
@@ -179,15 +175,15 @@ static void mma_options(const flashcl_problem *p, const flashcl_config *c, char 
     const int mt = tiles_per_warp(c);
     const int32_t d = p->head_dim, hv = fcl_head_dim_v(p);
     const int o_aligned = fcl_out_aligned(p), o_staged = o_aligned && d > 64 && d <= 192 && hv <= d;
-    char dv[32];
+    char dv[32], features[512];
     fcl_dim_v_define(p, dv, sizeof dv);
+    fcl_feature_defines(p, 1, features, sizeof features);
     snprintf(buf, n,
-             "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s "
-             "-DMT=%d -DQ_LOCAL=%d -DKV_STAGES=%d -DO_ALIGNED=%d -DO_STAGED=%d -DSWIZZLE=%d%s",
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s "
+             "-DMT=%d -DQ_LOCAL=%d -DKV_STAGES=%d -DO_ALIGNED=%d -DO_STAGED=%d -DSWIZZLE=%d",
              fcl_dtype_define(p->dtype), d, dv, c->block_n, c->block_m / (16 * mt), !c->emulated, !c->emulated,
-             fcl_rows_aligned(p), fcl_window_define(p), fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "", mt,
-             q_local_of(d, mt), fcl_mma_stages(c), o_aligned, o_staged, swizzle_of(d, hv, mt),
-             p->sinks ? " -DHAS_SINKS=1" : "");
+             fcl_rows_aligned(p), features, mt, q_local_of(d, mt), fcl_mma_stages(c), o_aligned, o_staged,
+             swizzle_of(d, hv, mt));
 }
 
 void fcl_mma_constants(fcl_args *a, const flashcl_plan *pl)
@@ -206,7 +202,16 @@ void fcl_mma_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tensors 
     fcl_arg_mem(a, MA_V, t->v);
     fcl_arg_mem(a, MA_O, t->o);
     fcl_arg_mem(a, MA_LSE, t->lse);
+    fcl_arg_mem(a, MA_ALIBI, FCL_OPT(t, alibi_slopes));
+    fcl_arg_mem(a, MA_MASK, FCL_OPT(t, mask));
+    fcl_arg_mem(a, MA_KPM, FCL_OPT(t, key_padding));
+    fcl_arg_mem(a, MA_CU_Q, FCL_OPT(t, cu_seqlens_q));
+    fcl_arg_mem(a, MA_CU_K, FCL_OPT(t, cu_seqlens_k));
+    fcl_arg_mem(a, MA_CACHE_LENS, FCL_OPT(t, cache_seqlens));
+    fcl_arg_mem(a, MA_BT, FCL_OPT(t, block_table));
     fcl_arg_mem(a, MA_SINKS, FCL_OPT(t, sinks));
+    fcl_arg_mem(a, MA_BATCH_IDX, FCL_OPT(t, cache_batch_idx));
+    fcl_arg_mem(a, MA_LEFT_PAD, FCL_OPT(t, cache_leftpad));
     fcl_arg_offsets(a, MA_offs, &offs);
 }
 

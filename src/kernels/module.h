@@ -60,8 +60,6 @@ const char *fcl_dtype_define(flashcl_dtype t);
 size_t fcl_feature_defines(const flashcl_problem *p, int flash, char *buf, size_t n);
 void fcl_dim_v_define(const flashcl_problem *p, char *buf, size_t n);
 void fcl_sub_group_define(const flashcl_config *c, char *buf, size_t n);
-/* " -DHAS_WINDOW=1" (and " -DTOP_LEFT=1") where a causal mask or a window is compiled in, else "". */
-const char *fcl_window_define(const flashcl_problem *p);
 
 /* The flash kernels' grid (src/kernels.c): row tiles of the (packed) query rows x (batch, head, split). */
 void fcl_flash_grid(const flashcl_plan *pl, size_t global[2], size_t local[2]);

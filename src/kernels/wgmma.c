@@ -33,8 +33,8 @@ static uint64_t wgmma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c
     return wgmma_bytes(d, c->block_m, c->block_n, fcl_mma_stages(c), c->emulated, fcl_wgmma_producer(c));
 }
 
-/* What flash_mma takes, with head dims 64, 128 or 256, V's as Q's, 16-byte aligned rows and no attention
- * sinks. */
+/* What flash_mma takes (every score modifier, packed sequences, KV caches, sinks), with head dims 64, 128
+ * or 256, V's as Q's and 16-byte aligned rows. */
 static int wgmma_takes(const flashcl_problem *p, char *why, size_t n)
 {
     if (!fcl_mma_takes(p, why, n))
@@ -46,8 +46,7 @@ static int wgmma_takes(const flashcl_problem *p, char *why, size_t n)
         no = "head_dim_v other than head_dim";
     else if (!fcl_rows_aligned(p))
         no = "rows not 16-byte aligned";
-    else if (p->sinks)
-        no = "attention sinks";
+
     if (no)
         snprintf(why, n, "%s", no);
     return no == NULL;
@@ -167,12 +166,14 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
 static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
     /* (128-byte swizzled tiles from d=128: docs/design/wgmma.md) */
+    char features[512];
+    fcl_feature_defines(p, 1, features, sizeof features);
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s -DWG_PRODUCER=%d "
-             "-DSWIZZLE=%d -DKV_STAGES=%d%s%s",
+             "-DSWIZZLE=%d -DKV_STAGES=%d%s",
              fcl_dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 64, !c->emulated, !c->emulated,
              !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), p->head_dim >= 128, fcl_mma_stages(c),
-             fcl_window_define(p), fcl_wide_positions(p) ? " -DWIDE_POSITIONS=1" : "");
+             features);
 }
 
 const fcl_kernel_module fcl_wgmma_module = {
