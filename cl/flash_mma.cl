@@ -304,18 +304,6 @@ UNROLL
         row0[mt] = m0 + warp * 16 * MT + mt * 16 + g;
     }
 
-#if HAS_SCORE_MODS
-    /* what the score modifiers need of each of the lane's rows (scores.cl), gathered once */
-    score_row mods[MT][2];
-UNROLL
-    for (int mt = 0; mt < MT; ++mt)
-UNROLL
-        for (int r = 0; r < 2; ++r) {
-            const int qi = row0[mt] + r * 8;
-            mods[mt][r] = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss, m_sh, KPM, seq_kv,
-                                       heads_q, b, qi, h, (int)ALIGNED_POS(qi, sq, skv), qi < sq);
-        }
-#endif
 #if !Q_LOCAL
     barrier(CLK_LOCAL_MEM_FENCE); /* every warp holds its Q fragments: k_s is free */
 #endif
@@ -401,8 +389,14 @@ UNROLL
                     if (edge)
                         vis = visible_keys(row0[mt] + r * 8, sq, skv, win_left, win_right);
 #endif
+                    const int qi = row0[mt] + r * 8;
+                    /* (what the modifiers need of the row: the same every tile, for the compiler to hoist; a
+                     * private array of them, pointers included, crashed llvmpipe's code: 2026-12-03) */
+                    const score_row mods = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss,
+                                                        m_sh, KPM, seq_kv, heads_q, b, qi, h,
+                                                        (int)ALIGNED_POS(qi, sq, skv), qi < sq);
 #define S_ACC(j, e) s[mt][j][2 * r + (e)]
-                    SCORE_MODS_ACC(S_ACC, NT, mods[mt][r], n0 + 2 * t, scale_abs, edge, vis);
+                    SCORE_MODS_ACC(S_ACC, NT, mods, n0 + 2 * t, scale_abs, edge, vis);
 #undef S_ACC
                 }
         }

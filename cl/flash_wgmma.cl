@@ -384,16 +384,6 @@ UNROLL
         o[e] = 0.0f;
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}; /* rows row0 and row0 + 8 */
     const int row0 = m0 + 64 * wgi + 16 * (warp & 3) + g;
-#if HAS_SCORE_MODS
-    /* what the score modifiers need of the lane's two rows (scores.cl), gathered once */
-    score_row mods[2];
-UNROLL
-    for (int r = 0; r < 2; ++r) {
-        const int qi = row0 + r * 8;
-        mods[r] = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss, m_sh, KPM, seq_kv,
-                               heads_q, b, qi, h, (int)ALIGNED_POS(qi, sq, skv), qi < sq);
-    }
-#endif
     float s[NS], alpha[2];
 
     /* The mask of the S tile of keys n0_ .. (only the tiles that cross a row's window edge or the
@@ -414,7 +404,11 @@ UNROLL
         UNROLL                                                                                                 \
         for (int r = 0; r < 2; ++r) {                                                                          \
             const key_range vis = edge_ ? ROW_KEYS(r) : (key_range){0, skv};                                   \
-            SCORE_MODS_ACC(WG_S_ACC, BLOCK_N / 8, mods[r], (sm_n0) + 2 * t, scale_abs, edge_, vis);            \
+            const int qi_ = row0 + r * 8; /* (the row's modifiers: the same every tile, hoisted) */            \
+            const score_row mods_ = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss, \
+                                                 m_sh, KPM, seq_kv, heads_q, b, qi_, h,                         \
+                                                 (int)ALIGNED_POS(qi_, sq, skv), qi_ < sq);                     \
+            SCORE_MODS_ACC(WG_S_ACC, BLOCK_N / 8, mods_, (sm_n0) + 2 * t, scale_abs, edge_, vis);              \
         }                                                                                                      \
     } while (0)
 #else
