@@ -41,8 +41,8 @@
 #if !defined(HEAD_DIM) || !defined(BLOCK_N) || !defined(WARPS)
 #error "flash_mma.cl needs HEAD_DIM, BLOCK_N and WARPS"
 #endif
-#if (HEAD_DIM % 32) != 0 || HEAD_DIM > 256 || (HEAD_DIM_V % 32) != 0 || HEAD_DIM_V > 256 || (BLOCK_N % 16) != 0
-#error "HEAD_DIM and HEAD_DIM_V must be multiples of 32 up to 256, BLOCK_N a multiple of 16"
+#if (HEAD_DIM % 16) != 0 || HEAD_DIM > 256 || (HEAD_DIM_V % 16) != 0 || HEAD_DIM_V > 256 || (BLOCK_N % 16) != 0
+#error "HEAD_DIM and HEAD_DIM_V must be multiples of 16 up to 256, BLOCK_N a multiple of 16"
 #endif
 #if !defined(FLASHCL_DTYPE_F16) && !defined(FLASHCL_DTYPE_BF16)
 #error "flash_mma.cl needs fp16 or bf16 storage"
@@ -374,6 +374,24 @@ UNROLL
                 }
             }
         }
+#if KSTEPS % 2
+        /* An odd head dim's last k step (d = 80, 112, ...): the x4 load's matrices 2 and 3 repeat 0 and 1
+         * (the same addresses), which that step does not use. */
+        {
+            uint qf[MT][4];
+UNROLL
+            for (int mt = 0; mt < MT; ++mt)
+                Q_FRAG(qf[mt], mt, KSTEPS - 1);
+UNROLL
+            for (int j = 0; j < NT; ++j) {
+                uint kb[4];
+                LDSM_X4(kb, kt, AT(j * 8 + mr, (KSTEPS - 1) * 16 + (mi & 1) * 8));
+UNROLL
+                for (int mt = 0; mt < MT; ++mt)
+                    MMA(s[mt][j], qf[mt][0], qf[mt][1], qf[mt][2], qf[mt][3], kb[0], kb[1]);
+            }
+        }
+#endif
 
 #if HAS_SCORE_MODS
         /* Scaled and modified (scores.cl) on the accumulators; the keys outside a row's window, or past

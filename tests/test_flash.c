@@ -985,6 +985,13 @@ static const case_params mma_feature_cases[] = {
      .sinks = 1, .alibi = 1, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 60, .seq_kv = 100, .batch = 1, .heads_kv = 1,
      .causal = 1, .top_left = 1, .alibi = 1, .path = FLASHCL_PATH_MMA},
+    /* head dims of an odd number of k16 steps (80, 112; 80 over V's 48), one with a paged cache */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 80, .gqa = 2, .seq_q = 90, .seq_kv = 110, .batch = 1, .heads_kv = 1,
+     .causal = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 112, .gqa = 1, .seq_q = 40, .seq_kv = 130, .batch = 2, .heads_kv = 1,
+     .softcap = 20.0f, .kv_cache = 1, .page_size = 16, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 80, .head_dim_v = 48, .gqa = 1, .seq_q = 50, .seq_kv = 70, .batch = 1,
+     .heads_kv = 2, .path = FLASHCL_PATH_MMA},
 };
 #define N_MMA_FEATURE_CASES ((int)(sizeof mma_feature_cases / sizeof *mma_feature_cases))
 

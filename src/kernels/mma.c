@@ -54,10 +54,10 @@ int fcl_mma_takes(const flashcl_problem *p, char *why, size_t n)
         no = "fp32 storage (the matrix units take fp16 and bf16)";
     else if (fcl_kv_mixed(p))
         no = "K and V in another dtype than Q (problem.kv_dtype: the matrix units' operands share one)";
-    else if (p->head_dim % 32 || p->head_dim > 256)
-        no = "head_dim not a multiple of 32 up to 256";
-    else if (fcl_head_dim_v(p) % 32 || fcl_head_dim_v(p) > 256)
-        no = "head_dim_v not a multiple of 32 up to 256";
+    else if (p->head_dim % 16 || p->head_dim > 256)
+        no = "head_dim not a multiple of 16 up to 256";
+    else if (fcl_head_dim_v(p) % 16 || fcl_head_dim_v(p) > 256)
+        no = "head_dim_v not a multiple of 16 up to 256";
     else if (fcl_is_decode(p))
         no = "a decode step (16 queries or fewer: the portable kernel splits the keys and packs GQA heads)";
     else if (p->kv_splits > 1)
