@@ -603,6 +603,8 @@ START_TEST(test_conflicting_options)
         {"bench --causal --both -n 64", "--causal", "--both"},
         {"bench --preset fa2 --both", "--preset fa2", "--both"},
         {"bench --preset long --tokens 8", "--preset long", "--tokens"},
+        {"bench --preset serving --softcap 30", "--preset serving", "--softcap"},
+        {"bench --preset serving -b 2", "--preset serving", "-b"},
         {"bench -n 64 --json - --csv -", "--json", "--csv"},
         {same, "--json", "--csv"},
         {"tiles --all -d 64", "--all", "--dim"},

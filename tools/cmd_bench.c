@@ -28,7 +28,11 @@ static void usage(FILE *f)
             "  --device SEL       \"P:D\" or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
             "  --path P           flash kernel: auto, portable, mma, decode or wgmma (see flashcl run --help)\n"
             "  --preset NAME      fa2: B*N = 16384 tokens, hidden 2048 (d=64 H=32, d=128 H=16),\n"
-            "                     N = 512 ... 16384, causal and not; long: N = 32768, 65536, d=128, H=16, B=1\n"
+            "                     N = 512 ... 16384, causal and not; long: N = 32768, 65536, d=128, H=16, B=1;\n"
+            "                     serving: B=4 N=4096 Hq=32 Hkv=8 d=128 fp16 causal, plain and with one\n"
+            "                     feature a shape (--varlen, --paged 16, --softcap 50, --alibi, --window\n"
+            "                     1024,0, --sinks 0.5), d=80, d=96, d=192 over d_v=128 (H=16), and chunked\n"
+            "                     prefill (--seq-q 1024 over 16384 keys in pages of 16)\n"
             "  -n, --seq LIST     sequence lengths (seq_q = seq_kv), comma-separated, instead of a preset\n"
             "  -d, --dim LIST     head dims (default 128); heads default to 2048 / d\n"
             "  -H, --heads N      query heads; -b, --batch N (default tokens / N, at least 1)\n"
@@ -704,9 +708,9 @@ static int parse_value(int c, const char *val, bench_opts *o)
     }
     case OPT_PRESET:
         o->preset = val;
-        if (strcmp(val, "fa2") && strcmp(val, "long"))
-            fprintf(stderr, "flashcl bench: --preset %s: expected fa2 or long\n", val);
-        return !strcmp(val, "fa2") || !strcmp(val, "long");
+        if (strcmp(val, "fa2") && strcmp(val, "long") && strcmp(val, "serving"))
+            fprintf(stderr, "flashcl bench: --preset %s: expected fa2, long or serving\n", val);
+        return !strcmp(val, "fa2") || !strcmp(val, "long") || !strcmp(val, "serving");
     }
     return cli_mask_option("bench", c, val, &o->masks);
 }
@@ -733,6 +737,20 @@ static int check_options(const char *seen, const bench_opts *o)
     if (o->preset && !strcmp(o->preset, "fa2") && (seen[OPT_CAUSAL] || seen[OPT_BOTH]))
         return cli_conflict("bench", "--preset fa2", seen[OPT_CAUSAL] ? "--causal" : "--both",
                             "the preset runs causal and non-causal");
+    if (o->preset && !strcmp(o->preset, "serving")) { /* (its shapes set every one of these) */
+        static const struct {
+            int opt;
+            const char *name;
+        } fixed[] = {{'H', "-H"}, {'b', "-b"}, {OPT_HEADS_KV, "--heads-kv"}, {OPT_DIM_V, "--dim-v"},
+                     {OPT_TOKENS, "--tokens"}, {OPT_DTYPE, "--dtype"}, {OPT_CAUSAL, "--causal"}, {OPT_BOTH, "--both"},
+                     {OPT_VARLEN, "--varlen"}, {OPT_PAGED, "--paged"}, {OPT_DECODE, "--decode"},
+                     {OPT_SEQ_Q, "--seq-q"}, {OPT_KV_DTYPE, "--kv-dtype"}, {CLI_OPT_WINDOW, "--window"},
+                     {CLI_OPT_SOFTCAP, "--softcap"}, {CLI_OPT_ALIBI, "--alibi"}, {CLI_OPT_SINKS, "--sinks"}};
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; ++i)
+            if (seen[fixed[i].opt])
+                return cli_conflict("bench", "--preset serving", fixed[i].name,
+                                    "the preset sets the shape and each shape's feature");
+    }
     if (o->preset && !strcmp(o->preset, "long") && seen[OPT_TOKENS])
         return cli_conflict("bench", "--preset long", "--tokens", "the preset runs one sequence a batch (B = 1)");
     if (o->plot_path && (strlen(o->plot_path) < 4 || strcmp(o->plot_path + strlen(o->plot_path) - 4, ".svg"))) {
@@ -837,9 +855,53 @@ static void make_shape(const bench_opts *o, long dim, int causal, long seq, flas
     }
 }
 
+/* The serving preset: what an engine sends (B=4, N=4096, Hq=32, Hkv=8, d=128, fp16, causal), plain and
+ * with one feature a shape, head dims 80, 96 and 192 over 128 (16 heads), and chunked prefill (1024 new
+ * queries over a cache of 16384 keys in pages of 16). */
+static int serving_shapes(const bench_opts *o, flashcl_problem *shapes)
+{
+    enum { PLAIN, VARLEN, PAGED, SOFTCAP, ALIBI, WINDOW, SINKS, D80, D96, D192, CHUNKED, N_SERVING };
+    int n = 0;
+    for (int k = 0; k < N_SERVING; ++k) {
+        bench_opts v = *o;
+        long dim = 128, seq = 4096;
+        v.dtype = FLASHCL_DTYPE_F16;
+        v.batch = 4;
+        v.heads = 32;
+        v.heads_kv = 8;
+        v.varlen = k == VARLEN;
+        v.paged = k == PAGED || k == CHUNKED ? 16 : 0;
+        v.masks.softcap = k == SOFTCAP ? 50.0f : 0.0f;
+        v.masks.alibi = k == ALIBI;
+        v.masks.sinks = k == SINKS;
+        if (k == WINDOW) {
+            v.masks.window = 1;
+            v.masks.window_left = 1024;
+            v.masks.window_right = 0;
+        }
+        if (k == D80 || k == D96)
+            dim = k == D80 ? 80 : 96;
+        if (k == D192) {
+            dim = 192;
+            v.dim_v = 128;
+            v.heads = v.heads_kv = 16;
+        }
+        if (k == CHUNKED) {
+            seq = 16384;
+            v.decode_q = 1024;
+        }
+        if (!o->max_n || seq <= o->max_n)
+            make_shape(&v, dim, 1, seq, &shapes[n++]);
+    }
+    cli_sink_logit = 0.5; /* (the sinks shape's logit, gpt-oss-like) */
+    return n;
+}
+
 /* The shapes, in the order they run; their count. */
 static int make_shapes(bench_opts *o, flashcl_problem *shapes)
 {
+    if (o->preset && !strcmp(o->preset, "serving"))
+        return serving_shapes(o, shapes);
     if (o->preset && !strcmp(o->preset, "fa2")) {
         static const long fa2[] = {512, 1024, 2048, 4096, 8192, 16384};
         o->n_seqs = 6;
