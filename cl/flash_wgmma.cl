@@ -223,19 +223,34 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
  * group of GROUP_COLS (written as shifts and masks: me is never negative). */
 #define COPY_ROWS (SWIZZLE ? 4 : 8)
 #define GROUP_COLS (SWIZZLE ? 64 : 32)
-#if PAGE_SIZE /* (a paged cache: each row's page through the block table, one lookup a row piece) */
+#if PAGE_SIZE /* (a paged cache: each row's page through the block table, the tile's loaded first: pg_) */
 #define PRODUCER_SRC(s_, src_, base_, n_, row_, ss_, ps_, c0_, ok_)                                            \
-    ((base_) + KV_ROW(min((n_) + (row_), skv - 1), ss_, ps_) + (c0_))
+    ((base_) + kv_page_row(pg_[rb_], min((n_) + (row_), skv - 1), ss_, ps_) + (c0_))
 #else
 #define PRODUCER_SRC(s_, src_, base_, n_, row_, ss_, ps_, c0_, ok_) ((ok_) ? (s_) : (src_) + (c0_))
+#endif
+#if PAGE_SIZE && FCL_PTX /* (unrolled where pages are looked up: pg_ stays in registers) */
+#define PRODUCER_ROWS_UNROLL _Pragma("unroll")
+#else
+#define PRODUCER_ROWS_UNROLL _Pragma("nounroll")
+#endif
+#if PAGE_SIZE /* the pages of this work-item's rows of the tile, loaded together before its copies issue */
+#define PRODUCER_PAGES(n_, r0_)                                                                                \
+    int pg_[BLOCK_N / (4 * COPY_ROWS)];                                                                        \
+    UNROLL                                                                                                     \
+    for (int p_ = 0; p_ < BLOCK_N / (4 * COPY_ROWS); ++p_)                                                     \
+        pg_[p_] = kv_page(b, min((n_) + (r0_) + 4 * COPY_ROWS * p_, skv - 1), BT, max_pages, num_pages)
+#else
+#define PRODUCER_PAGES(n_, r0_)
 #endif
 #define PRODUCER_LOAD(dst_, base_, n_, ss_, ps_, limit_)                                                       \
     do {                                                                                                       \
         const int r0_ = COPY_ROWS * (me >> 5) + ((me & 31) >> (SWIZZLE ? 3 : 2)), c0_ = 8 * (me & (31 / COPY_ROWS)); \
         __global const ushort *src_ = (base_) + KV_ROW(n_, ss_, ps_);                                           \
         __global const ushort *s_ = src_ + (long)r0_ * (ss_) + c0_;                                            \
+        PRODUCER_PAGES(n_, r0_);                                                                               \
         __local ushort *d_ = (dst_) + TILE_AT(r0_, c0_, BLOCK_N);                                              \
-        _Pragma("nounroll") for (int rb_ = 0; rb_ < BLOCK_N / (4 * COPY_ROWS); ++rb_)                          \
+        PRODUCER_ROWS_UNROLL for (int rb_ = 0; rb_ < BLOCK_N / (4 * COPY_ROWS); ++rb_)                         \
         {                                                                                                      \
             const bool ok_ = r0_ + 4 * COPY_ROWS * rb_ < (limit_);                                             \
             __global const ushort *sp_ =                                                                       \

@@ -80,12 +80,24 @@ inline long kv_base(const seq_view s, const int hk, const long sb, const long ss
 
 /* Offset of key row j of sequence b from kv_base: j rows of stride rs, or with a paged cache row
  * j % PAGE_SIZE of page block_table[b][j / PAGE_SIZE] (page stride ps, entries clamped to the pool). */
+#if PAGE_SIZE
+/* The two halves of kv_row for a paged cache, for a copy that loads its pages before it needs them: the
+ * page of key row j of sequence b, and row j's offset from kv_base given its page. */
+inline int kv_page(const int b, const int j, __global const int *block_table, const int max_pages, const int num_pages)
+{
+    return clamp(block_table[(long)b * max_pages + j / PAGE_SIZE], 0, num_pages - 1);
+}
+inline long kv_page_row(const int page, const int j, const long rs, const long ps)
+{
+    return (long)page * ps + (long)(j % PAGE_SIZE) * rs;
+}
+#endif
+
 inline long kv_row(const int b, const int j, const long rs, const long ps, __global const int *block_table,
                    const int max_pages, const int num_pages)
 {
 #if PAGE_SIZE
-    const int page = clamp(block_table[(long)b * max_pages + j / PAGE_SIZE], 0, num_pages - 1);
-    return (long)page * ps + (long)(j % PAGE_SIZE) * rs;
+    return kv_page_row(kv_page(b, j, block_table, max_pages, num_pages), j, rs, ps);
 #else
     return (long)j * rs;
 #endif

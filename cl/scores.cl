@@ -7,10 +7,24 @@
  * (naive), LOG2E_F for the flash kernels' base-2 scores.
  */
 
+/* tanh for the softcap. On the matrix-unit kernels' GPU programs (FAST_EXP2) from the hardware's exp2 and
+ * division, 1 - 2 / (1 + 2^(2|x| log2 e)) with x's sign: two special-function operations where OpenCL's
+ * tanh is a long sequence (softcap at 0.41x the plain kernel's speed with it: docs/design/wgmma.md). Its
+ * error is absolute, about 1e-7 (the relative error of exp2 and the division near 1), which is what a
+ * score's error is (it scales each weight by exp of it); NaN stays NaN, +-inf gives +-1. */
+#if defined(FAST_EXP2) && FAST_EXP2
+inline float softcap_tanh(const float x)
+{
+    return copysign(1.0f - native_divide(2.0f, native_exp2(2.8853900817779268f * fabs(x)) + 1.0f), x);
+}
+#else
+#define softcap_tanh(x) tanh(x)
+#endif
+
 /* Gemma 2's logit capping: s becomes cap*tanh(s/cap); with cap_u = cap*u it is the same in units u. */
 inline float softcap_score(const float s, const float cap_u)
 {
-    return cap_u * tanh(s / cap_u);
+    return cap_u * softcap_tanh(s / cap_u);
 }
 
 /* ALiBi's slope for head h of batch b: per head, or per batch and head. */
@@ -20,10 +34,10 @@ inline float alibi_slope(__global const float *slopes, const int per_batch, cons
     return slopes[per_batch ? (long)b * heads_q + h : h];
 }
 
-/* ALiBi's bias for the key at distance |pos - key| from the row's aligned position, in units u. */
-inline float alibi_bias(const float slope, const int pos, const int key, const float u)
+/* ALiBi's bias for a key at distance dist = |pos - key| from the row's aligned position, in units u. */
+inline float alibi_bias(const float slope, const float dist, const float u)
 {
-    return -slope * u * fabs((float)(pos - key));
+    return -slope * u * dist;
 }
 
 /* The mask's element type (flashcl_mask_dtype): MASK_KIND 0 fp32 and 1 fp16, added to the scores; 2
@@ -93,13 +107,17 @@ inline score_row score_row_of(const float u, const float cap_u, __global const f
  * softmax (a softcap is not linear in the scale), instead of in its exponent. */
 #define HAS_SCORE_MODS (HAS_SOFTCAP || HAS_ALIBI || HAS_MASK || HAS_KPM)
 
-inline float score_mod(const score_row r, const int key, float s, bool visible)
+/* score_mod with ALiBi's distance |pos - key| given (a float; read only with HAS_ALIBI): the matrix-unit
+ * kernels convert a row's distance once a tile (SCORE_MODS_ACC), not once a score. */
+inline float score_mod_dist(const score_row r, const int key, const float dist, float s, bool visible)
 {
 #if HAS_SOFTCAP
     s = softcap_score(s, r.cap_u);
 #endif
 #if HAS_ALIBI
-    s += alibi_bias(r.slope, r.pos, key, r.u);
+    s += alibi_bias(r.slope, dist, r.u);
+#else
+    (void)dist;
 #endif
 #if HAS_MASK
     if (visible && r.mask_ok) {
@@ -120,18 +138,33 @@ inline float score_mod(const score_row r, const int key, float s, bool visible)
     return visible ? s : -INFINITY;
 }
 
+#if HAS_ALIBI
+#define ALIBI_DIST(r, key) fabs((float)((r).pos - (key)))
+/* (the signed distance key0 - pos, converted once; a key key0 + i is then at |that + i|) */
+#define ALIBI_D0(r, key0) ((float)((key0) - (r).pos))
+#else
+#define ALIBI_DIST(r, key) 0.0f
+#define ALIBI_D0(r, key0) 0.0f
+#endif
+
+inline float score_mod(const score_row r, const int key, const float s, const bool visible)
+{
+    return score_mod_dist(r, key, ALIBI_DIST(r, key), s, visible);
+}
+
 /* score_mod on the scores a lane of a matrix-unit kernel holds of one query row in the m16n8 accumulator
  * layout (mma.cl): keys k0 + 8j + e of n8 tiles j < NT8, e 0 and 1 (k0 = the tile's first key + 2 * (lane
  * % 4)), ACC(j, e) the element. Raw scores times `scale`, then modified; a key outside vis (the row's
  * visible keys) is -inf unless `edge` is 0 (a tile every row of the block sees whole). */
 #define SCORE_MODS_ACC(ACC, NT8, mods, k0, scale, edge, vis)                                                 \
     do {                                                                                                       \
+        const float d0_ = ALIBI_D0(mods, k0);                                                                  \
         UNROLL                                                                                                 \
         for (int j_ = 0; j_ < (NT8); ++j_)                                                                     \
             UNROLL                                                                                             \
             for (int e_ = 0; e_ < 2; ++e_) {                                                                   \
                 const int key_ = (k0) + 8 * j_ + e_;                                                           \
-                ACC(j_, e_) = score_mod((mods), key_, ACC(j_, e_) * (scale),                                   \
-                                        !(edge) || (key_ >= (vis).lo && key_ < (vis).hi));                     \
+                ACC(j_, e_) = score_mod_dist((mods), key_, fabs(d0_ + (float)(8 * j_ + e_)), ACC(j_, e_) * (scale), \
+                                             !(edge) || (key_ >= (vis).lo && key_ < (vis).hi));                \
             }                                                                                                  \
     } while (0)

@@ -1156,7 +1156,7 @@ static const case_params offset_cases[] = {
     {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 2, .seq_q = 70, .seq_kv = 90, .batch = 2, .heads_kv = 1,
      .causal = 1, .alibi = 2, .attn_mask = 1, .key_padding = 1, .offsets = 4},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 1, .seq_q = 60, .seq_kv = 80, .batch = 3, .heads_kv = 2,
-     .varlen = 1, .offsets = 4},
+     .varlen = 1, .offsets = 16}, /* (16: flash_mma takes packed sequences, and copies rows in 16-byte pieces) */
     {.dtype = FLASHCL_DTYPE_F32, .head_dim = 48, .gqa = 2, .seq_q = 40, .seq_kv = 300, .batch = 1, .heads_kv = 2,
      .kv_splits = 3, .offsets = 4},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 4, .seq_q = 2, .seq_kv = 160, .batch = 2, .heads_kv = 1,

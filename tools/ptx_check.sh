@@ -23,6 +23,8 @@ cat > "$tmp/prelude.cl" <<'PRE'
 #define get_num_groups(x) ((size_t)__nvvm_read_ptx_sreg_nctaid_x())
 #define barrier(x) __nvvm_bar_sync(0)
 #define native_exp2(x) __nvvm_ex2_approx_f(x)
+#define native_divide(a, b) __nvvm_div_approx_f((a), (b))
+#define copysign(a, b) __builtin_copysignf((a), (b))
 #define exp2(x) __nvvm_ex2_approx_f(x)
 #define tanh(x) (1.0f - 2.0f / (__nvvm_ex2_approx_f(2.8853900817779268f * (x)) + 1.0f))
 #define log2(x) __nvvm_lg2_approx_f(x)
