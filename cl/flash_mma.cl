@@ -414,7 +414,10 @@ UNROLL
                                                         m_sh, KPM, seq_kv, heads_q, b, qi, h,
                                                         (int)ALIGNED_POS(qi, sq, skv), qi < sq);
 #define S_ACC(j, e) s[mt][j][2 * r + (e)]
-                    SCORE_MODS_ACC(S_ACC, NT, mods, n0 + 2 * t, scale_abs, edge, vis);
+                    if (edge) /* (two copies: the interior tiles' without a key comparison) */
+                        SCORE_MODS_ACC(S_ACC, NT, mods, n0 + 2 * t, scale_abs, 1, vis);
+                    else
+                        SCORE_MODS_ACC(S_ACC, NT, mods, n0 + 2 * t, scale_abs, 0, vis);
 #undef S_ACC
                 }
         }

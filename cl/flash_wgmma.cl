@@ -423,7 +423,10 @@ UNROLL
             const score_row mods_ = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss, \
                                                  m_sh, KPM, seq_kv, heads_q, b, qi_, h,                         \
                                                  (int)ALIGNED_POS(qi_, sq, skv), qi_ < sq);                     \
-            SCORE_MODS_ACC(WG_S_ACC, BLOCK_N / 8, mods_, (sm_n0) + 2 * t, scale_abs, edge_, vis);              \
+            if (edge_) /* (two copies: the interior tiles' without a key comparison) */                       \
+                SCORE_MODS_ACC(WG_S_ACC, BLOCK_N / 8, mods_, (sm_n0) + 2 * t, scale_abs, 1, vis);              \
+            else                                                                                               \
+                SCORE_MODS_ACC(WG_S_ACC, BLOCK_N / 8, mods_, (sm_n0) + 2 * t, scale_abs, 0, vis);              \
         }                                                                                                      \
     } while (0)
 #else
