@@ -5,8 +5,8 @@
 # chunked prefill (1024 new queries over 16384 cached keys in pages of 16), beside PyTorch's
 # FlexAttention and SDPA on the same shapes (bench/anchors/flex_serving.py), in one device session. Run on
 # the GPU machine after `source .gpu/gpu-env.sh`; BUILD has tools/flashcl (default: a release build in
-# /tmp/fcl-serving). flashcl's side is `flashcl bench --preset serving`. Writes $OUT/serving/serving.json
-# (flashcl bench's) and flex.jsonl (PyTorch's), and prints a table.
+# /tmp/fcl-serving). flashcl's side is `flashcl bench --preset serving`. Writes $OUT/serving/h200_serving.json
+# (flashcl bench's) and h200_flex_serving.jsonl (PyTorch's: the names bench/serving/ keeps), and prints a table.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-/tmp/fcl-serving}
@@ -15,14 +15,14 @@ mkdir -p "$out"
 if [ ! -x "$build/tools/flashcl" ]; then
   meson setup "$build" "$src" -Dtests=disabled --buildtype=release >/dev/null && ninja -C "$build" tools/flashcl >/dev/null
 fi
-"$build/tools/flashcl" bench --preset serving --algos flash --iters 10 --warmup 3 --json "$out/serving.json" \
+"$build/tools/flashcl" bench --preset serving --algos flash --iters 10 --warmup 3 --json "$out/h200_serving.json" \
   > "$out/serving.txt" 2>&1 || echo "flashcl bench: exit $?"
-(cd "$src/bench/anchors" && /opt/torch/.venv/bin/python flex_serving.py > "$out/flex.jsonl" 2> "$out/flex.err") || echo "flex: exit $?"
+(cd "$src/bench/anchors" && /opt/torch/.venv/bin/python flex_serving.py > "$out/h200_flex_serving.jsonl" 2> "$out/flex.err") || echo "flex: exit $?"
 python3 - "$out" <<'PY'
 import json, os, sys
 out = sys.argv[1]
 anchors = {}
-for line in open(os.path.join(out, "flex.jsonl")):
+for line in open(os.path.join(out, "h200_flex_serving.jsonl")):
     j = json.loads(line)
     if "tflops" in j:
         anchors[(j["feature"], j["backend"])] = j["tflops"]
@@ -45,7 +45,7 @@ def label(r):
         d, dv = r["head_dim"], r.get("head_dim_v", r["head_dim"])
         return "d%d/%d" % (d, dv), "d%d/%d" % (d, dv)
     return "plain", "plain"
-res = json.load(open(os.path.join(out, "serving.json")))["results"]
+res = json.load(open(os.path.join(out, "h200_serving.json")))["results"]
 plain = next((r["tflops"] for r in res if r.get("ran") and label(r)[0] == "plain"), None)
 print("%-10s %-12s %8s %7s %7s %8s %8s %8s" % ("shape", "kernel", "TFLOP/s", "spread", "/plain", "flex", "fa2", "cudnn"))
 for r in res:

@@ -388,6 +388,69 @@ def dimv_section(directory):
     return '\n'.join(out)
 
 
+def serving_label(r):
+    """The serving preset's shape of a result (flashcl bench --preset serving) and the anchor feature name
+    bench/anchors/flex_serving.py gives the same shape (None: no PyTorch kernel takes it)."""
+    if r.get('seq_q', r['seq']) != r['seq']:
+        return 'chunked prefill (1024 queries over 16384 keys, pages of 16)', None
+    if r.get('varlen'):
+        return 'packed sequences (lengths N/2 to N)', 'varlen'
+    if r.get('page_size'):
+        return 'paged KV cache, pages of 16', None
+    if r.get('softcap'):
+        return 'softcap 50', 'softcap 50'
+    if r.get('alibi'):
+        return 'ALiBi', 'alibi'
+    if 'window_left' in r:
+        return 'window 1024 (causal)', 'window 1024,0'
+    if 'sinks' in r:
+        return 'sinks 0.5', None
+    if r['head_dim'] != 128:
+        d, dv = r['head_dim'], r.get('head_dim_v', r['head_dim'])
+        return f'd={d}' + (f' over d_v={dv}, H=16' if dv != d else ''), f'd{d}/{dv}'
+    return 'plain', 'plain'
+
+
+def serving_section(directory):
+    """What serving engines send (flashcl bench --preset serving) beside FlexAttention, FlashAttention-2 and
+    cuDNN on the same shapes, from one device call (bench/serving/: the preset's JSON and
+    h200_flex_serving.jsonl from bench/anchors/flex_serving.py)."""
+    d = os.path.join(directory, 'serving')
+    path, apath = os.path.join(d, 'h200_serving.json'), os.path.join(d, 'h200_flex_serving.jsonl')
+    if not os.path.exists(path) or not os.path.exists(apath):
+        return ''
+    run = json.load(open(path))
+    anchors, torch = {}, None
+    for line in open(apath):
+        if line.strip():
+            a = json.loads(line)
+            if 'torch' in a:
+                torch = a['torch']
+            elif 'tflops' in a:
+                anchors[(a['feature'], a['backend'])] = a['tflops']
+    res = [r for r in run['results'] if r.get('ran')]
+    plain = next((r['tflops'] for r in res if serving_label(r)[0] == 'plain'), None)
+    out = ['| shape | kernel | ms (min–max) | TFLOP/s | ÷ plain | FlexAttention | FlashAttention-2 | cuDNN '
+           '| ÷ FlexAttention | ÷ FA2 | ÷ cuDNN |', '|---|---|---|---|---|---|---|---|---|---|---|']
+    for r in res:
+        name, feat = serving_label(r)
+        def t(b):
+            x = anchors.get((feat, b))
+            return f'{x:.1f}' if x else '—'
+        def q(b):
+            x = anchors.get((feat, b))
+            return f"{r['tflops'] / x:.2f}×" if x else '—'
+        out.append(f"| {name} | {r['kernel']} | {ms(r)} | {r['tflops']:.1f} | {r['tflops'] / plain:.2f} | {t('flex')} "
+                   f"| {t('fa2')} | {t('cudnn')} | {q('flex')} | {q('fa2')} | {q('cudnn')} |")
+    out.append(f"\nB=4, Hq=32, Hkv=8, N=4096, d=128, fp16, causal unless the shape says otherwise; TFLOP/s count "
+               f"2·(d + d_v) a visible (query, key) pair. {run['device']}, {run['date']}; PyTorch {torch} "
+               "(FlexAttention: `torch.compile(flex_attention)`, score_mod for softcap and ALiBi, create_block_mask "
+               "for causal, the window and the documents of packed sequences; SDPA with `enable_gqa`). Commands: "
+               f"`{run['command'].split(' --json')[0]}`; `bench/anchors/flex_serving.py` (both: `bench/serving_h200.sh`). "
+               "Data: `bench/serving/`.")
+    return '\n'.join(out)
+
+
 def wgmma_section(directory):
     """flash_wgmma (Hopper's warpgroup MMA through sm_90a programs, as auto takes it) beside flash_mma and
     PyTorch SDPA (FlashAttention-2, cuDNN), all from one device call (bench/wgmma/: flashcl bench JSON named
@@ -475,6 +538,13 @@ def main():
         print('per-stage mbarriers and setmaxnreg. Each choice\'s measurement and what limits the figures:')
         print('`docs/design/wgmma.md`.\n')
         print(wg + '\n')
+    sv = serving_section(directory)
+    if sv:
+        print('## What serving engines send, H200, against FlexAttention, FlashAttention-2 and cuDNN\n')
+        print('`flashcl bench --preset serving`: one serving shape, plain and with one feature a shape, on the kernel')
+        print('auto takes (the matrix-unit kernels compose the features from the shared parts:')
+        print('`docs/design/wgmma.md`, "What engines send"), beside PyTorch on the GPU in the same device call.\n')
+        print(sv + '\n')
     pf = prefill_section(directory)
     if pf:
         print('## Prefill on flash_mma (tensor cores through mma.sync) and the portable kernel, H200, against PyTorch\n')
