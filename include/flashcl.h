@@ -315,8 +315,9 @@ typedef enum flashcl_vendor {
 /* Which flash kernel a plan uses. AUTO: where the device has matrix units, the matrix-unit decode
  * kernel (cl/flash_decode_mma.cl) for decode steps (16 queries or fewer, no additive mask, no packed
  * sequences) with fp16/bf16 storage and a head dim a multiple of 64, and the matrix-unit kernel
- * (cl/flash_mma.cl) for prefill problems that suit it (fp16/bf16, head_dim a multiple of 32 up to 256,
- * more than 16 queries, no biases, masks, softcap, packed sequences, KV cache or forced splits); the
+ * (cl/flash_mma.cl, or on Hopper cl/flash_wgmma.cl) for prefill problems that suit it (fp16/bf16,
+ * head_dim a multiple of 16 up to 256, more than 16 queries, no forced splits; every score modifier,
+ * packed sequences and KV caches included); the
  * decode kernel (cl/flash_decode.cl) for other decode steps where it measured faster; else the
  * portable kernel.
  * PORTABLE: always the portable kernel. MMA: the matrix-unit kernels wherever the problem suits them,
