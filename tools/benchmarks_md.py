@@ -405,6 +405,11 @@ def serving_label(r):
         return 'window 1024 (causal)', 'window 1024,0'
     if 'sinks' in r:
         return 'sinks 0.5', None
+    if r.get('mask') == 'bool':
+        return 'boolean mask (one (N, N) for every batch and head)', 'bool mask'
+    if r.get('key_padding'):
+        return "key padding (each sequence's last eighth)", 'key padding'
+
     if r['head_dim'] != 128:
         d, dv = r['head_dim'], r.get('head_dim_v', r['head_dim'])
         return f'd={d}' + (f' over d_v={dv}, H=16' if dv != d else ''), f'd{d}/{dv}'

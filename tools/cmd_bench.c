@@ -31,8 +31,9 @@ static void usage(FILE *f)
             "                     N = 512 ... 16384, causal and not; long: N = 32768, 65536, d=128, H=16, B=1;\n"
             "                     serving: B=4 N=4096 Hq=32 Hkv=8 d=128 fp16 causal, plain and with one\n"
             "                     feature a shape (--varlen, --paged 16, --softcap 50, --alibi, --window\n"
-            "                     1024,0, --sinks 0.5), d=80, d=96, d=192 over d_v=128 (H=16), and chunked\n"
-            "                     prefill (--seq-q 1024 over 16384 keys in pages of 16)\n"
+            "                     1024,0, --sinks 0.5, a boolean mask, key padding), d=80, d=96, d=192 over\n"
+            "                     d_v=128 (H=16), and chunked prefill (--seq-q 1024 over 16384 keys in\n"
+            "                     pages of 16)\n"
             "  -n, --seq LIST     sequence lengths (seq_q = seq_kv), comma-separated, instead of a preset\n"
             "  -d, --dim LIST     head dims (default 128); heads default to 2048 / d\n"
             "  -H, --heads N      query heads; -b, --batch N (default tokens / N, at least 1)\n"
@@ -173,6 +174,7 @@ static double shape_flops(const flashcl_problem *p)
 /* The inputs of one shape, which its algorithms share. */
 typedef struct shape_inputs {
     cl_mem b[4], alibi, sinks, lens, bt, cu[2], ks, vs; /* Q, K, V, O; ALiBi slopes, sinks; the cache's; int8 scales */
+    cl_mem mask, kpm; /* the serving preset's boolean mask and key padding */
     size_t sz[5];
     flashcl_tensors t;
 } shape_inputs;
@@ -180,7 +182,7 @@ typedef struct shape_inputs {
 static void inputs_release(shape_inputs *in)
 {
     cl_mem all[] = {in->b[0], in->b[1], in->b[2], in->b[3], in->alibi, in->sinks, in->lens, in->bt, in->cu[0],
-                    in->cu[1], in->ks, in->vs};
+                    in->cu[1], in->ks, in->vs, in->mask, in->kpm};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
         if (all[i])
             clReleaseMemObject(all[i]);
@@ -239,6 +241,32 @@ static cl_int inputs_create(flashcl_context *ctx, const flashcl_problem *p, flas
     }
     hm_rng rng;
     hm_rng_seed(&rng, (uint64_t)p->seq_q * 31 + p->head_dim);
+    /* The serving preset's masks: one boolean (seq_q, seq_kv) mask for every batch and head (a key removed
+     * with probability 1/16), and key padding of each sequence's last eighth of keys. */
+    if (p->attn_mask && err == CL_SUCCESS) {
+        const size_t n = (size_t)p->seq_q * p->seq_kv;
+        uint8_t *m = malloc(n);
+        if (m) {
+            for (size_t i = 0; i < n; ++i)
+                m[i] = hm_rng_uniform(&rng) >= 1.0 / 16;
+            in->mask = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n, m, &err);
+            free(m);
+        } else {
+            err = CL_OUT_OF_HOST_MEMORY;
+        }
+    }
+    if (p->key_padding && err == CL_SUCCESS) {
+        const size_t n = (size_t)p->batch * p->seq_kv;
+        uint8_t *m = malloc(n);
+        if (m) {
+            for (size_t i = 0; i < n; ++i)
+                m[i] = (int64_t)(i % (size_t)p->seq_kv) >= p->seq_kv - p->seq_kv / 8;
+            in->kpm = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n, m, &err);
+            free(m);
+        } else {
+            err = CL_OUT_OF_HOST_MEMORY;
+        }
+    }
     if (p->kv_format == FLASHCL_KV_INT8 && err == CL_SUCCESS) {
         in->ks = cli_kv_scales(clctx, p, &rng, &err);
         if (err == CL_SUCCESS)
@@ -252,7 +280,8 @@ static cl_int inputs_create(flashcl_context *ctx, const flashcl_problem *p, flas
     }
     in->t = (flashcl_tensors){.q = in->b[0], .k = in->b[1], .v = in->b[2], .o = in->b[3], .alibi_slopes = in->alibi,
                               .cache_seqlens = in->lens, .block_table = in->bt, .cu_seqlens_q = in->cu[0],
-                              .cu_seqlens_k = in->cu[1], .k_scale = in->ks, .v_scale = in->vs, .sinks = in->sinks};
+                              .cu_seqlens_k = in->cu[1], .k_scale = in->ks, .v_scale = in->vs, .sinks = in->sinks,
+                              .mask = in->mask, .key_padding = in->kpm};
     if (err != CL_SUCCESS)
         inputs_release(in);
     return err;
@@ -473,6 +502,10 @@ static void json_result(FILE *f, const result *r)
         fprintf(f, "\"alibi\": %d, ", r->p.alibi);
     if (r->p.sinks)
         json_number_field(f, "sinks", cli_sink_logit);
+    if (r->p.attn_mask)
+        fprintf(f, "\"mask\": \"%s\", ", r->p.mask_dtype == FLASHCL_MASK_BOOL ? "bool" : "additive");
+    if (r->p.key_padding)
+        fprintf(f, "\"key_padding\": true, ");
     if (r->p.varlen)
         fprintf(f, "\"varlen\": true, \"total_q\": %lld, \"total_kv\": %lld, ", (long long)r->p.total_q,
                 (long long)r->p.total_kv);
@@ -860,7 +893,7 @@ static void make_shape(const bench_opts *o, long dim, int causal, long seq, flas
  * queries over a cache of 16384 keys in pages of 16). */
 static int serving_shapes(const bench_opts *o, flashcl_problem *shapes)
 {
-    enum { PLAIN, VARLEN, PAGED, SOFTCAP, ALIBI, WINDOW, SINKS, D80, D96, D192, CHUNKED, N_SERVING };
+    enum { PLAIN, VARLEN, PAGED, SOFTCAP, ALIBI, WINDOW, SINKS, MASK, KEY_PADDING, D80, D96, D192, CHUNKED, N_SERVING };
     int n = 0;
     for (int k = 0; k < N_SERVING; ++k) {
         bench_opts v = *o;
@@ -890,8 +923,17 @@ static int serving_shapes(const bench_opts *o, flashcl_problem *shapes)
             seq = 16384;
             v.decode_q = 1024;
         }
-        if (!o->max_n || seq <= o->max_n)
-            make_shape(&v, dim, 1, seq, &shapes[n++]);
+        if (o->max_n && seq > o->max_n)
+            continue;
+        flashcl_problem *p = &shapes[n++];
+        make_shape(&v, dim, 1, seq, p);
+        if (k == MASK) { /* one boolean (seq_q, seq_kv) mask for every batch and head */
+            p->attn_mask = 1;
+            p->mask_dtype = FLASHCL_MASK_BOOL;
+            p->mask_strides_explicit = 1;
+            p->mask_strides = (flashcl_strides){0, p->seq_kv, 0};
+        }
+        p->key_padding = k == KEY_PADDING;
     }
     cli_sink_logit = 0.5; /* (the sinks shape's logit, gpt-oss-like) */
     return n;

@@ -1,7 +1,8 @@
 """PyTorch on the serving shape of flashcl's `bench/serving_h200.sh` (B=4, N=4096, Hq=32, Hkv=8, d=128,
 fp16, causal): FlexAttention (`torch.compile(flex_attention)`, score_mod for softcap and ALiBi,
 create_block_mask for causal, the window and packed sequences) and SDPA's FlashAttention-2 and cuDNN
-backends (plain, and FlashAttention-2 at d=80 and 96, cuDNN at d=192 over d_v=128 with 16 heads).
+backends (plain, and FlashAttention-2 at d=80 and 96, cuDNN at d=192 over d_v=128 with 16 heads); a
+boolean mask and key padding through mask_mod.
 Median of CUDA events over 20 runs after 5 warm-ups; TFLOP/s counts 4*d per visible (query, key) pair
 (d_v for the second product: 2*(d+d_v)), as flashcl bench counts them. One JSON line per result."""
 import json
@@ -83,6 +84,23 @@ run_flex("softcap 50", causal_pairs(N), score_mod=softcap, mask_mod=causal)
 run_flex("alibi", causal_pairs(N), score_mod=alibi, mask_mod=causal)
 run_flex("window 1024,0", sum(min(i, 1024) + 1 for i in range(N)), mask_mod=window)
 run_flex("varlen", sum(causal_pairs(n) for n in lens), mask_mod=doc_mask, batch=1, n=total)
+
+# a boolean (N, N) mask for every batch and head (a key removed with probability 1/16), and key padding
+# of each sequence's last eighth, both with the causal mask; FLOPs as flashcl counts them (causal pairs)
+keep = torch.rand(N, N, generator=gen).ge(1.0 / 16).to(dev)
+pad_from = N - N // 8
+
+
+def bool_mask(b, h, qi, ki):
+    return (qi >= ki) & keep[qi, ki]
+
+
+def key_padding(b, h, qi, ki):
+    return (qi >= ki) & (ki < pad_from)
+
+
+run_flex("bool mask", causal_pairs(N), mask_mod=bool_mask)
+run_flex("key padding", causal_pairs(N), mask_mod=key_padding)
 
 # SDPA: FlashAttention-2 and cuDNN, plain (GQA), and the head dims
 for d, dv, heads, hkv in [(128, 128, HQ, HKV), (80, 80, HQ, HKV), (96, 96, HQ, HKV), (192, 128, 16, 16)]:
