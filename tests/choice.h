@@ -42,4 +42,22 @@ static inline flashcl_device_profile profile_of(const fake_device *f)
     return fake_profile(f);
 }
 
+/* What engines send, each alone on the prefill problem p: ALiBi, softcap, a boolean mask, key padding,
+ * packed sequences, a paged cache with the append, a cache with cache_batch_idx and leftpad, sinks. */
+#define N_ENGINE_FEATURES 8
+static inline void engine_features(const flashcl_problem *p, flashcl_problem f[N_ENGINE_FEATURES])
+{
+    for (int i = 0; i < N_ENGINE_FEATURES; ++i)
+        f[i] = *p;
+    f[0].alibi = 1;
+    f[1].softcap = 30.0f;
+    f[2].attn_mask = 1, f[2].mask_dtype = FLASHCL_MASK_BOOL;
+    f[3].key_padding = 1;
+    f[4].varlen = 1, f[4].total_q = (int64_t)p->batch * p->seq_q, f[4].total_kv = (int64_t)p->batch * p->seq_kv;
+    f[5].kv_cache = 1, f[5].page_size = 16, f[5].kv_append = 1;
+    f[5].num_pages = p->batch * ((p->seq_kv + 15) / 16);
+    f[6].kv_cache = 1, f[6].cache_batch_idx = 1, f[6].cache_leftpad = 1;
+    f[7].sinks = 1;
+}
+
 #endif

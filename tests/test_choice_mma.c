@@ -75,19 +75,9 @@ START_TEST(test_matrix_unit_path)
     /* What engines send takes the matrix units: the score modifiers, packed sequences, a KV cache
      * (contiguous or paged, with the append), sinks. */
     {
-        flashcl_problem yes[8];
-        for (int i = 0; i < 8; ++i)
-            yes[i] = p;
-        yes[0].alibi = 1;
-        yes[1].softcap = 30.0f;
-        yes[2].attn_mask = 1, yes[2].mask_dtype = FLASHCL_MASK_BOOL;
-        yes[3].key_padding = 1;
-        yes[4].varlen = 1, yes[4].total_q = (int64_t)p.batch * p.seq_q, yes[4].total_kv = (int64_t)p.batch * p.seq_kv;
-        yes[5].kv_cache = 1, yes[5].page_size = 16, yes[5].kv_append = 1;
-        yes[5].num_pages = p.batch * ((p.seq_kv + 15) / 16);
-        yes[6].kv_cache = 1, yes[6].cache_batch_idx = 1, yes[6].cache_leftpad = 1;
-        yes[7].sinks = 1;
-        for (int i = 0; i < 8; ++i) {
+        flashcl_problem yes[N_ENGINE_FEATURES];
+        engine_features(&p, yes);
+        for (int i = 0; i < N_ENGINE_FEATURES; ++i) {
             const flashcl_status st = choose(&prof, &yes[i], FLASHCL_ALGO_FLASH, &c);
             ck_assert_msg(st == FLASHCL_SUCCESS, "feature %d: %s", i, flashcl_status_string(st));
             ck_assert_msg(cfg_mma(&c) == 1, "feature %d: got %s (%s)", i, c.kernel_name, c.path_reason);

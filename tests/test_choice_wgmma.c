@@ -91,19 +91,11 @@ START_TEST(test_wgmma_path)
     }
     ck_assert_int_eq(choose(&prof, &no[0].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_str_eq(c.kernel_name, "flash_mma"); /* d=96 stays on the matrix units */
-    /* what engines send stays on the warpgroup kernel: sinks, the score modifiers, packed sequences, a
-     * paged cache with the append */
+    /* what engines send stays on the warpgroup kernel (choice.h's engine_features) */
     {
-        flashcl_problem yes[5];
-        for (int i = 0; i < 5; ++i)
-            yes[i] = p;
-        yes[0].sinks = 1;
-        yes[1].softcap = 30.0f, yes[1].alibi = 1;
-        yes[2].attn_mask = 1, yes[2].mask_dtype = FLASHCL_MASK_BOOL, yes[2].key_padding = 1;
-        yes[3].varlen = 1, yes[3].total_q = (int64_t)p.batch * p.seq_q, yes[3].total_kv = (int64_t)p.batch * p.seq_kv;
-        yes[4].kv_cache = 1, yes[4].page_size = 16, yes[4].kv_append = 1;
-        yes[4].num_pages = p.batch * ((p.seq_kv + 15) / 16);
-        for (int i = 0; i < 5; ++i) {
+        flashcl_problem yes[N_ENGINE_FEATURES];
+        engine_features(&p, yes);
+        for (int i = 0; i < N_ENGINE_FEATURES; ++i) {
             const flashcl_status st = choose(&prof, &yes[i], FLASHCL_ALGO_FLASH, &c);
             ck_assert_msg(st == FLASHCL_SUCCESS, "feature %d: %s", i, flashcl_status_string(st));
             ck_assert_msg(cfg_mma(&c) >= 3, "feature %d: got %s (%s)", i, c.kernel_name, c.path_reason);
