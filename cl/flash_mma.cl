@@ -149,7 +149,7 @@
     do {                                                                                                       \
         int r_ = tid / ((W) / 8), c_ = (tid - r_ * ((W) / 8)) * 8;                                             \
         __global const ushort *row0_ = (src) + (base);                                                          \
-        __global const ushort *p_ = row0_ + KV_ROW((n0) + r_, stride, pstride) + c_;                            \
+        __global const ushort *p_ = row0_ + TILE_ROW((n0) + r_, stride, pstride) + c_;                          \
         const long step_ = (long)(WG_SIZE / ((W) / 8)) * (stride) + (WG_SIZE % ((W) / 8)) * 8;                 \
         UNROLL                                                                                                 \
         for (int i_ = 0; i_ < (BLOCK_N * ((W) / 8) + WG_SIZE - 1) / WG_SIZE; ++i_) {                           \
@@ -171,8 +171,10 @@
  * the keys read the last key's page, and nothing of it); otherwise the stepped pointer. */
 #if PAGE_SIZE
 #define PAGED_SRC(p, row0, j, stride, pstride, c, ok) ((row0) + KV_ROW(min((j), skv - 1), stride, pstride) + (c))
+#define TILE_ROW(j, stride, pstride) 0 /* (the stepped pointer is not read: no block-table lookup for it) */
 #else
 #define PAGED_SRC(p, row0, j, stride, pstride, c, ok) ((ok) ? (p) : (row0) + (c))
+#define TILE_ROW(j, stride, pstride) KV_ROW(j, stride, pstride)
 #endif
 /* (the row checks only on the tile that crosses the end of the keys) */
 #define LOAD_ROWS(dst, src, base, stride, pstride, n0, W, ATF)                                                 \
@@ -554,13 +556,7 @@ UNROLL
             l += SHFL_XOR(l, 1);
             l += SHFL_XOR(l, 2);
             const int qi = row0[mt] + r * 8;
-            /* (the row's maximum in base-2 units; a row that saw no key keeps -inf, whatever the scale) */
-#if HAS_SINKS
-            const float m_row = m_run[mt][r] == -INFINITY ? -INFINITY : m_run[mt][r] * exp_scale;
-#else
-            const float m_row = m_run[mt][r] * exp_scale; /* (-inf * 0 = NaN: softmax_lse still gives -inf) */
-#endif
-            const softmax_end e = softmax_finish(m_row, l, SINK_LOGIT2(SINKS, h));
+            const softmax_end e = softmax_finish(softmax_max_scaled(m_run[mt][r], exp_scale), l, SINK_LOGIT2(SINKS, h));
             const float inv = e.inv, lse_m = e.m, lse_l = e.l;
 #if O_STAGED
             const int orow = warp * 16 * MT + mt * 16 + g + r * 8;

@@ -735,13 +735,7 @@ UNROLL
         l += SHFL_XOR(l, 1);
         l += SHFL_XOR(l, 2);
         const int qi = row0 + r * 8;
-        /* (the row's maximum in base-2 units; a row that saw no key keeps -inf, whatever the scale) */
-#if HAS_SINKS
-        const float m_row = m_run[r] == -INFINITY ? -INFINITY : m_run[r] * exp_scale;
-#else
-        const float m_row = m_run[r] * exp_scale; /* (-inf * 0 = NaN: softmax_lse still gives -inf) */
-#endif
-        const softmax_end e = softmax_finish(m_row, l, SINK_LOGIT2(SINKS, h));
+        const softmax_end e = softmax_finish(softmax_max_scaled(m_run[r], exp_scale), l, SINK_LOGIT2(SINKS, h));
         const float inv = e.inv, lse_m = e.m, lse_l = e.l;
         if (qi < sq) {
             const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);

@@ -58,6 +58,18 @@ inline float softmax_lse(const float m, const float l)
     return isnan(l) ? NAN : l > 0.0f ? (m + log2(l)) * LN2_F : -INFINITY; /* a NaN row's LSE stays NaN */
 }
 
+/* A maximum the matrix-unit kernels keep unscaled, in base-2 units: with a sink to join, -inf stays -inf
+ * (a zero scale would make it NaN, which the sink would spread to the row); without one the product as it
+ * is (-inf * 0 = NaN there leaves softmax_lse's -inf for a row that saw no key, its l being 0). */
+inline float softmax_max_scaled(const float m, const float scale)
+{
+#if HAS_SINKS && !SPLIT_KV
+    return m == -INFINITY ? -INFINITY : m * scale;
+#else
+    return m * scale;
+#endif
+}
+
 /* A finished row with the maximum m and sum l over its keys (base 2), and the sink's logit s2 (base 2;
  * SINK_LOGIT2 reads it) joined where the kernel's row is final: with HAS_SINKS, outside split-KV (there
  * flash_combine joins it once). The factor of its accumulated output, and the (m, l) of its LSE

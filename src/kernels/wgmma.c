@@ -46,7 +46,6 @@ static int wgmma_takes(const flashcl_problem *p, char *why, size_t n)
         no = "head_dim_v other than head_dim";
     else if (!fcl_rows_aligned(p))
         no = "rows not 16-byte aligned";
-
     if (no)
         snprintf(why, n, "%s", no);
     return no == NULL;
