@@ -86,9 +86,10 @@ typedef struct fcl_kernel_offsets {
     X(SINKS, MEM, __global const float *restrict) X(BATCH_IDX, MEM, __global const int *restrict)         \
     X(LEFT_PAD, MEM, __global const int *restrict) FCL_PRM_ARGS_(X)
 
-/* cl/flash_mma.cl and cl/flash_wgmma.cl: flash_fwd's, 16-bit Q, K and V, no split-KV scratch */
+/* cl/flash_mma.cl and cl/flash_wgmma.cl: flash_fwd's, 16-bit K and V (Q in its own type: mma.cl's MMA_Q_T),
+ * no split-KV scratch */
 #define FCL_FLASH_MMA_ARGS(F, X)                                                                           \
-    F(Q, MEM, __global const ushort *restrict) X(K, MEM, __global const ushort *restrict)                  \
+    F(Q, MEM, __global const MMA_Q_T *restrict) X(K, MEM, __global const ushort *restrict)                 \
     X(V, MEM, __global const ushort *restrict) X(O, MEM, __global STORE_T *restrict)                       \
     X(LSE, MEM, __global float *restrict) X(ALIBI, MEM, __global const float *restrict)                    \
     X(MASK, MEM, __global const MASK_T *restrict) X(KPM, MEM, __global const uchar *restrict)              \

@@ -4,7 +4,7 @@
  * each program's source (src/kernels.c lists each program's parts).
  * Arithmetic is always fp32; Q, K, V and O are stored as fp32, fp16 or bf16 (one -D picks which).
  * fp16 goes through vload_half/vstore_half, which OpenCL 1.2 has without cl_khr_fp16. LOAD4 reads four
- * consecutive elements (element alignment is enough for vloadn) as a float4.
+ * consecutive elements (element alignment is enough for vloadn) as a float4, LOAD8_F eight as a float8.
  */
 /* V's and O's head dim (problem.head_dim_v): HEAD_DIM unless the host sets it (the portable, combine,
  * append and naive kernels take it; the others are never built with it). */
@@ -28,16 +28,19 @@ inline ushort float_to_bf16(float f)
 #define STORE_T half
 #define LOAD(p, i) vload_half((i), (p))
 #define LOAD4(p, i) vload_half4(0, (p) + (i))
+#define LOAD8_F(p, i) vload_half8(0, (p) + (i))
 #define STORE(p, i, x) vstore_half_rte((x), (i), (p))
 #elif defined(FLASHCL_DTYPE_BF16)
 #define STORE_T ushort
 #define LOAD(p, i) bf16_to_float((p)[(i)])
 #define LOAD4(p, i) as_float4(convert_uint4(vload4(0, (p) + (i))) << 16)
+#define LOAD8_F(p, i) as_float8(convert_uint8(vload8(0, (p) + (i))) << 16)
 #define STORE(p, i, x) ((p)[(i)] = float_to_bf16(x))
 #else
 #define STORE_T float
 #define LOAD(p, i) ((p)[(i)])
 #define LOAD4(p, i) vload4(0, (p) + (i))
+#define LOAD8_F(p, i) vload8(0, (p) + (i))
 #define STORE(p, i, x) ((p)[(i)] = (x))
 #endif
 

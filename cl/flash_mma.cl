@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * flash_mma.cl: the FlashAttention-2 forward kernel on NVIDIA's matrix units (tensor cores), through
- * inline PTX from OpenCL C. fp16 or bf16 Q, K, V (FLASHCL_DTYPE_F16 / _BF16), fp32 accumulation.
+ * inline PTX from OpenCL C. fp16 or bf16 K and V (FLASHCL_DTYPE_F16 / _BF16, or KV_DTYPE 2 / 3), fp32
+ * accumulation; Q and O in K's type, or Q in fp32 or the other 16-bit type, rounded to K's as it is
+ * loaded, with O in Q's type (mma.cl's Q_CONVERT).
  *
  * A work-group is WARPS warps; warp w owns query rows 16w .. 16w+15 of the block (BLOCK_M = 16*WARPS;
  * with MT = 2, rows 32w .. 32w+31 as two m16 tiles, BLOCK_M = 32*WARPS) and keeps, in registers,
@@ -18,12 +20,12 @@
  * A fragments of P*V (the C layout of two neighbouring n8 tiles is the A layout of one k16 step).
  * Scores are in base 2 (S * scale*log2(e)), as in flash_fwd.cl.
  *
- * Semantics as flash_fwd.cl's direct path, from the same parts (geometry.cl: the sequence and the
- * visible keys, HAS_WINDOW for causal or a sliding window; softmax.cl: the online softmax): tiles
+ * Semantics as flash_fwd.cl's direct path, from the same parts (geometry.cl: the sequence, packed or in
+ * a KV cache, and the visible keys, HAS_WINDOW for causal or a sliding window; scores.cl: softcap,
+ * ALiBi, masks and key padding; softmax.cl: the online softmax and sinks): tiles
  * outside a window never loaded, GQA (heads_q / group KV heads), LSE in natural log, a NaN score
  * poisoning its row, a row with no visible key written as zeros with LSE -inf. The host sends other
- * problems (biases, masks, packed sequences, KV caches, split-KV, fp32 storage) to flash_fwd.cl; this
- * kernel takes only the arguments it uses.
+ * problems (split-KV, K and V in fp32) to flash_fwd.cl.
  *
  * The warp instructions come from mma.cl: FCL_PTX=1 the PTX instructions (NVIDIA, compute capability
  * 8.0 and up), FCL_PTX=0 their emulation through a per-warp exchange area in local memory and
@@ -44,9 +46,7 @@
 #if (HEAD_DIM % 16) != 0 || HEAD_DIM > 256 || (HEAD_DIM_V % 16) != 0 || HEAD_DIM_V > 256 || (BLOCK_N % 16) != 0
 #error "HEAD_DIM and HEAD_DIM_V must be multiples of 16 up to 256, BLOCK_N a multiple of 16"
 #endif
-#if !defined(FLASHCL_DTYPE_F16) && !defined(FLASHCL_DTYPE_BF16)
-#error "flash_mma.cl needs fp16 or bf16 storage"
-#endif
+/* (the operands' type, and Q in another: mma.cl's MMA_BF16 and Q_CONVERT) */
 /* The shape and layout come from the host alone (src/kernels/mma.c, whose local-memory formula reads the
  * same values): ROWS_ALIGNED, MT, Q_LOCAL, KV_STAGES, O_ALIGNED, O_STAGED and SWIZZLE, each explained
  * below. */
@@ -66,7 +66,7 @@
 #if KV_STAGES != 1 && KV_STAGES != 2
 #error "KV_STAGES must be 1 or 2"
 #endif
-#define Q_ASYNC (KV_STAGES == 2 && Q_LOCAL)
+#define Q_ASYNC (KV_STAGES == 2 && Q_LOCAL && !Q_CONVERT) /* (a converted Q goes through registers) */
 /* O_STAGED, the host's where O_ALIGNED (O's strides multiples of 8 elements and, checked at enqueue, its
  * offset a multiple of 16 bytes) and the head dim is above 64 and at most 192: the normalised output goes through
  * local memory (each warp its own rows, as packed pairs) and leaves in 16-byte row chunks, instead of two
@@ -75,6 +75,9 @@
  * are staged where Q's or K's were, so they are no wider than those. */
 #if MT != 1 && MT != 2
 #error "MT must be 1 or 2"
+#endif
+#if O_STAGED && Q_CONVERT
+#error "O_STAGED stages O in the operands' type: O in Q's own type is stored from the accumulators"
 #endif
 #define BLOCK_M (16 * WARPS * MT)
 #define WG_SIZE (32 * WARPS)
@@ -121,6 +124,12 @@
 #define LOAD8(src) as_uint4(vload8(0, (src)))
 #endif
 #define COPY8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? LOAD8(src) : (uint4)(0))
+/* and 8 of Q's, rounded to the operands' type where Q has its own */
+#if Q_CONVERT
+#define LOAD_Q8(src) q_round8(src)
+#else
+#define LOAD_Q8(src) LOAD8(src)
+#endif
 
 /* MMA_PIPELINE: K and V tiles through cp.async (mma.cl: asynchronous global -> local copies through L2,
  * compute capability 8.0+, 16-byte aligned rows): V's tile loads while S = Q*K^T is computed, the next K
@@ -274,8 +283,8 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #else
     for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
-        __global const ushort *src = Q + q_row_offset(sv, h, q_row_clamp(m0 + r, sq), q_sb, q_ss, q_sh) + c;
-        *(__local uint4 *)(q_s + AT(r, c)) = m0 + r < sq ? LOAD8(src) ^ q_sign : (uint4)(0);
+        __global const MMA_Q_T *src = Q + q_row_offset(sv, h, q_row_clamp(m0 + r, sq), q_sb, q_ss, q_sh) + c;
+        *(__local uint4 *)(q_s + AT(r, c)) = m0 + r < sq ? LOAD_Q8(src) ^ q_sign : (uint4)(0);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif

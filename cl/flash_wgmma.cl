@@ -2,7 +2,8 @@
 /*
  * flash_wgmma.cl: the FlashAttention forward kernel on Hopper's warpgroup matrix instructions (wgmma,
  * compute capability 9.0a), from OpenCL C through the program builder's sm_90a finishing step (wgmma.cl,
- * written at build time by tools/gen_wgmma_cl.py; src/ptx.c). fp16 or bf16 Q, K, V, fp32 accumulation.
+ * written at build time by tools/gen_wgmma_cl.py; src/ptx.c). fp16 or bf16 K and V, fp32 accumulation; Q
+ * and O in K's type, or Q in fp32 or the other 16-bit type rounded to K's as it is loaded, O in Q's.
  *
  * A work-group is WARPGROUPS warpgroups of 128 work-items; warpgroup i owns query rows 64i .. 64i+63 of the
  * block (BLOCK_M = 64 * WARPGROUPS) and keeps in registers the scores S of a BLOCK_N-key tile (BLOCK_N/2
@@ -47,9 +48,7 @@
 #if (HEAD_DIM != 64 && HEAD_DIM != 128 && HEAD_DIM != 256) || (BLOCK_N != 64 && BLOCK_N != 128)
 #error "flash_wgmma.cl takes HEAD_DIM 64, 128 or 256 and BLOCK_N 64 or 128"
 #endif
-#if !defined(FLASHCL_DTYPE_F16) && !defined(FLASHCL_DTYPE_BF16)
-#error "flash_wgmma.cl needs fp16 or bf16 storage"
-#endif
+/* (the operands' type, and Q in another: mma.cl's MMA_BF16 and Q_CONVERT) */
 #if HEAD_DIM_V != HEAD_DIM
 #error "flash_wgmma.cl: V's head dim is Q's"
 #endif
@@ -203,6 +202,22 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define CHUNK_R(i, ROWS) CHUNK_ROW(i)
 #define CHUNK_C(i, ROWS) CHUNK_COL(i)
 #endif
+/* Q's tile: LOAD_TILED's copies, or where Q has a type of its own (Q_CONVERT) the same chunks read as
+ * floats and rounded to the operands' type by each work-item (synchronous stores: the waits and proxy
+ * fences before S(0) cover them as they do the sign flip's) */
+#if Q_CONVERT
+#define LOAD_Q_TILED(dst, ROWS, ROW_PTR, limit)                                                                \
+    do {                                                                                                       \
+        for (int it_ = 0; it_ < (ROWS)*CPR / WG_SIZE; ++it_) {                                                 \
+            const int i_ = tid + it_ * WG_SIZE;                                                                \
+            const int r_ = CHUNK_R(i_, ROWS), c_ = CHUNK_C(i_, ROWS);                                          \
+            const uint4 x_ = r_ < (limit) ? q_round8(ROW_PTR(r_) + c_) : (uint4)(0);                           \
+            *(__local uint4 *)((dst) + TILE_AT(r_, c_, ROWS)) = x_;                                            \
+        }                                                                                                      \
+    } while (0)
+#else
+#define LOAD_Q_TILED(dst, ROWS, ROW_PTR, limit) LOAD_TILED(dst, ROWS, ROW_PTR, limit)
+#endif
 #define LOAD_TILED(dst, ROWS, ROW_PTR, limit)                                                                  \
     do {                                                                                                       \
         UNROLL                                                                                                 \
@@ -336,7 +351,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         for (int i = 0; i < 4 * KV_STAGES; ++i)
             mbar_init(mbar + i, i < 2 * KV_STAGES ? 128 : WARPS);
     if (tid < WG_SIZE) {
-        LOAD_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
+        LOAD_Q_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
         ASYNC_COMMIT();
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -369,7 +384,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
             *(__local uint4 *)(q_s + TILE_AT(CHUNK_R(i, BLOCK_M), CHUNK_C(i, BLOCK_M), BLOCK_M)) ^= q_sign;
     }
 #else
-    LOAD_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
+    LOAD_Q_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
     {
         const int n0 = n_begin;
         if (n_begin < n_end)

@@ -22,6 +22,23 @@
 #define FCL_PTX 0
 #endif
 
+/* The operands' type, MMA_BF16 0 (fp16) or 1 (bf16): K's and V's where they have a type of their own
+ * (KV_DTYPE, common.cl), else the storage type. Q in another type (fp32, or the other 16-bit one:
+ * Q_CONVERT) is rounded to it, to nearest even, as it is loaded (q_round8 below); O stays in Q's type. */
+#if KV_DTYPE == 3 || (KV_DTYPE == 0 && defined(FLASHCL_DTYPE_BF16))
+#define MMA_BF16 1
+#elif KV_DTYPE == 2 || (KV_DTYPE == 0 && defined(FLASHCL_DTYPE_F16))
+#define MMA_BF16 0
+#else
+#error "mma.cl: the matrix units take fp16 or bf16 operands (K and V in fp32 are not)"
+#endif
+#define Q_CONVERT (KV_DTYPE != 0)
+#if Q_CONVERT
+#define MMA_Q_T STORE_T /* Q's type in the kernels' arguments (cl/args.h) */
+#else
+#define MMA_Q_T ushort
+#endif
+
 /* The fragment loops are unrolled on the GPU (the fragments must live in registers); emulated they
  * are not (PoCL compiled the unrolled emulation for a minute a configuration). */
 #if FCL_PTX
@@ -53,7 +70,7 @@
 /* ---- The four warp-level instructions, as PTX or emulated ---------------------------------------- */
 #if FCL_PTX
 
-#if defined(FLASHCL_DTYPE_F16)
+#if !MMA_BF16
 #define MMA_TYPE "f16"
 #else
 #define MMA_TYPE "bf16"
@@ -118,7 +135,7 @@ inline int warp_any(int c)
 inline uint pack2(float lo, float hi)
 {
     uint r;
-#if defined(FLASHCL_DTYPE_F16)
+#if !MMA_BF16
     __asm__("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
 #else
     __asm__("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
@@ -130,7 +147,7 @@ inline uint pack2(float lo, float hi)
 
 inline float bits_to_float(uint h)
 {
-#if defined(FLASHCL_DTYPE_F16)
+#if !MMA_BF16
     const ushort s = (ushort)h;
     return vload_half(0, (const half *)&s);
 #else
@@ -139,7 +156,7 @@ inline float bits_to_float(uint h)
 }
 inline uint pack2(float lo, float hi)
 {
-#if defined(FLASHCL_DTYPE_F16)
+#if !MMA_BF16
     ushort l, h;
     vstore_half_rte(lo, 0, (half *)&l);
     vstore_half_rte(hi, 0, (half *)&h);
@@ -206,4 +223,14 @@ inline float shfl_emu(float v, int src, __local uint *xw, int lane)
 #define mma_max_nan(a, b) max_nan((a), (b))
 #define mma_exp2(x) exp2(x)
 #define warp_any(c) 1 /* (every warp takes the branch: the same results, no vote needed) */
+#endif
+
+#if Q_CONVERT
+/* Eight of Q's elements (p: any element alignment) rounded to the operand type, as four pairs: what a
+ * 16-byte chunk of Q's tile holds. */
+inline uint4 q_round8(__global const STORE_T *p)
+{
+    const float8 f = LOAD8_F(p, 0);
+    return (uint4)(pack2(f.s0, f.s1), pack2(f.s2, f.s3), pack2(f.s4, f.s5), pack2(f.s6, f.s7));
+}
 #endif

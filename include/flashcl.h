@@ -261,9 +261,9 @@ typedef struct flashcl_problem {
     int32_t cache_leftpad;
     /* K's and V's own float type (flashcl_kv_dtype; 0: dtype, the default), Q and O staying in dtype
      * (k_new and v_new too): fp32 queries over fp16 or bf16 keys and values, or the reverse. Read and
-     * written (kv_append) by the portable and decode kernels and the naive one; not with a quantized
-     * kv_format, and not on the matrix units (whose operands share one type) or by standard attention.
-     * (ABI 2) */
+     * written (kv_append) by the portable and decode kernels and the naive one; the prefill matrix-unit
+     * kernels take fp16/bf16 K and V, rounding Q to K's type as it is loaded (to nearest even), O in
+     * dtype. Not with a quantized kv_format, not by standard attention. (ABI 2) */
     int32_t kv_dtype;
     /* V's and O's head dim when it is not head_dim (0: head_dim, the default; else a multiple of 8, 8 to
      * 256): V is (batch, seq_kv, heads_kv, head_dim_v) and O (batch, seq_q, heads_q, head_dim_v), their

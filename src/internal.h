@@ -259,7 +259,7 @@ typedef struct validation_state validation_state;
 flashcl_status fcl_validate_run(flashcl_plan *plan, const flashcl_tensors *t,
                                 cl_event flash_done);
 void fcl_validation_free(validation_state *vs);
-void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, int p_rounded, double *atol, double *rtol);
+void fcl_tolerance(const flashcl_problem *p, int matrix_units, double *atol, double *rtol);
 
 /* The caller's offsets into its buffers for one enqueue, in elements of each buffer (the kernels' *_off
  * arguments): flashcl_tensors.offsets over the element sizes. */

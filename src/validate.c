@@ -38,19 +38,24 @@ void fcl_validation_free(validation_state *vs)
     free(vs);
 }
 
-void fcl_tolerance(flashcl_dtype dtype, int32_t seq_kv, int p_rounded, double *atol, double *rtol)
+void fcl_tolerance(const flashcl_problem *p, int matrix_units, double *atol, double *rtol)
 {
     const double eps32 = ldexp(1.0, -23);
+    const flashcl_dtype dtype = (flashcl_dtype)p->dtype, op = fcl_kv_dtype(p);
     *rtol = dtype == FLASHCL_DTYPE_F16 ? ldexp(1.0, -10) : dtype == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -7) : eps32;
-    *atol = eps32 * (8.0 + 2.0 * sqrt((double)seq_kv));
-    /* The matrix-unit kernel rounds P to the storage type for P*V (as FlashAttention-2 does): each
-     * output moves by up to the type's unit roundoff times the row's largest |V| mix, which the row
-     * scale stands for; four of them. */
-    if (p_rounded)
-        *atol = fmax(*atol, 4.0 * (dtype == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8) : ldexp(1.0, -11)));
+    *atol = eps32 * (8.0 + 2.0 * sqrt((double)p->seq_kv));
+    /* The matrix-unit kernels round P to the operands' type (K's) for P*V, as FlashAttention-2 does:
+     * each output moves by up to that type's unit roundoff times the row's largest |V| mix, which the
+     * row scale stands for; four of them. Q in another type is rounded to K's as it is loaded: each
+     * score moves by about as much again (tests/test_flash.c measures both against float64: about one
+     * unit roundoff of the row scale each, 2026-12-03), four more. */
+    if (matrix_units) {
+        const double u = op == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8) : ldexp(1.0, -11);
+        *atol = fmax(*atol, 4.0 * u * (fcl_kv_mixed(p) ? 2.0 : 1.0));
+    }
 }
 
-/* Whether the flash kernel rounds P to the storage type for P*V: the matrix-unit kernels. */
+/* Whether the flash kernel rounds P (and a Q of another type) to K's type: the matrix-unit kernels. */
 static int rounds_p(const flashcl_config *c)
 {
     return c->algorithm == FLASHCL_ALGO_FLASH && (c->kernel == FLASHCL_KERNEL_MMA || c->kernel == FLASHCL_KERNEL_WGMMA ||
@@ -144,7 +149,7 @@ static flashcl_status setup(flashcl_plan *pl)
     if ((st = fcl_args_check(ctx, &r, "validation")) != FLASHCL_SUCCESS)
         return st;
     double atol, rtol;
-    fcl_tolerance(p->dtype, p->seq_kv, rounds_p(&pl->config), &atol, &rtol);
+    fcl_tolerance(p, rounds_p(&pl->config), &atol, &rtol);
     fcl_args c = fcl_args_of(vs->compare_kernel, FCL_K_COMPARE_ROWS);
     fcl_arg_int(&c, CR_has_lse, p->return_lse != 0);
     fcl_arg_int(&c, CR_seq_q, (cl_int)L->group_rows); /* packed: total_q, and the head is row / total_q */
@@ -208,7 +213,7 @@ flashcl_status fcl_validate_run(flashcl_plan *pl, const flashcl_tensors *t, cl_e
         return fcl_fail_cl(ctx, err, "validation: reading the comparison back");
 
     flashcl_validation *R = &pl->report;
-    fcl_tolerance(p->dtype, p->seq_kv, rounds_p(&pl->config), &R->atol, &R->rtol);
+    fcl_tolerance(p, rounds_p(&pl->config), &R->atol, &R->rtol);
     R->ran = 1;
     R->rows_checked = vs->n_rows;
     R->rows_total = pl->layout.row_groups * pl->layout.group_rows;

@@ -64,12 +64,30 @@ START_TEST(test_matrix_unit_path)
     no[n].what = "fp32", no[n].reason = "fp32", no[n++].q.dtype = FLASHCL_DTYPE_F32;
     no[n].what = "d=72", no[n].reason = "head_dim", no[n++].q.head_dim = 72;
     no[n].what = "splits", no[n].reason = "splits", no[n++].q.kv_splits = 4;
-    no[n].what = "mixed", no[n].reason = "K and V in another dtype than Q", no[n++].q.kv_dtype = FLASHCL_KV_DTYPE_F32;
+    no[n].what = "fp32 K/V", no[n].reason = "K and V in fp32", no[n++].q.kv_dtype = FLASHCL_KV_DTYPE_F32;
     for (int i = 0; i < n; ++i) {
         ck_assert_int_eq(choose(&prof, &no[i].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_msg(cfg_mma(&c) == 0 && !strcmp(c.kernel_name, "flash_fwd"), "%s: got %s", no[i].what, c.kernel_name);
         ck_assert_msg(strstr(c.path_reason, "portable: ") && strstr(c.path_reason, no[i].reason), "%s: \"%s\"",
                       no[i].what, c.path_reason);
+    }
+
+    /* Q in its own type over fp16 or bf16 K/V (fp32 or the other 16-bit type, rounded to K's as it is
+     * loaded) takes the matrix units, with O staged only where it is in the operands' type. */
+    {
+        static const struct {
+            flashcl_dtype q;
+            int kv;
+        } mixed[] = {{FLASHCL_DTYPE_F32, FLASHCL_KV_DTYPE_F16}, {FLASHCL_DTYPE_F32, FLASHCL_KV_DTYPE_BF16},
+                     {FLASHCL_DTYPE_BF16, FLASHCL_KV_DTYPE_F16}, {FLASHCL_DTYPE_F16, FLASHCL_KV_DTYPE_BF16}};
+        for (size_t i = 0; i < sizeof mixed / sizeof mixed[0]; ++i) {
+            flashcl_problem q = p;
+            q.dtype = mixed[i].q;
+            q.kv_dtype = mixed[i].kv;
+            ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+            ck_assert_msg(cfg_mma(&c) == 1, "Q %s over kv_dtype %d: got %s (%s)", flashcl_dtype_name(q.dtype),
+                          mixed[i].kv, c.kernel_name, c.path_reason);
+        }
     }
 
     /* What engines send takes the matrix units: the score modifiers, packed sequences, a KV cache

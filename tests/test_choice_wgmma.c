@@ -101,6 +101,22 @@ START_TEST(test_wgmma_path)
             ck_assert_msg(cfg_mma(&c) >= 3, "feature %d: got %s (%s)", i, c.kernel_name, c.path_reason);
         }
     }
+    /* fp32 Q over fp16 K/V and bf16 Q over fp16 (Q rounded to K's type as it is loaded): the warpgroup
+     * kernel, under auto too; fp16 Q over fp32 K/V: not the matrix units */
+    for (int i = 0; i < 3; ++i) {
+        flashcl_problem q = p;
+        q.dtype = i == 1 ? FLASHCL_DTYPE_BF16 : i == 2 ? FLASHCL_DTYPE_F16 : FLASHCL_DTYPE_F32;
+        q.kv_dtype = i == 2 ? FLASHCL_KV_DTYPE_F32 : FLASHCL_KV_DTYPE_F16;
+        policy.path = FLASHCL_PATH_AUTO;
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        if (i == 2)
+            ck_assert_msg(!strcmp(c.kernel_name, "flash_fwd") && strstr(c.path_reason, "K and V in fp32"), "%s: %s",
+                          c.kernel_name, c.path_reason);
+        else
+            ck_assert_msg(cfg_mma(&c) == 3, "Q %s over fp16: got %s (%s)", flashcl_dtype_name(q.dtype), c.kernel_name,
+                          c.path_reason);
+        policy.path = FLASHCL_PATH_WGMMA;
+    }
     /* a decode step: the decode kernels, as under auto */
     flashcl_problem dq = p;
     dq.seq_q = 1;

@@ -588,6 +588,25 @@ static void run_case(const case_params *c)
     ck_assert(ref && ref_lse && scores);
     for (int64_t r = 0; r < rows; ++r)
         ref_lse[r] = hm_reference_row_ex(&p, dec[0], dec[1], dec[2], &x, r, ref + r * dv, scores);
+    /* The matrix-unit kernels' operands are K's type; Q in another is rounded to it as it is loaded
+     * (mma.cl's q_round8, to nearest even), so their reference is attention over the rounded Q. */
+    const int units = cfg_mma(&cfg) || cfg_decode(&cfg) >= 3;
+    double *ref_q = ref, *ref_q_lse = ref_lse;
+    if (units && kvt != p.dtype) {
+        const size_t nq = sz[0] / es;
+        float *qr = malloc(nq * sizeof(float));
+        ref_q = malloc((size_t)rows * dv * sizeof(double));
+        ref_q_lse = malloc((size_t)rows * sizeof(double));
+        ck_assert(qr && ref_q && ref_q_lse);
+        for (size_t i = 0; i < nq; ++i) {
+            float h[1];
+            hm_store(h, kvt, 0, dec[0][i]);
+            qr[i] = hm_load(h, kvt, 0);
+        }
+        for (int64_t r = 0; r < rows; ++r)
+            ref_q_lse[r] = hm_reference_row_ex(&p, qr, dec[1], dec[2], &x, r, ref_q + r * dv, scores);
+        free(qr);
+    }
 
     /* Pass 0: the naive kernel's error, the yardstick. Then the flash kernel and standard attention
      * against it. */
@@ -602,11 +621,12 @@ static void run_case(const case_params *c)
             const int64_t i = r % p.seq_q, bh = r / p.seq_q;
             const int64_t base = p.varlen ? hm_offset(&p.o_strides, 0, r % p.total_q, r / p.total_q)
                                           : hm_offset(&p.o_strides, bh / p.heads_q, i, bh % p.heads_q);
-            const double *rr = ref + r * dv;
+            const double *rr = (pass == 1 ? ref_q : ref) + r * dv;
+            const double rlse = (pass == 1 ? ref_q_lse : ref_lse)[r];
             double scale = 0;
             for (int d = 0; d < dv; ++d)
                 scale = fmax(scale, fabs(rr[d]));
-            const int empty = isinf(ref_lse[r]);
+            const int empty = isinf(rlse);
             for (int d = 0; d < dv; ++d) {
                 const double x = hm_load(out, p.dtype, (size_t)(base + d));
                 const double err = fabs(x - rr[d]);
@@ -623,11 +643,10 @@ static void run_case(const case_params *c)
                                   "error %.3g > %.3g", (long long)r, d, x, rr[d], err, naive_tol);
                     e->max_err = fmax(e->max_err, err);
                 } else {
-                    /* the matrix-unit kernels round P to the storage type for P*V (FlashAttention-2
+                    /* the matrix-unit kernels round P to the operands' type for P*V (FlashAttention-2
                      * does too): up to that type's unit roundoff of the row's scale more */
-                    const double p_round = pass == 1 && (cfg_mma(&cfg) || cfg_decode(&cfg) >= 3) ? (p.dtype == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8)
-                                                                                              : ldexp(1.0, -11))
-                                                                : 0.0;
+                    const double p_round = pass == 1 && units ? (kvt == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8) : ldexp(1.0, -11))
+                                                              : 0.0;
                     const double tol = 2.0 * en.max_err + 4.0 * (eps32 + p_round) * scale;
                     ck_assert_msg(err <= tol,
                                   "%s: row %lld col %d: got %.9g, reference %.9g, error %.3g > tolerance "
@@ -642,7 +661,7 @@ static void run_case(const case_params *c)
                               names[pass], (long long)r, (double)lse[r]);
                 continue;
             }
-            const double lerr = fabs(lse[r] - ref_lse[r]);
+            const double lerr = fabs(lse[r] - rlse);
             if (!pass) {
                 ck_assert_msg(isfinite(lse[r]), "naive: lse of row %lld = %g", (long long)r, (double)lse[r]);
                 ck_assert_msg(lerr <= eps32 * (32.0 + 4.0 * sqrt((double)p.seq_kv)) * (1.0 + fabs(ref_lse[r])),
@@ -650,9 +669,9 @@ static void run_case(const case_params *c)
                               (double)lse[r], ref_lse[r]);
                 e->max_lse_err = fmax(e->max_lse_err, lerr);
             } else {
-                const double tol = 2.0 * en.max_lse_err + 4.0 * eps32 * (1.0 + fabs(ref_lse[r]));
+                const double tol = 2.0 * en.max_lse_err + 4.0 * eps32 * (1.0 + fabs(rlse));
                 ck_assert_msg(lerr <= tol, "%s: lse of row %lld: got %.9g, reference %.9g, error %.3g > %.3g",
-                              names[pass], (long long)r, (double)lse[r], ref_lse[r], lerr, tol);
+                              names[pass], (long long)r, (double)lse[r], rlse, lerr, tol);
                 e->max_lse_err = fmax(e->max_lse_err, lerr);
             }
         }
@@ -672,6 +691,10 @@ static void run_case(const case_params *c)
            ef.max_err, en.max_err, es_.max_err, eps_of(p.dtype), ef.max_lse_err, en.max_lse_err);
     fflush(stdout);
 
+    if (ref_q != ref) {
+        free(ref_q);
+        free(ref_q_lse);
+    }
     free(ref);
     free(ref_lse);
     free(scores);
@@ -1274,6 +1297,28 @@ static const case_params mixed_cases[] = {
 };
 #define N_MIXED_CASES ((int)(sizeof mixed_cases / sizeof *mixed_cases))
 
+/* Q in its own type over fp16 or bf16 K/V on the matrix-unit kernels (forced; emulated without matrix
+ * units): fp32 and the other 16-bit type, rounded to K's as Q is loaded, O in Q's type. Causal GQA at
+ * an offset, packed sequences with ALiBi, a paged cache with the append and softcap at d=80, a mask over
+ * rows not 16-byte aligned; on the warpgroup kernel causal and a window with ALiBi. */
+static const case_params mma_mixed_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F32, .kv_dtype = FLASHCL_KV_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 70,
+     .seq_kv = 130, .batch = 2, .heads_kv = 1, .causal = 1, .offsets = 16, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F32, .kv_dtype = FLASHCL_KV_DTYPE_BF16, .head_dim = 32, .gqa = 1, .seq_q = 60,
+     .seq_kv = 80, .batch = 3, .heads_kv = 2, .varlen = 1, .alibi = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .kv_dtype = FLASHCL_KV_DTYPE_F16, .head_dim = 80, .gqa = 2, .seq_q = 33,
+     .seq_kv = 120, .batch = 2, .heads_kv = 1, .causal = 1, .softcap = 20.0f, .kv_cache = 1, .kv_append = 1,
+     .page_size = 16, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .kv_dtype = FLASHCL_KV_DTYPE_BF16, .head_dim = 32, .gqa = 2, .seq_q = 40,
+     .seq_kv = 70, .batch = 1, .heads_kv = 1, .attn_mask = 1, .custom_layout = 2, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F32, .kv_dtype = FLASHCL_KV_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 70,
+     .seq_kv = 100, .batch = 1, .heads_kv = 1, .causal = 1, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .kv_dtype = FLASHCL_KV_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 80,
+     .seq_kv = 90, .batch = 1, .heads_kv = 2, .window = 1, .window_left = 30, .window_right = 10, .alibi = 1,
+     .path = FLASHCL_PATH_WGMMA},
+};
+#define N_MMA_MIXED_CASES ((int)(sizeof mma_mixed_cases / sizeof *mma_mixed_cases))
+
 /* V's and O's own head dim (problem.head_dim_v), narrower and wider than Q's and K's: the portable kernel
  * (auto takes it for every one: the matrix-unit and decode kernels refuse it) in prefill, as a packed
  * GQA decode step with split-KV and the caller's workspace at an offset, over a paged cache with an
@@ -1325,6 +1370,7 @@ static const struct {
     {"mixed", mixed_cases, N_MIXED_CASES},    {"dimv", dimv_cases, N_DIMV_CASES},
     {"wgmma", wgmma_cases, N_WGMMA_CASES},    {"mma_features", mma_feature_cases, N_MMA_FEATURE_CASES},
     {"wgmma_features", wgmma_feature_cases, N_WGMMA_FEATURE_CASES},
+    {"mma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES},
 };
 
 /* Whether `name` is one of the comma-separated names in `list`. */

@@ -541,15 +541,23 @@ START_TEST(test_override_and_kernel_info)
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "v_chunk 6"));
     c.v_chunk = 16;
     /* Tiles past what this device has: an override may take what a CPU reports (PoCL: 512 KiB to 2 MiB
-     * by host), past the chooser's budget, so block_n grows until the tiles need more than that. */
+     * by host), past the chooser's budget, so at d=256 block_n and then block_m grow (to 1024 at most,
+     * the kernel's limit) until the tiles need more than that. */
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
     const uint64_t device_most = pr->local_mem_size > pr->local_mem_static ? pr->local_mem_size : pr->local_mem_static;
+    p.head_dim = 256;
     c.block_m = 256;
-    for (c.block_n = 1024; flashcl_flash_local_mem_bytes(p.head_dim, &c) <= device_most; c.block_n *= 2)
+    c.rows_per_item = 16; /* (64 work-items at block_m 1024) */
+    for (c.block_n = 64; c.block_n < 1024 && flashcl_flash_local_mem_bytes(p.head_dim, &c) <= device_most; c.block_n *= 2)
         ;
+    while (c.block_m < 1024 && flashcl_flash_local_mem_bytes(p.head_dim, &c) <= device_most)
+        c.block_m *= 2;
+    ck_assert_uint_gt(flashcl_flash_local_mem_bytes(p.head_dim, &c), device_most);
     flashcl_context_override_config(ctx, &c);
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT); /* local memory */
-    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "local memory"));
+    ck_assert_msg(strstr(flashcl_context_last_error(ctx), "local memory"), "%s", flashcl_context_last_error(ctx));
+    p.head_dim = 32;
+    c.rows_per_item = 2;
     c.block_m = 8;
     c.block_n = 16;
     flashcl_context_override_config(ctx, &c);

@@ -722,6 +722,8 @@ static int run_random(run_opts o)
                p->seq_kv, p->head_dim, flashcl_dtype_name(p->dtype), cli_mask_name(p, mask, sizeof mask));
         if (p->head_dim_v && p->head_dim_v != p->head_dim)
             printf(", V and O of head dim %d", p->head_dim_v);
+        if (p->kv_dtype && p->kv_dtype - 1 != (int)p->dtype)
+            printf(", K and V in %s", flashcl_dtype_name((flashcl_dtype)(p->kv_dtype - 1)));
         if (p->varlen)
             printf(", packed: %lld query and %lld key rows in all (Sq, Sk the longest)", (long long)p->total_q,
                    (long long)p->total_kv);

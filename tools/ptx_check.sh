@@ -37,6 +37,9 @@ cat > "$tmp/prelude.cl" <<'PRE'
 #define max(a, b) ((a) > (b) ? (a) : (b))
 #define vstore_half_rte(x, i, p) __builtin_store_halff((x), (p) + (i))
 #define vload_half(i, p) __builtin_load_halff((p) + (i))
+#define vload_half8(i, p) ((float8)(vload_half(8 * (i), p), vload_half(8 * (i) + 1, p), vload_half(8 * (i) + 2, p), \
+  vload_half(8 * (i) + 3, p), vload_half(8 * (i) + 4, p), vload_half(8 * (i) + 5, p), vload_half(8 * (i) + 6, p), \
+  vload_half(8 * (i) + 7, p)))
 PRE
 kernel=${KERNEL:-flash_mma}
 case $kernel in

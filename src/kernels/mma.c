@@ -49,11 +49,11 @@ static uint64_t mma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
 
 int fcl_mma_takes(const flashcl_problem *p, char *why, size_t n)
 {
+    /* K's and V's type is the operands' (Q in another is rounded to it as it is loaded: Q_CONVERT) */
     const char *no = NULL;
-    if (p->dtype == FLASHCL_DTYPE_F32)
-        no = "fp32 storage (the matrix units take fp16 and bf16)";
-    else if (fcl_kv_mixed(p))
-        no = "K and V in another dtype than Q (problem.kv_dtype: the matrix units' operands share one)";
+    if (fcl_kv_dtype(p) == FLASHCL_DTYPE_F32)
+        no = fcl_kv_mixed(p) ? "K and V in fp32 (the matrix units take fp16 and bf16 operands)"
+                             : "fp32 storage (the matrix units take fp16 and bf16; fp32 Q over fp16 or bf16 K/V they take)";
     else if (p->head_dim % 16 || p->head_dim > 256)
         no = "head_dim not a multiple of 16 up to 256";
     else if (fcl_head_dim_v(p) % 16 || fcl_head_dim_v(p) > 256)
@@ -174,7 +174,8 @@ static void mma_options(const flashcl_problem *p, const flashcl_config *c, char 
 {
     const int mt = tiles_per_warp(c);
     const int32_t d = p->head_dim, hv = fcl_head_dim_v(p);
-    const int o_aligned = fcl_out_aligned(p), o_staged = o_aligned && d > 64 && d <= 192 && hv <= d;
+    /* (O staged in the operands' type: not where O has Q's own) */
+    const int o_aligned = fcl_out_aligned(p), o_staged = o_aligned && d > 64 && d <= 192 && hv <= d && !fcl_kv_mixed(p);
     char dv[32], features[512];
     fcl_dim_v_define(p, dv, sizeof dv);
     fcl_feature_defines(p, 1, features, sizeof features);
