@@ -281,6 +281,7 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         }
     }
 #else
+    UNROLL /* (every load issued before the first store waits for its data) */
     for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
         __global const MMA_Q_T *src = Q + q_row_offset(sv, h, q_row_clamp(m0 + r, sq), q_sb, q_ss, q_sh) + c;

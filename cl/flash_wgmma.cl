@@ -208,6 +208,7 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #if Q_CONVERT
 #define LOAD_Q_TILED(dst, ROWS, ROW_PTR, limit)                                                                \
     do {                                                                                                       \
+        UNROLL /* (every load issued before the first store waits for its data) */                             \
         for (int it_ = 0; it_ < (ROWS)*CPR / WG_SIZE; ++it_) {                                                 \
             const int i_ = tid + it_ * WG_SIZE;                                                                \
             const int r_ = CHUNK_R(i_, ROWS), c_ = CHUNK_C(i_, ROWS);                                          \

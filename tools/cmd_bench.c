@@ -495,6 +495,8 @@ static void json_result(FILE *f, const result *r)
         fprintf(f, "\"page_size\": %d, ", r->p.page_size);
     if (r->p.kv_splits)
         fprintf(f, "\"kv_splits\": %d, ", r->p.kv_splits);
+    if (r->p.kv_dtype && r->p.kv_dtype - 1 != (int)r->p.dtype)
+        fprintf(f, "\"kv_dtype\": \"%s\", ", flashcl_dtype_name((flashcl_dtype)(r->p.kv_dtype - 1)));
     if (r->p.kv_format)
         fprintf(f, "\"kv_format\": \"%s%s\", ", flashcl_kv_format_name((flashcl_kv_format)r->p.kv_format),
                 r->p.kv_format == FLASHCL_KV_INT8 && r->p.kv_scale_dtype == FLASHCL_DTYPE_F16 ? "-f16" : "");
