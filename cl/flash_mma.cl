@@ -106,6 +106,8 @@
 #define LDV (HEAD_DIM_V + 8)
 #define AT_V(r, c) ((r) * LDV + (c)) /* V's tiles, and O's rows when staged */
 #endif
+/* (a boolean mask's or key padding's reads ahead of the products, as bits: tiles of up to 128 keys) */
+#define MMA_KEEP_BITS (HAS_SCORE_MODS && HAS_KEEP_BITS && BLOCK_N <= 128)
 #define KSTEPS (HEAD_DIM / 16) /* k16 steps of Q*K^T */
 #define NT (BLOCK_N / 8)       /* n8 tiles of S */
 #define DT (HEAD_DIM_V / 8)    /* n8 tiles of O */
@@ -358,6 +360,21 @@ UNROLL
         __local const ushort *const kt = k_s + kbuf, *const vt = v_s + vbuf;
 #endif
 
+#if MMA_KEEP_BITS
+        /* A boolean mask or key padding: their reads for this tile into bits (scores.cl's KEEP_BITS) before
+         * S is computed, so that their latency runs under the products */
+        uint keep[MT][2];
+UNROLL
+        for (int mt = 0; mt < MT; ++mt)
+UNROLL
+            for (int r = 0; r < 2; ++r) {
+                const int qi = row0[mt] + r * 8;
+                const score_row mods = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss,
+                                                    m_sh, KPM, seq_kv, heads_q, b, qi, h,
+                                                    (int)ALIGNED_POS(qi, sq, skv), qi < sq);
+                KEEP_BITS(keep[mt][r], mods, n0 + 2 * t, NT, skv);
+            }
+#endif
         /* S = Q*K^T, two k steps at a time: ldmatrix x4 gives an 8-key tile's B fragments of both, used
          * for each of the warp's m tiles; k outer, so that with Q_LOCAL Q's fragments come from q_s once
          * a k step. */
@@ -426,10 +443,17 @@ UNROLL
                                                         m_sh, KPM, seq_kv, heads_q, b, qi, h,
                                                         (int)ALIGNED_POS(qi, sq, skv), qi < sq);
 #define S_ACC(j, e) s[mt][j][2 * r + (e)]
+#if MMA_KEEP_BITS
+                    if (edge) /* (two copies: the interior tiles' without a key comparison) */
+                        SCORE_MODS_ACC_KEEP(S_ACC, NT, mods, n0 + 2 * t, scale_abs, 1, vis, keep[mt][r]);
+                    else
+                        SCORE_MODS_ACC_KEEP(S_ACC, NT, mods, n0 + 2 * t, scale_abs, 0, vis, keep[mt][r]);
+#else
                     if (edge) /* (two copies: the interior tiles' without a key comparison) */
                         SCORE_MODS_ACC(S_ACC, NT, mods, n0 + 2 * t, scale_abs, 1, vis);
                     else
                         SCORE_MODS_ACC(S_ACC, NT, mods, n0 + 2 * t, scale_abs, 0, vis);
+#endif
 #undef S_ACC
                 }
         }

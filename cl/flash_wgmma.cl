@@ -351,10 +351,13 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     if (tid == 0)
         for (int i = 0; i < 4 * KV_STAGES; ++i)
             mbar_init(mbar + i, i < 2 * KV_STAGES ? 128 : WARPS);
+#if !Q_CONVERT /* (a converted Q: its loads wait for their data, so the consumers issue them past the barrier,
+                  while the producer copies the first K tile; S(0)'s wait and fence cover their stores) */
     if (tid < WG_SIZE) {
         LOAD_Q_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
         ASYNC_COMMIT();
     }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
     if (tid >= WG_SIZE) {
         /* The producer: K(t) then V(t-1), the order of use, each into its stage once the consumers freed it
@@ -379,6 +382,9 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         return;
     }
     CONSUMER_REGS();
+#if Q_CONVERT
+    LOAD_Q_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
+#endif
     if (q_sign) {
         ASYNC_WAIT0();
         for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) /* (the chunks this work-item copied) */
@@ -416,6 +422,9 @@ UNROLL
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}; /* rows row0 and row0 + 8 */
     const int row0 = m0 + 64 * wgi + 16 * (warp & 3) + g;
     float s[NS], alpha[2];
+#if HAS_SCORE_MODS && HAS_KEEP_BITS
+    uint keep[2]; /* the kept keys of the S tile the softmax takes next, rows row0 and row0 + 8 (LOAD_KEEP) */
+#endif
 
     /* The mask of the S tile of keys n0_ .. (only the tiles that cross a row's window edge or the
      * sequence's end; unscaled scores), then the online softmax on the work-item's two rows (flash_mma.cl's,
@@ -440,12 +449,34 @@ UNROLL
                                                  m_sh, KPM, seq_kv, heads_q, b, qi_, h,                         \
                                                  (int)ALIGNED_POS(qi_, sq, skv), qi_ < sq);                     \
             if (edge_) /* (two copies: the interior tiles' without a key comparison) */                       \
-                SCORE_MODS_ACC(WG_S_ACC, BLOCK_N / 8, mods_, (sm_n0) + 2 * t, scale_abs, 1, vis);              \
+                WG_MODS(mods_, sm_n0, 1, vis);                                                                 \
             else                                                                                               \
-                SCORE_MODS_ACC(WG_S_ACC, BLOCK_N / 8, mods_, (sm_n0) + 2 * t, scale_abs, 0, vis);              \
+                WG_MODS(mods_, sm_n0, 0, vis);                                                                 \
         }                                                                                                      \
     } while (0)
+/* A boolean mask or key padding: their reads for the tile of keys n0_ into keep[r] (scores.cl's KEEP_BITS),
+ * issued before the wait for the tile's S (LOAD_KEEP), so that their latency runs under the products. */
+#if HAS_KEEP_BITS
+#define LOAD_KEEP(n0_)                                                                                         \
+    do {                                                                                                       \
+        const int kn0_ = (n0_);                                                                                \
+        UNROLL                                                                                                 \
+        for (int r = 0; r < 2; ++r) {                                                                          \
+            const int qi_ = row0 + r * 8;                                                                      \
+            const score_row mods_ = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss, \
+                                                 m_sh, KPM, seq_kv, heads_q, b, qi_, h,                         \
+                                                 (int)ALIGNED_POS(qi_, sq, skv), qi_ < sq);                     \
+            KEEP_BITS(keep[r], mods_, kn0_ + 2 * t, BLOCK_N / 8, skv);                                         \
+        }                                                                                                      \
+    } while (0)
+#define WG_MODS(mods_, n0_, edge_, vis_)                                                                       \
+    SCORE_MODS_ACC_KEEP(WG_S_ACC, BLOCK_N / 8, mods_, (n0_) + 2 * t, scale_abs, edge_, vis_, keep[r])
 #else
+#define LOAD_KEEP(n0_)
+#define WG_MODS(mods_, n0_, edge_, vis_) SCORE_MODS_ACC(WG_S_ACC, BLOCK_N / 8, mods_, (n0_) + 2 * t, scale_abs, edge_, vis_)
+#endif
+#else
+#define LOAD_KEEP(n0_)
 #define WG_SCORES(sm_n0)                                                                                       \
     do {                                                                                                       \
         if ((sm_n0) < inner_lo || (sm_n0) + BLOCK_N > inner_hi) {                                              \
@@ -665,6 +696,7 @@ UNROLL
         BATCH_FENCE();
         ISSUE_S(k_s);
         STEP_COPIES(-1);
+        LOAD_KEEP(n_begin);
         WGMMA_WAIT0();
         RELEASE_K(0);
         PIN_S();
@@ -677,6 +709,7 @@ UNROLL
         ISSUE_S(KBUF(j + 1));
         ISSUE_PV(VBUF(j));
         STEP_COPIES(j);
+        LOAD_KEEP(n_begin + (j + 1) * BLOCK_N);
         WGMMA_WAIT1(); /* S(j+1) done, P(j) * V(j) may still run */
         RELEASE_K(j + 1);
         PIN_S();
@@ -708,6 +741,7 @@ UNROLL
         WGMMA_FENCE();
 #endif
         ISSUE_S(k_s);
+        LOAD_KEEP(n0);
         WGMMA_WAIT0();
 #if FCL_PTX
         FENCE_OPERANDS(s, NS); /* (no read of S above the wait) */

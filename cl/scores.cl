@@ -107,9 +107,10 @@ inline score_row score_row_of(const float u, const float cap_u, __global const f
  * softmax (a softcap is not linear in the scale), instead of in its exponent. */
 #define HAS_SCORE_MODS (HAS_SOFTCAP || HAS_ALIBI || HAS_MASK || HAS_KPM)
 
-/* score_mod with ALiBi's distance |pos - key| given (a float; read only with HAS_ALIBI): the matrix-unit
- * kernels convert a row's distance once a tile (SCORE_MODS_ACC), not once a score. */
-inline float score_mod_dist(const score_row r, const int key, const float dist, float s, bool visible)
+/* The value part of score_mod (the softcap, ALiBi, an additive mask), ALiBi's distance |pos - key| given
+ * (a float; read only with HAS_ALIBI): the matrix-unit kernels convert a row's distance once a tile
+ * (SCORE_MODS_ACC), not once a score. */
+inline float score_mod_value(const score_row r, const int key, const float dist, float s, const bool visible)
 {
 #if HAS_SOFTCAP
     s = softcap_score(s, r.cap_u);
@@ -119,24 +120,61 @@ inline float score_mod_dist(const score_row r, const int key, const float dist, 
 #else
     (void)dist;
 #endif
-#if HAS_MASK
+#if HAS_MASK && MASK_KIND != 2
     if (visible && r.mask_ok) {
 #if MASK_KIND == 1
         s += vload_half(key, r.mask) * r.u;
-#elif MASK_KIND == 2
-        s = r.mask[key] ? s : -INFINITY;
 #else
         s += r.mask[key] * r.u;
 #endif
     }
 #endif
-#if HAS_KPM
-    if (visible && r.kpm[key] != 0)
-        visible = false;
+    (void)key, (void)visible;
+    return s;
+}
+
+/* The keep part: whether a visible key stays (a boolean mask's nonzero, no key padding); read only for
+ * a visible key. */
+inline bool score_keep(const score_row r, const int key)
+{
+    bool keep = true;
+#if HAS_MASK && MASK_KIND == 2
+    if (r.mask_ok && !r.mask[key])
+        keep = false;
 #endif
-    (void)key;
+#if HAS_KPM
+    if (r.kpm[key] != 0)
+        keep = false;
+#endif
+    (void)r, (void)key;
+    return keep;
+}
+
+inline float score_mod_dist(const score_row r, const int key, const float dist, float s, bool visible)
+{
+    s = score_mod_value(r, key, dist, s, visible);
+    if (visible && !score_keep(r, key))
+        visible = false;
     return visible ? s : -INFINITY;
 }
+
+/* A boolean mask or key padding (HAS_KEEP_BITS): the matrix-unit kernels read score_keep for a lane's
+ * keys of a whole tile into bits (KEEP_BITS: keys k0 + 8j + e of NT8 n8 tiles, bit 2j + e; keys at or past
+ * klim, never visible, kept) before the tile's products are waited for, so that the reads' latency hides
+ * behind the matrix work instead of following it (SCORE_MODS_ACC_KEEP). */
+#define HAS_KEEP_BITS ((HAS_MASK && MASK_KIND == 2) || HAS_KPM)
+#define KEEP_BITS(bits, r, k0, NT8, klim)                                                                     \
+    do {                                                                                                       \
+        (bits) = 0;                                                                                            \
+        UNROLL                                                                                                 \
+        for (int j_ = 0; j_ < (NT8); ++j_)                                                                     \
+            UNROLL                                                                                             \
+            for (int e_ = 0; e_ < 2; ++e_) {                                                                   \
+                const int key_ = (k0) + 8 * j_ + e_;                                                           \
+                if (key_ >= (klim) || score_keep((r), key_))                                                   \
+                    (bits) |= 1u << (2 * j_ + e_);                                                             \
+            }                                                                                                  \
+    } while (0)
 
 #if HAS_ALIBI
 #define ALIBI_DIST(r, key) fabs((float)((r).pos - (key)))
@@ -166,5 +204,19 @@ inline float score_mod(const score_row r, const int key, const float s, const bo
                 const int key_ = (k0) + 8 * j_ + e_;                                                           \
                 ACC(j_, e_) = score_mod_dist((mods), key_, fabs(d0_ + (float)(8 * j_ + e_)), ACC(j_, e_) * (scale), \
                                              !(edge) || (key_ >= (vis).lo && key_ < (vis).hi));                \
+            }                                                                                                  \
+    } while (0)
+/* The same with the keep part read ahead (KEEP_BITS' bits for these keys): no read of it here. */
+#define SCORE_MODS_ACC_KEEP(ACC, NT8, mods, k0, scale, edge, vis, bits)                                      \
+    do {                                                                                                       \
+        const float d0_ = ALIBI_D0(mods, k0);                                                                  \
+        UNROLL                                                                                                 \
+        for (int j_ = 0; j_ < (NT8); ++j_)                                                                     \
+            UNROLL                                                                                             \
+            for (int e_ = 0; e_ < 2; ++e_) {                                                                   \
+                const int key_ = (k0) + 8 * j_ + e_;                                                           \
+                const bool vis_ = (!(edge) || (key_ >= (vis).lo && key_ < (vis).hi)) && (((bits) >> (2 * j_ + e_)) & 1u); \
+                const float v_ = score_mod_value((mods), key_, fabs(d0_ + (float)(8 * j_ + e_)), ACC(j_, e_) * (scale), vis_); \
+                ACC(j_, e_) = vis_ ? v_ : -INFINITY;                                                           \
             }                                                                                                  \
     } while (0)
