@@ -5,7 +5,8 @@
  */
 
 /* Sequence b as a kernel sees it: its own query and key counts and, for packed sequences (VARLEN), the
- * rows where it starts in Q/O and in K/V. A KV cache's key count is its filled part (after the append).
+ * rows where it starts in Q/O and in K/V. A KV cache's key count is its filled part (after the append);
+ * packed queries over a KV cache (VARLEN and KV_CACHE: chunked prefill) take their keys from the cache.
  * Values from the caller's buffers are clamped to the buffers: wrong cu_seqlens or cache lengths give
  * wrong rows, never an access outside. */
 typedef struct seq_view {
@@ -22,15 +23,14 @@ inline seq_view seq_view_of(const int b, const int seq_q, const int seq_kv, __gl
 {
     seq_view s;
     s.b = s.kb = b;
-#if VARLEN
-    s.q_start = clamp(cu_q[b], 0, total_q);
-    s.k_start = clamp(cu_k[b], 0, total_kv);
-    s.sq = clamp(cu_q[b + 1], s.q_start, total_q) - s.q_start;
-    s.skv = clamp(cu_k[b + 1], s.k_start, total_kv) - s.k_start;
-#else
     s.q_start = s.k_start = 0;
+#if VARLEN /* (packed queries; the keys packed too, or a KV cache's: below) */
+    s.q_start = clamp(cu_q[b], 0, total_q);
+    s.sq = clamp(cu_q[b + 1], s.q_start, total_q) - s.q_start;
+#else
     s.sq = seq_q;
-#if KV_CACHE
+#endif
+#if KV_CACHE /* (padded or paged batches, filled to cache_lens; with VARLEN the host allows no append) */
 #if CACHE_IDX
     s.kb = clamp(cache_idx[b], 0, cache_batch - 1);
 #endif
@@ -38,10 +38,14 @@ inline seq_view seq_view_of(const int b, const int seq_q, const int seq_kv, __gl
     s.k_start = clamp(leftpad[b], 0, seq_kv);
 #endif
     s.skv = clamp(cache_lens[b] + (KV_APPEND ? seq_q : 0), s.k_start, seq_kv) - s.k_start;
+#elif VARLEN
+    s.k_start = clamp(cu_k[b], 0, total_kv);
+    s.skv = clamp(cu_k[b + 1], s.k_start, total_kv) - s.k_start;
 #else
     s.skv = seq_kv;
 #endif
-#endif
+    (void)cu_k, (void)total_kv, (void)cache_lens, (void)cache_idx, (void)leftpad, (void)cache_batch, (void)cu_q;
+    (void)total_q;
     return s;
 }
 
@@ -69,7 +73,7 @@ inline long q_row_offset(const seq_view s, const int h, const int i, const long 
 /* Element offset of the sequence's key (or value) rows of KV head hk, before kv_row's part. */
 inline long kv_base(const seq_view s, const int hk, const long sb, const long ss, const long sh)
 {
-#if VARLEN
+#if VARLEN && !KV_CACHE
     return (long)s.k_start * ss + (long)hk * sh;
 #elif PAGE_SIZE
     return (long)hk * sh; /* the page of each row comes from the block table: kv_row */

@@ -206,7 +206,9 @@ typedef struct flashcl_problem {
      * then the longest lengths (no sequence may be longer). Strides: q_strides.seq is the row stride,
      * .head the head stride, .batch unused (all zero: (total, heads, head_dim) contiguous). The causal
      * mask and window align each sequence on its own lengths. LSE is (heads_q, total_q). Not with
-     * attn_mask or key_padding (a padding mask is what varlen replaces). */
+     * attn_mask or key_padding (a padding mask is what varlen replaces). With kv_cache too (chunked
+     * prefill) only Q and O are packed: sequence b's keys are the cache's, filled to cache_seqlens[b];
+     * total_kv is then 0, cu_seqlens_k NULL, and kv_append and a quantized kv_format are refused. */
     int32_t varlen;
     int64_t total_q, total_kv;
     /* Split-KV (flash-decoding): the keys of each (batch, head) are split across this many
@@ -811,7 +813,7 @@ typedef struct flashcl_tensors {
                             problem.mask_strides */
     cl_mem key_padding;  /* iff problem.key_padding: uint8, (batch, seq_kv) */
     cl_mem cu_seqlens_q; /* iff problem.varlen: int32, batch + 1 */
-    cl_mem cu_seqlens_k; /* iff problem.varlen: int32, batch + 1 */
+    cl_mem cu_seqlens_k; /* iff problem.varlen without kv_cache: int32, batch + 1 */
     cl_mem cache_seqlens; /* iff problem.kv_cache: int32, batch */
     cl_mem block_table;   /* iff problem.page_size: int32, batch x ceil(seq_kv / page_size) */
     cl_mem k_new, v_new;  /* iff problem.kv_append: (batch, seq_q, heads_kv, head_dim), contiguous */

@@ -66,6 +66,15 @@ static flashcl_status check_optional(flashcl_context *ctx, cl_mem m, int wanted,
     return FLASHCL_SUCCESS;
 }
 
+/* Packed queries over a KV cache take their keys' lengths from cache_seqlens: no cu_seqlens_k. */
+static flashcl_status check_cu_k(flashcl_context *ctx, cl_mem cu_k, const flashcl_problem *p)
+{
+    validate_or_return(ctx, !(cu_k && p->varlen && p->kv_cache), FLASHCL_INVALID_ARGUMENT,
+                       "%s: cu_seqlens_k given with varlen over a KV cache (the keys are cache_seqlens'; pass NULL)",
+                       enqueue_who);
+    return FLASHCL_SUCCESS;
+}
+
 /* The queue of this enqueue: the context's, or the caller's, of the same cl_context and device. */
 static flashcl_status check_queue(flashcl_context *ctx, cl_command_queue queue)
 {
@@ -144,8 +153,9 @@ static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
                              L->key_padding_bytes, of->key_padding, 1)) ||
         (st = check_optional(ctx, t->cu_seqlens_q, p->varlen != 0, "cu_seqlens_q", "varlen", L->cu_seqlens_bytes,
                              of->cu_seqlens_q, sizeof(cl_int))) ||
-        (st = check_optional(ctx, t->cu_seqlens_k, p->varlen != 0, "cu_seqlens_k", "varlen", L->cu_seqlens_bytes,
-                             of->cu_seqlens_k, sizeof(cl_int))) ||
+        (st = check_cu_k(ctx, t->cu_seqlens_k, p)) ||
+        (st = check_optional(ctx, t->cu_seqlens_k, p->varlen && !p->kv_cache, "cu_seqlens_k", "varlen",
+                             L->cu_seqlens_bytes, of->cu_seqlens_k, sizeof(cl_int))) ||
         (st = check_optional(ctx, t->cache_seqlens, p->kv_cache != 0, "cache_seqlens", "kv_cache",
                              L->cache_seqlens_bytes, of->cache_seqlens, sizeof(cl_int))) ||
         (st = check_optional(ctx, t->block_table, p->kv_cache && p->page_size, "block_table", "page_size",

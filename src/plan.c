@@ -353,9 +353,10 @@ flashcl_status flashcl_plan_tensor_bytes(const flashcl_plan *plan, struct flashc
     const resolved_layout *L = &plan->layout;
     const flashcl_problem *p = &plan->problem;
     const uint64_t cu = p->varlen ? L->cu_seqlens_bytes : 0, append = p->kv_cache && p->kv_append;
+    const uint64_t cu_k = p->kv_cache ? 0 : cu; /* (over a KV cache the keys are cache_seqlens') */
     *bytes = (struct flashcl_offsets){.q = L->q_bytes, .k = L->k_bytes, .v = L->v_bytes, .o = L->o_bytes,
                                       .lse = L->lse_bytes, .alibi_slopes = L->alibi_bytes, .mask = L->mask_bytes,
-                                      .key_padding = L->key_padding_bytes, .cu_seqlens_q = cu, .cu_seqlens_k = cu,
+                                      .key_padding = L->key_padding_bytes, .cu_seqlens_q = cu, .cu_seqlens_k = cu_k,
                                       .cache_seqlens = L->cache_seqlens_bytes, .block_table = L->block_table_bytes,
                                       .k_new = append ? L->kv_new_bytes : 0, .v_new = append ? L->v_new_bytes : 0,
                                       .k_scale = L->kv_scale_bytes, .v_scale = L->kv_scale_bytes,

@@ -334,8 +334,6 @@ static flashcl_status check_cache(flashcl_context *ctx, const flashcl_problem *p
     }
     layout->cache_batch = (int32_t)*nbk;
     if (p->kv_cache) {
-        validate_or_return(ctx, !p->varlen, FLASHCL_UNSUPPORTED,
-                           "problem.kv_cache with varlen: a cache takes padded batches (cache_seqlens)");
         validate_or_return(ctx, p->page_size >= 0 && p->page_size % 16 == 0, FLASHCL_INVALID_ARGUMENT,
                            "problem.page_size = %d: 0 (contiguous) or a multiple of 16", (int)p->page_size);
         if (p->page_size) {
@@ -353,12 +351,38 @@ static flashcl_status check_cache(flashcl_context *ctx, const flashcl_problem *p
 }
 
 /* Packed sequences: the totals within int32 cu_seqlens and at least the longest sequences, and no
- * mask or key padding. Q/O and K/V become one batch of total_q and total_kv rows. */
+ * mask or key padding. Q/O and K/V become one batch of total_q and total_kv rows; over a KV cache
+ * (chunked prefill: packed queries, the cache's batches or pages filled to cache_seqlens) only Q/O do,
+ * total_kv is 0 and cu_seqlens_k unused, and the step's rows are in the cache already (no append). */
 static flashcl_status check_varlen(flashcl_context *ctx, const flashcl_problem *p, int64_t *nb, int64_t *nq,
                                    int64_t *nbk, int64_t *nk)
 {
     if (!p->varlen)
         return FLASHCL_SUCCESS;
+    if (p->kv_cache) {
+        validate_or_return(ctx, p->total_q >= 1 && p->total_q <= INT32_MAX && p->seq_q <= p->total_q,
+                           FLASHCL_INVALID_ARGUMENT,
+                           "problem.total_q = %lld: 1 to 2^31-1 (int32 cu_seqlens) and at least seq_q = %d (the "
+                           "longest sequence)",
+                           (long long)p->total_q, (int)p->seq_q);
+        validate_or_return(ctx, p->total_kv == 0, FLASHCL_INVALID_ARGUMENT,
+                           "problem.total_kv = %lld with varlen over a KV cache: 0 (each sequence's keys are its "
+                           "cache_seqlens entry; cu_seqlens_k is not read)",
+                           (long long)p->total_kv);
+        validate_or_return(ctx, !p->kv_append, FLASHCL_UNSUPPORTED,
+                           "problem.kv_append with varlen: the append takes padded batches; write the step's rows "
+                           "into the cache first and count them in cache_seqlens");
+        validate_or_return(ctx, p->kv_format == FLASHCL_KV_PLAIN, FLASHCL_UNSUPPORTED,
+                           "problem.varlen with kv_format = %s: a quantized cache is read by the decode kernels, "
+                           "which take padded batches",
+                           flashcl_kv_format_name((flashcl_kv_format)p->kv_format));
+        validate_or_return(ctx, !p->attn_mask && !p->key_padding, FLASHCL_UNSUPPORTED,
+                           "problem.varlen with %s: packed sequences take neither (varlen replaces padding)",
+                           p->attn_mask ? "attn_mask" : "key_padding");
+        *nb = 1;
+        *nq = p->total_q;
+        return FLASHCL_SUCCESS;
+    }
     validate_or_return(ctx, p->total_q >= 1 && p->total_kv >= 1 && p->total_q <= INT32_MAX &&
                                 p->total_kv <= INT32_MAX,
                        FLASHCL_INVALID_ARGUMENT,

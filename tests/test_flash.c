@@ -242,7 +242,7 @@ static void run_case(const case_params *c)
         }
         p.varlen = 1;
         p.total_q = cu_q[c->batch];
-        p.total_kv = cu_k[c->batch];
+        p.total_kv = c->kv_cache ? 0 : cu_k[c->batch]; /* (over a KV cache: the keys are cache_seqlens') */
     }
     if (c->custom_layout)
         set_layout(&p, c->custom_layout == 2 ? 3 : 8);
@@ -438,7 +438,8 @@ static void run_case(const case_params *c)
     }
     if (c->varlen) {
         cuq_m = tu_buffer(((size_t)c->batch + 1) * sizeof(int32_t), cu_q);
-        cuk_m = tu_buffer(((size_t)c->batch + 1) * sizeof(int32_t), cu_k);
+        if (!c->kv_cache)
+            cuk_m = tu_buffer(((size_t)c->batch + 1) * sizeof(int32_t), cu_k);
         x.cu_seqlens_q = cu_q;
         x.cu_seqlens_k = cu_k;
     }
@@ -865,6 +866,13 @@ static const case_params bias_cases[] = {
 /* Packed sequences of different lengths: with GQA, causal (each sequence aligned on its own
  * lengths), a window, ALiBi, strided rows; every dtype. */
 static const case_params varlen_cases[] = {
+    /* packed queries over a KV cache (chunked prefill): paged and causal; contiguous with
+     * cache_batch_idx, leftpad, a window and ALiBi */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 40, .seq_kv = 200, .batch = 3, .heads_kv = 1,
+     .causal = 1, .varlen = 1, .kv_cache = 1, .page_size = 16},
+    {.dtype = FLASHCL_DTYPE_F32, .head_dim = 32, .gqa = 1, .seq_q = 30, .seq_kv = 100, .batch = 3, .heads_kv = 2,
+     .varlen = 1, .kv_cache = 1, .cache_idx = 1, .leftpad = 1, .window = 1, .window_left = 20, .window_right = 0,
+     .alibi = 1},
     {.dtype = FLASHCL_DTYPE_F32, .head_dim = 64, .gqa = 2, .seq_q = 130, .seq_kv = 150, .batch = 4, .heads_kv = 2,
      .varlen = 1},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 1, .seq_q = 90, .seq_kv = 70, .batch = 5, .heads_kv = 2,
@@ -875,6 +883,8 @@ static const case_params varlen_cases[] = {
      .window = 1, .window_left = 8, .window_right = 8, .softcap = 15.0f, .alibi = 2, .varlen = 1},
 };
 #define N_VARLEN_CASES ((int)(sizeof varlen_cases / sizeof *varlen_cases))
+/* (packed queries over a KV cache, chunked prefill: in the varlen list above, and in the matrix-unit
+ * kernels' feature lists) */
 
 /* Split-KV (decode shapes): forced and chosen splits, with GQA, causal decode with several queries,
  * a window that leaves some splits without a key, packed sequences, more splits than key tiles. */
@@ -1015,6 +1025,9 @@ static const case_params mma_feature_cases[] = {
      .softcap = 20.0f, .kv_cache = 1, .page_size = 16, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 80, .head_dim_v = 48, .gqa = 1, .seq_q = 50, .seq_kv = 70, .batch = 1,
      .heads_kv = 2, .path = FLASHCL_PATH_MMA},
+    /* packed queries over a paged cache, causal (chunked prefill as engines send it) */
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 50, .seq_kv = 180, .batch = 3, .heads_kv = 1,
+     .causal = 1, .varlen = 1, .kv_cache = 1, .page_size = 16, .path = FLASHCL_PATH_MMA},
 };
 #define N_MMA_FEATURE_CASES ((int)(sizeof mma_feature_cases / sizeof *mma_feature_cases))
 
@@ -1038,6 +1051,9 @@ static const case_params wgmma_feature_cases[] = {
      .causal = 1, .kv_cache = 1, .kv_append = 1, .cache_idx = 1, .leftpad = 1, .path = FLASHCL_PATH_WGMMA},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 70, .seq_kv = 90, .batch = 1, .heads_kv = 1,
      .sinks = 1, .causal = 1, .top_left = 1, .path = FLASHCL_PATH_WGMMA},
+    /* packed queries over a paged cache, causal, softcap */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 70, .seq_kv = 200, .batch = 2, .heads_kv = 1,
+     .causal = 1, .softcap = 30.0f, .varlen = 1, .kv_cache = 1, .page_size = 16, .path = FLASHCL_PATH_WGMMA},
 };
 #define N_WGMMA_FEATURE_CASES ((int)(sizeof wgmma_feature_cases / sizeof *wgmma_feature_cases))
 

@@ -1210,6 +1210,44 @@ START_TEST(test_enqueue_cache_options_bad_input)
 }
 END_TEST
 
+/* Packed queries over a KV cache (chunked prefill): Q/O sized by total_q, K/V by the cache; no
+ * cu_seqlens_k (refused by name, nothing launched), and the good call writes every output row. */
+START_TEST(test_enqueue_varlen_cache)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    p.kv_cache = 1;
+    p.varlen = 1;
+    p.total_q = 40; /* sequences of 33 and 7 queries */
+    flashcl_plan *plan = NULL;
+    ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    ck_assert_uint_eq(sz[0], 40ull * p.heads_q * p.head_dim * 4);
+    ck_assert_uint_eq(sz[1], 2ull * p.seq_kv * p.heads_kv * p.head_dim * 4);
+    cl_mem q, k, v;
+    upload_inputs(sz, 13, &q, &k, &v);
+    const int32_t cu[3] = {0, 33, 40}, lens[2] = {47, 20};
+    cl_mem o = tu_buffer(sz[3], NULL), cu_m = tu_buffer(sizeof cu, cu), lens_m = tu_buffer(sizeof lens, lens);
+    flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o, .cu_seqlens_q = cu_m, .cu_seqlens_k = cu_m,
+                         .cache_seqlens = lens_m};
+    expect_refused(ctx, 0, flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT,
+                   "cu_seqlens_k given with varlen over a KV cache", o, sz[3]);
+    t.cu_seqlens_k = NULL;
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    float *out = tu_read(o, sz[3]); /* (every element written: finite, no poison left) */
+    for (size_t i = 0; i < sz[3] / sizeof(float); ++i)
+        ck_assert_msg(isfinite(out[i]), "O[%zu] = %g", i, (double)out[i]);
+    free(out);
+    cl_mem all[7] = {q, k, v, o, cu_m, lens_m, NULL};
+    for (int i = 0; all[i]; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 /* Attention sinks: the buffer missing, too small, unasked for, aliasing the output, at an unaligned
  * offset; standard attention refuses the problem by name. Nothing launched. */
 START_TEST(test_enqueue_sinks_bad_input)
@@ -1475,6 +1513,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_shared_scratch_ordered);
     tcase_add_test(tc, test_defaults_and_tensor_bytes);
     tcase_add_loop_test(tc, test_enqueue_cache_options_bad_input, 0, 3);
+    tcase_add_test(tc, test_enqueue_varlen_cache);
     tcase_add_loop_test(tc, test_enqueue_offsets_bad_input, 0, 7);
     tcase_add_test(tc, test_enqueue_unaligned_offsets);
     tcase_add_loop_test(tc, test_varlen_bad_cu_seqlens, 0, 2);

@@ -109,7 +109,7 @@ static const bad_case bad_cases[] = {
     {"problem.kv_splits", FLASHCL_INVALID_ARGUMENT},
     {"problem.page_size = 10", FLASHCL_INVALID_ARGUMENT}, {"problem.num_pages = 0", FLASHCL_INVALID_ARGUMENT},
     {"problem.kv_append is set without problem.kv_cache", FLASHCL_INVALID_ARGUMENT},
-    {"problem.kv_cache with varlen", FLASHCL_UNSUPPORTED},
+    {"problem.total_kv = 300 with varlen over a KV cache", FLASHCL_INVALID_ARGUMENT},
     {"problem.kv_format = 9", FLASHCL_INVALID_ARGUMENT},
     {"problem.kv_format = int8 without problem.kv_cache", FLASHCL_INVALID_ARGUMENT},
     {"problem.kv_format = fp8e4m3 with seq_q = 100", FLASHCL_UNSUPPORTED},
@@ -129,6 +129,8 @@ static const bad_case bad_cases[] = {
     {"problem.head_dim_v = 264", FLASHCL_UNSUPPORTED},
     {"problem.head_dim_v = -8", FLASHCL_UNSUPPORTED},
     {"problem.head_dim_v = 32 with kv_format = fp8e4m3", FLASHCL_UNSUPPORTED},
+    {"problem.kv_append with varlen", FLASHCL_UNSUPPORTED},
+    {"problem.varlen with kv_format = fp8e4m3", FLASHCL_UNSUPPORTED},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -186,6 +188,8 @@ static void break_field(flashcl_problem *p, int i)
     case 48: p->head_dim_v = 264; break;
     case 49: p->head_dim_v = -8; break;
     case 50: p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_FP8_E4M3; p->head_dim_v = 32; break;
+    case 51: p->kv_cache = 1; p->varlen = 1; p->total_q = 300; p->kv_append = 1; break;
+    case 52: p->kv_cache = 1; p->varlen = 1; p->seq_q = 1; p->total_q = 2; p->kv_format = FLASHCL_KV_FP8_E4M3; break;
     }
 }
 

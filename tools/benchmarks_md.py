@@ -393,6 +393,8 @@ def serving_label(r):
     bench/anchors/flex_serving.py gives the same shape (None: no PyTorch kernel takes it)."""
     if r.get('seq_q', r['seq']) != r['seq']:
         return 'chunked prefill (1024 queries over 16384 keys, pages of 16)', None
+    if r.get('varlen') and r.get('page_size'):
+        return 'packed sequences over a paged cache (pages of 16)', None
     if r.get('varlen'):
         return 'packed sequences (lengths N/2 to N)', 'varlen'
     if r.get('page_size'):

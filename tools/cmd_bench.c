@@ -32,8 +32,8 @@ static void usage(FILE *f)
             "                     serving: B=4 N=4096 Hq=32 Hkv=8 d=128 fp16 causal, plain and with one\n"
             "                     feature a shape (--varlen, --paged 16, --softcap 50, --alibi, --window\n"
             "                     1024,0, --sinks 0.5, a boolean mask, key padding), d=80, d=96, d=192 over\n"
-            "                     d_v=128 (H=16), and chunked prefill (--seq-q 1024 over 16384 keys in\n"
-            "                     pages of 16)\n"
+            "                     d_v=128 (H=16), chunked prefill (--seq-q 1024 over 16384 keys in\n"
+            "                     pages of 16), and packed sequences over pages of 16 (--varlen --paged 16)\n"
             "  -n, --seq LIST     sequence lengths (seq_q = seq_kv), comma-separated, instead of a preset\n"
             "  -d, --dim LIST     head dims (default 128); heads default to 2048 / d\n"
             "  -H, --heads N      query heads; -b, --batch N (default tokens / N, at least 1)\n"
@@ -205,14 +205,14 @@ static cl_int inputs_create(flashcl_context *ctx, const flashcl_problem *p, flas
         in->alibi = cli_alibi_slopes(clctx, p, &err);
     if (err == CL_SUCCESS && p->sinks)
         in->sinks = cli_sinks(clctx, p, &err);
+    /* (packed over a KV cache: the key lengths drawn are the cache's fill, cu_seqlens_k not passed) */
+    int32_t *cu = p->varlen ? malloc(2 * ((size_t)p->batch + 1) * sizeof *cu) : NULL;
     if (p->varlen && err == CL_SUCCESS) {
-        int32_t *cu = malloc(2 * ((size_t)p->batch + 1) * sizeof *cu);
         if (cu) {
             varlen_lengths(p, cu, cu + p->batch + 1);
-            for (int s = 0; s < 2 && err == CL_SUCCESS; ++s)
+            for (int s = 0; s < (p->kv_cache ? 1 : 2) && err == CL_SUCCESS; ++s)
                 in->cu[s] = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                            ((size_t)p->batch + 1) * sizeof *cu, cu + s * (p->batch + 1), &err);
-            free(cu);
         } else {
             err = CL_OUT_OF_HOST_MEMORY;
         }
@@ -225,7 +225,7 @@ static cl_int inputs_create(flashcl_context *ctx, const flashcl_problem *p, flas
         int32_t *table = malloc((size_t)p->batch * max_pages * sizeof *table + 1);
         if (lens && table) {
             for (int i = 0; i < p->batch; ++i)
-                lens[i] = p->seq_kv;
+                lens[i] = p->varlen ? cu[p->batch + 2 + i] - cu[p->batch + 1 + i] : p->seq_kv;
             for (int e = 0; e < p->batch * max_pages; ++e)
                 table[e] = (int32_t)(((int64_t)e * 7 + 1) % p->num_pages);
             in->lens = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)p->batch * sizeof *lens,
@@ -239,6 +239,7 @@ static cl_int inputs_create(flashcl_context *ctx, const flashcl_problem *p, flas
         free(lens);
         free(table);
     }
+    free(cu);
     hm_rng rng;
     hm_rng_seed(&rng, (uint64_t)p->seq_q * 31 + p->head_dim);
     /* The serving preset's masks: one boolean (seq_q, seq_kv) mask for every batch and head (a key removed
@@ -871,6 +872,8 @@ static void make_shape(const bench_opts *o, long dim, int causal, long seq, flas
         p->page_size = (int32_t)o->paged;
         const int64_t pages = (int64_t)p->batch * ((p->seq_kv + o->paged - 1) / o->paged);
         p->num_pages = (int32_t)(pages % 7 ? pages : pages + 1);
+        if (p->varlen)
+            p->total_kv = 0; /* (packed queries over the cache: its fill is the drawn key lengths) */
     }
     p->dtype = o->dtype;
     p->causal = causal;
@@ -892,10 +895,12 @@ static void make_shape(const bench_opts *o, long dim, int causal, long seq, flas
 
 /* The serving preset: what an engine sends (B=4, N=4096, Hq=32, Hkv=8, d=128, fp16, causal), plain and
  * with one feature a shape, head dims 80, 96 and 192 over 128 (16 heads), and chunked prefill (1024 new
- * queries over a cache of 16384 keys in pages of 16). */
+ * queries over a cache of 16384 keys in pages of 16), and packed sequences over a paged cache (their
+ * queries packed, each sequence's keys its pages, pages of 16). */
 static int serving_shapes(const bench_opts *o, flashcl_problem *shapes)
 {
-    enum { PLAIN, VARLEN, PAGED, SOFTCAP, ALIBI, WINDOW, SINKS, MASK, KEY_PADDING, D80, D96, D192, CHUNKED, N_SERVING };
+    enum { PLAIN, VARLEN, PAGED, SOFTCAP, ALIBI, WINDOW, SINKS, MASK, KEY_PADDING, D80, D96, D192, CHUNKED, VARLEN_PAGED,
+           N_SERVING };
     int n = 0;
     for (int k = 0; k < N_SERVING; ++k) {
         bench_opts v = *o;
@@ -904,8 +909,8 @@ static int serving_shapes(const bench_opts *o, flashcl_problem *shapes)
         v.batch = 4;
         v.heads = 32;
         v.heads_kv = 8;
-        v.varlen = k == VARLEN;
-        v.paged = k == PAGED || k == CHUNKED ? 16 : 0;
+        v.varlen = k == VARLEN || k == VARLEN_PAGED;
+        v.paged = k == PAGED || k == CHUNKED || k == VARLEN_PAGED ? 16 : 0;
         v.masks.softcap = k == SOFTCAP ? 50.0f : 0.0f;
         v.masks.alibi = k == ALIBI;
         v.masks.sinks = k == SINKS;

@@ -519,7 +519,7 @@ static int run_random(run_opts o)
             }
         }
         p->total_q = cu[0][p->batch];
-        p->total_kv = cu[1][p->batch];
+        p->total_kv = p->kv_cache ? 0 : cu[1][p->batch]; /* (over a KV cache the keys are cache_seqlens') */
     }
     /* --kv-cache: fill lengths from half the room to all of it (room: the capacity less the appended
      * rows), the first sequence full; --paged: every page of every sequence in a pool with spare
@@ -628,7 +628,7 @@ static int run_random(run_opts o)
         alibi = cli_alibi_slopes(clctx, p, &err);
     if (err == CL_SUCCESS && p->sinks)
         sinks_m = cli_sinks(clctx, p, &err);
-    for (int s = 0; s < 2 && err == CL_SUCCESS && p->varlen; ++s)
+    for (int s = 0; s < (p->kv_cache ? 1 : 2) && err == CL_SUCCESS && p->varlen; ++s)
         cu_m[s] = make_buffer(clctx, ((size_t)p->batch + 1) * sizeof(int32_t), cu[s], &err);
     if (err == CL_SUCCESS && p->kv_cache)
         lens_m = make_buffer(clctx, (size_t)p->batch * sizeof(int32_t), cache_lens, &err);
@@ -703,10 +703,13 @@ static int run_random(run_opts o)
     if (p->kv_cache) { /* each sequence's own key count, not the capacity */
         flashcl_problem one = *p;
         one.batch = 1;
+        one.varlen = 0;
         flops = 0;
         for (int b = 0; b < p->batch; ++b) {
             const int64_t n = (int64_t)cache_lens[b] + (p->kv_append ? p->seq_q : 0);
             one.seq_kv = (int32_t)(n < p->seq_kv ? n : p->seq_kv);
+            if (p->varlen) /* (packed queries: sequence b's own) */
+                one.seq_q = cu[0][b + 1] - cu[0][b];
             flops += one.seq_kv > 0 ? cli_flops(&one) : 0.0;
         }
     }
@@ -724,7 +727,9 @@ static int run_random(run_opts o)
             printf(", V and O of head dim %d", p->head_dim_v);
         if (p->kv_dtype && p->kv_dtype - 1 != (int)p->dtype)
             printf(", K and V in %s", flashcl_dtype_name((flashcl_dtype)(p->kv_dtype - 1)));
-        if (p->varlen)
+        if (p->varlen && p->kv_cache)
+            printf(", packed queries: %lld rows in all (Sq the longest)", (long long)p->total_q);
+        else if (p->varlen)
             printf(", packed: %lld query and %lld key rows in all (Sq, Sk the longest)", (long long)p->total_q,
                    (long long)p->total_kv);
         if (p->kv_cache)

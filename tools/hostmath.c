@@ -222,10 +222,16 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
             ++b;
         i = t - x->cu_seqlens_q[b];
         sq = x->cu_seqlens_q[b + 1] - x->cu_seqlens_q[b];
-        skv = x->cu_seqlens_k[b + 1] - x->cu_seqlens_k[b];
         qrow = t;
-        krow0 = x->cu_seqlens_k[b];
-        bo = kbo = 0;
+        bo = 0;
+        if (p->kv_cache) { /* packed queries over a cache: its batch b (below) */
+            kbo = b;
+            krow0 = 0;
+        } else {
+            skv = x->cu_seqlens_k[b + 1] - x->cu_seqlens_k[b];
+            krow0 = x->cu_seqlens_k[b];
+            kbo = 0;
+        }
     } else {
         i = row % p->seq_q;
         const int64_t bh = row / p->seq_q;
@@ -234,18 +240,18 @@ double hm_reference_row_ex(const flashcl_problem *p, const float *q, const float
         qrow = i;
         krow0 = 0;
         bo = kbo = b;
-        if (p->kv_cache) { /* the filled part of the cache, after the append, from the left padding */
-            if (p->cache_batch_idx && x->cache_batch_idx) { /* (clamped to the cache, as the kernels do) */
-                const int64_t nc = p->cache_batch ? p->cache_batch : p->batch;
-                kbo = x->cache_batch_idx[b] < 0 ? 0 : x->cache_batch_idx[b] >= nc ? nc - 1 : x->cache_batch_idx[b];
-            }
-            if (p->cache_leftpad && x->cache_leftpad)
-                krow0 = x->cache_leftpad[b] < 0 ? 0 : x->cache_leftpad[b] > p->seq_kv ? p->seq_kv : x->cache_leftpad[b];
-            skv = x->cache_seqlens[b] + (p->kv_append ? p->seq_q : 0);
-            if (skv > p->seq_kv)
-                skv = p->seq_kv;
-            skv = skv < krow0 ? 0 : skv - krow0;
+    }
+    if (p->kv_cache) { /* the filled part of the cache, after the append, from the left padding */
+        if (p->cache_batch_idx && x->cache_batch_idx) { /* (clamped to the cache, as the kernels do) */
+            const int64_t nc = p->cache_batch ? p->cache_batch : p->batch;
+            kbo = x->cache_batch_idx[b] < 0 ? 0 : x->cache_batch_idx[b] >= nc ? nc - 1 : x->cache_batch_idx[b];
         }
+        if (p->cache_leftpad && x->cache_leftpad)
+            krow0 = x->cache_leftpad[b] < 0 ? 0 : x->cache_leftpad[b] > p->seq_kv ? p->seq_kv : x->cache_leftpad[b];
+        skv = x->cache_seqlens[b] + (p->kv_append ? p->seq_q : 0);
+        if (skv > p->seq_kv)
+            skv = p->seq_kv;
+        skv = skv < krow0 ? 0 : skv - krow0;
     }
     const int64_t max_pages = p->page_size ? (p->seq_kv + p->page_size - 1) / p->page_size : 0;
 #define KV_AT(strides, j)                                                                                \
