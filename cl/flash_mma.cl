@@ -262,9 +262,10 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
      * needs a positive scale: a negative one negates Q instead (the sign bits: exact). */
     const uint q_sign = scale2 < 0.0f ? 0x80008000u : 0u;
     const float scale_abs = fabs(scale2);
-    /* With score modifiers the scores are scaled (and modified) before the softmax, whose exponent then
-     * takes them as they are. */
-    const float exp_scale = HAS_SCORE_MODS ? 1.0f : scale_abs;
+    /* With score modifiers of the value the scores are scaled (and modified) before the softmax, whose
+     * exponent then takes them as they are (scores.cl's HAS_VALUE_MODS); mod_scale: the scale the
+     * modifiers apply. */
+    const float exp_scale = HAS_VALUE_MODS ? 1.0f : scale_abs, mod_scale = HAS_VALUE_MODS ? scale_abs : 1.0f;
 #if Q_ASYNC
     /* Q's block and the first K tile in one group of copies; a negative scale's sign flip by each
      * work-item on its own chunks once they landed (the loop's first barrier publishes them). */
@@ -361,9 +362,10 @@ UNROLL
 #endif
 
 #if MMA_KEEP_BITS
-        /* A boolean mask or key padding: their reads for this tile into bits (scores.cl's KEEP_BITS) before
-         * S is computed, so that their latency runs under the products */
+        /* A boolean mask or key padding: their reads for this tile into bits (scores.cl's KEEP_BITS_QUAD for an
+         * aligned full tile, else KEEP_BITS) before S is computed, so that their latency runs under the products */
         uint keep[MT][2];
+        const bool keep_quad = keep_tile_aligned(n0, BLOCK_N, skv, b); /* (uniform: scores.cl) */
 UNROLL
         for (int mt = 0; mt < MT; ++mt)
 UNROLL
@@ -372,7 +374,10 @@ UNROLL
                 const score_row mods = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss,
                                                     m_sh, KPM, seq_kv, heads_q, b, qi, h,
                                                     (int)ALIGNED_POS(qi, sq, skv), qi < sq);
-                KEEP_BITS(keep[mt][r], mods, n0 + 2 * t, NT, skv);
+                if (keep_quad)
+                    KEEP_BITS_QUAD(keep[mt][r], mods, n0, NT, t, lane);
+                else
+                    KEEP_BITS(keep[mt][r], mods, n0 + 2 * t, NT, skv);
             }
 #endif
         /* S = Q*K^T, two k steps at a time: ldmatrix x4 gives an 8-key tile's B fragments of both, used
@@ -445,14 +450,14 @@ UNROLL
 #define S_ACC(j, e) s[mt][j][2 * r + (e)]
 #if MMA_KEEP_BITS
                     if (edge) /* (two copies: the interior tiles' without a key comparison) */
-                        SCORE_MODS_ACC_KEEP(S_ACC, NT, mods, n0 + 2 * t, scale_abs, 1, vis, keep[mt][r]);
+                        SCORE_MODS_ACC_KEEP(S_ACC, NT, mods, n0 + 2 * t, mod_scale, 1, vis, keep[mt][r]);
                     else
-                        SCORE_MODS_ACC_KEEP(S_ACC, NT, mods, n0 + 2 * t, scale_abs, 0, vis, keep[mt][r]);
+                        SCORE_MODS_ACC_KEEP(S_ACC, NT, mods, n0 + 2 * t, mod_scale, 0, vis, keep[mt][r]);
 #else
                     if (edge) /* (two copies: the interior tiles' without a key comparison) */
-                        SCORE_MODS_ACC(S_ACC, NT, mods, n0 + 2 * t, scale_abs, 1, vis);
+                        SCORE_MODS_ACC(S_ACC, NT, mods, n0 + 2 * t, mod_scale, 1, vis);
                     else
-                        SCORE_MODS_ACC(S_ACC, NT, mods, n0 + 2 * t, scale_abs, 0, vis);
+                        SCORE_MODS_ACC(S_ACC, NT, mods, n0 + 2 * t, mod_scale, 0, vis);
 #endif
 #undef S_ACC
                 }

@@ -45,17 +45,19 @@
 #if !defined(HEAD_DIM) || !defined(BLOCK_N) || !defined(WARPGROUPS)
 #error "flash_wgmma.cl needs HEAD_DIM, BLOCK_N and WARPGROUPS"
 #endif
-#if (HEAD_DIM != 64 && HEAD_DIM != 128 && HEAD_DIM != 256) || (BLOCK_N != 64 && BLOCK_N != 128)
-#error "flash_wgmma.cl takes HEAD_DIM 64, 128 or 256 and BLOCK_N 64 or 128"
+/* (FlashAttention-3's head dims, Q's and V's each: wgmma's n takes every one for O, k16 steps for S) */
+#define WG_DIM_OK(d) ((d) == 64 || (d) == 80 || (d) == 96 || (d) == 128 || (d) == 192 || (d) == 256)
+#if !WG_DIM_OK(HEAD_DIM) || !WG_DIM_OK(HEAD_DIM_V) || (BLOCK_N != 64 && BLOCK_N != 128)
+#error "flash_wgmma.cl takes HEAD_DIM and HEAD_DIM_V 64, 80, 96, 128, 192 or 256 and BLOCK_N 64 or 128"
 #endif
 /* (the operands' type, and Q in another: mma.cl's MMA_BF16 and Q_CONVERT) */
-#if HEAD_DIM_V != HEAD_DIM
-#error "flash_wgmma.cl: V's head dim is Q's"
-#endif
 /* The shape comes from the host alone (src/kernels/wgmma.c, whose local-memory formula reads the same
  * values): KV_STAGES, WG_PRODUCER and SWIZZLE. */
 #if !defined(KV_STAGES) || !defined(WG_PRODUCER) || !defined(SWIZZLE)
 #error "flash_wgmma.cl needs KV_STAGES, WG_PRODUCER and SWIZZLE from the host"
+#endif
+#if SWIZZLE && (HEAD_DIM % 64 || HEAD_DIM_V % 64)
+#error "SWIZZLE: 64-column blocks, head dims of a multiple of 64"
 #endif
 #if KV_STAGES < 1 || KV_STAGES > 3
 #error "KV_STAGES must be 1, 2 or 3"
@@ -64,33 +66,36 @@
 #error "WG_PRODUCER: the matrix units' program (not the emulation), two or three K/V stages, two warpgroups"
 #endif
 #define BLOCK_M (64 * WARPGROUPS)
-#define KVT (BLOCK_N * HEAD_DIM) /* one K or V tile, in ushorts */
+#define DV HEAD_DIM_V
+#define KT (BLOCK_N * HEAD_DIM) /* one K tile, in ushorts */
+#define VT (BLOCK_N * DV)       /* one V tile */
 #define WG_SIZE (128 * WARPGROUPS) /* the consumers: the warpgroups that own query rows */
 #define WG_THREADS (WG_SIZE + 128 * WG_PRODUCER)
 #define WARPS (4 * WARPGROUPS)
 #define KSTEPS (HEAD_DIM / 16)
 #define NS (BLOCK_N / 2)  /* S accumulators a work-item */
-#define NO (HEAD_DIM / 2) /* O accumulators a work-item */
-#define CPR (HEAD_DIM / 8) /* 16-byte chunks a row */
+#define NO (DV / 2)         /* O accumulators a work-item */
+#define CPR (HEAD_DIM / 8)  /* 16-byte chunks a row of Q and K */
+#define CPR_V (DV / 8)      /* ... of V */
 
 /* Element (r, c) of a tile C elements wide, in ushorts: core matrix (r/8, c/8) of 64 elements, its rows
  * of 8. Between core matrices: along c 128 bytes, along r 16*C bytes. */
 #define TILED(r, c, C) (((((r) >> 3) * ((C) >> 3) + ((c) >> 3)) << 6) + (((r)&7) << 3) + ((c)&7))
-/* Element (r, c) of a Q, K or V tile of ROWS rows, HEAD_DIM wide: TILED, or with SWIZZLE=1 (the host's
- * choice at d=128 and 256: docs/design/wgmma.md) wgmma's 128-byte swizzle: blocks of 64 columns, each ROWS
+/* Element (r, c) of a Q, K or V tile of ROWS rows, C wide: TILED, or with SWIZZLE=1 (the host's choice
+ * at d=128, 192 and 256: docs/design/wgmma.md) wgmma's 128-byte swizzle: blocks of 64 columns, each ROWS
  * rows of 128 bytes, the 16-byte piece j of row r at j ^ (r % 8) (atoms of 8 rows, 1024-byte aligned), so
  * that a warp copies whole 128-byte lines of four rows into 512 bytes without a bank conflict. */
 #if SWIZZLE
-#define TILE_AT(r, c, ROWS) (((((c) >> 6) * (ROWS) + (r)) << 6) + (((((c) >> 3) & 7) ^ ((r)&7)) << 3) + ((c)&7))
+#define TILE_AT(r, c, ROWS, C) (((((c) >> 6) * (ROWS) + (r)) << 6) + (((((c) >> 3) & 7) ^ ((r)&7)) << 3) + ((c)&7))
 #define LOCAL_ALIGN __attribute__((aligned(1024)))
 #else
-#define TILE_AT(r, c, ROWS) TILED(r, c, HEAD_DIM)
+#define TILE_AT(r, c, ROWS, C) TILED(r, c, C)
 #define LOCAL_ALIGN
 #endif
 
 /* tile t's K and V buffers (KV_STAGES of each: tile t in buffer t % KV_STAGES) */
-#define KBUF(t) (k_s + ((t) % KV_STAGES) * KVT)
-#define VBUF(t) (v_s + ((t) % KV_STAGES) * KVT)
+#define KBUF(t) (k_s + ((t) % KV_STAGES) * KT)
+#define VBUF(t) (v_s + ((t) % KV_STAGES) * VT)
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -114,7 +119,7 @@
     } while (0)
 #define FENCE_OPERANDS(x, n) PIN_OPERANDS(x, n, "+f")
 #define FENCE_OPERANDS_U(x, n) PIN_OPERANDS(x, n, "+r")
-#define WG_RS_O(d, a, db, acc) CAT(WGMMA_RS_, HEAD_DIM)(d, a, db, acc)
+#define WG_RS_O(d, a, db, acc) CAT(WGMMA_RS_, DV)(d, a, db, acc)
 /* The producer warpgroup's synchronization (WG_PRODUCER): mbarriers in local memory, written as PTX of
  * sm_90 (marked, as the wgmma instructions are: the unfinished program is only compiled, never run). */
 #define LADDR(p) ((uint)(size_t)(p))
@@ -168,11 +173,12 @@ inline void wg_ss_emu(float *d, const int n, __local const ushort *a, const int 
         const int row = a_row0 + 16 * w + (l >> 2) + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * (l & 3) + (e & 1);
         float s = 0.0f;
         for (int k = k0; k < k0 + 16; ++k)
-            s = fma(bits_to_float(a[TILE_AT(row, k, BLOCK_M)]), bits_to_float(b[TILE_AT(col, k, BLOCK_N)]), s);
+            s = fma(bits_to_float(a[TILE_AT(row, k, BLOCK_M, HEAD_DIM)]), bits_to_float(b[TILE_AT(col, k, BLOCK_N, HEAD_DIM)]),
+                    s);
         d[e] = acc ? d[e] + s : s;
     }
 }
-/* O += P * V: P rows p_row0 .. +63 of a tile BLOCK_N wide, V rows (keys) k0 .. k0+15 of a tile HEAD_DIM
+/* O += P * V: P rows p_row0 .. +63 of a tile BLOCK_N wide, V rows (keys) k0 .. k0+15 of a tile DV
  * wide (emulated wgmma, P from local memory in place of registers, V read transposed). */
 inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __local const ushort *v, const int k0,
                       const int wt)
@@ -182,25 +188,26 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
         const int row = p_row0 + 16 * w + (l >> 2) + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * (l & 3) + (e & 1);
         float s = 0.0f;
         for (int k = k0; k < k0 + 16; ++k)
-            s = fma(bits_to_float(p[TILED(row, k, BLOCK_N)]), bits_to_float(v[TILE_AT(k, col, BLOCK_N)]), s);
+            s = fma(bits_to_float(p[TILED(row, k, BLOCK_N)]), bits_to_float(v[TILE_AT(k, col, BLOCK_N, DV)]), s);
         d[e] += s;
     }
 }
 #endif
 
-/* A tile of ROWS rows of K or V (keys from n0) or of Q into local memory, TILED. Chunk i (16 bytes) of a
- * tile: a warp's 32 consecutive chunks cover SEG = 4 chunks of each of 8 neighbouring rows (64 bytes of
- * 8 rows: the warp fills four neighbouring core matrices, 512 contiguous bytes in local memory, no bank
- * conflict; docs/design/wgmma.md). Rows at or past `limit` are zeros. */
-#define SEG 4
-#define CHUNK_ROW(i) ((32 / SEG) * (((i) >> 5) / (CPR / SEG)) + ((i) / SEG) % (32 / SEG))
-#define CHUNK_COL(i) (8 * (SEG * (((i) >> 5) % (CPR / SEG)) + (i) % SEG))
+/* A tile of ROWS rows of K or V (keys from n0) or of Q into local memory, TILED, rows of N chunks (CPR or
+ * CPR_V). Chunk i (16 bytes) of a tile: a warp's 32 consecutive chunks cover SEG = 4 chunks of each of 8
+ * neighbouring rows (64 bytes of 8 rows: the warp fills four neighbouring core matrices, 512 contiguous
+ * bytes in local memory, no bank conflict; docs/design/wgmma.md), or where N is not a multiple of 4 (d=80)
+ * SEG = 2 chunks of 16 rows (four core matrices again). Rows at or past `limit` are zeros. */
+#define SEG(N) ((N) % 4 ? 2 : 4)
+#define CHUNK_ROW(i, N) ((32 / SEG(N)) * (((i) >> 5) / ((N) / SEG(N))) + ((i) / SEG(N)) % (32 / SEG(N)))
+#define CHUNK_COL(i, N) (8 * (SEG(N) * (((i) >> 5) % ((N) / SEG(N))) + (i) % SEG(N)))
 #if SWIZZLE /* (chunk i of a tile of ROWS rows: piece i % 8 of a 64-column block's row; a warp: four rows) */
-#define CHUNK_R(i, ROWS) (((i) >> 3) & ((ROWS)-1))
-#define CHUNK_C(i, ROWS) (64 * (((i) >> 3) / (ROWS)) + 8 * ((i)&7))
+#define CHUNK_R(i, ROWS, N) (((i) >> 3) & ((ROWS)-1))
+#define CHUNK_C(i, ROWS, N) (64 * (((i) >> 3) / (ROWS)) + 8 * ((i)&7))
 #else
-#define CHUNK_R(i, ROWS) CHUNK_ROW(i)
-#define CHUNK_C(i, ROWS) CHUNK_COL(i)
+#define CHUNK_R(i, ROWS, N) CHUNK_ROW(i, N)
+#define CHUNK_C(i, ROWS, N) CHUNK_COL(i, N)
 #endif
 /* Q's tile: LOAD_TILED's copies, or where Q has a type of its own (Q_CONVERT) the same chunks read as
  * floats and rounded to the operands' type by each work-item (synchronous stores: the waits and proxy
@@ -209,24 +216,29 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define LOAD_Q_TILED(dst, ROWS, ROW_PTR, limit)                                                                \
     do {                                                                                                       \
         UNROLL /* (every load issued before the first store waits for its data) */                             \
-        for (int it_ = 0; it_ < (ROWS)*CPR / WG_SIZE; ++it_) {                                                 \
+        for (int it_ = 0; it_ < ((ROWS)*CPR + WG_SIZE - 1) / WG_SIZE; ++it_) {                                 \
             const int i_ = tid + it_ * WG_SIZE;                                                                \
-            const int r_ = CHUNK_R(i_, ROWS), c_ = CHUNK_C(i_, ROWS);                                          \
-            const uint4 x_ = r_ < (limit) ? q_round8(ROW_PTR(r_) + c_) : (uint4)(0);                           \
-            *(__local uint4 *)((dst) + TILE_AT(r_, c_, ROWS)) = x_;                                            \
+            const int r_ = CHUNK_R(i_, ROWS, CPR), c_ = CHUNK_C(i_, ROWS, CPR);                                \
+            if (((ROWS)*CPR) % WG_SIZE == 0 || i_ < (ROWS)*CPR) {                                              \
+                const uint4 x_ = r_ < (limit) ? q_round8(ROW_PTR(r_) + c_) : (uint4)(0);                       \
+                *(__local uint4 *)((dst) + TILE_AT(r_, c_, ROWS, HEAD_DIM)) = x_;                              \
+            }                                                                                                  \
         }                                                                                                      \
     } while (0)
 #else
-#define LOAD_Q_TILED(dst, ROWS, ROW_PTR, limit) LOAD_TILED(dst, ROWS, ROW_PTR, limit)
+#define LOAD_Q_TILED(dst, ROWS, ROW_PTR, limit) LOAD_TILED(dst, ROWS, ROW_PTR, limit, HEAD_DIM)
 #endif
-#define LOAD_TILED(dst, ROWS, ROW_PTR, limit)                                                                  \
+/* (C: the tile's width, HEAD_DIM or DV; a last partial round of chunks where ROWS * C / 8 is not a
+ * multiple of WG_SIZE) */
+#define LOAD_TILED(dst, ROWS, ROW_PTR, limit, C)                                                               \
     do {                                                                                                       \
         UNROLL                                                                                                 \
-        for (int it_ = 0; it_ < (ROWS)*CPR / WG_SIZE; ++it_) { /* (ROWS * CPR: a multiple of WG_SIZE) */      \
+        for (int it_ = 0; it_ < ((ROWS) * ((C) / 8) + WG_SIZE - 1) / WG_SIZE; ++it_) {                         \
             const int i_ = tid + it_ * WG_SIZE;                                                                \
-            const int r_ = CHUNK_R(i_, ROWS), c_ = CHUNK_C(i_, ROWS);                                          \
+            const int r_ = CHUNK_R(i_, ROWS, (C) / 8), c_ = CHUNK_C(i_, ROWS, (C) / 8);                        \
             const bool ok_ = r_ < (limit);                                                                     \
-            ASYNC8((dst) + TILE_AT(r_, c_, ROWS), ROW_PTR(ok_ ? r_ : 0) + c_, ok_);                           \
+            if (((ROWS) * ((C) / 8)) % WG_SIZE == 0 || i_ < (ROWS) * ((C) / 8))                                \
+                ASYNC8((dst) + TILE_AT(r_, c_, ROWS, C), ROW_PTR(ok_ ? r_ : 0) + c_, ok_);                     \
         }                                                                                                      \
     } while (0)
 /* The producer's copy of a K or V tile (row 0 at src_, rows ss_ elements apart; rows at or past limit_
@@ -237,8 +249,9 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
  * rows into TILED's (512 contiguous bytes of local memory either way); work-item me takes rows COPY_ROWS *
  * (me / 32) + (me % 32) / (32 / COPY_ROWS) + 4 COPY_ROWS k, piece me % (32 / COPY_ROWS) of each column
  * group of GROUP_COLS (written as shifts and masks: me is never negative). */
-#define COPY_ROWS (SWIZZLE ? 4 : 8)
-#define GROUP_COLS (SWIZZLE ? 64 : 32)
+#define GROUP_COLS (SWIZZLE ? 64 : (HEAD_DIM | DV) % 32 ? 16 : 32) /* (16: d=80, which 32 does not divide) */
+#define PIECES (GROUP_COLS / 8)                                     /* a row's pieces in a column group */
+#define COPY_ROWS (32 / PIECES)
 #if PAGE_SIZE /* (a paged cache: each row's page through the block table, the tile's loaded first: pg_) */
 #define PRODUCER_SRC(s_, src_, base_, n_, row_, ss_, ps_, c0_, ok_)                                            \
     ((base_) + kv_page_row(pg_[rb_], min((n_) + (row_), skv - 1), ss_, ps_) + (c0_))
@@ -259,23 +272,23 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #else
 #define PRODUCER_PAGES(n_, r0_)
 #endif
-#define PRODUCER_LOAD(dst_, base_, n_, ss_, ps_, limit_)                                                       \
+#define PRODUCER_LOAD(dst_, base_, n_, ss_, ps_, limit_, C_)                                                   \
     do {                                                                                                       \
-        const int r0_ = COPY_ROWS * (me >> 5) + ((me & 31) >> (SWIZZLE ? 3 : 2)), c0_ = 8 * (me & (31 / COPY_ROWS)); \
+        const int r0_ = COPY_ROWS * (me >> 5) + (me & 31) / PIECES, c0_ = 8 * (me & (PIECES - 1));             \
         __global const ushort *src_ = (base_) + KV_ROW(n_, ss_, ps_);                                           \
         __global const ushort *s_ = src_ + (long)r0_ * (ss_) + c0_;                                            \
         PRODUCER_PAGES(n_, r0_);                                                                               \
-        __local ushort *d_ = (dst_) + TILE_AT(r0_, c0_, BLOCK_N);                                              \
+        __local ushort *d_ = (dst_) + TILE_AT(r0_, c0_, BLOCK_N, C_);                                          \
         PRODUCER_ROWS_UNROLL for (int rb_ = 0; rb_ < BLOCK_N / (4 * COPY_ROWS); ++rb_)                         \
         {                                                                                                      \
             const bool ok_ = r0_ + 4 * COPY_ROWS * rb_ < (limit_);                                             \
             __global const ushort *sp_ =                                                                       \
                 PRODUCER_SRC(s_, src_, base_, n_, r0_ + 4 * COPY_ROWS * rb_, ss_, ps_, c0_, ok_);              \
             UNROLL                                                                                             \
-            for (int g_ = 0; g_ < HEAD_DIM / GROUP_COLS; ++g_)                                                 \
-                ASYNC8(d_ + g_ * TILE_AT(0, GROUP_COLS, BLOCK_N), sp_ + GROUP_COLS * g_, ok_);                 \
+            for (int g_ = 0; g_ < (C_) / GROUP_COLS; ++g_)                                                     \
+                ASYNC8(d_ + g_ * TILE_AT(0, GROUP_COLS, BLOCK_N, C_), sp_ + GROUP_COLS * g_, ok_);             \
             s_ += 4 * COPY_ROWS * (long)(ss_);                                                                 \
-            d_ += TILE_AT(4 * COPY_ROWS, 0, BLOCK_N);                                                          \
+            d_ += TILE_AT(4 * COPY_ROWS, 0, BLOCK_N, C_);                                                      \
         }                                                                                                      \
     } while (0)
 
@@ -286,8 +299,8 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     APPLY_QKVO_OFFSETS();
     APPLY_PREFILL_OFFSETS();
     __local uint4 q4[BLOCK_M * HEAD_DIM / 8] LOCAL_ALIGN;
-    __local uint4 k4[KV_STAGES * KVT / 8] LOCAL_ALIGN;
-    __local uint4 v4[KV_STAGES * KVT / 8] LOCAL_ALIGN;
+    __local uint4 k4[KV_STAGES * KT / 8] LOCAL_ALIGN;
+    __local uint4 v4[KV_STAGES * VT / 8] LOCAL_ALIGN;
     __local ushort *const q_s = (__local ushort *)q4;
     __local ushort *const k_s = (__local ushort *)k4;
     __local ushort *const v_s = (__local ushort *)v4;
@@ -328,9 +341,10 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
      * negative one negates Q (its sign bits, exact), flipped by each work-item on its own chunks. */
     const uint q_sign = scale2 < 0.0f ? 0x80008000u : 0u;
     const float scale_abs = fabs(scale2);
-    /* With score modifiers the scores are scaled (and modified) before the softmax, whose exponent then
-     * takes them as they are. */
-    const float exp_scale = HAS_SCORE_MODS ? 1.0f : scale_abs;
+    /* With score modifiers of the value the scores are scaled (and modified) before the softmax, whose
+     * exponent then takes them as they are (scores.cl's HAS_VALUE_MODS); mod_scale: the scale the
+     * modifiers apply. */
+    const float exp_scale = HAS_VALUE_MODS ? 1.0f : scale_abs, mod_scale = HAS_VALUE_MODS ? scale_abs : 1.0f;
 #define Q_ROW(r) (Q + q_row_offset(sv, h, q_row_clamp(m0 + (r), sq), q_sb, q_ss, q_sh))
 #define K_ROW(r) (K + k_base + KV_ROW(n0 + (r), k_ss, k_sb))
 #define V_ROW(r) (V + v_base + KV_ROW(n0 + (r), v_ss, v_sb))
@@ -368,13 +382,13 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
             if (t < tiles) {
                 const int n1 = n_begin + t * BLOCK_N;
                 mbar_wait(EMPTY_K(t), ROUND(t) ^ 1);
-                PRODUCER_LOAD(KBUF(t), K + k_base, n1, k_ss, k_sb, skv - n1);
+                PRODUCER_LOAD(KBUF(t), K + k_base, n1, k_ss, k_sb, skv - n1, HEAD_DIM);
                 ASYNC_ARRIVE(FULL_K(t));
             }
             if (t > 0) {
                 const int nv = n_begin + (t - 1) * BLOCK_N;
                 mbar_wait(EMPTY_V(t - 1), ROUND(t - 1) ^ 1);
-                PRODUCER_LOAD(VBUF(t - 1), V + v_base, nv, v_ss, v_sb, skv - nv);
+                PRODUCER_LOAD(VBUF(t - 1), V + v_base, nv, v_ss, v_sb, skv - nv, DV);
                 ASYNC_ARRIVE(FULL_V(t - 1));
             }
         }
@@ -388,30 +402,32 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     if (q_sign) {
         ASYNC_WAIT0();
         for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) /* (the chunks this work-item copied) */
-            *(__local uint4 *)(q_s + TILE_AT(CHUNK_R(i, BLOCK_M), CHUNK_C(i, BLOCK_M), BLOCK_M)) ^= q_sign;
+            *(__local uint4 *)(q_s + TILE_AT(CHUNK_R(i, BLOCK_M, CPR), CHUNK_C(i, BLOCK_M, CPR), BLOCK_M, HEAD_DIM)) ^=
+                q_sign;
     }
 #else
     LOAD_Q_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
     {
         const int n0 = n_begin;
         if (n_begin < n_end)
-            LOAD_TILED(k_s, BLOCK_N, K_ROW, skv - n0);
+            LOAD_TILED(k_s, BLOCK_N, K_ROW, skv - n0, HEAD_DIM);
     }
     ASYNC_COMMIT();
 #if KV_STAGES == 3
     { /* K(1) and V(0) in a group of their own: each step then waits for all but its last group */
         const int n1 = n_begin + BLOCK_N, nv = n_begin;
         if (n1 < n_end)
-            LOAD_TILED(k_s + KVT, BLOCK_N, K_NEXT, skv - n1);
+            LOAD_TILED(k_s + KT, BLOCK_N, K_NEXT, skv - n1, HEAD_DIM);
         if (nv < n_end)
-            LOAD_TILED(v_s, BLOCK_N, V_NEXT, skv - nv);
+            LOAD_TILED(v_s, BLOCK_N, V_NEXT, skv - nv, DV);
         ASYNC_COMMIT();
     }
 #endif
     if (q_sign) {
         ASYNC_WAIT0();
         for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) /* (the chunks this work-item copied) */
-            *(__local uint4 *)(q_s + TILE_AT(CHUNK_R(i, BLOCK_M), CHUNK_C(i, BLOCK_M), BLOCK_M)) ^= q_sign;
+            *(__local uint4 *)(q_s + TILE_AT(CHUNK_R(i, BLOCK_M, CPR), CHUNK_C(i, BLOCK_M, CPR), BLOCK_M, HEAD_DIM)) ^=
+                q_sign;
     }
 #endif
 
@@ -454,26 +470,35 @@ UNROLL
                 WG_MODS(mods_, sm_n0, 0, vis);                                                                 \
         }                                                                                                      \
     } while (0)
-/* A boolean mask or key padding: their reads for the tile of keys n0_ into keep[r] (scores.cl's KEEP_BITS),
- * issued before the wait for the tile's S (LOAD_KEEP), so that their latency runs under the products. */
+/* A boolean mask or key padding: their reads for the tile of keys n0_ into keep[r] (scores.cl's
+ * KEEP_BITS_QUAD for an aligned full tile, else KEEP_BITS), read past the wait for the tile's S, while
+ * the previous tile's P * V runs (LOAD_KEEP; issued before the wait they cost more: docs/design/wgmma.md,
+ * 2026-12-04); key padding alone is the same for both rows (KEEP_ROWS 1). */
 #if HAS_KEEP_BITS
+#define KEEP_ROWS (HAS_MASK && MASK_KIND == 2 ? 2 : 1)
 #define LOAD_KEEP(n0_)                                                                                         \
     do {                                                                                                       \
         const int kn0_ = (n0_);                                                                                \
+        const bool quad_ = keep_tile_aligned(kn0_, BLOCK_N, skv, b);                                          \
         UNROLL                                                                                                 \
-        for (int r = 0; r < 2; ++r) {                                                                          \
+        for (int r = 0; r < KEEP_ROWS; ++r) {                                                                  \
             const int qi_ = row0 + r * 8;                                                                      \
             const score_row mods_ = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss, \
                                                  m_sh, KPM, seq_kv, heads_q, b, qi_, h,                         \
                                                  (int)ALIGNED_POS(qi_, sq, skv), qi_ < sq);                     \
-            KEEP_BITS(keep[r], mods_, kn0_ + 2 * t, BLOCK_N / 8, skv);                                         \
+            if (quad_)                                                                                         \
+                KEEP_BITS_QUAD(keep[r], mods_, kn0_, BLOCK_N / 8, t, lane);                                    \
+            else                                                                                               \
+                KEEP_BITS(keep[r], mods_, kn0_ + 2 * t, BLOCK_N / 8, skv);                                     \
         }                                                                                                      \
+        if (KEEP_ROWS == 1)                                                                                    \
+            keep[1] = keep[0];                                                                                 \
     } while (0)
 #define WG_MODS(mods_, n0_, edge_, vis_)                                                                       \
-    SCORE_MODS_ACC_KEEP(WG_S_ACC, BLOCK_N / 8, mods_, (n0_) + 2 * t, scale_abs, edge_, vis_, keep[r])
+    SCORE_MODS_ACC_KEEP(WG_S_ACC, BLOCK_N / 8, mods_, (n0_) + 2 * t, mod_scale, edge_, vis_, keep[r])
 #else
 #define LOAD_KEEP(n0_)
-#define WG_MODS(mods_, n0_, edge_, vis_) SCORE_MODS_ACC(WG_S_ACC, BLOCK_N / 8, mods_, (n0_) + 2 * t, scale_abs, edge_, vis_)
+#define WG_MODS(mods_, n0_, edge_, vis_) SCORE_MODS_ACC(WG_S_ACC, BLOCK_N / 8, mods_, (n0_) + 2 * t, mod_scale, edge_, vis_)
 #endif
 #else
 #define LOAD_KEEP(n0_)
@@ -525,7 +550,7 @@ UNROLL
 #define RESCALE_O()                                                                                            \
     do {                                                                                                       \
         UNROLL                                                                                                 \
-        for (int j = 0; j < HEAD_DIM / 8; ++j) {                                                               \
+        for (int j = 0; j < DV / 8; ++j) {                                                                     \
             o[4 * j] *= alpha[0];                                                                              \
             o[4 * j + 1] *= alpha[0];                                                                          \
             o[4 * j + 2] *= alpha[1];                                                                          \
@@ -559,7 +584,7 @@ UNROLL
 #else
 #define DESC_Q(ks) wg_desc(q_s + 64 * wgi * HEAD_DIM + 128 * (ks), 128, 16 * HEAD_DIM)
 #define DESC_K(kt_, ks) wg_desc((kt_) + 128 * (ks), 128, 16 * HEAD_DIM)
-#define DESC_V(vt_, kk) wg_desc((vt_) + 16 * (kk)*HEAD_DIM, 16 * HEAD_DIM, 128)
+#define DESC_V(vt_, kk) wg_desc((vt_) + 16 * (kk)*DV, 16 * DV, 128)
 #endif
 /* The issue of S = Q * K^T from the K tile at kt_ and of O += P * V from the V tile at vt_, each a batch of
  * its own (not waited for). */
@@ -631,9 +656,9 @@ UNROLL
     do {                                                                                                       \
         const int n1 = n_begin + ((j_) + KV_STAGES) * BLOCK_N, nv = n_begin + ((j_) + KV_STAGES - 1) * BLOCK_N; \
         if (n1 < n_end)                                                                                        \
-            LOAD_TILED(KBUF((j_) + KV_STAGES), BLOCK_N, K_NEXT, skv - n1);                                     \
+            LOAD_TILED(KBUF((j_) + KV_STAGES), BLOCK_N, K_NEXT, skv - n1, HEAD_DIM);                           \
         if (nv < n_end)                                                                                        \
-            LOAD_TILED(VBUF((j_) + KV_STAGES - 1), BLOCK_N, V_NEXT, skv - nv);                                 \
+            LOAD_TILED(VBUF((j_) + KV_STAGES - 1), BLOCK_N, V_NEXT, skv - nv, DV);                             \
         ASYNC_COMMIT();                                                                                        \
     } while (0)
 #if FCL_PTX
@@ -696,8 +721,8 @@ UNROLL
         BATCH_FENCE();
         ISSUE_S(k_s);
         STEP_COPIES(-1);
-        LOAD_KEEP(n_begin);
         WGMMA_WAIT0();
+        LOAD_KEEP(n_begin);
         RELEASE_K(0);
         PIN_S();
         WG_SOFTMAX(n_begin);
@@ -709,8 +734,8 @@ UNROLL
         ISSUE_S(KBUF(j + 1));
         ISSUE_PV(VBUF(j));
         STEP_COPIES(j);
-        LOAD_KEEP(n_begin + (j + 1) * BLOCK_N);
         WGMMA_WAIT1(); /* S(j+1) done, P(j) * V(j) may still run */
+        LOAD_KEEP(n_begin + (j + 1) * BLOCK_N);
         RELEASE_K(j + 1);
         PIN_S();
         WG_SOFTMAX(n_begin + (j + 1) * BLOCK_N);
@@ -733,7 +758,7 @@ UNROLL
         ASYNC_WAIT0();                /* this work-item's copies of K(n0) (and Q's) landed */
         FENCE_PROXY_ASYNC();          /* ... and are visible to wgmma */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and P * V of the previous tile is done: v_s is free */
-        LOAD_TILED(v_s, BLOCK_N, V_ROW, skv - n0);
+        LOAD_TILED(v_s, BLOCK_N, V_ROW, skv - n0, DV);
         ASYNC_COMMIT();
 
         /* S = Q * K^T, the mask, the softmax, O's rescale */
@@ -741,8 +766,8 @@ UNROLL
         WGMMA_FENCE();
 #endif
         ISSUE_S(k_s);
-        LOAD_KEEP(n0);
         WGMMA_WAIT0();
+        LOAD_KEEP(n0);
 #if FCL_PTX
         FENCE_OPERANDS(s, NS); /* (no read of S above the wait) */
 #endif
@@ -758,7 +783,7 @@ UNROLL
         {
             const int n1 = n0 + BLOCK_N; /* K(i+1) */
             if (n1 < n_end)
-                LOAD_TILED(k_s, BLOCK_N, K_NEXT, skv - n1);
+                LOAD_TILED(k_s, BLOCK_N, K_NEXT, skv - n1, HEAD_DIM);
         }
         ASYNC_COMMIT();
 
@@ -790,7 +815,7 @@ UNROLL
         if (qi < sq) {
             const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
 UNROLL
-            for (int j = 0; j < HEAD_DIM / 8; ++j) {
+            for (int j = 0; j < DV / 8; ++j) {
                 STORE(O, ob + j * 8 + 2 * t, o[4 * j + 2 * r] * inv);
                 STORE(O, ob + j * 8 + 2 * t + 1, o[4 * j + 2 * r + 1] * inv);
             }

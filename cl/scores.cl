@@ -103,9 +103,12 @@ inline score_row score_row_of(const float u, const float cap_u, __global const f
     return r;
 }
 
-/* Whether any modifier is compiled in: the matrix-unit kernels then scale their scores before the
- * softmax (a softcap is not linear in the scale), instead of in its exponent. */
+/* Whether any modifier is compiled in; and whether one that changes a score's value is (HAS_VALUE_MODS:
+ * the softcap, ALiBi, an additive mask): the matrix-unit kernels then scale their scores before the
+ * softmax (a softcap is not linear in the scale), instead of in its exponent. A boolean mask and key
+ * padding only remove scores (-inf, the same scaled or not): the scale stays in the exponent. */
 #define HAS_SCORE_MODS (HAS_SOFTCAP || HAS_ALIBI || HAS_MASK || HAS_KPM)
+#define HAS_VALUE_MODS (HAS_SOFTCAP || HAS_ALIBI || (HAS_MASK && MASK_KIND != 2))
 
 /* The value part of score_mod (the softcap, ALiBi, an additive mask), ALiBi's distance |pos - key| given
  * (a float; read only with HAS_ALIBI): the matrix-unit kernels convert a row's distance once a tile
@@ -175,6 +178,100 @@ inline float score_mod_dist(const score_row r, const int key, const float dist, 
                     (bits) |= 1u << (2 * j_ + e_);                                                             \
             }                                                                                                  \
     } while (0)
+
+/* The same bits read by a row's quad (the four lanes t = lane % 4 of a row in the m16n8 layout), for a
+ * tile whose every key is below klim and whose rows are 16-byte aligned (keep_tile_aligned): lane t
+ * reads the quarter of the row's tile that starts at key tile0 + (BLOCK_N/4) t in 16-byte (or, for a
+ * 32-key tile, 8-byte) loads, turns it into a bit a key (keep_quarter), and the quad exchanges the
+ * quarters (SHFL_IDX; uniform: the emulated shuffle is a barrier). One load a row a lane for 64 keys
+ * where KEEP_BITS has 32: each of a warp's byte loads touches 8 rows' lines for 4 useful bytes apiece,
+ * and a tile of them took as long as the tile's products (docs/design/wgmma.md, 2026-12-04). */
+#if HAS_KEEP_BITS
+/* The nonzero bytes of w as four bits, bit i byte i (the lowest address first): a byte's top bit after
+ * adding 0x7f to its low seven is set iff those are nonzero (no carry leaves a byte), or'ed with its own
+ * top bit; the multiply moves the four top bits (7, 15, 23, 31) to bits 28..31, where no other of its
+ * sixteen terms lands. */
+inline uint nonzero_bytes4(const uint w)
+{
+    return ((((w & 0x7f7f7f7fu) + 0x7f7f7f7fu) | w) & 0x80808080u) * 0x00204081u >> 28;
+}
+
+/* The nonzero bytes of the n (8, 16 or 32) at p (aligned to min(n, 16)) as n bits. */
+inline uint nonzero_bytes(__global const uchar *p, const int n)
+{
+    uint bits = 0;
+    if (n == 8) {
+        const uint2 v = *(__global const uint2 *)p;
+        bits = nonzero_bytes4(v.x) | nonzero_bytes4(v.y) << 4;
+    } else {
+        for (int c = 0; c < n / 16; ++c) { /* (n a constant where it is inlined: unrolled) */
+            const uint4 v = ((__global const uint4 *)p)[c];
+            bits |= (nonzero_bytes4(v.x) | nonzero_bytes4(v.y) << 4 | nonzero_bytes4(v.z) << 8 |
+                     nonzero_bytes4(v.w) << 12)
+                    << (16 * c);
+        }
+    }
+    return bits;
+}
+
+/* Whether row r keeps keys key0 .. key0 + n - 1 (all below seq_kv), a bit each (bit i: key0 + i). */
+inline uint keep_quarter(const score_row r, const int key0, const int n)
+{
+    uint keep = n == 32 ? 0xffffffffu : (1u << n) - 1u;
+#if HAS_MASK && MASK_KIND == 2
+    if (r.mask_ok)
+        keep &= nonzero_bytes(r.mask + key0, n);
+#endif
+#if HAS_KPM
+    keep &= ~nonzero_bytes(r.kpm + key0, n);
+#endif
+    (void)r, (void)key0;
+    return keep;
+}
+
+/* Whether the quad reads may be used for the tile at key tile0 (keys below klim) of batch b: uniform
+ * across the work-group. The mask's rows and the batch's padding row start 16-byte aligned at it. */
+#define keep_tile_aligned(tile0, tile_keys, klim, b)                                                           \
+    ((tile_keys) % 32 == 0 && ((tile0) & 15) == 0 && (tile0) + (tile_keys) <= (klim) && KEEP_MASK_ALIGNED &&                       \
+     KEEP_KPM_ALIGNED(b))
+#if HAS_MASK && MASK_KIND == 2
+#define KEEP_MASK_ALIGNED ((((long)mask_off | m_sb | m_ss | m_sh) & 15) == 0)
+#else
+#define KEEP_MASK_ALIGNED 1
+#endif
+#if HAS_KPM
+#define KEEP_KPM_ALIGNED(b) ((((long)kpm_off + (long)(b) * seq_kv) & 15) == 0)
+#else
+#define KEEP_KPM_ALIGNED(b) 1
+#endif
+
+/* Lane t's keys of a quarter (n bits, n8 tiles i < n/8): bits 8i + 2t and 8i + 2t + 1 as bits 2i, 2i + 1 */
+inline uint quarter_pairs(const uint quarter, const int t, const int n)
+{
+    uint x = quarter >> (2 * t);
+    if (n == 32) {
+        x &= 0x03030303u;
+        x |= x >> 6; /* (the pairs of bytes 1 and 3 beside those of 0 and 2) */
+        return (x & 0xfu) | ((x >> 12) & 0xf0u);
+    }
+    if (n == 16) {
+        x &= 0x0303u;
+        return (x | x >> 6) & 0xfu;
+    }
+    return x & 3u;
+}
+
+/* KEEP_BITS' bits (keys tile0 + 2t + 8j + e, bit 2j + e) from the quad's quarters of an NT8 n8-tile row */
+#define KEEP_BITS_QUAD(bits, r, tile0, NT8, t, lane)                                                           \
+    do {                                                                                                       \
+        const uint mine_ = keep_quarter((r), (tile0) + 2 * (NT8) * (t), 2 * (NT8));                            \
+        (bits) = 0;                                                                                            \
+        UNROLL                                                                                                 \
+        for (int q_ = 0; q_ < 4; ++q_) /* quarter q_: n8 tiles (NT8/4) q_ .. */                                \
+            (bits) |= quarter_pairs(as_uint(SHFL_IDX(as_float(mine_), ((lane) & ~3) | q_)), (t), 2 * (NT8))   \
+                      << (q_ * (NT8) / 2);                                                                     \
+    } while (0)
+#endif
 
 #if HAS_ALIBI
 #define ALIBI_DIST(r, key) fabs((float)((r).pos - (key)))

@@ -554,7 +554,8 @@ FLASHCL_API flashcl_status flashcl_tuning_db_store_abi(const flashcl_abi *abi, c
     flashcl_tuning_db_store_abi(flashcl_abi_of_header(), (path), (profile), (problem), (config), (comment))
 
 /** The exact local-memory bytes the flash kernel uses for a tile configuration of `config` (its mma,
- * block_m, block_n, threads_per_row, d_chunk and v_chunk) at `head_dim`. */
+ * block_m, block_n, threads_per_row, d_chunk and v_chunk) at `head_dim`, V's head dim the same (for a
+ * head_dim_v of its own, the chosen config's local_mem_bytes holds the figure). */
 FLASHCL_API uint64_t flashcl_flash_local_mem_bytes_abi(const flashcl_abi *abi, int32_t head_dim,
                                                        const flashcl_config *config);
 #define flashcl_flash_local_mem_bytes(head_dim, config) \

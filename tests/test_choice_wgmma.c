@@ -40,12 +40,16 @@ START_TEST(test_wgmma_path)
         prof.matrix_units = 2;
     }
     policy.path = FLASHCL_PATH_WGMMA;
+    /* every head dim FlashAttention-3 serves, V's of its own among them (192/128, 128/64) */
     const struct {
-        int d, seq_q, bm, bn;
-    } want[] = {{64, 4096, 128, 128}, {128, 4096, 128, 128}, {256, 4096, 128, 64}, {128, 50, 64, 128}};
+        int d, dv, seq_q, bm, bn;
+    } want[] = {{64, 64, 4096, 128, 128},   {128, 128, 4096, 128, 128}, {256, 256, 4096, 128, 64},
+                {128, 128, 50, 64, 128},    {80, 80, 4096, 128, 128},   {96, 96, 4096, 128, 128},
+                {192, 128, 4096, 128, 128}, {128, 64, 4096, 128, 128},  {192, 192, 4096, 128, 64}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
         flashcl_problem q = p;
         q.head_dim = want[i].d;
+        q.head_dim_v = want[i].dv;
         q.seq_q = want[i].seq_q;
         q.causal = (int)(i & 1);
         q.heads_kv = 4;
@@ -60,8 +64,10 @@ START_TEST(test_wgmma_path)
         ck_assert_int_eq(!!strstr(c.reason, "producer"), producer);
         ck_assert_int_eq(c.v_chunk, 2 * want[i].bn); /* two K/V stages (the pipelined loop): they fit 227 KiB */
         /* Q's block, two stages of K and V tiles, the producer's four mbarriers a stage */
-        ck_assert_uint_eq(c.local_mem_bytes, (uint64_t)(want[i].bm + 4 * want[i].bn) * want[i].d * 2 + (producer ? 64 : 0));
-        ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(want[i].d, &c));
+        ck_assert_uint_eq(c.local_mem_bytes, ((uint64_t)want[i].bm * want[i].d + 2 * (uint64_t)want[i].bn *
+                                              (want[i].d + want[i].dv)) * 2 + (producer ? 64 : 0));
+        if (want[i].dv == want[i].d)
+            ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(want[i].d, &c));
         ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_static);
         ck_assert_ptr_nonnull(strstr(c.path_reason, "sm_90a"));
     }
@@ -80,9 +86,9 @@ START_TEST(test_wgmma_path)
     } no[4];
     for (int i = 0; i < 4; ++i)
         no[i].q = p;
-    no[0].reason = "head_dim other than 64", no[0].q.head_dim = 96;
+    no[0].reason = "head_dim other than 64, 80", no[0].q.head_dim = 112;
     no[1].reason = "16-byte aligned", no[1].q.k_strides = (flashcl_strides){4096 * 16 * 130, 16 * 130, 130};
-    no[2].reason = "head_dim_v", no[2].q.head_dim_v = 64;
+    no[2].reason = "head_dim_v other than", no[2].q.head_dim_v = 48;
     no[3].reason = "fp32", no[3].q.dtype = FLASHCL_DTYPE_F32;
     for (int i = 0; i < 4; ++i) {
         ck_assert_int_eq(choose(&prof, &no[i].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
@@ -90,7 +96,7 @@ START_TEST(test_wgmma_path)
                       "%s: %s %s", no[i].reason, c.kernel_name, c.path_reason);
     }
     ck_assert_int_eq(choose(&prof, &no[0].q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_str_eq(c.kernel_name, "flash_mma"); /* d=96 stays on the matrix units */
+    ck_assert_str_eq(c.kernel_name, "flash_mma"); /* d=112 stays on the matrix units */
     /* what engines send stays on the warpgroup kernel (choice.h's engine_features) */
     {
         flashcl_problem yes[N_ENGINE_FEATURES];

@@ -34,6 +34,9 @@ static void usage(FILE *f)
             "                     1024,0, --sinks 0.5, a boolean mask, key padding), d=80, d=96, d=192 over\n"
             "                     d_v=128 (H=16), chunked prefill (--seq-q 1024 over 16384 keys in\n"
             "                     pages of 16), and packed sequences over pages of 16 (--varlen --paged 16)\n"
+            "  --only NAMES       the serving preset's shapes named (comma-separated): plain, varlen, paged,\n"
+            "                     softcap, alibi, window, sinks, mask, key-padding, d80, d96, d192, chunked,\n"
+            "                     varlen-paged\n"
             "  -n, --seq LIST     sequence lengths (seq_q = seq_kv), comma-separated, instead of a preset\n"
             "  -d, --dim LIST     head dims (default 128); heads default to 2048 / d\n"
             "  -H, --heads N      query heads; -b, --batch N (default tokens / N, at least 1)\n"
@@ -319,6 +322,7 @@ static const char *mask_name(const flashcl_problem *p)
 /* What the options ask for. */
 typedef struct bench_opts {
     const char *device, *preset, *json_path, *csv_path, *plot_path;
+    const char *only; /* --only: the serving preset's shapes to run (NULL: all) */
     long seqs[32], dims[8], heads, batch, tokens, max_n, iters, warmup;
     int n_seqs, n_dims, causal_mode; /* 0 full, 1 causal, 2 both */
     int top_left, path;              /* --path: flash kernel (-1: $FLASHCL_PATH) */
@@ -331,6 +335,8 @@ typedef struct bench_opts {
     int algos[N_ALGOS];
     flashcl_dtype dtype;
 } bench_opts;
+
+static int serving_only(const char *list, int k);
 
 /* One bench: its options, device, results (n_shapes x N_ALGOS), budget and where the outputs stand. */
 typedef struct bench_run {
@@ -685,7 +691,7 @@ static int write_plot(const bench_run *run)
 /* Options. */
 
 enum {
-    OPT_TOKENS = CLI_OPT_BASE, OPT_MAX_N, OPT_ITERS, OPT_WARMUP, OPT_PATH, OPT_DEVICE, OPT_PRESET, OPT_MAX_SECONDS,
+    OPT_TOKENS = CLI_OPT_BASE, OPT_MAX_N, OPT_ITERS, OPT_WARMUP, OPT_PATH, OPT_DEVICE, OPT_PRESET, OPT_ONLY, OPT_MAX_SECONDS,
     OPT_DTYPE, OPT_ALGOS, OPT_CAUSAL, OPT_TOP_LEFT, OPT_DIM_V, OPT_HEADS_KV, OPT_PAGED, OPT_KV_DTYPE, OPT_VARLEN,
     OPT_DECODE, OPT_SEQ_Q, OPT_BOTH, OPT_JSON, OPT_CSV, OPT_PLOT
 };
@@ -696,7 +702,7 @@ static const struct option longopts[] = {
     {"tokens", required_argument, NULL, OPT_TOKENS}, {"max-n", required_argument, NULL, OPT_MAX_N},
     {"iters", required_argument, NULL, OPT_ITERS}, {"warmup", required_argument, NULL, OPT_WARMUP},
     {"path", required_argument, NULL, OPT_PATH}, {"device", required_argument, NULL, OPT_DEVICE},
-    {"preset", required_argument, NULL, OPT_PRESET}, {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
+    {"preset", required_argument, NULL, OPT_PRESET}, {"only", required_argument, NULL, OPT_ONLY}, {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
     {"dtype", required_argument, NULL, OPT_DTYPE}, {"algos", required_argument, NULL, OPT_ALGOS},
     {"causal", no_argument, NULL, OPT_CAUSAL}, {"both", no_argument, NULL, OPT_BOTH},
     {"top-left", no_argument, NULL, OPT_TOP_LEFT}, {"dim-v", required_argument, NULL, OPT_DIM_V},
@@ -742,6 +748,9 @@ static int parse_value(int c, const char *val, bench_opts *o)
         o->path = (int)fp;
         return 1;
     }
+    case OPT_ONLY:
+        o->only = val;
+        return serving_only(val, -1);
     case OPT_PRESET:
         o->preset = val;
         if (strcmp(val, "fa2") && strcmp(val, "long") && strcmp(val, "serving"))
@@ -786,6 +795,10 @@ static int check_options(const char *seen, const bench_opts *o)
             if (seen[fixed[i].opt])
                 return cli_conflict("bench", "--preset serving", fixed[i].name,
                                     "the preset sets the shape and each shape's feature");
+    }
+    if (o->only && !(o->preset && !strcmp(o->preset, "serving"))) {
+        fprintf(stderr, "flashcl bench: --only names shapes of --preset serving: add it, or drop --only\n");
+        return 2;
     }
     if (o->preset && !strcmp(o->preset, "long") && seen[OPT_TOKENS])
         return cli_conflict("bench", "--preset long", "--tokens", "the preset runs one sequence a batch (B = 1)");
@@ -893,6 +906,38 @@ static void make_shape(const bench_opts *o, long dim, int causal, long seq, flas
     }
 }
 
+/* The serving preset's shape names (--only), in its order. */
+static const char *const serving_names[] = {"plain", "varlen",  "paged", "softcap", "alibi",  "window",  "sinks",
+                                            "mask",  "key-padding", "d80", "d96", "d192", "chunked", "varlen-paged"};
+#define N_SERVING_NAMES ((int)(sizeof serving_names / sizeof *serving_names))
+
+/* Whether --only's list names serving shape k; k < 0: whether every name in it is one (after a message
+ * naming the first that is not). */
+static int serving_only(const char *list, int k)
+{
+    if (k < 0 && !*list) {
+        fprintf(stderr, "flashcl bench: --only: an empty list\n");
+        return 0;
+    }
+    for (const char *p = list; *p;) {
+        const size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int i = 0; i < N_SERVING_NAMES; ++i)
+            if (strlen(serving_names[i]) == len && !strncmp(p, serving_names[i], len))
+                found = i;
+        if (k < 0 && found < 0) {
+            fprintf(stderr, "flashcl bench: --only %s: '%.*s' is none of the serving preset's shapes (plain, "
+                            "varlen, paged, softcap, alibi, window, sinks, mask, key-padding, d80, d96, d192, "
+                            "chunked, varlen-paged)\n", list, (int)len, p);
+            return 0;
+        }
+        if (k >= 0 && found == k)
+            return 1;
+        p += len + (p[len] == ',');
+    }
+    return k < 0;
+}
+
 /* The serving preset: what an engine sends (B=4, N=4096, Hq=32, Hkv=8, d=128, fp16, causal), plain and
  * with one feature a shape, head dims 80, 96 and 192 over 128 (16 heads), and chunked prefill (1024 new
  * queries over a cache of 16384 keys in pages of 16), and packed sequences over a paged cache (their
@@ -901,6 +946,7 @@ static int serving_shapes(const bench_opts *o, flashcl_problem *shapes)
 {
     enum { PLAIN, VARLEN, PAGED, SOFTCAP, ALIBI, WINDOW, SINKS, MASK, KEY_PADDING, D80, D96, D192, CHUNKED, VARLEN_PAGED,
            N_SERVING };
+    _Static_assert(N_SERVING == N_SERVING_NAMES, "a name for each serving shape");
     int n = 0;
     for (int k = 0; k < N_SERVING; ++k) {
         bench_opts v = *o;
@@ -930,7 +976,7 @@ static int serving_shapes(const bench_opts *o, flashcl_problem *shapes)
             seq = 16384;
             v.decode_q = 1024;
         }
-        if (o->max_n && seq > o->max_n)
+        if ((o->max_n && seq > o->max_n) || (o->only && !serving_only(o->only, k)))
             continue;
         flashcl_problem *p = &shapes[n++];
         make_shape(&v, dim, 1, seq, p);

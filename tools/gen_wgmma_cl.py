@@ -7,7 +7,7 @@ a custom target in the build directory, embedded with cl/'s sources); the file i
 Usage: python3 tools/gen_wgmma_cl.py [OUT] (without OUT: to stdout)"""
 import sys
 
-NS = (64, 128, 256)
+NS = (64, 80, 96, 128, 192, 256)  # (BLOCK_N for S; V's head dim for O)
 
 
 def operands(n):

@@ -10,11 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* cl/flash_wgmma.cl's layout: Q's block, `stages` K and V tiles of 16-bit elements; emulated also P's tile
- * and the exchange area (8 uints a lane); with the producer warpgroup four 8-byte mbarriers a stage. */
-static uint64_t wgmma_bytes(int32_t d, int32_t bm, int32_t bn, int32_t stages, int emulated, int producer)
+/* cl/flash_wgmma.cl's layout: Q's block, `stages` K and V tiles of 16-bit elements (K's d wide, V's dv);
+ * emulated also P's tile and the exchange area (8 uints a lane); with the producer warpgroup four 8-byte
+ * mbarriers a stage. */
+static uint64_t wgmma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages, int emulated, int producer)
 {
-    return ((uint64_t)bm + 2 * (uint64_t)stages * (uint64_t)bn) * (uint64_t)d * 2 +
+    return ((uint64_t)bm * (uint64_t)d + (uint64_t)stages * (uint64_t)bn * ((uint64_t)d + (uint64_t)dv)) * 2 +
            (emulated ? (uint64_t)bm * (uint64_t)bn * 2 + (uint64_t)(bm / 16) * 32 * 8 * 4 : 0) +
            (producer ? 32 * (uint64_t)stages : 0);
 }
@@ -26,24 +27,29 @@ int fcl_wgmma_producer(const flashcl_config *c)
 
 static uint64_t wgmma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
 {
-    (void)dv;
-    if (d < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1 ||
+    if (d < 1 || dv < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1 ||
         c->block_m % 64)
         return 0;
-    return wgmma_bytes(d, c->block_m, c->block_n, fcl_mma_stages(c), c->emulated, fcl_wgmma_producer(c));
+    return wgmma_bytes(d, dv, c->block_m, c->block_n, fcl_mma_stages(c), c->emulated, fcl_wgmma_producer(c));
 }
 
-/* What flash_mma takes (every score modifier, packed sequences, KV caches, sinks), with head dims 64, 128
- * or 256, V's as Q's and 16-byte aligned rows. */
+/* FlashAttention-3's head dims: the wgmma shapes the kernel is written for (cl/flash_wgmma.cl's WG_DIM_OK) */
+static int wgmma_dim(int32_t d)
+{
+    return d == 64 || d == 80 || d == 96 || d == 128 || d == 192 || d == 256;
+}
+
+/* What flash_mma takes (every score modifier, packed sequences, KV caches, sinks), with head dims (Q's and
+ * V's, each) 64, 80, 96, 128, 192 or 256, and 16-byte aligned rows. */
 static int wgmma_takes(const flashcl_problem *p, char *why, size_t n)
 {
     if (!fcl_mma_takes(p, why, n))
         return 0;
     const char *no = NULL;
-    if (p->head_dim != 64 && p->head_dim != 128 && p->head_dim != 256)
-        no = "head_dim other than 64, 128 or 256";
-    else if (fcl_head_dim_v(p) != p->head_dim)
-        no = "head_dim_v other than head_dim";
+    if (!wgmma_dim(p->head_dim))
+        no = "head_dim other than 64, 80, 96, 128, 192 or 256";
+    else if (!wgmma_dim(fcl_head_dim_v(p)))
+        no = "head_dim_v other than 64, 80, 96, 128, 192 or 256";
     else if (!fcl_rows_aligned(p))
         no = "rows not 16-byte aligned";
     if (no)
@@ -75,35 +81,38 @@ static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t 
  * spinning waits: PoCL runs a work-group's work-items one after another), two or three stages, two
  * consumer warpgroups (its register split is for 384 work-items), and the room. Taken wherever it fits
  * (docs/design/wgmma.md: faster at every head dim with the swizzled layouts). */
-static int producer_fits(int emulated, int32_t d, int32_t bm, int32_t bn, int32_t stages, const fcl_choice *ch)
+static int producer_fits(int emulated, int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages,
+                         const fcl_choice *ch)
 {
     return !emulated && stages >= 2 && bm == 128 && ch->work_group >= 384 &&
-           wgmma_bytes(d, bm, bn, stages, 0, 1) <= ch->local_mem;
+           wgmma_bytes(d, dv, bm, bn, stages, 0, 1) <= ch->local_mem;
 }
 
 /* Two warpgroups (128 query rows) where the queries fill them and local memory allows, 128-key tiles up to
- * d=128 and 64 at d=256 (registers: O's 128 accumulators a work-item there); one work-group may take a
- * compute unit's whole local memory (tiles.c gives this kernel the whole work-group's limit). */
+ * d_v=128 and 64 above (registers: O's 96 or 128 accumulators a work-item there beside S's); one
+ * work-group may take a compute unit's whole local memory (tiles.c gives this kernel the whole
+ * work-group's limit). */
 static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                         flashcl_config *cfg, char *why, size_t why_len)
 {
     const int emulated = pr->matrix_units < 2;
     const uint64_t limit = ch->local_mem;
-    int32_t wgs = p->seq_q > 64 && ch->work_group >= 256 ? 2 : 1, bn = p->head_dim > 128 ? 64 : 128;
-    while (wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated, 0) > limit && (bn > 64 || wgs > 1)) {
+    const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
+    int32_t wgs = p->seq_q > 64 && ch->work_group >= 256 ? 2 : 1, bn = dv > 128 ? 64 : 128;
+    while (wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0) > limit && (bn > 64 || wgs > 1)) {
         if (bn > 64)
             bn = 64;
         else
             wgs = 1;
     }
-    if (wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated, 0) > limit || ch->work_group < (size_t)(128 * wgs)) {
+    if (wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0) > limit || ch->work_group < (size_t)(128 * wgs)) {
         snprintf(why, why_len, "needs %llu B of local memory, 128 work-items",
-                 (unsigned long long)wgmma_bytes(p->head_dim, 64 * wgs, bn, 1, emulated, 0));
+                 (unsigned long long)wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0));
         return 0;
     }
     /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
-    const int32_t stages = wgmma_bytes(p->head_dim, 64 * wgs, bn, 2, emulated, 0) <= limit ? 2 : 1;
-    const int producer = producer_fits(emulated, p->head_dim, 64 * wgs, bn, stages, ch);
+    const int32_t stages = wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0) <= limit ? 2 : 1;
+    const int producer = producer_fits(emulated, d, dv, 64 * wgs, bn, stages, ch);
     wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p->head_dim, producer);
     snprintf(cfg->reason, sizeof cfg->reason,
              "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors)", (int)wgs,
@@ -133,7 +142,7 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
                  (int)bm, (int)bn, ch->work_group);
         return 0;
     }
-    const int fits = producer_fits(emulated, p->head_dim, bm, bn, stages, ch);
+    const int fits = producer_fits(emulated, p->head_dim, fcl_head_dim_v(p), bm, bn, stages, ch);
     if (c->kv_stages < 0 || c->kv_stages > 3 || want < -1 || want > 1 || (want == 1 && !fits)) {
         snprintf(why, n,
                  ": flash_wgmma takes kv_stages 1 to 3 and producer -1 (where it fits), 0 or 1, the producer "
@@ -143,7 +152,7 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
         return 0;
     }
     const int producer = want < 0 ? fits : want;
-    const uint64_t bytes = wgmma_bytes(p->head_dim, bm, bn, stages, emulated, producer);
+    const uint64_t bytes = wgmma_bytes(p->head_dim, fcl_head_dim_v(p), bm, bn, stages, emulated, producer);
     if (bytes > ch->local_mem) {
         snprintf(why, n, ": flash_wgmma's tiles %dx%d need %llu B of local memory, the limit is %llu B", (int)bm,
                  (int)bn, (unsigned long long)bytes, (unsigned long long)ch->local_mem);
@@ -160,18 +169,25 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
     return 1;
 }
 
+/* The 128-byte swizzle (SWIZZLE=1): 64-column blocks, from d=128 */
+static int wgmma_swizzle(const flashcl_problem *p)
+{
+    return p->head_dim >= 128 && p->head_dim % 64 == 0 && fcl_head_dim_v(p) % 64 == 0;
+}
+
 /* block_m / 64 warpgroups, and the producer warpgroup where the work-group has its 128 work-items; on the
  * matrix units its program is finished for sm_90a (-DFCL_SM90A=1: src/program.c), emulated (mma 4) not. */
 static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
-    /* (128-byte swizzled tiles from d=128: docs/design/wgmma.md) */
-    char features[512];
+    /* (128-byte swizzled tiles from d=128 where both head dims are a multiple of 64: docs/design/wgmma.md) */
+    char features[512], dim_v[32];
     fcl_feature_defines(p, 1, features, sizeof features);
+    fcl_dim_v_define(p, dim_v, sizeof dim_v);
     snprintf(buf, n,
-             "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s -DWG_PRODUCER=%d "
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s -DWG_PRODUCER=%d "
              "-DSWIZZLE=%d -DKV_STAGES=%d%s",
-             fcl_dtype_define(p->dtype), p->head_dim, c->block_n, c->block_m / 64, !c->emulated, !c->emulated,
-             !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), p->head_dim >= 128, fcl_mma_stages(c),
+             fcl_dtype_define(p->dtype), p->head_dim, dim_v, c->block_n, c->block_m / 64, !c->emulated, !c->emulated,
+             !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), wgmma_swizzle(p), fcl_mma_stages(c),
              features);
 }
 
