@@ -30,7 +30,7 @@ START_TEST(test_wgmma_path)
     ck_assert_int_eq(cfg_mma(&c), 3);
     {   /* auto and a problem it does not take: flash_mma, with no "not wgmma" (nothing asked for it) */
         flashcl_problem q = p;
-        q.head_dim = 96;
+        q.head_dim = 112;
         ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_str_eq(c.kernel_name, "flash_mma");
         ck_assert_ptr_null(strstr(c.path_reason, "wgmma"));
