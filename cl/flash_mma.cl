@@ -451,7 +451,7 @@ UNROLL
 #if MMA_KEEP_BITS
                     if (edge) /* (two copies: the interior tiles' without a key comparison) */
                         SCORE_MODS_ACC_KEEP(S_ACC, NT, mods, n0 + 2 * t, mod_scale, 1, vis, keep[mt][r]);
-                    else
+                    else if (!KEEP_NOTHING_TO_DO(keep[mt][r], NT))
                         SCORE_MODS_ACC_KEEP(S_ACC, NT, mods, n0 + 2 * t, mod_scale, 0, vis, keep[mt][r]);
 #else
                     if (edge) /* (two copies: the interior tiles' without a key comparison) */

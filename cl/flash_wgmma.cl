@@ -56,9 +56,6 @@
 #if !defined(KV_STAGES) || !defined(WG_PRODUCER) || !defined(SWIZZLE)
 #error "flash_wgmma.cl needs KV_STAGES, WG_PRODUCER and SWIZZLE from the host"
 #endif
-#if SWIZZLE && (HEAD_DIM % 64 || HEAD_DIM_V % 64)
-#error "SWIZZLE: 64-column blocks, head dims of a multiple of 64"
-#endif
 #if KV_STAGES < 1 || KV_STAGES > 3
 #error "KV_STAGES must be 1, 2 or 3"
 #endif
@@ -67,8 +64,13 @@
 #endif
 #define BLOCK_M (64 * WARPGROUPS)
 #define DV HEAD_DIM_V
-#define KT (BLOCK_N * HEAD_DIM) /* one K tile, in ushorts */
-#define VT (BLOCK_N * DV)       /* one V tile */
+/* The tiles' stored widths: with SWIZZLE whole 64-column blocks (d=80 and 96 in two, the last one's columns
+ * past the head dim never copied nor read: S takes HEAD_DIM / 16 k steps, P * V's n is DV) */
+#define PAD64(c) (((c) + 63) & ~63)
+#define QW (SWIZZLE ? PAD64(HEAD_DIM) : HEAD_DIM)
+#define VW (SWIZZLE ? PAD64(DV) : DV)
+#define KT (BLOCK_N * QW) /* one K tile, in ushorts */
+#define VT (BLOCK_N * VW) /* one V tile */
 #define WG_SIZE (128 * WARPGROUPS) /* the consumers: the warpgroups that own query rows */
 #define WG_THREADS (WG_SIZE + 128 * WG_PRODUCER)
 #define WARPS (4 * WARPGROUPS)
@@ -205,9 +207,13 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #if SWIZZLE /* (chunk i of a tile of ROWS rows: piece i % 8 of a 64-column block's row; a warp: four rows) */
 #define CHUNK_R(i, ROWS, N) (((i) >> 3) & ((ROWS)-1))
 #define CHUNK_C(i, ROWS, N) (64 * (((i) >> 3) / (ROWS)) + 8 * ((i)&7))
+#define CHUNKS(N) (PAD64(8 * (N)) / 8) /* a row's chunks walked: whole blocks, those past N skipped */
+#define CHUNK_IN(c, N) ((N) % 8 == 0 || (c) < 8 * (N))
 #else
 #define CHUNK_R(i, ROWS, N) CHUNK_ROW(i, N)
 #define CHUNK_C(i, ROWS, N) CHUNK_COL(i, N)
+#define CHUNKS(N) (N)
+#define CHUNK_IN(c, N) 1
 #endif
 /* Q's tile: LOAD_TILED's copies, or where Q has a type of its own (Q_CONVERT) the same chunks read as
  * floats and rounded to the operands' type by each work-item (synchronous stores: the waits and proxy
@@ -216,10 +222,10 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define LOAD_Q_TILED(dst, ROWS, ROW_PTR, limit)                                                                \
     do {                                                                                                       \
         UNROLL /* (every load issued before the first store waits for its data) */                             \
-        for (int it_ = 0; it_ < ((ROWS)*CPR + WG_SIZE - 1) / WG_SIZE; ++it_) {                                 \
+        for (int it_ = 0; it_ < ((ROWS)*CHUNKS(CPR) + WG_SIZE - 1) / WG_SIZE; ++it_) {                         \
             const int i_ = tid + it_ * WG_SIZE;                                                                \
             const int r_ = CHUNK_R(i_, ROWS, CPR), c_ = CHUNK_C(i_, ROWS, CPR);                                \
-            if (((ROWS)*CPR) % WG_SIZE == 0 || i_ < (ROWS)*CPR) {                                              \
+            if ((((ROWS)*CHUNKS(CPR)) % WG_SIZE == 0 || i_ < (ROWS)*CHUNKS(CPR)) && CHUNK_IN(c_, CPR)) {       \
                 const uint4 x_ = r_ < (limit) ? q_round8(ROW_PTR(r_) + c_) : (uint4)(0);                       \
                 *(__local uint4 *)((dst) + TILE_AT(r_, c_, ROWS, HEAD_DIM)) = x_;                              \
             }                                                                                                  \
@@ -229,18 +235,29 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define LOAD_Q_TILED(dst, ROWS, ROW_PTR, limit) LOAD_TILED(dst, ROWS, ROW_PTR, limit, HEAD_DIM)
 #endif
 /* (C: the tile's width, HEAD_DIM or DV; a last partial round of chunks where ROWS * C / 8 is not a
- * multiple of WG_SIZE) */
+ * multiple of WG_SIZE; swizzled, a last block's chunks past C skipped) */
 #define LOAD_TILED(dst, ROWS, ROW_PTR, limit, C)                                                               \
     do {                                                                                                       \
         UNROLL                                                                                                 \
-        for (int it_ = 0; it_ < ((ROWS) * ((C) / 8) + WG_SIZE - 1) / WG_SIZE; ++it_) {                         \
+        for (int it_ = 0; it_ < ((ROWS)*CHUNKS((C) / 8) + WG_SIZE - 1) / WG_SIZE; ++it_) {                     \
             const int i_ = tid + it_ * WG_SIZE;                                                                \
             const int r_ = CHUNK_R(i_, ROWS, (C) / 8), c_ = CHUNK_C(i_, ROWS, (C) / 8);                        \
             const bool ok_ = r_ < (limit);                                                                     \
-            if (((ROWS) * ((C) / 8)) % WG_SIZE == 0 || i_ < (ROWS) * ((C) / 8))                                \
+            if ((((ROWS)*CHUNKS((C) / 8)) % WG_SIZE == 0 || i_ < (ROWS)*CHUNKS((C) / 8)) &&                    \
+                CHUNK_IN(c_, (C) / 8))                                                                         \
                 ASYNC8((dst) + TILE_AT(r_, c_, ROWS, C), ROW_PTR(ok_ ? r_ : 0) + c_, ok_);                     \
         }                                                                                                      \
     } while (0)
+/* A negative scale's sign flip of Q's chunks this work-item copied (LOAD_Q_TILED's walk) */
+#define FLIP_Q_SIGN()                                                                                          \
+    do {                                                                                                       \
+        for (int i_ = tid; i_ < BLOCK_M * CHUNKS(CPR); i_ += WG_SIZE) {                                        \
+            const int r_ = CHUNK_R(i_, BLOCK_M, CPR), c_ = CHUNK_C(i_, BLOCK_M, CPR);                          \
+            if (CHUNK_IN(c_, CPR))                                                                             \
+                *(__local uint4 *)(q_s + TILE_AT(r_, c_, BLOCK_M, HEAD_DIM)) ^= q_sign;                        \
+        }                                                                                                      \
+    } while (0)
+
 /* The producer's copy of a K or V tile (row 0 at src_, rows ss_ elements apart; rows at or past limit_
  * zeros), walked so that the address arithmetic is a pointer step a block of rows and immediate offsets
  * between column groups (the shared pattern's divisions, recomputed a piece, cost about 45 instructions a
@@ -249,7 +266,7 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
  * rows into TILED's (512 contiguous bytes of local memory either way); work-item me takes rows COPY_ROWS *
  * (me / 32) + (me % 32) / (32 / COPY_ROWS) + 4 COPY_ROWS k, piece me % (32 / COPY_ROWS) of each column
  * group of GROUP_COLS (written as shifts and masks: me is never negative). */
-#define GROUP_COLS (SWIZZLE ? 64 : (HEAD_DIM | DV) % 32 ? 16 : 32) /* (16: d=80, which 32 does not divide) */
+#define GROUP_COLS (SWIZZLE ? 64 : (HEAD_DIM | DV) % 32 ? 16 : 32) /* (16: d=80 unswizzled) */
 #define PIECES (GROUP_COLS / 8)                                     /* a row's pieces in a column group */
 #define COPY_ROWS (32 / PIECES)
 #if PAGE_SIZE /* (a paged cache: each row's page through the block table, the tile's loaded first: pg_) */
@@ -285,8 +302,9 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
             __global const ushort *sp_ =                                                                       \
                 PRODUCER_SRC(s_, src_, base_, n_, r0_ + 4 * COPY_ROWS * rb_, ss_, ps_, c0_, ok_);              \
             UNROLL                                                                                             \
-            for (int g_ = 0; g_ < (C_) / GROUP_COLS; ++g_)                                                     \
-                ASYNC8(d_ + g_ * TILE_AT(0, GROUP_COLS, BLOCK_N, C_), sp_ + GROUP_COLS * g_, ok_);             \
+            for (int g_ = 0; g_ < ((C_) + GROUP_COLS - 1) / GROUP_COLS; ++g_) /* (a last group: d=80, 96) */  \
+                if ((C_) % GROUP_COLS == 0 || GROUP_COLS * g_ + c0_ < (C_))                                    \
+                    ASYNC8(d_ + g_ * TILE_AT(0, GROUP_COLS, BLOCK_N, C_), sp_ + GROUP_COLS * g_, ok_);         \
             s_ += 4 * COPY_ROWS * (long)(ss_);                                                                 \
             d_ += TILE_AT(4 * COPY_ROWS, 0, BLOCK_N, C_);                                                      \
         }                                                                                                      \
@@ -298,7 +316,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     FCL_UNPACK();
     APPLY_QKVO_OFFSETS();
     APPLY_PREFILL_OFFSETS();
-    __local uint4 q4[BLOCK_M * HEAD_DIM / 8] LOCAL_ALIGN;
+    __local uint4 q4[BLOCK_M * QW / 8] LOCAL_ALIGN;
     __local uint4 k4[KV_STAGES * KT / 8] LOCAL_ALIGN;
     __local uint4 v4[KV_STAGES * VT / 8] LOCAL_ALIGN;
     __local ushort *const q_s = (__local ushort *)q4;
@@ -401,9 +419,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #endif
     if (q_sign) {
         ASYNC_WAIT0();
-        for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) /* (the chunks this work-item copied) */
-            *(__local uint4 *)(q_s + TILE_AT(CHUNK_R(i, BLOCK_M, CPR), CHUNK_C(i, BLOCK_M, CPR), BLOCK_M, HEAD_DIM)) ^=
-                q_sign;
+        FLIP_Q_SIGN();
     }
 #else
     LOAD_Q_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
@@ -425,9 +441,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #endif
     if (q_sign) {
         ASYNC_WAIT0();
-        for (int i = tid; i < BLOCK_M * CPR; i += WG_SIZE) /* (the chunks this work-item copied) */
-            *(__local uint4 *)(q_s + TILE_AT(CHUNK_R(i, BLOCK_M, CPR), CHUNK_C(i, BLOCK_M, CPR), BLOCK_M, HEAD_DIM)) ^=
-                q_sign;
+        FLIP_Q_SIGN();
     }
 #endif
 
@@ -466,7 +480,7 @@ UNROLL
                                                  (int)ALIGNED_POS(qi_, sq, skv), qi_ < sq);                     \
             if (edge_) /* (two copies: the interior tiles' without a key comparison) */                       \
                 WG_MODS(mods_, sm_n0, 1, vis);                                                                 \
-            else                                                                                               \
+            else if (!WG_KEEP_ALL(r))                                                                          \
                 WG_MODS(mods_, sm_n0, 0, vis);                                                                 \
         }                                                                                                      \
     } while (0)
@@ -494,10 +508,12 @@ UNROLL
         if (KEEP_ROWS == 1)                                                                                    \
             keep[1] = keep[0];                                                                                 \
     } while (0)
+#define WG_KEEP_ALL(r) KEEP_NOTHING_TO_DO(keep[r], BLOCK_N / 8)
 #define WG_MODS(mods_, n0_, edge_, vis_)                                                                       \
     SCORE_MODS_ACC_KEEP(WG_S_ACC, BLOCK_N / 8, mods_, (n0_) + 2 * t, mod_scale, edge_, vis_, keep[r])
 #else
 #define LOAD_KEEP(n0_)
+#define WG_KEEP_ALL(r) 0
 #define WG_MODS(mods_, n0_, edge_, vis_) SCORE_MODS_ACC(WG_S_ACC, BLOCK_N / 8, mods_, (n0_) + 2 * t, mod_scale, edge_, vis_)
 #endif
 #else

@@ -53,7 +53,7 @@ parts=$(tr -d '\n' < src/kernels.c | sed -n 's/.*DEF("'"$kernel"'", *FLASH_PARTS
 flash_parts=$(sed -n 's/^#define FLASH_PARTS "\(.*\) "$/\1/p' src/kernels.c)
 # (the shape the host would pass, src/kernels/mma.c and wgmma.c, where the command line does not)
 swizzle='(HEAD_DIM == 64 && Q_LOCAL)'
-[ "$kernel" = flash_wgmma ] && swizzle=$([ "$d" -ge 128 ] && echo 1 || echo 0)
+[ "$kernel" = flash_wgmma ] && swizzle=$([ "$d" -ge 80 ] && echo 1 || echo 0)
 (cat "$tmp/prelude.cl"
  for kv in "ROWS 4" "TILES 2" "MT 1" "KV_STAGES 1" "Q_LOCAL (MT > 1 || HEAD_DIM > 128)" "O_ALIGNED 0" "O_STAGED 0" \
            "WG_PRODUCER 0" "SWIZZLE $swizzle"; do

@@ -10,12 +10,26 @@
 #include <stdio.h>
 #include <string.h>
 
-/* cl/flash_wgmma.cl's layout: Q's block, `stages` K and V tiles of 16-bit elements (K's d wide, V's dv);
- * emulated also P's tile and the exchange area (8 uints a lane); with the producer warpgroup four 8-byte
- * mbarriers a stage. */
+/* The 128-byte swizzle (SWIZZLE=1): from d=80, in 64-column blocks (d=64: one block, measured no faster
+ * swizzled: docs/design/wgmma.md) */
+static int wgmma_swizzle(int32_t d)
+{
+    return d >= 80;
+}
+
+/* A tile's stored width: swizzled, whole 64-column blocks (d=80 and 96 in two) */
+static uint64_t wgmma_width(int32_t c, int32_t d)
+{
+    return wgmma_swizzle(d) ? (uint64_t)(c + 63) / 64 * 64 : (uint64_t)c;
+}
+
+/* cl/flash_wgmma.cl's layout: Q's block, `stages` K and V tiles of 16-bit elements (K's d wide, V's dv, in
+ * their stored widths); emulated also P's tile and the exchange area (8 uints a lane); with the producer
+ * warpgroup four 8-byte mbarriers a stage. */
 static uint64_t wgmma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages, int emulated, int producer)
 {
-    return ((uint64_t)bm * (uint64_t)d + (uint64_t)stages * (uint64_t)bn * ((uint64_t)d + (uint64_t)dv)) * 2 +
+    const uint64_t qw = wgmma_width(d, d), vw = wgmma_width(dv, d);
+    return ((uint64_t)bm * qw + (uint64_t)stages * (uint64_t)bn * (qw + vw)) * 2 +
            (emulated ? (uint64_t)bm * (uint64_t)bn * 2 + (uint64_t)(bm / 16) * 32 * 8 * 4 : 0) +
            (producer ? 32 * (uint64_t)stages : 0);
 }
@@ -169,17 +183,11 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
     return 1;
 }
 
-/* The 128-byte swizzle (SWIZZLE=1): 64-column blocks, from d=128 */
-static int wgmma_swizzle(const flashcl_problem *p)
-{
-    return p->head_dim >= 128 && p->head_dim % 64 == 0 && fcl_head_dim_v(p) % 64 == 0;
-}
-
 /* block_m / 64 warpgroups, and the producer warpgroup where the work-group has its 128 work-items; on the
  * matrix units its program is finished for sm_90a (-DFCL_SM90A=1: src/program.c), emulated (mma 4) not. */
 static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
-    /* (128-byte swizzled tiles from d=128 where both head dims are a multiple of 64: docs/design/wgmma.md) */
+    /* (128-byte swizzled tiles from d=80: docs/design/wgmma.md) */
     char features[512], dim_v[32];
     fcl_feature_defines(p, 1, features, sizeof features);
     fcl_dim_v_define(p, dim_v, sizeof dim_v);
@@ -187,7 +195,7 @@ static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, cha
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s -DWG_PRODUCER=%d "
              "-DSWIZZLE=%d -DKV_STAGES=%d%s",
              fcl_dtype_define(p->dtype), p->head_dim, dim_v, c->block_n, c->block_m / 64, !c->emulated, !c->emulated,
-             !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), wgmma_swizzle(p), fcl_mma_stages(c),
+             !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), wgmma_swizzle(p->head_dim), fcl_mma_stages(c),
              features);
 }
 
