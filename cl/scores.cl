@@ -261,11 +261,12 @@ inline uint quarter_pairs(const uint quarter, const int t, const int n)
     return x & 3u;
 }
 
-/* Whether an interior tile's modifiers may be left out for a row: only removals compiled in (no value
- * modifier, the scale in the exponent) and every key of the row's bits kept (KEEP_ALL of an NT8 n8-tile
- * row), as on all but the few tiles key padding crosses. */
+/* Whether an interior tile's modifiers may be left out for a row: key padding the only modifier (the
+ * scale in the exponent) and every key of the row's bits kept (KEEP_ALL of an NT8 n8-tile row), as on
+ * all but the tile it starts in. Not with a boolean mask: its removals fall anywhere, and the branch, taken
+ * by some of a warp's lanes and not others, cost it 4% (docs/design/wgmma.md, 2026-12-04). */
 #define KEEP_ALL(NT8) ((NT8) >= 16 ? 0xffffffffu : (1u << (2 * (NT8))) - 1u)
-#define KEEP_NOTHING_TO_DO(bits, NT8) (!HAS_VALUE_MODS && (bits) == KEEP_ALL(NT8))
+#define KEEP_NOTHING_TO_DO(bits, NT8) (!HAS_VALUE_MODS && !HAS_MASK && (bits) == KEEP_ALL(NT8))
 
 /* KEEP_BITS' bits (keys tile0 + 2t + 8j + e, bit 2j + e) from the quad's quarters of an NT8 n8-tile row */
 #define KEEP_BITS_QUAD(bits, r, tile0, NT8, t, lane)                                                           \
