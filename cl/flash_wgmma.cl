@@ -11,7 +11,7 @@
  * of the warpgroup, lane l: rows 16w + l/4 and +8, columns 8j + 2(l%4) and +1 (mma.sync's m16n8 C layout
  * for each warp). Q's block and the K and V tiles sit in local memory in core-matrix tiles (TILED: 8 x 8
  * blocks of eight 16-byte rows), the layout wgmma's descriptors read without a swizzle, or with SWIZZLE=1
- * (the host's choice at d=128 and 256) in 128-byte swizzled rows (TILE_AT).
+ * (the host's choice from d=80) in 128-byte swizzled rows (TILE_AT).
  *   S = Q * K^T   wgmma m64n(BLOCK_N)k16, A = Q and B = K from local memory (HEAD_DIM/16 k steps)
  *   O += P * V    wgmma m64n(HEAD_DIM)k16, A = P from registers (the S accumulators of two neighbouring
  *                 n8 tiles, packed to 16-bit pairs, are the A fragment of one k16 step, as in flash_mma),
@@ -32,15 +32,17 @@
  * Semantics as flash_mma.cl's (the same parts: geometry.cl's visible keys, HAS_WINDOW for causal or a
  * sliding window, softmax.cl's rules): tiles outside a window never loaded, GQA, LSE in natural log, a NaN
  * score poisoning its row, a row with no visible key written as zeros with LSE -inf, scores in base 2 with
- * the scale in the exponent (a negative scale negates Q's sign bits). The host sends it problems of head
- * dim 64, 128 or 256 with aligned rows and none of the other features (src/tiles.c, wgmma_suits).
+ * the scale in the exponent (a negative scale negates Q's sign bits), and every feature flash_mma takes
+ * (scores.cl's modifiers on the accumulators, packed sequences, KV caches, sinks). The host sends it
+ * problems of FlashAttention-3's head dims (Q's and V's each 64, 80, 96, 128, 192 or 256) with aligned
+ * rows (src/kernels/wgmma.c).
  *
  * FCL_PTX=0 emulates each instruction from the same local-memory tiles (P through local memory), so that
  * PoCL and rusticl test the indexing, masks and softmax of both loops in CI; every barrier is reached by
  * all work-items. Its design, and the measurements behind its choices: docs/design/wgmma.md.
- * Local memory (ushort; src/tiles.c's wgmma_bytes must match): q_s BLOCK_M * HEAD_DIM, k_s and v_s
- * KV_STAGES * BLOCK_N * HEAD_DIM each; emulated also p_s BLOCK_M * BLOCK_N and WARPS * 32 * 8 uints of
- * exchange area.
+ * Local memory (ushort; src/kernels/wgmma.c's wgmma_bytes must match): q_s BLOCK_M * QW, k_s KV_STAGES *
+ * BLOCK_N * QW and v_s KV_STAGES * BLOCK_N * VW (QW, VW: the head dims, swizzled rounded up to 64);
+ * emulated also p_s BLOCK_M * BLOCK_N and WARPS * 32 * 8 uints of exchange area.
  */
 #if !defined(HEAD_DIM) || !defined(BLOCK_N) || !defined(WARPGROUPS)
 #error "flash_wgmma.cl needs HEAD_DIM, BLOCK_N and WARPGROUPS"
@@ -84,7 +86,7 @@
  * of 8. Between core matrices: along c 128 bytes, along r 16*C bytes. */
 #define TILED(r, c, C) (((((r) >> 3) * ((C) >> 3) + ((c) >> 3)) << 6) + (((r)&7) << 3) + ((c)&7))
 /* Element (r, c) of a Q, K or V tile of ROWS rows, C wide: TILED, or with SWIZZLE=1 (the host's choice
- * at d=128, 192 and 256: docs/design/wgmma.md) wgmma's 128-byte swizzle: blocks of 64 columns, each ROWS
+ * from d=80: docs/design/wgmma.md) wgmma's 128-byte swizzle: blocks of 64 columns, each ROWS
  * rows of 128 bytes, the 16-byte piece j of row r at j ^ (r % 8) (atoms of 8 rows, 1024-byte aligned), so
  * that a warp copies whole 128-byte lines of four rows into 512 bytes without a bank conflict. */
 #if SWIZZLE

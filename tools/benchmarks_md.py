@@ -563,8 +563,8 @@ def main():
     dvs = dimv_section(directory)
     if dvs:
         print('## V\'s own head dim (MLA\'s prefill), H200, against PyTorch\n')
-        print('`problem.head_dim_v`: 192-wide queries and keys over 128-wide values, on the matrix-unit kernel, beside')
-        print('the same shape with V at 192 and PyTorch SDPA in the same run (`docs/design/mma.md`).\n')
+        print('`problem.head_dim_v`: 192-wide queries and keys over 128-wide values, on the kernel auto takes, beside')
+        print('the same shape with V at 192 and PyTorch SDPA in the same run (`docs/design/wgmma.md`).\n')
         print(dvs + '\n')
     dm = decode_mma_section(directory)
     if dm:
