@@ -13,21 +13,9 @@
  * error is absolute, about 1e-7 (the relative error of exp2 and the division near 1), which is what a
  * score's error is (it scales each weight by exp of it); NaN stays NaN, +-inf gives +-1. */
 #if defined(FAST_EXP2) && FAST_EXP2
-/* 1 / y for y in [2, 2^27) (no zero, infinity or denormal: softcap_tanh's) on the FMA units: an integer
- * subtraction's first guess (within 12%), then three Newton steps (the error squared each: below fp32's
- * rounding). It keeps the special-function unit, which the exp2 here and the softmax's share, to one
- * operation a score less (docs/design/wgmma.md, softcap); a NaN stays NaN. */
-inline float recip_fma(const float y)
-{
-    float r = as_float(0x7ef311c7u - as_uint(y));
-    for (int i = 0; i < 3; ++i)
-        r = fma(r, fma(-y, r, 1.0f), r);
-    return r;
-}
 inline float softcap_tanh(const float x)
 {
-    const float a = fabs(x) > 9.0f ? 9.0f : fabs(x); /* (tanh(9) is 1 in fp32; a NaN passes) */
-    return copysign(1.0f - 2.0f * recip_fma(native_exp2(2.8853900817779268f * a) + 1.0f), x);
+    return copysign(1.0f - native_divide(2.0f, native_exp2(2.8853900817779268f * fabs(x)) + 1.0f), x);
 }
 #else
 #define softcap_tanh(x) tanh(x)
