@@ -398,6 +398,11 @@ START_TEST(test_command_edges)
     ck_assert_msg(strstr(out, "heads_kv = 3") != NULL, "%s", out);
     ck_assert_int_eq(run_tool("bench -n 64 --preset fa2", &out), 2);
     ck_assert_msg(strstr(out, "--preset fa2 sets the sequence lengths") != NULL, "%s", out);
+    /* --only: the serving preset's shapes by name, each name checked, nothing run otherwise */
+    ck_assert_int_eq(run_tool("bench --preset serving --only plain,maks", &out), 2);
+    ck_assert_msg(strstr(out, "'maks' is none of the serving preset's shapes") != NULL, "%s", out);
+    ck_assert_int_eq(run_tool("bench -n 64 --only plain", &out), 2);
+    ck_assert_msg(strstr(out, "--only names shapes of --preset serving") != NULL, "%s", out);
     flashcl_device_profile pr;
     ck_assert_int_eq(flashcl_device_profile_query(tu_device, &pr), FLASHCL_SUCCESS);
     if (pr.is_cpu) { /* a GPU preset on a CPU: said before it starts, and an earlier result left whole */

@@ -1029,10 +1029,11 @@ static const case_params mma_feature_cases[] = {
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 50, .seq_kv = 180, .batch = 3, .heads_kv = 1,
      .causal = 1, .varlen = 1, .kv_cache = 1, .page_size = 16, .path = FLASHCL_PATH_MMA},
     /* boolean masks and key padding on 16-byte aligned rows (key counts of a multiple of 16): full tiles
-     * read by the row's quad (scores.cl's KEEP_BITS_QUAD), the last one by bytes */
-    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 70, .seq_kv = 208, .batch = 2, .heads_kv = 1,
+     * read by the row's quad (scores.cl's KEEP_BITS_QUAD), the last one by bytes (the programs of the
+     * two cases above with the same features: the quads are the run's choice) */
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 1, .seq_q = 50, .seq_kv = 208, .batch = 2, .heads_kv = 1,
      .causal = 1, .attn_mask = 2, .mask_dtype = FLASHCL_MASK_BOOL, .key_padding = 1, .path = FLASHCL_PATH_MMA},
-    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 1, .seq_q = 40, .seq_kv = 160, .batch = 3, .heads_kv = 1,
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 32, .gqa = 1, .seq_q = 77, .seq_kv = 160, .batch = 3, .heads_kv = 1,
      .key_padding = 1, .path = FLASHCL_PATH_MMA},
 };
 #define N_MMA_FEATURE_CASES ((int)(sizeof mma_feature_cases / sizeof *mma_feature_cases))
@@ -1062,18 +1063,18 @@ static const case_params wgmma_feature_cases[] = {
      .causal = 1, .softcap = 30.0f, .varlen = 1, .kv_cache = 1, .page_size = 16, .path = FLASHCL_PATH_WGMMA},
     /* FlashAttention-3's other head dims (80 and 96 unswizzled, 80's copies in 16-column groups) and V's
      * of their own (192 over 128, 128 over 64: swizzled), with features engines send with them */
-    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 80, .gqa = 2, .seq_q = 140, .seq_kv = 150, .batch = 1, .heads_kv = 1,
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 80, .gqa = 2, .seq_q = 70, .seq_kv = 150, .batch = 1, .heads_kv = 1,
      .causal = 1, .path = FLASHCL_PATH_WGMMA},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 96, .gqa = 1, .seq_q = 70, .seq_kv = 200, .batch = 2, .heads_kv = 1,
      .softcap = 30.0f, .kv_cache = 1, .page_size = 16, .path = FLASHCL_PATH_WGMMA},
-    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 192, .head_dim_v = 128, .gqa = 1, .seq_q = 130, .seq_kv = 140,
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 192, .head_dim_v = 128, .gqa = 1, .seq_q = 70, .seq_kv = 140,
      .batch = 1, .heads_kv = 1, .causal = 1, .path = FLASHCL_PATH_WGMMA},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .head_dim_v = 64, .gqa = 2, .seq_q = 60, .seq_kv = 130,
      .batch = 2, .heads_kv = 1, .varlen = 1, .window = 1, .window_left = 50, .window_right = 0,
      .path = FLASHCL_PATH_WGMMA},
     /* boolean masks and key padding on 16-byte aligned rows: full tiles read by the quads, the last by bytes */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 80, .seq_kv = 288, .batch = 2, .heads_kv = 1,
-     .causal = 1, .attn_mask = 1, .mask_dtype = FLASHCL_MASK_BOOL, .key_padding = 1, .path = FLASHCL_PATH_WGMMA},
+     .attn_mask = 1, .mask_dtype = FLASHCL_MASK_BOOL, .key_padding = 1, .path = FLASHCL_PATH_WGMMA},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 1, .seq_q = 50, .seq_kv = 272, .batch = 3, .heads_kv = 1,
      .key_padding = 1, .path = FLASHCL_PATH_WGMMA},
 };
