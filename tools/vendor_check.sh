@@ -186,6 +186,35 @@ END {
         printf "| %s | %s | %d | %s %s | %s %s | %s |\n", p[1], p[2], n[key], rr, u[key], oo, ou[key], (key in badk) ? "**some**" : "none"
     }
 }' "$T/report.txt"
+# cl/mfma.cl's instruction through clang's built-in (FCL_AMD_MMA=1), for the planned flash_mfma: a kernel
+# of two chained products must build for gfx90a with v_mfma and no scratch (docs/design/mfma.md).
+if [ $have_amd = 1 ]; then
+    for dt in F16 BF16; do
+        { cat "$(dirname "$0")/../cl/mfma.cl"; cat <<'KERNEL'
+__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void mfma_check(__global const uint2 *x, __global float *y)
+{
+    const int lane = get_local_id(0);
+    float16 s = (float16)(0.0f), o = (float16)(0.0f);
+    MFMA32(s, x[lane], x[64 + lane]);
+    const uint2 p = (uint2)(as_uint(s.s0) >> 16 | (as_uint(s.s1) & 0xffff0000u), as_uint(s.s2) >> 16 | (as_uint(s.s3) & 0xffff0000u));
+    MFMA32(o, x[128 + lane], p);
+    vstore16(o, lane, y);
+}
+KERNEL
+        } > "$T/mfma_check.cl"
+        asm=$("$CLANG" -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -mcpu=gfx90a -O3 --rocm-device-lib-path="$LIBS" \
+              -DFCL_AMD_MMA=1 -DFLASHCL_DTYPE_$dt -S "$T/mfma_check.cl" -o - 2>&1)
+        n=$(printf '%s\n' "$asm" | grep -c 'v_mfma_f32_32x32x8')
+        scratch=$(printf '%s\n' "$asm" | sed -n 's/.*\.amdhsa_private_segment_fixed_size \([0-9]*\).*/\1/p' | head -1)
+        if [ "$n" -ge 2 ] && [ "${scratch:-1}" = 0 ]; then
+            echo "amd-cdna  gfx90a  mfma.cl $dt: $n v_mfma_f32_32x32x8, scratch 0: ok"
+        else
+            echo "amd-cdna  gfx90a  mfma.cl $dt: $n v_mfma, scratch ${scratch:-?}: FAILED"
+            printf '%s\n' "$asm" | grep -E 'error|warning' | head -5
+            bad=1
+        fi
+    done
+fi
 if [ $bad = 1 ]; then
     echo "vendor_check: some programs spill, use scratch or private memory, or do not build"
     [ $REPORT_ONLY = 1 ] && exit 0

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mfma.cl: AMD CDNA's 32x32x8 matrix instruction (wave64: gfx90a, gfx942, gfx950) for the planned
+ * flash_mfma kernel (docs/design/mfma.md). MFMA32(d, a, b): D (32 x 32, fp32) += A (32 x 8) * B (8 x 32),
+ * through clang's amdgcn built-in where FCL_AMD_MMA is 1, emulated through local memory where it is 0
+ * (PoCL and rusticl in CI), in the same lane layout. Operands are uint2, four 16-bit elements (fp16, or
+ * bf16 with MFMA_BF16; the lower index in the low half), t = 0..3, lane l = 0..63:
+ *   a: A[l % 32][4 (l / 32) + t]        b: B[4 (l / 32) + t][l % 32]
+ *   d (float16): D[8 (t / 4) + 4 (l / 32) + t % 4][l % 32], t = 0..15
+ * So a product's accumulators, taken four at a time (t / 4 = kb) and rounded to 16 bits, are the B
+ * operand of a product over eight of D's rows (kb's): the transposed products S^T = K Q^T and
+ * O^T += V^T P^T keep P in registers. Emulated, each use names `lane` (0..63) and `xw` (the wave's
+ * MFMA_XW floats of local memory) in its scope and is a work-group barrier: call it in control flow
+ * uniform across the work-group.
+ */
+#ifndef FCL_AMD_MMA
+#define FCL_AMD_MMA 0
+#endif
+#ifndef MFMA_BF16
+#ifdef FLASHCL_DTYPE_BF16
+#define MFMA_BF16 1
+#else
+#define MFMA_BF16 0
+#endif
+#endif
+#define MFMA_XW 512 /* the emulation's exchange area, floats a wave: A's 32 x 8 and B's 8 x 32 */
+
+/* Element t (0..3) of a uint2 operand: its 16 bits */
+#define MFMA_ELEM(v, t) ((((t) < 2 ? (v).x : (v).y) >> (16 * ((t)&1))) & 0xffffu)
+
+#if FCL_AMD_MMA
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#if MFMA_BF16
+#define MFMA32(d, a, b) ((d) = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(as_short4(a), as_short4(b), (d), 0, 0, 0))
+#else
+#define MFMA32(d, a, b) ((d) = __builtin_amdgcn_mfma_f32_32x32x8f16(as_half4(a), as_half4(b), (d), 0, 0, 0))
+#endif
+#else
+/* A 16-bit element's value */
+inline float mfma_value(const uint h)
+{
+#if MFMA_BF16
+    return as_float(h << 16);
+#else
+    const ushort s = (ushort)h;
+    return vload_half(0, (const half *)&s);
+#endif
+}
+/* The emulated instruction: each lane writes its elements of A and B where the layout puts them, a
+ * barrier, each lane sums its sixteen accumulators' dot products in fp32 (the order of the hardware's
+ * sums is not specified; the results are exact for the tests' small integers), a barrier. */
+inline void mfma32_emu(float *d, const uint2 a, const uint2 b, __local float *xw, const int lane)
+{
+    __local float *const sa = xw, *const sb = xw + 256; /* A[i][k] at 8i + k, B[k][j] at 32k + j */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int t = 0; t < 4; ++t) {
+        const int k = 4 * (lane >> 5) + t, ij = lane & 31;
+        sa[8 * ij + k] = mfma_value(MFMA_ELEM(a, t));
+        sb[32 * k + ij] = mfma_value(MFMA_ELEM(b, t));
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int t = 0; t < 16; ++t) {
+        const int i = 8 * (t >> 2) + 4 * (lane >> 5) + (t & 3), j = lane & 31;
+        float s = d[t];
+        for (int k = 0; k < 8; ++k)
+            s = fma(sa[8 * i + k], sb[32 * k + j], s);
+        d[t] = s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+#define MFMA32(d, a, b)                                                                                        \
+    do {                                                                                                       \
+        float16 d_ = (d);                                                                                      \
+        mfma32_emu((float *)&d_, (a), (b), xw, lane);                                                          \
+        (d) = d_;                                                                                              \
+    } while (0)
+#endif

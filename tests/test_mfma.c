@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_mfma.c: cl/mfma.cl's 32x32x8 matrix instruction, emulated (FCL_AMD_MMA=0) on the device under test,
+ * against float64 products on the host: a GEMM of several k steps, and the two chained products of
+ * attention in flash_mfma's transposed form (S^T = K Q^T, its accumulators rounded to 16 bits as the next
+ * product's B operand, O^T = V^T P^T), fp16 and bf16. Inputs are small random integers, so every product
+ * and sum is exact and the comparison is equality; outputs are poisoned (NaN) before each run. The layout
+ * the emulation and these kernels share is the hardware's (AMD's Matrix Instruction Calculator, through
+ * the project's vendor-mma probe); the instruction itself builds for gfx90a in tools/vendor_check.sh.
+ */
+#include "testutil.h"
+
+#include "../src/internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The test kernels, after cl/mfma.cl. A: 32 x K, B: K x 32, row-major 16-bit elements; D 32 x 32 fp32. */
+static const char *const kernels =
+    "#define GET(p, i) ((uint)(p)[i])\n"
+    "#define PAIR(lo, hi) ((lo) | ((hi) << 16))\n"
+    "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
+    "void mfma_gemm(__global const ushort *A, __global const ushort *B, __global float *D, const int K)\n"
+    "{\n"
+    "    const int lane = get_local_id(0), r = lane & 31, h = lane >> 5;\n"
+    "#if !FCL_AMD_MMA\n"
+    "    __local float xw[MFMA_XW];\n"
+    "#endif\n"
+    "    float16 d = (float16)(0.0f);\n"
+    "    for (int k0 = 0; k0 < K; k0 += 8) {\n"
+    "        const int k = k0 + 4 * h;\n"
+    "        const uint2 a = (uint2)(PAIR(GET(A, r * K + k), GET(A, r * K + k + 1)),\n"
+    "                                PAIR(GET(A, r * K + k + 2), GET(A, r * K + k + 3)));\n"
+    "        const uint2 b = (uint2)(PAIR(GET(B, k * 32 + r), GET(B, (k + 1) * 32 + r)),\n"
+    "                                PAIR(GET(B, (k + 2) * 32 + r), GET(B, (k + 3) * 32 + r)));\n"
+    "        MFMA32(d, a, b);\n"
+    "    }\n"
+    "    for (int t = 0; t < 16; ++t)\n"
+    "        D[(8 * (t >> 2) + 4 * h + (t & 3)) * 32 + r] = ((float *)&d)[t];\n"
+    "}\n"
+    /* Kt: 32 keys x DK, Q: 32 queries x DK, V: 32 keys x 32 columns, row-major; O^T: 32 columns x 32 queries.
+     * P^T's B fragments are S^T's accumulators where they stand, rounded (pack16). */
+    "inline uint pack16(float x)\n"
+    "{\n"
+    "#if MFMA_BF16\n"
+    "    return as_uint(x) >> 16;\n"
+    "#else\n"
+    "    ushort s;\n"
+    "    vstore_half_rte(x, 0, (half *)&s);\n"
+    "    return s;\n"
+    "#endif\n"
+    "}\n"
+    "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
+    "void mfma_chain(__global const ushort *Kt, __global const ushort *Q, __global const ushort *V,\n"
+    "                __global float *Ot, const int DK)\n"
+    "{\n"
+    "    const int lane = get_local_id(0), r = lane & 31, h = lane >> 5;\n"
+    "#if !FCL_AMD_MMA\n"
+    "    __local float xw[MFMA_XW];\n"
+    "#endif\n"
+    "    float16 s = (float16)(0.0f), o = (float16)(0.0f);\n"
+    "    for (int k0 = 0; k0 < DK; k0 += 8) { /* S^T = K Q^T: A = K (keys x d), B = Q^T (d x queries) */\n"
+    "        const int k = k0 + 4 * h;\n"
+    "        const uint2 a = (uint2)(PAIR(GET(Kt, r * DK + k), GET(Kt, r * DK + k + 1)),\n"
+    "                                PAIR(GET(Kt, r * DK + k + 2), GET(Kt, r * DK + k + 3)));\n"
+    "        const uint2 b = (uint2)(PAIR(GET(Q, r * DK + k), GET(Q, r * DK + k + 1)),\n"
+    "                                PAIR(GET(Q, r * DK + k + 2), GET(Q, r * DK + k + 3)));\n"
+    "        MFMA32(s, a, b);\n"
+    "    }\n"
+    "    const float *const sv = (const float *)&s;\n"
+    "    for (int kb = 0; kb < 4; ++kb) { /* O^T += V^T P^T over keys 8kb .. 8kb+7 */\n"
+    "        const int k = 8 * kb + 4 * h; /* this lane's keys: k .. k+3, S^T's elements 4kb .. 4kb+3 */\n"
+    "        const uint2 b = (uint2)(PAIR(pack16(sv[4 * kb]), pack16(sv[4 * kb + 1])),\n"
+    "                                PAIR(pack16(sv[4 * kb + 2]), pack16(sv[4 * kb + 3])));\n"
+    "        const uint2 a = (uint2)(PAIR(GET(V, k * 32 + r), GET(V, (k + 1) * 32 + r)),\n"
+    "                                PAIR(GET(V, (k + 2) * 32 + r), GET(V, (k + 3) * 32 + r)));\n"
+    "        MFMA32(o, a, b);\n"
+    "    }\n"
+    "    for (int t = 0; t < 16; ++t)\n"
+    "        Ot[(8 * (t >> 2) + 4 * h + (t & 3)) * 32 + r] = ((float *)&o)[t];\n"
+    "}\n";
+
+/* A small integer's 16-bit pattern (exact in both types): bf16 the top half of the float, fp16 its
+ * exponent rebased. */
+static uint16_t bits16(int v, int bf16)
+{
+    const float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (bf16)
+        return (uint16_t)(u >> 16);
+    if (v == 0)
+        return 0;
+    return (uint16_t)(((u >> 16) & 0x8000u) | ((((u >> 23) & 0xffu) - 112u) << 10) | ((u >> 13) & 0x3ffu));
+}
+
+static cl_program build(int bf16)
+{
+    const char *texts[2] = {flashcl_source_text("mfma.cl"), kernels};
+    ck_assert_ptr_nonnull(texts[0]);
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(tu_context, 2, texts, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    const char *options = bf16 ? "-cl-std=CL1.2 -DFLASHCL_DTYPE_BF16" : "-cl-std=CL1.2 -DFLASHCL_DTYPE_F16";
+    err = clBuildProgram(prog, 1, &tu_device, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        static char log[8192];
+        clGetProgramBuildInfo(prog, tu_device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        ck_abort_msg("mfma.cl (%s): build failed (%d):\n%.4000s", options, (int)err, log);
+    }
+    return prog;
+}
+
+/* n random integers in [-range, range], not all zero, as values and as 16-bit patterns */
+static void random_ints(int *v, uint16_t *bits, int n, int range, int bf16, uint64_t *state)
+{
+    int any = 0;
+    for (int i = 0; i < n; ++i) {
+        *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+        v[i] = (int)((*state >> 33) % (uint64_t)(2 * range + 1)) - range;
+        any |= v[i] != 0;
+        bits[i] = bits16(v[i], bf16);
+    }
+    ck_assert(any);
+}
+
+static void run(cl_program prog, const char *name, cl_mem *args, int nargs, int extra)
+{
+    cl_int err;
+    cl_kernel k = clCreateKernel(prog, name, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    for (int i = 0; i < nargs; ++i)
+        ck_assert_int_eq(clSetKernelArg(k, (cl_uint)i, sizeof(cl_mem), &args[i]), CL_SUCCESS);
+    ck_assert_int_eq(clSetKernelArg(k, (cl_uint)nargs, sizeof(int), &extra), CL_SUCCESS);
+    const size_t global = 64, local = 64;
+    ck_assert_int_eq(clEnqueueNDRangeKernel(tu_queue, k, 1, NULL, &global, &local, 0, NULL, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    clReleaseKernel(k);
+}
+
+static cl_mem poisoned(size_t n)
+{
+    float *nan = malloc(n * sizeof *nan);
+    for (size_t i = 0; i < n; ++i)
+        nan[i] = NAN;
+    cl_mem m = tu_buffer(n * sizeof *nan, nan);
+    free(nan);
+    return m;
+}
+
+/* D = A B over K = 8, 24 and 64 (one, three and eight k steps) */
+START_TEST(test_gemm)
+{
+    const int bf16 = _i;
+    cl_program prog = build(bf16);
+    uint64_t state = 0x9e3779b97f4a7c15ull + (uint64_t)bf16;
+    static const int ks[] = {8, 24, 64};
+    for (size_t c = 0; c < sizeof ks / sizeof *ks; ++c) {
+        const int K = ks[c];
+        int a[32 * 64], b[64 * 32];
+        uint16_t abits[32 * 64], bbits[64 * 32];
+        random_ints(a, abits, 32 * K, 3, bf16, &state);
+        random_ints(b, bbits, K * 32, 3, bf16, &state);
+        cl_mem args[3] = {tu_buffer(32 * (size_t)K * 2, abits), tu_buffer((size_t)K * 32 * 2, bbits), poisoned(32 * 32)};
+        run(prog, "mfma_gemm", args, 3, K);
+        float *d = tu_read(args[2], 32 * 32 * sizeof(float));
+        for (int i = 0; i < 32; ++i)
+            for (int j = 0; j < 32; ++j) {
+                double ref = 0.0;
+                for (int k = 0; k < K; ++k)
+                    ref += (double)a[i * K + k] * b[k * 32 + j];
+                ck_assert_msg(d[i * 32 + j] == ref, "%s K=%d: D[%d][%d] = %g, reference %g", bf16 ? "bf16" : "fp16", K, i,
+                              j, d[i * 32 + j], ref);
+            }
+        free(d);
+        for (int i = 0; i < 3; ++i)
+            clReleaseMemObject(args[i]);
+    }
+    clReleaseProgram(prog);
+}
+END_TEST
+
+/* S^T = K Q^T (d = 16: two k steps), P^T = S^T rounded to 16 bits in place, O^T = V^T P^T (32 keys) */
+START_TEST(test_chain)
+{
+    const int bf16 = _i, DK = 16;
+    cl_program prog = build(bf16);
+    uint64_t state = 0x2545f4914f6cdd1dull + (uint64_t)bf16;
+    int kt[32 * 16], q[32 * 16], v[32 * 32];
+    uint16_t ktb[32 * 16], qb[32 * 16], vb[32 * 32];
+    random_ints(kt, ktb, 32 * DK, 2, bf16, &state); /* |S| <= 64: exact in bf16's 8 bits too */
+    random_ints(q, qb, 32 * DK, 2, bf16, &state);
+    random_ints(v, vb, 32 * 32, 2, bf16, &state);
+    cl_mem args[4] = {tu_buffer(sizeof ktb, ktb), tu_buffer(sizeof qb, qb), tu_buffer(sizeof vb, vb), poisoned(32 * 32)};
+    run(prog, "mfma_chain", args, 4, DK);
+    float *ot = tu_read(args[3], 32 * 32 * sizeof(float));
+    for (int c = 0; c < 32; ++c)     /* V's column */
+        for (int j = 0; j < 32; ++j) { /* query */
+            double ref = 0.0;
+            for (int key = 0; key < 32; ++key) {
+                double s = 0.0;
+                for (int k = 0; k < DK; ++k)
+                    s += (double)kt[key * DK + k] * q[j * DK + k];
+                ref += (double)v[key * 32 + c] * s;
+            }
+            ck_assert_msg(ot[c * 32 + j] == ref, "%s: O^T[%d][%d] = %g, reference %g", bf16 ? "bf16" : "fp16", c, j,
+                          ot[c * 32 + j], ref);
+        }
+    free(ot);
+    for (int i = 0; i < 4; ++i)
+        clReleaseMemObject(args[i]);
+    clReleaseProgram(prog);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("mfma");
+    TCase *tc = tcase_create("emulated");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_gemm, 0, 2);
+    tcase_add_loop_test(tc, test_chain, 0, 2);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run(make_suite, 1);
+}
