@@ -28,6 +28,24 @@
 /* Element t (0..3) of a uint2 operand: its 16 bits */
 #define MFMA_ELEM(v, t) ((((t) < 2 ? (v).x : (v).y) >> (16 * ((t)&1))) & 0xffffu)
 
+/* MFMA_SWAP32(x): lane l's float x from lane l ^ 32, its partner holding the other half of a D column
+ * (the same query, the other 16 of a tile's keys): ds_bpermute on the hardware; emulated through xw
+ * (its first 64 floats; a work-group barrier, as MFMA32). */
+#if FCL_AMD_MMA
+#define MFMA_SWAP32(x) as_float(__builtin_amdgcn_ds_bpermute(4 * (lane ^ 32), as_int(x)))
+#else
+inline float mfma_swap32_emu(const float x, __local float *xw, const int lane)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    xw[lane] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const float y = xw[lane ^ 32];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return y;
+}
+#define MFMA_SWAP32(x) mfma_swap32_emu((x), xw, lane)
+#endif
+
 #if FCL_AMD_MMA
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #if MFMA_BF16
