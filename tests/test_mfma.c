@@ -13,6 +13,7 @@
 #include "../src/internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,90 @@ static const char *const kernels =
     "                O[q * DHEAD + 32 * e + 8 * (t >> 2) + 4 * h + (t & 3)] = ((float *)&o[e])[t] / l;\n"
     "}\n";
 
+/* The WMMA test kernels, after cl/wmma.cl (WMMA_GFX 11 or 12), one wave of 32: a GEMM (A: 16 x K, B: K x
+ * 16, row-major; D 16 x 16) and the chained products (Kt, Q: 16 x DK; V: 16 keys x 16 columns; O^T 16 x
+ * 16): gfx12 takes S^T's accumulators as P^T where they stand, in relabelled key order (WMMA12_KEY), V's
+ * A fragment in the same order; gfx11 completes each column from the partner lane (WMMA_SWAP16). */
+static const char *const wmma_kernels =
+    "#define GET(p, i) ((uint)(p)[i])\n"
+    "#define PAIR(lo, hi) ((lo) | ((hi) << 16))\n"
+    "inline uint pack16(float x)\n"
+    "{\n"
+    "#if WMMA_BF16\n"
+    "    return as_uint(x) >> 16;\n"
+    "#else\n"
+    "    ushort s;\n"
+    "    vstore_half_rte(x, 0, (half *)&s);\n"
+    "    return s;\n"
+    "#endif\n"
+    "}\n"
+    "#if WMMA_GFX == 11\n"
+    "#define NE 16 /* a lane's elements of A or B */\n"
+    "#define KPOS(t) (t)\n"
+    "#define DROW(t) (2 * (t) + h)\n"
+    "#else\n"
+    "#define NE 8\n"
+    "#define KPOS(t) WMMA12_K(lane, t)\n"
+    "#define DROW(t) (8 * h + (t))\n"
+    "#endif\n"
+    "__kernel __attribute__((reqd_work_group_size(32, 1, 1)))\n"
+    "void wmma_gemm(__global const ushort *A, __global const ushort *B, __global float *D, const int K)\n"
+    "{\n"
+    "    const int lane = get_local_id(0), r = lane & 15, h = lane >> 4;\n"
+    "#if !FCL_AMD_MMA\n"
+    "    __local float xw[WMMA_XW];\n"
+    "#endif\n"
+    "    float8 d = (float8)(0.0f);\n"
+    "    for (int k0 = 0; k0 < K; k0 += 16) {\n"
+    "        uint a[NE / 2], b[NE / 2];\n"
+    "        for (int t = 0; t < NE; t += 2) {\n"
+    "            a[t / 2] = PAIR(GET(A, r * K + k0 + KPOS(t)), GET(A, r * K + k0 + KPOS(t + 1)));\n"
+    "            b[t / 2] = PAIR(GET(B, (k0 + KPOS(t)) * 16 + r), GET(B, (k0 + KPOS(t + 1)) * 16 + r));\n"
+    "        }\n"
+    "        WMMA16(d, *(WMMA_AB_T *)a, *(WMMA_AB_T *)b);\n"
+    "    }\n"
+    "    for (int t = 0; t < 8; ++t)\n"
+    "        D[DROW(t) * 16 + r] = ((float *)&d)[t];\n"
+    "}\n"
+    "__kernel __attribute__((reqd_work_group_size(32, 1, 1)))\n"
+    "void wmma_chain(__global const ushort *Kt, __global const ushort *Q, __global const ushort *V,\n"
+    "                __global float *Ot, const int DK)\n"
+    "{\n"
+    "    const int lane = get_local_id(0), r = lane & 15, h = lane >> 4;\n"
+    "#if !FCL_AMD_MMA\n"
+    "    __local float xw[WMMA_XW];\n"
+    "#endif\n"
+    "    float8 s = (float8)(0.0f), o = (float8)(0.0f);\n"
+    "    for (int k0 = 0; k0 < DK; k0 += 16) { /* S^T = K Q^T: rows keys, columns queries */\n"
+    "        uint a[NE / 2], b[NE / 2];\n"
+    "        for (int t = 0; t < NE; t += 2) {\n"
+    "            a[t / 2] = PAIR(GET(Kt, r * DK + k0 + KPOS(t)), GET(Kt, r * DK + k0 + KPOS(t + 1)));\n"
+    "            b[t / 2] = PAIR(GET(Q, r * DK + k0 + KPOS(t)), GET(Q, r * DK + k0 + KPOS(t + 1)));\n"
+    "        }\n"
+    "        WMMA16(s, *(WMMA_AB_T *)a, *(WMMA_AB_T *)b);\n"
+    "    }\n"
+    "    const float *const sv = (const float *)&s;\n"
+    "    uint a[NE / 2], b[NE / 2]; /* O^T = V^T P^T */\n"
+    "#if WMMA_GFX == 11\n"
+    "    float other[8]; /* the column's keys of the other parity, from the partner lane */\n"
+    "    for (int t = 0; t < 8; ++t)\n"
+    "        other[t] = WMMA_SWAP16(sv[t]);\n"
+    "    for (int t = 0; t < 16; t += 2) { /* keys t, t + 1: one even, one odd */\n"
+    "        const float even = h ? other[t / 2] : sv[t / 2], odd = h ? sv[t / 2] : other[t / 2];\n"
+    "        b[t / 2] = PAIR(pack16(even), pack16(odd));\n"
+    "        a[t / 2] = PAIR(GET(V, t * 16 + r), GET(V, (t + 1) * 16 + r));\n"
+    "    }\n"
+    "#else\n"
+    "    for (int t = 0; t < 8; t += 2) { /* position KPOS(t) holds key 8h + t: S^T's element t */\n"
+    "        b[t / 2] = PAIR(pack16(sv[t]), pack16(sv[t + 1]));\n"
+    "        a[t / 2] = PAIR(GET(V, WMMA12_KEY(KPOS(t)) * 16 + r), GET(V, WMMA12_KEY(KPOS(t + 1)) * 16 + r));\n"
+    "    }\n"
+    "#endif\n"
+    "    WMMA16(o, *(WMMA_AB_T *)a, *(WMMA_AB_T *)b);\n"
+    "    for (int t = 0; t < 8; ++t)\n"
+    "        Ot[DROW(t) * 16 + r] = ((float *)&o)[t];\n"
+    "}\n";
+
 /* A small integer's 16-bit pattern (exact in both types): bf16 the top half of the float, fp16 its
  * exponent rebased. */
 static uint16_t bits16(int v, int bf16)
@@ -175,21 +260,28 @@ static uint16_t eighths16(int v, int bf16)
     return (uint16_t)(((u >> 16) & 0x8000u) | ((((u >> 23) & 0xffu) - 112u) << 10) | ((u >> 13) & 0x3ffu));
 }
 
-static cl_program build(int bf16)
+/* The program of source `part` (embedded) and `kernels_`, for bf16 or fp16, with `extra` options */
+static cl_program build_of(const char *part, const char *kernels_, int bf16, const char *extra)
 {
-    const char *texts[2] = {flashcl_source_text("mfma.cl"), kernels};
+    const char *texts[2] = {flashcl_source_text(part), kernels_};
     ck_assert_ptr_nonnull(texts[0]);
     cl_int err;
     cl_program prog = clCreateProgramWithSource(tu_context, 2, texts, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
-    const char *options = bf16 ? "-cl-std=CL1.2 -DFLASHCL_DTYPE_BF16" : "-cl-std=CL1.2 -DFLASHCL_DTYPE_F16";
+    char options[128];
+    snprintf(options, sizeof options, "-cl-std=CL1.2 -DFLASHCL_DTYPE_%s %s", bf16 ? "BF16" : "F16", extra);
     err = clBuildProgram(prog, 1, &tu_device, options, NULL, NULL);
     if (err != CL_SUCCESS) {
         static char log[8192];
         clGetProgramBuildInfo(prog, tu_device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-        ck_abort_msg("mfma.cl (%s): build failed (%d):\n%.4000s", options, (int)err, log);
+        ck_abort_msg("%s (%s): build failed (%d):\n%.4000s", part, options, (int)err, log);
     }
     return prog;
+}
+
+static cl_program build(int bf16)
+{
+    return build_of("mfma.cl", kernels, bf16, "");
 }
 
 /* n random integers in [-range, range], not all zero, as values and as 16-bit patterns */
@@ -205,6 +297,8 @@ static void random_ints(int *v, uint16_t *bits, int n, int range, int bf16, uint
     ck_assert(any);
 }
 
+static size_t wave = 64; /* the work-group run() launches: one wave */
+
 static void run(cl_program prog, const char *name, cl_mem *args, int nargs, int extra)
 {
     cl_int err;
@@ -213,8 +307,7 @@ static void run(cl_program prog, const char *name, cl_mem *args, int nargs, int 
     for (int i = 0; i < nargs; ++i)
         ck_assert_int_eq(clSetKernelArg(k, (cl_uint)i, sizeof(cl_mem), &args[i]), CL_SUCCESS);
     ck_assert_int_eq(clSetKernelArg(k, (cl_uint)nargs, sizeof(int), &extra), CL_SUCCESS);
-    const size_t global = 64, local = 64;
-    ck_assert_int_eq(clEnqueueNDRangeKernel(tu_queue, k, 1, NULL, &global, &local, 0, NULL, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clEnqueueNDRangeKernel(tu_queue, k, 1, NULL, &wave, &wave, 0, NULL, NULL), CL_SUCCESS);
     ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
     clReleaseKernel(k);
 }
@@ -360,6 +453,67 @@ START_TEST(test_attention)
 }
 END_TEST
 
+/* cl/wmma.cl: gfx11 and gfx12 (loop index / 2), fp16 and bf16 (% 2): a GEMM over K = 16 and 48, and the
+ * chained products (DK = 32), equal to float64 on small integers */
+START_TEST(test_wmma)
+{
+    const int gfx = _i / 2 ? 12 : 11, bf16 = _i % 2;
+    char extra[32];
+    snprintf(extra, sizeof extra, "-DWMMA_GFX=%d -DWMMA_AB_T=%s", gfx, gfx == 11 ? "uint8" : "uint4");
+    cl_program prog = build_of("wmma.cl", wmma_kernels, bf16, extra);
+    wave = 32;
+    uint64_t state = 0x5851f42d4c957f2dull + (uint64_t)_i;
+    static const int ks[] = {16, 48};
+    for (size_t c = 0; c < 2; ++c) {
+        const int K = ks[c];
+        int a[16 * 48], b[48 * 16];
+        uint16_t abits[16 * 48], bbits[48 * 16];
+        random_ints(a, abits, 16 * K, 3, bf16, &state);
+        random_ints(b, bbits, K * 16, 3, bf16, &state);
+        cl_mem args[3] = {tu_buffer(16 * (size_t)K * 2, abits), tu_buffer((size_t)K * 16 * 2, bbits), poisoned(16 * 16)};
+        run(prog, "wmma_gemm", args, 3, K);
+        float *d = tu_read(args[2], 16 * 16 * sizeof(float));
+        for (int i = 0; i < 16; ++i)
+            for (int j = 0; j < 16; ++j) {
+                double ref = 0.0;
+                for (int k = 0; k < K; ++k)
+                    ref += (double)a[i * K + k] * b[k * 16 + j];
+                ck_assert_msg(d[i * 16 + j] == ref, "gfx%d %s K=%d: D[%d][%d] = %g, reference %g", gfx, bf16 ? "bf16" : "fp16",
+                              K, i, j, d[i * 16 + j], ref);
+            }
+        free(d);
+        for (int i = 0; i < 3; ++i)
+            clReleaseMemObject(args[i]);
+    }
+    const int DK = 32;
+    int kt[16 * 32], q[16 * 32], v[16 * 16];
+    uint16_t ktb[16 * 32], qb[16 * 32], vb[16 * 16];
+    random_ints(kt, ktb, 16 * DK, 1, bf16, &state); /* |S| <= 32 */
+    random_ints(q, qb, 16 * DK, 1, bf16, &state);
+    random_ints(v, vb, 16 * 16, 2, bf16, &state);
+    cl_mem args[4] = {tu_buffer(sizeof ktb, ktb), tu_buffer(sizeof qb, qb), tu_buffer(sizeof vb, vb), poisoned(16 * 16)};
+    run(prog, "wmma_chain", args, 4, DK);
+    float *ot = tu_read(args[3], 16 * 16 * sizeof(float));
+    for (int c = 0; c < 16; ++c)
+        for (int j = 0; j < 16; ++j) {
+            double ref = 0.0;
+            for (int key = 0; key < 16; ++key) {
+                double s_ = 0.0;
+                for (int k = 0; k < DK; ++k)
+                    s_ += (double)kt[key * DK + k] * q[j * DK + k];
+                ref += (double)v[key * 16 + c] * s_;
+            }
+            ck_assert_msg(ot[c * 16 + j] == ref, "gfx%d %s: O^T[%d][%d] = %g, reference %g", gfx, bf16 ? "bf16" : "fp16", c,
+                          j, ot[c * 16 + j], ref);
+        }
+    free(ot);
+    for (int i = 0; i < 4; ++i)
+        clReleaseMemObject(args[i]);
+    wave = 64;
+    clReleaseProgram(prog);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("mfma");
@@ -368,6 +522,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_gemm, 0, 2);
     tcase_add_loop_test(tc, test_chain, 0, 2);
     tcase_add_loop_test(tc, test_attention, 0, 2);
+    tcase_add_loop_test(tc, test_wmma, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -205,7 +205,7 @@ KERNEL
         asm=$("$CLANG" -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -mcpu=gfx90a -O3 --rocm-device-lib-path="$LIBS" \
               -DFCL_AMD_MMA=1 -DFLASHCL_DTYPE_$dt -S "$T/mfma_check.cl" -o - 2>&1)
         n=$(printf '%s\n' "$asm" | grep -c 'v_mfma_f32_32x32x8')
-        scratch=$(printf '%s\n' "$asm" | sed -n 's/.*\.amdhsa_private_segment_fixed_size \([0-9]*\).*/\1/p' | head -1)
+        scratch=$(printf '%s\n' "$asm" | sed -n 's/.*; ScratchSize: \([0-9]*\).*/\1/p' | sort -n | tail -1)
         if [ "$n" -ge 2 ] && [ "${scratch:-1}" = 0 ]; then
             echo "amd-cdna  gfx90a  mfma.cl $dt: $n v_mfma_f32_32x32x8, scratch 0: ok"
         else
@@ -213,6 +213,42 @@ KERNEL
             printf '%s\n' "$asm" | grep -E 'error|warning' | head -5
             bad=1
         fi
+    done
+fi
+# cl/wmma.cl's instructions through clang 19's built-ins (RDNA3 gfx1100, RDNA4 gfx1200; Mesa's triple):
+# a product whose accumulators feed the next one must build with v_wmma and no scratch.
+if [ $have_amd19 = 1 ]; then
+    for target in gfx1100 gfx1200; do
+        gfx=${target#gfx}; gfx=${gfx%00}
+        for dt in F16 BF16; do
+            { cat "$(dirname "$0")/../cl/wmma.cl"; cat <<'KERNEL'
+__kernel __attribute__((reqd_work_group_size(32, 1, 1))) void wmma_check(__global const WMMA_AB_T *x, __global float *y)
+{
+    const int lane = get_local_id(0);
+    float8 s = (float8)(0.0f), o = (float8)(0.0f);
+    WMMA16(s, x[lane], x[32 + lane]);
+    WMMA_AB_T p = x[64 + lane];
+    p.s0 = as_uint(s.s0) >> 16 | (as_uint(s.s1) & 0xffff0000u);
+    p.s1 = as_uint(s.s2) >> 16 | (as_uint(s.s3) & 0xffff0000u);
+    WMMA16(o, x[96 + lane], p);
+    vstore8(o, lane, y);
+}
+KERNEL
+            } > "$T/wmma_check.cl"
+            ab=$([ "$gfx" = 11 ] && echo uint8 || echo uint4)
+            asm=$(clang19 -x cl -cl-std=CL2.0 -Xclang -finclude-default-header -target amdgcn-mesa-mesa3d -mcpu=$target -O3 \
+                  -nogpulib -Xclang -mlink-builtin-bitcode -Xclang "$L19/usr/lib/clc/$target-amdgcn-mesa-mesa3d.bc" \
+                  -DFCL_AMD_MMA=1 -DWMMA_GFX=$gfx -DWMMA_AB_T=$ab -DFLASHCL_DTYPE_$dt -S "$T/wmma_check.cl" -o - 2>&1)
+            n=$(printf '%s\n' "$asm" | grep -c 'v_wmma_f32_16x16x16')
+            scratch=$(printf '%s\n' "$asm" | sed -n 's/.*; ScratchSize: \([0-9]*\).*/\1/p' | sort -n | tail -1)
+            if [ "$n" -ge 2 ] && [ "${scratch:-1}" = 0 ]; then
+                echo "amd-rdna  $target  wmma.cl $dt: $n v_wmma_f32_16x16x16, scratch 0: ok"
+            else
+                echo "amd-rdna  $target  wmma.cl $dt: $n v_wmma, scratch ${scratch:-?}: FAILED"
+                printf '%s\n' "$asm" | grep -E 'error' | head -5
+                bad=1
+            fi
+        done
     done
 fi
 if [ $bad = 1 ]; then
