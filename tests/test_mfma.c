@@ -233,6 +233,89 @@ static const char *const wmma_kernels =
     "        Ot[DROW(t) * 16 + r] = ((float *)&o)[t];\n"
     "}\n";
 
+/* The DPAS test kernels, after cl/dpas.cl (DPAS_SG 8 or 16), one sub-group a work-group: a GEMM (A: 8 x
+ * K, B: K x SG, row-major; C 8 x SG) and the chained products (Q: 8 x DK, Kt: 16 keys x DK, V: 16 keys x
+ * SG columns; O 8 x SG): S's results are P's A where they stand on SG 16; on SG 8 the two 8-key results
+ * interleave (k position 2n: key n, 2n + 1: key 8 + n) and V's rows are read in that order. */
+static const char *const dpas_kernels =
+    "#define GET(p, i) ((uint)(p)[i])\n"
+    "#define PAIR(lo, hi) ((lo) | ((hi) << 16))\n"
+    "inline uint pack16(float x)\n"
+    "{\n"
+    "#if DPAS_BF16\n"
+    "    return as_uint(x) >> 16;\n"
+    "#else\n"
+    "    ushort s;\n"
+    "    vstore_half_rte(x, 0, (half *)&s);\n"
+    "    return s;\n"
+    "#endif\n"
+    "}\n"
+    "#if DPAS_SG == 8 /* row m's elements k0 .. k0 + 15 of A (rows `rs` apart) into a */\n"
+    "#define A_FRAG(a, A, rs, k0) for (int m = 0; m < 8; ++m) ((int *)&(a))[m] = PAIR(GET(A, m * (rs) + (k0) + 2 * lane), GET(A, m * (rs) + (k0) + 2 * lane + 1))\n"
+    "#else\n"
+    "#define A_FRAG(a, A, rs, k0) for (int m = 0; m < 8; ++m) ((short *)&(a))[m] = (short)GET(A, m * (rs) + (k0) + lane)\n"
+    "#endif\n"
+    "__kernel __attribute__((reqd_work_group_size(DPAS_SG, 1, 1)))\n"
+    "void dpas_gemm(__global const ushort *A, __global const ushort *B, __global float *C, const int K)\n"
+    "{\n"
+    "    const int lane = get_local_id(0);\n"
+    "#if !FCL_INTEL_MMA\n"
+    "    __local float xw[DPAS_XW];\n"
+    "#endif\n"
+    "    float8 c = (float8)(0.0f);\n"
+    "    for (int k0 = 0; k0 < K; k0 += 16) {\n"
+    "        DPAS_A a;\n"
+    "        int8 b;\n"
+    "        A_FRAG(a, A, K, k0);\n"
+    "        for (int j = 0; j < 8; ++j)\n"
+    "            ((int *)&b)[j] = PAIR(GET(B, (k0 + 2 * j) * DPAS_SG + lane), GET(B, (k0 + 2 * j + 1) * DPAS_SG + lane));\n"
+    "        DPAS(c, a, b);\n"
+    "    }\n"
+    "    for (int m = 0; m < 8; ++m)\n"
+    "        C[m * DPAS_SG + lane] = ((float *)&c)[m];\n"
+    "}\n"
+    "__kernel __attribute__((reqd_work_group_size(DPAS_SG, 1, 1)))\n"
+    "void dpas_chain(__global const ushort *Q, __global const ushort *Kt, __global const ushort *V,\n"
+    "                __global float *O, const int DK)\n"
+    "{\n"
+    "    const int lane = get_local_id(0);\n"
+    "#if !FCL_INTEL_MMA\n"
+    "    __local float xw[DPAS_XW];\n"
+    "#endif\n"
+    "    float8 s[16 / DPAS_SG];\n"
+    "    for (int tile = 0; tile < 16 / DPAS_SG; ++tile) { /* S = Q K^T, keys tile * SG + lane */\n"
+    "        const int key = tile * DPAS_SG + lane;\n"
+    "        s[tile] = (float8)(0.0f);\n"
+    "        for (int k0 = 0; k0 < DK; k0 += 16) {\n"
+    "            DPAS_A a;\n"
+    "            int8 b;\n"
+    "            A_FRAG(a, Q, DK, k0);\n"
+    "            for (int j = 0; j < 8; ++j)\n"
+    "                ((int *)&b)[j] = PAIR(GET(Kt, key * DK + k0 + 2 * j), GET(Kt, key * DK + k0 + 2 * j + 1));\n"
+    "            DPAS(s[tile], a, b);\n"
+    "        }\n"
+    "    }\n"
+    "    DPAS_A a; /* P, from S's results */\n"
+    "    int8 b;   /* V's rows in P's key order */\n"
+    "    for (int m = 0; m < 8; ++m) {\n"
+    "#if DPAS_SG == 8\n"
+    "        ((int *)&a)[m] = PAIR(pack16(((float *)&s[0])[m]), pack16(((float *)&s[1])[m]));\n"
+    "#else\n"
+    "        ((short *)&a)[m] = (short)pack16(((float *)&s[0])[m]);\n"
+    "#endif\n"
+    "    }\n"
+    "    for (int j = 0; j < 8; ++j)\n"
+    "#if DPAS_SG == 8\n"
+    "        ((int *)&b)[j] = PAIR(GET(V, j * DPAS_SG + lane), GET(V, (8 + j) * DPAS_SG + lane));\n"
+    "#else\n"
+    "        ((int *)&b)[j] = PAIR(GET(V, (2 * j) * DPAS_SG + lane), GET(V, (2 * j + 1) * DPAS_SG + lane));\n"
+    "#endif\n"
+    "    float8 o = (float8)(0.0f);\n"
+    "    DPAS(o, a, b);\n"
+    "    for (int m = 0; m < 8; ++m)\n"
+    "        O[m * DPAS_SG + lane] = ((float *)&o)[m];\n"
+    "}\n";
+
 /* A small integer's 16-bit pattern (exact in both types): bf16 the top half of the float, fp16 its
  * exponent rebased. */
 static uint16_t bits16(int v, int bf16)
@@ -514,6 +597,68 @@ START_TEST(test_wmma)
 }
 END_TEST
 
+/* cl/dpas.cl: sub-groups of 8 and 16 (loop index / 2), fp16 and bf16 (% 2): a GEMM over K = 16 and 48,
+ * and the chained products (DK = 32, 16 keys), equal to float64 on small integers */
+START_TEST(test_dpas)
+{
+    const int sg = _i / 2 ? 16 : 8, bf16 = _i % 2;
+    char extra[32];
+    snprintf(extra, sizeof extra, "-DDPAS_SG=%d", sg);
+    cl_program prog = build_of("dpas.cl", dpas_kernels, bf16, extra);
+    wave = (size_t)sg;
+    uint64_t state = 0x14057b7ef767814full + (uint64_t)_i;
+    static const int ks[] = {16, 48};
+    for (size_t c = 0; c < 2; ++c) {
+        const int K = ks[c];
+        int a[8 * 48], b[48 * 16];
+        uint16_t abits[8 * 48], bbits[48 * 16];
+        random_ints(a, abits, 8 * K, 3, bf16, &state);
+        random_ints(b, bbits, K * sg, 3, bf16, &state);
+        cl_mem args[3] = {tu_buffer(8 * (size_t)K * 2, abits), tu_buffer((size_t)K * sg * 2, bbits), poisoned(8 * (size_t)sg)};
+        run(prog, "dpas_gemm", args, 3, K);
+        float *d = tu_read(args[2], 8 * (size_t)sg * sizeof(float));
+        for (int i = 0; i < 8; ++i)
+            for (int j = 0; j < sg; ++j) {
+                double ref = 0.0;
+                for (int k = 0; k < K; ++k)
+                    ref += (double)a[i * K + k] * b[k * sg + j];
+                ck_assert_msg(d[i * sg + j] == ref, "SG %d %s K=%d: C[%d][%d] = %g, reference %g", sg, bf16 ? "bf16" : "fp16",
+                              K, i, j, d[i * sg + j], ref);
+            }
+        free(d);
+        for (int i = 0; i < 3; ++i)
+            clReleaseMemObject(args[i]);
+    }
+    const int DK = 32;
+    int q[8 * 32], kt[16 * 32], v[16 * 16];
+    uint16_t qb[8 * 32], ktb[16 * 32], vb[16 * 16];
+    random_ints(q, qb, 8 * DK, 1, bf16, &state); /* |S| <= 32 */
+    random_ints(kt, ktb, 16 * DK, 1, bf16, &state);
+    random_ints(v, vb, 16 * sg, 2, bf16, &state);
+    cl_mem args[4] = {tu_buffer(sizeof qb, qb), tu_buffer(sizeof ktb, ktb), tu_buffer(16 * (size_t)sg * 2, vb),
+                      poisoned(8 * (size_t)sg)};
+    run(prog, "dpas_chain", args, 4, DK);
+    float *o = tu_read(args[3], 8 * (size_t)sg * sizeof(float));
+    for (int i = 0; i < 8; ++i)
+        for (int c = 0; c < sg; ++c) {
+            double ref = 0.0;
+            for (int key = 0; key < 16; ++key) {
+                double s_ = 0.0;
+                for (int k = 0; k < DK; ++k)
+                    s_ += (double)q[i * DK + k] * kt[key * DK + k];
+                ref += s_ * v[key * sg + c];
+            }
+            ck_assert_msg(o[i * sg + c] == ref, "SG %d %s: O[%d][%d] = %g, reference %g", sg, bf16 ? "bf16" : "fp16", i, c,
+                          o[i * sg + c], ref);
+        }
+    free(o);
+    for (int i = 0; i < 4; ++i)
+        clReleaseMemObject(args[i]);
+    wave = 64;
+    clReleaseProgram(prog);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("mfma");
@@ -523,6 +668,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_chain, 0, 2);
     tcase_add_loop_test(tc, test_attention, 0, 2);
     tcase_add_loop_test(tc, test_wmma, 0, 4);
+    tcase_add_loop_test(tc, test_dpas, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -251,6 +251,50 @@ KERNEL
         done
     done
 fi
+# cl/dpas.cl's instruction through the extension's built-ins (DG2: sub-groups of 8, PVC: 16; the extension's
+# macro passed, as ocloc does not define it): two chained products must build with dpas and without IGC's
+# "INVALID opcode" (what it prints, exiting 0, for a device without the instruction).
+if [ $have_intel = 1 ]; then
+    IGA="$T/intel/iga" # (ocloc disasm loads libiga64.so, which the package ships as .so.1 only)
+    mkdir -p "$IGA" && ln -sf "$T/intel/root/usr/lib/x86_64-linux-gnu/libiga64.so.1" "$IGA/libiga64.so"
+    for target in dg2 pvc; do
+        sg=$([ $target = pvc ] && echo 16 || echo 8)
+        for dt in F16 BF16; do
+            { cat "$(dirname "$0")/../cl/dpas.cl"; cat <<'KERNEL'
+__kernel __attribute__((reqd_work_group_size(DPAS_SG, 1, 1))) __attribute__((intel_reqd_sub_group_size(DPAS_SG)))
+void dpas_check(__global const DPAS_A *x, __global const int8 *w, __global float *y)
+{
+    const int lane = get_sub_group_local_id();
+    float8 s = (float8)(0.0f), o = (float8)(0.0f);
+    DPAS(s, x[lane], w[lane]);
+    DPAS_A p = x[DPAS_SG + lane];
+    p.s0 = (short)(as_uint(s.s0) >> 16);
+    p.s1 = (short)(as_uint(s.s1) >> 16);
+    DPAS(o, p, w[DPAS_SG + lane]);
+    vstore8(o, lane, y);
+}
+KERNEL
+            } > "$T/dpas_check.cl"
+            o="$T/intel/out/$target/dpas_check_$dt"
+            rm -rf "$o" && mkdir -p "$o"
+            LD_LIBRARY_PATH="$T/intel/root/usr/lib/x86_64-linux-gnu" "$OCLOC" compile -q -file "$T/dpas_check.cl" \
+                -device $target -options "-cl-std=CL2.0 -Dcl_intel_subgroup_matrix_multiply_accumulate -DFCL_INTEL_MMA=1 -DDPAS_SG=$sg -DFLASHCL_DTYPE_$dt" \
+                -output_no_suffix -output k -out_dir "$o" > "$o/ocloc.log" 2>&1
+            rc=$?
+            LD_LIBRARY_PATH="$IGA:$T/intel/root/usr/lib/x86_64-linux-gnu" "$OCLOC" disasm -file "$o/k" -device $target \
+                -dump "$o/dis" > "$o/disasm.log" 2>&1
+            n=$(cat "$o/dis"/*.asm 2>/dev/null | grep -c 'dpas\.8x8')
+            invalid=$(grep -ci 'invalid opcode' "$o/ocloc.log")
+            if [ $rc = 0 ] && [ "$n" -ge 2 ] && [ "$invalid" = 0 ]; then
+                echo "intel     $target  dpas.cl $dt: $n dpas.8x8 (SIMD $sg): ok"
+            else
+                echo "intel     $target  dpas.cl $dt: exit $rc, $n dpas, $invalid INVALID opcode: FAILED"
+                head -5 "$o/ocloc.log"
+                bad=1
+            fi
+        done
+    done
+fi
 if [ $bad = 1 ]; then
     echo "vendor_check: some programs spill, use scratch or private memory, or do not build"
     [ $REPORT_ONLY = 1 ] && exit 0
