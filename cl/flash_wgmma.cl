@@ -177,8 +177,8 @@ inline void wg_ss_emu(float *d, const int n, __local const ushort *a, const int 
         const int row = a_row0 + 16 * w + (l >> 2) + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * (l & 3) + (e & 1);
         float s = 0.0f;
         for (int k = k0; k < k0 + 16; ++k)
-            s = fma(bits_to_float(a[TILE_AT(row, k, BLOCK_M, HEAD_DIM)]), bits_to_float(b[TILE_AT(col, k, BLOCK_N, HEAD_DIM)]),
-                    s);
+            s = fma(bits_to_float(a[TILE_AT(row, k, BLOCK_M, HEAD_DIM)]),
+                    bits_to_float(b[TILE_AT(col, k, BLOCK_N, HEAD_DIM)]), s);
         d[e] = acc ? d[e] + s : s;
     }
 }

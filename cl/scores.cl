@@ -232,7 +232,7 @@ inline uint keep_quarter(const score_row r, const int key0, const int n)
 /* Whether the quad reads may be used for the tile at key tile0 (keys below klim) of batch b: uniform
  * across the work-group. The mask's rows and the batch's padding row start 16-byte aligned at it. */
 #define keep_tile_aligned(tile0, tile_keys, klim, b)                                                           \
-    ((tile_keys) % 32 == 0 && ((tile0) & 15) == 0 && (tile0) + (tile_keys) <= (klim) && KEEP_MASK_ALIGNED &&                       \
+    ((tile_keys) % 32 == 0 && ((tile0)&15) == 0 && (tile0) + (tile_keys) <= (klim) && KEEP_MASK_ALIGNED &&     \
      KEEP_KPM_ALIGNED(b))
 #if HAS_MASK && MASK_KIND == 2
 #define KEEP_MASK_ALIGNED ((((long)mask_off | m_sb | m_ss | m_sh) & 15) == 0)
