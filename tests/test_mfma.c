@@ -316,29 +316,15 @@ static const char *const dpas_kernels =
     "        O[m * DPAS_SG + lane] = ((float *)&o)[m];\n"
     "}\n";
 
-/* A small integer's 16-bit pattern (exact in both types): bf16 the top half of the float, fp16 its
- * exponent rebased. */
-static uint16_t bits16(int v, int bf16)
+/* The 16-bit pattern of x, a value both types hold exactly (the tests' small integers and eighths): bf16
+ * the top half of the float, fp16 its exponent rebased. */
+static uint16_t bits16(float x, int bf16)
 {
-    const float f = (float)v;
     uint32_t u;
-    memcpy(&u, &f, 4);
+    memcpy(&u, &x, 4);
     if (bf16)
         return (uint16_t)(u >> 16);
-    if (v == 0)
-        return 0;
-    return (uint16_t)(((u >> 16) & 0x8000u) | ((((u >> 23) & 0xffu) - 112u) << 10) | ((u >> 13) & 0x3ffu));
-}
-
-/* The 16-bit pattern of v / 8 for an integer v in [-8, 8] (exact in both types) */
-static uint16_t eighths16(int v, int bf16)
-{
-    const float f = (float)v / 8.0f;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if (bf16)
-        return (uint16_t)(u >> 16);
-    if (v == 0)
+    if (x == 0.0f)
         return 0;
     return (uint16_t)(((u >> 16) & 0x8000u) | ((((u >> 23) & 0xffu) - 112u) << 10) | ((u >> 13) & 0x3ffu));
 }
@@ -375,7 +361,7 @@ static void random_ints(int *v, uint16_t *bits, int n, int range, int bf16, uint
         *state = *state * 6364136223846793005ull + 1442695040888963407ull;
         v[i] = (int)((*state >> 33) % (uint64_t)(2 * range + 1)) - range;
         any |= v[i] != 0;
-        bits[i] = bits16(v[i], bf16);
+        bits[i] = bits16((float)v[i], bf16);
     }
     ck_assert(any);
 }
@@ -405,6 +391,38 @@ static cl_mem poisoned(size_t n)
     return m;
 }
 
+/* C = A B through `kernel` (A: M x K, B: K x N, row-major, small random integers; C: M x N), one
+ * work-group of `wave`, for each K in ks (nk of them): equal to float64 */
+static void check_gemm(cl_program prog, const char *kernel, const char *label, int M, int N, const int *ks, int nk,
+                       int bf16, uint64_t *state)
+{
+    for (int c = 0; c < nk; ++c) {
+        const int K = ks[c];
+        int *a = malloc(sizeof(int) * M * K), *b = malloc(sizeof(int) * K * N);
+        uint16_t *abits = malloc(2 * (size_t)M * K), *bbits = malloc(2 * (size_t)K * N);
+        random_ints(a, abits, M * K, 3, bf16, state);
+        random_ints(b, bbits, K * N, 3, bf16, state);
+        cl_mem args[3] = {tu_buffer(2 * (size_t)M * K, abits), tu_buffer(2 * (size_t)K * N, bbits), poisoned((size_t)M * N)};
+        run(prog, kernel, args, 3, K);
+        float *d = tu_read(args[2], sizeof(float) * M * N);
+        for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j) {
+                double ref = 0.0;
+                for (int k = 0; k < K; ++k)
+                    ref += (double)a[i * K + k] * b[k * N + j];
+                ck_assert_msg(d[i * N + j] == ref, "%s %s K=%d: C[%d][%d] = %g, reference %g", label, bf16 ? "bf16" : "fp16",
+                              K, i, j, d[i * N + j], ref);
+            }
+        free(d);
+        free(a);
+        free(b);
+        free(abits);
+        free(bbits);
+        for (int i = 0; i < 3; ++i)
+            clReleaseMemObject(args[i]);
+    }
+}
+
 /* D = A B over K = 8, 24 and 64 (one, three and eight k steps) */
 START_TEST(test_gemm)
 {
@@ -412,27 +430,7 @@ START_TEST(test_gemm)
     cl_program prog = build(bf16);
     uint64_t state = 0x9e3779b97f4a7c15ull + (uint64_t)bf16;
     static const int ks[] = {8, 24, 64};
-    for (size_t c = 0; c < sizeof ks / sizeof *ks; ++c) {
-        const int K = ks[c];
-        int a[32 * 64], b[64 * 32];
-        uint16_t abits[32 * 64], bbits[64 * 32];
-        random_ints(a, abits, 32 * K, 3, bf16, &state);
-        random_ints(b, bbits, K * 32, 3, bf16, &state);
-        cl_mem args[3] = {tu_buffer(32 * (size_t)K * 2, abits), tu_buffer((size_t)K * 32 * 2, bbits), poisoned(32 * 32)};
-        run(prog, "mfma_gemm", args, 3, K);
-        float *d = tu_read(args[2], 32 * 32 * sizeof(float));
-        for (int i = 0; i < 32; ++i)
-            for (int j = 0; j < 32; ++j) {
-                double ref = 0.0;
-                for (int k = 0; k < K; ++k)
-                    ref += (double)a[i * K + k] * b[k * 32 + j];
-                ck_assert_msg(d[i * 32 + j] == ref, "%s K=%d: D[%d][%d] = %g, reference %g", bf16 ? "bf16" : "fp16", K, i,
-                              j, d[i * 32 + j], ref);
-            }
-        free(d);
-        for (int i = 0; i < 3; ++i)
-            clReleaseMemObject(args[i]);
-    }
+    check_gemm(prog, "mfma_gemm", "MFMA", 32, 32, ks, 3, bf16, &state);
     clReleaseProgram(prog);
 }
 END_TEST
@@ -480,15 +478,15 @@ START_TEST(test_attention)
     uint64_t state = 0x853c49e6748fea9bull + (uint64_t)bf16;
     static int qi[70 * 64], ki[100 * 64], vi[100 * 64];
     static uint16_t qb[70 * 64], kb[100 * 64], vb[100 * 64];
-    /* integers in [-8, 8], taken as eighths: their patterns rewritten by eighths16 */
+    /* integers in [-8, 8], taken as eighths: their patterns rewritten */
     random_ints(qi, qb, Sq * D, 8, bf16, &state);
     random_ints(ki, kb, Sk * D, 8, bf16, &state);
     random_ints(vi, vb, Sk * D, 8, bf16, &state);
     for (int i = 0; i < Sq * D; ++i)
-        qb[i] = eighths16(qi[i], bf16);
+        qb[i] = bits16(qi[i] / 8.0f, bf16);
     for (int i = 0; i < Sk * D; ++i) {
-        kb[i] = eighths16(ki[i], bf16);
-        vb[i] = eighths16(vi[i], bf16);
+        kb[i] = bits16(ki[i] / 8.0f, bf16);
+        vb[i] = bits16(vi[i] / 8.0f, bf16);
     }
     const float scale = 0.125f;
     cl_mem args[4] = {tu_buffer(sizeof(uint16_t) * Sq * D, qb), tu_buffer(sizeof(uint16_t) * Sk * D, kb),
@@ -547,27 +545,9 @@ START_TEST(test_wmma)
     wave = 32;
     uint64_t state = 0x5851f42d4c957f2dull + (uint64_t)_i;
     static const int ks[] = {16, 48};
-    for (size_t c = 0; c < 2; ++c) {
-        const int K = ks[c];
-        int a[16 * 48], b[48 * 16];
-        uint16_t abits[16 * 48], bbits[48 * 16];
-        random_ints(a, abits, 16 * K, 3, bf16, &state);
-        random_ints(b, bbits, K * 16, 3, bf16, &state);
-        cl_mem args[3] = {tu_buffer(16 * (size_t)K * 2, abits), tu_buffer((size_t)K * 16 * 2, bbits), poisoned(16 * 16)};
-        run(prog, "wmma_gemm", args, 3, K);
-        float *d = tu_read(args[2], 16 * 16 * sizeof(float));
-        for (int i = 0; i < 16; ++i)
-            for (int j = 0; j < 16; ++j) {
-                double ref = 0.0;
-                for (int k = 0; k < K; ++k)
-                    ref += (double)a[i * K + k] * b[k * 16 + j];
-                ck_assert_msg(d[i * 16 + j] == ref, "gfx%d %s K=%d: D[%d][%d] = %g, reference %g", gfx, bf16 ? "bf16" : "fp16",
-                              K, i, j, d[i * 16 + j], ref);
-            }
-        free(d);
-        for (int i = 0; i < 3; ++i)
-            clReleaseMemObject(args[i]);
-    }
+    char label[16];
+    snprintf(label, sizeof label, "gfx%d", gfx);
+    check_gemm(prog, "wmma_gemm", label, 16, 16, ks, 2, bf16, &state);
     const int DK = 32;
     int kt[16 * 32], q[16 * 32], v[16 * 16];
     uint16_t ktb[16 * 32], qb[16 * 32], vb[16 * 16];
@@ -608,27 +588,9 @@ START_TEST(test_dpas)
     wave = (size_t)sg;
     uint64_t state = 0x14057b7ef767814full + (uint64_t)_i;
     static const int ks[] = {16, 48};
-    for (size_t c = 0; c < 2; ++c) {
-        const int K = ks[c];
-        int a[8 * 48], b[48 * 16];
-        uint16_t abits[8 * 48], bbits[48 * 16];
-        random_ints(a, abits, 8 * K, 3, bf16, &state);
-        random_ints(b, bbits, K * sg, 3, bf16, &state);
-        cl_mem args[3] = {tu_buffer(8 * (size_t)K * 2, abits), tu_buffer((size_t)K * sg * 2, bbits), poisoned(8 * (size_t)sg)};
-        run(prog, "dpas_gemm", args, 3, K);
-        float *d = tu_read(args[2], 8 * (size_t)sg * sizeof(float));
-        for (int i = 0; i < 8; ++i)
-            for (int j = 0; j < sg; ++j) {
-                double ref = 0.0;
-                for (int k = 0; k < K; ++k)
-                    ref += (double)a[i * K + k] * b[k * sg + j];
-                ck_assert_msg(d[i * sg + j] == ref, "SG %d %s K=%d: C[%d][%d] = %g, reference %g", sg, bf16 ? "bf16" : "fp16",
-                              K, i, j, d[i * sg + j], ref);
-            }
-        free(d);
-        for (int i = 0; i < 3; ++i)
-            clReleaseMemObject(args[i]);
-    }
+    char label[16];
+    snprintf(label, sizeof label, "SG %d", sg);
+    check_gemm(prog, "dpas_gemm", label, 8, sg, ks, 2, bf16, &state);
     const int DK = 32;
     int q[8 * 32], kt[16 * 32], v[16 * 16];
     uint16_t qb[8 * 32], ktb[16 * 32], vb[16 * 16];

@@ -186,6 +186,19 @@ END {
         printf "| %s | %s | %d | %s %s | %s %s | %s |\n", p[1], p[2], n[key], rr, u[key], oo, ou[key], (key in badk) ? "**some**" : "none"
     }
 }' "$T/report.txt"
+# The verdict on $asm, an AMD check kernel's assembly: at least two of instruction $2 and no scratch
+# (clang's "; ScratchSize:" comments, both triples); a failure sets bad and shows the compiler's errors.
+mma_verdict() {
+    n=$(printf '%s\n' "$asm" | grep -c "$2")
+    scratch=$(printf '%s\n' "$asm" | sed -n 's/.*; ScratchSize: \([0-9]*\).*/\1/p' | sort -n | tail -1)
+    if [ "$n" -ge 2 ] && [ "${scratch:-1}" = 0 ]; then
+        echo "$1: $n $2, scratch 0: ok"
+    else
+        echo "$1: $n $2, scratch ${scratch:-?}: FAILED"
+        printf '%s\n' "$asm" | grep -E 'error' | head -5
+        bad=1
+    fi
+}
 # cl/mfma.cl's instruction through clang's built-in (FCL_AMD_MMA=1), for the planned flash_mfma: a kernel
 # of two chained products must build for gfx90a with v_mfma and no scratch (docs/design/mfma.md).
 if [ $have_amd = 1 ]; then
@@ -204,15 +217,7 @@ KERNEL
         } > "$T/mfma_check.cl"
         asm=$("$CLANG" -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -mcpu=gfx90a -O3 --rocm-device-lib-path="$LIBS" \
               -DFCL_AMD_MMA=1 -DFLASHCL_DTYPE_$dt -S "$T/mfma_check.cl" -o - 2>&1)
-        n=$(printf '%s\n' "$asm" | grep -c 'v_mfma_f32_32x32x8')
-        scratch=$(printf '%s\n' "$asm" | sed -n 's/.*; ScratchSize: \([0-9]*\).*/\1/p' | sort -n | tail -1)
-        if [ "$n" -ge 2 ] && [ "${scratch:-1}" = 0 ]; then
-            echo "amd-cdna  gfx90a  mfma.cl $dt: $n v_mfma_f32_32x32x8, scratch 0: ok"
-        else
-            echo "amd-cdna  gfx90a  mfma.cl $dt: $n v_mfma, scratch ${scratch:-?}: FAILED"
-            printf '%s\n' "$asm" | grep -E 'error|warning' | head -5
-            bad=1
-        fi
+        mma_verdict "amd-cdna  gfx90a  mfma.cl $dt" v_mfma_f32_32x32x8
     done
 fi
 # cl/wmma.cl's instructions through clang 19's built-ins (RDNA3 gfx1100, RDNA4 gfx1200; Mesa's triple):
@@ -239,15 +244,7 @@ KERNEL
             asm=$(clang19 -x cl -cl-std=CL2.0 -Xclang -finclude-default-header -target amdgcn-mesa-mesa3d -mcpu=$target -O3 \
                   -nogpulib -Xclang -mlink-builtin-bitcode -Xclang "$L19/usr/lib/clc/$target-amdgcn-mesa-mesa3d.bc" \
                   -DFCL_AMD_MMA=1 -DWMMA_GFX=$gfx -DWMMA_AB_T=$ab -DFLASHCL_DTYPE_$dt -S "$T/wmma_check.cl" -o - 2>&1)
-            n=$(printf '%s\n' "$asm" | grep -c 'v_wmma_f32_16x16x16')
-            scratch=$(printf '%s\n' "$asm" | sed -n 's/.*; ScratchSize: \([0-9]*\).*/\1/p' | sort -n | tail -1)
-            if [ "$n" -ge 2 ] && [ "${scratch:-1}" = 0 ]; then
-                echo "amd-rdna  $target  wmma.cl $dt: $n v_wmma_f32_16x16x16, scratch 0: ok"
-            else
-                echo "amd-rdna  $target  wmma.cl $dt: $n v_wmma, scratch ${scratch:-?}: FAILED"
-                printf '%s\n' "$asm" | grep -E 'error' | head -5
-                bad=1
-            fi
+            mma_verdict "amd-rdna  $target  wmma.cl $dt" v_wmma_f32_16x16x16
         done
     done
 fi
