@@ -111,6 +111,8 @@ flashcl_status fcl_args_check(flashcl_context *ctx, const fcl_args *a, const cha
 /* Whether a flash_wgmma config has the producer warpgroup (cl/flash_wgmma.cl's WG_PRODUCER): a work-group
  * of 2 x block_m + 128 work-items (the chooser's, src/tiles.c). */
 int fcl_wgmma_producer(const flashcl_config *c);
+/* Whether flash_wgmma is written for head dim d (FlashAttention-3's: 64, 80, 96, 128, 192, 256) */
+int fcl_wgmma_dim(int32_t d);
 /* Whether every Q, K and V row starts at a multiple of 8 elements: the matrix-unit kernels are then
  * built for 16-byte row copies (-DROWS_ALIGNED=1), and the caller's offsets must keep that. */
 int fcl_rows_aligned(const flashcl_problem *p);

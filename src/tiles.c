@@ -206,9 +206,7 @@ static int choose_decode_step(const flashcl_device_profile *pr, const fcl_choice
  * dims where it measured faster than flash_mma on the H200 (docs/design/wgmma.md). */
 static int wgmma_auto(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p)
 {
-    return ch->path == FLASHCL_PATH_AUTO && pr->matrix_units >= 2 &&
-           (p->head_dim == 64 || p->head_dim == 80 || p->head_dim == 96 || p->head_dim == 128 ||
-            p->head_dim == 192 || p->head_dim == 256);
+    return ch->path == FLASHCL_PATH_AUTO && pr->matrix_units >= 2 && fcl_wgmma_dim(p->head_dim);
 }
 
 /* The context's override config: its kernel's module checks it (the portable kernel's tiles, flash_mma's or

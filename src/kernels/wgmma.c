@@ -48,7 +48,7 @@ static uint64_t wgmma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c
 }
 
 /* FlashAttention-3's head dims: the wgmma shapes the kernel is written for (cl/flash_wgmma.cl's WG_DIM_OK) */
-static int wgmma_dim(int32_t d)
+int fcl_wgmma_dim(int32_t d)
 {
     return d == 64 || d == 80 || d == 96 || d == 128 || d == 192 || d == 256;
 }
@@ -60,9 +60,9 @@ static int wgmma_takes(const flashcl_problem *p, char *why, size_t n)
     if (!fcl_mma_takes(p, why, n))
         return 0;
     const char *no = NULL;
-    if (!wgmma_dim(p->head_dim))
+    if (!fcl_wgmma_dim(p->head_dim))
         no = "head_dim other than 64, 80, 96, 128, 192 or 256";
-    else if (!wgmma_dim(fcl_head_dim_v(p)))
+    else if (!fcl_wgmma_dim(fcl_head_dim_v(p)))
         no = "head_dim_v other than 64, 80, 96, 128, 192 or 256";
     else if (!fcl_rows_aligned(p))
         no = "rows not 16-byte aligned";
