@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mfma.cl: AMD CDNA's 32x32x8 matrix instruction (wave64: gfx90a, gfx942, gfx950) for the planned
+ * mfma.cl: AMD CDNA's 32x32x8 matrix instruction (wave64: gfx90a, gfx942, gfx950) for the
  * flash_mfma kernel (docs/design/mfma.md). MFMA32(d, a, b): D (32 x 32, fp32) += A (32 x 8) * B (8 x 32),
  * through clang's amdgcn built-in where FCL_AMD_MMA is 1, emulated through local memory where it is 0
  * (PoCL and rusticl in CI), in the same lane layout. Operands are uint2, four 16-bit elements (fp16, or
@@ -17,7 +17,9 @@
 #define FCL_AMD_MMA 0
 #endif
 #ifndef MFMA_BF16
-#ifdef FLASHCL_DTYPE_BF16
+#if defined(MMA_BF16) /* (flash_mfma: the operands' type, mma.cl's: K's) */
+#define MFMA_BF16 MMA_BF16
+#elif defined(FLASHCL_DTYPE_BF16)
 #define MFMA_BF16 1
 #else
 #define MFMA_BF16 0

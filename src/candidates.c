@@ -105,7 +105,7 @@ static void add_kernel(const flashcl_device_profile *pr, const fcl_choice *ch, c
     fcl_choice next = *ch;
     next.override = NULL;
     if (first->kernel == FLASHCL_KERNEL_WGMMA)
-        next.path = pr->matrix_units ? FLASHCL_PATH_MMA : FLASHCL_PATH_AUTO;
+        next.path = fcl_ptx_units(pr) ? FLASHCL_PATH_MMA : FLASHCL_PATH_AUTO;
     else if (first->kernel != FLASHCL_KERNEL_PORTABLE)
         next.portable_why = "portable: the kernel before it did not build or fit";
     else
@@ -145,6 +145,7 @@ flashcl_status fcl_choose_candidates(flashcl_context *ctx, const flashcl_device_
 static const char *kernel_words(flashcl_kernel k)
 {
     return k == FLASHCL_KERNEL_MMA          ? "matrix-unit"
+           : k == FLASHCL_KERNEL_MFMA       ? "MFMA"
            : k == FLASHCL_KERNEL_WGMMA      ? "warpgroup (wgmma)"
            : k == FLASHCL_KERNEL_DECODE     ? "decode"
            : k == FLASHCL_KERNEL_DECODE_MMA ? "matrix-unit decode"

@@ -270,9 +270,22 @@ flashcl_status fcl_profile_query(cl_device_id device, cl_context context, const 
     const int nv = pr->vendor == FLASHCL_VENDOR_NVIDIA && !pr->is_cpu && pr->nv_cc_major >= 7;
     if (nv && nv_shared_per_sm(pr->nv_cc_major, pr->nv_cc_minor))
         pr->local_mem_per_cu = nv_shared_per_sm(pr->nv_cc_major, pr->nv_cc_minor);
+    cl_int err = CL_SUCCESS;
+    if (fcl_amd_cdna(pr) && pr->compiler_available) {
+        /* AMD CDNA: the matrix cores proven by building flash_mfma and running the MFMA probe */
+        cl_context probe = context ? context : clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+        if (!probe)
+            return fcl_fail_cl(NULL, err, "flashcl_device_profile_query: clCreateContext for the test compiles");
+        const char *why_not = NULL;
+        pr->matrix_units = fcl_probe_mfma(probe, device, pr, &why_not);
+        if (!pr->matrix_units && getenv("FLASHCL_BUILD_LOG"))
+            fprintf(stderr, "flashcl: %s: AMD's matrix cores not proven: %s\n", pr->name, why_not);
+        if (!context)
+            clReleaseContext(probe);
+        return FLASHCL_SUCCESS;
+    }
     if (!nv || !pr->compiler_available)
         return FLASHCL_SUCCESS;
-    cl_int err = CL_SUCCESS;
     cl_context probe = context ? context : clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     if (!probe)
         return fcl_fail_cl(NULL, err, "flashcl_device_profile_query: clCreateContext for the test compiles");

@@ -43,13 +43,13 @@ flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_
     *path_out = FLASHCL_PATH_AUTO;
     *limit_out = 0;
     if (path >= 0) {
-        if (path > FLASHCL_PATH_WGMMA)
+        if (path > FLASHCL_PATH_MFMA)
             return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s.path = %d is not a flashcl_path", who, path);
         *path_out = (flashcl_path)path;
     } else {
         const char *env = getenv("FLASHCL_PATH");
         if (env && *env && flashcl_path_parse(env, path_out) != FLASHCL_SUCCESS)
-            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: FLASHCL_PATH=\"%.40s\": use auto, portable, mma, decode or wgmma",
+            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: FLASHCL_PATH=\"%.40s\": use auto, portable, mma, decode, wgmma or mfma",
                             who, env);
     }
     if (local_mem_limit) {
@@ -85,7 +85,7 @@ const char *flashcl_algorithm_name(flashcl_algorithm algorithm)
 
 const char *flashcl_kernel_name(flashcl_kernel kernel)
 {
-    static const char *const names[] = {"portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard"};
+    static const char *const names[] = {"portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "mfma"};
     return (unsigned)kernel < sizeof names / sizeof *names ? names[kernel] : "?";
 }
 
@@ -96,6 +96,7 @@ const char *flashcl_path_name(flashcl_path path)
            : path == FLASHCL_PATH_MMA      ? "mma"
            : path == FLASHCL_PATH_DECODE   ? "decode"
            : path == FLASHCL_PATH_WGMMA    ? "wgmma"
+           : path == FLASHCL_PATH_MFMA     ? "mfma"
                                            : "?";
 }
 
@@ -103,10 +104,10 @@ flashcl_status flashcl_path_parse(const char *name, flashcl_path *path)
 {
     if (!name || !path)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: %s is NULL", !name ? "name" : "path");
-    for (int i = FLASHCL_PATH_AUTO; i <= FLASHCL_PATH_WGMMA; ++i)
+    for (int i = FLASHCL_PATH_AUTO; i <= FLASHCL_PATH_MFMA; ++i)
         if (!strcmp(name, flashcl_path_name((flashcl_path)i))) {
             *path = (flashcl_path)i;
             return FLASHCL_SUCCESS;
         }
-    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: \"%.40s\" is not auto, portable, mma, decode or wgmma", name);
+    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: \"%.40s\" is not auto, portable, mma, decode, wgmma or mfma", name);
 }

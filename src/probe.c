@@ -20,6 +20,33 @@
  * head_dim 32, fp16, aligned rows) with the build options its module gives a plan, and a device whose
  * compiler refuses it gets the portable kernel.
  * The build bypasses the program caches (it is not a plan's program). */
+/* Whether kernel `id` builds on the device in configuration c for problem p, with its module's options
+ * as a plan would give them (outside the caches). */
+static int kernel_builds(cl_context context, cl_device_id device, fcl_kernel_id id, const flashcl_problem *p,
+                         const flashcl_config *c)
+{
+    const fcl_kernel_def *def = fcl_kernel_def_of(id);
+    const char *texts[FCL_MAX_PARTS];
+    uint64_t hash;
+    const size_t n_parts = fcl_source_texts(def->sources, texts, &hash);
+    cl_int err;
+    cl_program prog = n_parts ? clCreateProgramWithSource(context, (cl_uint)n_parts, texts, NULL, &err) : NULL;
+    if (!prog)
+        return 0;
+    char options[512];
+    fcl_kernel_options(id, p, c, options, sizeof options);
+    int ok = 0;
+    if (clBuildProgram(prog, 1, &device, options, NULL, NULL) == CL_SUCCESS) {
+        cl_kernel k = clCreateKernel(prog, def->entry, &err);
+        if (k) {
+            ok = 1;
+            clReleaseKernel(k);
+        }
+    }
+    clReleaseProgram(prog);
+    return ok;
+}
+
 int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashcl_device_profile *pr)
 {
     if (pr->vendor != FLASHCL_VENDOR_NVIDIA || pr->nv_cc_major < 8)
@@ -183,6 +210,106 @@ int fcl_probe_sm90a_cached(cl_context context, cl_device_id device, const flashc
     if (cache_dir && ok) /* (a failure is probed again next time: it may have been transient) */
         fcl_cache_entry_write(path, key, (const unsigned char *)"1", 1);
     return ok;
+}
+
+int fcl_amd_cdna(const flashcl_device_profile *pr)
+{
+    const char *a = pr->arch;
+    return pr->vendor == FLASHCL_VENDOR_AMD && !pr->is_cpu && pr->wg_multiple == 64 &&
+           (!strncmp(a, "gfx90a", 6) || !strncmp(a, "gfx940", 6) || !strncmp(a, "gfx941", 6) ||
+            !strncmp(a, "gfx942", 6) || !strncmp(a, "gfx950", 6));
+}
+
+/* The MFMA probe: one wave computes D = 1 + A B with mfma.cl's MFMA32 (A 32 x 8, B 8 x 32 fp16, small
+ * integers from the element's indices: every product and sum exact) and compares each of its sixteen
+ * accumulators with the sum it computes itself; a lane writes its global id + 1 where all sixteen are
+ * right, else 0. */
+static const char mfma_probe_source[] =
+    "__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void mfma_probe(__global int *out)\n"
+    "{\n"
+    "    const int lane = get_local_id(0), r = lane & 31, hf = lane >> 5;\n"
+    "#if !FCL_AMD_MMA\n"
+    "    __local float xw[MFMA_XW];\n"
+    "#endif\n"
+    "    ushort a[4], b[4];\n"
+    "    for (int t = 0; t < 4; ++t) {\n"
+    "        const int k = 4 * hf + t;\n"
+    "        vstore_half((float)((r + 2 * k) % 5 - 2), 0, (__private half *)&a[t]);\n"
+    "        vstore_half((float)((3 * k + r) % 7 - 3), 0, (__private half *)&b[t]);\n"
+    "    }\n"
+    "    const uint2 av = (uint2)(a[0] | (uint)a[1] << 16, a[2] | (uint)a[3] << 16);\n"
+    "    const uint2 bv = (uint2)(b[0] | (uint)b[1] << 16, b[2] | (uint)b[3] << 16);\n"
+    "    float16 d = (float16)(1.0f);\n"
+    "    MFMA32(d, av, bv);\n"
+    "    int ok = 1;\n"
+    "    for (int t = 0; t < 16; ++t) {\n"
+    "        const int i = 8 * (t >> 2) + 4 * hf + (t & 3);\n"
+    "        int want = 1;\n"
+    "        for (int k = 0; k < 8; ++k)\n"
+    "            want += ((i + 2 * k) % 5 - 2) * ((3 * k + r) % 7 - 3);\n"
+    "        ok &= ((float *)&d)[t] == (float)want;\n"
+    "    }\n"
+    "    out[get_global_id(0)] = ok ? (int)get_global_id(0) + 1 : 0;\n"
+    "}\n";
+
+int fcl_probe_mfma_program(cl_context context, cl_device_id device, int builtin)
+{
+    enum { N = 128 };
+    const char *texts[2] = {flashcl_source_text("mfma.cl"), mfma_probe_source};
+    if (!texts[0])
+        return 0;
+    cl_int err;
+    int ok = 0, host[N];
+    cl_kernel k = NULL;
+    cl_program prog = clCreateProgramWithSource(context, 2, texts, NULL, &err);
+    if (!prog || clBuildProgram(prog, 1, &device, builtin ? "-cl-std=CL1.2 -DFCL_AMD_MMA=1 -DMFMA_BF16=0"
+                                                          : "-cl-std=CL1.2 -DFCL_AMD_MMA=0 -DMFMA_BF16=0",
+                                NULL, NULL) != CL_SUCCESS)
+        goto done;
+    if (!(k = clCreateKernel(prog, "mfma_probe", &err)))
+        goto done;
+    for (int i = 0; i < N; ++i)
+        host[i] = -1;
+    if (!run_probe_kernel(context, device, k, N, 64, host, N))
+        goto done;
+    ok = 1;
+    for (int i = 0; i < N; ++i)
+        ok &= host[i] == i + 1;
+done:
+    if (k)
+        clReleaseKernel(k);
+    if (prog)
+        clReleaseProgram(prog);
+    return ok;
+}
+
+int fcl_probe_mfma(cl_context context, cl_device_id device, const flashcl_device_profile *pr, const char **why)
+{
+    *why = NULL;
+    if (!fcl_amd_cdna(pr)) {
+        *why = "not an AMD CDNA GPU (gfx90a, gfx94x, gfx950; wave64)";
+        return 0;
+    }
+    /* flash_mfma in its smallest configuration (one wave, 32-key tiles, head_dim 32, fp16), with the options
+     * its module gives a plan */
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.batch = p.heads_q = p.heads_kv = 1;
+    p.seq_q = p.seq_kv = 32;
+    p.head_dim = 32;
+    p.dtype = FLASHCL_DTYPE_F16;
+    const flashcl_config c = {.algorithm = FLASHCL_ALGO_FLASH, .kernel = FLASHCL_KERNEL_MFMA, .block_m = 32,
+                              .block_n = 32, .threads_per_row = 2, .rows_per_item = 1, .d_chunk = 32, .v_chunk = 32,
+                              .work_group_size = 64, .kv_splits = 1, .gqa_pack = 1, .kv_stages = 1};
+    if (!kernel_builds(context, device, FCL_K_FLASH_MFMA, &p, &c)) {
+        *why = "flash_mfma with clang's MFMA built-in did not build";
+        return 0;
+    }
+    if (!fcl_probe_mfma_program(context, device, 1)) {
+        *why = "the MFMA probe program did not build, run or give the right answer";
+        return 0;
+    }
+    return 1;
 }
 
 /* The largest multiple of `step` in [lo, hi] that `fits`, given that fits is monotone (true up to a

@@ -95,7 +95,7 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
                         char *why, size_t why_len)
 {
     const flashcl_kernel k = cfg->kernel;
-    const int matrix_prefill = k == FLASHCL_KERNEL_MMA || k == FLASHCL_KERNEL_WGMMA;
+    const int matrix_prefill = k == FLASHCL_KERNEL_MMA || k == FLASHCL_KERNEL_WGMMA || k == FLASHCL_KERNEL_MFMA;
     const int decode = k == FLASHCL_KERNEL_DECODE || k == FLASHCL_KERNEL_DECODE_MMA;
     if (k == FLASHCL_KERNEL_PORTABLE && !fcl_portable_fits(pr, p, ch->local_mem, ch->work_group, cfg, why, why_len))
         return 0;
@@ -152,7 +152,7 @@ static int mma_allowed(const flashcl_device_profile *pr, const fcl_choice *ch, c
         snprintf(why, why_len, "%s", ch->portable_why ? ch->portable_why : "portable: the path is forced to portable");
         return 0;
     }
-    if (ch->path != FLASHCL_PATH_MMA && !pr->matrix_units) { /* auto (an unknown value counts as auto) */
+    if (ch->path != FLASHCL_PATH_MMA && !fcl_ptx_units(pr)) { /* auto (an unknown value counts as auto) */
         snprintf(why, why_len, "portable: %s",
                  pr->vendor == FLASHCL_VENDOR_NVIDIA && pr->nv_cc_major >= 8
                      ? "the matrix-unit kernel did not compile here (test compile at context creation)"
@@ -183,7 +183,7 @@ static int choose_decode_step(const flashcl_device_profile *pr, const fcl_choice
         snprintf(why, why_len, "portable: %s", no);
         return 0;
     }
-    if (ch->path == FLASHCL_PATH_MMA || (ch->path == FLASHCL_PATH_AUTO && pr->matrix_units)) {
+    if (ch->path == FLASHCL_PATH_MMA || (ch->path == FLASHCL_PATH_AUTO && fcl_ptx_units(pr))) {
         if (fcl_decode_mma_module.takes(p, no, sizeof no))
             return fcl_decode_mma_module.choose(pr, ch, p, cfg, why, why_len);
         if (ch->path == FLASHCL_PATH_MMA && !p->kv_format) {
@@ -191,7 +191,7 @@ static int choose_decode_step(const flashcl_device_profile *pr, const fcl_choice
             return 0;
         }
     }
-    const int shuffles = pr->matrix_units;
+    const int shuffles = fcl_ptx_units(pr);
     const uint64_t key_rows = (uint64_t)p->batch * (uint64_t)p->heads_kv * (uint64_t)p->seq_kv;
     if (ch->path != FLASHCL_PATH_DECODE && !p->kv_format && (!shuffles || key_rows < (1u << 19))) {
         snprintf(why, why_len, "portable: %s",
@@ -206,7 +206,7 @@ static int choose_decode_step(const flashcl_device_profile *pr, const fcl_choice
  * dims where it measured faster than flash_mma on the H200 (docs/design/wgmma.md). */
 static int wgmma_auto(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p)
 {
-    return ch->path == FLASHCL_PATH_AUTO && pr->matrix_units >= 2 && fcl_wgmma_dim(p->head_dim);
+    return ch->path == FLASHCL_PATH_AUTO && fcl_ptx_units(pr) >= 2 && fcl_wgmma_dim(p->head_dim);
 }
 
 /* The context's override config: its kernel's module checks it (the portable kernel's tiles, flash_mma's or
@@ -218,16 +218,23 @@ static flashcl_status choose_override(flashcl_context *ctx, const flashcl_device
     flashcl_config c = *ch->override;
     char why[400], path_reason[sizeof c.path_reason] = "portable: tiles set by flashcl_context_override_config";
     validate_or_return(ctx, c.kernel == FLASHCL_KERNEL_PORTABLE || c.kernel == FLASHCL_KERNEL_MMA ||
-                                c.kernel == FLASHCL_KERNEL_WGMMA,
+                                c.kernel == FLASHCL_KERNEL_WGMMA || c.kernel == FLASHCL_KERNEL_MFMA,
                        FLASHCL_INVALID_ARGUMENT,
                        "the context's override config: kernel = %d; an override sets the tiles of the portable "
-                       "kernel (FLASHCL_KERNEL_PORTABLE), flash_mma (MMA) or flash_wgmma (WGMMA)", (int)c.kernel);
+                       "kernel (FLASHCL_KERNEL_PORTABLE), flash_mma (MMA), flash_wgmma (WGMMA) or flash_mfma (MFMA)",
+                       (int)c.kernel);
     const fcl_kernel_module *m = c.kernel == FLASHCL_KERNEL_WGMMA ? &fcl_wgmma_module
                                  : c.kernel == FLASHCL_KERNEL_MMA ? &fcl_mma_module
+                                 : c.kernel == FLASHCL_KERNEL_MFMA ? &fcl_mfma_module
                                                                   : &fcl_portable_module;
     validate_or_return(ctx, m != &fcl_mma_module || mma_allowed(pr, ch, p, why, sizeof why), FLASHCL_INVALID_ARGUMENT,
                        "the context's override config asks for the matrix-unit kernel, which does not take this "
                        "problem: %s", why);
+    validate_or_return(ctx, m != &fcl_mfma_module || (!ch->portable_why && ch->path != FLASHCL_PATH_PORTABLE &&
+                                                      fcl_mfma_module.takes(p, why, sizeof why)),
+                       FLASHCL_INVALID_ARGUMENT, "the context's override config asks for the MFMA kernel, which does "
+                       "not take this problem: %s", ch->portable_why ? ch->portable_why
+                                                    : ch->path == FLASHCL_PATH_PORTABLE ? "the path is portable" : why);
     validate_or_return(ctx, m->override(pr, ch, p, &c, why, sizeof why), FLASHCL_INVALID_ARGUMENT,
                        "the context's override config%s", why);
     if (c.kernel != FLASHCL_KERNEL_PORTABLE)
@@ -262,6 +269,18 @@ static int choose_matrix_units(const flashcl_device_profile *pr, const fcl_choic
 {
     const char *source = ch->shrunk ? "heuristic (shrunk)" : "heuristic";
     char why[160];
+    /* AMD CDNA's matrix cores: flash_mfma where asked for or where auto has them; where it does not take
+     * the problem or does not fit, the portable kernel with the reason (no NVIDIA kernel runs there). */
+    if (ch->path == FLASHCL_PATH_MFMA || (ch->path == FLASHCL_PATH_AUTO && fcl_mfma_units(pr))) {
+        if (ch->portable_why)
+            snprintf(path_reason, n, "%s", ch->portable_why);
+        else if (!fcl_mfma_module.takes(p, why, sizeof why))
+            snprintf(path_reason, n, "portable: %.100s", why);
+        else if (fcl_mfma_module.choose(pr, ch, p, c, path_reason, n) &&
+                 finish_flash(pr, p, ch, c, source, ch->shrunk, path_reason, why, sizeof why))
+            return 1;
+        return 0;
+    }
     if (ch->path == FLASHCL_PATH_WGMMA || wgmma_auto(pr, ch, p)) {
         const fcl_choice whole = whole_work_group(ch);
         if (ch->portable_why)

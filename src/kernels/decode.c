@@ -63,7 +63,7 @@ static int64_t decode_register_block(const flashcl_config *c, int32_t head_dim_v
 static int decode_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                          flashcl_config *cfg, char *why, size_t why_len)
 {
-    const int shuffles = pr->matrix_units; /* inline PTX shfl, proven by the matrix-unit test compile */
+    const int shuffles = fcl_ptx_units(pr); /* inline PTX shfl, proven by the matrix-unit test compile */
     int32_t team = 1;
     while (team * 8 < p->head_dim)
         team *= 2;

@@ -45,7 +45,7 @@ static int decode_mma_takes(const flashcl_problem *p, char *why, size_t n)
 static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                              flashcl_config *cfg, char *why, size_t why_len)
 {
-    const int emulated = !pr->matrix_units;
+    const int emulated = !fcl_ptx_units(pr);
     const int64_t packed = (int64_t)p->seq_q * (p->heads_q / p->heads_kv);
     const int32_t rows = packed < 8 ? (int32_t)packed : 8;
     const int big = p->head_dim > 128;

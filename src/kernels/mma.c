@@ -93,7 +93,7 @@ static void mma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn
 static int mma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                       flashcl_config *cfg, char *why, size_t why_len)
 {
-    const int emulated = !pr->matrix_units;
+    const int emulated = !fcl_ptx_units(pr);
     int32_t warps = 4;
     while (warps > 1 && (size_t)(32 * warps) > ch->work_group)
         warps /= 2;
@@ -140,7 +140,7 @@ static int mma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, co
 static int mma_override(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                         flashcl_config *c, char *why, size_t n)
 {
-    const int emulated = !pr->matrix_units;
+    const int emulated = !fcl_ptx_units(pr);
     const int32_t mt = tiles_per_warp(c);
     if (c->m_tiles < 0 || c->m_tiles > 2 || c->kv_stages < 0 || c->kv_stages > 2) {
         snprintf(why, n, ": the matrix-unit kernel takes m_tiles 1 or 2 (m16 tiles a warp) and kv_stages 1 or 2, got %d "

@@ -109,7 +109,7 @@ static int producer_fits(int emulated, int32_t d, int32_t dv, int32_t bm, int32_
 static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                         flashcl_config *cfg, char *why, size_t why_len)
 {
-    const int emulated = pr->matrix_units < 2;
+    const int emulated = fcl_ptx_units(pr) < 2;
     const uint64_t limit = ch->local_mem;
     const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
     int32_t wgs = p->seq_q > 64 && ch->work_group >= 256 ? 2 : 1, bn = dv > 128 ? 64 : 128;
@@ -147,7 +147,7 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
         snprintf(why, n, " asks for flash_wgmma, which does not take this problem: %s", no);
         return 0;
     }
-    const int emulated = pr->matrix_units < 2;
+    const int emulated = fcl_ptx_units(pr) < 2;
     const int32_t stages = fcl_mma_stages(c), bm = c->block_m, bn = c->block_n, want = c->producer;
     if (!((bm == 64 || bm == 128) && (bn == 64 || bn == 128) && (size_t)(2 * bm) <= ch->work_group)) {
         snprintf(why, n,
