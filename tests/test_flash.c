@@ -47,6 +47,7 @@ typedef struct case_params {
     int mma_rows;                 /* with them: a lane's rows (2: one m16 tile a warp, 4: two: m_tiles 2) */
     int mma_stages;               /* and 2: K and V in two stages (kv_stages); 3 (flash_wgmma): three */
     int wgmma_tiles;              /* with them: flash_wgmma's tiles (an override of kernel WGMMA), not flash_mma's */
+    int mfma_tiles;               /* with them: flash_mfma's tiles (an override of kernel MFMA) */
     int top_left; /* problem.alignment = FLASHCL_ALIGN_TOP_LEFT */
     int mask_dtype; /* with attn_mask: problem.mask_dtype (fp16 values rounded, boolean 0 / -inf) */
     int offsets; /* nonzero: every tensor at an offset (a multiple of this many bytes) inside a larger
@@ -250,7 +251,7 @@ static void run_case(const case_params *c)
     flashcl_plan *flash = NULL, *naive = NULL, *standard = NULL;
     if (c->mma_block_m) {
         flashcl_config o = {0};
-        o.kernel = c->wgmma_tiles ? FLASHCL_KERNEL_WGMMA : FLASHCL_KERNEL_MMA;
+        o.kernel = c->wgmma_tiles ? FLASHCL_KERNEL_WGMMA : c->mfma_tiles ? FLASHCL_KERNEL_MFMA : FLASHCL_KERNEL_MMA;
         o.block_m = c->mma_block_m;
         o.block_n = c->mma_block_n;
         o.m_tiles = c->mma_rows == 4 ? 2 : 1;
@@ -259,9 +260,9 @@ static void run_case(const case_params *c)
         ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
     }
     flashcl_status st = flashcl_plan_create(ctx, &p, &flash);
-    if (c->wgmma_tiles && st == FLASHCL_INVALID_ARGUMENT &&
+    if ((c->wgmma_tiles || c->mfma_tiles) && st == FLASHCL_INVALID_ARGUMENT &&
         strstr(flashcl_context_last_error(ctx), "need") && strstr(flashcl_context_last_error(ctx), "the limit is")) {
-        /* flash_wgmma's tiles asked for by the override do not fit this device's (or this configuration's)
+        /* flash_wgmma's (flash_mfma's) tiles asked for by the override do not fit this device's (or this configuration's)
          * local memory, emulated (rusticl's 32 KiB, the 48 KiB configuration): the refusal is the result */
         ck_assert_msg(flashcl_context_profile(ctx)->local_mem_size < 65536 || getenv("FLASHCL_LOCAL_MEM_LIMIT"),
                       "refused where local memory is not short: %s", flashcl_context_last_error(ctx));
@@ -278,7 +279,7 @@ static void run_case(const case_params *c)
         /* as asked, unless the compiled kernel allowed fewer work-items and the plan shrank it (rusticl) */
         ck_assert_msg(strstr(got.source, "shrunk") ||
                           (got.block_m == c->mma_block_m && got.block_n == c->mma_block_n && !strcmp(got.source, "override") &&
-                           got.rows_per_item == (c->mma_rows ? c->mma_rows : 2) &&
+                           got.rows_per_item == (c->mfma_tiles ? 1 : c->mma_rows ? c->mma_rows : 2) &&
                            got.v_chunk == (c->mma_stages >= 2 ? c->mma_stages : 1) * c->mma_block_n),
                       "override %dx%d, plan %dx%d from %s", c->mma_block_m, c->mma_block_n, got.block_m, got.block_n,
                       got.source);
@@ -319,8 +320,17 @@ static void run_case(const case_params *c)
             ck_assert_msg(cfg_mma(&cfg) < 3 && not_wgmma && strstr(not_wgmma, "16-byte aligned"),
                           "expected a fallback for unaligned rows, got %s: %s", cfg.kernel_name, cfg.path_reason);
         else
-            ck_assert_msg(cfg_mma(&cfg) >= 3 || (not_wgmma && strstr(not_wgmma, "B of local memory")),
+            ck_assert_msg(cfg.kernel == FLASHCL_KERNEL_WGMMA || (not_wgmma && strstr(not_wgmma, "B of local memory")),
                           "expected flash_wgmma, got %s: %s", cfg.kernel_name, cfg.path_reason);
+    }
+    if (c->path == FLASHCL_PATH_MFMA) { /* flash_mfma, or where local memory is short of the emulation's tiles
+                                           (rusticl's 32 KiB, which it counts twice; the 48 KiB configuration)
+                                           the portable kernel, which says why */
+        const int short_local = flashcl_context_profile(ctx)->local_mem_size < 65536 || getenv("FLASHCL_LOCAL_MEM_LIMIT");
+        ck_assert_msg(cfg.kernel == FLASHCL_KERNEL_MFMA ||
+                          (short_local && (strstr(cfg.path_reason, "B of local memory") ||
+                                           strstr(cfg.path_reason, "compiled MFMA kernel allowed"))),
+                      "expected flash_mfma, got %s: %s", cfg.kernel_name, cfg.path_reason);
     }
     if (c->path == FLASHCL_PATH_DECODE) /* and this one the decode kernel */
         ck_assert_msg(cfg_decode(&cfg) != 0, "expected flash_decode, got %s: %s", cfg.kernel_name, cfg.path_reason);
@@ -687,7 +697,7 @@ static void run_case(const case_params *c)
     printf("  %-4s d=%-3d %s%s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s %s %dx%d/%d: max err flash %.2e naive %.2e "
            "standard %.2e (eps %.1e), lse %.2e/%.2e\n",
            flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full  ", extra, c->gqa, p.batch, p.heads_q,
-           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg_mma(&cfg) >= 3 ? "wgmma" : cfg_mma(&cfg) ? (cfg.rows_per_item == 4 ? "mma2" : "mma") : cfg_decode(&cfg) ? "decode" : "tile", cfg.block_m, cfg.block_n,
+           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg_mma(&cfg) >= 5 ? "mfma" : cfg_mma(&cfg) >= 3 ? "wgmma" : cfg_mma(&cfg) ? (cfg.rows_per_item == 4 ? "mma2" : "mma") : cfg_decode(&cfg) ? "decode" : "tile", cfg.block_m, cfg.block_n,
            cfg.threads_per_row,
            ef.max_err, en.max_err, es_.max_err, eps_of(p.dtype), ef.max_lse_err, en.max_lse_err);
     fflush(stdout);
@@ -1392,24 +1402,45 @@ static const case_params dimv_cases[] = {
 };
 #define N_DIMV_CASES ((int)(sizeof dimv_cases / sizeof *dimv_cases))
 
-/* The feature cases, one numbering over all the lists above. */
+/* flash_mfma's own tiles, set by an override (forced; emulated without AMD's matrix cores): one wave with
+ * 32-key tiles, two waves with 128-key tiles over a partial last one, eight waves (512 work-items). The
+ * shapes and features otherwise are flash_mma's lists, run again on flash_mfma ("mfma", "mfma_features",
+ * "mfma_mixed" below: the same cases with the path MFMA and no flash_mma tiles). */
+static const case_params mfma_tile_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 50, .seq_kv = 70, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 9, .window_right = 3, .path = FLASHCL_PATH_MFMA, .mma_block_m = 32,
+     .mma_block_n = 32, .mfma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 1, .seq_q = 140, .seq_kv = 270, .batch = 1, .heads_kv = 2,
+     .causal = 1, .custom_layout = 2, .path = FLASHCL_PATH_MFMA, .mma_block_m = 64, .mma_block_n = 128, .mfma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 48, .gqa = 1, .seq_q = 300, .seq_kv = 100, .batch = 1, .heads_kv = 1,
+     .scale = -0.4f, .path = FLASHCL_PATH_MFMA, .mma_block_m = 256, .mma_block_n = 32, .mfma_tiles = 1},
+};
+#define N_MFMA_TILE_CASES ((int)(sizeof mfma_tile_cases / sizeof *mfma_tile_cases))
+
+/* The feature cases, one numbering over all the lists above; a list with a path runs its cases on that
+ * path (their own tiles, set for another kernel, left out). */
 static const struct {
     const char *name;
     const case_params *cases;
     int n;
+    int path;
 } feature_lists[] = {
-    {"window", window_cases, N_WINDOW_CASES}, {"wide_window", wide_window_cases, N_WIDE_WINDOW_CASES},
-    {"bias", bias_cases, N_BIAS_CASES},
-    {"varlen", varlen_cases, N_VARLEN_CASES}, {"split", split_cases, N_SPLIT_CASES},
-    {"cache", cache_cases, N_CACHE_CASES},    {"mma", mma_cases, N_MMA_CASES},
-    {"decode", decode_cases, N_DECODE_CASES}, {"decode_mma", decode_mma_cases, N_DECODE_MMA_CASES},
-    {"quant", quant_cases, N_QUANT_CASES},    {"offsets", offset_cases, N_OFFSET_CASES},
-    {"align", align_cases, N_ALIGN_CASES},    {"masks", mask_cases, N_MASK_CASES},
-    {"sinks", sink_cases, N_SINK_CASES},      {"kvopts", kvopt_cases, N_KVOPT_CASES},
-    {"mixed", mixed_cases, N_MIXED_CASES},    {"dimv", dimv_cases, N_DIMV_CASES},
-    {"wgmma", wgmma_cases, N_WGMMA_CASES},    {"mma_features", mma_feature_cases, N_MMA_FEATURE_CASES},
-    {"wgmma_features", wgmma_feature_cases, N_WGMMA_FEATURE_CASES},
-    {"mma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES},
+    {"window", window_cases, N_WINDOW_CASES, 0}, {"wide_window", wide_window_cases, N_WIDE_WINDOW_CASES, 0},
+    {"bias", bias_cases, N_BIAS_CASES, 0},
+    {"varlen", varlen_cases, N_VARLEN_CASES, 0}, {"split", split_cases, N_SPLIT_CASES, 0},
+    {"cache", cache_cases, N_CACHE_CASES, 0},    {"mma", mma_cases, N_MMA_CASES, 0},
+    {"decode", decode_cases, N_DECODE_CASES, 0}, {"decode_mma", decode_mma_cases, N_DECODE_MMA_CASES, 0},
+    {"quant", quant_cases, N_QUANT_CASES, 0},    {"offsets", offset_cases, N_OFFSET_CASES, 0},
+    {"align", align_cases, N_ALIGN_CASES, 0},    {"masks", mask_cases, N_MASK_CASES, 0},
+    {"sinks", sink_cases, N_SINK_CASES, 0},      {"kvopts", kvopt_cases, N_KVOPT_CASES, 0},
+    {"mixed", mixed_cases, N_MIXED_CASES, 0},    {"dimv", dimv_cases, N_DIMV_CASES, 0},
+    {"wgmma", wgmma_cases, N_WGMMA_CASES, 0},    {"mma_features", mma_feature_cases, N_MMA_FEATURE_CASES, 0},
+    {"wgmma_features", wgmma_feature_cases, N_WGMMA_FEATURE_CASES, 0},
+    {"mma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, 0},
+    {"mfma", mma_cases, N_MMA_CASES, FLASHCL_PATH_MFMA},
+    {"mfma_features", mma_feature_cases, N_MMA_FEATURE_CASES, FLASHCL_PATH_MFMA},
+    {"mfma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, FLASHCL_PATH_MFMA},
+    {"mfma_tiles", mfma_tile_cases, N_MFMA_TILE_CASES, 0},
 };
 
 /* Whether `name` is one of the comma-separated names in `list`. */
@@ -1438,19 +1469,28 @@ static int feature_skipped(int i)
     return 0;
 }
 
-static const case_params *feature_case(int i)
+/* Feature case i into *c: 1, or 0 past the last. */
+static int feature_case(int i, case_params *c)
 {
     for (size_t l = 0; l < sizeof feature_lists / sizeof *feature_lists; ++l) {
-        if (i < feature_lists[l].n)
-            return &feature_lists[l].cases[i];
+        if (i < feature_lists[l].n) {
+            *c = feature_lists[l].cases[i];
+            if (feature_lists[l].path) {
+                c->path = feature_lists[l].path;
+                c->mma_block_m = c->mma_block_n = c->mma_rows = c->mma_stages = 0;
+            }
+            return 1;
+        }
         i -= feature_lists[l].n;
     }
-    return NULL;
+    return 0;
 }
 
 START_TEST(test_features)
 {
-    run_case(feature_case(_i));
+    case_params c;
+    ck_assert(feature_case(_i, &c));
+    run_case(&c);
 }
 END_TEST
 
@@ -1492,6 +1532,7 @@ static Suite *make_suite(void)
     if (grid_only)
         features = NULL;
     int first = 0, last = GRID_CASES, left_out = 0, skipped = 0;
+    case_params c;
     if (only && *only) {
         first = atoi(only);
         last = first + 1;
@@ -1501,7 +1542,7 @@ static Suite *make_suite(void)
         for (size_t l = 0; l < sizeof feature_lists / sizeof *feature_lists; ++l) {
             if (name_listed(features, feature_lists[l].name))
                 for (int i = base; i < base + feature_lists[l].n; ++i)
-                    if (!loop_limited(feature_case(i)))
+                    if (feature_case(i, &c) && !loop_limited(&c))
                         add_case(tc, test_features, i);
             base += feature_lists[l].n;
         }
@@ -1509,7 +1550,7 @@ static Suite *make_suite(void)
         return s;
     }
     for (int i = first; i < last; ++i) {
-        case_params c = grid_case(i);
+        c = grid_case(i);
         if (loop_limited(&c))
             ++left_out;
         else
@@ -1524,10 +1565,10 @@ static Suite *make_suite(void)
         }
         for (int i = 0; i < 3; ++i)
             add_case(tc, test_empty_rows, i);
-        for (int i = 0; !grid_only && feature_case(i); ++i) {
+        for (int i = 0; !grid_only && feature_case(i, &c); ++i) {
             if (feature_skipped(i))
                 ++skipped;
-            else if (loop_limited(feature_case(i)))
+            else if (loop_limited(&c))
                 ++left_out;
             else
                 add_case(tc, test_features, i);
