@@ -13,11 +13,6 @@
 
 #include <string.h>
 
-static int max_level(const fake_device *f)
-{
-    return f->cc >= 90 ? 2 : f->cc >= 80 ? 1 : 0;
-}
-
 static flashcl_problem problem_of(int d, flashcl_dtype dt, int causal, int decode)
 {
     flashcl_problem p;
@@ -33,7 +28,7 @@ static flashcl_problem problem_of(int d, flashcl_dtype dt, int causal, int decod
     return p;
 }
 
-/* The order of preference: wgmma, then mma and the decode kernels, then the portable kernel last. */
+/* The order of preference: wgmma, then mma, mfma and the decode kernels, then the portable kernel last. */
 static int rank(flashcl_kernel k)
 {
     return k == FLASHCL_KERNEL_WGMMA ? 0 : k == FLASHCL_KERNEL_PORTABLE ? 2 : 1;
@@ -63,8 +58,8 @@ START_TEST(test_list_shape)
     static fcl_candidates l;
     int lists = 0, longer = 0;
     for (int f = 0; f < N_FAKES; f++)
-        for (int mu = 0; mu <= max_level(&fakes[f]); mu++)
-            for (int path = FLASHCL_PATH_AUTO; path <= FLASHCL_PATH_WGMMA; path++)
+        for (int mu = 0; mu <= fake_matrix_level(&fakes[f]); mu++)
+            for (int path = FLASHCL_PATH_AUTO; path <= FLASHCL_PATH_MFMA; path++)
                 for (size_t di = 0; di < sizeof dims / sizeof *dims; di++)
                     for (size_t ti = 0; ti < 2; ti++)
                         for (int kind = 0; kind < 3; kind++) {

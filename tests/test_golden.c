@@ -71,11 +71,6 @@ static void result_of(char *out, size_t n, flashcl_status st, const flashcl_conf
 
 /* The matrix-unit levels a fake's probe could find: none; mma.sync from compute capability 8.0; sm_90a
  * programs on 9.x. */
-static int max_level(const fake_device *f)
-{
-    return f->cc >= 90 ? 2 : f->cc >= 80 ? 1 : 0;
-}
-
 #define MAX_RESULTS 4096
 #define RESULT_LEN 160
 #define N_CASES ((int)(sizeof shapes / sizeof *shapes * sizeof dtypes / sizeof *dtypes) * N_KINDS)
@@ -165,10 +160,10 @@ int main(void)
     long wrong = 0, cases = 0;
     char r[RESULT_LEN];
     for (int f = 0; f < N_FAKES; f++) {
-        for (int mu = 0; mu <= max_level(&fakes[f]); mu++) {
+        for (int mu = 0; mu <= fake_matrix_level(&fakes[f]); mu++) {
             flashcl_device_profile prof = fake_profile(&fakes[f]);
             prof.matrix_units = mu;
-            for (int path = FLASHCL_PATH_AUTO; path <= FLASHCL_PATH_WGMMA; path++) {
+            for (int path = FLASHCL_PATH_AUTO; path <= FLASHCL_PATH_MFMA; path++) {
                 flashcl_policy pol = {.path = path};
                 for (int algo = FLASHCL_ALGO_FLASH; algo <= FLASHCL_ALGO_NAIVE; algo++) {
                     if (algo == FLASHCL_ALGO_NAIVE && path != FLASHCL_PATH_AUTO) {

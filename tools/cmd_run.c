@@ -24,8 +24,9 @@ static void usage(FILE *f)
             "  --device SEL     \"P:D\" indices or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
             "  --path P         flash kernel: auto (matrix units where the device and problem allow), portable,\n"
             "                   mma (the matrix-unit kernels: flash_mma, flash_decode_mma for decode steps;\n"
-            "                   emulated without matrix units), decode (flash_decode) or wgmma (flash_wgmma:\n"
-            "                   Hopper's warpgroup MMA through sm_90a programs, emulated elsewhere) ($FLASHCL_PATH)\n"
+            "                   emulated without matrix units), decode (flash_decode), wgmma (flash_wgmma:\n"
+            "                   Hopper's warpgroup MMA through sm_90a programs, emulated elsewhere) or mfma\n"
+            "                   (flash_mfma: AMD CDNA's matrix cores, emulated elsewhere) ($FLASHCL_PATH)\n"
             "  -b, --batch N    batch (default 1)\n"
             "  -H, --heads N    query heads (default 8)\n"
             "  --heads-kv N     key/value heads, divides --heads (default: --heads)\n"
@@ -169,7 +170,7 @@ static int parse_value(int c, const char *val, run_opts *o)
     case OPT_PATH: {
         flashcl_path path;
         if (flashcl_path_parse(val, &path) != FLASHCL_SUCCESS) {
-            fprintf(stderr, "flashcl run: --path %s: expected auto, portable, mma, decode or wgmma\n", val);
+            fprintf(stderr, "flashcl run: --path %s: expected auto, portable, mma, decode, wgmma or mfma\n", val);
             return 0;
         }
         o->path = (int)path;

@@ -30,7 +30,7 @@ static void usage(FILE *f)
             "  --build          compile each plan and print what its compiled kernel allows (a driver may\n"
             "                   report less local memory or a smaller work-group than the device promised;\n"
             "                   plans then shrink their tiles); without it nothing is compiled\n"
-            "  --path P         flash kernel: auto, portable, mma, decode or wgmma (see flashcl run --help)\n"
+            "  --path P         flash kernel: auto, portable, mma, decode, wgmma or mfma (see flashcl run --help)\n"
             "  --json           machine-readable output\n"
             "Each line ends with the kernel's path and why: the matrix units (flash_mma, flash_decode_mma),\n"
             "the decode kernel (flash_decode) or the portable kernel (flash_fwd), and what decided it.\n"
@@ -132,7 +132,7 @@ static int parse_value(int c, const char *val, tiles_opts *o, long seq[2])
     case OPT_PATH: {
         flashcl_path fp;
         if (flashcl_path_parse(val, &fp) != FLASHCL_SUCCESS) {
-            fprintf(stderr, "flashcl tiles: --path %s: expected auto, portable, mma, decode or wgmma\n", val);
+            fprintf(stderr, "flashcl tiles: --path %s: expected auto, portable, mma, decode, wgmma or mfma\n", val);
             return 0;
         }
         o->settings.path = (int)fp;

@@ -27,7 +27,7 @@ static void usage(FILE *f)
             "\n"
             "environment (the library's and the command's; an option, where there is one, takes precedence):\n"
             "  FLASHCL_DEVICE           the device: \"P:D\" or a name substring (else a GPU, then a CPU)\n"
-            "  FLASHCL_PATH             the flash kernel: auto (default), portable, mma, decode or wgmma\n"
+            "  FLASHCL_PATH             the flash kernel: auto (default), portable, mma, decode, wgmma or mfma\n"
             "  FLASHCL_VALIDATE         1: every enqueue checked against the naive kernel (default 0)\n"
             "  FLASHCL_CACHE            0: no disk cache of compiled programs (default 1)\n"
             "  FLASHCL_CACHE_DIR        the program cache (else $XDG_CACHE_HOME/flashcl, else ~/.cache/flashcl)\n"
