@@ -48,12 +48,13 @@
 #define CPR (HEAD_DIM / 8) /* 8-element pieces a row of K, and of V */
 #define CPR_V (HEAD_DIM_V / 8)
 
-/* The loops over fragments are unrolled where the instruction is the hardware's (the accumulators must
- * stay in registers) and not emulated (mma.cl's UNROLL: PoCL compiles the unrolled emulation slowly). */
+/* The loops over fragments (this file's and scores.cl's SCORE_MODS_ACC) are unrolled where the instruction
+ * is the hardware's: the accumulators must stay in registers (the modifiers' walk not unrolled kept them in
+ * 128 bytes of scratch a lane: tools/vendor_check.sh, gfx90a, 2026-12-04). Emulated they are not (mma.cl's
+ * UNROLL: PoCL compiles the unrolled emulation slowly). */
 #if FCL_AMD_MMA
-#define MFMA_UNROLL _Pragma("unroll")
-#else
-#define MFMA_UNROLL UNROLL
+#undef UNROLL
+#define UNROLL _Pragma("unroll")
 #endif
 
 /* Eight elements of a K or V row from global memory as 16 bytes (their 16-bit patterns) */
@@ -135,7 +136,7 @@ flash_mfma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     uint2 qf[KS];
     {
         __global const MMA_Q_T *const qrow = Q + q_row_offset(sv, h, q_row_clamp(qi, sq), q_sb, q_ss, q_sh) + 4 * hf;
-        MFMA_UNROLL
+        UNROLL
         for (int ks = 0; ks < KS; ++ks)
             qf[ks] = qi < sq ? q_frag(qrow + 8 * ks, q_sign) : (uint2)(0);
     }
@@ -144,7 +145,7 @@ flash_mfma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         vt_s[idx] = 0;
 
     float16 o[DB];
-    MFMA_UNROLL
+    UNROLL
     for (int e = 0; e < DB; ++e)
         o[e] = (float16)(0.0f);
     float m_run = -INFINITY, l_run = 0.0f; /* l_run: this lane's keys only (its partner has the rest) */
@@ -184,11 +185,11 @@ flash_mfma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 
         /* S^T = K Q^T, a 32-key part at a time: A = K[32 st + r][8 ks + 4 hf .. + 3] */
         float16 s[ST];
-        MFMA_UNROLL
+        UNROLL
         for (int st = 0; st < ST; ++st) {
             s[st] = (float16)(0.0f);
             __local const uint2 *const krow = (__local const uint2 *)(k_s + (32 * st + r) * LDK + 4 * hf);
-            MFMA_UNROLL
+            UNROLL
             for (int ks = 0; ks < KS; ++ks)
                 MFMA32(s[st], krow[2 * ks], qf[ks]);
         }
@@ -213,9 +214,9 @@ flash_mfma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         }
 #else
         if (edge) {
-            MFMA_UNROLL
+            UNROLL
             for (int st = 0; st < ST; ++st)
-                MFMA_UNROLL
+                UNROLL
                 for (int t = 0; t < 16; ++t) {
                     const int key = n0 + 32 * st + 8 * (t >> 2) + 4 * hf + (t & 3);
                     if (key < vis.lo || key >= vis.hi)
@@ -230,9 +231,9 @@ flash_mfma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
          * maximum over both halves of the query's keys; a row whose maximum is still -inf weighs its keys
          * exp2(-inf - 0) = 0; a NaN maximum makes every weight, and the row, NaN. */
         float mx = m_run;
-        MFMA_UNROLL
+        UNROLL
         for (int st = 0; st < ST; ++st)
-            MFMA_UNROLL
+            UNROLL
             for (int t = 0; t < 16; ++t)
                 mx = max_nan(mx, ACC(s[st], t));
         mx = max_nan(mx, MFMA_SWAP32(mx));
@@ -240,9 +241,9 @@ flash_mfma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         /* (with a window exactly 1 where the maximum did not move; a NaN maximum moves it) */
         const float alpha = HAS_WINDOW && mx == m_run ? 1.0f : SOFTMAX_EXP2(fma(m_run, exp_scale, -m_scaled));
         float psum = 0.0f;
-        MFMA_UNROLL
+        UNROLL
         for (int st = 0; st < ST; ++st)
-            MFMA_UNROLL
+            UNROLL
             for (int t = 0; t < 16; ++t) {
                 const float p = SOFTMAX_EXP2(fma(ACC(s[st], t), exp_scale, -m_scaled));
                 ACC(s[st], t) = p;
@@ -250,21 +251,21 @@ flash_mfma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
             }
         l_run = l_run * alpha + psum;
         m_run = mx;
-        MFMA_UNROLL
+        UNROLL
         for (int e = 0; e < DB; ++e)
             o[e] *= alpha;
 
         /* O^T += V^T P^T over keys 32 st + 8 kb .. + 7: B = P^T, this lane's four weights of them rounded
          * where they stand; A = V^T[32 e + r][32 st + 8 kb + 4 hf .. + 3] */
-        MFMA_UNROLL
+        UNROLL
         for (int st = 0; st < ST; ++st)
-            MFMA_UNROLL
+            UNROLL
             for (int kb = 0; kb < 4; ++kb) {
                 const uint2 pb = (uint2)(pack2(ACC(s[st], 4 * kb), ACC(s[st], 4 * kb + 1)),
                                          pack2(ACC(s[st], 4 * kb + 2), ACC(s[st], 4 * kb + 3)));
                 __local const uint2 *const vcol =
                     (__local const uint2 *)(vt_s + r * LDVT + 32 * st + 8 * kb + 4 * hf);
-                MFMA_UNROLL
+                UNROLL
                 for (int e = 0; e < DB; ++e)
                     MFMA32(o[e], vcol[e * 32 * LDVT / 4], pb);
             }
@@ -276,9 +277,9 @@ flash_mfma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     const softmax_end fin = softmax_finish(softmax_max_scaled(m_run, exp_scale), l, SINK_LOGIT2(SINKS, h));
     if (qi < sq) {
         const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
-        MFMA_UNROLL
+        UNROLL
         for (int e = 0; e < DB; ++e)
-            MFMA_UNROLL
+            UNROLL
             for (int t = 0; t < 16; ++t) {
                 const int col = 32 * e + 8 * (t >> 2) + 4 * hf + (t & 3);
                 if (DVP == HEAD_DIM_V || col < HEAD_DIM_V)

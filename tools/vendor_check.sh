@@ -96,17 +96,19 @@ while IFS="$(printf '\t')" read -r class name entry local opts; do
     for tt in $targets; do
         kind=${tt%%:*} target=${tt#*:}
         if [ "$kind" = amd ] || [ "$kind" = amd19 ]; then
+            # (the assembly is kept: flash_mfma's must hold the MFMA instructions)
+            s="$T/programs/$name.$target.s"
             if [ "$kind" = amd ]; then
                 [ $have_amd = 1 ] || continue
                 # shellcheck disable=SC2086
                 r=$("$CLANG" -x cl $opts -target amdgcn-amd-amdhsa -mcpu="$target" -O3 --rocm-device-lib-path="$LIBS" \
-                    -Rpass-analysis=kernel-resource-usage -c "$src" -o /dev/null 2>&1)
+                    -Rpass-analysis=kernel-resource-usage -S "$src" -o "$s" 2>&1)
             else
                 [ $have_amd19 = 1 ] || continue
                 # shellcheck disable=SC2086
                 r=$(clang19 -x cl $opts -Xclang -finclude-default-header -target amdgcn-mesa-mesa3d -mcpu="$target" -O3 \
                     -nogpulib -Xclang -mlink-builtin-bitcode -Xclang "$L19/usr/lib/clc/$target-amdgcn-mesa-mesa3d.bc" \
-                    -Rpass-analysis=kernel-resource-usage -c "$src" -o /dev/null 2>&1)
+                    -Rpass-analysis=kernel-resource-usage -S "$src" -o "$s" 2>&1)
             fi
             if [ $? -ne 0 ]; then
                 printf '%-9s %-8s %-52s %-14s %s\n' "$class" "$target" "$short" "$entry" "BUILD ERROR"
@@ -117,18 +119,27 @@ while IFS="$(printf '\t')" read -r class name entry local opts; do
                 /Function Name:/ { on = ($NF == k) }
                 on && /VGPRs:/ && !/Spill/ { v = $NF } on && /VGPRs Spill:/ { vs = $NF }
                 on && /SGPRs Spill:/ { ss = $NF } on && /ScratchSize/ { sc = $NF }
+                on && /AGPRs:/ { a = $NF }
                 on && /Occupancy/ { oc = $NF } on && /LDS Size/ { lds = $NF }
-                END { printf "%s %s %s %s %s %s", v, vs, ss, sc, oc, lds }')
+                END { printf "%s %s %s %s %s %s %s", v, vs, ss, sc, oc, lds, a + 0 }')
             set -- $line
             verdict=ok
+            agprs=${7:-0}
+            mfma=
+            if [ "$entry" = flash_mfma ]; then
+                # the matrix cores' instructions: none is a kernel that would run its products elsewhere
+                mfma=$(grep -c 'v_mfma' "$s")
+                [ "$mfma" = 0 ] && verdict="NO MFMA"
+                mfma=", $mfma v_mfma, $agprs AGPRs"
+            fi
             # VGPR spills go to scratch memory: a failure. SGPR spills go to lanes of a VGPR
             # (v_writelane/v_readlane, no memory): reported in the spills column, not failed.
             [ "${2:-0}" != 0 ] && verdict=SPILL
             [ "${4:-0}" != 0 ] && verdict=SCRATCH
             [ "$local" != 0 ] && [ "${6:-0}" != "$local" ] && verdict="LOCAL ${6:-?} != $local"
             [ "$verdict" != ok ] && bad=1
-            printf '%-9s %-8s %-52s %-14s VGPRs %s, spills %s+%s, scratch %s B/lane, %s waves/SIMD, LDS %s: %s\n' \
-                "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "${6:-?}" "$verdict"
+            printf '%-9s %-8s %-52s %-14s VGPRs %s, spills %s+%s, scratch %s B/lane, %s waves/SIMD, LDS %s%s: %s\n' \
+                "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "${6:-?}" "$mfma" "$verdict"
         else
             [ $have_intel = 1 ] || continue
             o="$T/intel/out/$target/$name"
@@ -159,7 +170,7 @@ while IFS="$(printf '\t')" read -r class name entry local opts; do
         fi
     done
 done < "$T/index.tsv" | tee "$T/report.txt"
-grep -qE ': (SPILL|SCRATCH|PRIVATE|BUILD ERROR|LOCAL .*)$|BUILD ERROR$' "$T/report.txt" && bad=1
+grep -qE ': (SPILL|SCRATCH|PRIVATE|NO MFMA|BUILD ERROR|LOCAL .*)$|BUILD ERROR$' "$T/report.txt" && bad=1
 # The summary, a Markdown table (docs/TESTING.md holds the last one): per target and
 # kernel, the range of registers and occupancy over the programs, and whether all are in registers.
 echo
@@ -169,7 +180,7 @@ awk '$1 ~ /^(amd|intel)-/ && NF > 4 {
     t = $2; k = $4; key = t "|" k
     if (!(key in n)) order[++m] = key
     n[key]++
-    if ($5 == "VGPRs") { r = $6 + 0; o = $(NF - 4) + 0; unit = "VGPRs"; ounit = "waves/SIMD" }
+    if ($5 == "VGPRs") { r = $6 + 0; for (j = 7; j <= NF; ++j) if ($j == "waves/SIMD,") o = $(j - 1) + 0; unit = "VGPRs"; ounit = "waves/SIMD" }
     else { r = $7 + 0; o = $6 + 0; unit = "GRFs"; ounit = "SIMD" }
     if (!(key in rmin) || r < rmin[key]) rmin[key] = r
     if (!(key in rmax) || r > rmax[key]) rmax[key] = r

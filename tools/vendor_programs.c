@@ -197,6 +197,11 @@ int main(int argc, char **argv)
         prof.compute_units = tc->compute_units;
         prof.compiler_available = 1;
         prof.opencl_major = 3;
+        /* AMD CDNA as its profile query leaves it: the MFMA probe passed (flash_mfma for 16-bit prefill) */
+        if (!strcmp(tc->name, "amd-cdna")) {
+            snprintf(prof.arch, sizeof prof.arch, "gfx90a");
+            prof.matrix_units = 1;
+        }
         for (int i = 0; i < n_cases; ++i) {
             const problem_case *pc = &cases[i];
             flashcl_policy pol;
