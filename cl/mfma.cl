@@ -16,6 +16,10 @@
 #ifndef FCL_AMD_MMA
 #define FCL_AMD_MMA 0
 #endif
+#ifdef FCL_AMD_MMA_FORCE_BUILTIN /* (tests: the built-in asked for where the device has none, a build that fails) */
+#undef FCL_AMD_MMA
+#define FCL_AMD_MMA 1
+#endif
 #ifndef MFMA_BF16
 #if defined(MMA_BF16) /* (flash_mfma: the operands' type, mma.cl's: K's) */
 #define MFMA_BF16 MMA_BF16

@@ -11,6 +11,7 @@
 #include "testutil.h"
 
 #include "../src/internal.h"
+#include "../src/probe.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -621,6 +622,80 @@ START_TEST(test_dpas)
 }
 END_TEST
 
+/* The MFMA probe (src/probe.c) as the profile query runs it on an AMD CDNA GPU, here emulated: built, run on
+ * two work-groups and right on every lane; built with the built-in where the device has no such
+ * instruction (every device here), it fails, and the profile query's probe says why. */
+START_TEST(test_probe)
+{
+    ck_assert_int_eq(fcl_probe_mfma_program(tu_context, tu_device, 0), 1);
+    ck_assert_int_eq(fcl_probe_mfma_program(tu_context, tu_device, 1), 0);
+    flashcl_device_profile pr;
+    ck_assert_int_eq(flashcl_device_profile_query(tu_device, &pr), FLASHCL_SUCCESS);
+    ck_assert_int_eq(pr.matrix_units, 0);
+    const char *why = NULL;
+    ck_assert_int_eq(fcl_probe_mfma(tu_context, tu_device, &pr, &why), 0);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_ptr_nonnull(strstr(why, "not an AMD CDNA GPU"));
+}
+END_TEST
+
+/* Which AMD GPUs the MFMA kernel is for: the CDNA names ROCm gives (with their feature suffixes) and wave64. */
+START_TEST(test_cdna_names)
+{
+    static const struct {
+        const char *arch;
+        flashcl_vendor vendor;
+        size_t wave;
+        int cdna;
+    } names[] = {
+        {"gfx90a:sramecc+:xnack-", FLASHCL_VENDOR_AMD, 64, 1}, {"gfx942:sramecc+:xnack-", FLASHCL_VENDOR_AMD, 64, 1},
+        {"gfx940", FLASHCL_VENDOR_AMD, 64, 1},                 {"gfx950", FLASHCL_VENDOR_AMD, 64, 1},
+        {"gfx908:sramecc+:xnack-", FLASHCL_VENDOR_AMD, 64, 0}, {"gfx1100", FLASHCL_VENDOR_AMD, 32, 0},
+        {"gfx90a", FLASHCL_VENDOR_AMD, 32, 0},                 {"gfx942", FLASHCL_VENDOR_NVIDIA, 64, 0},
+        {"", FLASHCL_VENDOR_AMD, 64, 0},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; ++i) {
+        flashcl_device_profile pr;
+        memset(&pr, 0, sizeof pr);
+        snprintf(pr.arch, sizeof pr.arch, "%s", names[i].arch);
+        pr.vendor = names[i].vendor;
+        pr.wg_multiple = names[i].wave;
+        ck_assert_msg(fcl_amd_cdna(&pr) == names[i].cdna, "%s, wave %zu", names[i].arch, names[i].wave);
+    }
+}
+END_TEST
+
+/* A flash_mfma that does not build (the built-in asked for where the device has none) gives way to the
+ * portable kernel, and the plan says why: what a failed build on an AMD GPU does. */
+START_TEST(test_fallback)
+{
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.disk_cache = 0;
+    s.validate = 0;
+    s.path = FLASHCL_PATH_MFMA;
+    s.extra_build_options = "-DFCL_AMD_MMA_FORCE_BUILTIN=1";
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = p.heads_kv = 2;
+    p.seq_q = p.seq_kv = 100;
+    p.head_dim = 64;
+    p.dtype = FLASHCL_DTYPE_F16;
+    flashcl_config chosen, got;
+    ck_assert_int_eq(flashcl_context_choose_config(ctx, &p, FLASHCL_ALGO_FLASH, &chosen), FLASHCL_SUCCESS);
+    ck_assert_int_eq(chosen.kernel, FLASHCL_KERNEL_MFMA);
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    flashcl_plan_config(plan, &got);
+    ck_assert_int_eq(got.kernel, FLASHCL_KERNEL_PORTABLE);
+    ck_assert_msg(strstr(got.path_reason, "did not build"), "%s", got.path_reason);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("mfma");
@@ -631,6 +706,9 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_attention, 0, 2);
     tcase_add_loop_test(tc, test_wmma, 0, 4);
     tcase_add_loop_test(tc, test_dpas, 0, 4);
+    tcase_add_test(tc, test_probe);
+    tcase_add_test(tc, test_cdna_names);
+    tcase_add_test(tc, test_fallback);
     suite_add_tcase(s, tc);
     return s;
 }
