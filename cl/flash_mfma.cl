@@ -57,6 +57,19 @@
 #define UNROLL _Pragma("unroll")
 #endif
 
+/* Two floats as one register of two 16-bit operands (lo in the low half), rounded to nearest even: on the
+ * hardware fp16 through its conversion instruction (mma.cl's pack2 goes through vstore_half_rte, which
+ * AMD's device libraries implement in integer arithmetic with branches: about 30 instructions a value in
+ * the gfx942 build of 2026-12-04), bf16 by common.cl's integer rounding (CDNA3 has no bf16 conversion). */
+#if FCL_AMD_MMA && !MMA_BF16
+inline uint mfma_pack2(const float lo, const float hi)
+{
+    return (uint)as_ushort(convert_half_rte(lo)) | (uint)as_ushort(convert_half_rte(hi)) << 16;
+}
+#else
+#define mfma_pack2(lo, hi) pack2((lo), (hi))
+#endif
+
 /* Eight elements of a K or V row from global memory as 16 bytes (their 16-bit patterns) */
 #if ROWS_ALIGNED
 #define LOAD8(src) (*(__global const uint4 *)(src))
@@ -73,7 +86,9 @@ inline uint2 q_frag(__global const MMA_Q_T *p, const uint sign)
 {
 #if Q_CONVERT
     const float4 f = LOAD4(p, 0);
-    return (uint2)(pack2(f.x, f.y), pack2(f.z, f.w)) ^ sign;
+    return (uint2)(mfma_pack2(f.x, f.y), mfma_pack2(f.z, f.w)) ^ sign;
+#elif ROWS_ALIGNED
+    return *(__global const uint2 *)p ^ sign; /* (rows at multiples of 8 elements: one 8-byte load) */
 #else
     return as_uint2(vload4(0, p)) ^ sign;
 #endif
@@ -219,8 +234,8 @@ flash_mfma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
                 UNROLL
                 for (int t = 0; t < 16; ++t) {
                     const int key = n0 + 32 * st + 8 * (t >> 2) + 4 * hf + (t & 3);
-                    if (key < vis.lo || key >= vis.hi)
-                        ACC(s[st], t) = -INFINITY;
+                    /* (a select: a store under a branch compiled to one exec-masked block a score) */
+                    ACC(s[st], t) = key < vis.lo || key >= vis.hi ? -INFINITY : ACC(s[st], t);
                 }
         }
 #endif
@@ -261,8 +276,8 @@ flash_mfma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         for (int st = 0; st < ST; ++st)
             UNROLL
             for (int kb = 0; kb < 4; ++kb) {
-                const uint2 pb = (uint2)(pack2(ACC(s[st], 4 * kb), ACC(s[st], 4 * kb + 1)),
-                                         pack2(ACC(s[st], 4 * kb + 2), ACC(s[st], 4 * kb + 3)));
+                const uint2 pb = (uint2)(mfma_pack2(ACC(s[st], 4 * kb), ACC(s[st], 4 * kb + 1)),
+                                         mfma_pack2(ACC(s[st], 4 * kb + 2), ACC(s[st], 4 * kb + 3)));
                 __local const uint2 *const vcol =
                     (__local const uint2 *)(vt_s + r * LDVT + 32 * st + 8 * kb + 4 * hf);
                 UNROLL

@@ -130,7 +130,9 @@ int cmd_devices(int argc, char **argv)
                     printf(", compute capability %d.%d", pr.nv_cc_major, pr.nv_cc_minor);
                 if (pr.has_intel_subgroup_matrix)
                     printf(", Intel subgroup matrix");
-                if (pr.matrix_units)
+                if (pr.matrix_units && pr.vendor == FLASHCL_VENDOR_AMD)
+                    printf(", matrix cores (MFMA through clang's built-in: flash_mfma built and the MFMA probe ran right)");
+                else if (pr.matrix_units)
                     printf(", matrix units (mma.sync through inline PTX: the test compile passed%s)",
                            pr.matrix_units >= 2 ? "; sm_90a programs finished from the compiler's PTX: the probe ran right"
                            : pr.nv_cc_major == 9 ? "; sm_90a programs not proven (FLASHCL_BUILD_LOG=1 says why)" : "");

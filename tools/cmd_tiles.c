@@ -32,7 +32,8 @@ static void usage(FILE *f)
             "                   plans then shrink their tiles); without it nothing is compiled\n"
             "  --path P         flash kernel: auto, portable, mma, decode, wgmma or mfma (see flashcl run --help)\n"
             "  --json           machine-readable output\n"
-            "Each line ends with the kernel's path and why: the matrix units (flash_mma, flash_decode_mma),\n"
+            "Each line ends with the kernel's path and why: the matrix units (flash_wgmma, flash_mma,\n"
+            "flash_decode_mma on NVIDIA; flash_mfma on AMD CDNA),\n"
             "the decode kernel (flash_decode) or the portable kernel (flash_fwd), and what decided it.\n"
             "exit status: 0 ok, 1 a flashcl error, 2 bad usage\n");
 }
