@@ -278,6 +278,26 @@ def sdpa_prefill(paths):
     return sdpa, torch
 
 
+def amd_section(directory):
+    """flash_mfma's predictions (bench/amd/predictions.json, bench/amd/model.py): no AMD GPU has run it."""
+    path = os.path.join(directory, 'amd', 'predictions.json')
+    if not os.path.exists(path):
+        return None
+    m = json.load(open(path))
+    out = ['| GPU (target) | v_mfma a tile | VALU a tile (AGPR moves, v_exp) | clocks a SIMD, 2 waves: matrix core / VALU | '
+           'limit | predicted TFLOP/s | peak |', '|---|---|---|---|---|---|---|']
+    for r in m['rows']:
+        lo, hi = r['predicted_tflops']
+        out.append(f"| {r['gpu']} ({r['target']}, {r['isa']}) | {r['mfma']} | {r['valu']} ({r['agpr_moves']}, {r['exp']}) | "
+                   f"{r['matrix_clocks']} / {r['valu_clocks']} | {r['limit']} | **{lo}–{hi}** (predicted) | {r['peak_tflops']:g} |")
+    out.append('')
+    out.append(f"{m['problem']}; {m['clang']}, ROCm's device libraries; {m['date']}. The anchor to beat: {m['anchor']}.")
+    out.append('The lower end: no VALU work hidden under the other wave\'s MFMAs; the upper end: all of it. How the clocks')
+    out.append('are counted and what would move them: `docs/design/mfma.md`. Commands: `tools/vendor_check.sh build`;')
+    out.append('`python3 bench/amd/model.py > bench/amd/predictions.json`. The first thing to measure when an AMD GPU is lent.')
+    return '\n'.join(out)
+
+
 def prefill_section(directory):
     """flash_mma (fp16, bf16) and the portable kernel (fp32) against PyTorch SDPA on prefill shapes, each
     pair from one device call (bench/prefill/: flashcl bench JSON, h200_sdpa*.jsonl from
@@ -570,6 +590,12 @@ def main():
     if dm:
         print('## Decode on the matrix units (flash_decode_mma), H200, against PyTorch\n')
         print(dm + '\n')
+    amd = amd_section(directory)
+    if amd:
+        print('## Predictions for AMD CDNA (flash_mfma): not measured\n')
+        print('No AMD GPU has run flashcl. These are the performance model\'s figures, from the instructions AMD\'s')
+        print('compiler emits for the key loop and AMD\'s peak figures, written before any hardware run.\n')
+        print(amd + '\n')
     dk = decode_kernel_section(directory)
     if dk:
         print('## Decode on the CUDA cores (flash_decode) against the portable kernel\'s decode path, H200\n')

@@ -8,7 +8,9 @@
 # Intel SIMD width and GRFs), spills, scratch and private memory, local memory against flashcl's formula.
 #
 #   AMD:   clang's amdgcn backend with ROCm's device libraries (Debian: clang-15, rocm-device-libs):
-#          amd-cdna -> gfx90a, amd-rdna -> gfx1030 (-Rpass-analysis=kernel-resource-usage); and for the
+#          amd-cdna -> gfx90a and gfx940 (MI300's ISA: gfx942's MFMA instructions, with ROCm's own device
+#          libraries, as ROCm's OpenCL compiles for MI300), amd-rdna -> gfx1030
+#          (-Rpass-analysis=kernel-resource-usage); and for the
 #          targets LLVM 15 lacks, Debian's clang 19 with libclc's per-target bitcode (Mesa's OpenCL
 #          route, triple amdgcn-mesa-mesa3d), fetched with `apt-get download` and unpacked into
 #          $VENDOR_TMP/llvm19, never installed (installing libclc-19 on Debian 12 removes
@@ -87,7 +89,7 @@ while IFS="$(printf '\t')" read -r class name entry local opts; do
     src="$T/programs/$name.cl"
     short=${name#"$class"__}
     case $class in
-    amd-cdna) targets="amd:gfx90a amd19:gfx942" ;;
+    amd-cdna) targets="amd:gfx90a amd:gfx940 amd19:gfx942" ;;
     amd-rdna) targets="amd:gfx1030 amd19:gfx1100 amd19:gfx1200" ;;
     intel-xe) targets="intel:tgllp intel:acm-g10" ;;
     intel-pvc) targets="intel:pvc" ;;
