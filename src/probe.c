@@ -47,41 +47,27 @@ static int kernel_builds(cl_context context, cl_device_id device, fcl_kernel_id 
     return ok;
 }
 
+/* The problem the build probes compile a kernel for: one head of 32 queries and keys, head_dim 32, fp16. */
+static void probe_problem(flashcl_problem *p)
+{
+    flashcl_problem_default(p);
+    p->batch = p->heads_q = p->heads_kv = 1;
+    p->seq_q = p->seq_kv = 32;
+    p->head_dim = 32;
+    p->dtype = FLASHCL_DTYPE_F16;
+}
+
 int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashcl_device_profile *pr)
 {
     if (pr->vendor != FLASHCL_VENDOR_NVIDIA || pr->nv_cc_major < 8)
         return 0;
-    const fcl_kernel_def *def = fcl_kernel_def_of(FCL_K_FLASH_MMA);
-    const char *texts[FCL_MAX_PARTS];
-    uint64_t hash;
-    const size_t n_parts = fcl_source_texts(def->sources, texts, &hash);
-    cl_int err;
-    cl_program prog = n_parts ? clCreateProgramWithSource(context, (cl_uint)n_parts, texts, NULL, &err) : NULL;
-    if (!prog)
-        return 0;
     /* its options from its module, as a plan's are: one warp of 16 rows, 16-key tiles, one stage */
     flashcl_problem p;
-    flashcl_problem_default(&p);
-    p.batch = p.heads_q = p.heads_kv = 1;
-    p.seq_q = p.seq_kv = 32;
-    p.head_dim = 32;
-    p.dtype = FLASHCL_DTYPE_F16;
+    probe_problem(&p);
     const flashcl_config c = {.algorithm = FLASHCL_ALGO_FLASH, .kernel = FLASHCL_KERNEL_MMA, .block_m = 16, .block_n = 16,
                               .threads_per_row = 4, .rows_per_item = 2, .d_chunk = 32, .v_chunk = 16,
                               .work_group_size = 32, .kv_splits = 1, .gqa_pack = 1, .kv_stages = 1, .m_tiles = 1};
-    char options[512];
-    fcl_kernel_options(FCL_K_FLASH_MMA, &p, &c, options, sizeof options);
-    int ok = 0;
-    err = clBuildProgram(prog, 1, &device, options, NULL, NULL);
-    if (err == CL_SUCCESS) {
-        cl_kernel k = clCreateKernel(prog, def->entry, &err);
-        if (k) {
-            ok = 1;
-            clReleaseKernel(k);
-        }
-    }
-    clReleaseProgram(prog);
-    return ok;
+    return kernel_builds(context, device, FCL_K_FLASH_MMA, &p, &c);
 }
 
 /* Runs a probe kernel whose only argument is an int buffer of n elements: the buffer filled with `host`,
@@ -293,11 +279,7 @@ int fcl_probe_mfma(cl_context context, cl_device_id device, const flashcl_device
     /* flash_mfma in its smallest configuration (one wave, 32-key tiles, head_dim 32, fp16), with the options
      * its module gives a plan */
     flashcl_problem p;
-    flashcl_problem_default(&p);
-    p.batch = p.heads_q = p.heads_kv = 1;
-    p.seq_q = p.seq_kv = 32;
-    p.head_dim = 32;
-    p.dtype = FLASHCL_DTYPE_F16;
+    probe_problem(&p);
     const flashcl_config c = {.algorithm = FLASHCL_ALGO_FLASH, .kernel = FLASHCL_KERNEL_MFMA, .block_m = 32,
                               .block_n = 32, .threads_per_row = 2, .rows_per_item = 1, .d_chunk = 32, .v_chunk = 32,
                               .work_group_size = 64, .kv_splits = 1, .gqa_pack = 1, .kv_stages = 1};

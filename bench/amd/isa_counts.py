@@ -56,18 +56,13 @@ def classify(ins):
     return "other"
 
 
-def main():
-    path = sys.argv[1]
-    bs = blocks(open(path).read().splitlines())
-    # the outermost loop holding v_mfma: its header is a depth-1 header
-    key = None
-    for label, depth, header, ins in bs:
-        if depth == 1 and any(i.startswith("v_mfma") for i in ins):
-            key = header
-            break
+def loop_counts(lines):
+    """The key loop's header and its instructions by class: {"depth1": {...}, "nested": {...}}."""
+    bs = blocks(lines)
+    key = next((h for _, d, h, ins in bs if d == 1 and any(i.startswith("v_mfma") for i in ins)), None)
     counts = {"depth1": {}, "nested": {}}
     in_loop = False
-    for label, depth, header, ins in bs:
+    for _, depth, header, ins in bs:
         if depth == 1:
             in_loop = header == key
         if depth == 0:
@@ -78,6 +73,12 @@ def main():
         for i in ins:
             c = classify(i)
             counts[where][c] = counts[where].get(c, 0) + 1
+    return key, counts
+
+
+def main():
+    path = sys.argv[1]
+    key, counts = loop_counts(open(path).read().splitlines())
     if "--json" in sys.argv:
         print(json.dumps({"file": path, "loop": key, "counts": counts}, indent=1))
     else:

@@ -56,20 +56,7 @@ def loop_counts(tmp, target):
     occ = int(re.search(r"Occupancy \[waves/SIMD\]: (\d+)", r.stderr).group(1))
     vgprs = int(re.search(r"VGPRs: (\d+)", r.stderr).group(1))
     agprs = int(re.search(r"AGPRs: (\d+)", r.stderr).group(1))
-    bs = isa_counts.blocks(open(asm).read().splitlines())
-    key = next(h for _, d, h, ins in bs if d == 1 and any(i.startswith("v_mfma") for i in ins))
-    counts = {"depth1": {}, "nested": {}}
-    in_loop = False
-    for _, depth, header, ins in bs:
-        if depth == 1:
-            in_loop = header == key
-        if depth == 0:
-            in_loop = False
-        if in_loop:
-            where = "depth1" if depth == 1 else "nested"
-            for i in ins:
-                c = isa_counts.classify(i)
-                counts[where][c] = counts[where].get(c, 0) + 1
+    _, counts = isa_counts.loop_counts(open(asm).read().splitlines())
     return counts, occ, vgprs, agprs, opts
 
 
