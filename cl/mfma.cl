@@ -99,3 +99,31 @@ inline void mfma32_emu(float *d, const uint2 a, const uint2 b, __local float *xw
         (d) = d_;                                                                                              \
     } while (0)
 #endif
+
+/* What cl/flash_amd.cl reads of the instruction (flash_mfma): the wave, the product's shape, a lane's
+ * accumulators, and where a lane's operand elements are. An operand is AMX_PIECES pieces of four 16-bit
+ * elements (uint2 each); piece i of a row-order operand (K's and Q's rows: k positions in order) starts at
+ * element AMX_LANE_OFF(hf) + AMX_STEP i of the row's k step, and of V^T's operand (its k positions in the
+ * order P's keys stand in the accumulators) at AMX_VLANE_OFF(hf) + AMX_VSTEP i; hf is the lane's half of
+ * the wave. */
+#define AMX_ENTRY flash_mfma
+#define AMX_WAVE 64
+#define AMX_M 32   /* D's rows: the keys of an S^T part, V's columns of an O^T block */
+#define AMX_Q 32   /* D's columns: the queries of a wave */
+#define AMX_KD 8   /* the head-dim elements of one S^T product */
+#define AMX_KV 8   /* the keys of one O^T product */
+#define AMX_NS 16  /* a lane's accumulators */
+#define AMX_ACC float16
+#define AMX_PIECES 1
+#define AMX_LANE_OFF(hf) (4 * (hf))
+#define AMX_VLANE_OFF(hf) (4 * (hf))
+#define AMX_STEP 0
+#define AMX_VSTEP 0
+#define AMX_ROW(t, hf) (8 * ((t) >> 2) + 4 * (hf) + ((t)&3)) /* the D row of accumulator t */
+#define AMX_XW MFMA_XW
+#define AMX_MMA(d, a, b) MFMA32(d, a, b)
+#define AMX_SWAP(x) MFMA_SWAP32(x)
+/* P^T's B operand for the product over the part's keys AMX_KV kb .. + 7: the lane's accumulators 4 kb ..
+ * 4 kb + 3 (keys 8 kb + 4 hf + 0..3), rounded where they stand (PACK2: two floats to two 16-bit values) */
+#define AMX_PFRAG(dst, acc, kb, PACK2)                                                                         \
+    ((dst) = (uint2)(PACK2((acc)[4 * (kb)], (acc)[4 * (kb) + 1]), PACK2((acc)[4 * (kb) + 2], (acc)[4 * (kb) + 3])))

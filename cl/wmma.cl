@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wmma.cl: AMD RDNA's 16x16x16 matrix instructions (wave32: gfx11 and gfx12) for the planned flash_wmma
- * kernel (docs/design/mfma.md, issue 33). WMMA16(d, a, b): D (16 x 16, fp32, float8) += A (16 x 16) *
+ * wmma.cl: AMD RDNA's 16x16x16 matrix instructions (wave32: gfx11 and gfx12) for the flash_wmma kernel
+ * (cl/flash_amd.cl, docs/design/mfma.md). WMMA16(d, a, b): D (16 x 16, fp32, float8) += A (16 x 16) *
  * B (16 x 16), through clang's amdgcn built-ins where FCL_AMD_MMA is 1, emulated through local memory where
  * it is 0, in the layout of the target WMMA_GFX (11 or 12). 16-bit elements (fp16, or bf16 with WMMA_BF16),
  * two a uint, the lower index in the low half; lane l = 0..31, element t:
@@ -18,11 +18,24 @@
 #ifndef FCL_AMD_MMA
 #define FCL_AMD_MMA 0
 #endif
+#ifdef FCL_AMD_MMA_FORCE_BUILTIN /* (tests: the built-in asked for where the device has none, a build that fails) */
+#undef FCL_AMD_MMA
+#define FCL_AMD_MMA 1
+#endif
+/* The layout: the compiler's target where it names one (AMD's clang defines __gfxNNNN__), else 12 unless
+ * the build says (-DWMMA_GFX=11: the emulation of RDNA3's layout) */
 #ifndef WMMA_GFX
+#if defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || defined(__gfx1103__) || \
+    defined(__gfx1150__) || defined(__gfx1151__) || defined(__gfx1152__)
+#define WMMA_GFX 11
+#else
 #define WMMA_GFX 12
 #endif
+#endif
 #ifndef WMMA_BF16
-#ifdef FLASHCL_DTYPE_BF16
+#if defined(MMA_BF16) /* (flash_wmma: the operands' type, mma.cl's: K's) */
+#define WMMA_BF16 MMA_BF16
+#elif defined(FLASHCL_DTYPE_BF16)
 #define WMMA_BF16 1
 #else
 #define WMMA_BF16 0
@@ -128,4 +141,50 @@ inline void wmma16_emu(float *d, const uint *a, const uint *b, __local float *xw
         wmma16_emu((float *)&d_, (const uint *)&a_, (const uint *)&b_, xw, lane);                              \
         (d) = d_;                                                                                              \
     } while (0)
+#endif
+
+/* What cl/flash_amd.cl reads of the instruction (flash_wmma), as cl/mfma.cl says: gfx12's operands are two
+ * pieces (k positions 4 hf .. + 3 and 8 + 4 hf .. + 3; V^T's in P's key order: keys 8 hf .. + 7), gfx11's
+ * four (all 16 k positions in every lane). */
+#define AMX_ENTRY flash_wmma
+#define AMX_WAVE 32
+#define AMX_M 16
+#define AMX_Q 16
+#define AMX_KD 16
+#define AMX_KV 16
+#define AMX_NS 8
+#define AMX_ACC float8
+#define AMX_XW WMMA_XW
+#define AMX_MMA(d, a, b) WMMA16(d, a, b)
+#define AMX_SWAP(x) WMMA_SWAP16(x)
+#if WMMA_GFX == 11
+#define AMX_PIECES 4
+#define AMX_LANE_OFF(hf) 0
+#define AMX_VLANE_OFF(hf) 0
+#define AMX_STEP 4
+#define AMX_VSTEP 4
+#define AMX_ROW(t, hf) (2 * (t) + (hf))
+/* P^T's B: all sixteen keys of the column, the other parity's from the partner lane (an exchange each,
+ * made by every lane: uniform); keys 2t and 2t + 1 are element pair t */
+#define AMX_PFRAG(dst, acc, kb, PACK2)                                                                         \
+    do {                                                                                                       \
+        uint p_[8];                                                                                            \
+        UNROLL                                                                                                 \
+        for (int t_ = 0; t_ < 8; ++t_) {                                                                       \
+            const float mine_ = (acc)[t_], other_ = AMX_SWAP(mine_);                                            \
+            p_[t_] = hf ? PACK2(other_, mine_) : PACK2(mine_, other_);                                         \
+        }                                                                                                      \
+        (dst) = (uint8)(p_[0], p_[1], p_[2], p_[3], p_[4], p_[5], p_[6], p_[7]);                               \
+    } while (0)
+#else
+#define AMX_PIECES 2
+#define AMX_LANE_OFF(hf) (4 * (hf))
+#define AMX_VLANE_OFF(hf) (8 * (hf))
+#define AMX_STEP 8
+#define AMX_VSTEP 4
+#define AMX_ROW(t, hf) (8 * (hf) + (t))
+/* P^T's B: the lane's eight accumulators where they stand (position WMMA12_K(l, t) holds key 8 hf + t) */
+#define AMX_PFRAG(dst, acc, kb, PACK2)                                                                         \
+    ((dst) = (uint4)(PACK2((acc)[0], (acc)[1]), PACK2((acc)[2], (acc)[3]), PACK2((acc)[4], (acc)[5]),          \
+                     PACK2((acc)[6], (acc)[7])))
 #endif

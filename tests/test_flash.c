@@ -1403,7 +1403,7 @@ static const case_params dimv_cases[] = {
 #define N_DIMV_CASES ((int)(sizeof dimv_cases / sizeof *dimv_cases))
 
 /* flash_mfma's own tiles, set by an override (forced; emulated without AMD's matrix cores): one wave with
- * 32-key tiles, two waves with 128-key tiles over a partial last one, eight waves (512 work-items). The
+ * 32-key tiles, two waves with 128-key tiles over a partial last one, three waves (192 work-items). The
  * shapes and features otherwise are flash_mma's lists, run again on flash_mfma ("mfma", "mfma_features",
  * "mfma_mixed" below: the same cases with the path MFMA and no flash_mma tiles). */
 static const case_params mfma_tile_cases[] = {
@@ -1413,7 +1413,7 @@ static const case_params mfma_tile_cases[] = {
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 32, .gqa = 1, .seq_q = 140, .seq_kv = 270, .batch = 1, .heads_kv = 2,
      .causal = 1, .custom_layout = 2, .path = FLASHCL_PATH_MFMA, .mma_block_m = 64, .mma_block_n = 128, .mfma_tiles = 1},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 48, .gqa = 1, .seq_q = 300, .seq_kv = 100, .batch = 1, .heads_kv = 1,
-     .scale = -0.4f, .path = FLASHCL_PATH_MFMA, .mma_block_m = 256, .mma_block_n = 32, .mfma_tiles = 1},
+     .scale = -0.4f, .path = FLASHCL_PATH_MFMA, .mma_block_m = 96, .mma_block_n = 32, .mfma_tiles = 1},
 };
 #define N_MFMA_TILE_CASES ((int)(sizeof mfma_tile_cases / sizeof *mfma_tile_cases))
 
