@@ -331,15 +331,17 @@ typedef enum flashcl_vendor {
  * device proved sm_90a programs (faster than flash_mma at head dims 64, 128 and 256 on the H200: 1.2x to
  * 2.3x, BENCHMARKS.md). MFMA: AMD CDNA's kernel (cl/flash_mfma.cl: MFMA 32x32x8 through clang's amdgcn
  * built-in) for the prefill problems flash_mma takes, where the device proved AMD's matrix cores
- * (matrix_units on an AMD device), emulated elsewhere (for testing); else as auto, with the reason. Auto
- * takes it on such a device. */
+ * (matrix_units on an AMD device with wavefronts of 64), emulated elsewhere (for testing); else as auto, with
+ * the reason. Auto takes it on such a device. WMMA: the same for RDNA3/4's kernel (cl/flash_amd.cl's
+ * flash_wmma: WMMA 16x16x16; matrix_units on an AMD device with wavefronts of 32). */
 typedef enum flashcl_path {
     FLASHCL_PATH_AUTO = 0,
     FLASHCL_PATH_PORTABLE = 1,
     FLASHCL_PATH_MMA = 2,
     FLASHCL_PATH_DECODE = 3,
     FLASHCL_PATH_WGMMA = 4,
-    FLASHCL_PATH_MFMA = 5
+    FLASHCL_PATH_MFMA = 5,
+    FLASHCL_PATH_WMMA = 6
 } flashcl_path;
 
 typedef struct flashcl_device_profile {
@@ -368,9 +370,10 @@ typedef struct flashcl_device_profile {
      * is queried; 2 where, beyond that, programs finished for sm_90a (Hopper's wgmma and setmaxnreg,
      * written in marked PTX comments; compute capability 9.x) build, run and give the right answer, proven
      * by a tiny finished program at the same time (kept in the disk cache). On an AMD device, 1 where it
-     * is CDNA (gfx90a, gfx94x, gfx950 in CL_DEVICE_NAME; wavefronts of 64) and cl/flash_mfma.cl builds
-     * with clang's MFMA built-in and a tiny MFMA program runs right (AMD's matrix cores: flash_mfma, never
-     * the NVIDIA kernels). 0 otherwise. */
+     * is CDNA (gfx90a, gfx94x, gfx950 in CL_DEVICE_NAME; wavefronts of 64) or RDNA3/4 (gfx11, gfx12;
+     * wavefronts of 32), its kernel of cl/flash_amd.cl (flash_mfma, flash_wmma) builds with clang's
+     * built-in and a tiny program of the instruction runs right (AMD's matrix cores, never the NVIDIA
+     * kernels). 0 otherwise. */
     int matrix_units;
     /* The local memory a work-group's static __local arrays may take (every flashcl kernel's tiles are
      * static arrays): on NVIDIA GPUs of compute capability 7.0 and up found by compile probes, which
@@ -419,7 +422,7 @@ typedef enum flashcl_algorithm {
 
 /** "flash", "naive", "standard" or "?". */
 FLASHCL_API const char *flashcl_algorithm_name(flashcl_algorithm algorithm);
-/** "auto", "portable", "mma", "decode", "wgmma" or "mfma"; parse returns FLASHCL_INVALID_ARGUMENT for any other name. */
+/** "auto", "portable", "mma", "decode", "wgmma", "mfma" or "wmma"; parse returns FLASHCL_INVALID_ARGUMENT for any other name. */
 FLASHCL_API const char *flashcl_path_name(flashcl_path path);
 FLASHCL_API flashcl_status flashcl_path_parse(const char *name, flashcl_path *path);
 /** Nonzero when this build of the library has the algorithm (standard needs CLBlast). */
@@ -435,10 +438,11 @@ typedef enum flashcl_kernel {
     FLASHCL_KERNEL_DECODE_MMA = 4, /* cl/flash_decode_mma.cl: decode steps on the matrix units */
     FLASHCL_KERNEL_NAIVE = 5,      /* cl/naive.cl (FLASHCL_ALGO_NAIVE) */
     FLASHCL_KERNEL_STANDARD = 6,   /* CLBlast's GEMMs around cl/standard.cl (FLASHCL_ALGO_STANDARD) */
-    FLASHCL_KERNEL_MFMA = 7        /* cl/flash_mfma.cl: AMD CDNA's matrix cores (MFMA), prefill */
+    FLASHCL_KERNEL_MFMA = 7,       /* cl/flash_amd.cl: AMD CDNA's matrix cores (MFMA), prefill */
+    FLASHCL_KERNEL_WMMA = 8        /* cl/flash_amd.cl: AMD RDNA3/4's matrix cores (WMMA), prefill */
 } flashcl_kernel;
 
-/** "portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "mfma" or "?". */
+/** "portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "mfma", "wmma" or "?". */
 FLASHCL_API const char *flashcl_kernel_name(flashcl_kernel kernel);
 
 typedef struct flashcl_config {
@@ -490,7 +494,7 @@ typedef struct flashcl_config {
  */
 typedef struct flashcl_tuning_db flashcl_tuning_db;
 typedef struct flashcl_policy {
-    int path;                 /* -1: $FLASHCL_PATH ("auto", "portable", "mma", "decode", "wgmma" or "mfma"; unset: auto); else a
+    int path;                 /* -1: $FLASHCL_PATH ("auto", "portable", "mma", "decode", "wgmma", "mfma" or "wmma"; unset: auto); else a
                                  flashcl_path */
     uint64_t local_mem_limit; /* a cap on the local memory tiles may use; 0: $FLASHCL_LOCAL_MEM_LIMIT or none.
                                  Tiles use at most min(the device's local memory, 64 KiB, this cap) */
@@ -594,7 +598,7 @@ typedef struct flashcl_settings {
                                         -cl-nv-verbose, NVIDIA's register and spill counts) */
     int tuning_db;             /* -1 or 1: shipped table and user file; 0: heuristic only */
     const char *tuning_db_path; /* NULL: $FLASHCL_TUNING_DB or the default location */
-    int path;                  /* -1: $FLASHCL_PATH ("auto", "portable", "mma", "decode", "wgmma" or "mfma"; unset: auto); else a
+    int path;                  /* -1: $FLASHCL_PATH ("auto", "portable", "mma", "decode", "wgmma", "mfma" or "wmma"; unset: auto); else a
                                   flashcl_path */
 } flashcl_settings;
 

@@ -100,9 +100,11 @@ static flashcl_status build_kernel(flashcl_plan *pl, const fcl_candidates *list)
         got.private_mem = kpriv;
         /* flash_mfma on rusticl (Mesa 22.3, llvmpipe): it reports 32 work-items for every kernel, one with
          * no local or private memory too, and runs a kernel of a required size of 256 with the right result
-         * (a probe, 2026-12-04: docs/design/mfma.md); flash_mfma's waves are 64 work-items, never fewer. */
+         * (a probe, 2026-12-04: docs/design/mfma.md); flash_mfma's waves are 64 work-items and flash_wmma's
+         * 32, never fewer, and their work-groups their own choice. */
         const int takes_compiled = (id == FCL_K_FLASH_WGMMA && fcl_wgmma_producer(&pl->config)) ||
-                                   (id == FCL_K_FLASH_MFMA && ctx->profile.vendor == FLASHCL_VENDOR_MESA);
+                                   ((id == FCL_K_FLASH_MFMA || id == FCL_K_FLASH_WMMA) &&
+                                    ctx->profile.vendor == FLASHCL_VENDOR_MESA);
         if (got.built && takes_compiled && got.work_group < (size_t)pl->config.work_group_size) {
             /* flash_wgmma's producer warpgroup (384 work-items): NVIDIA's driver (580) reports 256 for
              * every kernel of a required size of 384 that a probe built (docs/design/wgmma.md, "The

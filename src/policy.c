@@ -43,13 +43,13 @@ flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_
     *path_out = FLASHCL_PATH_AUTO;
     *limit_out = 0;
     if (path >= 0) {
-        if (path > FLASHCL_PATH_MFMA)
+        if (path > FLASHCL_PATH_WMMA)
             return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s.path = %d is not a flashcl_path", who, path);
         *path_out = (flashcl_path)path;
     } else {
         const char *env = getenv("FLASHCL_PATH");
         if (env && *env && flashcl_path_parse(env, path_out) != FLASHCL_SUCCESS)
-            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: FLASHCL_PATH=\"%.40s\": use auto, portable, mma, decode, wgmma or mfma",
+            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: FLASHCL_PATH=\"%.40s\": use auto, portable, mma, decode, wgmma, mfma or wmma",
                             who, env);
     }
     if (local_mem_limit) {
@@ -85,7 +85,7 @@ const char *flashcl_algorithm_name(flashcl_algorithm algorithm)
 
 const char *flashcl_kernel_name(flashcl_kernel kernel)
 {
-    static const char *const names[] = {"portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "mfma"};
+    static const char *const names[] = {"portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "mfma", "wmma"};
     return (unsigned)kernel < sizeof names / sizeof *names ? names[kernel] : "?";
 }
 
@@ -97,6 +97,7 @@ const char *flashcl_path_name(flashcl_path path)
            : path == FLASHCL_PATH_DECODE   ? "decode"
            : path == FLASHCL_PATH_WGMMA    ? "wgmma"
            : path == FLASHCL_PATH_MFMA     ? "mfma"
+           : path == FLASHCL_PATH_WMMA     ? "wmma"
                                            : "?";
 }
 
@@ -104,10 +105,10 @@ flashcl_status flashcl_path_parse(const char *name, flashcl_path *path)
 {
     if (!name || !path)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: %s is NULL", !name ? "name" : "path");
-    for (int i = FLASHCL_PATH_AUTO; i <= FLASHCL_PATH_MFMA; ++i)
+    for (int i = FLASHCL_PATH_AUTO; i <= FLASHCL_PATH_WMMA; ++i)
         if (!strcmp(name, flashcl_path_name((flashcl_path)i))) {
             *path = (flashcl_path)i;
             return FLASHCL_SUCCESS;
         }
-    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: \"%.40s\" is not auto, portable, mma, decode, wgmma or mfma", name);
+    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: \"%.40s\" is not auto, portable, mma, decode, wgmma, mfma or wmma", name);
 }

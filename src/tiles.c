@@ -95,7 +95,8 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
                         char *why, size_t why_len)
 {
     const flashcl_kernel k = cfg->kernel;
-    const int matrix_prefill = k == FLASHCL_KERNEL_MMA || k == FLASHCL_KERNEL_WGMMA || k == FLASHCL_KERNEL_MFMA;
+    const int matrix_prefill = k == FLASHCL_KERNEL_MMA || k == FLASHCL_KERNEL_WGMMA || k == FLASHCL_KERNEL_MFMA ||
+                               k == FLASHCL_KERNEL_WMMA;
     const int decode = k == FLASHCL_KERNEL_DECODE || k == FLASHCL_KERNEL_DECODE_MMA;
     if (k == FLASHCL_KERNEL_PORTABLE && !fcl_portable_fits(pr, p, ch->local_mem, ch->work_group, cfg, why, why_len))
         return 0;
@@ -218,23 +219,25 @@ static flashcl_status choose_override(flashcl_context *ctx, const flashcl_device
     flashcl_config c = *ch->override;
     char why[400], path_reason[sizeof c.path_reason] = "portable: tiles set by flashcl_context_override_config";
     validate_or_return(ctx, c.kernel == FLASHCL_KERNEL_PORTABLE || c.kernel == FLASHCL_KERNEL_MMA ||
-                                c.kernel == FLASHCL_KERNEL_WGMMA || c.kernel == FLASHCL_KERNEL_MFMA,
+                                c.kernel == FLASHCL_KERNEL_WGMMA || c.kernel == FLASHCL_KERNEL_MFMA ||
+                                c.kernel == FLASHCL_KERNEL_WMMA,
                        FLASHCL_INVALID_ARGUMENT,
                        "the context's override config: kernel = %d; an override sets the tiles of the portable "
-                       "kernel (FLASHCL_KERNEL_PORTABLE), flash_mma (MMA), flash_wgmma (WGMMA) or flash_mfma (MFMA)",
-                       (int)c.kernel);
+                       "kernel (FLASHCL_KERNEL_PORTABLE), flash_mma (MMA), flash_wgmma (WGMMA), flash_mfma (MFMA) or "
+                       "flash_wmma (WMMA)", (int)c.kernel);
     const fcl_kernel_module *m = c.kernel == FLASHCL_KERNEL_WGMMA ? &fcl_wgmma_module
                                  : c.kernel == FLASHCL_KERNEL_MMA ? &fcl_mma_module
                                  : c.kernel == FLASHCL_KERNEL_MFMA ? &fcl_mfma_module
+                                 : c.kernel == FLASHCL_KERNEL_WMMA ? &fcl_wmma_module
                                                                   : &fcl_portable_module;
     validate_or_return(ctx, m != &fcl_mma_module || mma_allowed(pr, ch, p, why, sizeof why), FLASHCL_INVALID_ARGUMENT,
                        "the context's override config asks for the matrix-unit kernel, which does not take this "
                        "problem: %s", why);
-    validate_or_return(ctx, m != &fcl_mfma_module || (!ch->portable_why && ch->path != FLASHCL_PATH_PORTABLE &&
-                                                      fcl_mfma_module.takes(p, why, sizeof why)),
-                       FLASHCL_INVALID_ARGUMENT, "the context's override config asks for the MFMA kernel, which does "
-                       "not take this problem: %s", ch->portable_why ? ch->portable_why
-                                                    : ch->path == FLASHCL_PATH_PORTABLE ? "the path is portable" : why);
+    const int amd = m == &fcl_mfma_module || m == &fcl_wmma_module;
+    validate_or_return(ctx, !amd || (!ch->portable_why && ch->path != FLASHCL_PATH_PORTABLE && m->takes(p, why, sizeof why)),
+                       FLASHCL_INVALID_ARGUMENT, "the context's override config asks for %s, which does not take this "
+                       "problem: %s", m == &fcl_mfma_module ? "flash_mfma" : "flash_wmma",
+                       ch->portable_why ? ch->portable_why : ch->path == FLASHCL_PATH_PORTABLE ? "the path is portable" : why);
     validate_or_return(ctx, m->override(pr, ch, p, &c, why, sizeof why), FLASHCL_INVALID_ARGUMENT,
                        "the context's override config%s", why);
     if (c.kernel != FLASHCL_KERNEL_PORTABLE)
@@ -269,14 +272,20 @@ static int choose_matrix_units(const flashcl_device_profile *pr, const fcl_choic
 {
     const char *source = ch->shrunk ? "heuristic (shrunk)" : "heuristic";
     char why[160];
-    /* AMD CDNA's matrix cores: flash_mfma where asked for or where auto has them; where it does not take
-     * the problem or does not fit, the portable kernel with the reason (no NVIDIA kernel runs there). */
-    if (ch->path == FLASHCL_PATH_MFMA || (ch->path == FLASHCL_PATH_AUTO && fcl_mfma_units(pr))) {
+    /* AMD's matrix cores: flash_mfma (CDNA) or flash_wmma (RDNA3/4) where asked for or where auto has them;
+     * where it does not take the problem or does not fit, the portable kernel with the reason (no NVIDIA
+     * kernel runs there). */
+    const fcl_kernel_module *amd = ch->path == FLASHCL_PATH_MFMA || (ch->path == FLASHCL_PATH_AUTO && fcl_mfma_units(pr))
+                                       ? &fcl_mfma_module
+                                   : ch->path == FLASHCL_PATH_WMMA || (ch->path == FLASHCL_PATH_AUTO && fcl_wmma_units(pr))
+                                       ? &fcl_wmma_module
+                                       : NULL;
+    if (amd) {
         if (ch->portable_why)
             snprintf(path_reason, n, "%s", ch->portable_why);
-        else if (!fcl_mfma_module.takes(p, why, sizeof why))
+        else if (!amd->takes(p, why, sizeof why))
             snprintf(path_reason, n, "portable: %.100s", why);
-        else if (fcl_mfma_module.choose(pr, ch, p, c, path_reason, n) &&
+        else if (amd->choose(pr, ch, p, c, path_reason, n) &&
                  finish_flash(pr, p, ch, c, source, ch->shrunk, path_reason, why, sizeof why))
             return 1;
         return 0;

@@ -59,7 +59,7 @@ void fcl_tolerance(const flashcl_problem *p, int matrix_units, double *atol, dou
 static int rounds_p(const flashcl_config *c)
 {
     return c->algorithm == FLASHCL_ALGO_FLASH && (c->kernel == FLASHCL_KERNEL_MMA || c->kernel == FLASHCL_KERNEL_WGMMA ||
-                                                  c->kernel == FLASHCL_KERNEL_MFMA ||
+                                                  c->kernel == FLASHCL_KERNEL_MFMA || c->kernel == FLASHCL_KERNEL_WMMA ||
                                                   c->kernel == FLASHCL_KERNEL_DECODE_MMA);
 }
 

@@ -44,13 +44,15 @@ size_t tu_offset_of(cl_mem m);
 void tu_check_margins(void);
 
 /* A config's kernel as one number, for tables and assertions: the matrix-unit prefill kernels 1
- * (flash_mma), 2 (emulated), 3 (flash_wgmma), 4 (emulated), 5 (flash_mfma), 6 (emulated), else 0; the decode kernels 1 (flash_decode,
+ * (flash_mma), 2 (emulated), 3 (flash_wgmma), 4 (emulated), 5 (flash_mfma), 6 (emulated), 7 (flash_wmma),
+ * 8 (emulated), else 0; the decode kernels 1 (flash_decode,
  * team sums through local memory), 2 (by shuffles), 3 (flash_decode_mma), 4 (emulated), else 0. */
 static inline int cfg_mma(const flashcl_config *c)
 {
     return c->kernel == FLASHCL_KERNEL_MMA     ? (c->emulated ? 2 : 1)
            : c->kernel == FLASHCL_KERNEL_WGMMA ? (c->emulated ? 4 : 3)
            : c->kernel == FLASHCL_KERNEL_MFMA  ? (c->emulated ? 6 : 5)
+           : c->kernel == FLASHCL_KERNEL_WMMA  ? (c->emulated ? 8 : 7)
                                                : 0;
 }
 static inline int cfg_decode(const flashcl_config *c)
