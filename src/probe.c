@@ -198,20 +198,25 @@ int fcl_probe_sm90a_cached(cl_context context, cl_device_id device, const flashc
     return ok;
 }
 
-int fcl_amd_cdna(const flashcl_device_profile *pr)
+int fcl_amd_matrix_kind(const flashcl_device_profile *pr)
 {
     const char *a = pr->arch;
-    return pr->vendor == FLASHCL_VENDOR_AMD && !pr->is_cpu && pr->wg_multiple == 64 &&
-           (!strncmp(a, "gfx90a", 6) || !strncmp(a, "gfx940", 6) || !strncmp(a, "gfx941", 6) ||
-            !strncmp(a, "gfx942", 6) || !strncmp(a, "gfx950", 6));
+    if (pr->vendor != FLASHCL_VENDOR_AMD || pr->is_cpu)
+        return 0;
+    if (pr->wg_multiple == 64 && (!strncmp(a, "gfx90a", 6) || !strncmp(a, "gfx940", 6) || !strncmp(a, "gfx941", 6) ||
+                                  !strncmp(a, "gfx942", 6) || !strncmp(a, "gfx950", 6)))
+        return FLASHCL_KERNEL_MFMA;
+    if (pr->wg_multiple == 32 && (!strncmp(a, "gfx11", 5) || !strncmp(a, "gfx12", 5)))
+        return FLASHCL_KERNEL_WMMA;
+    return 0;
 }
 
-/* The MFMA probe: one wave computes D = 1 + A B with mfma.cl's MFMA32 (A 32 x 8, B 8 x 32 fp16, small
- * integers from the element's indices: every product and sum exact) and compares each of its sixteen
- * accumulators with the sum it computes itself; a lane writes its global id + 1 where all sixteen are
- * right, else 0. */
+/* The matrix probes: one wave computes D = 1 + A B with the instruction (A and B fp16, small integers from
+ * the element's indices: every product and sum exact; MFMA 32x32x8 in cl/mfma.cl's layout, WMMA 16x16x16
+ * in cl/wmma.cl's for the target) and compares each of its accumulators with the sum it computes itself; a
+ * lane writes its global id + 1 where all are right, else 0. */
 static const char mfma_probe_source[] =
-    "__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void mfma_probe(__global int *out)\n"
+    "__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void amd_probe(__global int *out)\n"
     "{\n"
     "    const int lane = get_local_id(0), r = lane & 31, hf = lane >> 5;\n"
     "#if !FCL_AMD_MMA\n"
@@ -229,7 +234,7 @@ static const char mfma_probe_source[] =
     "    MFMA32(d, av, bv);\n"
     "    int ok = 1;\n"
     "    for (int t = 0; t < 16; ++t) {\n"
-    "        const int i = 8 * (t >> 2) + 4 * hf + (t & 3);\n"
+    "        const int i = AMX_ROW(t, hf);\n"
     "        int want = 1;\n"
     "        for (int k = 0; k < 8; ++k)\n"
     "            want += ((i + 2 * k) % 5 - 2) * ((3 * k + r) % 7 - 3);\n"
@@ -237,26 +242,66 @@ static const char mfma_probe_source[] =
     "    }\n"
     "    out[get_global_id(0)] = ok ? (int)get_global_id(0) + 1 : 0;\n"
     "}\n";
+static const char wmma_probe_source[] =
+    "#if WMMA_GFX == 11\n"
+    "#define NE 16 /* a lane's elements of A or B: all sixteen k positions */\n"
+    "#define KP(t) (t)\n"
+    "typedef uint8 probe_ab;\n"
+    "#else\n"
+    "#define NE 8\n"
+    "#define KP(t) WMMA12_K(lane, t)\n"
+    "typedef uint4 probe_ab;\n"
+    "#endif\n"
+    "__kernel __attribute__((reqd_work_group_size(32, 1, 1))) void amd_probe(__global int *out)\n"
+    "{\n"
+    "    const int lane = get_local_id(0), r = lane & 15, hf = lane >> 4;\n"
+    "#if !FCL_AMD_MMA\n"
+    "    __local float xw[WMMA_XW];\n"
+    "#endif\n"
+    "    ushort a[NE], b[NE];\n"
+    "    for (int t = 0; t < NE; ++t) {\n"
+    "        const int k = KP(t);\n"
+    "        vstore_half((float)((r + 2 * k) % 5 - 2), 0, (__private half *)&a[t]);\n"
+    "        vstore_half((float)((3 * k + r) % 7 - 3), 0, (__private half *)&b[t]);\n"
+    "    }\n"
+    "    uint pa[NE / 2], pb[NE / 2];\n"
+    "    for (int t = 0; t < NE / 2; ++t) {\n"
+    "        pa[t] = a[2 * t] | (uint)a[2 * t + 1] << 16;\n"
+    "        pb[t] = b[2 * t] | (uint)b[2 * t + 1] << 16;\n"
+    "    }\n"
+    "    float8 d = (float8)(1.0f);\n"
+    "    WMMA16(d, *(probe_ab *)pa, *(probe_ab *)pb);\n"
+    "    int ok = 1;\n"
+    "    for (int t = 0; t < 8; ++t) {\n"
+    "        const int i = AMX_ROW(t, hf);\n"
+    "        int want = 1;\n"
+    "        for (int k = 0; k < 16; ++k)\n"
+    "            want += ((i + 2 * k) % 5 - 2) * ((3 * k + r) % 7 - 3);\n"
+    "        ok &= ((float *)&d)[t] == (float)want;\n"
+    "    }\n"
+    "    out[get_global_id(0)] = ok ? (int)get_global_id(0) + 1 : 0;\n"
+    "}\n";
 
-int fcl_probe_mfma_program(cl_context context, cl_device_id device, int builtin)
+int fcl_probe_amd_program(cl_context context, cl_device_id device, int kind, const char *options)
 {
     enum { N = 128 };
-    const char *texts[2] = {flashcl_source_text("mfma.cl"), mfma_probe_source};
-    if (!texts[0])
+    const int mfma = kind == FLASHCL_KERNEL_MFMA;
+    const char *texts[2] = {flashcl_source_text(mfma ? "mfma.cl" : "wmma.cl"), mfma ? mfma_probe_source : wmma_probe_source};
+    if (!texts[0] || (kind != FLASHCL_KERNEL_MFMA && kind != FLASHCL_KERNEL_WMMA))
         return 0;
+    char opts[256];
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DMFMA_BF16=0 -DWMMA_BF16=0 %s", options ? options : "");
     cl_int err;
     int ok = 0, host[N];
     cl_kernel k = NULL;
     cl_program prog = clCreateProgramWithSource(context, 2, texts, NULL, &err);
-    if (!prog || clBuildProgram(prog, 1, &device, builtin ? "-cl-std=CL1.2 -DFCL_AMD_MMA=1 -DMFMA_BF16=0"
-                                                          : "-cl-std=CL1.2 -DFCL_AMD_MMA=0 -DMFMA_BF16=0",
-                                NULL, NULL) != CL_SUCCESS)
+    if (!prog || clBuildProgram(prog, 1, &device, opts, NULL, NULL) != CL_SUCCESS)
         goto done;
-    if (!(k = clCreateKernel(prog, "mfma_probe", &err)))
+    if (!(k = clCreateKernel(prog, "amd_probe", &err)))
         goto done;
     for (int i = 0; i < N; ++i)
         host[i] = -1;
-    if (!run_probe_kernel(context, device, k, N, 64, host, N))
+    if (!run_probe_kernel(context, device, k, N, mfma ? 64 : 32, host, N))
         goto done;
     ok = 1;
     for (int i = 0; i < N; ++i)
@@ -269,26 +314,30 @@ done:
     return ok;
 }
 
-int fcl_probe_mfma(cl_context context, cl_device_id device, const flashcl_device_profile *pr, const char **why)
+int fcl_probe_amd(cl_context context, cl_device_id device, const flashcl_device_profile *pr, const char **why)
 {
     *why = NULL;
-    if (!fcl_amd_cdna(pr)) {
-        *why = "not an AMD CDNA GPU (gfx90a, gfx94x, gfx950; wave64)";
+    const int kind = fcl_amd_matrix_kind(pr);
+    if (!kind) {
+        *why = "not an AMD GPU with matrix cores flashcl has a kernel for (CDNA gfx90a, gfx94x, gfx950 with wave64; "
+               "RDNA3/4 gfx11, gfx12 with wave32)";
         return 0;
     }
-    /* flash_mfma in its smallest configuration (one wave, 32-key tiles, head_dim 32, fp16), with the options
-     * its module gives a plan */
+    /* the kernel in its smallest configuration (one wave, one part of keys, head_dim 32, fp16), with the
+     * options its module gives a plan */
+    const int mfma = kind == FLASHCL_KERNEL_MFMA;
     flashcl_problem p;
     probe_problem(&p);
-    const flashcl_config c = {.algorithm = FLASHCL_ALGO_FLASH, .kernel = FLASHCL_KERNEL_MFMA, .block_m = 32,
+    const flashcl_config c = {.algorithm = FLASHCL_ALGO_FLASH, .kernel = (flashcl_kernel)kind, .block_m = mfma ? 32 : 16,
                               .block_n = 32, .threads_per_row = 2, .rows_per_item = 1, .d_chunk = 32, .v_chunk = 32,
-                              .work_group_size = 64, .kv_splits = 1, .gqa_pack = 1, .kv_stages = 1};
-    if (!kernel_builds(context, device, FCL_K_FLASH_MFMA, &p, &c)) {
-        *why = "flash_mfma with clang's MFMA built-in did not build";
+                              .work_group_size = mfma ? 64 : 32, .kv_splits = 1, .gqa_pack = 1, .kv_stages = 1};
+    if (!kernel_builds(context, device, mfma ? FCL_K_FLASH_MFMA : FCL_K_FLASH_WMMA, &p, &c)) {
+        *why = mfma ? "flash_mfma with clang's MFMA built-in did not build"
+                    : "flash_wmma with clang's WMMA built-in did not build";
         return 0;
     }
-    if (!fcl_probe_mfma_program(context, device, 1)) {
-        *why = "the MFMA probe program did not build, run or give the right answer";
+    if (!fcl_probe_amd_program(context, device, kind, "-DFCL_AMD_MMA=1")) {
+        *why = "the matrix probe program did not build, run or give the right answer";
         return 0;
     }
     return 1;

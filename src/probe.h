@@ -17,16 +17,19 @@ int fcl_probe_matrix_units(cl_context context, cl_device_id device, const flashc
  * proven); the result kept in the disk cache once per device and driver. *why: the reason where it is 0. */
 int fcl_probe_sm90a_cached(cl_context context, cl_device_id device, const flashcl_device_profile *pr,
                            const char *cache_dir, const char **why);
-/* Whether the profile is an AMD CDNA GPU (the arch from CL_DEVICE_NAME gfx90a, gfx940-942 or gfx950, and
- * wavefronts of 64): the GPUs flash_mfma is written for. */
-int fcl_amd_cdna(const flashcl_device_profile *pr);
-/* The MFMA probe program (mfma.cl's MFMA32 on small integers, each lane checking its sixteen accumulators)
- * built with the built-in (builtin 1: FCL_AMD_MMA=1) or emulated (0: any device, for the tests), and run on
- * one work-group of 64: 1 where it built, ran and every lane's answer was right. */
-int fcl_probe_mfma_program(cl_context context, cl_device_id device, int builtin);
-/* 1 where the device is AMD CDNA (fcl_amd_cdna), builds flash_mfma with the built-in (its smallest
- * configuration, a plan's options) and runs the MFMA probe program right; else 0 with *why. */
-int fcl_probe_mfma(cl_context context, cl_device_id device, const flashcl_device_profile *pr, const char **why);
+/* AMD's matrix cores flashcl has a kernel for, by the arch from CL_DEVICE_NAME and the wave size:
+ * FLASHCL_KERNEL_MFMA on CDNA (gfx90a, gfx940-942, gfx950; wavefronts of 64), FLASHCL_KERNEL_WMMA on RDNA3/4
+ * (gfx11, gfx12; wavefronts of 32); 0 elsewhere. */
+int fcl_amd_matrix_kind(const flashcl_device_profile *pr);
+/* The matrix probe program of kind (FLASHCL_KERNEL_MFMA or _WMMA: the instruction on small integers, each
+ * lane checking its accumulators) built with `options` (-DFCL_AMD_MMA=1: the built-in; 0: emulated, any
+ * device, for the tests, with -DWMMA_GFX=11 or 12 for the layout) and run on one work-group of a wave: 1
+ * where it built, ran and every lane's answer was right. */
+int fcl_probe_amd_program(cl_context context, cl_device_id device, int kind, const char *options);
+/* 1 where the device has AMD matrix cores flashcl has a kernel for (fcl_amd_matrix_kind), that kernel
+ * builds with the built-in (its smallest configuration, a plan's options) and the probe program runs right;
+ * else 0 with *why. */
+int fcl_probe_amd(cl_context context, cl_device_id device, const flashcl_device_profile *pr, const char **why);
 /* The largest multiple of `step` in [lo, hi] that `fits` (monotone, true at lo): a binary search. */
 uint64_t fcl_search_limit(uint64_t lo, uint64_t hi, uint64_t step, int (*fits)(void *arg, uint64_t bytes), void *arg);
 /* The local memory a work-group's static __local arrays may take on `device`: the largest array up to

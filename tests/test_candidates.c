@@ -28,7 +28,7 @@ static flashcl_problem problem_of(int d, flashcl_dtype dt, int causal, int decod
     return p;
 }
 
-/* The order of preference: wgmma, then mma, mfma and the decode kernels, then the portable kernel last. */
+/* The order of preference: wgmma, then mma, mfma, wmma and the decode kernels, then the portable kernel last. */
 static int rank(flashcl_kernel k)
 {
     return k == FLASHCL_KERNEL_WGMMA ? 0 : k == FLASHCL_KERNEL_PORTABLE ? 2 : 1;
@@ -59,7 +59,7 @@ START_TEST(test_list_shape)
     int lists = 0, longer = 0;
     for (int f = 0; f < N_FAKES; f++)
         for (int mu = 0; mu <= fake_matrix_level(&fakes[f]); mu++)
-            for (int path = FLASHCL_PATH_AUTO; path <= FLASHCL_PATH_MFMA; path++)
+            for (int path = FLASHCL_PATH_AUTO; path <= FLASHCL_PATH_WMMA; path++)
                 for (size_t di = 0; di < sizeof dims / sizeof *dims; di++)
                     for (size_t ti = 0; ti < 2; ti++)
                         for (int kind = 0; kind < 3; kind++) {

@@ -48,6 +48,7 @@ typedef struct case_params {
     int mma_stages;               /* and 2: K and V in two stages (kv_stages); 3 (flash_wgmma): three */
     int wgmma_tiles;              /* with them: flash_wgmma's tiles (an override of kernel WGMMA), not flash_mma's */
     int mfma_tiles;               /* with them: flash_mfma's tiles (an override of kernel MFMA) */
+    int wmma_gfx;                 /* 11: flash_wmma emulated in RDNA3's layout (-DWMMA_GFX=11; else the default, 12) */
     int top_left; /* problem.alignment = FLASHCL_ALIGN_TOP_LEFT */
     int mask_dtype; /* with attn_mask: problem.mask_dtype (fp16 values rounded, boolean 0 / -inf) */
     int offsets; /* nonzero: every tensor at an offset (a multiple of this many bytes) inside a larger
@@ -166,6 +167,12 @@ static void run_case(const case_params *c)
         s.disk_cache = 0;
         s.validate = 0;
         s.path = c->path;
+        char options[256];
+        if (c->wmma_gfx) { /* (after the configuration's own options, which this setting would replace) */
+            snprintf(options, sizeof options, "%s -DWMMA_GFX=%d",
+                     getenv("FLASHCL_BUILD_OPTIONS") ? getenv("FLASHCL_BUILD_OPTIONS") : "", c->wmma_gfx);
+            s.extra_build_options = options;
+        }
         ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
     } else {
         ctx = tu_context_create();
@@ -323,14 +330,16 @@ static void run_case(const case_params *c)
             ck_assert_msg(cfg.kernel == FLASHCL_KERNEL_WGMMA || (not_wgmma && strstr(not_wgmma, "B of local memory")),
                           "expected flash_wgmma, got %s: %s", cfg.kernel_name, cfg.path_reason);
     }
-    if (c->path == FLASHCL_PATH_MFMA) { /* flash_mfma, or where local memory is short of the emulation's tiles
-                                           (rusticl's 32 KiB, which it counts twice; the 48 KiB configuration)
-                                           the portable kernel, which says why */
+    if (c->path == FLASHCL_PATH_MFMA || c->path == FLASHCL_PATH_WMMA) {
+        /* flash_mfma (flash_wmma), or where local memory is short of the emulation's tiles (rusticl's 32 KiB,
+         * which it counts twice; the 48 KiB configuration) the portable kernel, which says why */
+        const int mfma = c->path == FLASHCL_PATH_MFMA;
         const int short_local = flashcl_context_profile(ctx)->local_mem_size < 65536 || getenv("FLASHCL_LOCAL_MEM_LIMIT");
-        ck_assert_msg(cfg.kernel == FLASHCL_KERNEL_MFMA ||
+        ck_assert_msg(cfg.kernel == (mfma ? FLASHCL_KERNEL_MFMA : FLASHCL_KERNEL_WMMA) ||
                           (short_local && (strstr(cfg.path_reason, "B of local memory") ||
-                                           strstr(cfg.path_reason, "compiled MFMA kernel allowed"))),
-                      "expected flash_mfma, got %s: %s", cfg.kernel_name, cfg.path_reason);
+                                           strstr(cfg.path_reason, mfma ? "compiled MFMA kernel allowed"
+                                                                        : "compiled WMMA kernel allowed"))),
+                      "expected %s, got %s: %s", mfma ? "flash_mfma" : "flash_wmma", cfg.kernel_name, cfg.path_reason);
     }
     if (c->path == FLASHCL_PATH_DECODE) /* and this one the decode kernel */
         ck_assert_msg(cfg_decode(&cfg) != 0, "expected flash_decode, got %s: %s", cfg.kernel_name, cfg.path_reason);
@@ -697,7 +706,7 @@ static void run_case(const case_params *c)
     printf("  %-4s d=%-3d %s%s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s %s %dx%d/%d: max err flash %.2e naive %.2e "
            "standard %.2e (eps %.1e), lse %.2e/%.2e\n",
            flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full  ", extra, c->gqa, p.batch, p.heads_q,
-           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg_mma(&cfg) >= 5 ? "mfma" : cfg_mma(&cfg) >= 3 ? "wgmma" : cfg_mma(&cfg) ? (cfg.rows_per_item == 4 ? "mma2" : "mma") : cfg_decode(&cfg) ? "decode" : "tile", cfg.block_m, cfg.block_n,
+           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg_mma(&cfg) >= 7 ? (c->wmma_gfx == 11 ? "wmma11" : "wmma") : cfg_mma(&cfg) >= 5 ? "mfma" : cfg_mma(&cfg) >= 3 ? "wgmma" : cfg_mma(&cfg) ? (cfg.rows_per_item == 4 ? "mma2" : "mma") : cfg_decode(&cfg) ? "decode" : "tile", cfg.block_m, cfg.block_n,
            cfg.threads_per_row,
            ef.max_err, en.max_err, es_.max_err, eps_of(p.dtype), ef.max_lse_err, en.max_lse_err);
     fflush(stdout);
@@ -1418,29 +1427,36 @@ static const case_params mfma_tile_cases[] = {
 #define N_MFMA_TILE_CASES ((int)(sizeof mfma_tile_cases / sizeof *mfma_tile_cases))
 
 /* The feature cases, one numbering over all the lists above; a list with a path runs its cases on that
- * path (their own tiles, set for another kernel, left out). */
+ * path (their own tiles, set for another kernel, left out): flash_mma's lists again on flash_mfma and on
+ * flash_wmma, in gfx12's layout and in gfx11's. */
 static const struct {
     const char *name;
     const case_params *cases;
     int n;
-    int path;
+    int path;     /* nonzero: the cases on this path, their tiles for another kernel left out */
+    int wmma_gfx; /* and flash_wmma's layout (11: RDNA3's, emulated) */
 } feature_lists[] = {
-    {"window", window_cases, N_WINDOW_CASES, 0}, {"wide_window", wide_window_cases, N_WIDE_WINDOW_CASES, 0},
-    {"bias", bias_cases, N_BIAS_CASES, 0},
-    {"varlen", varlen_cases, N_VARLEN_CASES, 0}, {"split", split_cases, N_SPLIT_CASES, 0},
-    {"cache", cache_cases, N_CACHE_CASES, 0},    {"mma", mma_cases, N_MMA_CASES, 0},
-    {"decode", decode_cases, N_DECODE_CASES, 0}, {"decode_mma", decode_mma_cases, N_DECODE_MMA_CASES, 0},
-    {"quant", quant_cases, N_QUANT_CASES, 0},    {"offsets", offset_cases, N_OFFSET_CASES, 0},
-    {"align", align_cases, N_ALIGN_CASES, 0},    {"masks", mask_cases, N_MASK_CASES, 0},
-    {"sinks", sink_cases, N_SINK_CASES, 0},      {"kvopts", kvopt_cases, N_KVOPT_CASES, 0},
-    {"mixed", mixed_cases, N_MIXED_CASES, 0},    {"dimv", dimv_cases, N_DIMV_CASES, 0},
-    {"wgmma", wgmma_cases, N_WGMMA_CASES, 0},    {"mma_features", mma_feature_cases, N_MMA_FEATURE_CASES, 0},
-    {"wgmma_features", wgmma_feature_cases, N_WGMMA_FEATURE_CASES, 0},
-    {"mma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, 0},
-    {"mfma", mma_cases, N_MMA_CASES, FLASHCL_PATH_MFMA},
-    {"mfma_features", mma_feature_cases, N_MMA_FEATURE_CASES, FLASHCL_PATH_MFMA},
-    {"mfma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, FLASHCL_PATH_MFMA},
-    {"mfma_tiles", mfma_tile_cases, N_MFMA_TILE_CASES, 0},
+    {"window", window_cases, N_WINDOW_CASES, 0, 0}, {"wide_window", wide_window_cases, N_WIDE_WINDOW_CASES, 0, 0},
+    {"bias", bias_cases, N_BIAS_CASES, 0, 0},
+    {"varlen", varlen_cases, N_VARLEN_CASES, 0, 0}, {"split", split_cases, N_SPLIT_CASES, 0, 0},
+    {"cache", cache_cases, N_CACHE_CASES, 0, 0},    {"mma", mma_cases, N_MMA_CASES, 0, 0},
+    {"decode", decode_cases, N_DECODE_CASES, 0, 0}, {"decode_mma", decode_mma_cases, N_DECODE_MMA_CASES, 0, 0},
+    {"quant", quant_cases, N_QUANT_CASES, 0, 0},    {"offsets", offset_cases, N_OFFSET_CASES, 0, 0},
+    {"align", align_cases, N_ALIGN_CASES, 0, 0},    {"masks", mask_cases, N_MASK_CASES, 0, 0},
+    {"sinks", sink_cases, N_SINK_CASES, 0, 0},      {"kvopts", kvopt_cases, N_KVOPT_CASES, 0, 0},
+    {"mixed", mixed_cases, N_MIXED_CASES, 0, 0},    {"dimv", dimv_cases, N_DIMV_CASES, 0, 0},
+    {"wgmma", wgmma_cases, N_WGMMA_CASES, 0, 0},    {"mma_features", mma_feature_cases, N_MMA_FEATURE_CASES, 0, 0},
+    {"wgmma_features", wgmma_feature_cases, N_WGMMA_FEATURE_CASES, 0, 0},
+    {"mma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, 0, 0},
+    {"mfma", mma_cases, N_MMA_CASES, FLASHCL_PATH_MFMA, 0},
+    {"mfma_features", mma_feature_cases, N_MMA_FEATURE_CASES, FLASHCL_PATH_MFMA, 0},
+    {"mfma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, FLASHCL_PATH_MFMA, 0},
+    {"mfma_tiles", mfma_tile_cases, N_MFMA_TILE_CASES, 0, 0},
+    {"wmma", mma_cases, N_MMA_CASES, FLASHCL_PATH_WMMA, 0},
+    {"wmma_features", mma_feature_cases, N_MMA_FEATURE_CASES, FLASHCL_PATH_WMMA, 0},
+    {"wmma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, FLASHCL_PATH_WMMA, 0},
+    {"wmma11", mma_cases, N_MMA_CASES, FLASHCL_PATH_WMMA, 11},
+    {"wmma11_features", mma_feature_cases, N_MMA_FEATURE_CASES, FLASHCL_PATH_WMMA, 11},
 };
 
 /* Whether `name` is one of the comma-separated names in `list`. */
@@ -1478,6 +1494,7 @@ static int feature_case(int i, case_params *c)
             if (feature_lists[l].path) {
                 c->path = feature_lists[l].path;
                 c->mma_block_m = c->mma_block_n = c->mma_rows = c->mma_stages = 0;
+                c->wmma_gfx = feature_lists[l].wmma_gfx;
             }
             return 1;
         }

@@ -622,36 +622,49 @@ START_TEST(test_dpas)
 }
 END_TEST
 
-/* The MFMA probe (src/probe.c) as the profile query runs it on an AMD CDNA GPU, here emulated: built, run on
- * two work-groups and right on every lane; built with the built-in where the device has no such
- * instruction (every device here), it fails, and the profile query's probe says why. */
+/* The matrix probes (src/probe.c) as the profile query runs them on AMD CDNA and RDNA3/4, here emulated
+ * (MFMA; WMMA in gfx11's and gfx12's layouts): built, run on two work-groups and right on every lane; built
+ * with the built-in where the device has no such instruction (every device here), they fail, and the
+ * profile query's probe says why. */
 START_TEST(test_probe)
 {
-    ck_assert_int_eq(fcl_probe_mfma_program(tu_context, tu_device, 0), 1);
-    ck_assert_int_eq(fcl_probe_mfma_program(tu_context, tu_device, 1), 0);
+    ck_assert_int_eq(fcl_probe_amd_program(tu_context, tu_device, FLASHCL_KERNEL_MFMA, "-DFCL_AMD_MMA=0"), 1);
+    ck_assert_int_eq(fcl_probe_amd_program(tu_context, tu_device, FLASHCL_KERNEL_WMMA, "-DFCL_AMD_MMA=0 -DWMMA_GFX=11"), 1);
+    ck_assert_int_eq(fcl_probe_amd_program(tu_context, tu_device, FLASHCL_KERNEL_WMMA, "-DFCL_AMD_MMA=0 -DWMMA_GFX=12"), 1);
+    ck_assert_int_eq(fcl_probe_amd_program(tu_context, tu_device, FLASHCL_KERNEL_MFMA, "-DFCL_AMD_MMA=1"), 0);
+    ck_assert_int_eq(fcl_probe_amd_program(tu_context, tu_device, FLASHCL_KERNEL_WMMA, "-DFCL_AMD_MMA=1"), 0);
     flashcl_device_profile pr;
     ck_assert_int_eq(flashcl_device_profile_query(tu_device, &pr), FLASHCL_SUCCESS);
     ck_assert_int_eq(pr.matrix_units, 0);
     const char *why = NULL;
-    ck_assert_int_eq(fcl_probe_mfma(tu_context, tu_device, &pr, &why), 0);
+    ck_assert_int_eq(fcl_probe_amd(tu_context, tu_device, &pr, &why), 0);
     ck_assert_ptr_nonnull(why);
-    ck_assert_ptr_nonnull(strstr(why, "not an AMD CDNA GPU"));
+    ck_assert_ptr_nonnull(strstr(why, "not an AMD GPU"));
 }
 END_TEST
 
-/* Which AMD GPUs the MFMA kernel is for: the CDNA names ROCm gives (with their feature suffixes) and wave64. */
-START_TEST(test_cdna_names)
+/* Which AMD GPUs have a matrix-core kernel: the CDNA names ROCm gives (with their feature suffixes) and
+ * wave64 (flash_mfma), gfx11 and gfx12 with wave32 (flash_wmma); neither elsewhere. */
+START_TEST(test_amd_names)
 {
     static const struct {
         const char *arch;
         flashcl_vendor vendor;
         size_t wave;
-        int cdna;
+        int kind;
     } names[] = {
-        {"gfx90a:sramecc+:xnack-", FLASHCL_VENDOR_AMD, 64, 1}, {"gfx942:sramecc+:xnack-", FLASHCL_VENDOR_AMD, 64, 1},
-        {"gfx940", FLASHCL_VENDOR_AMD, 64, 1},                 {"gfx950", FLASHCL_VENDOR_AMD, 64, 1},
-        {"gfx908:sramecc+:xnack-", FLASHCL_VENDOR_AMD, 64, 0}, {"gfx1100", FLASHCL_VENDOR_AMD, 32, 0},
-        {"gfx90a", FLASHCL_VENDOR_AMD, 32, 0},                 {"gfx942", FLASHCL_VENDOR_NVIDIA, 64, 0},
+        {"gfx90a:sramecc+:xnack-", FLASHCL_VENDOR_AMD, 64, FLASHCL_KERNEL_MFMA},
+        {"gfx942:sramecc+:xnack-", FLASHCL_VENDOR_AMD, 64, FLASHCL_KERNEL_MFMA},
+        {"gfx940", FLASHCL_VENDOR_AMD, 64, FLASHCL_KERNEL_MFMA},
+        {"gfx950", FLASHCL_VENDOR_AMD, 64, FLASHCL_KERNEL_MFMA},
+        {"gfx1100", FLASHCL_VENDOR_AMD, 32, FLASHCL_KERNEL_WMMA},
+        {"gfx1151", FLASHCL_VENDOR_AMD, 32, FLASHCL_KERNEL_WMMA},
+        {"gfx1201", FLASHCL_VENDOR_AMD, 32, FLASHCL_KERNEL_WMMA},
+        {"gfx908:sramecc+:xnack-", FLASHCL_VENDOR_AMD, 64, 0}, /* (CDNA1: no bf16 _1k instruction) */
+        {"gfx1030", FLASHCL_VENDOR_AMD, 32, 0},                /* (RDNA2: no WMMA) */
+        {"gfx1100", FLASHCL_VENDOR_AMD, 64, 0},                /* (wave64 on RDNA: not the layout) */
+        {"gfx90a", FLASHCL_VENDOR_AMD, 32, 0},
+        {"gfx942", FLASHCL_VENDOR_NVIDIA, 64, 0},
         {"", FLASHCL_VENDOR_AMD, 64, 0},
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; ++i) {
@@ -660,20 +673,20 @@ START_TEST(test_cdna_names)
         snprintf(pr.arch, sizeof pr.arch, "%s", names[i].arch);
         pr.vendor = names[i].vendor;
         pr.wg_multiple = names[i].wave;
-        ck_assert_msg(fcl_amd_cdna(&pr) == names[i].cdna, "%s, wave %zu", names[i].arch, names[i].wave);
+        ck_assert_msg(fcl_amd_matrix_kind(&pr) == names[i].kind, "%s, wave %zu", names[i].arch, names[i].wave);
     }
 }
 END_TEST
 
-/* A flash_mfma that does not build (the built-in asked for where the device has none) gives way to the
- * portable kernel, and the plan says why: what a failed build on an AMD GPU does. */
+/* A flash_mfma or flash_wmma that does not build (the built-in asked for where the device has none) gives way
+ * to the portable kernel, and the plan says why: what a failed build on an AMD GPU does. */
 START_TEST(test_fallback)
 {
     flashcl_settings s;
     flashcl_settings_default(&s);
     s.disk_cache = 0;
     s.validate = 0;
-    s.path = FLASHCL_PATH_MFMA;
+    s.path = _i ? FLASHCL_PATH_WMMA : FLASHCL_PATH_MFMA;
     s.extra_build_options = "-DFCL_AMD_MMA_FORCE_BUILTIN=1";
     flashcl_context *ctx = NULL;
     ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
@@ -685,7 +698,7 @@ START_TEST(test_fallback)
     p.dtype = FLASHCL_DTYPE_F16;
     flashcl_config chosen, got;
     ck_assert_int_eq(flashcl_context_choose_config(ctx, &p, FLASHCL_ALGO_FLASH, &chosen), FLASHCL_SUCCESS);
-    ck_assert_int_eq(chosen.kernel, FLASHCL_KERNEL_MFMA);
+    ck_assert_int_eq(chosen.kernel, _i ? FLASHCL_KERNEL_WMMA : FLASHCL_KERNEL_MFMA);
     flashcl_plan *plan = NULL;
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
     flashcl_plan_config(plan, &got);
@@ -707,8 +720,8 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_wmma, 0, 4);
     tcase_add_loop_test(tc, test_dpas, 0, 4);
     tcase_add_test(tc, test_probe);
-    tcase_add_test(tc, test_cdna_names);
-    tcase_add_test(tc, test_fallback);
+    tcase_add_test(tc, test_amd_names);
+    tcase_add_loop_test(tc, test_fallback, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

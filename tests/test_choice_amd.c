@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_choice_mfma.c: the chooser's choice of AMD CDNA's prefill kernel (src/kernels/mfma.c,
- * cl/flash_mfma.cl) on fake device profiles (no device needed): taken by auto on an AMD wave64 profile
- * whose MFMA probe passed, its tiles within the budget, the problems it refuses for the portable kernel
- * and the reason, the NVIDIA kernels never taken there, the path forcing it elsewhere.
+ * test_choice_amd.c: the chooser's choice of AMD's matrix-core prefill kernels (src/kernels/amd.c,
+ * cl/flash_amd.cl) on fake device profiles (no device needed): flash_mfma taken by auto on an AMD wave64
+ * profile whose matrix probe passed, flash_wmma on a wave32 one, their tiles within the budget, the
+ * problems they refuse for the portable kernel and the reason, the NVIDIA kernels never taken there, the
+ * paths forcing them elsewhere.
  */
 #include "choice.h"
 
@@ -120,7 +121,7 @@ START_TEST(test_refusals)
     ck_assert_int_eq(choose(&failed, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.kernel, FLASHCL_KERNEL_PORTABLE);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "portable: "));
-    /* AMD RDNA (wave32; no MFMA): the portable kernel */
+    /* AMD RDNA (wave32) whose probe found no matrix cores (RDNA2): the portable kernel */
     const flashcl_device_profile rdna = profile_of(&fakes[2]);
     ck_assert_int_eq(choose(&rdna, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.kernel, FLASHCL_KERNEL_PORTABLE);
@@ -163,20 +164,72 @@ START_TEST(test_path_and_override)
     ck_assert_int_eq(parsed, FLASHCL_PATH_MFMA);
     ck_assert_str_eq(flashcl_path_name(FLASHCL_PATH_MFMA), "mfma");
     ck_assert_str_eq(flashcl_kernel_name(FLASHCL_KERNEL_MFMA), "mfma");
-    policy.path = 6; /* past the last path */
+    policy.path = FLASHCL_PATH_WMMA + 1; /* past the last path */
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_INVALID_ARGUMENT);
     policy.path = FLASHCL_PATH_AUTO;
 
 }
 END_TEST
 
+/* RDNA3/4 (wave32) whose matrix probe passed: flash_wmma, eight waves of 16 rows (128 queries, 256
+ * work-items), the same refusals; RDNA's profile whose probe failed (RDNA2) keeps the portable kernel. */
+START_TEST(test_rdna_takes_wmma)
+{
+    flashcl_device_profile prof = profile_of(&fakes[2]);
+    ck_assert_int_eq(prof.vendor, FLASHCL_VENDOR_AMD);
+    ck_assert_uint_eq(prof.wg_multiple, 32);
+    snprintf(prof.arch, sizeof prof.arch, "gfx1100");
+    prof.matrix_units = 1;
+    flashcl_config c;
+    static const struct {
+        int d, bn;
+    } dims[] = {{64, 64}, {128, 32}, {256, 32}};
+    for (size_t i = 0; i < sizeof dims / sizeof *dims; ++i) {
+        flashcl_problem p = prefill(dims[i].d);
+        p.causal = 1;
+        ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_msg(c.kernel == FLASHCL_KERNEL_WMMA && !c.emulated, "d=%d: %s (%s)", dims[i].d, c.kernel_name,
+                      c.path_reason);
+        ck_assert_str_eq(c.kernel_name, "flash_wmma");
+        ck_assert_int_eq(cfg_mma(&c), 7);
+        ck_assert_int_eq(c.block_m, 128);
+        ck_assert_int_eq(c.work_group_size, 256);
+        ck_assert_msg(c.block_n == dims[i].bn, "d=%d: block_n %d", dims[i].d, c.block_n);
+        /* V^T in whole 16-column blocks */
+        const uint64_t dvp = (uint64_t)(dims[i].d + 15) / 16 * 16;
+        ck_assert_uint_eq(c.local_mem_bytes, ((uint64_t)c.block_n * (dims[i].d + 4) + dvp * (c.block_n + 4)) * 2);
+        ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(dims[i].d, &c));
+        ck_assert_ptr_nonnull(strstr(c.path_reason, "WMMA"));
+    }
+    flashcl_problem f32 = prefill(128);
+    f32.dtype = FLASHCL_DTYPE_F32;
+    ck_assert_int_eq(choose(&prof, &f32, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.kernel, FLASHCL_KERNEL_PORTABLE);
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "fp32"));
+    /* the CDNA path forced on RDNA: flash_mfma emulated (for testing), never run as the hardware's */
+    const flashcl_problem p = prefill(128);
+    policy.path = FLASHCL_PATH_MFMA;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(cfg_mma(&c), 6);
+    policy.path = FLASHCL_PATH_AUTO;
+    prof.matrix_units = 0;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.kernel, FLASHCL_KERNEL_PORTABLE);
+    flashcl_path parsed = FLASHCL_PATH_AUTO;
+    ck_assert_int_eq(flashcl_path_parse("wmma", &parsed), FLASHCL_SUCCESS);
+    ck_assert_int_eq(parsed, FLASHCL_PATH_WMMA);
+    ck_assert_str_eq(flashcl_kernel_name(FLASHCL_KERNEL_WMMA), "wmma");
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
-    Suite *s = suite_create("choice-mfma");
+    Suite *s = suite_create("choice-amd");
     TCase *tc = tcase_create("chooser");
     tcase_add_test(tc, test_auto_takes_mfma);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_path_and_override);
+    tcase_add_test(tc, test_rdna_takes_wmma);
     suite_add_tcase(s, tc);
     return s;
 }
