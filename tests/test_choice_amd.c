@@ -172,7 +172,8 @@ START_TEST(test_path_and_override)
 END_TEST
 
 /* RDNA3/4 (wave32) whose matrix probe passed: flash_wmma, eight waves of 16 rows (128 queries, 256
- * work-items), the same refusals; RDNA's profile whose probe failed (RDNA2) keeps the portable kernel. */
+ * work-items), up to d=192 over V's 128, the same refusals and head dims past its registers; RDNA's
+ * profile whose probe failed (RDNA2) keeps the portable kernel. */
 START_TEST(test_rdna_takes_wmma)
 {
     flashcl_device_profile prof = profile_of(&fakes[2]);
@@ -182,10 +183,11 @@ START_TEST(test_rdna_takes_wmma)
     prof.matrix_units = 1;
     flashcl_config c;
     static const struct {
-        int d, bn;
-    } dims[] = {{64, 64}, {128, 32}, {256, 32}};
+        int d, dv, bn;
+    } dims[] = {{64, 64, 64}, {128, 128, 32}, {192, 128, 32}};
     for (size_t i = 0; i < sizeof dims / sizeof *dims; ++i) {
         flashcl_problem p = prefill(dims[i].d);
+        p.head_dim_v = dims[i].dv;
         p.causal = 1;
         ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_msg(c.kernel == FLASHCL_KERNEL_WMMA && !c.emulated, "d=%d: %s (%s)", dims[i].d, c.kernel_name,
@@ -196,11 +198,15 @@ START_TEST(test_rdna_takes_wmma)
         ck_assert_int_eq(c.work_group_size, 256);
         ck_assert_msg(c.block_n == dims[i].bn, "d=%d: block_n %d", dims[i].d, c.block_n);
         /* V^T in whole 16-column blocks */
-        const uint64_t dvp = (uint64_t)(dims[i].d + 15) / 16 * 16;
+        const uint64_t dvp = (uint64_t)(dims[i].dv + 15) / 16 * 16;
         ck_assert_uint_eq(c.local_mem_bytes, ((uint64_t)c.block_n * (dims[i].d + 4) + dvp * (c.block_n + 4)) * 2);
-        ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(dims[i].d, &c));
         ck_assert_ptr_nonnull(strstr(c.path_reason, "WMMA"));
     }
+    /* head dims past its registers (d=256; V's above 128): the portable kernel, which says why */
+    flashcl_problem wide = prefill(256);
+    ck_assert_int_eq(choose(&prof, &wide, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.kernel, FLASHCL_KERNEL_PORTABLE);
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "would spill"));
     flashcl_problem f32 = prefill(128);
     f32.dtype = FLASHCL_DTYPE_F32;
     ck_assert_int_eq(choose(&prof, &f32, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);

@@ -332,10 +332,13 @@ static void run_case(const case_params *c)
     }
     if (c->path == FLASHCL_PATH_MFMA || c->path == FLASHCL_PATH_WMMA) {
         /* flash_mfma (flash_wmma), or where local memory is short of the emulation's tiles (rusticl's 32 KiB,
-         * which it counts twice; the 48 KiB configuration) the portable kernel, which says why */
+         * which it counts twice; the 48 KiB configuration), or flash_wmma's head dims past its registers,
+         * the portable kernel, which says why */
         const int mfma = c->path == FLASHCL_PATH_MFMA;
         const int short_local = flashcl_context_profile(ctx)->local_mem_size < 65536 || getenv("FLASHCL_LOCAL_MEM_LIMIT");
+        const int too_wide = !mfma && (c->head_dim > 192 || (c->head_dim_v ? c->head_dim_v : c->head_dim) > 128);
         ck_assert_msg(cfg.kernel == (mfma ? FLASHCL_KERNEL_MFMA : FLASHCL_KERNEL_WMMA) ||
+                          (too_wide && cfg.kernel == FLASHCL_KERNEL_PORTABLE && strstr(cfg.path_reason, "would spill")) ||
                           (short_local && (strstr(cfg.path_reason, "B of local memory") ||
                                            strstr(cfg.path_reason, mfma ? "compiled MFMA kernel allowed"
                                                                         : "compiled WMMA kernel allowed"))),

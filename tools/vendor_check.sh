@@ -9,12 +9,13 @@
 #
 #   AMD:   clang's amdgcn backend with ROCm's device libraries (Debian: clang-15, rocm-device-libs):
 #          amd-cdna -> gfx90a and gfx940 (MI300's ISA: gfx942's MFMA instructions, with ROCm's own device
-#          libraries, as ROCm's OpenCL compiles for MI300), amd-rdna -> gfx1030
+#          libraries, as ROCm's OpenCL compiles for MI300), amd-rdna2 -> gfx1030
 #          (-Rpass-analysis=kernel-resource-usage); and for the
 #          targets LLVM 15 lacks, Debian's clang 19 with libclc's per-target bitcode (Mesa's OpenCL
 #          route, triple amdgcn-mesa-mesa3d), fetched with `apt-get download` and unpacked into
 #          $VENDOR_TMP/llvm19, never installed (installing libclc-19 on Debian 12 removes
-#          mesa-opencl-icd, which the rusticl suites need): amd-cdna -> gfx942, amd-rdna -> gfx1100, gfx1200.
+#          mesa-opencl-icd, which the rusticl suites need): amd-cdna -> gfx942, amd-rdna (RDNA3/4, whose
+#          16-bit prefill builds flash_wmma) -> gfx1100, gfx1200.
 #   Intel: ocloc and IGC from Debian's intel-opencl-icd, fetched with `apt-get download` and unpacked
 #          into $VENDOR_TMP/intel: nothing is installed, Intel's ICD is not registered (its runtime is
 #          what AddressSanitizer cannot load): intel-xe -> tgllp, acm-g10; intel-pvc -> pvc (patch tokens
@@ -90,7 +91,8 @@ while IFS="$(printf '\t')" read -r class name entry local opts; do
     short=${name#"$class"__}
     case $class in
     amd-cdna) targets="amd:gfx90a amd:gfx940 amd19:gfx942" ;;
-    amd-rdna) targets="amd:gfx1030 amd19:gfx1100 amd19:gfx1200" ;;
+    amd-rdna2) targets="amd:gfx1030" ;;
+    amd-rdna) targets="amd19:gfx1100 amd19:gfx1200" ;;
     intel-xe) targets="intel:tgllp intel:acm-g10" ;;
     intel-pvc) targets="intel:pvc" ;;
     *) targets= ;;
@@ -128,11 +130,12 @@ while IFS="$(printf '\t')" read -r class name entry local opts; do
             verdict=ok
             agprs=${7:-0}
             mfma=
-            if [ "$entry" = flash_mfma ]; then
+            if [ "$entry" = flash_mfma ] || [ "$entry" = flash_wmma ]; then
                 # the matrix cores' instructions: none is a kernel that would run its products elsewhere
-                mfma=$(grep -c 'v_mfma' "$s")
-                [ "$mfma" = 0 ] && verdict="NO MFMA"
-                mfma=", $mfma v_mfma, $agprs AGPRs"
+                ins=$([ "$entry" = flash_mfma ] && echo v_mfma || echo v_wmma)
+                mfma=$(grep -c "$ins" "$s")
+                [ "$mfma" = 0 ] && verdict="NO MATRIX"
+                mfma=", $mfma $ins, $agprs AGPRs"
             fi
             # VGPR spills go to scratch memory: a failure. SGPR spills go to lanes of a VGPR
             # (v_writelane/v_readlane, no memory): reported in the spills column, not failed.
@@ -172,7 +175,7 @@ while IFS="$(printf '\t')" read -r class name entry local opts; do
         fi
     done
 done < "$T/index.tsv" | tee "$T/report.txt"
-grep -qE ': (SPILL|SCRATCH|PRIVATE|NO MFMA|BUILD ERROR|LOCAL .*)$|BUILD ERROR$' "$T/report.txt" && bad=1
+grep -qE ': (SPILL|SCRATCH|PRIVATE|NO MATRIX|BUILD ERROR|LOCAL .*)$|BUILD ERROR$' "$T/report.txt" && bad=1
 # The summary, a Markdown table (docs/TESTING.md holds the last one): per target and
 # kernel, the range of registers and occupancy over the programs, and whether all are in registers.
 echo

@@ -28,7 +28,8 @@ typedef struct target_class {
 
 static const target_class classes[] = {
     {"amd-cdna", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 64, 104},  /* MI200 (gfx90a), MI300 (gfx942) */
-    {"amd-rdna", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 32, 60},   /* RX 6000/7000/9000 (gfx1030, gfx1100, gfx1200) */
+    {"amd-rdna2", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 32, 40},  /* RX 6000 (gfx1030): no matrix cores */
+    {"amd-rdna", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 32, 60},   /* RX 7000/9000 (gfx1100, gfx1200): WMMA */
     {"intel-xe", FLASHCL_VENDOR_INTEL, 64 * 1024, 512, 32, 96},  /* Gen12 (tgllp), DG2 (acm-g10) */
     {"intel-pvc", FLASHCL_VENDOR_INTEL, 128 * 1024, 1024, 32, 448}, /* Data Center GPU Max (pvc) */
 };
@@ -175,7 +176,7 @@ static int emit(const char *dir, const target_class *tc, const char *name, fcl_k
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: vendor_programs OUT_DIR [CLASS ...] (classes: amd-cdna amd-rdna intel-xe intel-pvc)\n");
+        fprintf(stderr, "usage: vendor_programs OUT_DIR [CLASS ...] (classes: amd-cdna amd-rdna2 amd-rdna intel-xe intel-pvc)\n");
         return 2;
     }
     make_cases();
@@ -197,9 +198,10 @@ int main(int argc, char **argv)
         prof.compute_units = tc->compute_units;
         prof.compiler_available = 1;
         prof.opencl_major = 3;
-        /* AMD CDNA as its profile query leaves it: the MFMA probe passed (flash_mfma for 16-bit prefill) */
-        if (!strcmp(tc->name, "amd-cdna")) {
-            snprintf(prof.arch, sizeof prof.arch, "gfx90a");
+        /* AMD CDNA and RDNA3/4 as their profile query leaves them: the matrix probe passed (flash_mfma,
+         * flash_wmma for 16-bit prefill) */
+        if (!strcmp(tc->name, "amd-cdna") || !strcmp(tc->name, "amd-rdna")) {
+            snprintf(prof.arch, sizeof prof.arch, "%s", tc->multiple == 64 ? "gfx90a" : "gfx1100");
             prof.matrix_units = 1;
         }
         for (int i = 0; i < n_cases; ++i) {

@@ -59,6 +59,21 @@ static int amd_takes(const flashcl_problem *p, char *why, size_t n)
     return fcl_mma_takes(p, why, n);
 }
 
+/* flash_wmma: those up to head_dim 192 and head_dim_v 128 (MLA's 192 over 128 included). Beyond, a wave32
+ * lane's O^T (dv / 2 floats) and Q^T fragments (gfx11: d / 2 registers, its operands whole in every lane)
+ * spill: d=256 kept 636 B (gfx1200) and 1768 B (gfx1100) of scratch a lane (tools/vendor_check.sh,
+ * 2026-12-04), and reloading Q each tile was hoisted back into registers by the compiler. */
+static int wmma_takes(const flashcl_problem *p, char *why, size_t n)
+{
+    if (!fcl_mma_takes(p, why, n))
+        return 0;
+    if (p->head_dim > 192 || fcl_head_dim_v(p) > 128) {
+        snprintf(why, n, "head_dim above 192 or head_dim_v above 128 (flash_wmma's registers would spill)");
+        return 0;
+    }
+    return 1;
+}
+
 static void amd_config(const amd_shape *sh, flashcl_config *cfg, int emulated, int32_t bm, int32_t bn, int32_t head_dim)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -189,7 +204,7 @@ const fcl_kernel_module fcl_mfma_module = {
 const fcl_kernel_module fcl_wmma_module = {
     .id = FCL_K_FLASH_WMMA,
     .name = "wmma",
-    .takes = amd_takes,
+    .takes = wmma_takes,
     .choose = wmma_choose,
     .local_bytes = amd_local_bytes,
     .override = wmma_override,
