@@ -26,9 +26,10 @@
  * AMX_MMA and AMX_SWAP below is reached by the whole work-group (uniform control flow).
  *
  * Local memory (src/kernels/mfma.c's amd_bytes must match), in 16-bit elements:
- *   k_s   BLOCK_N x LDK     K's tile, rows padded by 4 (LDK = HEAD_DIM + 4: a lane's 8-byte row piece
- *                           and its neighbours' rows fall in distinct banks)
- *   vt_s  DVP x LDVT        V's tile transposed (V^T: a row a column of V, LDVT = BLOCK_N + 4), DVP =
+ *   k_s   BLOCK_N x LDK     K's tile, rows padded by AMX_PAD (LDK = HEAD_DIM + AMX_PAD: a lane's row
+ *                           piece and its neighbours' rows fall in distinct banks; WMMA's 8 keeps the
+ *                           rows 16-byte aligned for its 16-byte pieces)
+ *   vt_s  DVP x LDVT        V's tile transposed (V^T: a row a column of V, LDVT = BLOCK_N + AMX_PAD), DVP =
  *                           HEAD_DIM_V in whole AMX_M-column blocks (the rows past it zeros)
  * and, emulated, WAVES x AMX_XW floats of exchange area.
  */
@@ -41,9 +42,9 @@
 
 #define BLOCK_M (AMX_Q * WAVES)
 #define WG_SIZE (AMX_WAVE * WAVES)
-#define LDK (HEAD_DIM + 4)
+#define LDK (HEAD_DIM + AMX_PAD)
 #define DVP ((HEAD_DIM_V + AMX_M - 1) / AMX_M * AMX_M)
-#define LDVT (BLOCK_N + 4)
+#define LDVT (BLOCK_N + AMX_PAD)
 #define KS (HEAD_DIM / AMX_KD) /* k steps of S^T = K Q^T */
 #define ST (BLOCK_N / AMX_M)   /* AMX_M-key parts of a key tile */
 #define PV (AMX_M / AMX_KV)    /* products of O^T a part */
@@ -136,8 +137,8 @@ AMX_ENTRY(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     FCL_UNPACK();
     APPLY_QKVO_OFFSETS();
     APPLY_PREFILL_OFFSETS();
-    __local uint2 k2[BLOCK_N * LDK / 4];
-    __local uint2 v2[DVP * LDVT / 4];
+    __local AMX_ROW_T k2[BLOCK_N * LDK / (sizeof(AMX_ROW_T) / 2)];
+    __local AMX_ROW_T v2[DVP * LDVT / (sizeof(AMX_ROW_T) / 2)];
     __local ushort *const k_s = (__local ushort *)k2;
     __local ushort *const vt_s = (__local ushort *)v2;
 #ifdef FLASHCL_DEBUG_SCALE

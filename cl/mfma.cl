@@ -120,6 +120,8 @@ inline void mfma32_emu(float *d, const uint2 a, const uint2 b, __local float *xw
 #define AMX_STEP 0
 #define AMX_VSTEP 0
 #define AMX_ROW(t, hf) (8 * ((t) >> 2) + 4 * (hf) + ((t)&3)) /* the D row of accumulator t */
+#define AMX_PAD 4       /* elements a local row of K or V^T is padded by */
+#define AMX_ROW_T uint2 /* and the type that aligns those rows */
 #define AMX_XW MFMA_XW
 #define AMX_MMA(d, a, b) MFMA32(d, a, b)
 #define AMX_SWAP(x) MFMA_SWAP32(x)

@@ -156,6 +156,8 @@ inline void wmma16_emu(float *d, const uint *a, const uint *b, __local float *xw
 #define AMX_ACC float8
 #define AMX_XW WMMA_XW
 #define AMX_MMA(d, a, b) WMMA16(d, a, b)
+#define AMX_PAD 8       /* (16-byte aligned rows: the operands' 16-byte pieces, gfx11's and gfx12's V^T) */
+#define AMX_ROW_T uint4
 #define AMX_SWAP(x) WMMA_SWAP16(x)
 #if WMMA_GFX == 11
 #define AMX_PIECES 4

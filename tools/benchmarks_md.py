@@ -279,19 +279,22 @@ def sdpa_prefill(paths):
 
 
 def amd_section(directory):
-    """flash_mfma's predictions (bench/amd/predictions.json, bench/amd/model.py): no AMD GPU has run it."""
+    """flash_mfma's and flash_wmma's predictions (bench/amd/predictions.json, bench/amd/model.py): no AMD GPU
+    has run them."""
     path = os.path.join(directory, 'amd', 'predictions.json')
     if not os.path.exists(path):
         return None
     m = json.load(open(path))
-    out = ['| GPU (target) | v_mfma a tile | VALU a tile (AGPR moves, v_exp) | clocks a SIMD, 2 waves: matrix core / VALU | '
-           'limit | predicted TFLOP/s | peak |', '|---|---|---|---|---|---|---|']
+    out = ['| GPU (target) | matrix instructions a tile | VALU a tile (AGPR moves, v_exp) | waves a SIMD | '
+           'clocks a SIMD: matrix core / VALU | limit | predicted TFLOP/s | peak |', '|---|---|---|---|---|---|---|---|']
     for r in m['rows']:
         lo, hi = r['predicted_tflops']
         out.append(f"| {r['gpu']} ({r['target']}, {r['isa']}) | {r['mfma']} | {r['valu']} ({r['agpr_moves']}, {r['exp']}) | "
-                   f"{r['matrix_clocks']} / {r['valu_clocks']} | {r['limit']} | **{lo}–{hi}** (predicted) | {r['peak_tflops']:g} |")
+                   f"{r['occupancy']} | {r['matrix_clocks']} / {r['valu_clocks']} | {r['limit']} | **{lo}–{hi}** (predicted) | "
+                   f"{r['peak_tflops']:g} |")
     out.append('')
-    out.append(f"{m['problem']}; {m['clang']}, ROCm's device libraries; {m['date']}. The anchor to beat: {m['anchor']}.")
+    out.append(f"{m['kernels']}: {m['problem']}, a wave's tile; CDNA compiled by {m['clang']} with ROCm's device libraries, "
+               f"RDNA3 by clang 19 with libclc; {m['date']}. The anchor to beat: {m['anchor']}.")
     out.append('The lower end: no VALU work hidden under the other wave\'s MFMAs; the upper end: all of it. How the clocks')
     out.append('are counted and what would move them: `docs/design/mfma.md`. Commands: `tools/vendor_check.sh build`;')
     out.append('`python3 bench/amd/model.py > bench/amd/predictions.json`. The first thing to measure when an AMD GPU is lent.')
@@ -592,7 +595,7 @@ def main():
         print(dm + '\n')
     amd = amd_section(directory)
     if amd:
-        print('## Predictions for AMD CDNA (flash_mfma): not measured\n')
+        print('## Predictions for AMD (flash_mfma, flash_wmma): not measured\n')
         print('No AMD GPU has run flashcl. These are the performance model\'s figures, from the instructions AMD\'s')
         print('compiler emits for the key loop and AMD\'s peak figures, written before any hardware run.\n')
         print(amd + '\n')

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""isa_counts.py: the instructions of flash_mfma's key loop in clang's AMDGPU assembly (tools/vendor_check.sh
+"""isa_counts.py: the instructions of flash_mfma's and flash_wmma's key loop in clang's AMDGPU assembly (tools/vendor_check.sh
 keeps it: $VENDOR_TMP/programs/<program>.<target>.s), by class, for the performance model in
-docs/design/mfma.md. The key loop is the outermost loop that holds the v_mfma instructions; blocks of the
+docs/design/mfma.md. The key loop is the outermost loop that holds the v_mfma (v_wmma) instructions; blocks of the
 loops nested in it (the tile copies) are counted apart with their depth. A static count: every block of the
 loop once, branches for edge tiles (masks) included, so it bounds an interior tile's work from above.
 Usage: isa_counts.py FILE.s [--json]"""
@@ -11,11 +11,11 @@ import re
 import sys
 
 CLASSES = [
-    ("mfma", r"^v_mfma"),
+    ("mfma", r"^v_(mfma|wmma)"),
     ("agpr_move", r"^v_accvgpr_(read|write|mov)"),
     ("exp", r"^v_exp_f32"),
-    ("lds_read", r"^ds_read"),
-    ("lds_write", r"^ds_write"),
+    ("lds_read", r"^ds_(read|load)"),
+    ("lds_write", r"^ds_(write|store)"),
     ("lds_permute", r"^ds_(bpermute|permute|swizzle)"),
     ("global_load", r"^(global_load|buffer_load|flat_load)"),
     ("global_store", r"^(global_store|buffer_store|flat_store)"),
@@ -59,7 +59,7 @@ def classify(ins):
 def loop_counts(lines):
     """The key loop's header and its instructions by class: {"depth1": {...}, "nested": {...}}."""
     bs = blocks(lines)
-    key = next((h for _, d, h, ins in bs if d == 1 and any(i.startswith("v_mfma") for i in ins)), None)
+    key = next((h for _, d, h, ins in bs if d == 1 and any(re.match(r"v_(mfma|wmma)", i) for i in ins)), None)
     counts = {"depth1": {}, "nested": {}}
     in_loop = False
     for _, depth, header, ins in bs:

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""model.py: flash_mfma's performance model, written before any AMD GPU has run it (docs/design/mfma.md).
+"""model.py: flash_mfma's and flash_wmma's performance model, written before any AMD GPU has run them
+(docs/design/mfma.md).
 
-For each CDNA target, the program tools/vendor_check.sh writes for fp16 prefill at d=128 (the chooser's
-configuration on the CDNA profile) is compiled with clang 15 and ROCm's device libraries, with the
-edge-masking branch's body removed (an interior tile's work); isa_counts.py counts the key loop's
-instructions by class; the vendor's peak figures turn them into clocks a SIMD:
+For each target, the program tools/vendor_check.sh writes for fp16 prefill at d=128 (the chooser's
+configuration on the CDNA or RDNA3/4 profile) is compiled (CDNA: clang 15 and ROCm's device libraries;
+RDNA3: clang 19 and libclc, which vendor_check fetches), with the edge-masking branch's body removed (an
+interior tile's work); isa_counts.py counts the key loop's instructions by class; the vendor's peak
+figures turn them into clocks a SIMD:
 
-  matrix core: MFMAs x the clocks one takes (the dense fp16 peak over CUs x 4 SIMDs x the clock)
-  VALU:        (VALU + AGPR moves + the tile copies' VALU) x 4 clocks (wave64 on 16 lanes), v_exp_f32 x 16
-               (a quarter rate: an assumption)
+  matrix core: matrix instructions x the clocks one takes (its FLOP over the dense fp16 peak a SIMD: the
+               peak over CUs x SIMDs x the clock)
+  VALU:        (VALU + AGPR moves + the tile copies' VALU) x the clocks a wave's instruction takes (CDNA:
+               4, wave64 on 16 lanes; RDNA: 1, wave32 on 32), v_exp_f32 at a quarter of that rate (an
+               assumption)
 
 With two waves a SIMD (the occupancy clang reports), the prediction is a range: the matrix core's share of
 the time with the VALU work fully hidden under the other wave's MFMAs (the upper end), and with none of it
@@ -30,32 +34,48 @@ import isa_counts  # noqa: E402
 
 CLANG = os.environ.get("AMD_CLANG", "/usr/lib/llvm-15/bin/clang")
 LIBS = os.environ.get("AMD_DEVICE_LIBS", "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode")
-PROGRAM = "amd-cdna__prefill-d128-f16__flash_mfma"
 EDGE = "        if (edge) {\n            UNROLL\n            for (int st = 0; st < ST; ++st)"
 
-# AMD's datasheet figures: compute units, peak engine clock (MHz), dense fp16 matrix TFLOP/s
+# AMD's published figures: compute units, SIMDs a CU, peak engine clock (MHz), dense fp16 matrix TFLOP/s
+# (MI300X, MI250X: AMD's datasheets; RX 7900 XTX: AMD's specification, 122.8 TFLOP/s fp16)
 GPUS = [
-    {"gpu": "MI300X", "target": "gfx940", "isa": "CDNA3: gfx942's instructions", "cus": 304, "mhz": 2100, "fp16": 1307.4},
-    {"gpu": "MI250X", "target": "gfx90a", "isa": "CDNA2", "cus": 220, "mhz": 1700, "fp16": 383.0},
+    {"gpu": "MI300X", "target": "gfx940", "isa": "CDNA3: gfx942's instructions", "cus": 304, "simds": 4, "mhz": 2100,
+     "fp16": 1307.4, "program": "amd-cdna__prefill-d128-f16__flash_mfma", "flop": 2 * 32 * 32 * 8, "valu_clk": 4},
+    {"gpu": "MI250X", "target": "gfx90a", "isa": "CDNA2", "cus": 220, "simds": 4, "mhz": 1700, "fp16": 383.0,
+     "program": "amd-cdna__prefill-d128-f16__flash_mfma", "flop": 2 * 32 * 32 * 8, "valu_clk": 4},
+    {"gpu": "RX 7900 XTX", "target": "gfx1100", "isa": "RDNA3", "cus": 96, "simds": 2, "mhz": 2500, "fp16": 122.8,
+     "program": "amd-rdna__prefill-d128-f16__flash_wmma", "flop": 2 * 16 * 16 * 16, "valu_clk": 1, "llvm19": True},
 ]
 ANCHOR = "aiter bf16 d=128 forward on MI300X: up to 592 TFLOP/s (ROCm/aiter op_tests/cpp/mha/README.md)"
 
 
-def loop_counts(tmp, target):
+def loop_counts(tmp, g):
+    program, target = g["program"], g["target"]
     index = open(os.path.join(tmp, "index.tsv")).read().splitlines()
-    opts = next(line.split("\t")[4] for line in index if line.split("\t")[1] == PROGRAM)
-    src = open(os.path.join(tmp, "programs", PROGRAM + ".cl")).read()
+    opts = next(line.split("\t")[4] for line in index if line.split("\t")[1] == program)
+    src = open(os.path.join(tmp, "programs", program + ".cl")).read()
     if EDGE not in src:
-        sys.exit("model.py: the edge-masking branch is not where model.py looks for it (cl/flash_mfma.cl)")
-    interior = os.path.join(tmp, PROGRAM + ".interior.cl")
+        sys.exit("model.py: the edge-masking branch is not where model.py looks for it (cl/flash_amd.cl)")
+    interior = os.path.join(tmp, program + ".interior.cl")
     open(interior, "w").write(src.replace(EDGE, EDGE.replace("if (edge)", "if (0)")))
-    asm = os.path.join(tmp, PROGRAM + ".interior." + target + ".s")
-    r = subprocess.run([CLANG, "-x", "cl", *opts.split(), "-target", "amdgcn-amd-amdhsa", "-mcpu=" + target, "-O3",
-                        "--rocm-device-lib-path=" + LIBS, "-Rpass-analysis=kernel-resource-usage", "-S", interior,
-                        "-o", asm], capture_output=True, text=True, check=True)
+    asm = os.path.join(tmp, program + ".interior." + target + ".s")
+    if g.get("llvm19"):  # (vendor_check's unpacked clang 19 with libclc: Mesa's triple)
+        root = os.path.join(tmp, "llvm19", "root")
+        env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(root, "usr/lib/x86_64-linux-gnu") + ":" +
+                   os.path.join(root, "usr/lib/llvm-19/lib"))
+        cmd = [os.path.join(root, "usr/lib/llvm-19/bin/clang"), "-x", "cl", *opts.split(), "-Xclang",
+               "-finclude-default-header", "-target", "amdgcn-mesa-mesa3d", "-mcpu=" + target, "-O3", "-nogpulib",
+               "-Xclang", "-mlink-builtin-bitcode", "-Xclang",
+               os.path.join(root, "usr/lib/clc", target + "-amdgcn-mesa-mesa3d.bc")]
+    else:
+        env = None
+        cmd = [CLANG, "-x", "cl", *opts.split(), "-target", "amdgcn-amd-amdhsa", "-mcpu=" + target, "-O3",
+               "--rocm-device-lib-path=" + LIBS]
+    r = subprocess.run(cmd + ["-Rpass-analysis=kernel-resource-usage", "-S", interior, "-o", asm],
+                       capture_output=True, text=True, check=True, env=env)
     occ = int(re.search(r"Occupancy \[waves/SIMD\]: (\d+)", r.stderr).group(1))
     vgprs = int(re.search(r"VGPRs: (\d+)", r.stderr).group(1))
-    agprs = int(re.search(r"AGPRs: (\d+)", r.stderr).group(1))
+    agprs = int(re.search(r"AGPRs: (\d+)", r.stderr).group(1)) if "AGPRs:" in r.stderr else 0
     _, counts = isa_counts.loop_counts(open(asm).read().splitlines())
     return counts, occ, vgprs, agprs, opts
 
@@ -65,11 +85,11 @@ def main():
     copies = 2  # the tile copies' loop trips at d=128, 32-key tiles, 256 work-items (BLOCK_N * HEAD_DIM / 8 / 256)
     rows = []
     for g in GPUS:
-        counts, occ, vgprs, agprs, opts = loop_counts(tmp, g["target"])
+        counts, occ, vgprs, agprs, opts = loop_counts(tmp, g)
         c, n = counts["depth1"], counts["nested"]
-        mfma_clk = 2 * 32 * 32 * 8 / (g["fp16"] * 1e12 / (g["cus"] * 4 * g["mhz"] * 1e6))
+        mfma_clk = g["flop"] / (g["fp16"] * 1e12 / (g["cus"] * g["simds"] * g["mhz"] * 1e6))
         valu = c.get("valu", 0) + c.get("agpr_move", 0) + copies * n.get("valu", 0)
-        valu_clk = valu * 4 + c.get("exp", 0) * 16
+        valu_clk = valu * g["valu_clk"] + c.get("exp", 0) * 4 * g["valu_clk"]
         m = occ * c["mfma"] * mfma_clk
         v = occ * valu_clk
         hi, lo = m / max(m, v), m / (m + v)
@@ -82,7 +102,8 @@ def main():
             "limit": "VALU" if v > m else "matrix core",
             "predicted_tflops": [round(lo * g["fp16"]), round(hi * g["fp16"])], "peak_tflops": g["fp16"],
         })
-    json.dump({"kernel": "flash_mfma", "problem": "fp16 prefill, d=128, N=4096, non-causal, 32-key tiles, 4 waves",
+    json.dump({"kernels": "flash_mfma (MI300X, MI250X), flash_wmma (RX 7900 XTX)",
+               "problem": "fp16 prefill, d=128, N=4096, non-causal, 32-key tiles, 128 queries a work-group",
                "date": "2026-12-04", "options": opts, "clang": subprocess.run([CLANG, "--version"], capture_output=True,
                                                                               text=True).stdout.splitlines()[0],
                "anchor": ANCHOR, "rows": rows}, sys.stdout, indent=1)

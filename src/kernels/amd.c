@@ -19,12 +19,13 @@ typedef struct amd_shape {
     int32_t rows;       /* query rows a wave (AMX_Q) */
     int32_t m;          /* keys of an S^T part, columns of an O^T block (AMX_M): block_n's unit */
     int32_t waves;      /* the chooser's waves a work-group */
+    int32_t pad;        /* elements a local row of K and V^T is padded by (AMX_PAD) */
     const char *what;   /* the path reason on the hardware */
 } amd_shape;
 
-static const amd_shape mfma_shape = {FLASHCL_KERNEL_MFMA, "MFMA", 64, 32, 32, 4,
+static const amd_shape mfma_shape = {FLASHCL_KERNEL_MFMA, "MFMA", 64, 32, 32, 4, 4,
                                      "AMD matrix cores: MFMA 32x32x8 through clang's built-in, fp32 accumulation"};
-static const amd_shape wmma_shape = {FLASHCL_KERNEL_WMMA, "WMMA", 32, 16, 16, 8,
+static const amd_shape wmma_shape = {FLASHCL_KERNEL_WMMA, "WMMA", 32, 16, 16, 8, 8,
                                      "AMD matrix cores: WMMA 16x16x16 through clang's built-in, fp32 accumulation"};
 
 static const amd_shape *shape_of(const flashcl_config *c)
@@ -35,12 +36,12 @@ static const amd_shape *shape_of(const flashcl_config *c)
 /* cl/mfma.cl's MFMA_XW and cl/wmma.cl's WMMA_XW: the emulation's exchange area, bytes a wave */
 #define AMX_XW_BYTES (512u * 4u)
 
-/* cl/flash_amd.cl's layout: K's tile (bn rows of d + 4 elements), V's transposed (dv in whole m-column
- * blocks, rows of bn + 4), 16-bit elements; emulated, the waves' exchange areas. */
+/* cl/flash_amd.cl's layout: K's tile (bn rows of d + pad elements), V's transposed (dv in whole m-column
+ * blocks, rows of bn + pad), 16-bit elements; emulated, the waves' exchange areas. */
 static uint64_t amd_bytes(const amd_shape *sh, int32_t d, int32_t dv, int32_t bm, int32_t bn, int emulated)
 {
     const uint64_t dvp = (uint64_t)(dv + sh->m - 1) / (uint64_t)sh->m * (uint64_t)sh->m;
-    return ((uint64_t)bn * (uint64_t)(d + 4) + dvp * (uint64_t)(bn + 4)) * 2 +
+    return ((uint64_t)bn * (uint64_t)(d + sh->pad) + dvp * (uint64_t)(bn + sh->pad)) * 2 +
            (emulated ? (uint64_t)(bm / sh->rows) * AMX_XW_BYTES : 0);
 }
 
