@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dpas.cl: Intel's sub-group matrix multiply-accumulate (DPAS: cl_intel_subgroup_matrix_multiply_accumulate)
- * for the planned flash_dpas kernel (issue 33). DPAS(c, a, b): C (8 x SG, fp32, float8) += A (8 x 16) *
+ * for the flash_dpas kernel (cl/flash_dpas.cl, docs/design/mfma.md). DPAS(c, a, b): C (8 x SG, fp32, float8) += A (8 x 16) *
  * B (16 x SG), SG = DPAS_SG work-items a sub-group (8: Xe-HPG/DG2, 16: Xe-HPC/PVC and Xe2), through the
  * extension's built-ins where FCL_INTEL_MMA is 1 and emulated where it is 0, as the extension's text
  * defines the operands (work-item n of the sub-group, 16-bit elements, fp16 or bf16 with DPAS_BF16):
@@ -23,8 +23,14 @@
 #ifndef DPAS_SG
 #define DPAS_SG 16
 #endif
+#ifdef FCL_INTEL_MMA_FORCE_BUILTIN /* (tests: the built-in asked for where the device has none, a build that fails) */
+#undef FCL_INTEL_MMA
+#define FCL_INTEL_MMA 1
+#endif
 #ifndef DPAS_BF16
-#ifdef FLASHCL_DTYPE_BF16
+#if defined(MMA_BF16) /* (flash_dpas: the operands' type, mma.cl's: K's) */
+#define DPAS_BF16 MMA_BF16
+#elif defined(FLASHCL_DTYPE_BF16)
 #define DPAS_BF16 1
 #else
 #define DPAS_BF16 0
@@ -90,3 +96,4 @@ inline void dpas_emu(float *c, const uint *a, const uint *b, __local float *xw, 
         (c) = c_;                                                                                              \
     } while (0)
 #endif
+

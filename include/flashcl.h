@@ -333,7 +333,8 @@ typedef enum flashcl_vendor {
  * built-in) for the prefill problems flash_mma takes, where the device proved AMD's matrix cores
  * (matrix_units on an AMD device with wavefronts of 64), emulated elsewhere (for testing); else as auto, with
  * the reason. Auto takes it on such a device. WMMA: the same for RDNA3/4's kernel (cl/flash_amd.cl's
- * flash_wmma: WMMA 16x16x16; matrix_units on an AMD device with wavefronts of 32). */
+ * flash_wmma: WMMA 16x16x16; matrix_units on an AMD device with wavefronts of 32). DPAS: Intel's kernel
+ * (cl/flash_dpas.cl: cl_intel_subgroup_matrix_multiply_accumulate; matrix_units on an Intel GPU). */
 typedef enum flashcl_path {
     FLASHCL_PATH_AUTO = 0,
     FLASHCL_PATH_PORTABLE = 1,
@@ -341,7 +342,8 @@ typedef enum flashcl_path {
     FLASHCL_PATH_DECODE = 3,
     FLASHCL_PATH_WGMMA = 4,
     FLASHCL_PATH_MFMA = 5,
-    FLASHCL_PATH_WMMA = 6
+    FLASHCL_PATH_WMMA = 6,
+    FLASHCL_PATH_DPAS = 7
 } flashcl_path;
 
 typedef struct flashcl_device_profile {
@@ -373,7 +375,9 @@ typedef struct flashcl_device_profile {
      * is CDNA (gfx90a, gfx94x, gfx950 in CL_DEVICE_NAME; wavefronts of 64) or RDNA3/4 (gfx11, gfx12;
      * wavefronts of 32), its kernel of cl/flash_amd.cl (flash_mfma, flash_wmma) builds with clang's
      * built-in and a tiny program of the instruction runs right (AMD's matrix cores, never the NVIDIA
-     * kernels). 0 otherwise. */
+     * kernels). On an Intel GPU that lists cl_intel_subgroup_matrix_multiply_accumulate, 1 where
+     * cl/flash_dpas.cl builds with its built-ins and a tiny DPAS program runs right (in Intel's AUB mode,
+     * where nothing runs, where it builds). 0 otherwise. */
     int matrix_units;
     /* The local memory a work-group's static __local arrays may take (every flashcl kernel's tiles are
      * static arrays): on NVIDIA GPUs of compute capability 7.0 and up found by compile probes, which
@@ -422,7 +426,7 @@ typedef enum flashcl_algorithm {
 
 /** "flash", "naive", "standard" or "?". */
 FLASHCL_API const char *flashcl_algorithm_name(flashcl_algorithm algorithm);
-/** "auto", "portable", "mma", "decode", "wgmma", "mfma" or "wmma"; parse returns FLASHCL_INVALID_ARGUMENT for any other name. */
+/** "auto", "portable", "mma", "decode", "wgmma", "mfma", "wmma" or "dpas"; parse returns FLASHCL_INVALID_ARGUMENT for any other name. */
 FLASHCL_API const char *flashcl_path_name(flashcl_path path);
 FLASHCL_API flashcl_status flashcl_path_parse(const char *name, flashcl_path *path);
 /** Nonzero when this build of the library has the algorithm (standard needs CLBlast). */
@@ -439,10 +443,11 @@ typedef enum flashcl_kernel {
     FLASHCL_KERNEL_NAIVE = 5,      /* cl/naive.cl (FLASHCL_ALGO_NAIVE) */
     FLASHCL_KERNEL_STANDARD = 6,   /* CLBlast's GEMMs around cl/standard.cl (FLASHCL_ALGO_STANDARD) */
     FLASHCL_KERNEL_MFMA = 7,       /* cl/flash_amd.cl: AMD CDNA's matrix cores (MFMA), prefill */
-    FLASHCL_KERNEL_WMMA = 8        /* cl/flash_amd.cl: AMD RDNA3/4's matrix cores (WMMA), prefill */
+    FLASHCL_KERNEL_WMMA = 8,       /* cl/flash_amd.cl: AMD RDNA3/4's matrix cores (WMMA), prefill */
+    FLASHCL_KERNEL_DPAS = 9        /* cl/flash_dpas.cl: Intel's matrix engines (DPAS), prefill */
 } flashcl_kernel;
 
-/** "portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "mfma", "wmma" or "?". */
+/** "portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "mfma", "wmma", "dpas" or "?". */
 FLASHCL_API const char *flashcl_kernel_name(flashcl_kernel kernel);
 
 typedef struct flashcl_config {
@@ -494,7 +499,7 @@ typedef struct flashcl_config {
  */
 typedef struct flashcl_tuning_db flashcl_tuning_db;
 typedef struct flashcl_policy {
-    int path;                 /* -1: $FLASHCL_PATH ("auto", "portable", "mma", "decode", "wgmma", "mfma" or "wmma"; unset: auto); else a
+    int path;                 /* -1: $FLASHCL_PATH ("auto", "portable", "mma", "decode", "wgmma", "mfma", "wmma" or "dpas"; unset: auto); else a
                                  flashcl_path */
     uint64_t local_mem_limit; /* a cap on the local memory tiles may use; 0: $FLASHCL_LOCAL_MEM_LIMIT or none.
                                  Tiles use at most min(the device's local memory, 64 KiB, this cap) */
@@ -598,7 +603,7 @@ typedef struct flashcl_settings {
                                         -cl-nv-verbose, NVIDIA's register and spill counts) */
     int tuning_db;             /* -1 or 1: shipped table and user file; 0: heuristic only */
     const char *tuning_db_path; /* NULL: $FLASHCL_TUNING_DB or the default location */
-    int path;                  /* -1: $FLASHCL_PATH ("auto", "portable", "mma", "decode", "wgmma", "mfma" or "wmma"; unset: auto); else a
+    int path;                  /* -1: $FLASHCL_PATH ("auto", "portable", "mma", "decode", "wgmma", "mfma", "wmma" or "dpas"; unset: auto); else a
                                   flashcl_path */
 } flashcl_settings;
 

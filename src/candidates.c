@@ -147,6 +147,7 @@ static const char *kernel_words(flashcl_kernel k)
     return k == FLASHCL_KERNEL_MMA          ? "matrix-unit"
            : k == FLASHCL_KERNEL_MFMA       ? "MFMA"
            : k == FLASHCL_KERNEL_WMMA       ? "WMMA"
+           : k == FLASHCL_KERNEL_DPAS       ? "DPAS"
            : k == FLASHCL_KERNEL_WGMMA      ? "warpgroup (wgmma)"
            : k == FLASHCL_KERNEL_DECODE     ? "decode"
            : k == FLASHCL_KERNEL_DECODE_MMA ? "matrix-unit decode"

@@ -172,7 +172,7 @@ static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
     /* The matrix-unit kernels built for 16-byte row copies (strides multiples of 8 elements) need
      * 16-byte aligned tensor starts too. */
     if ((pl->kernel_id == FCL_K_FLASH_MMA || pl->kernel_id == FCL_K_FLASH_WGMMA || pl->kernel_id == FCL_K_FLASH_MFMA ||
-         pl->kernel_id == FCL_K_FLASH_WMMA ||
+         pl->kernel_id == FCL_K_FLASH_WMMA || pl->kernel_id == FCL_K_FLASH_DPAS ||
          pl->kernel_id == FCL_K_FLASH_DECODE_MMA) &&
         fcl_rows_aligned(p)) {
         const uint64_t offs[3] = {of->q, of->k, of->v};

@@ -117,6 +117,7 @@ static const fcl_kernel_def kernel_table[FCL_KERNEL_COUNT] = {
     [FCL_K_FLASH_WGMMA] = DEF("flash_wgmma", FLASH_PARTS "mma.cl wgmma.cl flash_wgmma.cl", flash_mma),
     [FCL_K_FLASH_MFMA] = DEF("flash_mfma", FLASH_PARTS "mma.cl mfma.cl flash_amd.cl", flash_mma),
     [FCL_K_FLASH_WMMA] = DEF("flash_wmma", FLASH_PARTS "mma.cl wmma.cl flash_amd.cl", flash_mma),
+    [FCL_K_FLASH_DPAS] = DEF("flash_dpas", FLASH_PARTS "mma.cl dpas.cl flash_dpas.cl", flash_mma),
     [FCL_K_FLASH_DECODE] = DEF("flash_decode", FLASH_PARTS "decode.cl flash_decode.cl", flash_decode),
     [FCL_K_FLASH_DECODE_MMA] = DEF("flash_decode_mma", FLASH_PARTS "mma.cl decode.cl flash_decode_mma.cl", flash_decode),
     [FCL_K_FLASH_COMBINE] = DEF("flash_combine", "args.h common.cl flash_combine.cl", flash_combine),

@@ -50,6 +50,7 @@ typedef enum fcl_kernel_id {
     FCL_K_FLASH_WGMMA, /* flash_mma's arguments (MA_*) */
     FCL_K_FLASH_MFMA,  /* flash_mma's arguments (MA_*) */
     FCL_K_FLASH_WMMA,  /* flash_mma's arguments (MA_*) */
+    FCL_K_FLASH_DPAS,  /* flash_mma's arguments (MA_*) */
     FCL_K_FLASH_DECODE,
     FCL_K_FLASH_DECODE_MMA, /* flash_decode's arguments (DE_*) */
     FCL_K_FLASH_COMBINE,

@@ -103,7 +103,7 @@ static flashcl_status build_kernel(flashcl_plan *pl, const fcl_candidates *list)
          * (a probe, 2026-12-04: docs/design/mfma.md); flash_mfma's waves are 64 work-items and flash_wmma's
          * 32, never fewer, and their work-groups their own choice. */
         const int takes_compiled = (id == FCL_K_FLASH_WGMMA && fcl_wgmma_producer(&pl->config)) ||
-                                   ((id == FCL_K_FLASH_MFMA || id == FCL_K_FLASH_WMMA) &&
+                                   ((id == FCL_K_FLASH_MFMA || id == FCL_K_FLASH_WMMA || id == FCL_K_FLASH_DPAS) &&
                                     ctx->profile.vendor == FLASHCL_VENDOR_MESA);
         if (got.built && takes_compiled && got.work_group < (size_t)pl->config.work_group_size) {
             /* flash_wgmma's producer warpgroup (384 work-items): NVIDIA's driver (580) reports 256 for

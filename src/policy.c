@@ -43,13 +43,13 @@ flashcl_status fcl_resolve_policy(const char *who, int path, uint64_t local_mem_
     *path_out = FLASHCL_PATH_AUTO;
     *limit_out = 0;
     if (path >= 0) {
-        if (path > FLASHCL_PATH_WMMA)
+        if (path > FLASHCL_PATH_DPAS)
             return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s.path = %d is not a flashcl_path", who, path);
         *path_out = (flashcl_path)path;
     } else {
         const char *env = getenv("FLASHCL_PATH");
         if (env && *env && flashcl_path_parse(env, path_out) != FLASHCL_SUCCESS)
-            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: FLASHCL_PATH=\"%.40s\": use auto, portable, mma, decode, wgmma, mfma or wmma",
+            return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "%s: FLASHCL_PATH=\"%.40s\": use auto, portable, mma, decode, wgmma, mfma, wmma or dpas",
                             who, env);
     }
     if (local_mem_limit) {
@@ -85,7 +85,7 @@ const char *flashcl_algorithm_name(flashcl_algorithm algorithm)
 
 const char *flashcl_kernel_name(flashcl_kernel kernel)
 {
-    static const char *const names[] = {"portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "mfma", "wmma"};
+    static const char *const names[] = {"portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "mfma", "wmma", "dpas"};
     return (unsigned)kernel < sizeof names / sizeof *names ? names[kernel] : "?";
 }
 
@@ -98,6 +98,7 @@ const char *flashcl_path_name(flashcl_path path)
            : path == FLASHCL_PATH_WGMMA    ? "wgmma"
            : path == FLASHCL_PATH_MFMA     ? "mfma"
            : path == FLASHCL_PATH_WMMA     ? "wmma"
+           : path == FLASHCL_PATH_DPAS     ? "dpas"
                                            : "?";
 }
 
@@ -105,10 +106,10 @@ flashcl_status flashcl_path_parse(const char *name, flashcl_path *path)
 {
     if (!name || !path)
         return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: %s is NULL", !name ? "name" : "path");
-    for (int i = FLASHCL_PATH_AUTO; i <= FLASHCL_PATH_WMMA; ++i)
+    for (int i = FLASHCL_PATH_AUTO; i <= FLASHCL_PATH_DPAS; ++i)
         if (!strcmp(name, flashcl_path_name((flashcl_path)i))) {
             *path = (flashcl_path)i;
             return FLASHCL_SUCCESS;
         }
-    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: \"%.40s\" is not auto, portable, mma, decode, wgmma, mfma or wmma", name);
+    return fcl_fail(NULL, FLASHCL_INVALID_ARGUMENT, "flashcl_path_parse: \"%.40s\" is not auto, portable, mma, decode, wgmma, mfma, wmma or dpas", name);
 }

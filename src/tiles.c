@@ -96,7 +96,7 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
 {
     const flashcl_kernel k = cfg->kernel;
     const int matrix_prefill = k == FLASHCL_KERNEL_MMA || k == FLASHCL_KERNEL_WGMMA || k == FLASHCL_KERNEL_MFMA ||
-                               k == FLASHCL_KERNEL_WMMA;
+                               k == FLASHCL_KERNEL_WMMA || k == FLASHCL_KERNEL_DPAS;
     const int decode = k == FLASHCL_KERNEL_DECODE || k == FLASHCL_KERNEL_DECODE_MMA;
     if (k == FLASHCL_KERNEL_PORTABLE && !fcl_portable_fits(pr, p, ch->local_mem, ch->work_group, cfg, why, why_len))
         return 0;
@@ -110,7 +110,8 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
     cfg->local_mem_bytes = fcl_config_local_bytes(p->head_dim, fcl_head_dim_v(p), cfg);
     /* Intel's Xe-HPC GPUs: 16 lanes a sub-group for the register-blocked kernels, where IGC would compile
      * them at 32 with the block in scratch (docs/design/tiles.md, tools/vendor_check.sh) */
-    cfg->sub_group = fcl_intel_xe_hpc(pr) && (k == FLASHCL_KERNEL_PORTABLE || k == FLASHCL_KERNEL_DECODE) ? 16 : 0;
+    if (k != FLASHCL_KERNEL_DPAS) /* (flash_dpas's is its layout: its module's) */
+        cfg->sub_group = fcl_intel_xe_hpc(pr) && (k == FLASHCL_KERNEL_PORTABLE || k == FLASHCL_KERNEL_DECODE) ? 16 : 0;
     cfg->local_mem_budget = ch->local_mem;
     fcl_strlcpy(cfg->kernel_name, fcl_kernel_def_of(fcl_config_kernel(cfg))->entry, sizeof cfg->kernel_name);
     /* the decode kernels pack every query head of a KV head into their rows */
@@ -220,23 +221,24 @@ static flashcl_status choose_override(flashcl_context *ctx, const flashcl_device
     char why[400], path_reason[sizeof c.path_reason] = "portable: tiles set by flashcl_context_override_config";
     validate_or_return(ctx, c.kernel == FLASHCL_KERNEL_PORTABLE || c.kernel == FLASHCL_KERNEL_MMA ||
                                 c.kernel == FLASHCL_KERNEL_WGMMA || c.kernel == FLASHCL_KERNEL_MFMA ||
-                                c.kernel == FLASHCL_KERNEL_WMMA,
+                                c.kernel == FLASHCL_KERNEL_WMMA || c.kernel == FLASHCL_KERNEL_DPAS,
                        FLASHCL_INVALID_ARGUMENT,
                        "the context's override config: kernel = %d; an override sets the tiles of the portable "
-                       "kernel (FLASHCL_KERNEL_PORTABLE), flash_mma (MMA), flash_wgmma (WGMMA), flash_mfma (MFMA) or "
-                       "flash_wmma (WMMA)", (int)c.kernel);
+                       "kernel (FLASHCL_KERNEL_PORTABLE), flash_mma (MMA), flash_wgmma (WGMMA), flash_mfma (MFMA), "
+                       "flash_wmma (WMMA) or flash_dpas (DPAS)", (int)c.kernel);
     const fcl_kernel_module *m = c.kernel == FLASHCL_KERNEL_WGMMA ? &fcl_wgmma_module
                                  : c.kernel == FLASHCL_KERNEL_MMA ? &fcl_mma_module
                                  : c.kernel == FLASHCL_KERNEL_MFMA ? &fcl_mfma_module
                                  : c.kernel == FLASHCL_KERNEL_WMMA ? &fcl_wmma_module
+                                 : c.kernel == FLASHCL_KERNEL_DPAS ? &fcl_dpas_module
                                                                   : &fcl_portable_module;
     validate_or_return(ctx, m != &fcl_mma_module || mma_allowed(pr, ch, p, why, sizeof why), FLASHCL_INVALID_ARGUMENT,
                        "the context's override config asks for the matrix-unit kernel, which does not take this "
                        "problem: %s", why);
-    const int amd = m == &fcl_mfma_module || m == &fcl_wmma_module;
-    validate_or_return(ctx, !amd || (!ch->portable_why && ch->path != FLASHCL_PATH_PORTABLE && m->takes(p, why, sizeof why)),
+    const int vendor = m == &fcl_mfma_module || m == &fcl_wmma_module || m == &fcl_dpas_module;
+    validate_or_return(ctx, !vendor || (!ch->portable_why && ch->path != FLASHCL_PATH_PORTABLE && m->takes(p, why, sizeof why)),
                        FLASHCL_INVALID_ARGUMENT, "the context's override config asks for %s, which does not take this "
-                       "problem: %s", m == &fcl_mfma_module ? "flash_mfma" : "flash_wmma",
+                       "problem: %s", m == &fcl_mfma_module ? "flash_mfma" : m == &fcl_wmma_module ? "flash_wmma" : "flash_dpas",
                        ch->portable_why ? ch->portable_why : ch->path == FLASHCL_PATH_PORTABLE ? "the path is portable" : why);
     validate_or_return(ctx, m->override(pr, ch, p, &c, why, sizeof why), FLASHCL_INVALID_ARGUMENT,
                        "the context's override config%s", why);
@@ -272,14 +274,14 @@ static int choose_matrix_units(const flashcl_device_profile *pr, const fcl_choic
 {
     const char *source = ch->shrunk ? "heuristic (shrunk)" : "heuristic";
     char why[160];
-    /* AMD's matrix cores: flash_mfma (CDNA) or flash_wmma (RDNA3/4) where asked for or where auto has them;
-     * where it does not take the problem or does not fit, the portable kernel with the reason (no NVIDIA
-     * kernel runs there). */
-    const fcl_kernel_module *amd = ch->path == FLASHCL_PATH_MFMA || (ch->path == FLASHCL_PATH_AUTO && fcl_mfma_units(pr))
-                                       ? &fcl_mfma_module
-                                   : ch->path == FLASHCL_PATH_WMMA || (ch->path == FLASHCL_PATH_AUTO && fcl_wmma_units(pr))
-                                       ? &fcl_wmma_module
-                                       : NULL;
+    /* AMD's matrix cores, flash_mfma (CDNA) or flash_wmma (RDNA3/4), and Intel's matrix engines, flash_dpas,
+     * where asked for or where auto has them; where the kernel does not take the problem or does not fit,
+     * the portable kernel with the reason (no NVIDIA kernel runs there). */
+    const int autos = ch->path == FLASHCL_PATH_AUTO;
+    const fcl_kernel_module *amd = ch->path == FLASHCL_PATH_MFMA || (autos && fcl_mfma_units(pr))   ? &fcl_mfma_module
+                                   : ch->path == FLASHCL_PATH_WMMA || (autos && fcl_wmma_units(pr)) ? &fcl_wmma_module
+                                   : ch->path == FLASHCL_PATH_DPAS || (autos && fcl_dpas_units(pr)) ? &fcl_dpas_module
+                                                                                                    : NULL;
     if (amd) {
         if (ch->portable_why)
             snprintf(path_reason, n, "%s", ch->portable_why);

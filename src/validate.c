@@ -60,6 +60,7 @@ static int rounds_p(const flashcl_config *c)
 {
     return c->algorithm == FLASHCL_ALGO_FLASH && (c->kernel == FLASHCL_KERNEL_MMA || c->kernel == FLASHCL_KERNEL_WGMMA ||
                                                   c->kernel == FLASHCL_KERNEL_MFMA || c->kernel == FLASHCL_KERNEL_WMMA ||
+                                                  c->kernel == FLASHCL_KERNEL_DPAS ||
                                                   c->kernel == FLASHCL_KERNEL_DECODE_MMA);
 }
 

@@ -45,7 +45,7 @@ void tu_check_margins(void);
 
 /* A config's kernel as one number, for tables and assertions: the matrix-unit prefill kernels 1
  * (flash_mma), 2 (emulated), 3 (flash_wgmma), 4 (emulated), 5 (flash_mfma), 6 (emulated), 7 (flash_wmma),
- * 8 (emulated), else 0; the decode kernels 1 (flash_decode,
+ * 8 (emulated), 9 (flash_dpas), 10 (emulated), else 0; the decode kernels 1 (flash_decode,
  * team sums through local memory), 2 (by shuffles), 3 (flash_decode_mma), 4 (emulated), else 0. */
 static inline int cfg_mma(const flashcl_config *c)
 {
@@ -53,6 +53,7 @@ static inline int cfg_mma(const flashcl_config *c)
            : c->kernel == FLASHCL_KERNEL_WGMMA ? (c->emulated ? 4 : 3)
            : c->kernel == FLASHCL_KERNEL_MFMA  ? (c->emulated ? 6 : 5)
            : c->kernel == FLASHCL_KERNEL_WMMA  ? (c->emulated ? 8 : 7)
+           : c->kernel == FLASHCL_KERNEL_DPAS  ? (c->emulated ? 10 : 9)
                                                : 0;
 }
 static inline int cfg_decode(const flashcl_config *c)

@@ -21,7 +21,7 @@ typedef struct fcl_scratch {
 
 typedef struct fcl_kernel_module {
     fcl_kernel_id id;
-    const char *name; /* "portable", "mma", "wgmma", "mfma", "wmma", "decode", "decode_mma", "naive", "combine", "append" */
+    const char *name; /* "portable", "mma", "wgmma", "mfma", "wmma", "dpas", "decode", "decode_mma", "naive", "combine", "append" */
     /* Whether the kernel takes the problem (the path and the device aside); if not, why. NULL: any. */
     int (*takes)(const flashcl_problem *p, char *why, size_t n);
     /* Its shape within the choice's limits: 1 with cfg's shape fields set, or 0 with why. NULL: none. */
@@ -44,7 +44,7 @@ typedef struct fcl_kernel_module {
     void (*grid)(const flashcl_plan *pl, size_t global[2], size_t local[2]);
 } fcl_kernel_module;
 
-extern const fcl_kernel_module fcl_portable_module, fcl_mma_module, fcl_wgmma_module, fcl_mfma_module, fcl_wmma_module,
+extern const fcl_kernel_module fcl_portable_module, fcl_mma_module, fcl_wgmma_module, fcl_mfma_module, fcl_wmma_module, fcl_dpas_module,
     fcl_decode_module,
     fcl_decode_mma_module, fcl_naive_module, fcl_combine_module, fcl_append_module, fcl_standard_module;
 
@@ -83,13 +83,19 @@ static inline int32_t fcl_mma_stages(const flashcl_config *c)
     return c->kv_stages > 1 ? c->kv_stages : 1;
 }
 
-/* The matrix units a profile's probe proved (matrix_units, by vendor): on an AMD device AMD's matrix cores
+/* The matrix units a profile's probe proved (matrix_units, by vendor): on an Intel GPU its matrix engines
+ * (DPAS: flash_dpas); on an AMD device AMD's matrix cores
  * through clang's built-ins (wavefronts of 64: CDNA's MFMA, flash_mfma; of 32: RDNA3/4's WMMA,
  * flash_wmma), elsewhere NVIDIA's (mma.sync and shfl from inline PTX: flash_mma, the decode kernels'
  * shuffles; 2: sm_90a programs too, flash_wgmma). */
 static inline int fcl_ptx_units(const flashcl_device_profile *pr)
 {
-    return pr->vendor == FLASHCL_VENDOR_AMD ? 0 : pr->matrix_units;
+    return pr->vendor == FLASHCL_VENDOR_AMD || pr->vendor == FLASHCL_VENDOR_INTEL ? 0 : pr->matrix_units;
+}
+/* Intel's matrix engines (DPAS through cl_intel_subgroup_matrix_multiply_accumulate: flash_dpas) */
+static inline int fcl_dpas_units(const flashcl_device_profile *pr)
+{
+    return pr->vendor == FLASHCL_VENDOR_INTEL && !pr->is_cpu && pr->matrix_units > 0;
 }
 static inline int fcl_mfma_units(const flashcl_device_profile *pr)
 {

@@ -20,6 +20,8 @@ const fcl_kernel_module *fcl_module_of(fcl_kernel_id id)
         return &fcl_mfma_module;
     case FCL_K_FLASH_WMMA:
         return &fcl_wmma_module;
+    case FCL_K_FLASH_DPAS:
+        return &fcl_dpas_module;
     case FCL_K_FLASH_DECODE:
         return &fcl_decode_module;
     case FCL_K_FLASH_DECODE_MMA:
@@ -55,6 +57,8 @@ fcl_kernel_id fcl_config_kernel(const flashcl_config *c)
         return FCL_K_FLASH_MFMA;
     case FLASHCL_KERNEL_WMMA:
         return FCL_K_FLASH_WMMA;
+    case FLASHCL_KERNEL_DPAS:
+        return FCL_K_FLASH_DPAS;
     case FLASHCL_KERNEL_DECODE:
         return FCL_K_FLASH_DECODE;
     case FLASHCL_KERNEL_DECODE_MMA:

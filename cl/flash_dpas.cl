@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flash_dpas.cl: the FlashAttention-2 forward kernel on Intel's matrix engines (DPAS: the extension
+ * cl_intel_subgroup_matrix_multiply_accumulate, cl/dpas.cl), sub-groups of DPAS_SG work-items: 8 on
+ * Xe-HPG (DG2, Arc A-series), 16 on Xe-HPC (Data Center GPU Max) and Xe2. fp16 or bf16 K and V, fp32
+ * accumulation; Q and O in K's type, or Q in another, rounded to K's as it is loaded (mma.cl's Q_CONVERT),
+ * with O in Q's type.
+ *
+ * The direct products (docs/design/mfma.md, "flash_dpas, the plan"): a sub-group owns 8 query rows and
+ * computes, an SG-key chunk at a time, S = Q K^T (A: Q's 8 rows, in registers for the whole run; B: K^T,
+ * a work-item's key row from local memory) and O += P V (A: P; B: V's tile stored transposed). Work-item
+ * n holds key n of each chunk for all 8 rows, and O's column n of each SG-column block: 8 * HEAD_DIM_V / SG
+ * floats. So a row's maximum and sum are sub-group reductions (8 rows at once), and P is the next
+ * product's A where S's results stand (SG 16), or two 8-key chunks interleaved (SG 8: k position 2n key n
+ * of the first, 2n + 1 key n of the second; V^T's keys stored in that order within each 16-key group).
+ *
+ * Semantics as flash_mma.cl's, from the same parts: geometry.cl (packed sequences, KV caches contiguous
+ * and paged, the visible keys: HAS_WINDOW), scores.cl (softcap, ALiBi, masks, key padding), softmax.cl
+ * (the online softmax, sinks, a row with no visible key written as zeros with LSE -inf, a NaN score
+ * poisoning its row). The host sends split-KV, decode steps and fp32 K/V elsewhere (src/kernels/dpas.c).
+ *
+ * FCL_INTEL_MMA=1: the extension's built-ins and cl_intel_subgroups' shuffles (a sub-group is DPAS_SG
+ * consecutive work-items of a one-dimensional work-group: the host asks for that size); 0: emulated
+ * through local memory, a work-group barrier a use, so that PoCL and rusticl test this kernel in CI; every
+ * DPAS and DPAS_ROWS_* below is reached by the whole work-group (uniform control flow).
+ *
+ * Local memory (src/kernels/dpas.c's dpas_bytes must match), in 16-bit elements:
+ *   k_s   BLOCK_N x LDK     K's tile, rows padded by 8 (16-byte aligned: a work-item reads 32 bytes)
+ *   vt_s  DVP x LDVT        V's tile transposed (LDVT = BLOCK_N + 8), DVP = HEAD_DIM_V in whole SG-column
+ *                           blocks (the rows past it zeros)
+ * and, emulated, SUBS x DPAS_XW floats of exchange area.
+ */
+#if !defined(HEAD_DIM) || !defined(BLOCK_N) || !defined(SUBS) || !defined(ROWS_ALIGNED)
+#error "flash_dpas.cl needs HEAD_DIM, BLOCK_N, SUBS and ROWS_ALIGNED from the host"
+#endif
+#if (HEAD_DIM % 16) != 0 || HEAD_DIM > 256 || (HEAD_DIM_V % 16) != 0 || HEAD_DIM_V > 256 || (BLOCK_N % 16) != 0
+#error "HEAD_DIM and HEAD_DIM_V must be multiples of 16 up to 256, BLOCK_N a multiple of 16"
+#endif
+
+#define BLOCK_M (8 * SUBS)
+#define WG_SIZE (DPAS_SG * SUBS)
+#define LDK (HEAD_DIM + 8)
+#define DVP ((HEAD_DIM_V + DPAS_SG - 1) / DPAS_SG * DPAS_SG)
+#define LDVT (BLOCK_N + 8)
+#define KS (HEAD_DIM / 16)    /* k steps of S = Q K^T */
+#define NC (BLOCK_N / DPAS_SG) /* SG-key chunks of a tile: S's results */
+#define NG (BLOCK_N / 16)     /* 16-key groups of a tile: O's k steps */
+#define DB (DVP / DPAS_SG)    /* SG-column blocks of O */
+#define CPR (HEAD_DIM / 8)
+#define CPR_V (HEAD_DIM_V / 8)
+
+#if FCL_INTEL_MMA /* (mma.cl's UNROLL is for NVIDIA's kernels; the emulation is not unrolled) */
+#undef UNROLL
+#define UNROLL _Pragma("unroll")
+/* the sub-group size the instruction's layout is for, asked of the compiler */
+#define DPAS_SUB_GROUP_ATTR __attribute__((intel_reqd_sub_group_size(DPAS_SG)))
+#else
+#define DPAS_SUB_GROUP_ATTR
+#endif
+
+#if ROWS_ALIGNED
+#define LOAD8(src) (*(__global const uint4 *)(src))
+#else
+#define LOAD8(src) as_uint4(vload8(0, (src)))
+#endif
+#define ACC(v, t) (((float *)&(v))[t])
+
+/* A float as its 16-bit operand (K's type), rounded to nearest even */
+inline uint dpas_bits(const float x)
+{
+#if FCL_INTEL_MMA && !MMA_BF16
+    return (uint)as_ushort(convert_half_rte(x));
+#else
+    return pack2(x, 0.0f) & 0xffffu;
+#endif
+}
+
+/* One of Q's elements at p as 16 bits of K's type, the sign flipped by `sign` */
+inline uint q_bits(__global const MMA_Q_T *p, const uint sign)
+{
+#if Q_CONVERT
+    return (dpas_bits(LOAD(p, 0)) ^ sign) & 0xffffu;
+#else
+    return ((uint)p[0] ^ sign) & 0xffffu;
+#endif
+}
+
+/* A work-item's 16 contiguous 16-bit elements of a local row (16-byte aligned) as a B operand */
+#define LOCAL16(p) ((int8)(as_int4(*(__local const uint4 *)(p)), as_int4(*((__local const uint4 *)(p) + 1))))
+
+/* V's key j of a tile at its position in V^T's rows: SG 8 interleaves each 16-key group (key j % 8 of its
+ * first half at 2 (j % 8), of its second at 2 (j % 8) + 1), SG 16 keeps the order. */
+#if DPAS_SG == 8
+#define VT_POS(j) (((j) & ~15) + 2 * ((j)&7) + (((j) >> 3) & 1))
+#else
+#define VT_POS(j) (j)
+#endif
+
+/* The sub-group's reductions of flash_dpas's eight rows (a work-item holds one key of each row: a row's
+ * maximum and sum are over the sub-group): each component of v reduced over the DPAS_SG work-items, the
+ * maximum keeping NaN (common.cl's max_nan). On the hardware a butterfly of cl_intel_subgroups shuffles;
+ * emulated through xw (8 x DPAS_SG floats; a work-group barrier, as DPAS). */
+#if FCL_INTEL_MMA
+#pragma OPENCL EXTENSION cl_intel_subgroups : enable
+inline float8 dpas_rows_max(float8 v)
+{
+    float *const x = (float *)&v;
+    for (int step = DPAS_SG / 2; step > 0; step >>= 1)
+        for (int m = 0; m < 8; ++m)
+            x[m] = max_nan(x[m], intel_sub_group_shuffle_xor(x[m], (uint)step));
+    return v;
+}
+inline float8 dpas_rows_sum(float8 v)
+{
+    float *const x = (float *)&v;
+    for (int step = DPAS_SG / 2; step > 0; step >>= 1)
+        for (int m = 0; m < 8; ++m)
+            x[m] += intel_sub_group_shuffle_xor(x[m], (uint)step);
+    return v;
+}
+#define DPAS_ROWS_MAX(v) dpas_rows_max(v)
+#define DPAS_ROWS_SUM(v) dpas_rows_sum(v)
+#else
+inline float8 dpas_rows_emu(float8 v, const int sum, __local float *xw, const int lane)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int m = 0; m < 8; ++m)
+        xw[8 * lane + m] = ((float *)&v)[m];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int m = 0; m < 8; ++m) {
+        float r = xw[m];
+        for (int l = 1; l < DPAS_SG; ++l)
+            r = sum ? r + xw[8 * l + m] : max_nan(r, xw[8 * l + m]);
+        ((float *)&v)[m] = r;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return v;
+}
+#define DPAS_ROWS_MAX(v) dpas_rows_emu((v), 0, xw, lane)
+#define DPAS_ROWS_SUM(v) dpas_rows_emu((v), 1, xw, lane)
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) DPAS_SUB_GROUP_ATTR void
+flash_dpas(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
+{
+    FCL_UNPACK();
+    APPLY_QKVO_OFFSETS();
+    APPLY_PREFILL_OFFSETS();
+    __local uint4 k4[BLOCK_N * LDK / 8];
+    __local uint4 v4[DVP * LDVT / 8];
+    __local ushort *const k_s = (__local ushort *)k4;
+    __local ushort *const vt_s = (__local ushort *)v4;
+#ifdef FLASHCL_DEBUG_SCALE
+    const float scale2 = scale_log2 * FLASHCL_DEBUG_SCALE;
+#else
+    const float scale2 = scale_log2;
+#endif
+    const int tid = get_local_id(0);
+    const int sg = tid / DPAS_SG, lane = tid % DPAS_SG;
+#if !FCL_INTEL_MMA
+    __local float xchg[SUBS * DPAS_XW];
+    __local float *const xw = xchg + sg * DPAS_XW;
+#endif
+    /* (causal or windowed: the blocks of a head in reverse, the longest key ranges first) */
+    const int m0 = (HAS_WINDOW ? (int)get_num_groups(0) - 1 - (int)get_group_id(0) : (int)get_group_id(0)) * BLOCK_M;
+    const int bh = get_group_id(1);
+    const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
+    const seq_view sv = seq_view_of(b, seq_q, seq_kv, CU_Q, CU_K, total_q, total_kv, CACHE_LENS, BATCH_IDX, LEFT_PAD,
+                                    cache_batch);
+    const int sq = sv.sq, skv = sv.skv;
+    const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
+    const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
+
+    const int q_lo = m0, q_hi = min(m0 + BLOCK_M, sq) - 1;
+    int n_begin = 0, n_end = q_lo < sq ? skv : 0;
+#if HAS_WINDOW
+    const key_range first_row = visible_keys(q_lo, sq, skv, win_left, win_right);
+    const key_range last_row = visible_keys(q_hi, sq, skv, win_left, win_right);
+    n_begin = first_row.lo / BLOCK_N * BLOCK_N;
+    n_end = min(n_end, last_row.hi);
+    const int inner_lo = last_row.lo, inner_hi = first_row.hi;
+#else
+    const int inner_lo = 0, inner_hi = skv;
+#endif
+
+    /* The sub-group's rows q0 .. q0 + 7; Q's A operands for the whole run (a work-item: its k positions of
+     * the 8 rows), the scale in the exponent as flash_mma's (a negative scale negates Q's sign bits). */
+    const int q0 = m0 + 8 * sg;
+    const uint q_sign = scale2 < 0.0f ? 0x8000u : 0u;
+    const float scale_abs = fabs(scale2);
+    const float exp_scale = HAS_VALUE_MODS ? 1.0f : scale_abs, mod_scale = HAS_VALUE_MODS ? scale_abs : 1.0f;
+    DPAS_A qa[KS];
+    UNROLL
+    for (int m = 0; m < 8; ++m) {
+        const int qi = q0 + m;
+        __global const MMA_Q_T *const qrow = Q + q_row_offset(sv, h, q_row_clamp(qi, sq), q_sb, q_ss, q_sh);
+        UNROLL
+        for (int ks = 0; ks < KS; ++ks) {
+#if DPAS_SG == 8
+            const uint lo = qi < sq ? q_bits(qrow + 16 * ks + 2 * lane, q_sign) : 0u;
+            const uint hi = qi < sq ? q_bits(qrow + 16 * ks + 2 * lane + 1, q_sign) : 0u;
+            ((int *)&qa[ks])[m] = (int)(lo | hi << 16);
+#else
+            ((short *)&qa[ks])[m] = (short)(qi < sq ? q_bits(qrow + 16 * ks + lane, q_sign) : 0u);
+#endif
+        }
+    }
+    for (int idx = HEAD_DIM_V * LDVT + tid; idx < DVP * LDVT; idx += WG_SIZE)
+        vt_s[idx] = 0;
+
+    float8 o[DB];
+    UNROLL
+    for (int e = 0; e < DB; ++e)
+        o[e] = (float8)(0.0f);
+    float8 m_run = (float8)(-INFINITY), l_run = (float8)(0.0f); /* l_run: this work-item's keys only */
+
+    for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile's products are done: k_s and vt_s are free */
+        for (int idx = tid; idx < BLOCK_N * CPR; idx += WG_SIZE) {
+            const int j = idx / CPR, c = (idx - j * CPR) * 8;
+            const bool ok = n0 + j < skv;
+            *(__local uint4 *)(k_s + j * LDK + c) =
+                ok ? LOAD8(K + k_base + kv_row(b, n0 + j, k_ss, k_sb, BT, max_pages, num_pages) + c) : (uint4)(0);
+        }
+        for (int idx = tid; idx < BLOCK_N * CPR_V; idx += WG_SIZE) {
+            const int c = idx / BLOCK_N * 8, j = idx - idx / BLOCK_N * BLOCK_N;
+            const bool ok = n0 + j < skv;
+            const uint4 x = ok ? LOAD8(V + v_base + kv_row(b, n0 + j, v_ss, v_sb, BT, max_pages, num_pages) + c) : (uint4)(0);
+            __local ushort *const dst = vt_s + c * LDVT + VT_POS(j);
+            dst[0 * LDVT] = (ushort)x.x;
+            dst[1 * LDVT] = (ushort)(x.x >> 16);
+            dst[2 * LDVT] = (ushort)x.y;
+            dst[3 * LDVT] = (ushort)(x.y >> 16);
+            dst[4 * LDVT] = (ushort)x.z;
+            dst[5 * LDVT] = (ushort)(x.z >> 16);
+            dst[6 * LDVT] = (ushort)x.w;
+            dst[7 * LDVT] = (ushort)(x.w >> 16);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* S = Q K^T, an SG-key chunk at a time: B = K^T, this work-item's key row's k step */
+        float8 s[NC];
+        UNROLL
+        for (int j = 0; j < NC; ++j) {
+            s[j] = (float8)(0.0f);
+            __local const ushort *const krow = k_s + (j * DPAS_SG + lane) * LDK;
+            UNROLL
+            for (int ks = 0; ks < KS; ++ks)
+                DPAS(s[j], qa[ks], LOCAL16(krow + 16 * ks));
+        }
+
+        /* Row m's score of key n0 + SG j + lane: scaled and modified (scores.cl), -inf outside the row's
+         * window or past the keys on the tiles that cross them */
+        const bool edge = n0 < inner_lo || n0 + BLOCK_N > inner_hi;
+        UNROLL
+        for (int m = 0; m < 8; ++m) {
+            const int qi = q0 + m;
+            key_range vis = {0, skv};
+#if HAS_WINDOW
+            if (edge)
+                vis = visible_keys(qi, sq, skv, win_left, win_right);
+#endif
+#if HAS_SCORE_MODS
+            const score_row mods = score_row_of(LOG2E_F, softcap_log2, ALIBI, alibi_per_batch, MASK, m_sb, m_ss, m_sh,
+                                                KPM, seq_kv, heads_q, b, qi, h, (int)ALIGNED_POS(qi, sq, skv), qi < sq);
+            UNROLL
+            for (int j = 0; j < NC; ++j) {
+                const int key = n0 + j * DPAS_SG + lane;
+                ACC(s[j], m) = score_mod(mods, key, ACC(s[j], m) * mod_scale, !edge || (key >= vis.lo && key < vis.hi));
+            }
+#else
+            if (edge) {
+                UNROLL
+                for (int j = 0; j < NC; ++j) {
+                    const int key = n0 + j * DPAS_SG + lane;
+                    ACC(s[j], m) = key < vis.lo || key >= vis.hi ? -INFINITY : ACC(s[j], m);
+                }
+            }
+#endif
+        }
+
+        /* Online softmax, 8 rows at once (softmax.cl's rules, the maximum kept unscaled): the tile's row
+         * maxima over the sub-group; a row whose maximum is still -inf weighs its keys 0; a NaN maximum
+         * makes the row NaN. */
+        float8 mx = m_run;
+        UNROLL
+        for (int j = 0; j < NC; ++j)
+            UNROLL
+            for (int m = 0; m < 8; ++m)
+                ACC(mx, m) = max_nan(ACC(mx, m), ACC(s[j], m));
+        mx = DPAS_ROWS_MAX(mx);
+        float8 alpha, psum = (float8)(0.0f), m_scaled;
+        UNROLL
+        for (int m = 0; m < 8; ++m) {
+            ACC(m_scaled, m) = ACC(mx, m) == -INFINITY ? 0.0f : ACC(mx, m) * exp_scale;
+            ACC(alpha, m) = HAS_WINDOW && ACC(mx, m) == ACC(m_run, m)
+                                ? 1.0f
+                                : SOFTMAX_EXP2(fma(ACC(m_run, m), exp_scale, -ACC(m_scaled, m)));
+            UNROLL
+            for (int j = 0; j < NC; ++j) {
+                const float p = SOFTMAX_EXP2(fma(ACC(s[j], m), exp_scale, -ACC(m_scaled, m)));
+                ACC(s[j], m) = p;
+                ACC(psum, m) += p;
+            }
+        }
+        l_run = l_run * alpha + psum;
+        m_run = mx;
+        UNROLL
+        for (int e = 0; e < DB; ++e)
+            o[e] *= alpha;
+
+        /* O += P V over each 16-key group: A = P (SG 16: the chunk's results where they stand; SG 8: two
+         * chunks interleaved), B = V^T's row SG e + lane at the group's keys */
+        UNROLL
+        for (int c = 0; c < NG; ++c) {
+            DPAS_A pa;
+            UNROLL
+            for (int m = 0; m < 8; ++m) {
+#if DPAS_SG == 8
+                ((int *)&pa)[m] = (int)(dpas_bits(ACC(s[2 * c], m)) | dpas_bits(ACC(s[2 * c + 1], m)) << 16);
+#else
+                ((short *)&pa)[m] = (short)dpas_bits(ACC(s[c], m));
+#endif
+            }
+            UNROLL
+            for (int e = 0; e < DB; ++e)
+                DPAS(o[e], pa, LOCAL16(vt_s + (e * DPAS_SG + lane) * LDVT + 16 * c));
+        }
+    }
+
+    /* The rows' sums over the sub-group; normalise and store this work-item's columns SG e + lane */
+    const float8 l = DPAS_ROWS_SUM(l_run);
+    UNROLL
+    for (int m = 0; m < 8; ++m) {
+        const int qi = q0 + m;
+        const softmax_end fin = softmax_finish(softmax_max_scaled(ACC(m_run, m), exp_scale), ACC(l, m),
+                                               SINK_LOGIT2(SINKS, h));
+        if (qi < sq) {
+            const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
+            UNROLL
+            for (int e = 0; e < DB; ++e) {
+                const int col = e * DPAS_SG + lane;
+                if (DVP == HEAD_DIM_V || col < HEAD_DIM_V)
+                    STORE(O, ob + col, ACC(o[e], m) * fin.inv);
+            }
+            if (write_lse && lane == 0)
+                LSE[lse_row(sv, h, qi, heads_q, seq_q, total_q)] = softmax_lse(fin.m, fin.l);
+        }
+    }
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dpas.c: Intel's matrix-engine prefill kernel's module (cl/flash_dpas.cl): DPAS through the extension
+ * cl_intel_subgroup_matrix_multiply_accumulate, sub-groups of 8 (Xe-HPG) or 16 (Xe-HPC, Xe2) work-items
+ * of 8 query rows each, in the direct products (S = Q K^T, O += P V); emulated elsewhere when forced, for
+ * testing. Its arguments are flash_mma's. Design reasons: docs/design/mfma.md.
+ */
+#include "module.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* cl/dpas.cl's DPAS_XW: the emulation's exchange area, bytes a sub-group */
+#define DPAS_XW_BYTES (512u * 4u)
+
+/* cl/flash_dpas.cl's layout: K's tile (bn rows of d + 8 elements), V's transposed (dv in whole sg-column
+ * blocks, rows of bn + 8), 16-bit elements; emulated, the sub-groups' exchange areas. */
+static uint64_t dpas_bytes(int32_t sg, int32_t d, int32_t dv, int32_t bm, int32_t bn, int emulated)
+{
+    const uint64_t dvp = (uint64_t)(dv + sg - 1) / (uint64_t)sg * (uint64_t)sg;
+    return ((uint64_t)bn * (uint64_t)(d + 8) + dvp * (uint64_t)(bn + 8)) * 2 + (emulated ? (uint64_t)(bm / 8) * DPAS_XW_BYTES : 0);
+}
+
+/* The layout's sub-group: the config's (8 or 16; 0 reads as 16) */
+static int32_t sg_of(const flashcl_config *c)
+{
+    return c->sub_group == 8 ? 8 : 16;
+}
+
+static uint64_t dpas_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
+{
+    if (d < 1 || dv < 1 || c->block_m < 8 || c->block_m % 8 || c->block_n < 16 || c->block_n % 16)
+        return 0;
+    return dpas_bytes(sg_of(c), d, dv, c->block_m, c->block_n, c->emulated);
+}
+
+static void dpas_config(flashcl_config *cfg, int emulated, int32_t sg, int32_t bm, int32_t bn, int32_t head_dim)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->kernel = FLASHCL_KERNEL_DPAS;
+    cfg->emulated = emulated;
+    cfg->kv_stages = 1;
+    cfg->block_m = bm;
+    cfg->block_n = bn;
+    cfg->threads_per_row = sg; /* a row's keys and columns over the sub-group */
+    cfg->rows_per_item = 8;    /* DPAS's 8 rows */
+    cfg->d_chunk = head_dim;
+    cfg->v_chunk = bn;
+    cfg->sub_group = sg;
+    cfg->work_group_size = bm / 8 * sg;
+}
+
+/* On the hardware the layout the device's DPAS has (16 on Xe-HPC and Xe2, whose 128 KiB of local memory
+ * tells them apart; else 8); emulated 16 (8 through an override). Sixteen sub-groups (128 rows), fewer
+ * where the work-group limit is lower; 64-key tiles where two work-groups a compute unit fit the budget,
+ * else 32; then fewer sub-groups, then 16-key tiles, where local memory is short. A prediction until an
+ * Intel GPU measures it (docs/design/mfma.md). */
+static int dpas_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                       flashcl_config *cfg, char *why, size_t why_len)
+{
+    const int emulated = !fcl_dpas_units(pr);
+    const int32_t sg = emulated || fcl_intel_xe_hpc(pr) ? 16 : 8;
+    const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
+    int32_t subs = 16;
+    while (subs > 1 && (size_t)(sg * subs) > ch->work_group)
+        subs /= 2;
+    int32_t bn = 2 * dpas_bytes(sg, d, dv, 8 * subs, 64, emulated) <= ch->local_mem ? 64 : 32;
+    while (dpas_bytes(sg, d, dv, 8 * subs, bn, emulated) > ch->local_mem && (subs > 1 || bn > 16)) {
+        if (subs > 1)
+            subs /= 2;
+        else
+            bn /= 2;
+    }
+    if (dpas_bytes(sg, d, dv, 8 * subs, bn, emulated) > ch->local_mem || ch->work_group < (size_t)sg) {
+        snprintf(why, why_len, "portable: the DPAS kernel's tiles need %llu B of local memory and %d work-items",
+                 (unsigned long long)dpas_bytes(sg, d, dv, 8 * subs, bn, emulated), (int)sg);
+        return 0;
+    }
+    dpas_config(cfg, emulated, sg, 8 * subs, bn, d);
+    snprintf(cfg->reason, sizeof cfg->reason,
+             "%d sub-groups of %d x 8 query rows, Q in registers, %d-key K and V^T tiles in local memory", (int)subs,
+             (int)sg, (int)bn);
+    if (emulated)
+        snprintf(why, why_len, "DPAS kernel, emulated (forced on a device without Intel's matrix engines: for testing)");
+    else
+        snprintf(why, why_len, "Intel matrix engines: DPAS (sub-groups of %d) through the extension's built-ins, fp32 "
+                 "accumulation", (int)sg);
+    return 1;
+}
+
+/* block_m 8 to 256, a multiple of 8 (a sub-group each, within the work-group limit); block_n 16 to 128, a
+ * multiple of 16; sub_group 8 or 16 (0: the chooser's). */
+static int dpas_override(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                         flashcl_config *c, char *why, size_t n)
+{
+    const int emulated = !fcl_dpas_units(pr);
+    const int32_t sg = c->sub_group ? c->sub_group : emulated || fcl_intel_xe_hpc(pr) ? 16 : 8;
+    if (!(sg == 8 || sg == 16) || !(c->block_m >= 8 && c->block_m <= 256 && c->block_m % 8 == 0 && c->block_n >= 16 &&
+                                    c->block_n <= 128 && c->block_n % 16 == 0 &&
+                                    (size_t)(c->block_m / 8 * sg) <= ch->work_group)) {
+        snprintf(why, n,
+                 ": the DPAS kernel takes sub_group 8 or 16 (got %d), block_m 8 to 256 and block_n 16 to 128, multiples "
+                 "of 8 and 16 (got %d, %d), and block_m / 8 x sub_group work-items (at most %zu)",
+                 (int)c->sub_group, (int)c->block_m, (int)c->block_n, ch->work_group);
+        return 0;
+    }
+    const uint64_t bytes = dpas_bytes(sg, p->head_dim, fcl_head_dim_v(p), c->block_m, c->block_n, emulated);
+    if (bytes > ch->local_mem) {
+        snprintf(why, n, ": the DPAS tiles %dx%d need %llu B of local memory, the limit is %llu B", (int)c->block_m,
+                 (int)c->block_n, (unsigned long long)bytes, (unsigned long long)ch->local_mem);
+        return 0;
+    }
+    const int32_t bm = c->block_m, bn = c->block_n;
+    dpas_config(c, emulated, sg, bm, bn, p->head_dim);
+    snprintf(c->reason, sizeof c->reason, "%d sub-groups of %d, %d-key tiles: set by flashcl_context_override_config",
+             (int)(bm / 8), (int)sg, (int)bn);
+    fcl_strlcpy(c->path_reason, "Intel matrix engines: tiles set by flashcl_context_override_config", sizeof c->path_reason);
+    return 1;
+}
+
+static void dpas_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
+{
+    char dv[32], features[512];
+    fcl_dim_v_define(p, dv, sizeof dv);
+    fcl_feature_defines(p, 1, features, sizeof features);
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DSUBS=%d -DDPAS_SG=%d -DFCL_INTEL_MMA=%d "
+             "-DFAST_EXP2=%d -DROWS_ALIGNED=%d%s",
+             fcl_dtype_define(p->dtype), (int)p->head_dim, dv, (int)c->block_n, (int)(c->block_m / 8), (int)sg_of(c),
+             !c->emulated, !c->emulated, fcl_rows_aligned(p), features);
+}
+
+const fcl_kernel_module fcl_dpas_module = {
+    .id = FCL_K_FLASH_DPAS,
+    .name = "dpas",
+    .takes = fcl_mma_takes,
+    .choose = dpas_choose,
+    .local_bytes = dpas_local_bytes,
+    .override = dpas_override,
+    .options = dpas_options,
+    .bind_constants = fcl_mma_constants,
+    .bind_buffers = fcl_mma_buffers,
+    .grid = fcl_flash_grid,
+};
