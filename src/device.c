@@ -271,6 +271,19 @@ flashcl_status fcl_profile_query(cl_device_id device, cl_context context, const 
     if (nv && nv_shared_per_sm(pr->nv_cc_major, pr->nv_cc_minor))
         pr->local_mem_per_cu = nv_shared_per_sm(pr->nv_cc_major, pr->nv_cc_minor);
     cl_int err = CL_SUCCESS;
+    if (fcl_intel_dpas_sg(pr) && pr->compiler_available) {
+        /* Intel's matrix engines: proven by building flash_dpas and running the DPAS probe */
+        cl_context probe = context ? context : clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+        if (!probe)
+            return fcl_fail_cl(NULL, err, "flashcl_device_profile_query: clCreateContext for the test compiles");
+        const char *why_not = NULL;
+        pr->matrix_units = fcl_probe_dpas(probe, device, pr, &why_not);
+        if (!pr->matrix_units && getenv("FLASHCL_BUILD_LOG"))
+            fprintf(stderr, "flashcl: %s: Intel's matrix engines not proven: %s\n", pr->name, why_not);
+        if (!context)
+            clReleaseContext(probe);
+        return FLASHCL_SUCCESS;
+    }
     if (fcl_amd_matrix_kind(pr) && pr->compiler_available) {
         /* AMD CDNA and RDNA3/4: the matrix cores proven by building flash_mfma or flash_wmma and running the
          * instruction's probe */

@@ -343,6 +343,121 @@ int fcl_probe_amd(cl_context context, cl_device_id device, const flashcl_device_
     return 1;
 }
 
+int fcl_intel_dpas_sg(const flashcl_device_profile *pr)
+{
+    if (pr->vendor != FLASHCL_VENDOR_INTEL || pr->is_cpu || !pr->has_intel_subgroup_matrix)
+        return 0;
+    return pr->local_mem_size >= 128 * 1024 ? 16 : 8; /* (Xe-HPC and Xe2: 128 KiB of local memory, DPAS at 16) */
+}
+
+/* The DPAS probe: one sub-group computes C = 1 + A B (A 8 x 16, B 16 x SG fp16, small integers from the
+ * element's indices) in cl/dpas.cl's operand layout and compares each of its eight results with the sum
+ * it computes itself; a work-item writes its global id + 1 where all are right, else 0. */
+static const char dpas_probe_source[] =
+    "#if FCL_INTEL_MMA\n"
+    "#define PROBE_SG_ATTR __attribute__((intel_reqd_sub_group_size(DPAS_SG)))\n"
+    "#else\n"
+    "#define PROBE_SG_ATTR\n"
+    "#endif\n"
+    "inline uint probe_h(const int x)\n"
+    "{\n"
+    "    ushort s;\n"
+    "    vstore_half((float)x, 0, (__private half *)&s);\n"
+    "    return s;\n"
+    "}\n"
+    "__kernel __attribute__((reqd_work_group_size(DPAS_SG, 1, 1))) PROBE_SG_ATTR void intel_probe(__global int *out)\n"
+    "{\n"
+    "    const int lane = get_local_id(0);\n"
+    "#if !FCL_INTEL_MMA\n"
+    "    __local float xw[DPAS_XW];\n"
+    "#endif\n"
+    "    DPAS_A a;\n"
+    "    int8 b;\n"
+    "    for (int m = 0; m < 8; ++m) {\n"
+    "#if DPAS_SG == 8\n"
+    "        ((int *)&a)[m] = (int)(probe_h((m + 4 * lane) % 5 - 2) | probe_h((m + 4 * lane + 2) % 5 - 2) << 16);\n"
+    "#else\n"
+    "        ((short *)&a)[m] = (short)probe_h((m + 2 * lane) % 5 - 2);\n"
+    "#endif\n"
+    "    }\n"
+    "    for (int j = 0; j < 8; ++j)\n"
+    "        ((int *)&b)[j] = (int)(probe_h((6 * j + lane) % 7 - 3) | probe_h((6 * j + 3 + lane) % 7 - 3) << 16);\n"
+    "    float8 c = (float8)(1.0f);\n"
+    "    DPAS(c, a, b);\n"
+    "    int ok = 1;\n"
+    "    for (int m = 0; m < 8; ++m) {\n"
+    "        int want = 1;\n"
+    "        for (int k = 0; k < 16; ++k)\n"
+    "            want += ((m + 2 * k) % 5 - 2) * ((3 * k + lane) % 7 - 3);\n"
+    "        ok &= ((float *)&c)[m] == (float)want;\n"
+    "    }\n"
+    "    out[get_global_id(0)] = ok ? (int)get_global_id(0) + 1 : 0;\n"
+    "}\n";
+
+int fcl_probe_dpas_program(cl_context context, cl_device_id device, int sg, const char *options, int run)
+{
+    enum { N = 32 };
+    const char *texts[2] = {flashcl_source_text("dpas.cl"), dpas_probe_source};
+    if (!texts[0] || (sg != 8 && sg != 16))
+        return 0;
+    char opts[256];
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DDPAS_BF16=0 -DDPAS_SG=%d %s", sg, options ? options : "");
+    cl_int err;
+    int ok = 0, host[N];
+    cl_kernel k = NULL;
+    cl_program prog = clCreateProgramWithSource(context, 2, texts, NULL, &err);
+    if (!prog || clBuildProgram(prog, 1, &device, opts, NULL, NULL) != CL_SUCCESS)
+        goto done;
+    if (!(k = clCreateKernel(prog, "intel_probe", &err)))
+        goto done;
+    if (!run) {
+        ok = 1;
+        goto done;
+    }
+    for (int i = 0; i < N; ++i)
+        host[i] = -1;
+    if (!run_probe_kernel(context, device, k, N, (size_t)sg, host, N))
+        goto done;
+    ok = 1;
+    for (int i = 0; i < N; ++i)
+        ok &= host[i] == i + 1;
+done:
+    if (k)
+        clReleaseKernel(k);
+    if (prog)
+        clReleaseProgram(prog);
+    return ok;
+}
+
+int fcl_probe_dpas(cl_context context, cl_device_id device, const flashcl_device_profile *pr, const char **why)
+{
+    *why = NULL;
+    const int sg = fcl_intel_dpas_sg(pr);
+    if (!sg) {
+        *why = "not an Intel GPU that lists cl_intel_subgroup_matrix_multiply_accumulate";
+        return 0;
+    }
+    /* Intel's runtime in AUB mode (no GPU: it writes command streams instead of running them) builds for
+     * real and runs nothing: there the proof is the build alone */
+    const char *aub = getenv("SetCommandStreamReceiver");
+    const int run = !(aub && *aub && strcmp(aub, "0"));
+    flashcl_problem p;
+    probe_problem(&p);
+    const flashcl_config c = {.algorithm = FLASHCL_ALGO_FLASH, .kernel = FLASHCL_KERNEL_DPAS, .block_m = 8,
+                              .block_n = 16, .threads_per_row = sg, .rows_per_item = 8, .d_chunk = 32, .v_chunk = 16,
+                              .work_group_size = sg, .kv_splits = 1, .gqa_pack = 1, .kv_stages = 1, .sub_group = sg};
+    if (!kernel_builds(context, device, FCL_K_FLASH_DPAS, &p, &c)) {
+        *why = "flash_dpas with the extension's built-ins did not build";
+        return 0;
+    }
+    if (!fcl_probe_dpas_program(context, device, sg, "-DFCL_INTEL_MMA=1", run)) {
+        *why = run ? "the DPAS probe program did not build, run or give the right answer"
+                   : "the DPAS probe program did not build (AUB mode: nothing runs)";
+        return 0;
+    }
+    return 1;
+}
+
 /* The largest multiple of `step` in [lo, hi] that `fits`, given that fits is monotone (true up to a
  * limit, false past it) and true at lo: a binary search, about log2((hi - lo) / step) calls. */
 uint64_t fcl_search_limit(uint64_t lo, uint64_t hi, uint64_t step, int (*fits)(void *arg, uint64_t bytes), void *arg)

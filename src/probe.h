@@ -30,6 +30,18 @@ int fcl_probe_amd_program(cl_context context, cl_device_id device, int kind, con
  * builds with the built-in (its smallest configuration, a plan's options) and the probe program runs right;
  * else 0 with *why. */
 int fcl_probe_amd(cl_context context, cl_device_id device, const flashcl_device_profile *pr, const char **why);
+/* The DPAS layout an Intel GPU's matrix engines take (16 on Xe-HPC and Xe2: 128 KiB of local memory; else
+ * 8) where it lists cl_intel_subgroup_matrix_multiply_accumulate; 0 elsewhere. */
+int fcl_intel_dpas_sg(const flashcl_device_profile *pr);
+/* The DPAS probe program for sub-groups of sg (the instruction on small integers, each work-item checking
+ * its results) built with `options` (-DFCL_INTEL_MMA=1: the built-ins; 0: emulated, any device) and, where
+ * run is nonzero, run on one sub-group: 1 where it built (and ran, every answer right). */
+int fcl_probe_dpas_program(cl_context context, cl_device_id device, int sg, const char *options, int run);
+/* 1 where the Intel GPU lists the extension (fcl_intel_dpas_sg), flash_dpas builds with its built-ins (the
+ * smallest configuration, a plan's options) and the probe program runs right; in Intel's AUB mode
+ * ($SetCommandStreamReceiver set: nothing runs) where both build. Else 0 with *why. */
+int fcl_probe_dpas(cl_context context, cl_device_id device, const flashcl_device_profile *pr, const char **why);
+
 /* The largest multiple of `step` in [lo, hi] that `fits` (monotone, true at lo): a binary search. */
 uint64_t fcl_search_limit(uint64_t lo, uint64_t hi, uint64_t step, int (*fits)(void *arg, uint64_t bytes), void *arg);
 /* The local memory a work-group's static __local arrays may take on `device`: the largest array up to

@@ -78,10 +78,10 @@ static inline flashcl_device_profile fake_profile(const fake_device *f)
 
 /* The highest matrix-unit level the profile's probe could find: NVIDIA's by compute capability (1: mma.sync
  * from 8.0, 2: sm_90a programs on 9.x), AMD's (1: the matrix probe, flash_mfma on the wave64 GPU, flash_wmma
- * on the wave32 one). */
+ * on the wave32 one), Intel's (1: the DPAS probe, flash_dpas). */
 static inline int fake_matrix_level(const fake_device *f)
 {
-    return f->cc >= 90 ? 2 : f->cc >= 80 || f->vendor == FLASHCL_VENDOR_AMD ? 1 : 0;
+    return f->cc >= 90 ? 2 : f->cc >= 80 || f->vendor == FLASHCL_VENDOR_AMD || f->vendor == FLASHCL_VENDOR_INTEL ? 1 : 0;
 }
 
 #endif

@@ -59,7 +59,7 @@ START_TEST(test_list_shape)
     int lists = 0, longer = 0;
     for (int f = 0; f < N_FAKES; f++)
         for (int mu = 0; mu <= fake_matrix_level(&fakes[f]); mu++)
-            for (int path = FLASHCL_PATH_AUTO; path <= FLASHCL_PATH_WMMA; path++)
+            for (int path = FLASHCL_PATH_AUTO; path <= FLASHCL_PATH_DPAS; path++)
                 for (size_t di = 0; di < sizeof dims / sizeof *dims; di++)
                     for (size_t ti = 0; ti < 2; ti++)
                         for (int kind = 0; kind < 3; kind++) {

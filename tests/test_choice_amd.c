@@ -164,7 +164,7 @@ START_TEST(test_path_and_override)
     ck_assert_int_eq(parsed, FLASHCL_PATH_MFMA);
     ck_assert_str_eq(flashcl_path_name(FLASHCL_PATH_MFMA), "mfma");
     ck_assert_str_eq(flashcl_kernel_name(FLASHCL_KERNEL_MFMA), "mfma");
-    policy.path = FLASHCL_PATH_WMMA + 1; /* past the last path */
+    policy.path = FLASHCL_PATH_DPAS + 1; /* past the last path */
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_INVALID_ARGUMENT);
     policy.path = FLASHCL_PATH_AUTO;
 

@@ -146,8 +146,8 @@ START_TEST(test_wgmma_path)
     ck_assert_int_eq(c.kernel, FLASHCL_KERNEL_WGMMA);
     ck_assert_int_ne(c.emulated, 0);
     ck_assert_str_eq(c.kernel_name, "flash_wgmma");
-    static const char *const names[] = {"portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "mfma", "wmma", "?"};
-    for (int k = 0; k < 10; ++k)
+    static const char *const names[] = {"portable", "mma", "wgmma", "decode", "decode_mma", "naive", "standard", "mfma", "wmma", "dpas", "?"};
+    for (int k = 0; k < 11; ++k)
         ck_assert_str_eq(flashcl_kernel_name((flashcl_kernel)k), names[k]);
 }
 END_TEST

@@ -49,6 +49,8 @@ typedef struct case_params {
     int wgmma_tiles;              /* with them: flash_wgmma's tiles (an override of kernel WGMMA), not flash_mma's */
     int mfma_tiles;               /* with them: flash_mfma's tiles (an override of kernel MFMA) */
     int wmma_gfx;                 /* 11: flash_wmma emulated in RDNA3's layout (-DWMMA_GFX=11; else the default, 12) */
+    int dpas_sg;                  /* with mma_block_m/n: flash_dpas's tiles (an override of kernel DPAS) in sub-groups of
+                                     this many (8: Xe-HPG's layout, emulated) */
     int top_left; /* problem.alignment = FLASHCL_ALIGN_TOP_LEFT */
     int mask_dtype; /* with attn_mask: problem.mask_dtype (fp16 values rounded, boolean 0 / -inf) */
     int offsets; /* nonzero: every tensor at an offset (a multiple of this many bytes) inside a larger
@@ -258,7 +260,11 @@ static void run_case(const case_params *c)
     flashcl_plan *flash = NULL, *naive = NULL, *standard = NULL;
     if (c->mma_block_m) {
         flashcl_config o = {0};
-        o.kernel = c->wgmma_tiles ? FLASHCL_KERNEL_WGMMA : c->mfma_tiles ? FLASHCL_KERNEL_MFMA : FLASHCL_KERNEL_MMA;
+        o.kernel = c->wgmma_tiles ? FLASHCL_KERNEL_WGMMA
+                   : c->mfma_tiles ? FLASHCL_KERNEL_MFMA
+                   : c->dpas_sg    ? FLASHCL_KERNEL_DPAS
+                                   : FLASHCL_KERNEL_MMA;
+        o.sub_group = c->dpas_sg;
         o.block_m = c->mma_block_m;
         o.block_n = c->mma_block_n;
         o.m_tiles = c->mma_rows == 4 ? 2 : 1;
@@ -267,7 +273,7 @@ static void run_case(const case_params *c)
         ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
     }
     flashcl_status st = flashcl_plan_create(ctx, &p, &flash);
-    if ((c->wgmma_tiles || c->mfma_tiles) && st == FLASHCL_INVALID_ARGUMENT &&
+    if ((c->wgmma_tiles || c->mfma_tiles || c->dpas_sg) && st == FLASHCL_INVALID_ARGUMENT &&
         strstr(flashcl_context_last_error(ctx), "need") && strstr(flashcl_context_last_error(ctx), "the limit is")) {
         /* flash_wgmma's (flash_mfma's) tiles asked for by the override do not fit this device's (or this configuration's)
          * local memory, emulated (rusticl's 32 KiB, the 48 KiB configuration): the refusal is the result */
@@ -286,7 +292,7 @@ static void run_case(const case_params *c)
         /* as asked, unless the compiled kernel allowed fewer work-items and the plan shrank it (rusticl) */
         ck_assert_msg(strstr(got.source, "shrunk") ||
                           (got.block_m == c->mma_block_m && got.block_n == c->mma_block_n && !strcmp(got.source, "override") &&
-                           got.rows_per_item == (c->mfma_tiles ? 1 : c->mma_rows ? c->mma_rows : 2) &&
+                           got.rows_per_item == (c->dpas_sg ? 8 : c->mfma_tiles ? 1 : c->mma_rows ? c->mma_rows : 2) &&
                            got.v_chunk == (c->mma_stages >= 2 ? c->mma_stages : 1) * c->mma_block_n),
                       "override %dx%d, plan %dx%d from %s", c->mma_block_m, c->mma_block_n, got.block_m, got.block_n,
                       got.source);
@@ -330,6 +336,12 @@ static void run_case(const case_params *c)
             ck_assert_msg(cfg.kernel == FLASHCL_KERNEL_WGMMA || (not_wgmma && strstr(not_wgmma, "B of local memory")),
                           "expected flash_wgmma, got %s: %s", cfg.kernel_name, cfg.path_reason);
     }
+    if (c->path == FLASHCL_PATH_DPAS) /* flash_dpas, or where local memory is short of the emulation's tiles,
+                                         the portable kernel, which says why */
+        ck_assert_msg(cfg.kernel == FLASHCL_KERNEL_DPAS ||
+                          ((flashcl_context_profile(ctx)->local_mem_size < 65536 || getenv("FLASHCL_LOCAL_MEM_LIMIT")) &&
+                           (strstr(cfg.path_reason, "B of local memory") || strstr(cfg.path_reason, "compiled DPAS kernel allowed"))),
+                      "expected flash_dpas, got %s: %s", cfg.kernel_name, cfg.path_reason);
     if (c->path == FLASHCL_PATH_MFMA || c->path == FLASHCL_PATH_WMMA) {
         /* flash_mfma (flash_wmma), or where local memory is short of the emulation's tiles (rusticl's 32 KiB,
          * which it counts twice; the 48 KiB configuration), or flash_wmma's head dims past its registers,
@@ -709,7 +721,7 @@ static void run_case(const case_params *c)
     printf("  %-4s d=%-3d %s%s gqa=%d B=%d Hq=%d Sq=%-4d Sk=%-4d %s %s %dx%d/%d: max err flash %.2e naive %.2e "
            "standard %.2e (eps %.1e), lse %.2e/%.2e\n",
            flashcl_dtype_name(p.dtype), p.head_dim, p.causal ? "causal" : "full  ", extra, c->gqa, p.batch, p.heads_q,
-           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg_mma(&cfg) >= 7 ? (c->wmma_gfx == 11 ? "wmma11" : "wmma") : cfg_mma(&cfg) >= 5 ? "mfma" : cfg_mma(&cfg) >= 3 ? "wgmma" : cfg_mma(&cfg) ? (cfg.rows_per_item == 4 ? "mma2" : "mma") : cfg_decode(&cfg) ? "decode" : "tile", cfg.block_m, cfg.block_n,
+           p.seq_q, p.seq_kv, c->custom_layout ? "strided" : "bshd", cfg_mma(&cfg) >= 9 ? (c->dpas_sg == 8 ? "dpas8" : "dpas") : cfg_mma(&cfg) >= 7 ? (c->wmma_gfx == 11 ? "wmma11" : "wmma") : cfg_mma(&cfg) >= 5 ? "mfma" : cfg_mma(&cfg) >= 3 ? "wgmma" : cfg_mma(&cfg) ? (cfg.rows_per_item == 4 ? "mma2" : "mma") : cfg_decode(&cfg) ? "decode" : "tile", cfg.block_m, cfg.block_n,
            cfg.threads_per_row,
            ef.max_err, en.max_err, es_.max_err, eps_of(p.dtype), ef.max_lse_err, en.max_lse_err);
     fflush(stdout);
@@ -1430,14 +1442,15 @@ static const case_params mfma_tile_cases[] = {
 #define N_MFMA_TILE_CASES ((int)(sizeof mfma_tile_cases / sizeof *mfma_tile_cases))
 
 /* The feature cases, one numbering over all the lists above; a list with a path runs its cases on that
- * path (their own tiles, set for another kernel, left out): flash_mma's lists again on flash_mfma and on
- * flash_wmma, in gfx12's layout and in gfx11's. */
+ * path (their own tiles, set for another kernel, left out): flash_mma's lists again on flash_mfma, on
+ * flash_wmma in gfx12's layout and in gfx11's, and on flash_dpas in sub-groups of 16 and of 8. */
 static const struct {
     const char *name;
     const case_params *cases;
     int n;
-    int path;     /* nonzero: the cases on this path, their tiles for another kernel left out */
-    int wmma_gfx; /* and flash_wmma's layout (11: RDNA3's, emulated) */
+    int path;    /* nonzero: the cases on this path, their tiles for another kernel left out */
+    int variant; /* and the layout: flash_wmma's gfx (11: RDNA3's), flash_dpas's sub-group (8: Xe-HPG's, through an
+                    override of 64 x 32 tiles), emulated */
 } feature_lists[] = {
     {"window", window_cases, N_WINDOW_CASES, 0, 0}, {"wide_window", wide_window_cases, N_WIDE_WINDOW_CASES, 0, 0},
     {"bias", bias_cases, N_BIAS_CASES, 0, 0},
@@ -1460,6 +1473,11 @@ static const struct {
     {"wmma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, FLASHCL_PATH_WMMA, 0},
     {"wmma11", mma_cases, N_MMA_CASES, FLASHCL_PATH_WMMA, 11},
     {"wmma11_features", mma_feature_cases, N_MMA_FEATURE_CASES, FLASHCL_PATH_WMMA, 11},
+    {"dpas", mma_cases, N_MMA_CASES, FLASHCL_PATH_DPAS, 0},
+    {"dpas_features", mma_feature_cases, N_MMA_FEATURE_CASES, FLASHCL_PATH_DPAS, 0},
+    {"dpas_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, FLASHCL_PATH_DPAS, 0},
+    {"dpas8", mma_cases, N_MMA_CASES, FLASHCL_PATH_DPAS, 8},
+    {"dpas8_features", mma_feature_cases, N_MMA_FEATURE_CASES, FLASHCL_PATH_DPAS, 8},
 };
 
 /* Whether `name` is one of the comma-separated names in `list`. */
@@ -1497,7 +1515,13 @@ static int feature_case(int i, case_params *c)
             if (feature_lists[l].path) {
                 c->path = feature_lists[l].path;
                 c->mma_block_m = c->mma_block_n = c->mma_rows = c->mma_stages = 0;
-                c->wmma_gfx = feature_lists[l].wmma_gfx;
+                if (c->path == FLASHCL_PATH_WMMA)
+                    c->wmma_gfx = feature_lists[l].variant;
+                if (c->path == FLASHCL_PATH_DPAS && feature_lists[l].variant) {
+                    c->dpas_sg = feature_lists[l].variant;
+                    c->mma_block_m = 64;
+                    c->mma_block_n = 32;
+                }
             }
             return 1;
         }

@@ -163,7 +163,7 @@ int main(void)
         for (int mu = 0; mu <= fake_matrix_level(&fakes[f]); mu++) {
             flashcl_device_profile prof = fake_profile(&fakes[f]);
             prof.matrix_units = mu;
-            for (int path = FLASHCL_PATH_AUTO; path <= FLASHCL_PATH_WMMA; path++) {
+            for (int path = FLASHCL_PATH_AUTO; path <= FLASHCL_PATH_DPAS; path++) {
                 flashcl_policy pol = {.path = path};
                 for (int algo = FLASHCL_ALGO_FLASH; algo <= FLASHCL_ALGO_NAIVE; algo++) {
                     if (algo == FLASHCL_ALGO_NAIVE && path != FLASHCL_PATH_AUTO) {

@@ -94,6 +94,13 @@ static flashcl_config kernel_config(flashcl_context *ctx, fcl_kernel_id id, cons
         c.emulated = flashcl_context_profile(ctx)->matrix_units < 2;
         c.block_m = 64;
         c.block_n = 64;
+    } else if (id == FCL_K_FLASH_DPAS) {
+        c.algorithm = FLASHCL_ALGO_FLASH;
+        c.kernel = FLASHCL_KERNEL_DPAS;
+        c.emulated = !(flashcl_context_profile(ctx)->vendor == FLASHCL_VENDOR_INTEL && flashcl_context_profile(ctx)->matrix_units);
+        c.block_m = 8;
+        c.block_n = 16;
+        c.sub_group = 16;
     } else if (id == FCL_K_FLASH_MFMA || id == FCL_K_FLASH_WMMA) {
         c.algorithm = FLASHCL_ALGO_FLASH;
         c.kernel = id == FCL_K_FLASH_MFMA ? FLASHCL_KERNEL_MFMA : FLASHCL_KERNEL_WMMA;
@@ -125,7 +132,8 @@ static void check_kernel(fcl_kernel_id id, int variant)
     ck_assert_ptr_nonnull(def);
     flashcl_context *ctx = tu_context_create();
     ck_assert_ptr_nonnull(ctx);
-    const int mma = id == FCL_K_FLASH_MMA || id == FCL_K_FLASH_WGMMA || id == FCL_K_FLASH_MFMA || id == FCL_K_FLASH_WMMA,
+    const int mma = id == FCL_K_FLASH_MMA || id == FCL_K_FLASH_WGMMA || id == FCL_K_FLASH_MFMA || id == FCL_K_FLASH_WMMA ||
+                    id == FCL_K_FLASH_DPAS,
               decode_mma = id == FCL_K_FLASH_DECODE_MMA;
     if ((mma && variant >= FEATURES_B) || (id == FCL_K_KV_APPEND && variant != FEATURES_C)) {
         flashcl_context_destroy(&ctx); /* the matrix-unit kernel has no cache; kv_append only a cache */

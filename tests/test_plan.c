@@ -121,10 +121,10 @@ START_TEST(test_context_bad_input)
      * message); a valid one lands in the profile. */
     flashcl_settings s;
     flashcl_settings_default(&s);
-    s.path = 7;
+    s.path = FLASHCL_PATH_DPAS + 1; /* (past the last path: 8) */
     ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_INVALID_ARGUMENT);
     ck_assert_ptr_null(ctx);
-    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "settings.path = 7"));
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "settings.path = 8"));
     s.path = -1;
     const char *saved = getenv("FLASHCL_PATH");
     char keep[64] = "";
@@ -436,7 +436,7 @@ START_TEST(test_wgmma_fits)
                (unsigned long long)c.local_mem_bytes, (unsigned long long)ki.local_mem_bytes);
     }
     flashcl_plan_destroy(&plan);
-    /* an override of flash_wgmma's tiles that it does not have (96 rows; kernel 9): refused, nothing built */
+    /* an override of flash_wgmma's tiles that it does not have (96 rows; kernel 10): refused, nothing built */
     flashcl_config o = c;
     o.kernel = FLASHCL_KERNEL_WGMMA;
     o.block_m = 96;
@@ -445,10 +445,10 @@ START_TEST(test_wgmma_fits)
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
     ck_assert_ptr_null(plan);
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "flash_wgmma takes block_m 64 or 128"));
-    o.kernel = (flashcl_kernel)9; /* (past the last kernel) */
+    o.kernel = (flashcl_kernel)10; /* (past the last kernel) */
     ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
-    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "kernel = 9"));
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "kernel = 10"));
     /* the producer warpgroup where it cannot run (one K/V stage; emulated), a producer of neither value,
      * three stages past the kernel's: refused by name, nothing built */
     o = c;

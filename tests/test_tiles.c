@@ -234,9 +234,9 @@ START_TEST(test_policy_errors)
     flashcl_policy_default(&bad);
     ck_assert_int_eq(bad.path, -1);
     ck_assert_ptr_null(bad.tuning_db);
-    bad.path = 7;
+    bad.path = FLASHCL_PATH_DPAS + 1; /* (past the last path: 8) */
     ck_assert_int_eq(flashcl_choose_config_policy(&prof, &bad, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_INVALID_ARGUMENT);
-    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "policy.path = 7"));
+    ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "policy.path = 8"));
     ck_assert_int_eq(flashcl_choose_config_policy(NULL, &bad, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(NULL), "profile is NULL"));
     /* NULL policy: the default one */
