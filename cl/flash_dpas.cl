@@ -102,20 +102,28 @@ inline uint q_bits(__global const MMA_Q_T *p, const uint sign)
  * emulated through xw (8 x DPAS_SG floats; a work-group barrier, as DPAS). */
 #if FCL_INTEL_MMA
 #pragma OPENCL EXTENSION cl_intel_subgroups : enable
+/* (whole vectors, no loop over a vector's components through a pointer: IGC kept those in scratch) */
+#define DPAS_SHUFFLE_XOR8(v, s)                                                                                \
+    ((float8)(intel_sub_group_shuffle_xor((v).s0, (s)), intel_sub_group_shuffle_xor((v).s1, (s)),             \
+              intel_sub_group_shuffle_xor((v).s2, (s)), intel_sub_group_shuffle_xor((v).s3, (s)),             \
+              intel_sub_group_shuffle_xor((v).s4, (s)), intel_sub_group_shuffle_xor((v).s5, (s)),             \
+              intel_sub_group_shuffle_xor((v).s6, (s)), intel_sub_group_shuffle_xor((v).s7, (s))))
+inline float8 max_nan8(const float8 a, const float8 b)
+{
+    return select(fmax(a, b), (float8)(NAN), isnan(a) | isnan(b));
+}
 inline float8 dpas_rows_max(float8 v)
 {
-    float *const x = (float *)&v;
+    UNROLL
     for (int step = DPAS_SG / 2; step > 0; step >>= 1)
-        for (int m = 0; m < 8; ++m)
-            x[m] = max_nan(x[m], intel_sub_group_shuffle_xor(x[m], (uint)step));
+        v = max_nan8(v, DPAS_SHUFFLE_XOR8(v, (uint)step));
     return v;
 }
 inline float8 dpas_rows_sum(float8 v)
 {
-    float *const x = (float *)&v;
+    UNROLL
     for (int step = DPAS_SG / 2; step > 0; step >>= 1)
-        for (int m = 0; m < 8; ++m)
-            x[m] += intel_sub_group_shuffle_xor(x[m], (uint)step);
+        v += DPAS_SHUFFLE_XOR8(v, (uint)step);
     return v;
 }
 #define DPAS_ROWS_MAX(v) dpas_rows_max(v)

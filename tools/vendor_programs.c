@@ -30,7 +30,8 @@ static const target_class classes[] = {
     {"amd-cdna", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 64, 104},  /* MI200 (gfx90a), MI300 (gfx942) */
     {"amd-rdna2", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 32, 40},  /* RX 6000 (gfx1030): no matrix cores */
     {"amd-rdna", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 32, 60},   /* RX 7000/9000 (gfx1100, gfx1200): WMMA */
-    {"intel-xe", FLASHCL_VENDOR_INTEL, 64 * 1024, 512, 32, 96},  /* Gen12 (tgllp), DG2 (acm-g10) */
+    {"intel-xe", FLASHCL_VENDOR_INTEL, 64 * 1024, 512, 32, 96},  /* Gen12 (tgllp): no DPAS */
+    {"intel-hpg", FLASHCL_VENDOR_INTEL, 64 * 1024, 1024, 32, 512}, /* DG2 (acm-g10, dg2): DPAS at SIMD8 */
     {"intel-pvc", FLASHCL_VENDOR_INTEL, 128 * 1024, 1024, 32, 448}, /* Data Center GPU Max (pvc) */
 };
 
@@ -176,7 +177,7 @@ static int emit(const char *dir, const target_class *tc, const char *name, fcl_k
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: vendor_programs OUT_DIR [CLASS ...] (classes: amd-cdna amd-rdna2 amd-rdna intel-xe intel-pvc)\n");
+        fprintf(stderr, "usage: vendor_programs OUT_DIR [CLASS ...] (classes: amd-cdna amd-rdna2 amd-rdna intel-xe intel-hpg intel-pvc)\n");
         return 2;
     }
     make_cases();
@@ -204,6 +205,12 @@ int main(int argc, char **argv)
             snprintf(prof.arch, sizeof prof.arch, "%s", tc->multiple == 64 ? "gfx90a" : "gfx1100");
             prof.matrix_units = 1;
         }
+        /* Intel's Xe-HPG and Xe-HPC as theirs leave them: the DPAS probe passed (flash_dpas, which auto does
+         * not take yet: its programs forced below) */
+        if (!strcmp(tc->name, "intel-hpg") || !strcmp(tc->name, "intel-pvc")) {
+            prof.has_intel_subgroup_matrix = 1;
+            prof.matrix_units = 1;
+        }
         for (int i = 0; i < n_cases; ++i) {
             const problem_case *pc = &cases[i];
             flashcl_policy pol;
@@ -221,6 +228,13 @@ int main(int argc, char **argv)
                 ok &= emit(argv[1], tc, pc->name, FCL_K_FLASH_COMBINE, &pc->p, &c, 0);
             if (pc->p.kv_cache && pc->p.kv_append) /* the appending kernel */
                 ok &= emit(argv[1], tc, pc->name, FCL_K_KV_APPEND, &pc->p, &c, 0);
+            /* flash_dpas forced where the device has DPAS, for the 16-bit prefill problems */
+            flashcl_config f;
+            pol.path = FLASHCL_PATH_DPAS;
+            if (prof.has_intel_subgroup_matrix && pc->path == FLASHCL_PATH_AUTO && pc->algo == FLASHCL_ALGO_FLASH &&
+                flashcl_choose_config_policy(&prof, &pol, &pc->p, pc->algo, &f) == FLASHCL_SUCCESS &&
+                f.kernel == FLASHCL_KERNEL_DPAS)
+                ok &= emit(argv[1], tc, pc->name, FCL_K_FLASH_DPAS, &pc->p, &f, f.local_mem_bytes);
         }
     }
     return ok ? 0 : 1;

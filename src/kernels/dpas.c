@@ -51,10 +51,10 @@ static void dpas_config(flashcl_config *cfg, int emulated, int32_t sg, int32_t b
 }
 
 /* On the hardware the layout the device's DPAS has (16 on Xe-HPC and Xe2, whose 128 KiB of local memory
- * tells them apart; else 8); emulated 16 (8 through an override). Sixteen sub-groups (128 rows), fewer
- * where the work-group limit is lower; 64-key tiles where two work-groups a compute unit fit the budget,
- * else 32; then fewer sub-groups, then 16-key tiles, where local memory is short. A prediction until an
- * Intel GPU measures it (docs/design/mfma.md). */
+ * tells them apart; else 8) and 16-key tiles; emulated 16 (8 through an override), 64-key tiles where two
+ * work-groups a compute unit fit the budget, else 32. Sixteen sub-groups (128 rows), fewer where the
+ * work-group limit is lower, then fewer, then 16-key tiles, where local memory is short. A prediction
+ * until an Intel GPU measures it (docs/design/mfma.md). */
 static int dpas_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                        flashcl_config *cfg, char *why, size_t why_len)
 {
@@ -64,7 +64,8 @@ static int dpas_choose(const flashcl_device_profile *pr, const fcl_choice *ch, c
     int32_t subs = 16;
     while (subs > 1 && (size_t)(sg * subs) > ch->work_group)
         subs /= 2;
-    int32_t bn = 2 * dpas_bytes(sg, d, dv, 8 * subs, 64, emulated) <= ch->local_mem ? 64 : 32;
+    /* (on the hardware 16-key tiles: IGC keeps 32-key ones partly in scratch, docs/design/mfma.md) */
+    int32_t bn = !emulated ? 16 : 2 * dpas_bytes(sg, d, dv, 8 * subs, 64, emulated) <= ch->local_mem ? 64 : 32;
     while (dpas_bytes(sg, d, dv, 8 * subs, bn, emulated) > ch->local_mem && (subs > 1 || bn > 16)) {
         if (subs > 1)
             subs /= 2;
@@ -123,10 +124,12 @@ static void dpas_options(const flashcl_problem *p, const flashcl_config *c, char
     char dv[32], features[512];
     fcl_dim_v_define(p, dv, sizeof dv);
     fcl_feature_defines(p, 1, features, sizeof features);
+    /* (on the hardware IGC's 256 registers a thread: with 128 every program kept part of itself in scratch) */
     snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DSUBS=%d -DDPAS_SG=%d -DFCL_INTEL_MMA=%d "
-             "-DFAST_EXP2=%d -DROWS_ALIGNED=%d%s",
+             "-DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s",
              fcl_dtype_define(p->dtype), (int)p->head_dim, dv, (int)c->block_n, (int)(c->block_m / 8), (int)sg_of(c),
-             !c->emulated, !c->emulated, fcl_rows_aligned(p), features);
+             !c->emulated, !c->emulated, fcl_rows_aligned(p), c->emulated ? "" : " -cl-intel-256-GRF-per-thread",
+             features);
 }
 
 const fcl_kernel_module fcl_dpas_module = {
