@@ -643,6 +643,34 @@ START_TEST(test_probe)
 }
 END_TEST
 
+/* The DPAS probe (src/probe.c) as the profile query runs it on an Intel GPU that lists the extension, here
+ * emulated in both layouts (sub-groups of 8 and 16): built, run and right; with the built-ins where the
+ * device has none, it fails; only built (Intel's AUB mode) it passes where it builds. The query's probe on
+ * this device says why not. */
+START_TEST(test_dpas_probe)
+{
+    ck_assert_int_eq(fcl_probe_dpas_program(tu_context, tu_device, 8, "-DFCL_INTEL_MMA=0", 1), 1);
+    ck_assert_int_eq(fcl_probe_dpas_program(tu_context, tu_device, 16, "-DFCL_INTEL_MMA=0", 1), 1);
+    ck_assert_int_eq(fcl_probe_dpas_program(tu_context, tu_device, 16, "-DFCL_INTEL_MMA=0", 0), 1);
+    ck_assert_int_eq(fcl_probe_dpas_program(tu_context, tu_device, 16, "-DFCL_INTEL_MMA=1", 1), 0);
+    flashcl_device_profile pr;
+    ck_assert_int_eq(flashcl_device_profile_query(tu_device, &pr), FLASHCL_SUCCESS);
+    const char *why = NULL;
+    ck_assert_int_eq(fcl_probe_dpas(tu_context, tu_device, &pr, &why), 0);
+    ck_assert_ptr_nonnull(why);
+    /* the layout of an Intel GPU with the extension: 16 where it has 128 KiB of local memory, else 8 */
+    pr.vendor = FLASHCL_VENDOR_INTEL;
+    pr.is_cpu = 0;
+    pr.has_intel_subgroup_matrix = 1;
+    pr.local_mem_size = 65536;
+    ck_assert_int_eq(fcl_intel_dpas_sg(&pr), 8);
+    pr.local_mem_size = 131072;
+    ck_assert_int_eq(fcl_intel_dpas_sg(&pr), 16);
+    pr.has_intel_subgroup_matrix = 0;
+    ck_assert_int_eq(fcl_intel_dpas_sg(&pr), 0);
+}
+END_TEST
+
 /* Which AMD GPUs have a matrix-core kernel: the CDNA names ROCm gives (with their feature suffixes) and
  * wave64 (flash_mfma), gfx11 and gfx12 with wave32 (flash_wmma); neither elsewhere. */
 START_TEST(test_amd_names)
@@ -678,16 +706,18 @@ START_TEST(test_amd_names)
 }
 END_TEST
 
-/* A flash_mfma or flash_wmma that does not build (the built-in asked for where the device has none) gives way
- * to the portable kernel, and the plan says why: what a failed build on an AMD GPU does. */
+/* A flash_mfma, flash_wmma or flash_dpas that does not build (the built-ins asked for where the device has
+ * none) gives way to the portable kernel, and the plan says why: what a failed build on a GPU does. */
 START_TEST(test_fallback)
 {
     flashcl_settings s;
     flashcl_settings_default(&s);
     s.disk_cache = 0;
     s.validate = 0;
-    s.path = _i ? FLASHCL_PATH_WMMA : FLASHCL_PATH_MFMA;
-    s.extra_build_options = "-DFCL_AMD_MMA_FORCE_BUILTIN=1";
+    static const flashcl_path paths[3] = {FLASHCL_PATH_MFMA, FLASHCL_PATH_WMMA, FLASHCL_PATH_DPAS};
+    static const flashcl_kernel kernels[3] = {FLASHCL_KERNEL_MFMA, FLASHCL_KERNEL_WMMA, FLASHCL_KERNEL_DPAS};
+    s.path = paths[_i];
+    s.extra_build_options = "-DFCL_AMD_MMA_FORCE_BUILTIN=1 -DFCL_INTEL_MMA_FORCE_BUILTIN=1";
     flashcl_context *ctx = NULL;
     ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
     flashcl_problem p;
@@ -698,7 +728,7 @@ START_TEST(test_fallback)
     p.dtype = FLASHCL_DTYPE_F16;
     flashcl_config chosen, got;
     ck_assert_int_eq(flashcl_context_choose_config(ctx, &p, FLASHCL_ALGO_FLASH, &chosen), FLASHCL_SUCCESS);
-    ck_assert_int_eq(chosen.kernel, _i ? FLASHCL_KERNEL_WMMA : FLASHCL_KERNEL_MFMA);
+    ck_assert_int_eq(chosen.kernel, kernels[_i]);
     flashcl_plan *plan = NULL;
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
     flashcl_plan_config(plan, &got);
@@ -721,7 +751,8 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_dpas, 0, 4);
     tcase_add_test(tc, test_probe);
     tcase_add_test(tc, test_amd_names);
-    tcase_add_loop_test(tc, test_fallback, 0, 2);
+    tcase_add_test(tc, test_dpas_probe);
+    tcase_add_loop_test(tc, test_fallback, 0, 3);
     suite_add_tcase(s, tc);
     return s;
 }
