@@ -131,7 +131,10 @@ int cmd_devices(int argc, char **argv)
                 if (pr.has_intel_subgroup_matrix)
                     printf(", Intel subgroup matrix");
                 if (pr.matrix_units && pr.vendor == FLASHCL_VENDOR_AMD)
-                    printf(", matrix cores (MFMA through clang's built-in: flash_mfma built and the MFMA probe ran right)");
+                    printf(", matrix cores (%s through clang's built-in: its kernel built and the probe ran right)",
+                           pr.wg_multiple == 64 ? "MFMA" : "WMMA");
+                else if (pr.matrix_units && pr.vendor == FLASHCL_VENDOR_INTEL)
+                    printf(", matrix engines (DPAS: flash_dpas built and the probe ran right, or built in AUB mode)");
                 else if (pr.matrix_units)
                     printf(", matrix units (mma.sync through inline PTX: the test compile passed%s)",
                            pr.matrix_units >= 2 ? "; sm_90a programs finished from the compiler's PTX: the probe ran right"

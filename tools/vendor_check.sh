@@ -326,6 +326,28 @@ KERNEL
         done
     done
 fi
+# Intel's runtime itself (NEO, from the same packages, never installed) in AUB mode: no GPU, it reports the
+# product it is told to be and builds for real, and runs nothing. flashcl's profile query must find the DPAS
+# extension on dg2 and pvc and prove the matrix engines there (flash_dpas and the probe build), and not on
+# tgllp, which lacks them (IGC would build DPAS for it into a kernel that computes nothing).
+if [ $have_intel = 1 ] && [ -x "$BUILD/tools/flashcl" ]; then
+    printf '%s\n' "$T/intel/root/usr/lib/x86_64-linux-gnu/intel-opencl/libigdrcl.so" > "$T/intel/aub.icd"
+    for product in dg2 pvc tgllp; do
+        want=$([ $product = tgllp ] && echo false || echo true)
+        json=$(OCL_ICD_VENDORS="$T/intel/aub.icd" LD_LIBRARY_PATH="$T/intel/root/usr/lib/x86_64-linux-gnu" \
+               NEOReadDebugKeys=1 SetCommandStreamReceiver=1 ProductFamilyOverride=$product FLASHCL_CACHE=0 \
+               timeout 600 "$BUILD/tools/flashcl" devices --json 2>&1)
+        ext=$(printf '%s\n' "$json" | grep -c "\"intel_subgroup_matrix\": $want")
+        units=$(printf '%s\n' "$json" | grep -c "\"matrix_units\": $want")
+        if [ "$ext" = 1 ] && [ "$units" = 1 ]; then
+            echo "intel     $product  AUB mode: DPAS extension $want, matrix engines proven $want$([ $want = true ] && echo ' (flash_dpas built by NEO)'): ok"
+        else
+            echo "intel     $product  AUB mode: expected the extension and the matrix engines $want: FAILED"
+            printf '%s\n' "$json" | head -5
+            bad=1
+        fi
+    done
+fi
 if [ $bad = 1 ]; then
     echo "vendor_check: some programs spill, use scratch or private memory, or do not build"
     [ $REPORT_ONLY = 1 ] && exit 0
