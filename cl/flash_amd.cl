@@ -74,13 +74,6 @@ inline uint amx_pack2(const float lo, const float hi)
 #define amx_pack2(lo, hi) pack2((lo), (hi))
 #endif
 
-/* Eight elements of a K or V row from global memory as 16 bytes (their 16-bit patterns) */
-#if ROWS_ALIGNED
-#define LOAD8(src) (*(__global const uint4 *)(src))
-#else
-#define LOAD8(src) as_uint4(vload8(0, (src)))
-#endif
-
 /* Element t of an accumulator vector (indexed by a loop variable; constant once unrolled) */
 #define ACC(v, t) (((float *)&(v))[t])
 
@@ -213,25 +206,12 @@ AMX_ENTRY(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
          * work-items store neighbouring 16-bit elements of a V^T row). Rows past the keys are zeros. */
         for (int idx = tid; idx < BLOCK_N * CPR; idx += WG_SIZE) {
             const int j = idx / CPR, c = (idx - j * CPR) * 8;
-            const bool ok = n0 + j < skv;
-            const uint4 x = ok ? LOAD8(K + k_base + kv_row(b, n0 + j, k_ss, k_sb, BT, max_pages, num_pages) + c) : (uint4)(0);
-            __local uint2 *const dst = (__local uint2 *)(k_s + j * LDK + c);
-            dst[0] = x.xy;
-            dst[1] = x.zw;
+            store_row8(k_s + j * LDK + c, kv_piece(K, k_base, b, n0 + j, skv, c, k_ss, k_sb, BT, max_pages, num_pages));
         }
         for (int idx = tid; idx < BLOCK_N * CPR_V; idx += WG_SIZE) {
             const int c = idx / BLOCK_N * 8, j = idx - idx / BLOCK_N * BLOCK_N;
-            const bool ok = n0 + j < skv;
-            const uint4 x = ok ? LOAD8(V + v_base + kv_row(b, n0 + j, v_ss, v_sb, BT, max_pages, num_pages) + c) : (uint4)(0);
-            __local ushort *const dst = vt_s + c * LDVT + j;
-            dst[0 * LDVT] = (ushort)x.x;
-            dst[1 * LDVT] = (ushort)(x.x >> 16);
-            dst[2 * LDVT] = (ushort)x.y;
-            dst[3 * LDVT] = (ushort)(x.y >> 16);
-            dst[4 * LDVT] = (ushort)x.z;
-            dst[5 * LDVT] = (ushort)(x.z >> 16);
-            dst[6 * LDVT] = (ushort)x.w;
-            dst[7 * LDVT] = (ushort)(x.w >> 16);
+            store_column8(vt_s + c * LDVT + j, LDVT,
+                          kv_piece(V, v_base, b, n0 + j, skv, c, v_ss, v_sb, BT, max_pages, num_pages));
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 

@@ -58,11 +58,6 @@
 #define DPAS_SUB_GROUP_ATTR
 #endif
 
-#if ROWS_ALIGNED
-#define LOAD8(src) (*(__global const uint4 *)(src))
-#else
-#define LOAD8(src) as_uint4(vload8(0, (src)))
-#endif
 #define ACC(v, t) (((float *)&(v))[t])
 
 /* A float as its 16-bit operand (K's type), rounded to nearest even */
@@ -226,23 +221,12 @@ flash_dpas(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile's products are done: k_s and vt_s are free */
         for (int idx = tid; idx < BLOCK_N * CPR; idx += WG_SIZE) {
             const int j = idx / CPR, c = (idx - j * CPR) * 8;
-            const bool ok = n0 + j < skv;
-            *(__local uint4 *)(k_s + j * LDK + c) =
-                ok ? LOAD8(K + k_base + kv_row(b, n0 + j, k_ss, k_sb, BT, max_pages, num_pages) + c) : (uint4)(0);
+            store_row8(k_s + j * LDK + c, kv_piece(K, k_base, b, n0 + j, skv, c, k_ss, k_sb, BT, max_pages, num_pages));
         }
         for (int idx = tid; idx < BLOCK_N * CPR_V; idx += WG_SIZE) {
             const int c = idx / BLOCK_N * 8, j = idx - idx / BLOCK_N * BLOCK_N;
-            const bool ok = n0 + j < skv;
-            const uint4 x = ok ? LOAD8(V + v_base + kv_row(b, n0 + j, v_ss, v_sb, BT, max_pages, num_pages) + c) : (uint4)(0);
-            __local ushort *const dst = vt_s + c * LDVT + VT_POS(j);
-            dst[0 * LDVT] = (ushort)x.x;
-            dst[1 * LDVT] = (ushort)(x.x >> 16);
-            dst[2 * LDVT] = (ushort)x.y;
-            dst[3 * LDVT] = (ushort)(x.y >> 16);
-            dst[4 * LDVT] = (ushort)x.z;
-            dst[5 * LDVT] = (ushort)(x.z >> 16);
-            dst[6 * LDVT] = (ushort)x.w;
-            dst[7 * LDVT] = (ushort)(x.w >> 16);
+            store_column8(vt_s + c * LDVT + VT_POS(j), LDVT,
+                          kv_piece(V, v_base, b, n0 + j, skv, c, v_ss, v_sb, BT, max_pages, num_pages));
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 

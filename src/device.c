@@ -271,29 +271,18 @@ flashcl_status fcl_profile_query(cl_device_id device, cl_context context, const 
     if (nv && nv_shared_per_sm(pr->nv_cc_major, pr->nv_cc_minor))
         pr->local_mem_per_cu = nv_shared_per_sm(pr->nv_cc_major, pr->nv_cc_minor);
     cl_int err = CL_SUCCESS;
-    if (fcl_intel_dpas_sg(pr) && pr->compiler_available) {
-        /* Intel's matrix engines: proven by building flash_dpas and running the DPAS probe */
+    /* Intel's matrix engines (flash_dpas built, the DPAS probe run) and AMD CDNA's and RDNA3/4's matrix cores
+     * (flash_mfma or flash_wmma built, the instruction's probe run) */
+    int (*const vendor_probe)(cl_context, cl_device_id, const flashcl_device_profile *, const char **) =
+        fcl_intel_dpas_sg(pr) ? fcl_probe_dpas : fcl_amd_matrix_kind(pr) ? fcl_probe_amd : NULL;
+    if (vendor_probe && pr->compiler_available) {
         cl_context probe = context ? context : clCreateContext(NULL, 1, &device, NULL, NULL, &err);
         if (!probe)
             return fcl_fail_cl(NULL, err, "flashcl_device_profile_query: clCreateContext for the test compiles");
         const char *why_not = NULL;
-        pr->matrix_units = fcl_probe_dpas(probe, device, pr, &why_not);
+        pr->matrix_units = vendor_probe(probe, device, pr, &why_not);
         if (!pr->matrix_units && getenv("FLASHCL_BUILD_LOG"))
-            fprintf(stderr, "flashcl: %s: Intel's matrix engines not proven: %s\n", pr->name, why_not);
-        if (!context)
-            clReleaseContext(probe);
-        return FLASHCL_SUCCESS;
-    }
-    if (fcl_amd_matrix_kind(pr) && pr->compiler_available) {
-        /* AMD CDNA and RDNA3/4: the matrix cores proven by building flash_mfma or flash_wmma and running the
-         * instruction's probe */
-        cl_context probe = context ? context : clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-        if (!probe)
-            return fcl_fail_cl(NULL, err, "flashcl_device_profile_query: clCreateContext for the test compiles");
-        const char *why_not = NULL;
-        pr->matrix_units = fcl_probe_amd(probe, device, pr, &why_not);
-        if (!pr->matrix_units && getenv("FLASHCL_BUILD_LOG"))
-            fprintf(stderr, "flashcl: %s: AMD's matrix cores not proven: %s\n", pr->name, why_not);
+            fprintf(stderr, "flashcl: %s: the matrix units not proven: %s\n", pr->name, why_not);
         if (!context)
             clReleaseContext(probe);
         return FLASHCL_SUCCESS;

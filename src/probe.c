@@ -282,26 +282,24 @@ static const char wmma_probe_source[] =
     "    out[get_global_id(0)] = ok ? (int)get_global_id(0) + 1 : 0;\n"
     "}\n";
 
-int fcl_probe_amd_program(cl_context context, cl_device_id device, int kind, const char *options)
+/* Builds the probe program of two parts with `opts`, and (where run is nonzero) runs its kernel `entry` on
+ * 128 work-items in groups of wg: 1 where it built, ran and every work-item wrote its global id + 1. */
+static int probe_program(cl_context context, cl_device_id device, const char *const texts[2], const char *opts,
+                         const char *entry, size_t wg, int run)
 {
     enum { N = 128 };
-    const int mfma = kind == FLASHCL_KERNEL_MFMA;
-    const char *texts[2] = {flashcl_source_text(mfma ? "mfma.cl" : "wmma.cl"), mfma ? mfma_probe_source : wmma_probe_source};
-    if (!texts[0] || (kind != FLASHCL_KERNEL_MFMA && kind != FLASHCL_KERNEL_WMMA))
-        return 0;
-    char opts[256];
-    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DMFMA_BF16=0 -DWMMA_BF16=0 %s", options ? options : "");
     cl_int err;
     int ok = 0, host[N];
     cl_kernel k = NULL;
-    cl_program prog = clCreateProgramWithSource(context, 2, texts, NULL, &err);
+    cl_program prog = texts[0] ? clCreateProgramWithSource(context, 2, (const char **)texts, NULL, &err) : NULL;
     if (!prog || clBuildProgram(prog, 1, &device, opts, NULL, NULL) != CL_SUCCESS)
         goto done;
-    if (!(k = clCreateKernel(prog, "amd_probe", &err)))
+    if (!(k = clCreateKernel(prog, entry, &err)))
         goto done;
-    for (int i = 0; i < N; ++i)
+    ok = !run;
+    for (int i = 0; run && i < N; ++i)
         host[i] = -1;
-    if (!run_probe_kernel(context, device, k, N, mfma ? 64 : 32, host, N))
+    if (!run || !run_probe_kernel(context, device, k, N, wg, host, N))
         goto done;
     ok = 1;
     for (int i = 0; i < N; ++i)
@@ -312,6 +310,17 @@ done:
     if (prog)
         clReleaseProgram(prog);
     return ok;
+}
+
+int fcl_probe_amd_program(cl_context context, cl_device_id device, int kind, const char *options)
+{
+    if (kind != FLASHCL_KERNEL_MFMA && kind != FLASHCL_KERNEL_WMMA)
+        return 0;
+    const int mfma = kind == FLASHCL_KERNEL_MFMA;
+    const char *const texts[2] = {flashcl_source_text(mfma ? "mfma.cl" : "wmma.cl"), mfma ? mfma_probe_source : wmma_probe_source};
+    char opts[256];
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DMFMA_BF16=0 -DWMMA_BF16=0 %s", options ? options : "");
+    return probe_program(context, device, texts, opts, "amd_probe", mfma ? 64 : 32, 1);
 }
 
 int fcl_probe_amd(cl_context context, cl_device_id device, const flashcl_device_profile *pr, const char **why)
@@ -396,37 +405,12 @@ static const char dpas_probe_source[] =
 
 int fcl_probe_dpas_program(cl_context context, cl_device_id device, int sg, const char *options, int run)
 {
-    enum { N = 32 };
-    const char *texts[2] = {flashcl_source_text("dpas.cl"), dpas_probe_source};
-    if (!texts[0] || (sg != 8 && sg != 16))
+    if (sg != 8 && sg != 16)
         return 0;
+    const char *const texts[2] = {flashcl_source_text("dpas.cl"), dpas_probe_source};
     char opts[256];
     snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DDPAS_BF16=0 -DDPAS_SG=%d %s", sg, options ? options : "");
-    cl_int err;
-    int ok = 0, host[N];
-    cl_kernel k = NULL;
-    cl_program prog = clCreateProgramWithSource(context, 2, texts, NULL, &err);
-    if (!prog || clBuildProgram(prog, 1, &device, opts, NULL, NULL) != CL_SUCCESS)
-        goto done;
-    if (!(k = clCreateKernel(prog, "intel_probe", &err)))
-        goto done;
-    if (!run) {
-        ok = 1;
-        goto done;
-    }
-    for (int i = 0; i < N; ++i)
-        host[i] = -1;
-    if (!run_probe_kernel(context, device, k, N, (size_t)sg, host, N))
-        goto done;
-    ok = 1;
-    for (int i = 0; i < N; ++i)
-        ok &= host[i] == i + 1;
-done:
-    if (k)
-        clReleaseKernel(k);
-    if (prog)
-        clReleaseProgram(prog);
-    return ok;
+    return probe_program(context, device, texts, opts, "intel_probe", (size_t)sg, run);
 }
 
 int fcl_probe_dpas(cl_context context, cl_device_id device, const flashcl_device_profile *pr, const char **why)

@@ -42,6 +42,18 @@ static inline flashcl_device_profile profile_of(const fake_device *f)
     return fake_profile(f);
 }
 
+/* A prefill problem of head dim d in fp16: hidden 2048 (2048 / d heads), 4096 queries and keys. */
+static inline flashcl_problem choice_prefill(int d)
+{
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.head_dim = d;
+    p.heads_q = p.heads_kv = 2048 / d;
+    p.seq_q = p.seq_kv = 4096;
+    p.dtype = FLASHCL_DTYPE_F16;
+    return p;
+}
+
 /* What engines send, each alone on the prefill problem p: ALiBi, softcap, a boolean mask, key padding,
  * packed sequences, a paged cache with the append, a cache with cache_batch_idx and leftpad, sinks. */
 #define N_ENGINE_FEATURES 8

@@ -22,17 +22,6 @@ static flashcl_device_profile cdna(int units)
     return prof;
 }
 
-static flashcl_problem prefill(int d)
-{
-    flashcl_problem p;
-    flashcl_problem_default(&p);
-    p.head_dim = d;
-    p.heads_q = p.heads_kv = 2048 / d;
-    p.seq_q = p.seq_kv = 4096;
-    p.dtype = FLASHCL_DTYPE_F16;
-    return p;
-}
-
 START_TEST(test_auto_takes_mfma)
 {
     const flashcl_device_profile prof = cdna(1);
@@ -42,7 +31,7 @@ START_TEST(test_auto_takes_mfma)
         int d, bn;
     } dims[] = {{32, 64}, {64, 64}, {80, 64}, {96, 64}, {128, 32}, {192, 32}, {256, 32}};
     for (size_t i = 0; i < sizeof dims / sizeof *dims; ++i) {
-        const flashcl_problem p = prefill(dims[i].d);
+        const flashcl_problem p = choice_prefill(dims[i].d);
         ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_msg(c.kernel == FLASHCL_KERNEL_MFMA && !c.emulated, "d=%d: %s (%s)", dims[i].d, c.kernel_name,
                       c.path_reason);
@@ -60,7 +49,7 @@ START_TEST(test_auto_takes_mfma)
         ck_assert_ptr_nonnull(strstr(c.path_reason, "MFMA"));
     }
     /* bf16, causal GQA, a window and every feature engines send stay on it */
-    flashcl_problem p = prefill(128);
+    flashcl_problem p = choice_prefill(128);
     p.dtype = FLASHCL_DTYPE_BF16;
     p.causal = 1;
     p.heads_kv = 4;
@@ -94,7 +83,7 @@ START_TEST(test_refusals)
     } no[4];
     int n = 0;
     for (int i = 0; i < 4; ++i)
-        no[i].q = prefill(128);
+        no[i].q = choice_prefill(128);
     no[n].what = "fp32", no[n].reason = "fp32", no[n++].q.dtype = FLASHCL_DTYPE_F32;
     no[n].what = "d=72", no[n].reason = "head_dim", no[n++].q.head_dim = 72;
     no[n].what = "splits", no[n].reason = "splits", no[n++].q.kv_splits = 4;
@@ -106,7 +95,7 @@ START_TEST(test_refusals)
                       no[i].what, c.path_reason);
     }
     /* a decode step: no NVIDIA kernel (flash_decode_mma, shuffles) on AMD's matrix cores */
-    flashcl_problem dec = prefill(128);
+    flashcl_problem dec = choice_prefill(128);
     dec.seq_q = 1;
     dec.seq_kv = 32768;
     dec.heads_q = 32;
@@ -117,7 +106,7 @@ START_TEST(test_refusals)
                   "decode on AMD: %s", c.kernel_name);
     /* the probe failed: the portable kernel, never flash_mma's PTX */
     const flashcl_device_profile failed = cdna(0);
-    const flashcl_problem p = prefill(128);
+    const flashcl_problem p = choice_prefill(128);
     ck_assert_int_eq(choose(&failed, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.kernel, FLASHCL_KERNEL_PORTABLE);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "portable: "));
@@ -140,7 +129,7 @@ END_TEST
 START_TEST(test_path_and_override)
 {
     flashcl_device_profile cpu = profile_of(&fakes[7]); /* PoCL */
-    flashcl_problem p = prefill(64);
+    flashcl_problem p = choice_prefill(64);
     flashcl_config c;
     policy.path = FLASHCL_PATH_MFMA;
     ck_assert_int_eq(choose(&cpu, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
@@ -186,7 +175,7 @@ START_TEST(test_rdna_takes_wmma)
         int d, dv, bn;
     } dims[] = {{64, 64, 64}, {128, 128, 32}, {192, 128, 32}};
     for (size_t i = 0; i < sizeof dims / sizeof *dims; ++i) {
-        flashcl_problem p = prefill(dims[i].d);
+        flashcl_problem p = choice_prefill(dims[i].d);
         p.head_dim_v = dims[i].dv;
         p.causal = 1;
         ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
@@ -203,17 +192,17 @@ START_TEST(test_rdna_takes_wmma)
         ck_assert_ptr_nonnull(strstr(c.path_reason, "WMMA"));
     }
     /* head dims past its registers (d=256; V's above 128): the portable kernel, which says why */
-    flashcl_problem wide = prefill(256);
+    flashcl_problem wide = choice_prefill(256);
     ck_assert_int_eq(choose(&prof, &wide, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.kernel, FLASHCL_KERNEL_PORTABLE);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "would spill"));
-    flashcl_problem f32 = prefill(128);
+    flashcl_problem f32 = choice_prefill(128);
     f32.dtype = FLASHCL_DTYPE_F32;
     ck_assert_int_eq(choose(&prof, &f32, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.kernel, FLASHCL_KERNEL_PORTABLE);
     ck_assert_ptr_nonnull(strstr(c.path_reason, "fp32"));
     /* the CDNA path forced on RDNA: flash_mfma emulated (for testing), never run as the hardware's */
-    const flashcl_problem p = prefill(128);
+    const flashcl_problem p = choice_prefill(128);
     policy.path = FLASHCL_PATH_MFMA;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(cfg_mma(&c), 6);

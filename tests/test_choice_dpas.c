@@ -8,17 +8,6 @@
  */
 #include "choice.h"
 
-static flashcl_problem prefill(int d)
-{
-    flashcl_problem p;
-    flashcl_problem_default(&p);
-    p.head_dim = d;
-    p.heads_q = p.heads_kv = 2048 / d;
-    p.seq_q = p.seq_kv = 4096;
-    p.dtype = FLASHCL_DTYPE_F16;
-    return p;
-}
-
 START_TEST(test_dpas_path)
 {
     flashcl_config c;
@@ -33,7 +22,7 @@ START_TEST(test_dpas_path)
         prof.local_mem_size = prof.local_mem_static = prof.local_mem_per_cu = gpus[g].local;
         prof.has_intel_subgroup_matrix = 1;
         prof.matrix_units = 1;
-        const flashcl_problem p = prefill(128);
+        const flashcl_problem p = choice_prefill(128);
         /* auto: not yet (the portable kernel) */
         ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_int_eq(c.kernel, FLASHCL_KERNEL_PORTABLE);
@@ -61,7 +50,7 @@ START_TEST(test_dpas_path)
     /* forced on a CPU: emulated, sub-groups of 16, the exchange areas counted (2 KiB a sub-group) */
     flashcl_device_profile cpu = profile_of(&fakes[7]);
     policy.path = FLASHCL_PATH_DPAS;
-    const flashcl_problem p = prefill(64);
+    const flashcl_problem p = choice_prefill(64);
     ck_assert_int_eq(choose(&cpu, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(cfg_mma(&c), 10);
     ck_assert_int_eq(c.sub_group, 16);
