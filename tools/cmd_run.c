@@ -25,8 +25,9 @@ static void usage(FILE *f)
             "  --path P         flash kernel: auto (matrix units where the device and problem allow), portable,\n"
             "                   mma (the matrix-unit kernels: flash_mma, flash_decode_mma for decode steps;\n"
             "                   emulated without matrix units), decode (flash_decode), wgmma (flash_wgmma:\n"
-            "                   Hopper's warpgroup MMA through sm_90a programs, emulated elsewhere) or mfma\n"
-            "                   (flash_mfma: AMD CDNA's matrix cores, emulated elsewhere) ($FLASHCL_PATH)\n"
+            "                   Hopper's warpgroup MMA through sm_90a programs, emulated elsewhere), mfma\n"
+            "                   (flash_mfma: AMD CDNA's matrix cores), wmma (flash_wmma: AMD RDNA3/4's) or dpas\n"
+            "                   (flash_dpas: Intel's matrix engines), each emulated elsewhere ($FLASHCL_PATH)\n"
             "  -b, --batch N    batch (default 1)\n"
             "  -H, --heads N    query heads (default 8)\n"
             "  --heads-kv N     key/value heads, divides --heads (default: --heads)\n"
@@ -170,7 +171,7 @@ static int parse_value(int c, const char *val, run_opts *o)
     case OPT_PATH: {
         flashcl_path path;
         if (flashcl_path_parse(val, &path) != FLASHCL_SUCCESS) {
-            fprintf(stderr, "flashcl run: --path %s: expected auto, portable, mma, decode, wgmma or mfma\n", val);
+            fprintf(stderr, "flashcl run: --path %s: expected auto, portable, mma, decode, wgmma, mfma, wmma or dpas\n", val);
             return 0;
         }
         o->path = (int)path;

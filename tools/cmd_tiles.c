@@ -30,10 +30,11 @@ static void usage(FILE *f)
             "  --build          compile each plan and print what its compiled kernel allows (a driver may\n"
             "                   report less local memory or a smaller work-group than the device promised;\n"
             "                   plans then shrink their tiles); without it nothing is compiled\n"
-            "  --path P         flash kernel: auto, portable, mma, decode, wgmma or mfma (see flashcl run --help)\n"
+            "  --path P         flash kernel: auto, portable, mma, decode, wgmma, mfma, wmma or dpas (see flashcl run\n"
+            "                   --help)\n"
             "  --json           machine-readable output\n"
             "Each line ends with the kernel's path and why: the matrix units (flash_wgmma, flash_mma,\n"
-            "flash_decode_mma on NVIDIA; flash_mfma on AMD CDNA),\n"
+            "flash_decode_mma on NVIDIA; flash_mfma, flash_wmma on AMD; flash_dpas on Intel, forced),\n"
             "the decode kernel (flash_decode) or the portable kernel (flash_fwd), and what decided it.\n"
             "exit status: 0 ok, 1 a flashcl error, 2 bad usage\n");
 }
@@ -133,7 +134,7 @@ static int parse_value(int c, const char *val, tiles_opts *o, long seq[2])
     case OPT_PATH: {
         flashcl_path fp;
         if (flashcl_path_parse(val, &fp) != FLASHCL_SUCCESS) {
-            fprintf(stderr, "flashcl tiles: --path %s: expected auto, portable, mma, decode, wgmma or mfma\n", val);
+            fprintf(stderr, "flashcl tiles: --path %s: expected auto, portable, mma, decode, wgmma, mfma, wmma or dpas\n", val);
             return 0;
         }
         o->settings.path = (int)fp;
