@@ -19,13 +19,13 @@
  * Semantics as flash_mma.cl's, from the same parts: geometry.cl (packed sequences, KV caches contiguous
  * and paged, the visible keys: HAS_WINDOW), scores.cl (softcap, ALiBi, masks, key padding), softmax.cl
  * (the online softmax, sinks, a row with no visible key written as zeros with LSE -inf, a NaN score
- * poisoning its row). The host sends split-KV, decode steps and fp32 K/V elsewhere (src/kernels/mfma.c).
+ * poisoning its row). The host sends split-KV, decode steps and fp32 K/V elsewhere (src/kernels/amd.c).
  *
  * FCL_AMD_MMA=1: the built-ins (clang's amdgcn target: AMD's ROCm OpenCL); 0: the instructions emulated
  * through local memory, a work-group barrier a use, so that PoCL and rusticl test this kernel in CI; every
  * AMX_MMA and AMX_SWAP below is reached by the whole work-group (uniform control flow).
  *
- * Local memory (src/kernels/mfma.c's amd_bytes must match), in 16-bit elements:
+ * Local memory (src/kernels/amd.c's amd_bytes must match), in 16-bit elements:
  *   k_s   BLOCK_N x LDK     K's tile, rows padded by AMX_PAD (LDK = HEAD_DIM + AMX_PAD: a lane's row
  *                           piece and its neighbours' rows fall in distinct banks; WMMA's 8 keeps the
  *                           rows 16-byte aligned for its 16-byte pieces)

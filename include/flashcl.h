@@ -329,7 +329,7 @@ typedef enum flashcl_vendor {
  * finished for sm_90a) for prefill problems it takes, where the device proved sm_90a programs
  * (matrix_units 2), emulated elsewhere; else as auto, with the reason. Auto takes it too where the
  * device proved sm_90a programs (faster than flash_mma at head dims 64, 128 and 256 on the H200: 1.2x to
- * 2.3x, BENCHMARKS.md). MFMA: AMD CDNA's kernel (cl/flash_mfma.cl: MFMA 32x32x8 through clang's amdgcn
+ * 2.3x, BENCHMARKS.md). MFMA: AMD CDNA's kernel (cl/flash_amd.cl's flash_mfma: MFMA 32x32x8 through clang's amdgcn
  * built-in) for the prefill problems flash_mma takes, where the device proved AMD's matrix cores
  * (matrix_units on an AMD device with wavefronts of 64), emulated elsewhere (for testing); else as auto, with
  * the reason. Auto takes it on such a device. WMMA: the same for RDNA3/4's kernel (cl/flash_amd.cl's
