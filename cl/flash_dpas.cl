@@ -30,14 +30,18 @@
  *                           blocks (the rows past it zeros)
  * and, emulated, SUBS x DPAS_XW floats of exchange area.
  */
-#if !defined(HEAD_DIM) || !defined(BLOCK_N) || !defined(SUBS) || !defined(ROWS_ALIGNED)
-#error "flash_dpas.cl needs HEAD_DIM, BLOCK_N, SUBS and ROWS_ALIGNED from the host"
+#if !defined(HEAD_DIM) || !defined(BLOCK_N) || !defined(SUBS) || !defined(ROWS_ALIGNED) || !defined(CSPLIT)
+#error "flash_dpas.cl needs HEAD_DIM, BLOCK_N, SUBS, ROWS_ALIGNED and CSPLIT from the host"
 #endif
+/* CSPLIT (the host's: 1 or 2): sub-groups that share a block of 8 rows, each computing S and the softmax
+ * for them and 1 / CSPLIT of O's column blocks, so that a work-item holds 8 * HEAD_DIM_V / SG / CSPLIT of
+ * O's floats (SIMD8 above dv=64, SIMD16 above dv=128: IGC's scratch at d=128 on acm-g10 went from 8 KiB to
+ * 2 KiB, docs/design/mfma.md). */
 #if (HEAD_DIM % 16) != 0 || HEAD_DIM > 256 || (HEAD_DIM_V % 16) != 0 || HEAD_DIM_V > 256 || (BLOCK_N % 16) != 0
 #error "HEAD_DIM and HEAD_DIM_V must be multiples of 16 up to 256, BLOCK_N a multiple of 16"
 #endif
 
-#define BLOCK_M (8 * SUBS)
+#define BLOCK_M (8 * SUBS / CSPLIT)
 #define WG_SIZE (DPAS_SG * SUBS)
 #define LDK (HEAD_DIM + 8)
 #define DVP ((HEAD_DIM_V + DPAS_SG - 1) / DPAS_SG * DPAS_SG)
@@ -46,6 +50,10 @@
 #define NC (BLOCK_N / DPAS_SG) /* SG-key chunks of a tile: S's results */
 #define NG (BLOCK_N / 16)     /* 16-key groups of a tile: O's k steps */
 #define DB (DVP / DPAS_SG)    /* SG-column blocks of O */
+#define DBH (DB / CSPLIT)     /* and those of a sub-group */
+#if DB % CSPLIT
+#error "CSPLIT must divide O's column blocks"
+#endif
 #define CPR (HEAD_DIM / 8)
 #define CPR_V (HEAD_DIM_V / 8)
 
@@ -188,7 +196,7 @@ flash_dpas(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 
     /* The sub-group's rows q0 .. q0 + 7; Q's A operands for the whole run (a work-item: its k positions of
      * the 8 rows), the scale in the exponent as flash_mma's (a negative scale negates Q's sign bits). */
-    const int q0 = m0 + 8 * sg;
+    const int q0 = m0 + 8 * (sg / CSPLIT), e0 = (sg % CSPLIT) * DBH; /* (e0: the first of its column blocks) */
     const uint q_sign = scale2 < 0.0f ? 0x8000u : 0u;
     const float scale_abs = fabs(scale2);
     const float exp_scale = HAS_VALUE_MODS ? 1.0f : scale_abs, mod_scale = HAS_VALUE_MODS ? scale_abs : 1.0f;
@@ -211,9 +219,9 @@ flash_dpas(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     for (int idx = HEAD_DIM_V * LDVT + tid; idx < DVP * LDVT; idx += WG_SIZE)
         vt_s[idx] = 0;
 
-    float8 o[DB];
+    float8 o[DBH];
     UNROLL
-    for (int e = 0; e < DB; ++e)
+    for (int e = 0; e < DBH; ++e)
         o[e] = (float8)(0.0f);
     float8 m_run = (float8)(-INFINITY), l_run = (float8)(0.0f); /* l_run: this work-item's keys only */
 
@@ -298,7 +306,7 @@ flash_dpas(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         l_run = l_run * alpha + psum;
         m_run = mx;
         UNROLL
-        for (int e = 0; e < DB; ++e)
+        for (int e = 0; e < DBH; ++e)
             o[e] *= alpha;
 
         /* O += P V over each 16-key group: A = P (SG 16: the chunk's results where they stand; SG 8: two
@@ -315,8 +323,8 @@ flash_dpas(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #endif
             }
             UNROLL
-            for (int e = 0; e < DB; ++e)
-                DPAS(o[e], pa, LOCAL16(vt_s + (e * DPAS_SG + lane) * LDVT + 16 * c));
+            for (int e = 0; e < DBH; ++e)
+                DPAS(o[e], pa, LOCAL16(vt_s + ((e0 + e) * DPAS_SG + lane) * LDVT + 16 * c));
         }
     }
 
@@ -330,12 +338,12 @@ flash_dpas(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         if (qi < sq) {
             const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
             UNROLL
-            for (int e = 0; e < DB; ++e) {
-                const int col = e * DPAS_SG + lane;
+            for (int e = 0; e < DBH; ++e) {
+                const int col = (e0 + e) * DPAS_SG + lane;
                 if (DVP == HEAD_DIM_V || col < HEAD_DIM_V)
                     STORE(O, ob + col, ACC(o[e], m) * fin.inv);
             }
-            if (write_lse && lane == 0)
+            if (write_lse && lane == 0 && e0 == 0)
                 LSE[lse_row(sv, h, qi, heads_q, seq_q, total_q)] = softmax_lse(fin.m, fin.l);
         }
     }

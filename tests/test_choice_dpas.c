@@ -36,7 +36,10 @@ START_TEST(test_dpas_path)
         ck_assert_int_eq(c.threads_per_row, gpus[g].sg);
         ck_assert_int_eq(c.rows_per_item, 8);
         ck_assert_int_eq(c.block_n, 16);
-        ck_assert_int_eq(c.block_m, 8 * c.work_group_size / gpus[g].sg);
+        /* SIMD8 at dv=128: two sub-groups a block of 8 rows, each half of O's columns (64 floats a work-item) */
+        const int split = gpus[g].sg == 8 ? 2 : 1;
+        ck_assert_int_eq(c.block_m, 8 * c.work_group_size / (gpus[g].sg * split));
+        ck_assert_ptr_nonnull(strstr(c.reason, split > 1 ? "two a block" : "sub-groups of 16"));
         ck_assert_uint_eq(c.local_mem_bytes, ((uint64_t)c.block_n * (128 + 8) + 128u * (c.block_n + 8)) * 2);
         ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(128, &c));
         ck_assert_ptr_nonnull(strstr(c.path_reason, "DPAS"));

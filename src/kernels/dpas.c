@@ -13,12 +13,22 @@
 /* cl/dpas.cl's DPAS_XW: the emulation's exchange area, bytes a sub-group */
 #define DPAS_XW_BYTES (512u * 4u)
 
+/* cl/flash_dpas.cl's CSPLIT: sub-groups sharing a block of 8 rows, each with its part of O's column blocks,
+ * where a work-item would otherwise hold more than 64 of O's floats (8 dv / sg: SIMD8 above dv=64, SIMD16
+ * above 128) and the blocks divide evenly */
+static int32_t csplit(int32_t sg, int32_t dv)
+{
+    const int32_t blocks = (dv + sg - 1) / sg;
+    return 8 * dv / sg > 64 && blocks % 2 == 0 ? 2 : 1;
+}
+
 /* cl/flash_dpas.cl's layout: K's tile (bn rows of d + 8 elements), V's transposed (dv in whole sg-column
  * blocks, rows of bn + 8), 16-bit elements; emulated, the sub-groups' exchange areas. */
 static uint64_t dpas_bytes(int32_t sg, int32_t d, int32_t dv, int32_t bm, int32_t bn, int emulated)
 {
     const uint64_t dvp = (uint64_t)(dv + sg - 1) / (uint64_t)sg * (uint64_t)sg;
-    return ((uint64_t)bn * (uint64_t)(d + 8) + dvp * (uint64_t)(bn + 8)) * 2 + (emulated ? (uint64_t)(bm / 8) * DPAS_XW_BYTES : 0);
+    return ((uint64_t)bn * (uint64_t)(d + 8) + dvp * (uint64_t)(bn + 8)) * 2 +
+           (emulated ? (uint64_t)(bm / 8) * (uint64_t)csplit(sg, dv) * DPAS_XW_BYTES : 0);
 }
 
 /* The layout's sub-group: the config's (8 or 16; 0 reads as 16) */
@@ -34,7 +44,8 @@ static uint64_t dpas_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
     return dpas_bytes(sg_of(c), d, dv, c->block_m, c->block_n, c->emulated);
 }
 
-static void dpas_config(flashcl_config *cfg, int emulated, int32_t sg, int32_t bm, int32_t bn, int32_t head_dim)
+static void dpas_config(flashcl_config *cfg, int emulated, int32_t sg, int32_t bm, int32_t bn, int32_t head_dim,
+                        int32_t dv)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->kernel = FLASHCL_KERNEL_DPAS;
@@ -47,7 +58,7 @@ static void dpas_config(flashcl_config *cfg, int emulated, int32_t sg, int32_t b
     cfg->d_chunk = head_dim;
     cfg->v_chunk = bn;
     cfg->sub_group = sg;
-    cfg->work_group_size = bm / 8 * sg;
+    cfg->work_group_size = bm / 8 * csplit(sg, dv) * sg;
 }
 
 /* On the hardware the layout the device's DPAS has (16 on Xe-HPC and Xe2, whose 128 KiB of local memory
@@ -60,27 +71,27 @@ static int dpas_choose(const flashcl_device_profile *pr, const fcl_choice *ch, c
 {
     const int emulated = !fcl_dpas_units(pr);
     const int32_t sg = emulated || fcl_intel_xe_hpc(pr) ? 16 : 8;
-    const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
-    int32_t subs = 16;
-    while (subs > 1 && (size_t)(sg * subs) > ch->work_group)
-        subs /= 2;
+    const int32_t d = p->head_dim, dv = fcl_head_dim_v(p), cs = csplit(sg, dv);
+    int32_t rows = 16 / cs; /* blocks of 8 rows: 16 sub-groups */
+    while (rows > 1 && (size_t)(sg * cs * rows) > ch->work_group)
+        rows /= 2;
     /* (on the hardware 16-key tiles: IGC keeps 32-key ones partly in scratch, docs/design/mfma.md) */
-    int32_t bn = !emulated ? 16 : 2 * dpas_bytes(sg, d, dv, 8 * subs, 64, emulated) <= ch->local_mem ? 64 : 32;
-    while (dpas_bytes(sg, d, dv, 8 * subs, bn, emulated) > ch->local_mem && (subs > 1 || bn > 16)) {
-        if (subs > 1)
-            subs /= 2;
+    int32_t bn = !emulated ? 16 : 2 * dpas_bytes(sg, d, dv, 8 * rows, 64, emulated) <= ch->local_mem ? 64 : 32;
+    while (dpas_bytes(sg, d, dv, 8 * rows, bn, emulated) > ch->local_mem && (rows > 1 || bn > 16)) {
+        if (rows > 1)
+            rows /= 2;
         else
             bn /= 2;
     }
-    if (dpas_bytes(sg, d, dv, 8 * subs, bn, emulated) > ch->local_mem || ch->work_group < (size_t)sg) {
+    if (dpas_bytes(sg, d, dv, 8 * rows, bn, emulated) > ch->local_mem || ch->work_group < (size_t)(sg * cs)) {
         snprintf(why, why_len, "portable: the DPAS kernel's tiles need %llu B of local memory and %d work-items",
-                 (unsigned long long)dpas_bytes(sg, d, dv, 8 * subs, bn, emulated), (int)sg);
+                 (unsigned long long)dpas_bytes(sg, d, dv, 8 * rows, bn, emulated), (int)(sg * cs));
         return 0;
     }
-    dpas_config(cfg, emulated, sg, 8 * subs, bn, d);
+    dpas_config(cfg, emulated, sg, 8 * rows, bn, d, dv);
     snprintf(cfg->reason, sizeof cfg->reason,
-             "%d sub-groups of %d x 8 query rows, Q in registers, %d-key K and V^T tiles in local memory", (int)subs,
-             (int)sg, (int)bn);
+             "%d sub-groups of %d x 8 query rows%s, Q in registers, %d-key K and V^T tiles in local memory",
+             (int)(rows * cs), (int)sg, cs > 1 ? " (two a block, each half of O's columns)" : "", (int)bn);
     if (emulated)
         snprintf(why, why_len, "DPAS kernel, emulated (forced on a device without Intel's matrix engines: for testing)");
     else
@@ -96,23 +107,24 @@ static int dpas_override(const flashcl_device_profile *pr, const fcl_choice *ch,
 {
     const int emulated = !fcl_dpas_units(pr);
     const int32_t sg = c->sub_group ? c->sub_group : emulated || fcl_intel_xe_hpc(pr) ? 16 : 8;
+    const int32_t dv = fcl_head_dim_v(p);
     if (!(sg == 8 || sg == 16) || !(c->block_m >= 8 && c->block_m <= 256 && c->block_m % 8 == 0 && c->block_n >= 16 &&
                                     c->block_n <= 128 && c->block_n % 16 == 0 &&
-                                    (size_t)(c->block_m / 8 * sg) <= ch->work_group)) {
+                                    (size_t)(c->block_m / 8 * csplit(sg, dv) * sg) <= ch->work_group)) {
         snprintf(why, n,
                  ": the DPAS kernel takes sub_group 8 or 16 (got %d), block_m 8 to 256 and block_n 16 to 128, multiples "
-                 "of 8 and 16 (got %d, %d), and block_m / 8 x sub_group work-items (at most %zu)",
-                 (int)c->sub_group, (int)c->block_m, (int)c->block_n, ch->work_group);
+                 "of 8 and 16 (got %d, %d), and block_m / 8 x %d x sub_group work-items (at most %zu)",
+                 (int)c->sub_group, (int)c->block_m, (int)c->block_n, (int)csplit(sg, dv), ch->work_group);
         return 0;
     }
-    const uint64_t bytes = dpas_bytes(sg, p->head_dim, fcl_head_dim_v(p), c->block_m, c->block_n, emulated);
+    const uint64_t bytes = dpas_bytes(sg, p->head_dim, dv, c->block_m, c->block_n, emulated);
     if (bytes > ch->local_mem) {
         snprintf(why, n, ": the DPAS tiles %dx%d need %llu B of local memory, the limit is %llu B", (int)c->block_m,
                  (int)c->block_n, (unsigned long long)bytes, (unsigned long long)ch->local_mem);
         return 0;
     }
     const int32_t bm = c->block_m, bn = c->block_n;
-    dpas_config(c, emulated, sg, bm, bn, p->head_dim);
+    dpas_config(c, emulated, sg, bm, bn, p->head_dim, dv);
     snprintf(c->reason, sizeof c->reason, "%d sub-groups of %d, %d-key tiles: set by flashcl_context_override_config",
              (int)(bm / 8), (int)sg, (int)bn);
     fcl_strlcpy(c->path_reason, "Intel matrix engines: tiles set by flashcl_context_override_config", sizeof c->path_reason);
@@ -125,11 +137,12 @@ static void dpas_options(const flashcl_problem *p, const flashcl_config *c, char
     fcl_dim_v_define(p, dv, sizeof dv);
     fcl_feature_defines(p, 1, features, sizeof features);
     /* (on the hardware IGC's 256 registers a thread: with 128 every program kept part of itself in scratch) */
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DSUBS=%d -DDPAS_SG=%d -DFCL_INTEL_MMA=%d "
+    const int32_t cs = csplit(sg_of(c), fcl_head_dim_v(p));
+    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DSUBS=%d -DCSPLIT=%d -DDPAS_SG=%d -DFCL_INTEL_MMA=%d "
              "-DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s",
-             fcl_dtype_define(p->dtype), (int)p->head_dim, dv, (int)c->block_n, (int)(c->block_m / 8), (int)sg_of(c),
-             !c->emulated, !c->emulated, fcl_rows_aligned(p), c->emulated ? "" : " -cl-intel-256-GRF-per-thread",
-             features);
+             fcl_dtype_define(p->dtype), (int)p->head_dim, dv, (int)c->block_n, (int)(c->block_m / 8 * cs), (int)cs,
+             (int)sg_of(c), !c->emulated, !c->emulated, fcl_rows_aligned(p),
+             c->emulated ? "" : " -cl-intel-256-GRF-per-thread", features);
 }
 
 const fcl_kernel_module fcl_dpas_module = {
