@@ -156,19 +156,10 @@ AMX_ENTRY(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
     const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
 
-    /* Keys this block can see (tiles outside are never loaded) and keys all its rows see (tiles there
-     * need no mask), geometry.cl. */
-    const int q_lo = m0, q_hi = min(m0 + BLOCK_M, sq) - 1;
-    int n_begin = 0, n_end = q_lo < sq ? skv : 0;
-#if HAS_WINDOW
-    const key_range first_row = visible_keys(q_lo, sq, skv, win_left, win_right);
-    const key_range last_row = visible_keys(q_hi, sq, skv, win_left, win_right);
-    n_begin = first_row.lo / BLOCK_N * BLOCK_N;
-    n_end = min(n_end, last_row.hi);
-    const int inner_lo = last_row.lo, inner_hi = first_row.hi;
-#else
-    const int inner_lo = 0, inner_hi = skv;
-#endif
+    /* Keys this block can see (tiles outside are never loaded) and keys all its rows see (tiles there need
+     * no mask): geometry.cl's block_keys_of */
+    const block_keys keys = block_keys_of(m0, min(m0 + BLOCK_M, sq) - 1, sq, skv, win_left, win_right, BLOCK_N);
+    const int n_begin = keys.begin, n_end = keys.end, inner_lo = keys.inner_lo, inner_hi = keys.inner_hi;
 
     /* This lane's query; its Q^T fragments (B of S^T: row qi's k steps) for the whole run, straight from
      * global memory. The scale goes into the exponent (one FMA a score) of scores whose maximum is taken

@@ -169,8 +169,9 @@ inline key_range visible_keys(const int i, const int sq, const int skv, const in
 
 /* The keys a block of query rows q_lo .. q_hi (q_lo < sq, or the block reads none) reads: whole tiles of
  * block_n keys from `begin` up to `end`, those outside every row's window never loaded; and the keys all its
- * rows see, inner_lo .. inner_hi (a tile inside needs no mask). (flash_wgmma.cl's; flash_fwd, flash_mma
- * and flash_decode still write it out: docs/design/portable.md, open questions.) */
+ * rows see, inner_lo .. inner_hi (a tile inside needs no mask). (flash_wgmma.cl's, flash_amd.cl's and
+ * flash_dpas.cl's; flash_fwd, flash_mma and flash_decode still write it out: docs/design/portable.md, open
+ * questions.) */
 typedef struct block_keys {
     int begin, end, inner_lo, inner_hi;
 } block_keys;
