@@ -279,8 +279,8 @@ def sdpa_prefill(paths):
 
 
 def amd_section(directory):
-    """flash_mfma's and flash_wmma's predictions (bench/amd/predictions.json, bench/amd/model.py): no AMD GPU
-    has run them."""
+    """The AMD kernels' and flash_dpas's predictions (bench/amd/predictions.json, bench/amd/model.py): no AMD or
+    Intel GPU has run them."""
     path = os.path.join(directory, 'amd', 'predictions.json')
     if not os.path.exists(path):
         return None
@@ -294,7 +294,8 @@ def amd_section(directory):
                    f"{r['peak_tflops']:g} |")
     out.append('')
     out.append(f"{m['kernels']}: {m['problem']}, a wave's tile; CDNA compiled by {m['clang']} with ROCm's device libraries, "
-               f"RDNA3 by clang 19 with libclc; {m['date']}. The anchor to beat: {m['anchor']}.")
+               f"RDNA3 by clang 19 with libclc, pvc by ocloc 22.43 (an EU's clocks; send and sync instructions not counted); "
+               f"{m['date']}. The anchors to beat: {m['anchor']}.")
     out.append('The lower end: no VALU work hidden under the other wave\'s MFMAs; the upper end: all of it. How the clocks')
     out.append('are counted and what would move them: `docs/design/mfma.md`. Commands: `tools/vendor_check.sh build`;')
     out.append('`python3 bench/amd/model.py > bench/amd/predictions.json`. The first thing to measure when an AMD GPU is lent.')
@@ -595,9 +596,10 @@ def main():
         print(dm + '\n')
     amd = amd_section(directory)
     if amd:
-        print('## Predictions for AMD (flash_mfma, flash_wmma): not measured\n')
-        print('No AMD GPU has run flashcl. These are the performance model\'s figures, from the instructions AMD\'s')
-        print('compiler emits for the key loop and AMD\'s peak figures, written before any hardware run.\n')
+        print('## Predictions for AMD and Intel (flash_mfma, flash_wmma, flash_dpas): not measured\n')
+        print('No AMD or Intel GPU has run flashcl. These are the performance model\'s figures, from the instructions')
+        print('the vendors\' compilers emit for the key loop and the vendors\' peak figures, written before any hardware')
+        print('run.\n')
         print(amd + '\n')
     dk = decode_kernel_section(directory)
     if dk:

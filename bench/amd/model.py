@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""model.py: flash_mfma's and flash_wmma's performance model, written before any AMD GPU has run them
-(docs/design/mfma.md).
+"""model.py: flash_mfma's, flash_wmma's and flash_dpas's performance model, written before any AMD or Intel
+GPU has run them (docs/design/mfma.md).
 
 For each target, the program tools/vendor_check.sh writes for fp16 prefill at d=128 (the chooser's
 configuration on the CDNA or RDNA3/4 profile) is compiled (CDNA: clang 15 and ROCm's device libraries;
@@ -18,7 +18,8 @@ figures turn them into clocks a SIMD:
 With two waves a SIMD (the occupancy clang reports), the prediction is a range: the matrix core's share of
 the time with the VALU work fully hidden under the other wave's MFMAs (the upper end), and with none of it
 hidden (the lower end). Writes bench/amd/predictions.json, which tools/benchmarks_md.py turns into
-BENCHMARKS.md's AMD section.
+BENCHMARKS.md's predictions section. flash_dpas's row (pvc) comes from IGC's assembly, which vendor_check
+also keeps.
 
 Usage, after `tools/vendor_check.sh build` (its programs in $VENDOR_TMP, default /tmp/flashcl-vendor):
   python3 bench/amd/model.py [VENDOR_TMP] > bench/amd/predictions.json
@@ -47,6 +48,50 @@ GPUS = [
      "program": "amd-rdna__prefill-d128-f16__flash_wmma", "flop": 2 * 16 * 16 * 16, "valu_clk": 1, "llvm19": True},
 ]
 ANCHOR = "aiter bf16 d=128 forward on MI300X: up to 592 TFLOP/s (ROCm/aiter op_tests/cpp/mha/README.md)"
+
+# Intel's Data Center GPU Max 1550 (pvc): 1024 matrix engines of 4096 bits (8 an Xe-core, 128 Xe-cores) at
+# 1.6 GHz (Intel's figures, as glennklockwood.com/garden/processors/pvc quotes them). The engine's width
+# taken as 256 fp16 multiply-adds a clock (an inference from the width, not a figure of Intel's): 838.9
+# TFLOP/s dense fp16, and one dpas.8x8 at SIMD16 (8 x 16 x 16 multiply-adds) 8 clocks of its engine; a
+# SIMD16 instruction one clock of the EU's 512-bit vector engine, extended math (exp) four.
+INTEL = {"gpu": "Max 1550", "target": "pvc", "isa": "Xe-HPC", "engines": 1024, "mhz": 1600, "dpas_clk": 8,
+         "program": "intel-pvc__prefill-d128-f16__flash_dpas"}
+INTEL_ANCHOR = "XeTLA d=64 on a Max 1550: 88 TFLOP/s (intel-xpu-backend-for-triton#773)"
+
+
+def intel_row(tmp):
+    """The key loop of flash_dpas in IGC's assembly (tools/vendor_check.sh keeps it): the instructions
+    between the label of the last backward jump and that jump, by opcode."""
+    import glob
+    asm = glob.glob(os.path.join(tmp, "intel", "out", INTEL["target"], INTEL["program"], "dis", "*.asm"))
+    if not asm:
+        return None
+    lines = open(asm[0]).read().splitlines()
+    where = {l.split(":")[0]: i for i, l in enumerate(lines) if re.match(r"^L\d+:", l)}
+    body = None
+    for i, l in enumerate(lines):
+        m = re.search(r"jmpi\s+(L\d+)", l)
+        if m and m.group(1) in where and where[m.group(1)] < i:
+            candidate = lines[where[m.group(1)]:i + 1]
+            if any(" dpas" in x for x in candidate):
+                body = candidate
+    if body is None:
+        return None
+    ops = {}
+    for l in body:
+        m = re.match(r"^\s+(?:\([^)]*\)\s*)?([a-z_]+)", l)
+        if m:
+            ops[m.group(1)] = ops.get(m.group(1), 0) + 1
+    dpas, math, send = ops.get("dpas", 0), ops.get("math", 0), ops.get("send", 0) + ops.get("sends", 0)
+    alu = sum(ops.values()) - dpas - math - send - ops.get("sync", 0)
+    peak = INTEL["engines"] * 512 * INTEL["mhz"] * 1e6 / 1e12
+    m_clk, v_clk = dpas * INTEL["dpas_clk"], alu + 4 * math
+    return {"gpu": INTEL["gpu"], "target": INTEL["target"], "isa": INTEL["isa"], "occupancy": 1, "vgprs": 0,
+            "agprs": 0, "mfma": dpas, "mfma_clocks": INTEL["dpas_clk"], "valu": alu, "agpr_moves": 0, "exp": math,
+            "lds_reads": send, "lds_writes": 0, "global_loads": 0, "barriers": ops.get("sync", 0),
+            "matrix_clocks": m_clk, "valu_clocks": v_clk, "limit": "VALU" if v_clk > m_clk else "matrix core",
+            "predicted_tflops": [round(m_clk / (m_clk + v_clk) * peak), round(m_clk / max(m_clk, v_clk) * peak)],
+            "peak_tflops": round(peak, 1)}
 
 
 def loop_counts(tmp, g):
@@ -102,11 +147,15 @@ def main():
             "limit": "VALU" if v > m else "matrix core",
             "predicted_tflops": [round(lo * g["fp16"]), round(hi * g["fp16"])], "peak_tflops": g["fp16"],
         })
-    json.dump({"kernels": "flash_mfma (MI300X, MI250X), flash_wmma (RX 7900 XTX)",
+    intel = intel_row(tmp)
+    if intel:
+        rows.append(intel)
+    json.dump({"kernels": "flash_mfma (MI300X, MI250X), flash_wmma (RX 7900 XTX), flash_dpas (Max 1550: a sub-group's 16-key tile, "
+                          "forced: auto does not take it yet)",
                "problem": "fp16 prefill, d=128, N=4096, non-causal, 32-key tiles, 128 queries a work-group",
                "date": "2026-12-04", "options": opts, "clang": subprocess.run([CLANG, "--version"], capture_output=True,
                                                                               text=True).stdout.splitlines()[0],
-               "anchor": ANCHOR, "rows": rows}, sys.stdout, indent=1)
+               "anchor": ANCHOR + "; " + INTEL_ANCHOR, "rows": rows}, sys.stdout, indent=1)
     print()
 
 
