@@ -24,7 +24,7 @@ run() { # name command...
 for k in 0 1 2; do
   (FLASHCL_TEST_SHARD=$k/3 run "flash-$k" "$build/tests/test_flash") &
 done
-for s in plan validate cache edges mma kernels cli; do
+for s in plan validate cache edges mma mfma kernels cli; do
   run "$s" "$build/tests/test_$s"
 done
 wait
