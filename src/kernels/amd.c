@@ -53,13 +53,6 @@ static uint64_t amd_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
     return amd_bytes(sh, d, dv, c->block_m, c->block_n, c->emulated);
 }
 
-/* flash_mma's problems (fp16/bf16 K and V, head dims multiples of 16 up to 256, Q's and V's each; no
- * decode step, no forced splits): every feature through the shared parts. */
-static int amd_takes(const flashcl_problem *p, char *why, size_t n)
-{
-    return fcl_mma_takes(p, why, n);
-}
-
 /* flash_wmma: those up to head_dim 192 and head_dim_v 128 (MLA's 192 over 128 included). Beyond, a wave32
  * lane's O^T (dv / 2 floats) and Q^T fragments (gfx11: d / 2 registers, its operands whole in every lane)
  * spill: d=256 kept 636 B (gfx1200) and 1768 B (gfx1100) of scratch a lane (tools/vendor_check.sh,
@@ -192,7 +185,7 @@ static void amd_options(const flashcl_problem *p, const flashcl_config *c, char 
 const fcl_kernel_module fcl_mfma_module = {
     .id = FCL_K_FLASH_MFMA,
     .name = "mfma",
-    .takes = amd_takes,
+    .takes = fcl_mma_takes, /* (flash_mma's problems: every feature through the shared parts) */
     .choose = mfma_choose,
     .local_bytes = amd_local_bytes,
     .override = mfma_override,
