@@ -274,14 +274,13 @@ static int choose_matrix_units(const flashcl_device_profile *pr, const fcl_choic
 {
     const char *source = ch->shrunk ? "heuristic (shrunk)" : "heuristic";
     char why[160];
-    /* AMD's matrix cores, flash_mfma (CDNA) or flash_wmma (RDNA3/4), where asked for or where auto has them,
-     * and Intel's matrix engines, flash_dpas, where asked for (auto does not take it yet: IGC keeps part of
-     * it in scratch, docs/design/mfma.md); where the kernel does not take the problem or does not fit, the
-     * portable kernel with the reason (no NVIDIA kernel runs there). */
+    /* AMD's matrix cores, flash_mfma (CDNA) or flash_wmma (RDNA3/4), and Intel's matrix engines, flash_dpas,
+     * where asked for or where auto has them; where the kernel does not take the problem or does not fit,
+     * the portable kernel with the reason (no NVIDIA kernel runs there). */
     const int autos = ch->path == FLASHCL_PATH_AUTO;
     const fcl_kernel_module *amd = ch->path == FLASHCL_PATH_MFMA || (autos && fcl_mfma_units(pr))   ? &fcl_mfma_module
                                    : ch->path == FLASHCL_PATH_WMMA || (autos && fcl_wmma_units(pr)) ? &fcl_wmma_module
-                                   : ch->path == FLASHCL_PATH_DPAS                                  ? &fcl_dpas_module
+                                   : ch->path == FLASHCL_PATH_DPAS || (autos && fcl_dpas_units(pr)) ? &fcl_dpas_module
                                                                                                     : NULL;
     if (amd) {
         if (ch->portable_why)

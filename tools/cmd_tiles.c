@@ -34,7 +34,7 @@ static void usage(FILE *f)
             "                   --help)\n"
             "  --json           machine-readable output\n"
             "Each line ends with the kernel's path and why: the matrix units (flash_wgmma, flash_mma,\n"
-            "flash_decode_mma on NVIDIA; flash_mfma, flash_wmma on AMD; flash_dpas on Intel, forced),\n"
+            "flash_decode_mma on NVIDIA; flash_mfma, flash_wmma on AMD; flash_dpas on Intel),\n"
             "the decode kernel (flash_decode) or the portable kernel (flash_fwd), and what decided it.\n"
             "exit status: 0 ok, 1 a flashcl error, 2 bad usage\n");
 }

@@ -205,8 +205,8 @@ int main(int argc, char **argv)
             snprintf(prof.arch, sizeof prof.arch, "%s", tc->multiple == 64 ? "gfx90a" : "gfx1100");
             prof.matrix_units = 1;
         }
-        /* Intel's Xe-HPG and Xe-HPC as theirs leave them: the DPAS probe passed (flash_dpas, which auto does
-         * not take yet: its programs forced below) */
+        /* Intel's Xe-HPG and Xe-HPC as theirs leave them: the DPAS probe passed (flash_dpas for 16-bit
+         * prefill) */
         if (!strcmp(tc->name, "intel-hpg") || !strcmp(tc->name, "intel-pvc")) {
             prof.has_intel_subgroup_matrix = 1;
             prof.matrix_units = 1;
@@ -228,13 +228,6 @@ int main(int argc, char **argv)
                 ok &= emit(argv[1], tc, pc->name, FCL_K_FLASH_COMBINE, &pc->p, &c, 0);
             if (pc->p.kv_cache && pc->p.kv_append) /* the appending kernel */
                 ok &= emit(argv[1], tc, pc->name, FCL_K_KV_APPEND, &pc->p, &c, 0);
-            /* flash_dpas forced where the device has DPAS, for the 16-bit prefill problems */
-            flashcl_config f;
-            pol.path = FLASHCL_PATH_DPAS;
-            if (prof.has_intel_subgroup_matrix && pc->path == FLASHCL_PATH_AUTO && pc->algo == FLASHCL_ALGO_FLASH &&
-                flashcl_choose_config_policy(&prof, &pol, &pc->p, pc->algo, &f) == FLASHCL_SUCCESS &&
-                f.kernel == FLASHCL_KERNEL_DPAS)
-                ok &= emit(argv[1], tc, pc->name, FCL_K_FLASH_DPAS, &pc->p, &f, f.local_mem_bytes);
         }
     }
     return ok ? 0 : 1;

@@ -54,12 +54,21 @@ ANCHOR = "aiter bf16 d=128 forward on MI300X: up to 592 TFLOP/s (ROCm/aiter op_t
 # taken as 256 fp16 multiply-adds a clock (an inference from the width, not a figure of Intel's): 838.9
 # TFLOP/s dense fp16, and one dpas.8x8 at SIMD16 (8 x 16 x 16 multiply-adds) 8 clocks of its engine; a
 # SIMD16 instruction one clock of the EU's 512-bit vector engine, extended math (exp) four.
-INTEL = {"gpu": "Max 1550", "target": "pvc", "isa": "Xe-HPC", "engines": 1024, "mhz": 1600, "dpas_clk": 8,
-         "program": "intel-pvc__prefill-d128-f16__flash_dpas"}
+# The Arc A770 (acm-g10, Xe-HPG): 512 matrix engines of 1024 bits (16 an Xe-core, 32 Xe-cores) at 2.1 GHz
+# (Intel's specifications, as svethardware.cz reports them); the width taken as 64 fp16 multiply-adds a clock
+# (the same inference): 137.6 TFLOP/s, one dpas.8x8 at SIMD8 (8 x 8 x 16) 16 clocks, a SIMD8 instruction one
+# clock of the EU's 256-bit vector engine. Its program splits O's columns between two sub-groups (CSPLIT 2),
+# each computing S for its rows: "useful" is the share of a sub-group's dpas that are not the other's too.
+INTELS = [
+    {"gpu": "Max 1550", "target": "pvc", "isa": "Xe-HPC", "engines": 1024, "mhz": 1600, "fma_clk": 256,
+     "dpas_clk": 8, "program": "intel-pvc__prefill-d128-f16__flash_dpas", "s_dpas": 8, "o_dpas": 8, "split": 1},
+    {"gpu": "Arc A770", "target": "acm-g10", "isa": "Xe-HPG", "engines": 512, "mhz": 2100, "fma_clk": 64,
+     "dpas_clk": 16, "program": "intel-hpg__prefill-d128-f16__flash_dpas", "s_dpas": 16, "o_dpas": 8, "split": 2},
+]
 INTEL_ANCHOR = "XeTLA d=64 on a Max 1550: 88 TFLOP/s (intel-xpu-backend-for-triton#773)"
 
 
-def intel_row(tmp):
+def intel_row(tmp, INTEL):
     """The key loop of flash_dpas in IGC's assembly (tools/vendor_check.sh keeps it): the instructions
     between the label of the last backward jump and that jump, by opcode."""
     import glob
@@ -84,14 +93,20 @@ def intel_row(tmp):
             ops[m.group(1)] = ops.get(m.group(1), 0) + 1
     dpas, math, send = ops.get("dpas", 0), ops.get("math", 0), ops.get("send", 0) + ops.get("sends", 0)
     alu = sum(ops.values()) - dpas - math - send - ops.get("sync", 0)
-    peak = INTEL["engines"] * 512 * INTEL["mhz"] * 1e6 / 1e12
+    if dpas != INTEL["s_dpas"] + INTEL["o_dpas"]:
+        sys.exit("model.py: %s's key loop holds %d dpas, not the %d + %d of its tile" %
+                 (INTEL["target"], dpas, INTEL["s_dpas"], INTEL["o_dpas"]))
+    peak = INTEL["engines"] * 2 * INTEL["fma_clk"] * INTEL["mhz"] * 1e6 / 1e12
+    # (the share of the matrix work that is the problem's: with O split, S is computed once a sub-group)
+    useful = (INTEL["s_dpas"] + INTEL["split"] * INTEL["o_dpas"]) / (INTEL["split"] * dpas)
     m_clk, v_clk = dpas * INTEL["dpas_clk"], alu + 4 * math
     return {"gpu": INTEL["gpu"], "target": INTEL["target"], "isa": INTEL["isa"], "occupancy": 1, "vgprs": 0,
             "agprs": 0, "mfma": dpas, "mfma_clocks": INTEL["dpas_clk"], "valu": alu, "agpr_moves": 0, "exp": math,
             "lds_reads": send, "lds_writes": 0, "global_loads": 0, "barriers": ops.get("sync", 0),
             "matrix_clocks": m_clk, "valu_clocks": v_clk, "limit": "VALU" if v_clk > m_clk else "matrix core",
-            "predicted_tflops": [round(m_clk / (m_clk + v_clk) * peak), round(m_clk / max(m_clk, v_clk) * peak)],
-            "peak_tflops": round(peak, 1)}
+            "predicted_tflops": [round(useful * m_clk / (m_clk + v_clk) * peak),
+                                 round(useful * m_clk / max(m_clk, v_clk) * peak)],
+            "useful": round(useful, 3), "peak_tflops": round(peak, 1)}
 
 
 def loop_counts(tmp, g):
@@ -147,11 +162,12 @@ def main():
             "limit": "VALU" if v > m else "matrix core",
             "predicted_tflops": [round(lo * g["fp16"]), round(hi * g["fp16"])], "peak_tflops": g["fp16"],
         })
-    intel = intel_row(tmp)
-    if intel:
-        rows.append(intel)
-    json.dump({"kernels": "flash_mfma (MI300X, MI250X), flash_wmma (RX 7900 XTX), flash_dpas (Max 1550: a sub-group's 16-key tile, "
-                          "forced: auto does not take it yet)",
+    for g in INTELS:
+        intel = intel_row(tmp, g)
+        if intel:
+            rows.append(intel)
+    json.dump({"kernels": "flash_mfma (MI300X, MI250X), flash_wmma (RX 7900 XTX), flash_dpas (Max 1550, Arc A770: a "
+                          "sub-group's 16-key tile)",
                "problem": "fp16 prefill, d=128, N=4096, non-causal, 32-key tiles, 128 queries a work-group",
                "date": "2026-12-04", "options": opts, "clang": subprocess.run([CLANG, "--version"], capture_output=True,
                                                                               text=True).stdout.splitlines()[0],

@@ -13,21 +13,32 @@
 /* cl/dpas.cl's DPAS_XW: the emulation's exchange area, bytes a sub-group */
 #define DPAS_XW_BYTES (512u * 4u)
 
-/* cl/flash_dpas.cl's CSPLIT: sub-groups sharing a block of 8 rows, each with its part of O's column blocks,
- * where a work-item would otherwise hold more than 64 of O's floats (8 dv / sg: SIMD8 above dv=64, SIMD16
- * above 128) and the blocks divide evenly */
+/* cl/flash_dpas.cl's CSPLIT: sub-groups sharing a block of 8 rows, each with its part of O's column blocks:
+ * the fewest (1, 2, 4) that leave a work-item at most 64 of O's floats (8 dv / sg: SIMD8 above dv=64,
+ * SIMD16 above 128), dividing the blocks evenly */
 static int32_t csplit(int32_t sg, int32_t dv)
 {
     const int32_t blocks = (dv + sg - 1) / sg;
-    return 8 * dv / sg > 64 && blocks % 2 == 0 ? 2 : 1;
+    int32_t cs = 1;
+    while (8 * dv / sg / cs > 64 && blocks % (2 * cs) == 0)
+        cs *= 2;
+    return cs;
 }
 
-/* cl/flash_dpas.cl's layout: K's tile (bn rows of d + 8 elements), V's transposed (dv in whole sg-column
- * blocks, rows of bn + 8), 16-bit elements; emulated, the sub-groups' exchange areas. */
+/* cl/flash_dpas.cl's Q_LOCAL: Q's A operands in local memory where in registers they would take more than
+ * 192 bytes a work-item (8 d 2 / sg: SIMD16 above d=192, SIMD8 above 96), which IGC kept partly in scratch
+ * (docs/design/mfma.md) */
+static int q_local(int32_t sg, int32_t d)
+{
+    return 16 * d / sg > 192;
+}
+
+/* cl/flash_dpas.cl's layout, 16-bit elements: K's tile (bn x d) and V's (dv in whole sg-column blocks x
+ * bn) as B operands, Q's block (bm x d) where Q_LOCAL; emulated, the sub-groups' exchange areas. */
 static uint64_t dpas_bytes(int32_t sg, int32_t d, int32_t dv, int32_t bm, int32_t bn, int emulated)
 {
     const uint64_t dvp = (uint64_t)(dv + sg - 1) / (uint64_t)sg * (uint64_t)sg;
-    return ((uint64_t)bn * (uint64_t)(d + 8) + dvp * (uint64_t)(bn + 8)) * 2 +
+    return ((uint64_t)bn * (uint64_t)d + dvp * (uint64_t)bn + (q_local(sg, d) ? (uint64_t)bm * (uint64_t)d : 0)) * 2 +
            (emulated ? (uint64_t)(bm / 8) * (uint64_t)csplit(sg, dv) * DPAS_XW_BYTES : 0);
 }
 
@@ -72,7 +83,7 @@ static int dpas_choose(const flashcl_device_profile *pr, const fcl_choice *ch, c
     const int emulated = !fcl_dpas_units(pr);
     const int32_t sg = emulated || fcl_intel_xe_hpc(pr) ? 16 : 8;
     const int32_t d = p->head_dim, dv = fcl_head_dim_v(p), cs = csplit(sg, dv);
-    int32_t rows = 16 / cs; /* blocks of 8 rows: 16 sub-groups */
+    int32_t rows = 16 / cs > 1 ? 16 / cs : 1; /* blocks of 8 rows: 16 sub-groups */
     while (rows > 1 && (size_t)(sg * cs * rows) > ch->work_group)
         rows /= 2;
     /* (on the hardware 16-key tiles: IGC keeps 32-key ones partly in scratch, docs/design/mfma.md) */
@@ -89,9 +100,12 @@ static int dpas_choose(const flashcl_device_profile *pr, const fcl_choice *ch, c
         return 0;
     }
     dpas_config(cfg, emulated, sg, 8 * rows, bn, d, dv);
+    char split[64] = "";
+    if (cs > 1)
+        snprintf(split, sizeof split, " (%d a block, each 1/%d of O's columns)", (int)cs, (int)cs);
     snprintf(cfg->reason, sizeof cfg->reason,
-             "%d sub-groups of %d x 8 query rows%s, Q in registers, %d-key K and V^T tiles in local memory",
-             (int)(rows * cs), (int)sg, cs > 1 ? " (two a block, each half of O's columns)" : "", (int)bn);
+             "%d sub-groups of %d x 8 query rows%s, Q in %s, %d-key K and V tiles in local memory", (int)(rows * cs),
+             (int)sg, split, q_local(sg, d) ? "local memory" : "registers", (int)bn);
     if (emulated)
         snprintf(why, why_len, "DPAS kernel, emulated (forced on a device without Intel's matrix engines: for testing)");
     else
@@ -138,10 +152,11 @@ static void dpas_options(const flashcl_problem *p, const flashcl_config *c, char
     fcl_feature_defines(p, 1, features, sizeof features);
     /* (on the hardware IGC's 256 registers a thread: with 128 every program kept part of itself in scratch) */
     const int32_t cs = csplit(sg_of(c), fcl_head_dim_v(p));
-    snprintf(buf, n, "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DSUBS=%d -DCSPLIT=%d -DDPAS_SG=%d -DFCL_INTEL_MMA=%d "
-             "-DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s",
+    snprintf(buf, n,
+             "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DSUBS=%d -DCSPLIT=%d -DQ_LOCAL=%d -DDPAS_SG=%d "
+             "-DFCL_INTEL_MMA=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s",
              fcl_dtype_define(p->dtype), (int)p->head_dim, dv, (int)c->block_n, (int)(c->block_m / 8 * cs), (int)cs,
-             (int)sg_of(c), !c->emulated, !c->emulated, fcl_rows_aligned(p),
+             q_local(sg_of(c), p->head_dim), (int)sg_of(c), !c->emulated, !c->emulated, fcl_rows_aligned(p),
              c->emulated ? "" : " -cl-intel-256-GRF-per-thread", features);
 }
 
