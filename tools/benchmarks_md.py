@@ -294,7 +294,8 @@ def amd_section(directory):
                    f"{r['peak_tflops']:g} |")
     out.append('')
     out.append(f"{m['kernels']}: {m['problem']}, a wave's tile; CDNA compiled by {m['clang']} with ROCm's device libraries, "
-               f"RDNA3 by clang 19 with libclc, pvc and acm-g10 by ocloc 22.43 (an EU's clocks, a sub-group's tile; send and sync "
+               f"RDNA3 by clang 19 with libclc, pvc and acm-g10 by ocloc 22.43, bmg-g21 by Debian unstable's IGC 2.x (an EU's "
+               f"clocks, a sub-group's tile; send and sync "
                f"instructions not counted; the A770's figure counts only the share of its dpas that is not repeated by "
                f"the two sub-groups that split O's columns, {next((r['useful'] for r in m['rows'] if r.get('useful', 1) < 1), 1):g}); "
                f"{m['date']}. The anchors to beat: {m['anchor']}.")

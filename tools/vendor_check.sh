@@ -80,6 +80,38 @@ if [ -x "$OCLOC" ]; then
 else
     echo "Intel: ocloc could not be fetched (apt-get download intel-opencl-icd ...): skipped"
 fi
+# Xe2 (bmg-g21: the Arc B580), which ocloc 22.43 does not know: Debian unstable's ocloc and IGC 2.x, which
+# need a newer C library than Debian 12's, unpacked with unstable's libc6, libstdc++6, libgcc-s1 and
+# zlib1g into $VENDOR_TMP/xe2 and run under that C library's loader, never installed. Optional: where the
+# index or a package cannot be fetched the target is skipped (the package names resolve through the index,
+# so a new version in unstable needs no change here).
+have_xe2=0
+X2="$T/xe2/root"
+X2L="$X2/usr/lib/x86_64-linux-gnu"
+if ! ls "$X2"/usr/bin/ocloc-* >/dev/null 2>&1; then
+    mkdir -p "$T/xe2" && python3 - "$T/xe2" >/dev/null 2>&1 <<'PY' && for f in "$T/xe2"/*.deb; do dpkg -x "$f" "$X2"; done
+import lzma, os, sys, urllib.request
+mirror = "http://deb.debian.org/debian/"
+index = lzma.decompress(urllib.request.urlopen(mirror + "dists/sid/main/binary-amd64/Packages.xz", timeout=120).read())
+files = {}
+for stanza in index.decode("utf-8", "replace").split("\n\n"):
+    fields = dict(line.split(": ", 1) for line in stanza.splitlines() if ": " in line and not line.startswith(" "))
+    if fields.get("Architecture") in ("amd64", "all"):
+        files[fields.get("Package")] = fields.get("Filename")
+for pkg in ("intel-ocloc", "libigc2", "libigdfcl2", "libigdgmm12", "libc6", "libstdc++6", "libgcc-s1", "zlib1g"):
+    path = os.path.join(sys.argv[1], os.path.basename(files[pkg]))
+    with open(path, "wb") as f:
+        f.write(urllib.request.urlopen(mirror + files[pkg], timeout=300).read())
+PY
+fi
+OCLOC2=$(ls "$X2"/usr/bin/ocloc-* 2>/dev/null | head -1)
+ocloc2() { "$X2L/ld-linux-x86-64.so.2" --library-path "$X2L" "$OCLOC2" "$@"; }
+if [ -n "$OCLOC2" ] && ocloc2 compile --help >/dev/null 2>&1; then
+    have_xe2=1
+    echo "Intel Xe2: ocloc $(dpkg-deb -f "$T/xe2"/intel-ocloc_*.deb Version 2>/dev/null), IGC $(dpkg-deb -f "$T/xe2"/libigc2_*.deb Version 2>/dev/null) (Debian unstable, under its own C library)"
+else
+    echo "Intel Xe2: Debian unstable's ocloc could not be fetched or run: bmg-g21 skipped"
+fi
 [ $have_amd = 0 ] && [ $have_amd19 = 0 ] && [ $have_intel = 0 ] && exit 77
 PATCHDIR="$T/intel/root/usr/include/igc/ocl_igc_shared/executable_format"
 IGA="$T/intel/iga" # (ocloc disasm loads libiga64.so, which the package ships as .so.1 only: the assembly)
@@ -100,7 +132,7 @@ while IFS="$(printf '\t')" read -r class name entry local opts; do
     amd-rdna) targets="amd19:gfx1100 amd19:gfx1200" ;;
     intel-xe) targets="intel:tgllp" ;;
     intel-hpg) targets="intel:acm-g10" ;;
-    intel-pvc) targets="intel:pvc" ;;
+    intel-pvc) targets="intel:pvc intel2:bmg-g21" ;; # (Xe2's programs are Xe-HPC's: 128 KiB of local memory)
     *) targets= ;;
     esac
     for tt in $targets; do
@@ -151,6 +183,44 @@ while IFS="$(printf '\t')" read -r class name entry local opts; do
             [ "$verdict" != ok ] && bad=1
             printf '%-9s %-8s %-52s %-14s VGPRs %s, spills %s+%s, scratch %s B/lane, %s waves/SIMD, LDS %s%s: %s\n' \
                 "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "${6:-?}" "$mfma" "$verdict"
+        elif [ "$kind" = intel2 ]; then
+            # Xe2 through IGC 2.x: its report (IGC_ShaderDumpEnable) has the kernel's assembly with its spill
+            # size, and the kernels' zeInfo their SIMD width, registers, scratch, private and local memory
+            [ $have_xe2 = 1 ] || continue
+            o="$T/xe2/out/$target/$name"
+            rm -rf "$o" && mkdir -p "$o"
+            xopts=$opts
+            [ "$entry" = flash_dpas ] &&
+                xopts="$opts -Dcl_intel_subgroup_matrix_multiply_accumulate -Dcl_intel_subgroup_local_block_io"
+            if ! IGC_ShaderDumpEnable=1 IGC_DumpToCustomDir="$o/dump" ocloc2 compile -q -file "$src" -device "$target" \
+                -options "$xopts" -output_no_suffix -out_dir "$o" >"$o/ocloc.log" 2>&1; then
+                printf '%-9s %-8s %-52s %-14s %s\n' "$class" "$target" "$short" "$entry" "BUILD ERROR"
+                bad=1
+                continue
+            fi
+            line=$(awk -v k="$entry" '
+                /^[a-z_]+:/ { top = $1 }
+                top == "kernels:" && /^  - name:/ { on = ($3 == k) }
+                on && /grf_count:/ { grf = $2 } on && /simd_size:/ { simd = $2 } on && /slm_size:/ { slm = $2 }
+                on && /- type: *scratch/ { t = "s" } on && /- type: *private/ { t = "p" }
+                on && /^ +size:/ && t == "s" { sc += $2; t = "" } on && /^ +size:/ && t == "p" { pm += $2; t = "" }
+                END { printf "%s %s %s %s %s", simd, grf, sc + 0, pm + 0, slm + 0 }' "$o"/dump/*.zeinfo 2>/dev/null)
+            set -- $line
+            asm=$(grep -l "^//.kernel $entry\$" "$o"/dump/*_simd"${1:-0}"_entry_*.asm 2>/dev/null | head -1)
+            verdict=ok
+            [ "${3:-0}" != 0 ] && verdict=SCRATCH
+            [ "${4:-0}" != 0 ] && verdict=PRIVATE
+            [ -z "$asm" ] && verdict="NO ASSEMBLY"
+            [ "$local" != 0 ] && [ "${5:-0}" != "$local" ] && verdict="LOCAL ${5:-?} != $local"
+            dpas=
+            if [ "$entry" = flash_dpas ]; then
+                n=$(grep -c 'dpas\.' "$asm" 2>/dev/null)
+                [ "${n:-0}" = 0 ] && verdict="NO MATRIX"
+                dpas=", $n dpas"
+            fi
+            case $verdict in ok*) ;; *) bad=1 ;; esac
+            printf '%-9s %-8s %-52s %-14s SIMD %s, %s GRF, scratch %s B/thread, private %s B, SLM %s%s: %s\n' \
+                "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "$dpas" "$verdict"
         else
             [ $have_intel = 1 ] || continue
             o="$T/intel/out/$target/$name"
@@ -194,7 +264,7 @@ while IFS="$(printf '\t')" read -r class name entry local opts; do
         fi
     done
 done < "$T/index.tsv" | tee "$T/report.txt"
-grep -qE ': (SPILL|SCRATCH|PRIVATE|NO MATRIX|BUILD ERROR|LOCAL .*)$|BUILD ERROR$' "$T/report.txt" && bad=1
+grep -qE ': (SPILL|SCRATCH|PRIVATE|NO MATRIX|NO ASSEMBLY|BUILD ERROR|LOCAL .*)$|BUILD ERROR$' "$T/report.txt" && bad=1
 # The summary, a Markdown table (docs/TESTING.md holds the last one): per target and
 # kernel, the range of registers and occupancy over the programs, and whether all are in registers.
 echo

@@ -59,11 +59,19 @@ ANCHOR = "aiter bf16 d=128 forward on MI300X: up to 592 TFLOP/s (ROCm/aiter op_t
 # (the same inference): 137.6 TFLOP/s, one dpas.8x8 at SIMD8 (8 x 8 x 16) 16 clocks, a SIMD8 instruction one
 # clock of the EU's 256-bit vector engine. Its program splits O's columns between two sub-groups (CSPLIT 2),
 # each computing S for its rows: "useful" is the share of a sub-group's dpas that are not the other's too.
+# The Arc B580 (bmg-g21, Xe2): 160 matrix engines (8 an Xe2-core, 20 Xe2-cores) at 2.67 GHz, 437.45 INT4
+# TOPS (hmc-tech.com's and fpsbench.com's specification pages): 109.4 fp16 TFLOP/s, 128 multiply-adds an
+# engine a clock; one dpas.8x8 at SIMD16 (8 x 16 x 16) 16 clocks, a SIMD16 instruction one clock of the
+# XVE's 16 lanes. Its program is Xe-HPC's (128 KiB of local memory: sub-groups of 16), compiled for
+# bmg-g21 by Debian unstable's IGC 2.x (vendor_check's Xe2 target; IGC's own listing, "dump").
 INTELS = [
     {"gpu": "Max 1550", "target": "pvc", "isa": "Xe-HPC", "engines": 1024, "mhz": 1600, "fma_clk": 256,
      "dpas_clk": 8, "program": "intel-pvc__prefill-d128-f16__flash_dpas", "s_dpas": 8, "o_dpas": 8, "split": 1},
     {"gpu": "Arc A770", "target": "acm-g10", "isa": "Xe-HPG", "engines": 512, "mhz": 2100, "fma_clk": 64,
      "dpas_clk": 16, "program": "intel-hpg__prefill-d128-f16__flash_dpas", "s_dpas": 16, "o_dpas": 8, "split": 2},
+    {"gpu": "Arc B580", "target": "bmg-g21", "isa": "Xe2", "engines": 160, "mhz": 2670, "fma_clk": 128,
+     "dpas_clk": 16, "program": "intel-pvc__prefill-d128-f16__flash_dpas", "s_dpas": 8, "o_dpas": 8, "split": 1,
+     "dump": True},
 ]
 INTEL_ANCHOR = "XeTLA d=64 on a Max 1550: 88 TFLOP/s (intel-xpu-backend-for-triton#773)"
 
@@ -72,14 +80,20 @@ def intel_row(tmp, INTEL):
     """The key loop of flash_dpas in IGC's assembly (tools/vendor_check.sh keeps it): the instructions
     between the label of the last backward jump and that jump, by opcode."""
     import glob
-    asm = glob.glob(os.path.join(tmp, "intel", "out", INTEL["target"], INTEL["program"], "dis", "*.asm"))
+    if INTEL.get("dump"):  # (IGC's listing of the kernel at its SIMD width: vendor_check's Xe2 target)
+        asm = [a for a in glob.glob(os.path.join(tmp, "xe2", "out", INTEL["target"], INTEL["program"], "dump",
+                                                 "*_simd16_entry_*.asm"))
+               if "//.kernel flash_dpas\n" in open(a).read()]
+    else:
+        asm = glob.glob(os.path.join(tmp, "intel", "out", INTEL["target"], INTEL["program"], "dis", "*.asm"))
     if not asm:
         return None
     lines = open(asm[0]).read().splitlines()
-    where = {l.split(":")[0]: i for i, l in enumerate(lines) if re.match(r"^L\d+:", l)}
+    # (labels: "L1234:" in ocloc's disassembly, "_0_219:" in IGC's listing)
+    where = {l.split(":")[0]: i for i, l in enumerate(lines) if re.match(r"^(L\d+|_[0-9_]+):", l)}
     body = None
     for i, l in enumerate(lines):
-        m = re.search(r"jmpi\s+(L\d+)", l)
+        m = re.search(r"jmpi\s+(L\d+|_[0-9_]+)", l)
         if m and m.group(1) in where and where[m.group(1)] < i:
             candidate = lines[where[m.group(1)]:i + 1]
             if any(" dpas" in x for x in candidate):
@@ -166,8 +180,8 @@ def main():
         intel = intel_row(tmp, g)
         if intel:
             rows.append(intel)
-    json.dump({"kernels": "flash_mfma (MI300X, MI250X), flash_wmma (RX 7900 XTX), flash_dpas (Max 1550, Arc A770: a "
-                          "sub-group's 16-key tile)",
+    json.dump({"kernels": "flash_mfma (MI300X, MI250X), flash_wmma (RX 7900 XTX), flash_dpas (Max 1550, Arc A770, Arc "
+                          "B580: a sub-group's 16-key tile)",
                "problem": "fp16 prefill, d=128, N=4096, non-causal, 32-key tiles, 128 queries a work-group",
                "date": "2026-12-04", "options": opts, "clang": subprocess.run([CLANG, "--version"], capture_output=True,
                                                                               text=True).stdout.splitlines()[0],

@@ -9,12 +9,13 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Output columns the naive kernels hold at once: on Intel GPUs 32, 16 on Xe-HPC (128 KiB of local memory:
- * pvc, compiled at 32 lanes), where IGC kept a head_dim-long array in scratch or private memory
- * (tools/vendor_check.sh: tgllp, acm-g10, pvc at d=128); elsewhere all of them (0). */
+/* Output columns the naive kernels hold at once: on Intel GPUs 32, 8 on Xe-HPC and Xe2 (128 KiB of local
+ * memory: pvc, bmg), where IGC kept a head_dim-long array in scratch or private memory (tools/vendor_check.sh:
+ * tgllp, acm-g10, pvc at d=128; bmg-g21 with IGC 2.40 at 16 columns: 2368 bytes of spill); elsewhere all of
+ * them (0). */
 int32_t fcl_naive_chunk(const flashcl_device_profile *pr)
 {
-    return !fcl_intel_gpu(pr) ? 0 : fcl_intel_xe_hpc(pr) ? 16 : 32;
+    return !fcl_intel_gpu(pr) ? 0 : fcl_intel_xe_hpc(pr) ? 8 : 32;
 }
 
 /* No local memory; one row per work-item, work-groups of one warp/wavefront width (at least 32, at most
