@@ -108,7 +108,7 @@ typedef struct fcl_kernel_offsets {
     X(BT, MEM, __global const int *restrict) X(K_SCALE, MEM, __global const SCALE_T *restrict)             \
     X(V_SCALE, MEM, __global const SCALE_T *restrict) X(SINKS, MEM, __global const float *restrict)        \
     X(BATCH_IDX, MEM, __global const int *restrict) X(LEFT_PAD, MEM, __global const int *restrict)         \
-    FCL_PRM_ARGS_(X)
+    X(CNT, MEM, __global int *restrict) FCL_PRM_ARGS_(X)
 
 /* cl/naive.cl: the inputs naive_fwd and naive_ref_rows share, at the same positions */
 #define FCL_NAIVE_INPUT_ARGS_(F, X)                                                                        \

@@ -118,3 +118,152 @@ inline void decode_merge_store(__local const float *m_p, __local const float *l_
 #endif
     }
 }
+
+#if SPLIT_KV && FUSED_MERGE
+/* Split-KV's merge in the decode kernel (docs/design/decode_mma.md, "The merge in the kernel"): after a
+ * work-group has written its split's partial rows, it counts itself on its row block's counter (CNT: one
+ * an (batch, KV head, row block), zero between steps); the one that counts last merges the splits as
+ * flash_combine does and sets the counter back to zero. Returns whether this work-group is that one.
+ * On NVIDIA a gpu-scope fence orders the partials before the count and the count before their reads
+ * (FCL_PTX; mem_fence elsewhere, where the emulation runs on one device's coherent memory). */
+#if FCL_PTX
+#define DECODE_FENCE_GPU() __asm__ volatile("fence.acq_rel.gpu;" ::: "memory")
+#else
+#define DECODE_FENCE_GPU() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+inline int decode_last_split(__global int *cnt, __local int *flag, const int n_splits, const int lid)
+{
+    DECODE_FENCE_GPU(); /* (each work-item's partial results, before the work-group's count) */
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        DECODE_FENCE_GPU();
+        __global int *const c = cnt + (long)(get_group_id(1) / n_splits) * get_num_groups(0) + get_group_id(0);
+        const int last = atomic_inc(c) == n_splits - 1;
+        if (last) {
+            DECODE_FENCE_GPU(); /* (the other splits' partials, after their counts) */
+            atomic_xchg(c, 0);
+        }
+        *flag = last;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return *flag;
+}
+
+/* The last split's merge of its rows (flash_combine.cl's formula, natural logs: each split's partial row
+ * weighs exp(LSE_s - m); a split with no key weighs 0; the sink joins the denominator once), with the
+ * work-group's `wg` items: the splits' LSEs into local memory (lw: rows x n_splits floats and 2 rows, the
+ * kernel's merge area, free again; where they do not fit each element recomputes its row's weights), a
+ * row's weights and LSE by one item, then each item's four elements' sums over the splits. The partials are
+ * plain loads: decode_last_split's acquire fence (a gpu-scope fence on NVIDIA, which also drops what the
+ * SM's L1 holds) orders them after the other splits' writes, which the barrier passes on to the whole
+ * work-group. */
+inline void decode_fused_combine(const int rows, const int lid, const int wg, __local float *lw, const int lw_floats,
+                                 const seq_view sv, const int pr0, const int group, const int hk, const int heads_q,
+                                 const int seq_q, const int n_splits, const long rows_total, __global const float *OP_,
+                                 __global const float *LP_, __global STORE_T *O, __global float *LSE,
+                                 const int write_lse, const long o_sb, const long o_ss, const long o_sh,
+                                 __global const float *SINKS)
+{
+    __global const float *const OPv = OP_, *const LPv = LP_;
+    const int staged = rows * (n_splits + 2) <= lw_floats;
+    __local float *const row_m = lw + rows * n_splits, *const row_lse = row_m + rows;
+    if (staged) {
+        for (int idx = lid; idx < rows * n_splits; idx += wg) {
+            const int r = idx / n_splits, s = idx - r * n_splits;
+            const int pr = pr0 + r, qi = pr / group, h = hk * group + pr % group;
+            lw[idx] = qi < sv.sq ? LPv[partial_row(s, rows_total, lse_row(sv, h, qi, heads_q, seq_q, 0))] : -INFINITY;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int r = lid; r < rows; r += wg) { /* a row's weights w_s / sum, in place; its maximum and LSE */
+            const int h = hk * group + (pr0 + r) % group;
+            float m = -INFINITY;
+            for (int s = 0; s < n_splits; ++s)
+                m = max_nan(m, lw[r * n_splits + s]);
+#if HAS_SINKS
+            const float sink = SINKS[h];
+            if (sink != -INFINITY && !isnan(m))
+                m = fmax(m, sink);
+#endif
+            float den = 0.0f;
+            if (m != -INFINITY) {
+                for (int s = 0; s < n_splits; ++s) {
+                    const float lse = lw[r * n_splits + s];
+                    const float w = lse == -INFINITY ? 0.0f : exp(lse - m);
+                    lw[r * n_splits + s] = w;
+                    den += w;
+                }
+#if HAS_SINKS
+                if (sink != -INFINITY)
+                    den += exp(sink - m);
+#endif
+                for (int s = 0; s < n_splits; ++s)
+                    lw[r * n_splits + s] /= den;
+            }
+            (void)h;
+            row_m[r] = m;
+            row_lse[r] = m == -INFINITY ? -INFINITY : m + log(den);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (staged) /* four elements an item */
+        for (int idx = lid; idx < rows * (HEAD_DIM / 4); idx += wg) {
+            const int r = idx / (HEAD_DIM / 4), d = 4 * (idx - r * (HEAD_DIM / 4));
+            const int pr = pr0 + r, qi = pr / group, h = hk * group + pr % group;
+            if (qi >= sv.sq)
+                continue;
+            const long row = lse_row(sv, h, qi, heads_q, seq_q, 0);
+            float4 out = (float4)(0.0f);
+            if (row_m[r] != -INFINITY)
+                for (int s = 0; s < n_splits; ++s) {
+                    const float w = lw[r * n_splits + s];
+                    if (w != 0.0f) /* (a split that saw no key weighs 0: its partial is not read) */
+                        out += w * vload4(0, OPv + partial_row(s, rows_total, row) * HEAD_DIM + d);
+                }
+            const long o = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh) + d;
+            STORE(O, o, out.x);
+            STORE(O, o + 1, out.y);
+            STORE(O, o + 2, out.z);
+            STORE(O, o + 3, out.w);
+            if (write_lse && d == 0)
+                LSE[row] = row_lse[r];
+        }
+    else /* (the splits' LSEs do not fit: one element an item, its row's weights recomputed) */
+        for (int idx = lid; idx < rows * HEAD_DIM; idx += wg) {
+            const int r = idx / HEAD_DIM, d = idx - r * HEAD_DIM;
+            const int pr = pr0 + r, qi = pr / group, h = hk * group + pr % group;
+            if (qi >= sv.sq)
+                continue;
+            const long row = lse_row(sv, h, qi, heads_q, seq_q, 0);
+            float out, lse_out;
+            { /* (flash_combine.cl's loop) */
+                float m = -INFINITY;
+                for (int s = 0; s < n_splits; ++s)
+                    m = max_nan(m, LPv[partial_row(s, rows_total, row)]);
+#if HAS_SINKS
+                const float sink = SINKS[h];
+                if (sink != -INFINITY && !isnan(m))
+                    m = fmax(m, sink);
+#endif
+                float num = 0.0f, den = 0.0f;
+                if (m != -INFINITY) {
+                    for (int s = 0; s < n_splits; ++s) {
+                        const long p = partial_row(s, rows_total, row);
+                        const float lse = LPv[p];
+                        const float w = lse == -INFINITY ? 0.0f : exp(lse - m);
+                        num += w * OPv[p * HEAD_DIM + d];
+                        den += w;
+                    }
+#if HAS_SINKS
+                    if (sink != -INFINITY)
+                        den += exp(sink - m);
+#endif
+                }
+                out = m == -INFINITY ? 0.0f : num / den;
+                lse_out = m == -INFINITY ? -INFINITY : m + log(den);
+            }
+            STORE(O, q_row_offset(sv, h, qi, o_sb, o_ss, o_sh) + d, out);
+            if (write_lse && d == 0)
+                LSE[row] = lse_out;
+        }
+}
+#endif

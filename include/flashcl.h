@@ -780,7 +780,10 @@ FLASHCL_API flashcl_status flashcl_plan_kernel_info(const flashcl_plan *plan, fl
 /**
  * Device memory the plan allocated beyond the caller's buffers, in bytes: for standard attention the
  * score matrices (and fp32 copies for fp16/bf16); for flash under split-KV its partial results once an
- * enqueue ran without a caller workspace; otherwise 0. Validation's scratch is not counted.
+ * enqueue ran without a caller workspace, and where the matrix-unit decode kernel merges its splits
+ * itself (flash_decode_mma, up to 16 splits) a 4-byte counter a block of rows once an enqueue ran;
+ * otherwise 0.
+ * Validation's scratch is not counted.
  */
 FLASHCL_API uint64_t flashcl_plan_extra_device_bytes(const flashcl_plan *plan);
 
@@ -788,7 +791,8 @@ FLASHCL_API uint64_t flashcl_plan_extra_device_bytes(const flashcl_plan *plan);
  * The scratch memory an enqueue of the plan needs, in bytes (0: none): split-KV's partial outputs and
  * log-sum-exps, (kv_splits, rows, head_dim_v + 1) fp32. An engine that owns its memory passes a buffer of
  * at least this size from tensors.offsets.workspace (a multiple of 4 bytes) as tensors.workspace, and the
- * plan allocates nothing; without one the plan allocates its own on the first enqueue that needs it and
+ * plan allocates nothing but, for flash_decode_mma, its splits' counters (4 bytes a block of rows, the
+ * plan's own: flashcl_plan_extra_device_bytes); without one the plan allocates its own on the first enqueue that needs it and
  * keeps it. The workspace is written by the enqueue and read by its own later commands only: it may be
  * reused once the enqueue's event has completed (or by later commands on the same in-order queue).
  * Standard attention's score chunks and validation's scratch stay the plan's. (ABI 2)

@@ -309,7 +309,8 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
     /* The plan's own scratch (split-KV's partial results without tensors.workspace; standard attention's
      * scores) serves one enqueue at a time: this one waits on the last one that used it, on whatever
      * queue that was (flushed first, as OpenCL requires of an event waited on from another queue). */
-    const int own_scratch = pl->config.algorithm == FLASHCL_ALGO_STANDARD || (pl->ws_bytes && !t->workspace);
+    const int own_scratch =
+        pl->config.algorithm == FLASHCL_ALGO_STANDARD || (pl->ws_bytes && !t->workspace) || pl->fused_merge;
     cl_event chained[16], *waits = chained;
     if (own_scratch && pl->last_use) {
         if (num_events + 1 > sizeof chained / sizeof *chained &&
@@ -410,25 +411,55 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         }
         scratch = pl->partial;
     }
-    const fcl_scratch scr = {.mem = scratch, .op_off = op_off, .lp_off = op_off + (cl_long)pl->ws_lse_floats};
+    /* flash_decode_mma's merge in the kernel: the counters, zeroed once, before the first step that uses them */
+    cl_event zeroed = NULL;
+    if (pl->fused_merge && !pl->counters) {
+        cl_int err;
+        cl_mem c = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, pl->counter_slots * sizeof(cl_int), NULL, &err);
+        if (!c)
+            return fcl_fail_cl(ctx, err, "split-KV: allocating the merge's counters");
+        const cl_int zero = 0;
+        err = clEnqueueFillBuffer(pl->queue, c, &zero, sizeof zero, 0, pl->counter_slots * sizeof(cl_int), num_events,
+                                  wait_list, &zeroed);
+        if (err != CL_SUCCESS) {
+            clReleaseMemObject(c);
+            return fcl_fail_cl(ctx, err, "split-KV: clEnqueueFillBuffer(the merge's counters)");
+        }
+        pl->counters = c;
+        num_events = 1;
+        wait_list = &zeroed;
+    }
+    const fcl_scratch scr = {.mem = scratch,
+                             .op_off = op_off,
+                             .lp_off = op_off + (cl_long)pl->ws_lse_floats,
+                             .counters = pl->counters};
     fcl_args a = fcl_args_of(pl->kernel, (fcl_kernel_id)pl->kernel_id);
     fcl_module_of((fcl_kernel_id)pl->kernel_id)->bind_buffers(&a, pl, t, &scr);
     flashcl_status st = fcl_args_check(ctx, &a, NULL);
-    if (st != FLASHCL_SUCCESS)
+    if (st != FLASHCL_SUCCESS) {
+        if (zeroed)
+            clReleaseEvent(zeroed);
         return st;
+    }
 
     cl_int err;
     cl_event appended = NULL;
     if (pl->append) { /* the step's keys and values into the cache, then the attention after it */
         fcl_args ap = fcl_args_of(pl->append, FCL_K_KV_APPEND);
         fcl_append_module.bind_buffers(&ap, pl, t, &scr);
-        if ((st = fcl_args_check(ctx, &ap, "kv_append")) != FLASHCL_SUCCESS)
+        if ((st = fcl_args_check(ctx, &ap, "kv_append")) != FLASHCL_SUCCESS) {
+            if (zeroed)
+                clReleaseEvent(zeroed);
             return st;
+        }
         const size_t local = 64;
         err = clEnqueueNDRangeKernel(pl->queue, pl->append, 1, NULL, &pl->append_global, &local, num_events,
                                      wait_list, &appended);
-        if (err != CL_SUCCESS)
+        if (err != CL_SUCCESS) {
+            if (zeroed)
+                clReleaseEvent(zeroed);
             return fcl_fail_cl(ctx, err, "kv_append: clEnqueueNDRangeKernel");
+        }
         num_events = 1;
         wait_list = &appended;
     }
@@ -437,6 +468,8 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
                                  pl->combine ? &partial : done);
     if (appended)
         clReleaseEvent(appended);
+    if (zeroed)
+        clReleaseEvent(zeroed);
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "clEnqueueNDRangeKernel");
     if (pl->combine) { /* split-KV: merge the partial results, after them (the queue may be out of order) */

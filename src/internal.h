@@ -286,6 +286,12 @@ struct flashcl_plan {
      * the first enqueue that needs it) */
     uint64_t ws_bytes, ws_lse_floats; /* (ws_lse_floats: where the log-sum-exps start, in floats) */
     cl_mem partial;
+    /* flash_decode_mma under split-KV (up to 16 splits) merges in the kernel (no `combine`): a counter an
+     * (batch, KV head, row block), the plan's own, zeroed by the first enqueue (allocated there) and left
+     * zero by every step */
+    int fused_merge;
+    size_t counter_slots;
+    cl_mem counters;
     /* The last enqueue that used the plan's own scratch (partial, or standard attention's scores): its
      * event and queue, retained; the next such enqueue waits on it (enqueue.c). */
     cl_event last_use;

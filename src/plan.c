@@ -33,7 +33,8 @@ static flashcl_status setup_append(flashcl_plan *pl)
 }
 
 /* Split-KV: the size of the partial results (their memory is the caller's workspace or the plan's,
- * bound at each enqueue) and the merge kernel (cl/flash_combine.cl). */
+ * bound at each enqueue) and the merge kernel (cl/flash_combine.cl), except where flash_decode_mma merges
+ * its splits itself (the counters' number is the grid's, set with it). */
 static flashcl_status setup_splits(flashcl_plan *pl)
 {
     flashcl_context *ctx = pl->ctx;
@@ -43,6 +44,10 @@ static flashcl_status setup_splits(flashcl_plan *pl)
     const cl_int splits = pl->config.kv_splits;
     pl->ws_lse_floats = (uint64_t)splits * (uint64_t)rows * (uint64_t)fcl_head_dim_v(p);
     pl->ws_bytes = (pl->ws_lse_floats + (uint64_t)splits * (uint64_t)rows) * sizeof(float);
+    if (pl->kernel_id == FCL_K_FLASH_DECODE_MMA && fcl_decode_mma_fuses(&pl->config)) {
+        pl->fused_merge = 1;
+        return FLASHCL_SUCCESS;
+    }
     flashcl_status st = fcl_kernel_create(ctx, FCL_K_FLASH_COMBINE, p, &pl->config, &pl->combine, NULL, 0);
     if (st != FLASHCL_SUCCESS)
         return st;
@@ -240,6 +245,8 @@ flashcl_status flashcl_plan_create_algo(flashcl_context *ctx, const flashcl_prob
     if ((st = bind_constants(pl, pl->kernel, (fcl_kernel_id)pl->kernel_id, NULL)) != FLASHCL_SUCCESS)
         goto fail;
     fcl_module_of((fcl_kernel_id)pl->kernel_id)->grid(pl, pl->global, pl->local);
+    if (pl->fused_merge) /* (a counter a row block: the work-groups of one split) */
+        pl->counter_slots = pl->global[0] / pl->local[0] * (pl->global[1] / pl->local[1]) / (size_t)pl->config.kv_splits;
     *out = pl;
     return FLASHCL_SUCCESS;
 fail:
@@ -265,6 +272,8 @@ void flashcl_plan_destroy(flashcl_plan **plan)
         clReleaseKernel(pl->append);
     if (pl->partial)
         clReleaseMemObject(pl->partial);
+    if (pl->counters)
+        clReleaseMemObject(pl->counters);
     if (pl->last_use)
         clReleaseEvent(pl->last_use);
     if (pl->last_queue)
@@ -305,6 +314,8 @@ uint64_t flashcl_plan_extra_device_bytes(const flashcl_plan *plan)
     uint64_t bytes = fcl_standard_extra_bytes(plan->standard);
     if (plan->partial) /* split-KV's partial results, allocated by an enqueue without a workspace */
         bytes += plan->ws_bytes;
+    if (plan->counters) /* flash_decode_mma's merge in the kernel: its counters */
+        bytes += plan->counter_slots * sizeof(cl_int);
     return bytes;
 }
 

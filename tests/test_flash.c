@@ -599,8 +599,19 @@ static void run_case(const case_params *c)
         st = flashcl_plan_enqueue_tensors(flash, &tf, 0, NULL, NULL);
         ck_assert_msg(st == FLASHCL_SUCCESS, "flash enqueue: %s", flashcl_context_last_error(ctx));
     }
-    /* the plan allocated its own scratch only where the caller gave none */
-    ck_assert_uint_eq(flashcl_plan_extra_device_bytes(flash), tf.workspace ? 0 : flashcl_plan_workspace_bytes(flash));
+    /* the plan allocated its own scratch only where the caller gave none, and where the matrix-unit decode
+     * kernel merges its splits itself (up to 16), a counter (4 bytes) a row block: a split's work-groups */
+    {
+        flashcl_config fc;
+        flashcl_plan_config(flash, &fc);
+        const uint64_t pack = fc.gqa_pack > 1 ? (uint64_t)fc.gqa_pack : 1;
+        const uint64_t counters = fc.kernel == FLASHCL_KERNEL_DECODE_MMA && fc.kv_splits > 1 && fc.kv_splits <= 16
+                                      ? ((uint64_t)p.seq_q * pack + (uint64_t)fc.block_m - 1) / (uint64_t)fc.block_m *
+                                            (uint64_t)p.batch * (uint64_t)p.heads_q / pack * 4
+                                      : 0;
+        ck_assert_uint_eq(flashcl_plan_extra_device_bytes(flash),
+                          (tf.workspace ? 0 : flashcl_plan_workspace_bytes(flash)) + counters);
+    }
     st = flashcl_plan_enqueue_tensors(naive, &tn, 0, NULL, NULL);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive enqueue: %s", flashcl_context_last_error(ctx));
     if (standard) {
@@ -1214,6 +1225,12 @@ static const case_params decode_mma_cases[] = {
      .kv_splits = 16, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 1, .seq_kv = 33, .batch = 2, .heads_kv = 3,
      .alibi = 1, .path = FLASHCL_PATH_MMA},
+    /* up to 16 splits the kernel's last work-group of a row block merges them, past them the merge kernel
+     * (flash_combine): with sinks, both */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 8, .seq_q = 2, .seq_kv = 400, .batch = 1, .heads_kv = 2,
+     .sinks = 1, .causal = 1, .kv_splits = 5, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 700, .batch = 2, .heads_kv = 2,
+     .sinks = 1, .kv_splits = 20, .path = FLASHCL_PATH_MMA},
 };
 #define N_DECODE_MMA_CASES ((int)(sizeof decode_mma_cases / sizeof *decode_mma_cases))
 

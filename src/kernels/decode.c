@@ -155,6 +155,7 @@ void fcl_decode_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tenso
     fcl_arg_mem(a, DE_SINKS, FCL_OPT(t, sinks));
     fcl_arg_mem(a, DE_BATCH_IDX, FCL_OPT(t, cache_batch_idx));
     fcl_arg_mem(a, DE_LEFT_PAD, FCL_OPT(t, cache_leftpad));
+    fcl_arg_mem(a, DE_CNT, s->counters ? s->counters : s->mem); /* (read only where FUSED_MERGE) */
     fcl_arg_offsets(a, DE_offs, &offs);
 }
 

@@ -82,6 +82,14 @@ static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice 
     return 0;
 }
 
+/* Whether the kernel merges its splits itself, the last of a row block's work-groups (FUSED_MERGE: no
+ * flash_combine): up to 16 splits, where it measured faster than the merge kernel; past them the last
+ * work-group's merge cost more than the launch it saved (decode-mma-7, docs/design/decode_mma.md). */
+int fcl_decode_mma_fuses(const flashcl_config *c)
+{
+    return c->kv_splits > 1 && c->kv_splits <= 16;
+}
+
 /* block_m its rows, work_group_size / 32 its warps, keys_per_step its keys a warp and step (16 a tile). */
 static void decode_mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
@@ -90,7 +98,8 @@ static void decode_mma_options(const flashcl_problem *p, const flashcl_config *c
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d -DROWS=%d -DWARPS=%d -DTILES=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s%s",
              fcl_dtype_define(p->dtype), p->head_dim, c->block_m, c->work_group_size / 32, c->keys_per_step / 16,
-             !c->emulated, !c->emulated, fcl_rows_aligned(p), features, c->kv_splits > 1 ? " -DSPLIT_KV=1" : "");
+             !c->emulated, !c->emulated, fcl_rows_aligned(p), features,
+             c->kv_splits <= 1 ? "" : fcl_decode_mma_fuses(c) ? " -DSPLIT_KV=1 -DFUSED_MERGE=1" : " -DSPLIT_KV=1");
 }
 
 const fcl_kernel_module fcl_decode_mma_module = {

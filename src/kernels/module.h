@@ -17,6 +17,7 @@
 typedef struct fcl_scratch {
     cl_mem mem;
     cl_long op_off, lp_off;
+    cl_mem counters; /* flash_decode_mma's merge in the kernel: the row blocks' counters (the plan's), or NULL */
 } fcl_scratch;
 
 typedef struct fcl_kernel_module {
@@ -72,6 +73,7 @@ void fcl_mma_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tensors 
 int fcl_decode_takes(const flashcl_problem *p, char *why, size_t n); /* decode.c; decode_mma's start */
 void fcl_decode_constants(fcl_args *a, const flashcl_plan *pl);      /* decode_mma takes flash_decode's */
 void fcl_decode_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tensors *t, const fcl_scratch *s);
+int fcl_decode_mma_fuses(const flashcl_config *c); /* decode_mma.c: whether it merges its splits itself */
 /* portable.c: whether the portable kernel's tiles in cfg (from any source) suit the problem and fit the
  * limits; if not, why. */
 int fcl_portable_fits(const flashcl_device_profile *pr, const flashcl_problem *p, uint64_t budget, size_t max_wg,
