@@ -68,6 +68,34 @@ inline float max_nan(float a, float b)
     return isnan(a) || isnan(b) ? NAN : fmax(a, b);
 }
 
+/* Split-KV's merge of one element (flash_combine.cl, and flash_decode_mma's own merge past what its local
+ * memory stages): element d of `row` over the n_splits partial results at LP[s rows_total + row] (natural
+ * log-sum-exps) and OP[(s rows_total + row) dv + d], each weighing exp(LSE_s - m); a split that saw no key
+ * (-inf) weighs 0; the sink (natural log; -inf: none) joins the denominator once; a row no split saw is 0
+ * with LSE -inf; a NaN partial keeps its row NaN. Writes the row's LSE to *lse. */
+inline float split_merge(__global const float *OP, __global const float *LP, const long rows_total, const int n_splits,
+                         const long row, const int d, const int dv, const float sink, float *lse)
+{
+    float m = -INFINITY;
+    for (int s = 0; s < n_splits; ++s)
+        m = max_nan(m, LP[s * rows_total + row]);
+    if (sink != -INFINITY && !isnan(m))
+        m = fmax(m, sink);
+    float num = 0.0f, den = 0.0f;
+    if (m != -INFINITY) {
+        for (int s = 0; s < n_splits; ++s) {
+            const float l = LP[s * rows_total + row];
+            const float w = l == -INFINITY ? 0.0f : exp(l - m);
+            num += w * OP[(s * rows_total + row) * dv + d];
+            den += w;
+        }
+        if (sink != -INFINITY)
+            den += exp(sink - m);
+    }
+    *lse = m == -INFINITY ? -INFINITY : m + log(den);
+    return m == -INFINITY ? 0.0f : num / den;
+}
+
 /*
  * The problem's optional features, each a -D of the program's build options (src/kernels.c writes
  * them from the problem; left out, a feature is off). The rule: whatever costs inside a kernel's key

@@ -164,14 +164,13 @@ inline void decode_fused_combine(const int rows, const int lid, const int wg, __
                                  const int write_lse, const long o_sb, const long o_ss, const long o_sh,
                                  __global const float *SINKS)
 {
-    __global const float *const OPv = OP_, *const LPv = LP_;
     const int staged = rows * (n_splits + 2) <= lw_floats;
     __local float *const row_m = lw + rows * n_splits, *const row_lse = row_m + rows;
     if (staged) {
         for (int idx = lid; idx < rows * n_splits; idx += wg) {
             const int r = idx / n_splits, s = idx - r * n_splits;
             const int pr = pr0 + r, qi = pr / group, h = hk * group + pr % group;
-            lw[idx] = qi < sv.sq ? LPv[partial_row(s, rows_total, lse_row(sv, h, qi, heads_q, seq_q, 0))] : -INFINITY;
+            lw[idx] = qi < sv.sq ? LP_[partial_row(s, rows_total, lse_row(sv, h, qi, heads_q, seq_q, 0))] : -INFINITY;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int r = lid; r < rows; r += wg) { /* a row's weights w_s / sum, in place; its maximum and LSE */
@@ -217,7 +216,7 @@ inline void decode_fused_combine(const int rows, const int lid, const int wg, __
                 for (int s = 0; s < n_splits; ++s) {
                     const float w = lw[r * n_splits + s];
                     if (w != 0.0f) /* (a split that saw no key weighs 0: its partial is not read) */
-                        out += w * vload4(0, OPv + partial_row(s, rows_total, row) * HEAD_DIM + d);
+                        out += w * vload4(0, OP_ + partial_row(s, rows_total, row) * HEAD_DIM + d);
                 }
             const long o = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh) + d;
             STORE(O, o, out.x);
@@ -234,33 +233,13 @@ inline void decode_fused_combine(const int rows, const int lid, const int wg, __
             if (qi >= sv.sq)
                 continue;
             const long row = lse_row(sv, h, qi, heads_q, seq_q, 0);
-            float out, lse_out;
-            { /* (flash_combine.cl's loop) */
-                float m = -INFINITY;
-                for (int s = 0; s < n_splits; ++s)
-                    m = max_nan(m, LPv[partial_row(s, rows_total, row)]);
 #if HAS_SINKS
-                const float sink = SINKS[h];
-                if (sink != -INFINITY && !isnan(m))
-                    m = fmax(m, sink);
+            const float sink = SINKS[h];
+#else
+            const float sink = -INFINITY;
 #endif
-                float num = 0.0f, den = 0.0f;
-                if (m != -INFINITY) {
-                    for (int s = 0; s < n_splits; ++s) {
-                        const long p = partial_row(s, rows_total, row);
-                        const float lse = LPv[p];
-                        const float w = lse == -INFINITY ? 0.0f : exp(lse - m);
-                        num += w * OPv[p * HEAD_DIM + d];
-                        den += w;
-                    }
-#if HAS_SINKS
-                    if (sink != -INFINITY)
-                        den += exp(sink - m);
-#endif
-                }
-                out = m == -INFINITY ? 0.0f : num / den;
-                lse_out = m == -INFINITY ? -INFINITY : m + log(den);
-            }
+            float lse_out;
+            const float out = split_merge(OP_, LP_, rows_total, n_splits, row, d, HEAD_DIM, sink, &lse_out);
             STORE(O, q_row_offset(sv, h, qi, o_sb, o_ss, o_sh) + d, out);
             if (write_lse && d == 0)
                 LSE[row] = lse_out;

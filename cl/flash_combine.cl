@@ -23,31 +23,17 @@ __kernel void flash_combine(FCL_SIGNATURE(FCL_FLASH_COMBINE_ARGS))
         return;
     const long row = gid / HEAD_DIM_V;
     const int d = (int)(gid - row * HEAD_DIM_V);
-    float m = -INFINITY;
-    for (int s = 0; s < n_splits; ++s)
-        m = max_nan(m, LP[s * rows_total + row]);
     const long g = row / group_rows, i = row - g * group_rows;
 #if HAS_SINKS /* the sink joins the denominator once, here (natural log) */
     const float sink = SINKS[varlen ? g : g % heads_q];
-    if (sink != -INFINITY && !isnan(m))
-        m = fmax(m, sink);
+#else
+    const float sink = -INFINITY;
 #endif
-    float num = 0.0f, den = 0.0f;
-    if (m != -INFINITY) {
-        for (int s = 0; s < n_splits; ++s) {
-            const float lse = LP[s * rows_total + row];
-            const float w = lse == -INFINITY ? 0.0f : exp(lse - m);
-            num += w * OP[(s * rows_total + row) * HEAD_DIM_V + d];
-            den += w;
-        }
-#if HAS_SINKS
-        if (sink != -INFINITY)
-            den += exp(sink - m);
-#endif
-    }
+    float lse;
+    const float out = split_merge(OP, LP, rows_total, n_splits, row, d, HEAD_DIM_V, sink, &lse);
     /* padded: g = b * heads_q + h, i the query; packed: g = h, i the token (batch stride unused) */
     const long o = varlen ? i * o_ss + g * o_sh : (g / heads_q) * o_sb + i * o_ss + (g % heads_q) * o_sh;
-    STORE(O, o + d, m == -INFINITY ? 0.0f : num / den);
+    STORE(O, o + d, out);
     if (write_lse && d == 0)
-        LSE[row] = m == -INFINITY ? -INFINITY : m + log(den);
+        LSE[row] = lse;
 }
