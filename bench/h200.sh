@@ -9,7 +9,9 @@
 # PYTHON names a Python with PyTorch and CUDA (default: python3); without torch the PyTorch files are
 # left as they are and the script says so. FLASHCL_DEVICE picks the OpenCL device (default: NVIDIA). The
 # flash_wgmma section needs a device whose sm_90a probe passes (`flashcl devices` says so: Hopper).
-# About 15 minutes, most of it the driver compiling flashcl's programs the first time.
+# About 15 minutes, most of it the driver compiling flashcl's programs the first time. ONLY="decode-mma
+# ..." runs those sections alone (wgmma, prefill, dimv, decode-mma, decode-kernel, f32), the others' files
+# left as they are.
 set -u
 cd "$(dirname "$0")/.."
 B=${1:-build-bench}
@@ -19,6 +21,8 @@ export FLASHCL_DEVICE=${FLASHCL_DEVICE:-NVIDIA}
 ninja -C "$B" >/dev/null || { echo "build failed: ninja -C $B"; exit 1; }
 F="$B/tools/flashcl"
 fail=0
+ONLY=${ONLY:-}
+want() { [ -z "$ONLY" ] || case " $ONLY " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 bench() { # file, arguments...: one flashcl bench run into bench/<file> (flash alone unless --algos says)
     local out=bench/$1
@@ -38,13 +42,14 @@ torch() { # file, script, arguments...: a PyTorch anchor into bench/<file>, repl
 }
 
 # Hopper's warpgroup kernel as auto takes it, fp16/bf16 at d = 64, 128, 256 (B·N = 16384, hidden 2048).
-for cfg in "128 f16" "128 bf16" "64 f16" "256 f16" "128 f16 --causal"; do
+want wgmma && for cfg in "128 f16" "128 bf16" "64 f16" "256 f16" "128 f16 --causal"; do
     set -- $cfg
     bench wgmma/h200_wgmma_$1_$2${3:+_causal}.json --iters 10 -d $1 --dtype $2 ${3:-} -n 4096,16384
 done
-torch wgmma/h200_sdpa.jsonl sdpa_prefill.py flash,cudnn 128,64,256
+want wgmma && torch wgmma/h200_sdpa.jsonl sdpa_prefill.py flash,cudnn 128,64,256
 
 # flash_mma (forced: auto takes flash_wgmma for these on Hopper) and the portable kernel on fp32.
+want prefill && {
 bench prefill/h200_f16_d128.json --path mma --iters 10 -d 128 --dtype f16 -n 1024,4096,16384 --both
 bench prefill/h200_bf16_d128.json --path mma --iters 10 -d 128 --dtype bf16 -n 1024,4096,16384 --both
 bench prefill/h200_f16_d64.json --path mma --iters 10 -d 64 --dtype f16 -n 4096,16384 --both
@@ -54,15 +59,18 @@ bench prefill/h200_bf16_d256.json --path mma --iters 10 -d 256 --dtype bf16 -n 4
 bench prefill/h200_f32_d128.json --iters 10 -d 128 --dtype f32 -n 4096,16384 --both
 bench prefill/h200_f32_d64.json --iters 10 -d 64 --dtype f32 -n 4096,16384
 torch prefill/h200_sdpa.jsonl sdpa_prefill.py
+}
 
 # V's own head dim: MLA's 192 over 128, beside V at 192.
+want dimv && {
 bench dimv/h200_dimv.json --iters 10 -d 192 --dim-v 128 -H 16 --dtype f16 -n 4096 --both
 bench dimv/h200_d192.json --iters 10 -d 192 -H 16 --dtype f16 -n 4096 --both
 torch dimv/h200_sdpa_dimv.jsonl sdpa_dimv.py
+}
 
 # Decode steps on the matrix units (auto): contiguous, quantized and paged caches.
 D="--decode -H 32 --heads-kv 8 -d 128 --dtype f16 --iters 20 --warmup 3 -n 8192,32768,131072"
-for b in 8 1; do
+want decode-mma && for b in 8 1; do
     bench decode-mma/h200_b${b}_auto.json $D -b $b
     bench decode-mma/h200_b${b}_int8.json $D -b $b --kv-dtype int8
     bench decode-mma/h200_b${b}_int8f16.json $D -b $b --kv-dtype int8-f16
@@ -71,17 +79,17 @@ for b in 8 1; do
     bench decode-mma/h200_b${b}_paged256.json $D -b $b --paged 256
     bench decode-mma/h200_b${b}_paged16.json $D -b $b --paged 16
 done
-torch decode-mma/h200_sdpa.jsonl sdpa_decode.py 8192,32768,131072 flash,cudnn
+want decode-mma && torch decode-mma/h200_sdpa.jsonl sdpa_decode.py 8192,32768,131072 flash,cudnn
 
 # The CUDA-core decode kernel against the portable kernel's decode path (both forced).
-for b in 8 1; do
+want decode-kernel && for b in 8 1; do
     bench decode-kernel/h200_b${b}_decode.json $D -b $b --path decode
     bench decode-kernel/h200_b${b}_portable.json $D -b $b --path portable
 done
 
 # The portable kernel on fp32 against standard attention (CLBlast), and the other head dims.
-bench h200_fa2_f32.json --preset fa2 --algos flash,standard --iters 5
-bench h200_dims_f32.json -n 1024,4096 -d 80,96,128,256 --both --iters 5
+want f32 && bench h200_fa2_f32.json --preset fa2 --algos flash,standard --iters 5
+want f32 && bench h200_dims_f32.json -n 1024,4096 -d 80,96,128,256 --both --iters 5
 
 python3 tools/benchmarks_md.py bench > BENCHMARKS.md || fail=1
 echo "BENCHMARKS.md regenerated$([ $fail = 0 ] || echo ', with failures above')"

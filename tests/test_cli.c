@@ -713,7 +713,8 @@ START_TEST(test_bench_json_stdout)
     snprintf(path, sizeof path, "%s/out.txt", dir);
     ck_assert_msg(json_holds(path, "d[\"complete\"] and len(d[\"results\"]) == 1 and d[\"results\"][0][\"seq_q\"] == 4 and "
                                    "d[\"results\"][0][\"seq\"] == 64 and d[\"results\"][0][\"tflops\"] > 0 and "
-                                   "d[\"results\"][0][\"gb_per_s\"] > 0 and d[\"results\"][0][\"passed\"]"),
+                                   "d[\"results\"][0][\"gb_per_s\"] > 0 and d[\"results\"][0][\"passed\"] and "
+                                   "0 < d[\"results\"][0][\"host_enqueue_us\"] <= d[\"results\"][0][\"host_step_us\"]"),
                   "%s", out);
     teardown();
 }

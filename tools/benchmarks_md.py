@@ -189,9 +189,11 @@ def decode_mma_section(directory):
             row('int8 and fp8 caches: step ≤ 0.55× the fp16 step at cache 131072', cells, ok)
 
     out.append('')
+    host = any('host_step_us' in r for run in runs.values() for r in run['results'])
     out.append('| B | cache | flashcl ms (min–max) | GB/s | splits | paged 256 ms (Δ%) | paged 16 ms (Δ%) | '
-               'FA2 ms | GB/s | cuDNN ms | GB/s | flashcl / FA2 |')
-    out.append('|---|---|---|---|---|---|---|---|---|---|---|---|')
+               'FA2 ms | GB/s | cuDNN ms | GB/s | flashcl / FA2 |' +
+               (' host µs a step: flashcl (its enqueue) | FA2 | cuDNN |' if host else ''))
+    out.append('|---|---|---|---|---|---|---|---|---|---|---|---|' + ('---|---|---|' if host else ''))
     for b in batches:
         for n in caches(b):
             r = get(b, 'auto', n)
@@ -207,6 +209,11 @@ def decode_mma_section(directory):
             for t in (fa, cu):
                 line += f" {m4(t)} | {t['gb_per_s']:.0f} |" if t else ' — | — |'
             line += f" {r['gb_per_s'] / fa['gb_per_s']:.2f}× |" if r and fa else ' — |'
+            if host:
+                line += (f" {r['host_step_us']:.0f} ({r['host_enqueue_us']:.0f}) |" if r and 'host_step_us' in r
+                         else ' — |')
+                for t in (fa, cu):
+                    line += f" {t['host_step_us']:.0f} |" if t and 'host_step_us' in t else ' — |'
             out.append(line)
     if quant or other:
         out.append('')
@@ -240,6 +247,9 @@ def decode_mma_section(directory):
     out.append('the JSON). PyTorch' + (f' {torch}' if torch else '') + ' SDPA in the same run (`bench/anchors/sdpa_decode.py`: '
                'median of 50 CUDA-event runs, GQA')
     out.append('through enable_gqa; FA2 is its flash backend).' +
+               (' Host µs a step: the median time from the call to its work finished on an idle GPU (flashcl: the '
+                'enqueue to its event complete, in brackets the enqueue call alone; PyTorch: the call, then '
+                'torch.cuda.synchronize()).' if host else '') +
                (' At ' + '; at '.join(mixed) + ' differ, so Δ% there is not the paging cost alone.' if mixed else ''))
     out.append('Commands: ' + '; '.join(f'`{c}`' for c in cmds) + '. Data: `bench/decode-mma/`. What limits it and how')
     out.append('the split rule was chosen: `docs/design/decode_mma.md`.')

@@ -272,12 +272,18 @@ void cli_stats(double *v, int n, double *median, double *min, double *max)
     *median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors, long warmup, long iters,
-                             double *median, double *min, double *max, int *host_clock)
+static double us_between(const struct timespec *a, const struct timespec *b)
 {
-    double *t = calloc((size_t)iters, sizeof *t);
+    return (double)(b->tv_sec - a->tv_sec) * 1e6 + (double)(b->tv_nsec - a->tv_nsec) * 1e-3;
+}
+
+flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors, long warmup, long iters,
+                             double *median, double *min, double *max, int *host_clock, cli_host_times *host)
+{
+    double *t = calloc((size_t)iters * 3, sizeof *t);
     if (!t)
         return FLASHCL_OUT_OF_HOST_MEMORY;
+    double *const enq = t + iters, *const step = t + 2 * iters; /* (the host's side, microseconds) */
     int events_work = 1;
     flashcl_status st = FLASHCL_SUCCESS;
     cl_command_queue queue;
@@ -285,13 +291,15 @@ flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors,
     for (long i = 0; i < warmup + iters && st == FLASHCL_SUCCESS; ++i) {
         /* A marker before the plan: its end is when the queue reaches the plan's first command, so
          * plans of several commands (standard attention) are timed whole. */
-        struct timespec t0, t1;
+        struct timespec t0, t1, h0, h1;
         cl_event ev = NULL, mark = NULL;
         clFinish(queue);
         clock_gettime(CLOCK_MONOTONIC, &t0);
         if (clEnqueueMarkerWithWaitList(queue, 0, NULL, &mark) != CL_SUCCESS)
             mark = NULL;
+        clock_gettime(CLOCK_MONOTONIC, &h0);
         st = flashcl_plan_enqueue_tensors(plan, tensors, 0, NULL, &ev);
+        clock_gettime(CLOCK_MONOTONIC, &h1);
         if (st != CL_SUCCESS) {
             if (mark)
                 clReleaseEvent(mark);
@@ -306,12 +314,20 @@ flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors,
         clReleaseEvent(ev);
         if (mark)
             clReleaseEvent(mark);
-        if (i >= warmup)
-            t[i - warmup] = events_work ? (double)(end - start) * 1e-6
-                                        : (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) * 1e-6;
+        if (i >= warmup) {
+            t[i - warmup] = events_work ? (double)(end - start) * 1e-6 : us_between(&t0, &t1) * 1e-3;
+            enq[i - warmup] = us_between(&h0, &h1);
+            step[i - warmup] = us_between(&h0, &t1);
+        }
     }
-    if (st == FLASHCL_SUCCESS)
+    if (st == FLASHCL_SUCCESS) {
         cli_stats(t, (int)iters, median, min, max);
+        double lo, hi;
+        if (host) {
+            cli_stats(enq, (int)iters, &host->enqueue_us, &lo, &hi);
+            cli_stats(step, (int)iters, &host->step_us, &lo, &hi);
+        }
+    }
     *host_clock = !events_work;
     free(t);
     return st;

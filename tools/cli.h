@@ -74,10 +74,17 @@ int cli_write_file(const char *cmd, const char *path, void (*write)(FILE *f, voi
 /* Median, minimum and maximum of n doubles (sorts them). */
 void cli_stats(double *v, int n, double *median, double *min, double *max);
 
+/* The host's side of the timed runs, medians in microseconds: the enqueue call alone, and from it to the
+ * plan's event completed (enqueue, the device's work, the wait), on an idle queue. */
+typedef struct cli_host_times {
+    double enqueue_us, step_us;
+} cli_host_times;
+
 /* Times `iters` enqueues after `warmup` ones, in milliseconds, from profiling events (the host clock
- * around each run when the driver's events give no duration, *host_clock then set). */
+ * around each run when the driver's events give no duration, *host_clock then set); `host` (NULL: not
+ * wanted) the host's side. */
 flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *t, long warmup, long iters,
-                             double *median, double *min, double *max, int *host_clock);
+                             double *median, double *min, double *max, int *host_clock, cli_host_times *host);
 /* FLOPs as FlashAttention counts them: 4*B*H*Sq*Sk*d, only computed pairs under a causal mask. */
 double cli_flops(const flashcl_problem *p);
 /* cli_flops for packed sequences (problem.varlen): the sum over the sequences' own lengths. */

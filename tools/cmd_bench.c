@@ -76,7 +76,9 @@ static void usage(FILE *f)
             "                     only that format, the table going to stderr); the JSON and CSV files are\n"
             "                     rewritten after every measurement, whole (\"complete\": false until the last)\n"
             "GB/s in the table: the bytes of the caller's Q, K, V and O over the median time (for a decode\n"
-            "step, nearly all of it the K/V cache read once).\n"
+            "step, nearly all of it the K/V cache read once). The JSON and CSV also hold the host's side,\n"
+            "medians in microseconds: host_enqueue_us, the enqueue call alone, and host_step_us, from the\n"
+            "enqueue to its event complete (what a loop that waits on each step pays), on an idle queue.\n"
             "exit status: 0 ok (a standard attention that cannot allocate is a result), 1 an error or a\n"
             "validation failure, 2 bad usage\n");
 }
@@ -90,6 +92,7 @@ typedef struct result {
                            the problem's features or short of memory for its n x n scores (a result) */
     char note[200];     /* why not, or "" */
     double median, min, max, tflops;
+    cli_host_times host; /* the host's side: the enqueue call, and enqueue to completion (us) */
     int runs, host_clock;
     uint64_t extra_bytes, io_bytes; /* beyond the caller's buffers; the caller's Q, K, V, O */
     char kernel[32];                /* the plan's kernel ("flash_fwd", "flash_mma", ...) */
@@ -393,7 +396,7 @@ static void measure(bench_run *run, flashcl_context *ctx, flashcl_plan *plan, co
     r->max_rel_error = rep.max_rel_error;
     double med = 0, mn = 0, mx = 0;
     int host_clock = 0;
-    st = cli_time_plan(plan, t, 0, 1, &med, &mn, &mx, &host_clock);
+    st = cli_time_plan(plan, t, 0, 1, &med, &mn, &mx, &host_clock, &r->host);
     long n = run->o->iters, w = run->o->warmup;
     const double left_ms = run->o->max_seconds > 0.0 ? (run->o->max_seconds - elapsed_s(run)) * 1e3 : INFINITY;
     if (st == FLASHCL_SUCCESS && med > 0 && left_ms < (n + w) * med) { /* (the probe says how long a run takes) */
@@ -408,7 +411,7 @@ static void measure(bench_run *run, flashcl_context *ctx, flashcl_plan *plan, co
     r->max = mx;
     r->host_clock = host_clock;
     if (st == FLASHCL_SUCCESS && n >= 1)
-        st = cli_time_plan(plan, t, w, n, &r->median, &r->min, &r->max, &r->host_clock);
+        st = cli_time_plan(plan, t, w, n, &r->median, &r->min, &r->max, &r->host_clock, &r->host);
     if (st) {
         snprintf(r->note, sizeof r->note, "timing: %s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
         r->error = 1;
@@ -525,6 +528,8 @@ static void json_result(FILE *f, const result *r)
         json_number_field(f, "min_ms", r->min);
         json_number_field(f, "max_ms", r->max);
         fprintf(f, "\"runs\": %d, \"clock\": \"%s\", ", r->runs, r->host_clock ? "host" : "events");
+        json_number_field(f, "host_enqueue_us", r->host.enqueue_us);
+        json_number_field(f, "host_step_us", r->host.step_us);
         json_number_field(f, "tflops", r->tflops);
         json_number_field(f, "gb_per_s", (double)r->io_bytes / (r->median * 1e6));
         fprintf(f, "\"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, \"passed\": %s, \"rows_checked\": %lld, ",
@@ -565,7 +570,8 @@ static void write_json(FILE *f, void *arg)
 static void write_csv(FILE *f, void *arg)
 {
     const bench_run *run = arg;
-    fprintf(f, "algo,batch,heads,seq,head_dim,dtype,causal,median_ms,min_ms,max_ms,runs,tflops,extra_bytes,passed,note\n");
+    fprintf(f, "algo,batch,heads,seq,head_dim,dtype,causal,median_ms,min_ms,max_ms,runs,tflops,extra_bytes,passed,"
+               "host_enqueue_us,host_step_us,note\n");
     for (int i = 0; i < run->n_res; ++i) {
         const result *r = &run->res[i];
         if (!r->done || !run->o->algos[r->algo])
@@ -578,10 +584,10 @@ static void write_csv(FILE *f, void *arg)
         fprintf(f, "%s,%d,%d,%d,%d,%s,%d,", flashcl_algorithm_name((flashcl_algorithm)r->algo), r->p.batch,
                 r->p.heads_q, r->p.seq_kv, r->p.head_dim, flashcl_dtype_name(r->p.dtype), r->p.causal);
         if (r->ran)
-            fprintf(f, "%.17g,%.17g,%.17g,%d,%.17g,%llu,%d,%s\n", r->median, r->min, r->max, r->runs, r->tflops,
-                    (unsigned long long)r->extra_bytes, r->passed, note);
+            fprintf(f, "%.17g,%.17g,%.17g,%d,%.17g,%llu,%d,%.17g,%.17g,%s\n", r->median, r->min, r->max, r->runs,
+                    r->tflops, (unsigned long long)r->extra_bytes, r->passed, r->host.enqueue_us, r->host.step_us, note);
         else
-            fprintf(f, ",,,,,,,%s\n", note);
+            fprintf(f, ",,,,,,,,,%s\n", note);
     }
 }
 

@@ -695,8 +695,7 @@ static int run_random(run_opts o)
 
     double med, tmin, tmax;
     int host_clock = 0;
-    st = cli_time_plan(plan, &tensors, o.warmup, o.iters, &med, &tmin, &tmax,
-                       &host_clock);
+    st = cli_time_plan(plan, &tensors, o.warmup, o.iters, &med, &tmin, &tmax, &host_clock, NULL);
     if (st) {
         fail_lib(ctx, "timed runs", st);
         goto done;

@@ -163,7 +163,7 @@ static flashcl_status time_candidate(flashcl_context *ctx, const flashcl_problem
     int host_clock = 0;
     const flashcl_tensors t = {.q = b[0], .k = b[1], .v = b[2], .o = b[3], .lse = b[4]};
     if (st == FLASHCL_SUCCESS)
-        st = cli_time_plan(plan, &t, 2, iters, &c->median, &c->min, &c->max, &host_clock);
+        st = cli_time_plan(plan, &t, 2, iters, &c->median, &c->min, &c->max, &host_clock, NULL);
     if (st == FLASHCL_SUCCESS)
         snprintf(c->detail, sizeof c->detail, "%.3f ms (%.3f to %.3f)%s", c->median, c->min, c->max,
                  host_clock ? " host clock" : "");

@@ -1,5 +1,7 @@
-"""The timing both anchor scripts use: CUDA events around one call, after warm-up calls."""
+"""The timing both anchor scripts use: CUDA events around one call, after warm-up calls; and the host's
+side of a call."""
 import statistics
+import time
 
 import torch
 
@@ -18,3 +20,19 @@ def time_ms(fn, warmup, runs):
         e.synchronize()
         times.append(s.elapsed_time(e))
     return statistics.median(times), min(times), max(times)
+
+
+def host_us(fn, warmup, runs):
+    """Median in microseconds of the host's time from a call of fn() to its work finished (the call, then
+    torch.cuda.synchronize()), after `warmup` untimed calls: what a loop that waits on each step pays
+    (flashcl bench's host_step_us)."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)

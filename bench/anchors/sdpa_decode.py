@@ -1,5 +1,6 @@
 """PyTorch SDPA on flashcl's decode shapes (seq_q = 1, Hq = 32, Hkv = 8, d = 128, fp16), for BENCHMARKS.md.
-Median of CUDA events over 50 runs after 10 warm-ups; GQA through enable_gqa (no K/V copies).
+Median of CUDA events over 50 runs after 10 warm-ups, and of the host's time from the call to its work
+finished (host_step_us: the call, then torch.cuda.synchronize()); GQA through enable_gqa (no K/V copies).
 Prints one JSON line per (backend, batch, cache length). Arguments (optional): the cache lengths, comma
 separated, and the backends, comma separated (default: all five lengths, all four backends)."""
 import json
@@ -9,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from cuda_timing import time_ms
+from cuda_timing import host_us, time_ms
 
 dev = torch.device("cuda")
 backends = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
@@ -27,9 +28,12 @@ for batch in (1, 8):
         for name, be in backends.items():
             try:
                 with sdpa_kernel(be):
-                    med, lo, hi = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), 10, 50)
+                    step = lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+                    med, lo, hi = time_ms(step, 10, 50)
+                    host = host_us(step, 10, 50)
                 print(json.dumps({"backend": name, "batch": batch, "cache": cache, "median_ms": med,
-                                  "min_ms": lo, "max_ms": hi, "gb_per_s": io / med / 1e6}), flush=True)
+                                  "min_ms": lo, "max_ms": hi, "gb_per_s": io / med / 1e6, "host_step_us": host}),
+                      flush=True)
             except Exception as ex:  # a backend that refuses the shape is a result too
                 print(json.dumps({"backend": name, "batch": batch, "cache": cache, "error": str(ex)[:160]}), flush=True)
         del q, k, v
