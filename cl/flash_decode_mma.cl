@@ -222,6 +222,7 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
         long k_tile[TILES], v_tile[TILES];
 #if KV_FORMAT == 1
         long s_tile[TILES];
+        int s_key[TILES]; /* a key whose scale s_tile[i] addresses: the tile's page's, or key 0 */
 #endif
         UNROLL
         for (int i = 0; i < TILES; ++i) {
@@ -231,12 +232,14 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
             v_tile[i] = v_base + kv_row(b, kc, v_ss, v_sb, BT, max_pages, num_pages) - (long)kc * v_ss;
 #if KV_FORMAT == 1
             s_tile[i] = kv_scale_index(b, kc, hk, heads_kv, seq_kv, BT, max_pages, num_pages) - (long)kc * heads_kv;
+            s_key[i] = kc;
 #endif
 #else
             k_tile[i] = k_base;
             v_tile[i] = v_base;
 #if KV_FORMAT == 1
             s_tile[i] = kv_scale_index(b, 0, hk, heads_kv, seq_kv, BT, max_pages, num_pages);
+            s_key[i] = 0;
 #endif
 #endif
         }
@@ -276,9 +279,14 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                 for (int cc = 0; cc < 2; ++cc) {
                     const int key = k0 + 16 * i + 8 * j + 2 * t + cc;
                     const bool ok = key < keys.end;
-                    const long si = s_tile[i] + (long)key * heads_kv;
-                    ks[i][j][cc] = ok ? LOAD_SCALE(K_SCALE, si) : 0.0f;
-                    vs[i][j][cc] = ok ? LOAD_SCALE(V_SCALE, si) : 0.0f;
+                    /* Loaded whatever ok is, a key past the end reading its tile's first row (or key 0):
+                     * with the load under a condition NVIDIA's compiler branched around each pair and
+                     * converted the fp16 scale inside the branch, waiting out each load in turn (int8 with
+                     * fp16 scales 1.46x the step: docs/design/decode_mma.md, decode-mma-9). */
+                    const long si = s_tile[i] + (long)(ok ? key : s_key[i]) * heads_kv;
+                    const float k_scale = LOAD_SCALE(K_SCALE, si), v_scale = LOAD_SCALE(V_SCALE, si);
+                    ks[i][j][cc] = ok ? k_scale : 0.0f;
+                    vs[i][j][cc] = ok ? v_scale : 0.0f;
                 }
             }
         }

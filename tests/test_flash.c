@@ -1259,6 +1259,11 @@ static const case_params quant_cases[] = {
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 4, .seq_kv = 120, .batch = 2, .heads_kv = 2,
      .causal = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .kv_format = FLASHCL_KV_FP8_E4M3,
      .path = FLASHCL_PATH_MMA},
+    /* int8 with fp16 scales over pages on the matrix-unit decode kernel: a last step whose warps' tiles
+     * lie past the keys (their scales read at the tile's page, then dropped) */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 173, .batch = 2, .heads_kv = 2,
+     .kv_cache = 1, .kv_append = 1, .page_size = 32, .kv_format = FLASHCL_KV_INT8, .kv_scale_f16 = 1,
+     .path = FLASHCL_PATH_MMA},
 };
 #define N_QUANT_CASES ((int)(sizeof quant_cases / sizeof *quant_cases))
 

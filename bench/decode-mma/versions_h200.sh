@@ -11,12 +11,14 @@ set -uo pipefail
 out=${OUT:-/tmp}/versions
 mkdir -p "$out"
 STEPS=${STEPS:-"--kv-dtype int8-f16
---kv-dtype f16"}
+--kv-dtype plain"}
 common="--device NVIDIA --decode -b 8 -n 131072 -H 32 --heads-kv 8 -d 128 --dtype f16 --algos flash --iters 20 --warmup 3"
 for src in "$@"; do
   name=$(basename "$src")
-  (meson setup "/tmp/v-$name" "$src" --buildtype=release -Dtests=disabled >/dev/null 2>&1 &&
-     ninja -C "/tmp/v-$name" tools/flashcl >/dev/null 2>&1) || echo "$name: build failed" &
+  # (the tests option: a feature since 0.3, a boolean before)
+  ({ meson setup "/tmp/v-$name" "$src" --buildtype=release -Dtests=disabled >"/tmp/v-$name.log" 2>&1 ||
+     { rm -rf "/tmp/v-$name"; meson setup "/tmp/v-$name" "$src" --buildtype=release -Dtests=false >>"/tmp/v-$name.log" 2>&1; }; } &&
+     ninja -C "/tmp/v-$name" tools/flashcl >>"/tmp/v-$name.log" 2>&1) || { echo "$name: build failed"; tail -5 "/tmp/v-$name.log"; } &
 done
 wait
 for r in 1 2 3; do

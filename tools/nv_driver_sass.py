@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""nv_driver_sass.py CACHE_DIR_OR_PTX...: what NVIDIA's driver makes of flashcl's kernels.
+
+NVIDIA's OpenCL returns PTX as a program's binary (flashcl's disk cache keeps it: FLASHCL_CACHE_DIR); the
+driver assembles it when the program is built. This script hands each cached PTX to the same driver
+through the CUDA driver API (libcuda: cuLinkCreate/cuLinkAddData/cuLinkComplete for the device's own
+architecture), prints each entry point's registers, local memory (spills) and shared memory as the
+driver reports them (cuFuncGetAttribute), and writes the assembled cubin beside OUT (default: the
+current directory) for nvdisasm. ptxas on another machine may allocate registers differently; this is
+the driver's own answer. Run on the GPU machine; needs only libcuda.so.1.
+"""
+import ctypes
+import os
+import re
+import sys
+
+CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, CU_FUNC_ATTRIBUTE_NUM_REGS = 1, 3, 4
+CU_JIT_INPUT_PTX = 1
+
+
+def ptx_of(path):
+    """The PTX text inside a flashcl cache entry (header, key, binary, checksum) or a .ptx file."""
+    data = open(path, "rb").read()
+    start = data.find(b"//\n// Generated")
+    if start < 0:
+        start = data.find(b".version")
+    if start < 0 or b".entry" not in data:
+        return None
+    end = data.rfind(b"}")
+    return data[start : end + 1] + b"\n\0"
+
+
+def main():
+    out = os.environ.get("OUT_DIR", ".")
+    cu = ctypes.CDLL("libcuda.so.1")
+
+    def check(rc, what):
+        if rc != 0:
+            raise SystemExit("nv_driver_sass: %s failed (CUresult %d)" % (what, rc))
+
+    check(cu.cuInit(0), "cuInit")
+    dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+    check(cu.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+    check(cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+    check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    paths = []
+    for arg in sys.argv[1:]:
+        paths += [os.path.join(arg, f) for f in sorted(os.listdir(arg))] if os.path.isdir(arg) else [arg]
+    for path in paths:
+        ptx = ptx_of(path)
+        if ptx is None:
+            continue
+        state = ctypes.c_void_p()
+        check(cu.cuLinkCreate_v2(0, None, None, ctypes.byref(state)), "cuLinkCreate")
+        check(cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, ptx, len(ptx), b"k.ptx", 0, None, None), "cuLinkAddData")
+        cubin, size = ctypes.c_void_p(), ctypes.c_size_t()
+        check(cu.cuLinkComplete(state, ctypes.byref(cubin), ctypes.byref(size)), "cuLinkComplete")
+        image = ctypes.string_at(cubin, size.value)
+        name = os.path.splitext(os.path.basename(path))[0]
+        with open(os.path.join(out, name + ".cubin"), "wb") as f:
+            f.write(image)
+        mod = ctypes.c_void_p()
+        check(cu.cuModuleLoadData(ctypes.byref(mod), image), "cuModuleLoadData")
+        for entry in re.findall(rb"\.entry\s+(\w+)", ptx):
+            fn = ctypes.c_void_p()
+            check(cu.cuModuleGetFunction(ctypes.byref(fn), mod, entry), "cuModuleGetFunction")
+            vals = []
+            for attr in (CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES):
+                v = ctypes.c_int()
+                check(cu.cuFuncGetAttribute(ctypes.byref(v), attr, fn), "cuFuncGetAttribute")
+                vals.append(v.value)
+            print("%s %s: %d registers, %d bytes local (spills), %d bytes shared" % (name, entry.decode(), *vals))
+        cu.cuModuleUnload(mod)
+        cu.cuLinkDestroy(state)
+
+
+if __name__ == "__main__":
+    main()
