@@ -279,14 +279,21 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                 for (int cc = 0; cc < 2; ++cc) {
                     const int key = k0 + 16 * i + 8 * j + 2 * t + cc;
                     const bool ok = key < keys.end;
-                    /* Loaded whatever ok is, a key past the end reading its tile's first row (or key 0):
-                     * with the load under a condition NVIDIA's compiler branched around each pair and
-                     * converted the fp16 scale inside the branch, waiting out each load in turn (int8 with
-                     * fp16 scales 1.46x the step: docs/design/decode_mma.md, decode-mma-9). */
+#if KV_SCALE_F16
+                    /* fp16 scales loaded whatever ok is, a key past the end reading its tile's first row (or
+                     * key 0): under a condition NVIDIA's compiler branched around each pair and converted it
+                     * inside the branch, waiting out each load in turn (1.00 ms a step at batch 8 x 131072,
+                     * 0.85 so). fp32 scales measured slower so (0.70 -> 0.86 ms) and keep the condition
+                     * (docs/design/decode_mma.md, decode-mma-9). */
                     const long si = s_tile[i] + (long)(ok ? key : s_key[i]) * heads_kv;
                     const float k_scale = LOAD_SCALE(K_SCALE, si), v_scale = LOAD_SCALE(V_SCALE, si);
                     ks[i][j][cc] = ok ? k_scale : 0.0f;
                     vs[i][j][cc] = ok ? v_scale : 0.0f;
+#else
+                    const long si = s_tile[i] + (long)key * heads_kv;
+                    ks[i][j][cc] = ok ? LOAD_SCALE(K_SCALE, si) : 0.0f;
+                    vs[i][j][cc] = ok ? LOAD_SCALE(V_SCALE, si) : 0.0f;
+#endif
                 }
             }
         }
