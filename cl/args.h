@@ -89,8 +89,8 @@ typedef struct fcl_kernel_offsets {
 /* cl/flash_mma.cl and cl/flash_wgmma.cl: flash_fwd's, 16-bit K and V (Q in its own type: mma.cl's MMA_Q_T),
  * no split-KV scratch */
 #define FCL_FLASH_MMA_ARGS(F, X)                                                                           \
-    F(Q, MEM, __global const MMA_Q_T *restrict) X(K, MEM, __global const ushort *restrict)                 \
-    X(V, MEM, __global const ushort *restrict) X(O, MEM, __global STORE_T *restrict)                       \
+    F(Q, MEM, __global const MMA_Q_T *restrict) X(K, MEM, __global const MMA_KV_T *restrict)               \
+    X(V, MEM, __global const MMA_KV_T *restrict) X(O, MEM, __global STORE_T *restrict)                     \
     X(LSE, MEM, __global float *restrict) X(ALIBI, MEM, __global const float *restrict)                    \
     X(MASK, MEM, __global const MASK_T *restrict) X(KPM, MEM, __global const uchar *restrict)              \
     X(CU_Q, MEM, __global const int *restrict) X(CU_K, MEM, __global const int *restrict)                  \

@@ -3,7 +3,9 @@
  * flash_mma.cl: the FlashAttention-2 forward kernel on NVIDIA's matrix units (tensor cores), through
  * inline PTX from OpenCL C. fp16 or bf16 K and V (FLASHCL_DTYPE_F16 / _BF16, or KV_DTYPE 2 / 3), fp32
  * accumulation; Q and O in K's type, or Q in fp32 or the other 16-bit type, rounded to K's as it is
- * loaded, with O in Q's type (mma.cl's Q_CONVERT).
+ * loaded, with O in Q's type (mma.cl's Q_CONVERT). Or fp32 Q, K and V with TF32 products (MMA_TF32, the
+ * host's under problem.precision): mma.sync m16n8k8, each product as three TF32 products (MMA_TF32 3) or
+ * one (1); the layout below with 4-byte elements (TF32 at the end of this comment).
  *
  * A work-group is WARPS warps; warp w owns query rows 16w .. 16w+15 of the block (BLOCK_M = 16*WARPS;
  * with MT = 2, rows 32w .. 32w+31 as two m16 tiles, BLOCK_M = 32*WARPS) and keeps, in registers,
@@ -39,6 +41,13 @@
  *   v_s  S * BLOCK_N * LDV
  *   q_s  BLOCK_M * LDS                   (Q_LOCAL only: Q's block for the whole run)
  * and, emulated only, WARPS*32*8 uints of exchange area (the layout of rows: SWIZZLE below).
+ *
+ * TF32 (MMA_TF32 1 or 3; the host sets MT 1, Q_LOCAL 1, SWIZZLE 0, O_STAGED 0): the same tiles of fp32
+ * elements, K's and Q's rows padded to 16 mod 32 elements, V's to 4 mod 16 (src/kernels/mma.c's
+ * mma_tf32_bytes). A lane reads its fragments with 16-byte loads of Q's and K's rows (columns 4t..4t+3
+ * of each 16: the two k8 steps' columns t and t+4 taken as 4t, 4t+1 and 4t+2, 4t+3, the same order for
+ * Q and K, so the dot products are unchanged) and single loads of V's (rows 2t and 2t+1: P's A fragment
+ * is then S's C fragment as it stands, keys 2t and 2t+1 of an n8 tile taken as P*V's k t and t+4).
  */
 #if !defined(HEAD_DIM) || !defined(BLOCK_N) || !defined(WARPS)
 #error "flash_mma.cl needs HEAD_DIM, BLOCK_N and WARPS"
@@ -79,6 +88,17 @@
 #if O_STAGED && Q_CONVERT
 #error "O_STAGED stages O in the operands' type: O in Q's own type is stored from the accumulators"
 #endif
+#if MMA_TF32 && (MT != 1 || !Q_LOCAL || SWIZZLE || O_STAGED)
+#error "MMA_TF32 needs MT 1, Q_LOCAL 1, SWIZZLE 0 and O_STAGED 0"
+#endif
+/* The local tiles' element (MMA_E) and the elements of a 16-byte chunk (CE): 16-bit operands, or fp32. */
+#if MMA_TF32
+#define MMA_E float
+#define CE 4
+#else
+#define MMA_E ushort
+#define CE 8
+#endif
 #define BLOCK_M (16 * WARPS * MT)
 #define WG_SIZE (32 * WARPS)
 /* Local rows of 16-bit elements, in 16-byte chunks of 8. SWIZZLE (head dims a multiple of 64): rows of
@@ -93,7 +113,12 @@
 #if SWIZZLE && (HEAD_DIM % 64 != 0 || HEAD_DIM_V != HEAD_DIM)
 #error "SWIZZLE needs rows of whole groups of 8 chunks, a head dim a multiple of 64, and V's rows as K's"
 #endif
-#if SWIZZLE
+#if MMA_TF32
+#define LDS (HEAD_DIM + (48 - HEAD_DIM % 32) % 32) /* 16 mod 32 */
+#define AT(r, c) ((r) * LDS + (c))
+#define LDV (HEAD_DIM_V + 4) /* 4 mod 16 */
+#define AT_V(r, c) ((r) * LDV + (c))
+#elif SWIZZLE
 #define LDS HEAD_DIM
 /* (the chunk's high bits kept apart, so that unrolled loops fold them into immediate offsets and only
  * the low three bits, one value a lane per parity, cost a register) */
@@ -119,18 +144,20 @@
 #define KROWS (BLOCK_M > KV_STAGES * BLOCK_N ? BLOCK_M : KV_STAGES * BLOCK_N)
 #endif
 
-/* A 16-byte load of 8 elements from global memory; a copy of them to local memory. */
+/* A 16-byte load of CE elements from global memory; a copy of them to local memory. */
 #if ROWS_ALIGNED
-#define LOAD8(src) (*(__global const uint4 *)(src))
+#define LOADC(src) (*(__global const uint4 *)(src))
+#elif MMA_TF32
+#define LOADC(src) as_uint4(vload4(0, (src)))
 #else
-#define LOAD8(src) as_uint4(vload8(0, (src)))
+#define LOADC(src) as_uint4(vload8(0, (src)))
 #endif
-#define COPY8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? LOAD8(src) : (uint4)(0))
-/* and 8 of Q's, rounded to the operands' type where Q has its own */
+#define COPYC(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? LOADC(src) : (uint4)(0))
+/* and CE of Q's, rounded to the operands' type where Q has its own */
 #if Q_CONVERT
-#define LOAD_Q8(src) q_round8(src)
+#define LOAD_QC(src) q_round8(src)
 #else
-#define LOAD_Q8(src) LOAD8(src)
+#define LOAD_QC(src) LOADC(src)
 #endif
 
 /* MMA_PIPELINE: K and V tiles through cp.async (mma.cl: asynchronous global -> local copies through L2,
@@ -144,7 +171,7 @@
 /* this work-item's copies landed, all but the n groups committed last */
 #define ASYNC_WAIT(n) CP_ASYNC_WAIT(n)
 #else
-#define ASYNC8(dst, src, ok) COPY8(dst, src, ok)
+#define ASYNC8(dst, src, ok) COPYC(dst, src, ok)
 #define ASYNC_COMMIT()
 #define ASYNC_WAIT(n)
 #endif
@@ -154,24 +181,24 @@
  * (WG_SIZE/CPR rows and WG_SIZE%CPR chunks, wrapping to the next row), and so does its source pointer:
  * no division or 64-bit multiply a chunk (NVIDIA's compiler kept the general loop's per-chunk index
  * arithmetic, 16 instructions a copy, about a quarter of the key loop at d=128). */
-#define CPR (HEAD_DIM / 8)    /* 16-byte chunks a row of K */
-#define CPR_V (HEAD_DIM_V / 8) /* and of V and O */
+#define CPR (HEAD_DIM / CE)   /* 16-byte chunks a row of K */
+#define CPR_V (HEAD_DIM_V / CE) /* and of V and O */
 #define LOAD_TILE_(dst, src, base, stride, pstride, n0, CHECK, W, ATF)                                         \
     do {                                                                                                       \
-        int r_ = tid / ((W) / 8), c_ = (tid - r_ * ((W) / 8)) * 8;                                             \
-        __global const ushort *row0_ = (src) + (base);                                                          \
-        __global const ushort *p_ = row0_ + TILE_ROW((n0) + r_, stride, pstride) + c_;                          \
-        const long step_ = (long)(WG_SIZE / ((W) / 8)) * (stride) + (WG_SIZE % ((W) / 8)) * 8;                 \
+        int r_ = tid / ((W) / CE), c_ = (tid - r_ * ((W) / CE)) * CE;                                             \
+        __global const MMA_KV_T *row0_ = (src) + (base);                                                          \
+        __global const MMA_KV_T *p_ = row0_ + TILE_ROW((n0) + r_, stride, pstride) + c_;                          \
+        const long step_ = (long)(WG_SIZE / ((W) / CE)) * (stride) + (WG_SIZE % ((W) / CE)) * CE;                 \
         UNROLL                                                                                                 \
-        for (int i_ = 0; i_ < (BLOCK_N * ((W) / 8) + WG_SIZE - 1) / WG_SIZE; ++i_) {                           \
-            if ((BLOCK_N * ((W) / 8)) % WG_SIZE == 0 || r_ < BLOCK_N) {                                        \
+        for (int i_ = 0; i_ < (BLOCK_N * ((W) / CE) + WG_SIZE - 1) / WG_SIZE; ++i_) {                           \
+            if ((BLOCK_N * ((W) / CE)) % WG_SIZE == 0 || r_ < BLOCK_N) {                                        \
                 const bool ok_ = !(CHECK) || (n0) + r_ < skv;                                                  \
                 ASYNC8((dst) + ATF(r_, c_), PAGED_SRC(p_, row0_, (n0) + r_, stride, pstride, c_, ok_), ok_);   \
             }                                                                                                  \
-            r_ += WG_SIZE / ((W) / 8);                                                                         \
-            c_ += (WG_SIZE % ((W) / 8)) * 8;                                                                   \
+            r_ += WG_SIZE / ((W) / CE);                                                                         \
+            c_ += (WG_SIZE % ((W) / CE)) * CE;                                                                   \
             p_ += step_;                                                                                       \
-            if (WG_SIZE % ((W) / 8) != 0 && c_ >= (W)) {                                                       \
+            if (WG_SIZE % ((W) / CE) != 0 && c_ >= (W)) {                                                       \
                 c_ -= (W);                                                                                     \
                 r_ += 1;                                                                                       \
                 p_ += (stride) - (W);                                                                          \
@@ -199,6 +226,38 @@
 #define LOAD_K(dst, n0) LOAD_ROWS(dst, K, k_base, k_ss, k_sb, n0, HEAD_DIM, AT)
 #define LOAD_V(dst, n0) LOAD_ROWS(dst, V, v_base, v_ss, v_sb, n0, HEAD_DIM_V, AT_V)
 
+#if MMA_TF32
+/* Four fp32 values as an A fragment of TF32 values (b) and, with MMA_TF32 3, what their rounding left,
+ * rounded too (sm): x = b + sm to about 2^-22 of |x|. */
+#if MMA_TF32 == 3
+#define TF32_SPLIT4(b, sm, x0, x1, x2, x3)                                                                     \
+    do {                                                                                                       \
+        const float x_[4] = {(x0), (x1), (x2), (x3)};                                                          \
+        UNROLL                                                                                                 \
+        for (int i_ = 0; i_ < 4; ++i_) {                                                                       \
+            (b)[i_] = tf32_round(x_[i_]);                                                                      \
+            (sm)[i_] = tf32_round(x_[i_] - as_float((b)[i_]));                                                 \
+        }                                                                                                      \
+    } while (0)
+/* c += A*B for A = a + as (fragments) and B's fragment (y0, y1): the small products first, as three m16n8k8
+ * products (the smalls' product, below 2^-22 of |A*B|, dropped). */
+#define MMA_TF32_PRODUCT(c, a, as, y0, y1)                                                                     \
+    do {                                                                                                       \
+        const float y0_ = (y0), y1_ = (y1);                                                                    \
+        const uint b0_ = tf32_round(y0_), b1_ = tf32_round(y1_);                                               \
+        const uint s0_ = tf32_round(y0_ - as_float(b0_)), s1_ = tf32_round(y1_ - as_float(b1_));               \
+        MMA_TF32_OP(c, (as)[0], (as)[1], (as)[2], (as)[3], b0_, b1_);                                          \
+        MMA_TF32_OP(c, (a)[0], (a)[1], (a)[2], (a)[3], s0_, s1_);                                              \
+        MMA_TF32_OP(c, (a)[0], (a)[1], (a)[2], (a)[3], b0_, b1_);                                              \
+    } while (0)
+#else
+#define TF32_SPLIT4(b, sm, x0, x1, x2, x3)                                                                     \
+    ((b)[0] = tf32_round(x0), (b)[1] = tf32_round(x1), (b)[2] = tf32_round(x2), (b)[3] = tf32_round(x3))
+#define MMA_TF32_PRODUCT(c, a, as, y0, y1)                                                                     \
+    MMA_TF32_OP(c, (a)[0], (a)[1], (a)[2], (a)[3], tf32_round(y0), tf32_round(y1))
+#endif
+#endif
+
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
 flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 {
@@ -206,15 +265,15 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     APPLY_QKVO_OFFSETS();
     APPLY_PREFILL_OFFSETS();
-    __local uint4 k4[KROWS * LDS / 8];
-    __local uint4 v4[KV_STAGES * VT / 8];
-    __local ushort *const k_s = (__local ushort *)k4;
-    __local ushort *const v_s = (__local ushort *)v4;
+    __local uint4 k4[KROWS * LDS / CE];
+    __local uint4 v4[KV_STAGES * VT / CE];
+    __local MMA_E *const k_s = (__local MMA_E *)k4;
+    __local MMA_E *const v_s = (__local MMA_E *)v4;
 #if Q_LOCAL
-    __local uint4 q4[BLOCK_M * LDS / 8];
-    __local ushort *const q_s = (__local ushort *)q4;
+    __local uint4 q4[BLOCK_M * LDS / CE];
+    __local MMA_E *const q_s = (__local MMA_E *)q4;
 #else
-    __local ushort *const q_s = k_s; /* Q's block passes through k_s into registers */
+    __local MMA_E *const q_s = k_s; /* Q's block passes through k_s into registers */
 #endif
 #if !FCL_PTX
     __local uint xchg[WARPS * 32 * 8];
@@ -260,7 +319,7 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
      * once into registers, or with Q_LOCAL per k step from q_s. The scale is applied in the exponent
      * (exp2(s * scale - m * scale), one FMA a score) to scores whose maximum is taken unscaled, which
      * needs a positive scale: a negative one negates Q instead (the sign bits: exact). */
-    const uint q_sign = scale2 < 0.0f ? 0x80008000u : 0u;
+    const uint q_sign = scale2 < 0.0f ? (MMA_TF32 ? 0x80000000u : 0x80008000u) : 0u;
     const float scale_abs = fabs(scale2);
     /* With score modifiers of the value the scores are scaled (and modified) before the softmax, whose
      * exponent then takes them as they are (scores.cl's HAS_VALUE_MODS); mod_scale: the scale the
@@ -269,8 +328,8 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if Q_ASYNC
     /* Q's block and the first K tile in one group of copies; a negative scale's sign flip by each
      * work-item on its own chunks once they landed (the loop's first barrier publishes them). */
-    for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
-        const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
+    for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / CE); idx += WG_SIZE) {
+        const int r = idx / (HEAD_DIM / CE), c = (idx - r * (HEAD_DIM / CE)) * CE;
         ASYNC8(q_s + AT(r, c), Q + q_row_offset(sv, h, q_row_clamp(m0 + r, sq), q_sb, q_ss, q_sh) + c, m0 + r < sq);
     }
     if (n_begin < n_end)
@@ -278,21 +337,23 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     ASYNC_COMMIT();
     if (q_sign) {
         ASYNC_WAIT(0);
-        for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
-            const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
+        for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / CE); idx += WG_SIZE) {
+            const int r = idx / (HEAD_DIM / CE), c = (idx - r * (HEAD_DIM / CE)) * CE;
             *(__local uint4 *)(q_s + AT(r, c)) ^= q_sign;
         }
     }
 #else
     UNROLL /* (every load issued before the first store waits for its data) */
-    for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / 8); idx += WG_SIZE) {
-        const int r = idx / (HEAD_DIM / 8), c = (idx - r * (HEAD_DIM / 8)) * 8;
+    for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / CE); idx += WG_SIZE) {
+        const int r = idx / (HEAD_DIM / CE), c = (idx - r * (HEAD_DIM / CE)) * CE;
         __global const MMA_Q_T *src = Q + q_row_offset(sv, h, q_row_clamp(m0 + r, sq), q_sb, q_ss, q_sh) + c;
-        *(__local uint4 *)(q_s + AT(r, c)) = m0 + r < sq ? LOAD_Q8(src) ^ q_sign : (uint4)(0);
+        *(__local uint4 *)(q_s + AT(r, c)) = m0 + r < sq ? LOAD_QC(src) ^ q_sign : (uint4)(0);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
+#if !MMA_TF32
     const int mi = lane >> 3, mr = lane & 7; /* the matrix and row this lane addresses in an ldmatrix */
+#endif
 #define Q_FRAG_OFFSET(mt, ks) AT(warp * 16 * MT + (mt) * 16 + (mi & 1) * 8 + mr, (ks) * 16 + (mi >> 1) * 8)
 #if Q_LOCAL
 #define Q_FRAG(dst, mt, ks) LDSM_X4(dst, q_s, Q_FRAG_OFFSET(mt, ks))
@@ -351,14 +412,14 @@ UNROLL
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's have; and P*V of the previous tile is done: v_s is free */
         LOAD_V(v_s, n0);
         ASYNC_COMMIT();
-        __local const ushort *const kt = k_s, *const vt = v_s;
+        __local const MMA_E *const kt = k_s, *const vt = v_s;
 #else
         ASYNC_WAIT(2);                /* this thread's copies of K(n0) have landed */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's have; and P*V of the previous tile is done: its v buffer is free */
         if (n0 + BLOCK_N < n_end)
             LOAD_V(v_s + (vbuf ^ VT), n0 + BLOCK_N);
         ASYNC_COMMIT();
-        __local const ushort *const kt = k_s + kbuf, *const vt = v_s + vbuf;
+        __local const MMA_E *const kt = k_s + kbuf, *const vt = v_s + vbuf;
 #endif
 
 #if MMA_KEEP_BITS
@@ -389,6 +450,24 @@ UNROLL
 UNROLL
             for (int j = 0; j < NT; ++j)
                 s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.0f;
+#if MMA_TF32
+        /* Two k8 steps a 16-byte read: Q's rows g and g+8 and K's row g of an n8 tile, columns 16k2 + 4t ..
+         * + 3 (the first step's k t and t+4 as columns 4t and 4t+1, the second's as 4t+2 and 4t+3). */
+UNROLL
+        for (int k2 = 0; k2 < HEAD_DIM / 16; ++k2) {
+            const float4 qg = *(__local const float4 *)(q_s + AT(warp * 16 + g, k2 * 16 + 4 * t));
+            const float4 qh = *(__local const float4 *)(q_s + AT(warp * 16 + g + 8, k2 * 16 + 4 * t));
+            uint qb[2][4], qs[2][4]; /* the two steps' A fragments (TF32), and what rounding left (TF32X3) */
+            TF32_SPLIT4(qb[0], qs[0], qg.x, qh.x, qg.y, qh.y);
+            TF32_SPLIT4(qb[1], qs[1], qg.z, qh.z, qg.w, qh.w);
+UNROLL
+            for (int j = 0; j < NT; ++j) {
+                const float4 kb = *(__local const float4 *)(kt + AT(j * 8 + g, k2 * 16 + 4 * t));
+                MMA_TF32_PRODUCT(s[0][j], qb[0], qs[0], kb.x, kb.y);
+                MMA_TF32_PRODUCT(s[0][j], qb[1], qs[1], kb.z, kb.w);
+            }
+        }
+#else
 UNROLL
         for (int k2 = 0; k2 < KSTEPS / 2; ++k2) {
             uint qf[MT][2][4];
@@ -426,6 +505,7 @@ UNROLL
             }
         }
 #endif
+#endif /* MMA_TF32 */
 
 #if HAS_SCORE_MODS
         /* Scaled and modified (scores.cl) on the accumulators; the keys outside a row's window, or past
@@ -548,6 +628,18 @@ UNROLL
         ASYNC_COMMIT();
 #endif
 
+#if MMA_TF32
+        /* O += P*V: P's k8 step j is S tile j as it stands (its keys 8j + 2t and 8j + 2t + 1 as k t and t+4);
+         * V's B fragments of the output's n8 tile e from rows 8j + 2t and 8j + 2t + 1, column 8e + g. */
+UNROLL
+        for (int j = 0; j < NT; ++j) {
+            uint pb[4], ps[4];
+            TF32_SPLIT4(pb, ps, s[0][j][0], s[0][j][2], s[0][j][1], s[0][j][3]);
+UNROLL
+            for (int e = 0; e < DT; ++e)
+                MMA_TF32_PRODUCT(o[0][e], pb, ps, vt[AT_V(j * 8 + 2 * t, e * 8 + g)], vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
+        }
+#else
         /* O += P*V: P's k16 step kk is S tiles 2kk and 2kk+1; ldmatrix.trans x4 gives V's B fragments
          * for two n8 tiles of the output (columns 16e .. 16e+15), used for each m tile. */
 UNROLL
@@ -571,6 +663,7 @@ UNROLL
                 }
             }
         }
+#endif
 #if KV_STAGES == 2
         kbuf ^= KT;
         vbuf ^= VT;
@@ -620,7 +713,7 @@ UNROLL
 #if O_STAGED
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int idx = tid; idx < BLOCK_M * CPR_V; idx += WG_SIZE) {
-        const int r = idx / CPR_V, c = (idx - r * CPR_V) * 8;
+        const int r = idx / CPR_V, c = (idx - r * CPR_V) * CE;
         if (m0 + r < sq)
             *(__global uint4 *)(O + q_row_offset(sv, h, m0 + r, o_sb, o_ss, o_sh) + c) = *(__local const uint4 *)(o_s + AT_V(r, c));
     }

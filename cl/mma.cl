@@ -25,15 +25,32 @@
 /* The operands' type, MMA_BF16 0 (fp16) or 1 (bf16): K's and V's where they have a type of their own
  * (KV_DTYPE, common.cl), else the storage type. Q in another type (fp32, or the other 16-bit one:
  * Q_CONVERT) is rounded to it, to nearest even, as it is loaded (q_round8 below); O stays in Q's type. */
-#if KV_DTYPE == 3 || (KV_DTYPE == 0 && defined(FLASHCL_DTYPE_BF16))
+#ifndef MMA_TF32
+#define MMA_TF32 0
+#endif
+#if MMA_TF32
+/* fp32 Q, K and V (flash_mma only, problem.precision): mma.sync m16n8k8 with TF32 operands, 3 products a
+ * product (MMA_TF32 3: x = big + small) or 1. Fragments of m16n8k8 (g = lane/4, t = lane%4; a register holds
+ * one TF32 value: an fp32 bit pattern whose low 13 bits the instruction ignores): A (16x8, row-major)
+ * a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4], a3 = A[g+8][t+4]; B (8x8, k by n) b0 = B[t][g],
+ * b1 = B[t+4][g]; C as m16n8k16's. */
+#if !defined(FLASHCL_DTYPE_F32) || KV_DTYPE != 0 || (MMA_TF32 != 1 && MMA_TF32 != 3)
+#error "mma.cl: MMA_TF32 (1 or 3) takes fp32 Q, K and V"
+#endif
+#define MMA_BF16 0 /* (unused: no 16-bit operands) */
+#define MMA_KV_T float
+#elif KV_DTYPE == 3 || (KV_DTYPE == 0 && defined(FLASHCL_DTYPE_BF16))
 #define MMA_BF16 1
 #elif KV_DTYPE == 2 || (KV_DTYPE == 0 && defined(FLASHCL_DTYPE_F16))
 #define MMA_BF16 0
 #else
-#error "mma.cl: the matrix units take fp16 or bf16 operands (K and V in fp32 are not)"
+#error "mma.cl: the matrix units take fp16 or bf16 operands (fp32 ones only as TF32: MMA_TF32)"
+#endif
+#ifndef MMA_KV_T
+#define MMA_KV_T ushort /* K's and V's type in the kernels' arguments (cl/args.h) */
 #endif
 #define Q_CONVERT (KV_DTYPE != 0)
-#if Q_CONVERT
+#if Q_CONVERT || MMA_TF32
 #define MMA_Q_T STORE_T /* Q's type in the kernels' arguments (cl/args.h) */
 #else
 #define MMA_Q_T ushort
@@ -81,6 +98,19 @@
                      "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                                                  \
                      : "+f"((c)[0]), "+f"((c)[1]), "+f"((c)[2]), "+f"((c)[3])                                   \
                      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))
+/* m16n8k8 with TF32 operands (a0..a3, b0, b1: TF32 bit patterns), fp32 accumulators. */
+#define MMA_TF32_OP(c, a0, a1, a2, a3, b0, b1)                                                                 \
+    __asm__ volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "       \
+                     "{%8,%9}, {%0,%1,%2,%3};"                                                                 \
+                     : "+f"((c)[0]), "+f"((c)[1]), "+f"((c)[2]), "+f"((c)[3])                                   \
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))
+/* x rounded to TF32: to nearest, ties away from zero (cvt.rna.tf32.f32, compute capability 8.0+). */
+inline uint tf32_round(float x)
+{
+    uint r;
+    __asm__("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
 /* ldmatrix .x4: lane l gives the address of row l%8 of matrix l/8 (local memory, 16 bytes a row). */
 #define LDSM_X4(r, base, off)                                                                                  \
     __asm__ volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"                          \
@@ -191,6 +221,37 @@ inline void mma_emu(float *c, uint a0, uint a1, uint a2, uint a3, uint b0, uint 
         c[o] += sum;
     }
 }
+/* m16n8k8 with TF32 operands, emulated: the operands are rounded already (tf32_round), so their products
+ * are exact in fp32. */
+inline void mma_tf32_emu(float *c, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1, __local uint *xw, int lane)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    xw[lane * 8 + 0] = a0;
+    xw[lane * 8 + 1] = a1;
+    xw[lane * 8 + 2] = a2;
+    xw[lane * 8 + 3] = a3;
+    xw[lane * 8 + 4] = b0;
+    xw[lane * 8 + 5] = b1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int g = lane >> 2, t = lane & 3;
+    for (int o = 0; o < 4; ++o) {
+        const int row = g + (o >> 1) * 8, col = 2 * t + (o & 1);
+        float sum = 0.0f;
+        for (int k = 0; k < 8; ++k) {
+            /* A(row, k): lane (row%8)*4 + k%4, register row/8 + 2*(k/4); B(k, col): lane col*4 + k%4, register 4 + k/4 */
+            const uint ar = xw[((row & 7) * 4 + (k & 3)) * 8 + (row >> 3) + 2 * (k >> 2)];
+            const uint br = xw[(col * 4 + (k & 3)) * 8 + 4 + (k >> 2)];
+            sum = fma(as_float(ar & 0xffffe000u), as_float(br & 0xffffe000u), sum);
+        }
+        c[o] += sum;
+    }
+}
+/* cvt.rna.tf32.f32: 10 explicit mantissa bits, to nearest, ties away from zero; NaN and infinities kept. */
+inline uint tf32_round(float x)
+{
+    const uint u = as_uint(x);
+    return (u & 0x7f800000u) == 0x7f800000u ? u : (u + 0x1000u) & 0xffffe000u;
+}
 inline void ldsm_emu(uint *r, __local const ushort *base, int off, int trans, __local uint *xw, int lane)
 {
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -216,6 +277,7 @@ inline float shfl_emu(float v, int src, __local uint *xw, int lane)
     return as_float(xw[src & 31]);
 }
 #define MMA(c, a0, a1, a2, a3, b0, b1) mma_emu((c), (a0), (a1), (a2), (a3), (b0), (b1), xw, lane)
+#define MMA_TF32_OP(c, a0, a1, a2, a3, b0, b1) mma_tf32_emu((c), (a0), (a1), (a2), (a3), (b0), (b1), xw, lane)
 #define LDSM_X4(r, base, off) ldsm_emu((r), (base), (off), 0, xw, lane)
 #define LDSM_X4_T(r, base, off) ldsm_emu((r), (base), (off), 1, xw, lane)
 #define SHFL_XOR(v, m) shfl_emu((v), lane ^ (m), xw, lane)

@@ -37,7 +37,7 @@ extern "C" {
  * Version. meson reads the numbers from these lines.
  */
 #define FLASHCL_VERSION_MAJOR 0
-#define FLASHCL_VERSION_MINOR 3
+#define FLASHCL_VERSION_MINOR 4
 #define FLASHCL_VERSION_PATCH 0
 #define FLASHCL_VERSION_NUMBER \
     (FLASHCL_VERSION_MAJOR * 10000 + FLASHCL_VERSION_MINOR * 100 + FLASHCL_VERSION_PATCH)
@@ -63,7 +63,7 @@ extern "C" {
 /** The version of the library linked at run time, as FLASHCL_VERSION_NUMBER encodes it. */
 FLASHCL_API unsigned flashcl_version(void);
 /** The same as a string, "major.minor.patch". Static storage. The shared library's file name follows
- * the ABI, not the release: release 0.3.0 of ABI 5 is libflashcl.so.5.3.0 (soname libflashcl.so.5). */
+ * the ABI, not the release: release 0.4.0 of ABI 6 is libflashcl.so.6.4.0 (soname libflashcl.so.6). */
 FLASHCL_API const char *flashcl_version_string(void);
 
 /* ---------------------------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ FLASHCL_API const char *flashcl_status_name(flashcl_status status);
  * (ctypes, cffi) pass the sizes of their own mirrors and find out when a mirror drifts. ABI policy:
  * docs/ABI.md.
  */
-#define FLASHCL_ABI_VERSION 5
+#define FLASHCL_ABI_VERSION 6
 typedef struct flashcl_abi flashcl_abi;
 static inline const flashcl_abi *flashcl_abi_of_header(void);
 
@@ -279,7 +279,35 @@ typedef struct flashcl_problem {
      * broadcasts over batch, heads and query rows (a (1, 1, 1, seq_kv) mask). 0: all-zero strides mean
      * the default layout. (ABI 4) */
     int32_t mask_strides_explicit;
+    /* How fp32 Q, K and V may be multiplied (flashcl_precision, below; 0, the default: in fp32). Like
+     * PyTorch's allow_tf32, a permission: kernels that have no TF32 path compute in fp32 whatever it
+     * says. (ABI 6: it took the struct's tail padding, so the size did not change) */
+    int32_t precision;
 } flashcl_problem;
+
+/*
+ * problem.precision, for fp32 Q, K and V (dtype fp32, no kv_dtype of another type):
+ *   FP32    every product in fp32 (the portable kernel on every device);
+ *   TF32X3  each product as three TF32 products on NVIDIA's matrix units (compute capability 8.0 and up,
+ *           flash_mma: mma.sync m16n8k8): x = big + small, both TF32 (10 explicit mantissa bits, round to
+ *           nearest, ties away), a*b = a_big*b_big + a_big*b_small + a_small*b_big; the dropped
+ *           a_small*b_small and the rounding of the small parts leave each product within about 2^-21 of
+ *           its value relative to |a*b|, against fp32's 2^-24: PyTorch's fp32 memory-efficient kernel
+ *           computes this way (CUTLASS's fast fp32). The scores and P*V accumulate in fp32.
+ *   TF32    each operand rounded to TF32 and one product (PyTorch's allow_tf32): Q, K, V and the weights P
+ *           each carry a relative error up to 2^-11, as fp16 operands do (with fp32's range), so outputs
+ *           move by up to about 2^-10 of the row's |V|; about 3x TF32X3's speed.
+ * Problems that the matrix-unit kernel does not take (decode steps, head dims not a multiple of 16) and
+ * devices without it compute in fp32. A precision other than FP32 with fp16/bf16 data is an error.
+ */
+typedef enum flashcl_precision {
+    FLASHCL_PRECISION_FP32 = 0,
+    FLASHCL_PRECISION_TF32X3 = 1,
+    FLASHCL_PRECISION_TF32 = 2
+} flashcl_precision;
+
+/** "fp32", "tf32x3", "tf32"; NULL for an unknown precision. */
+FLASHCL_API const char *flashcl_precision_name(flashcl_precision precision);
 
 typedef enum flashcl_mask_dtype {
     FLASHCL_MASK_F32 = 0,  /* fp32, added to the scaled scores (the default) */
@@ -489,6 +517,9 @@ typedef struct flashcl_config {
     int32_t team;          /* decode: lanes that share a key (head_dim / 8, a power of two) */
     int32_t keys_per_step; /* decode: keys a team takes a step; decode_mma: keys a warp takes a step */
     int32_t shuffles;      /* decode: team sums by the device's shuffles (else through local memory) */
+    int32_t tf32;          /* mma: TF32 products a product with fp32 operands (3: problem.precision TF32X3,
+                              1: TF32), 0: fp16/bf16 operands; set from the problem (ABI 6, in the
+                              struct's tail padding) */
 } flashcl_config;
 
 /*

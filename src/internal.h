@@ -138,6 +138,8 @@ int fcl_is_decode(const flashcl_problem *p);
 /* K's and V's storage dtype (problem.kv_dtype, else dtype), and whether it differs from Q's. */
 flashcl_dtype fcl_kv_dtype(const flashcl_problem *p);
 int fcl_kv_mixed(const flashcl_problem *p);
+/* TF32 products a product under problem.precision: 3 (tf32x3), 1 (tf32) or 0 (fp32). */
+int fcl_tf32(const flashcl_problem *p);
 /* V's and O's head dim: problem.head_dim_v, or head_dim where that is 0. */
 int32_t fcl_head_dim_v(const flashcl_problem *p);
 /* The keys row i sees, as offsets from its aligned position i + seq_kv - seq_q: [-left, +right], -1 for

@@ -305,7 +305,35 @@ static flashcl_status check_kv_storage(flashcl_context *ctx, const flashcl_probl
     validate_or_return(ctx, fcl_head_dim_v(p) == p->head_dim || p->kv_format == FLASHCL_KV_PLAIN, FLASHCL_UNSUPPORTED,
                        "problem.head_dim_v = %d with kv_format = %s: a quantized cache has one head dim",
                        (int)p->head_dim_v, flashcl_kv_format_name((flashcl_kv_format)p->kv_format));
+    validate_or_return(ctx, flashcl_precision_name((flashcl_precision)p->precision) != NULL, FLASHCL_INVALID_ARGUMENT,
+                       "problem.precision = %d: FLASHCL_PRECISION_FP32 (0), _TF32X3 (1) or _TF32 (2)", (int)p->precision);
+    validate_or_return(ctx,
+                       p->precision == FLASHCL_PRECISION_FP32 ||
+                           (p->dtype == FLASHCL_DTYPE_F32 && fcl_kv_dtype(p) == FLASHCL_DTYPE_F32 && !p->kv_format),
+                       FLASHCL_INVALID_ARGUMENT,
+                       "problem.precision = %s: a TF32 precision is for fp32 Q, K and V (dtype %s, K and V %s)",
+                       flashcl_precision_name((flashcl_precision)p->precision), flashcl_dtype_name((flashcl_dtype)p->dtype),
+                       p->kv_format ? flashcl_kv_format_name((flashcl_kv_format)p->kv_format)
+                                    : flashcl_dtype_name(fcl_kv_dtype(p)));
     return FLASHCL_SUCCESS;
+}
+
+const char *flashcl_precision_name(flashcl_precision precision)
+{
+    switch (precision) {
+    case FLASHCL_PRECISION_FP32:
+        return "fp32";
+    case FLASHCL_PRECISION_TF32X3:
+        return "tf32x3";
+    case FLASHCL_PRECISION_TF32:
+        return "tf32";
+    }
+    return NULL;
+}
+
+int fcl_tf32(const flashcl_problem *p)
+{
+    return p->precision == FLASHCL_PRECISION_TF32X3 ? 3 : p->precision == FLASHCL_PRECISION_TF32 ? 1 : 0;
 }
 
 /* The KV cache: its options (cache_batch_idx, cache_leftpad, cache_batch; kv_append and page_size)

@@ -161,7 +161,7 @@ static int mma_allowed(const flashcl_device_profile *pr, const fcl_choice *ch, c
                      : "no matrix units reachable (inline PTX mma: NVIDIA, compute capability 8.0+)");
         return 0;
     }
-    if (!fcl_mma_takes(p, no, sizeof no)) {
+    if (!fcl_mma_module.takes(p, no, sizeof no)) { /* (fp32 too under a TF32 precision) */
         snprintf(why, why_len, "portable: %s", no);
         return 0;
     }

@@ -49,7 +49,16 @@ void fcl_tolerance(const flashcl_problem *p, int matrix_units, double *atol, dou
      * row scale stands for; four of them. Q in another type is rounded to K's as it is loaded: each
      * score moves by about as much again (tests/test_flash.c measures both against float64: about one
      * unit roundoff of the row scale each, 2026-12-03), four more. */
-    if (matrix_units) {
+    /* fp32 data under a TF32 precision (flash_mma): TF32 rounds Q, K, V and P alike (u = 2^-11, as fp16's),
+     * twice the rounded operands of the fp16 case; TF32X3 leaves each product within about 2^-21 of its
+     * value, a few fp32 roundings: 2^-17 covers it with room for the matrix unit's own accumulation (the
+     * emulation measured 1.6e-6 against the naive kernel at d=96-256, 2026-12-04; tests/test_flash.c's
+     * tf32 list against float64). */
+    if (matrix_units && fcl_tf32(p) == 1)
+        *atol = fmax(*atol, 8.0 * ldexp(1.0, -11));
+    else if (matrix_units && fcl_tf32(p) == 3)
+        *atol = fmax(*atol, ldexp(1.0, -17));
+    else if (matrix_units) {
         const double u = op == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8) : ldexp(1.0, -11);
         *atol = fmax(*atol, 4.0 * u * (fcl_kv_mixed(p) ? 2.0 : 1.0));
     }

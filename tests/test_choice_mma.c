@@ -203,11 +203,80 @@ START_TEST(test_matrix_unit_path)
 }
 END_TEST
 
+/* fp32 under a TF32 precision (problem.precision): flash_mma with fp32 operands (config.tf32 3 or 1) on a
+ * Hopper that passed the sm_90a probe (flash_wgmma takes no fp32), its local memory by the fp32 layout's
+ * formula (rows padded to 16 mod 32 and 4 mod 16), within the budget; fp32 by default, a decode step,
+ * a head dim not a multiple of 16 and a device without matrix units stay portable (or decode). */
+START_TEST(test_tf32_path)
+{
+    flashcl_device_profile prof = profile_of(&fakes[11]); /* Hopper: 227 KiB of static local memory */
+    prof.nv_cc_major = 9;
+    prof.matrix_units = 2;
+    flashcl_problem p = choice_prefill(128);
+    p.dtype = FLASHCL_DTYPE_F32;
+    flashcl_config c;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(cfg_mma(&c), 0); /* fp32: every product in fp32, the portable kernel */
+    ck_assert_int_eq(c.tf32, 0);
+    for (int prec = FLASHCL_PRECISION_TF32X3; prec <= FLASHCL_PRECISION_TF32; ++prec) {
+        static const int dims[] = {64, 80, 96, 128, 256};
+        for (int i = 0; i < 5; ++i) {
+            flashcl_problem q = choice_prefill(dims[i]);
+            q.dtype = FLASHCL_DTYPE_F32;
+            q.precision = prec;
+            q.causal = i & 1;
+            ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+            ck_assert_msg(cfg_mma(&c) == 1, "d=%d: %s", dims[i], c.path_reason);
+            ck_assert_int_eq(c.tf32, prec == FLASHCL_PRECISION_TF32X3 ? 3 : 1);
+            ck_assert_int_eq(c.m_tiles, 1);
+            ck_assert_ptr_nonnull(strstr(c.path_reason, "TF32"));
+            const int d = dims[i], lds = d + (48 - d % 32) % 32, ldv = d + 4, kv = c.kv_stages * c.block_n;
+            ck_assert_uint_eq(c.local_mem_bytes, (uint64_t)((c.block_m + kv) * lds + kv * ldv) * 4);
+            ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(d, &c));
+            ck_assert_uint_le(c.local_mem_bytes, budget_of(&prof));
+            if (d == 128) /* four warps, 32-key tiles in two stages: 105 KiB */
+                ck_assert(c.block_m == 64 && c.block_n == 32 && c.kv_stages == 2 && c.local_mem_bytes == 107520);
+        }
+    }
+    /* what stays off the matrix units under TF32 */
+    flashcl_problem q = p;
+    q.precision = FLASHCL_PRECISION_TF32X3;
+    q.seq_q = 1; /* a decode step: the decode kernels, in fp32 */
+    ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(cfg_mma(&c), 0);
+    ck_assert_int_eq(c.tf32, 0);
+    q = p;
+    q.precision = FLASHCL_PRECISION_TF32X3;
+    q.head_dim = 72;
+    ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(cfg_mma(&c), 0);
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "multiple of 16"));
+    flashcl_device_profile plain = profile_of(&fakes[11]); /* no matrix units */
+    q = p;
+    q.precision = FLASHCL_PRECISION_TF32;
+    ck_assert_int_eq(choose(&plain, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(cfg_mma(&c), 0);
+    /* forced on a device without matrix units: emulated, the exchange area counted */
+    policy.path = FLASHCL_PATH_MMA;
+    ck_assert_int_eq(choose(&plain, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(cfg_mma(&c), 2);
+    ck_assert_int_eq(c.tf32, 1);
+    ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(128, &c));
+    /* the wgmma path asked for: flash_wgmma refuses fp32, flash_mma runs with the reason */
+    policy.path = FLASHCL_PATH_WGMMA;
+    ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(cfg_mma(&c), 1);
+    ck_assert_ptr_nonnull(strstr(c.path_reason, "not wgmma"));
+    policy.path = FLASHCL_PATH_AUTO;
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("choice-mma");
     TCase *tc = tcase_create("chooser");
     tcase_add_test(tc, test_matrix_unit_path);
+    tcase_add_test(tc, test_tf32_path);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -56,12 +56,24 @@ typedef struct case_params {
     int offsets; /* nonzero: every tensor at an offset (a multiple of this many bytes) inside a larger
                     buffer with margins that must stay unwritten; the flash plan on a second queue */
     int head_dim_v; /* problem.head_dim_v: V's and O's head dim (0: head_dim) */
+    int precision;  /* problem.precision: fp32 data's products (flashcl_precision) */
 } case_params;
 
 typedef struct errors {
     double max_err;     /* max |out - ref| over O */
     double max_lse_err; /* max |lse - ref| over finite LSE */
 } errors;
+
+/* x rounded to TF32 (10 explicit mantissa bits), to nearest with ties away from zero, as cvt.rna.tf32. */
+static float tf32_rna(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) != 0x7f800000u)
+        u = (u + 0x1000u) & 0xffffe000u;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
 
 static double eps_of(flashcl_dtype t)
 {
@@ -215,6 +227,7 @@ static void run_case(const case_params *c)
     p.cache_leftpad = c->leftpad;
     p.kv_dtype = c->kv_dtype;
     p.head_dim_v = c->head_dim_v;
+    p.precision = c->precision;
     const int dv = c->head_dim_v ? c->head_dim_v : c->head_dim; /* V's and O's columns */
     /* A cache of seq_kv rows per sequence, filled to different lengths; paged: every page of every
      * sequence somewhere in a pool with spare pages, in shuffled order. */
@@ -652,6 +665,22 @@ static void run_case(const case_params *c)
         for (int64_t r = 0; r < rows; ++r)
             ref_q_lse[r] = hm_reference_row_ex(&p, qr, dec[1], dec[2], &x, r, ref_q + r * dv, scores);
         free(qr);
+    } else if (units && p.precision == FLASHCL_PRECISION_TF32) {
+        /* TF32 rounds Q and K (to nearest, ties away: cvt.rna) before the scores: the reference is attention
+         * over the rounded Q and K; V's and P's roundings are the output tolerance's (p_round below) */
+        const size_t nq = sz[0] / es, nk = sz[1] / es;
+        float *qr = malloc(nq * sizeof(float)), *kr = malloc(nk * sizeof(float));
+        ref_q = malloc((size_t)rows * dv * sizeof(double));
+        ref_q_lse = malloc((size_t)rows * sizeof(double));
+        ck_assert(qr && kr && ref_q && ref_q_lse);
+        for (size_t i = 0; i < nq; ++i)
+            qr[i] = tf32_rna(dec[0][i]);
+        for (size_t i = 0; i < nk; ++i)
+            kr[i] = tf32_rna(dec[1][i]);
+        for (int64_t r = 0; r < rows; ++r)
+            ref_q_lse[r] = hm_reference_row_ex(&p, qr, kr, dec[2], &x, r, ref_q + r * dv, scores);
+        free(qr);
+        free(kr);
     }
 
     /* Pass 0: the naive kernel's error, the yardstick. Then the flash kernel and standard attention
@@ -691,8 +720,12 @@ static void run_case(const case_params *c)
                 } else {
                     /* the matrix-unit kernels round P to the operands' type for P*V (FlashAttention-2
                      * does too): up to that type's unit roundoff of the row's scale more */
-                    const double p_round = pass == 1 && units ? (kvt == FLASHCL_DTYPE_BF16 ? ldexp(1.0, -8) : ldexp(1.0, -11))
-                                                              : 0.0;
+                    const double p_round =
+                        !(pass == 1 && units)                  ? 0.0
+                        : kvt == FLASHCL_DTYPE_BF16            ? ldexp(1.0, -8)
+                        : p.precision == FLASHCL_PRECISION_TF32X3 ? ldexp(1.0, -19) /* (2^-21 a product, summed) */
+                        : p.precision == FLASHCL_PRECISION_TF32 ? ldexp(1.0, -10) /* (Q, K and V rounded too) */
+                                                               : ldexp(1.0, -11);
                     const double tol = 2.0 * en.max_err + 4.0 * (eps32 + p_round) * scale;
                     ck_assert_msg(err <= tol,
                                   "%s: row %lld col %d: got %.9g, reference %.9g, error %.3g > tolerance "
@@ -1414,6 +1447,40 @@ static const case_params mma_mixed_cases[] = {
 };
 #define N_MMA_MIXED_CASES ((int)(sizeof mma_mixed_cases / sizeof *mma_mixed_cases))
 
+/* fp32 data under a TF32 precision (problem.precision) on flash_mma, forced (emulated where the device has no
+ * matrix units): three TF32 products a product, held to about fp32's error against float64, and one,
+ * held to fp16's. At d=64: causal GQA, packed sequences with a window and softcap, unaligned strided rows
+ * with a negative scale, an override of one K/V stage. */
+static const case_params tf32_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F32, .precision = FLASHCL_PRECISION_TF32X3, .head_dim = 64, .gqa = 2, .seq_q = 100,
+     .seq_kv = 100, .batch = 2, .heads_kv = 1, .causal = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F32, .precision = FLASHCL_PRECISION_TF32, .head_dim = 64, .gqa = 2, .seq_q = 60,
+     .seq_kv = 90, .batch = 3, .heads_kv = 1, .varlen = 1, .window = 1, .window_left = 25, .window_right = 5,
+     .softcap = 15.0f, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F32, .precision = FLASHCL_PRECISION_TF32X3, .head_dim = 64, .gqa = 1, .seq_q = 50,
+     .seq_kv = 70, .batch = 1, .heads_kv = 2, .custom_layout = 2, .scale = -0.2f, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F32, .precision = FLASHCL_PRECISION_TF32, .head_dim = 64, .gqa = 2, .seq_q = 45,
+     .seq_kv = 100, .batch = 1, .heads_kv = 1, .causal = 1, .path = FLASHCL_PATH_MMA, .mma_block_m = 32,
+     .mma_block_n = 16, .mma_rows = 2, .mma_stages = 1},
+};
+#define N_TF32_CASES ((int)(sizeof tf32_cases / sizeof *tf32_cases))
+/* and wider heads: d=128 with one TF32 product, d=80 packed with a window and softcap, d=96 over a paged
+ * cache with an append under ALiBi, 128 over V's 64 with a mask and key padding (not on rusticl: llvmpipe
+ * lets the emulated kernel have 32 work-items from d=80 up, where it needs 128) */
+static const case_params tf32_wide_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F32, .precision = FLASHCL_PRECISION_TF32, .head_dim = 128, .gqa = 1, .seq_q = 70,
+     .seq_kv = 150, .batch = 1, .heads_kv = 2, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F32, .precision = FLASHCL_PRECISION_TF32X3, .head_dim = 80, .gqa = 2, .seq_q = 60,
+     .seq_kv = 90, .batch = 3, .heads_kv = 1, .varlen = 1, .window = 1, .window_left = 25, .window_right = 5,
+     .softcap = 15.0f, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F32, .precision = FLASHCL_PRECISION_TF32X3, .head_dim = 96, .gqa = 2, .seq_q = 20,
+     .seq_kv = 120, .batch = 2, .heads_kv = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .alibi = 1,
+     .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F32, .precision = FLASHCL_PRECISION_TF32X3, .head_dim = 128, .head_dim_v = 64, .gqa = 1,
+     .seq_q = 40, .seq_kv = 75, .batch = 2, .heads_kv = 1, .attn_mask = 1, .key_padding = 1, .path = FLASHCL_PATH_MMA},
+};
+#define N_TF32_WIDE_CASES ((int)(sizeof tf32_wide_cases / sizeof *tf32_wide_cases))
+
 /* V's and O's own head dim (problem.head_dim_v), narrower and wider than Q's and K's: the portable kernel
  * (auto takes it for every one: the matrix-unit and decode kernels refuse it) in prefill, as a packed
  * GQA decode step with split-KV and the caller's workspace at an offset, over a paged cache with an
@@ -1486,6 +1553,7 @@ static const struct {
     {"wgmma", wgmma_cases, N_WGMMA_CASES, 0, 0},    {"mma_features", mma_feature_cases, N_MMA_FEATURE_CASES, 0, 0},
     {"wgmma_features", wgmma_feature_cases, N_WGMMA_FEATURE_CASES, 0, 0},
     {"mma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, 0, 0},
+    {"tf32", tf32_cases, N_TF32_CASES, 0, 0},       {"tf32_wide", tf32_wide_cases, N_TF32_WIDE_CASES, 0, 0},
     {"mfma", mma_cases, N_MMA_CASES, FLASHCL_PATH_MFMA, 0},
     {"mfma_features", mma_feature_cases, N_MMA_FEATURE_CASES, FLASHCL_PATH_MFMA, 0},
     {"mfma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, FLASHCL_PATH_MFMA, 0},

@@ -81,6 +81,8 @@ START_TEST(test_dtypes)
     ck_assert_int_eq((int8_t)hm_kv_from_float(-200.0, FLASHCL_KV_INT8), -127);
     ck_assert_str_eq(flashcl_kv_format_name(FLASHCL_KV_FP8_E5M2), "fp8e5m2");
     ck_assert_ptr_null(flashcl_kv_format_name((flashcl_kv_format)4));
+    ck_assert_str_eq(flashcl_precision_name(FLASHCL_PRECISION_TF32X3), "tf32x3");
+    ck_assert_ptr_null(flashcl_precision_name((flashcl_precision)3));
 }
 END_TEST
 
@@ -131,6 +133,12 @@ static const bad_case bad_cases[] = {
     {"problem.head_dim_v = 32 with kv_format = fp8e4m3", FLASHCL_UNSUPPORTED},
     {"problem.kv_append with varlen", FLASHCL_UNSUPPORTED},
     {"problem.varlen with kv_format = fp8e4m3", FLASHCL_UNSUPPORTED},
+    {"problem.precision = 3", FLASHCL_INVALID_ARGUMENT},
+    {"problem.precision = tf32: a TF32 precision is for fp32 Q, K and V (dtype f16", FLASHCL_INVALID_ARGUMENT},
+    {"problem.precision = tf32x3: a TF32 precision is for fp32 Q, K and V (dtype f32, K and V f16)",
+     FLASHCL_INVALID_ARGUMENT},
+    {"problem.precision = tf32x3: a TF32 precision is for fp32 Q, K and V (dtype f32, K and V int8)",
+     FLASHCL_INVALID_ARGUMENT},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -190,6 +198,10 @@ static void break_field(flashcl_problem *p, int i)
     case 50: p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_FP8_E4M3; p->head_dim_v = 32; break;
     case 51: p->kv_cache = 1; p->varlen = 1; p->total_q = 300; p->kv_append = 1; break;
     case 52: p->kv_cache = 1; p->varlen = 1; p->seq_q = 1; p->total_q = 2; p->kv_format = FLASHCL_KV_FP8_E4M3; break;
+    case 53: p->precision = 3; break;
+    case 54: p->dtype = FLASHCL_DTYPE_F16; p->precision = FLASHCL_PRECISION_TF32; break;
+    case 55: p->kv_dtype = FLASHCL_KV_DTYPE_F16; p->precision = FLASHCL_PRECISION_TF32X3; break;
+    case 56: p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_INT8; p->precision = FLASHCL_PRECISION_TF32X3; break;
     }
 }
 

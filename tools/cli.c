@@ -471,6 +471,14 @@ int cli_mask_option(const char *cmd, int code, const char *val, flashcl_problem 
         p->kv_splits = (int32_t)n;
         return 1;
     }
+    case CLI_OPT_PRECISION:
+        for (int k = 0; k <= FLASHCL_PRECISION_TF32; ++k)
+            if (val && !strcmp(val, flashcl_precision_name((flashcl_precision)k))) {
+                p->precision = k;
+                return 1;
+            }
+        fprintf(stderr, "flashcl %s: --precision %s: expected fp32, tf32x3 or tf32\n", cmd, v);
+        return 0;
     case CLI_OPT_SINKS: {
         const double l = val ? strtod(val, &end) : 0.0;
         if (!val || end == val || *end || isnan(l) || l > 1e30) {

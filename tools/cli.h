@@ -28,12 +28,14 @@ enum {
     CLI_OPT_ALIBI,
     CLI_OPT_SINKS,
     CLI_OPT_KV_SPLITS,
+    CLI_OPT_PRECISION,
     CLI_OPT_END
 };
 #define CLI_MASK_LONGOPTS                                                                                \
     {"window", required_argument, NULL, CLI_OPT_WINDOW}, {"softcap", required_argument, NULL, CLI_OPT_SOFTCAP}, \
         {"alibi", no_argument, NULL, CLI_OPT_ALIBI}, {"sinks", required_argument, NULL, CLI_OPT_SINKS},        \
-        {"kv-splits", required_argument, NULL, CLI_OPT_KV_SPLITS}
+        {"kv-splits", required_argument, NULL, CLI_OPT_KV_SPLITS},                                              \
+        {"precision", required_argument, NULL, CLI_OPT_PRECISION}
 
 /*
  * getopt_long for subcommand `cmd` (its name in messages): the next option's code, optarg its value;
@@ -92,7 +94,8 @@ double cli_flops_packed(const flashcl_problem *p, const int32_t *cu_q, const int
 /*
  * The mask and bias options every command shares (CLI_MASK_LONGOPTS): --window L,R (a sliding window; -1
  * unbounded), --softcap C, --kv-splits N (split-KV: 0 chosen, 1 none), --sinks L and --alibi (ALiBi slopes
- * 2^(-8(h+1)/H), no value). Stores option `code`'s value in *p; 0 (a message naming `cmd`) on a bad value.
+ * 2^(-8(h+1)/H), no value), and --precision fp32|tf32x3|tf32 (problem.precision: how fp32 data may be
+ * multiplied). Stores option `code`'s value in *p; 0 (a message naming `cmd`) on a bad value.
  */
 int cli_mask_option(const char *cmd, int code, const char *val, flashcl_problem *p);
 /* --kv-dtype: f32, f16 or bf16 (problem.kv_dtype: K and V in that type), or plain, int8 (fp32 scales),

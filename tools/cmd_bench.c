@@ -59,6 +59,8 @@ static void usage(FILE *f)
             "                     only the pairs inside it\n"
             "  --softcap C        scores become C * tanh(scores / C), every shape\n"
             "  --kv-splits N      split-KV on every shape (0: chosen from the device, 1: never)\n"
+            "  --precision P      fp32 shapes' products: fp32 (default), tf32x3 or tf32 (see flashcl run\n"
+            "                     --help)\n"
             "  --sinks L          attention sinks (logit L for every query head), every shape; standard\n"
             "                     attention has none and is reported as not run\n"
             "  --alibi            ALiBi biases (slopes 2^(-8(h+1)/H)), every shape; standard attention has\n"
@@ -507,6 +509,8 @@ static void json_result(FILE *f, const result *r)
         fprintf(f, "\"kv_splits\": %d, ", r->p.kv_splits);
     if (r->p.kv_dtype && r->p.kv_dtype - 1 != (int)r->p.dtype)
         fprintf(f, "\"kv_dtype\": \"%s\", ", flashcl_dtype_name((flashcl_dtype)(r->p.kv_dtype - 1)));
+    if (r->p.precision)
+        fprintf(f, "\"precision\": \"%s\", ", flashcl_precision_name((flashcl_precision)r->p.precision));
     if (r->p.kv_format)
         fprintf(f, "\"kv_format\": \"%s%s\", ", flashcl_kv_format_name((flashcl_kv_format)r->p.kv_format),
                 r->p.kv_format == FLASHCL_KV_INT8 && r->p.kv_scale_dtype == FLASHCL_DTYPE_F16 ? "-f16" : "");
@@ -904,6 +908,7 @@ static void make_shape(const bench_opts *o, long dim, int causal, long seq, flas
     p->alibi = o->masks.alibi;
     p->sinks = o->masks.sinks;
     p->kv_splits = o->masks.kv_splits;
+    p->precision = p->dtype == FLASHCL_DTYPE_F32 ? o->masks.precision : FLASHCL_PRECISION_FP32; /* (fp32 rows only) */
     p->kv_dtype = o->kv_fmt.kv_dtype;
     if (o->kv_fmt.kv_format) { /* a full cache (every sequence's N keys), quantized */
         p->kv_cache = 1;

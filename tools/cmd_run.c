@@ -48,6 +48,8 @@ static void usage(FILE *f)
             "                   denominator (gpt-oss; -inf: none)\n"
             "  --kv-splits N    split-KV: the keys of each (batch, head) over N work-groups, merged by\n"
             "                   log-sum-exp (default 0: chosen from the device for decode shapes; 1: never)\n"
+            "  --precision P    fp32 data's products: fp32 (default), tf32x3 (three TF32 products each on\n"
+            "                   NVIDIA's matrix units: about fp32's accuracy) or tf32 (one: fp16's)\n"
             "  --kv-cache       K/V are a cache of --seq-kv rows per sequence, filled to lengths drawn from\n"
             "                   half to all of it (seeded); --append: the step's --seq-q rows appended first\n"
             "  --paged PAGE     the cache in pages of PAGE rows (a multiple of 16), shuffled block table\n"

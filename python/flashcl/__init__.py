@@ -23,7 +23,7 @@ Plans (compiled kernels for one shape) are cached by problem, per context; a con
 PyOpenCL command queue (or, for numpy inputs, on flashcl's default device, without PyOpenCL).
 
 The library: the one in this package's directory (the wheel's), else $FLASHCL_LIBRARY, else the
-system's (libflashcl.so.5); `flashcl.library_path` says which was loaded.
+system's (libflashcl.so.6); `flashcl.library_path` says which was loaded.
 """
 import ctypes
 import ctypes.util
@@ -33,7 +33,7 @@ import numpy as np
 
 __all__ = ["attention", "Context", "FlashclError", "library_version", "library_path"]
 
-ABI_VERSION = 5
+ABI_VERSION = 6
 DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1}  # FLASHCL_DTYPE_F32, _F16 (bf16: dtype="bf16")
 
 
@@ -74,7 +74,7 @@ def _load():
 
 _lib, library_path = _load()
 
-# --- the public structs, mirrored field by field from flashcl.h (ABI 5) ---------------------------------
+# --- the public structs, mirrored field by field from flashcl.h (ABI 6) ---------------------------------
 c_int, c_i32, c_u32, c_i64, c_u64, c_f32, c_f64, c_size, c_vp = (ctypes.c_int, ctypes.c_int32, ctypes.c_uint32,
                                                                   ctypes.c_int64, ctypes.c_uint64, ctypes.c_float,
                                                                   ctypes.c_double, ctypes.c_size_t, ctypes.c_void_p)
@@ -94,7 +94,8 @@ class Problem(ctypes.Structure):
                 ("q_strides", Strides), ("k_strides", Strides), ("v_strides", Strides), ("o_strides", Strides),
                 ("kv_format", c_i32), ("kv_scale_dtype", c_int), ("alignment", c_i32), ("mask_dtype", c_i32),
                 ("sinks", c_i32), ("cache_batch_idx", c_i32), ("cache_batch", c_i32), ("cache_leftpad", c_i32),
-                ("kv_dtype", c_i32), ("head_dim_v", c_i32), ("mask_strides_explicit", c_i32)]
+                ("kv_dtype", c_i32), ("head_dim_v", c_i32), ("mask_strides_explicit", c_i32),
+                ("precision", c_i32)]
 
 
 class DeviceProfile(ctypes.Structure):
@@ -116,7 +117,7 @@ class Config(ctypes.Structure):
                 ("work_group_size", c_i32), ("kv_splits", c_i32), ("gqa_pack", c_i32), ("local_mem_bytes", c_u64),
                 ("local_mem_budget", c_u64), ("kernel_name", ctypes.c_char * 32), ("source", ctypes.c_char * 48),
                 ("reason", ctypes.c_char * 160), ("path_reason", ctypes.c_char * 128), ("sub_group", c_i32)] + \
-        [(n, c_i32) for n in ("kv_stages", "m_tiles", "producer", "team", "keys_per_step", "shuffles")]
+        [(n, c_i32) for n in ("kv_stages", "m_tiles", "producer", "team", "keys_per_step", "shuffles", "tf32")]
 
 
 class Policy(ctypes.Structure):

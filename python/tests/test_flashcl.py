@@ -252,22 +252,23 @@ def test_library_loaded():
         source = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "flashcl")
         assert not (os.path.isdir(source) and os.path.samefile(here, source)), f"flashcl imported from {here}"
         assert bundled and os.path.samefile(os.path.join(here, bundled[0]), flashcl.library_path)
-    assert flashcl.ABI_VERSION == 5 and flashcl.library_version().count(".") == 2
+    assert flashcl.ABI_VERSION == 6 and flashcl.library_version().count(".") == 2
 
 
 def test_abi_mirrors():
-    """ABI 4's layout: the offsets in the buffers' order, mask_strides_explicit last in the problem; ABI 5's
-    config: its kernel by enum after the algorithm, the kernels' own choices last (the library's size check
-    at import holds the rest)."""
+    """ABI 4's layout: the offsets in the buffers' order; ABI 5's config: its kernel by enum after the
+    algorithm, the kernels' own choices last; ABI 6: precision last in the problem, tf32 last in the config,
+    each in its struct's tail padding (the library's size check at import holds the rest)."""
     assert [f for f, _ in flashcl.Offsets._fields_] == [f for f, _ in flashcl.Tensors._fields_[:-1]]
     assert [f for f, _ in flashcl.Offsets._fields_][-4:] == ["sinks", "cache_batch_idx", "cache_leftpad", "workspace"]
-    assert flashcl.Problem._fields_[-1][0] == "mask_strides_explicit"
+    assert [f for f, _ in flashcl.Problem._fields_][-2:] == ["mask_strides_explicit", "precision"]
     p = flashcl.Problem()
     flashcl._check(flashcl._problem_default(ctypes.byref(flashcl._ABI), ctypes.byref(p)))
     assert p.heads_kv == 0 and p.seq_kv == 0 and p.mask_strides_explicit == 0  # (ABI 4: the query side's)
+    assert p.precision == 0  # (fp32 products)
     names = [f for f, _ in flashcl.Config._fields_]
     assert names[:3] == ["algorithm", "kernel", "emulated"] and "mma" not in names and "decode" not in names
-    assert names[-6:] == ["kv_stages", "m_tiles", "producer", "team", "keys_per_step", "shuffles"]
+    assert names[-7:] == ["kv_stages", "m_tiles", "producer", "team", "keys_per_step", "shuffles", "tf32"]
 
 
 def test_errors():

@@ -27,6 +27,17 @@ static int swizzle_of(int32_t d, int32_t dv, int32_t mt)
     return d == 64 && q_local_of(d, mt) && dv == d;
 }
 
+/* fp32 operands (problem.precision TF32 or TF32X3): rows of 4-byte elements, K's and Q's padded to 16 mod
+ * 32 (the 16-byte fragment reads of a quarter warp: rows g and g+1 in the two halves of the banks), V's to
+ * 4 mod 16 (the 4-byte B reads of rows 2t and 2t+1: t*8 + g, every bank once); one m16 tile a warp, Q's
+ * block in local memory, no swizzle, O stored from the accumulators (cl/flash_mma.cl's MMA_TF32). */
+static uint64_t mma_tf32_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages, int emulated)
+{
+    const uint64_t lds = (uint64_t)d + (uint64_t)((48 - d % 32) % 32), ldv = (uint64_t)dv + 4;
+    const uint64_t kv = (uint64_t)stages * (uint64_t)bn;
+    return (((uint64_t)bm + kv) * lds + kv * ldv) * 4 + (emulated ? (uint64_t)(bm / 16) * 32 * 8 * 4 : 0);
+}
+
 static uint64_t fcl_mma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t mt, int32_t stages, int emulated)
 {
     /* cl/flash_mma.cl's layout: K (Q's block first) and V tiles of 16-bit elements, `stages` of each, rows
@@ -40,11 +51,36 @@ static uint64_t fcl_mma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int
     return (k_rows * lds + kv * ldv) * 2 + (emulated ? (uint64_t)(bm / (16 * (mt > 1 ? mt : 1))) * 32 * 8 * 4 : 0);
 }
 
+/* The problem's layout: fp32 operands' (TF32) or 16-bit ones'. */
+static uint64_t fcl_mma_bytes_of(const flashcl_problem *p, int32_t bm, int32_t bn, int32_t mt, int32_t stages,
+                                 int emulated)
+{
+    return fcl_tf32(p) ? mma_tf32_bytes(p->head_dim, fcl_head_dim_v(p), bm, bn, stages, emulated)
+                       : fcl_mma_bytes(p->head_dim, fcl_head_dim_v(p), bm, bn, mt, stages, emulated);
+}
+
 static uint64_t mma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
 {
     if (d < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1)
         return 0;
+    if (c->tf32)
+        return mma_tf32_bytes(d, dv, c->block_m, c->block_n, fcl_mma_stages(c), c->emulated);
     return fcl_mma_bytes(d, dv, c->block_m, c->block_n, tiles_per_warp(c), fcl_mma_stages(c), c->emulated);
+}
+
+/* What every matrix-unit prefill kernel takes, the operands' type aside. */
+static const char *mma_shape_refusal(const flashcl_problem *p)
+{
+    const char *no = NULL;
+    if (p->head_dim % 16 || p->head_dim > 256)
+        no = "head_dim not a multiple of 16 up to 256";
+    else if (fcl_head_dim_v(p) % 16 || fcl_head_dim_v(p) > 256)
+        no = "head_dim_v not a multiple of 16 up to 256";
+    else if (fcl_is_decode(p))
+        no = "a decode step (16 queries or fewer: the portable kernel splits the keys and packs GQA heads)";
+    else if (p->kv_splits > 1)
+        no = "forced key splits";
+    return no;
 }
 
 int fcl_mma_takes(const flashcl_problem *p, char *why, size_t n)
@@ -54,14 +90,19 @@ int fcl_mma_takes(const flashcl_problem *p, char *why, size_t n)
     if (fcl_kv_dtype(p) == FLASHCL_DTYPE_F32)
         no = fcl_kv_mixed(p) ? "K and V in fp32 (the matrix units take fp16 and bf16 operands)"
                              : "fp32 storage (the matrix units take fp16 and bf16; fp32 Q over fp16 or bf16 K/V they take)";
-    else if (p->head_dim % 16 || p->head_dim > 256)
-        no = "head_dim not a multiple of 16 up to 256";
-    else if (fcl_head_dim_v(p) % 16 || fcl_head_dim_v(p) > 256)
-        no = "head_dim_v not a multiple of 16 up to 256";
-    else if (fcl_is_decode(p))
-        no = "a decode step (16 queries or fewer: the portable kernel splits the keys and packs GQA heads)";
-    else if (p->kv_splits > 1)
-        no = "forced key splits";
+    else
+        no = mma_shape_refusal(p);
+    if (no)
+        snprintf(why, n, "%s", no);
+    return no == NULL;
+}
+
+/* flash_mma's own: fp32 Q, K and V too where problem.precision allows TF32 products (mma.sync m16n8k8). */
+static int mma_takes(const flashcl_problem *p, char *why, size_t n)
+{
+    if (!fcl_tf32(p))
+        return fcl_mma_takes(p, why, n);
+    const char *no = mma_shape_refusal(p);
     if (no)
         snprintf(why, n, "%s", no);
     return no == NULL;
@@ -69,9 +110,11 @@ int fcl_mma_takes(const flashcl_problem *p, char *why, size_t n)
 
 /* The config of mt m16 tiles a warp, bm rows, bn-key tiles in `stages` K/V stages. */
 static void mma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn, int32_t mt, int32_t stages,
-                       int32_t head_dim)
+                       const flashcl_problem *p)
 {
+    const int32_t head_dim = p->head_dim;
     memset(cfg, 0, sizeof *cfg);
+    cfg->tf32 = fcl_tf32(p);
     cfg->kernel = FLASHCL_KERNEL_MMA;
     cfg->emulated = emulated;
     cfg->kv_stages = stages;
@@ -90,6 +133,41 @@ static void mma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn
  * up to d=192, 32 rows x 32 keys; above, 16 rows x 64 keys (32 rows a warp spill). Queries that fill less
  * than one 32-rows-a-warp block take 16 rows a warp. Then fewer keys, and then fewer warps, where local
  * memory is short. */
+/* fp32 operands (TF32 products): four warps of 16 rows; 64-key tiles in two stages up to d=64, 32-key
+ * tiles in two stages up to d=128 (105 KiB at d=128, within Hopper's 113 KiB budget), one stage above;
+ * then fewer keys, and fewer warps, where local memory is short. Not yet measured on a GPU
+ * (docs/design/mma.md, tf32-1). */
+static int mma_tf32_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
+                           flashcl_config *cfg, char *why, size_t why_len, int32_t warps)
+{
+    const int emulated = !fcl_ptx_units(pr);
+    const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
+    int32_t bn = d <= 64 ? 64 : 32, stages = d <= 128 ? 2 : 1;
+    while (mma_tf32_bytes(d, dv, 16 * warps, bn, stages, emulated) > ch->local_mem && (stages > 1 || bn > 16 || warps > 1)) {
+        if (stages > 1)
+            stages = 1;
+        else if (bn > 16)
+            bn /= 2;
+        else
+            warps /= 2;
+    }
+    const uint64_t bytes = mma_tf32_bytes(d, dv, 16 * warps, bn, stages, emulated);
+    if (bytes > ch->local_mem || ch->work_group < 32) {
+        snprintf(why, why_len, "portable: the matrix-unit tiles need %llu B of local memory and 32 work-items",
+                 (unsigned long long)bytes);
+        return 0;
+    }
+    mma_config(cfg, emulated, 16 * warps, bn, 1, stages, p);
+    snprintf(cfg->reason, sizeof cfg->reason, "%d warps x 16 query rows, fp32 Q and %d-key K/V tiles in local memory%s",
+             (int)warps, (int)bn, stages == 2 ? ", two stages" : "");
+    snprintf(why, why_len, "%s%s",
+             emulated ? "matrix-unit kernel, emulated (forced on a device without matrix units: for testing): "
+                      : "matrix units: ",
+             cfg->tf32 == 3 ? "fp32 as three TF32 products (mma.sync m16n8k8), fp32 accumulation"
+                            : "TF32 products (mma.sync m16n8k8), fp32 accumulation");
+    return 1;
+}
+
 static int mma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                       flashcl_config *cfg, char *why, size_t why_len)
 {
@@ -97,6 +175,8 @@ static int mma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, co
     int32_t warps = 4;
     while (warps > 1 && (size_t)(32 * warps) > ch->work_group)
         warps /= 2;
+    if (fcl_tf32(p))
+        return mma_tf32_choose(pr, ch, p, cfg, why, why_len, warps);
     const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
     int32_t mt = d <= 192 && p->seq_q > 16 * warps ? 2 : 1;
     int32_t bn = mt == 2 ? (d <= 64 ? 64 : 32) : d <= 128 || d > 192 ? 64 : 32;
@@ -125,7 +205,7 @@ static int mma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, co
                  (unsigned long long)fcl_mma_bytes(d, dv, bm, bn, mt, stages, emulated));
         return 0;
     }
-    mma_config(cfg, emulated, bm, bn, mt, stages, p->head_dim);
+    mma_config(cfg, emulated, bm, bn, mt, stages, p);
     snprintf(cfg->reason, sizeof cfg->reason, "%d warps x %d query rows, Q %s, %d-key K/V tiles in local memory (ldmatrix)%s",
              (int)warps, (int)(16 * mt), mt > 1 || d > 128 ? "in local memory" : "in registers", (int)bn,
              stages == 2 ? ", two stages" : "");
@@ -155,15 +235,20 @@ static int mma_override(const flashcl_device_profile *pr, const fcl_choice *ch, 
                  (int)(16 * mt), (int)c->block_m, (int)c->block_n, (int)(2 / mt), ch->work_group);
         return 0;
     }
+    if (fcl_tf32(p) && mt != 1) {
+        snprintf(why, n, ": the matrix-unit kernel takes m_tiles 1 with fp32 operands (problem.precision %s), got %d",
+                 flashcl_precision_name((flashcl_precision)p->precision), (int)c->m_tiles);
+        return 0;
+    }
     const int32_t stages = fcl_mma_stages(c);
-    const uint64_t bytes = fcl_mma_bytes(p->head_dim, fcl_head_dim_v(p), c->block_m, c->block_n, mt, stages, emulated);
+    const uint64_t bytes = fcl_mma_bytes_of(p, c->block_m, c->block_n, mt, stages, emulated);
     if (bytes > ch->local_mem) {
         snprintf(why, n, ": the matrix-unit tiles %dx%d need %llu B of local memory, the budget is %llu B",
                  (int)c->block_m, (int)c->block_n, (unsigned long long)bytes, (unsigned long long)ch->local_mem);
         return 0;
     }
     const int32_t bm = c->block_m, bn = c->block_n;
-    mma_config(c, emulated, bm, bn, mt, stages, p->head_dim);
+    mma_config(c, emulated, bm, bn, mt, stages, p);
     snprintf(c->reason, sizeof c->reason, "%d warps of %d rows, %d-key tiles%s: set by flashcl_context_override_config",
              (int)(bm / (16 * mt)), (int)(16 * mt), (int)bn, stages == 2 ? " in two stages" : "");
     fcl_strlcpy(c->path_reason, "matrix units: tiles set by flashcl_context_override_config", sizeof c->path_reason);
@@ -172,19 +257,20 @@ static int mma_override(const flashcl_device_profile *pr, const fcl_choice *ch, 
 
 static void mma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
 {
-    const int mt = tiles_per_warp(c);
+    const int mt = tiles_per_warp(c), tf32 = fcl_tf32(p);
     const int32_t d = p->head_dim, hv = fcl_head_dim_v(p);
-    /* (O staged in the operands' type: not where O has Q's own) */
-    const int o_aligned = fcl_out_aligned(p), o_staged = o_aligned && d > 64 && d <= 192 && hv <= d && !fcl_kv_mixed(p);
+    /* (O staged in the operands' type: not where O has Q's own, nor fp32's) */
+    const int o_aligned = fcl_out_aligned(p),
+              o_staged = o_aligned && d > 64 && d <= 192 && hv <= d && !fcl_kv_mixed(p) && !tf32;
     char dv[32], features[512];
     fcl_dim_v_define(p, dv, sizeof dv);
     fcl_feature_defines(p, 1, features, sizeof features);
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s "
-             "-DMT=%d -DQ_LOCAL=%d -DKV_STAGES=%d -DO_ALIGNED=%d -DO_STAGED=%d -DSWIZZLE=%d",
+             "-DMT=%d -DQ_LOCAL=%d -DKV_STAGES=%d -DO_ALIGNED=%d -DO_STAGED=%d -DSWIZZLE=%d -DMMA_TF32=%d",
              fcl_dtype_define(p->dtype), d, dv, c->block_n, c->block_m / (16 * mt), !c->emulated, !c->emulated,
-             fcl_rows_aligned(p), features, mt, q_local_of(d, mt), fcl_mma_stages(c), o_aligned, o_staged,
-             swizzle_of(d, hv, mt));
+             fcl_rows_aligned(p), features, mt, tf32 || q_local_of(d, mt), fcl_mma_stages(c), o_aligned, o_staged,
+             !tf32 && swizzle_of(d, hv, mt), tf32);
 }
 
 void fcl_mma_constants(fcl_args *a, const flashcl_plan *pl)
@@ -219,7 +305,7 @@ void fcl_mma_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tensors 
 const fcl_kernel_module fcl_mma_module = {
     .id = FCL_K_FLASH_MMA,
     .name = "mma",
-    .takes = fcl_mma_takes,
+    .takes = mma_takes,
     .choose = mma_choose,
     .local_bytes = mma_local_bytes,
     .override = mma_override,
