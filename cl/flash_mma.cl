@@ -463,8 +463,19 @@ UNROLL
 UNROLL
             for (int j = 0; j < NT; ++j) {
                 const float4 kb = *(__local const float4 *)(kt + AT(j * 8 + g, k2 * 16 + 4 * t));
+#if MMA_TF32 == 3
+                /* (16 columns' sum in an accumulator of its own, added by an fp32 add: as P*V's below) */
+                float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                MMA_TF32_PRODUCT(acc, qb[0], qs[0], kb.x, kb.y);
+                MMA_TF32_PRODUCT(acc, qb[1], qs[1], kb.z, kb.w);
+                s[0][j][0] += acc[0];
+                s[0][j][1] += acc[1];
+                s[0][j][2] += acc[2];
+                s[0][j][3] += acc[3];
+#else
                 MMA_TF32_PRODUCT(s[0][j], qb[0], qs[0], kb.x, kb.y);
                 MMA_TF32_PRODUCT(s[0][j], qb[1], qs[1], kb.z, kb.w);
+#endif
             }
         }
 #else
@@ -631,6 +642,27 @@ UNROLL
 #if MMA_TF32
         /* O += P*V: P's k8 step j is S tile j as it stands (its keys 8j + 2t and 8j + 2t + 1 as k t and t+4);
          * V's B fragments of the output's n8 tile e from rows 8j + 2t and 8j + 2t + 1, column 8e + g. */
+#if MMA_TF32 == 3
+        /* TF32X3: each output tile's sum over this key tile in an accumulator of its own, added to O by an
+         * fp32 add: the matrix unit's own accumulation is not rounded to nearest (the H200 measured 6e-5 of
+         * the row's scale at 4096 keys with S and O accumulated there, 10x fp32's; docs/design/mma.md,
+         * tf32-1 and tf32-2) */
+        uint pb[NT][4], ps[NT][4];
+UNROLL
+        for (int j = 0; j < NT; ++j)
+            TF32_SPLIT4(pb[j], ps[j], s[0][j][0], s[0][j][2], s[0][j][1], s[0][j][3]);
+UNROLL
+        for (int e = 0; e < DT; ++e) {
+            float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+UNROLL
+            for (int j = 0; j < NT; ++j)
+                MMA_TF32_PRODUCT(acc, pb[j], ps[j], vt[AT_V(j * 8 + 2 * t, e * 8 + g)], vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
+            o[0][e][0] += acc[0];
+            o[0][e][1] += acc[1];
+            o[0][e][2] += acc[2];
+            o[0][e][3] += acc[3];
+        }
+#else
 UNROLL
         for (int j = 0; j < NT; ++j) {
             uint pb[4], ps[4];
@@ -639,6 +671,7 @@ UNROLL
             for (int e = 0; e < DT; ++e)
                 MMA_TF32_PRODUCT(o[0][e], pb, ps, vt[AT_V(j * 8 + 2 * t, e * 8 + g)], vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
         }
+#endif
 #else
         /* O += P*V: P's k16 step kk is S tiles 2kk and 2kk+1; ldmatrix.trans x4 gives V's B fragments
          * for two n8 tiles of the output (columns 16e .. 16e+15), used for each m tile. */

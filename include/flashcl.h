@@ -293,7 +293,10 @@ typedef struct flashcl_problem {
  *           nearest, ties away), a*b = a_big*b_big + a_big*b_small + a_small*b_big; the dropped
  *           a_small*b_small and the rounding of the small parts leave each product within about 2^-21 of
  *           its value relative to |a*b|, against fp32's 2^-24: PyTorch's fp32 memory-efficient kernel
- *           computes this way (CUTLASS's fast fp32). The scores and P*V accumulate in fp32.
+ *           computes this way (CUTLASS's fast fp32). The matrix unit's own sums do not round to nearest:
+ *           each tile's partial sums are added in fp32 (on the H200, without that, outputs were within
+ *           6e-5 of the row's largest |value| at 4096 keys, 10x fp32's; with it, not yet measured there:
+ *           docs/design/mma.md).
  *   TF32    each operand rounded to TF32 and one product (PyTorch's allow_tf32): Q, K, V and the weights P
  *           each carry a relative error up to 2^-11, as fp16 operands do (with fp32's range), so outputs
  *           move by up to about 2^-10 of the row's |V|; about 3x TF32X3's speed.

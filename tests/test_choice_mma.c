@@ -234,8 +234,10 @@ START_TEST(test_tf32_path)
             ck_assert_uint_eq(c.local_mem_bytes, (uint64_t)((c.block_m + kv) * lds + kv * ldv) * 4);
             ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(d, &c));
             ck_assert_uint_le(c.local_mem_bytes, budget_of(&prof));
-            if (d == 128) /* four warps, 32-key tiles in two stages: 105 KiB */
+            if (d == 128 && prec == FLASHCL_PRECISION_TF32) /* four warps, 32-key tiles in two stages: 105 KiB */
                 ck_assert(c.block_m == 64 && c.block_n == 32 && c.kv_stages == 2 && c.local_mem_bytes == 107520);
+            if (d == 128 && prec == FLASHCL_PRECISION_TF32X3) /* 16-key tiles (registers): 70.5 KiB */
+                ck_assert(c.block_m == 64 && c.block_n == 16 && c.kv_stages == 2 && c.local_mem_bytes == 72192);
         }
     }
     /* what stays off the matrix units under TF32 */

@@ -386,6 +386,40 @@ def prefill_section(directory):
     return '\n'.join(out)
 
 
+def tf32_section(directory):
+    """fp32 prefill on flash_mma's TF32 paths (problem.precision) and the portable kernel's fp32, beside PyTorch's
+    fp32 memory-efficient kernel, from one device call (bench/prefill/tf32/: flashcl bench JSON, h200_sdpa.jsonl;
+    bench/prefill/tf32_h200.sh)."""
+    d = os.path.join(directory, 'prefill', 'tf32')
+    runs = {os.path.basename(p)[len('h200_'):-len('.json')]: json.load(open(p))
+            for p in sorted(glob.glob(os.path.join(d, 'h200_d*.json')))}
+    if not runs:
+        return ''
+    sdpa = {}
+    for line in open(os.path.join(d, 'h200_sdpa.jsonl')):
+        r = json.loads(line) if line.strip() else {}
+        if 'tflops' in r and not r['causal']:
+            sdpa[(r['d'], r['n'])] = r
+    out = ['| d | N | precision | kernel | ms (min–max) | TFLOP/s | validated | PyTorch fp32 (memory-efficient) TFLOP/s '
+           '| ÷ PyTorch |', '|---|---|---|---|---|---|---|---|---|']
+    for dim in (128, 64):
+        for prec in ('fp32', 'tf32x3', 'tf32'):
+            run = runs.get(f'd{dim}_{prec}')
+            r = next((x for x in run['results'] if x.get('ran')), None) if run else None
+            if not r:
+                continue
+            ref = sdpa.get((dim, r['seq']))
+            val = (f"pass ({r['max_rel_error']:.1e})" if r.get('passed') else
+                   f"**failed** ({r['max_rel_error']:.1e}; the kernel changed since: not measured again)")
+            out.append(f"| {dim} | {r['seq']} | {prec} | {r['kernel']} | {ms(r)} | {r['tflops']:.1f} | {val} | "
+                       f"{ref['tflops']:.1f} | {r['tflops'] / ref['tflops']:.2f}× |" if ref else '| — | — |')
+    cmds = sorted({run['command'].split(' --json')[0] for run in runs.values()})
+    out.append('')
+    out.append('Commands: ' + '; '.join(f'`{c}`' for c in cmds) + f" (flashcl {next(iter(runs.values()))['flashcl']}, "
+               f"{next(iter(runs.values()))['date']}); PyTorch: `bench/anchors/sdpa_prefill.py efficient 128,64`.")
+    return '\n'.join(out)
+
+
 def dimv_section(directory):
     """V's own head dim (problem.head_dim_v): MLA's prefill, 192 over 128, beside the same shape with V at 192
     and PyTorch SDPA, all from one device call (bench/dimv/: flashcl bench JSON, h200_sdpa_dimv.jsonl from
@@ -597,6 +631,15 @@ def main():
         print('every device) beside PyTorch SDPA, measured in one run on 2026-12-01. What each choice moved and what')
         print('limits the figures that miss their target: `docs/design/mma.md` and `docs/design/portable.md`.\n')
         print(pf + '\n')
+    tf = tf32_section(directory)
+    if tf:
+        print('## fp32 prefill on TF32 products (flash_mma, problem.precision), H200, against PyTorch\n')
+        print('fp32 Q, K and V, hidden 2048, B·N = 16384: the portable kernel (fp32, the default), flash_mma with')
+        print('three TF32 products a product (tf32x3: PyTorch\'s own fp32 arithmetic) and with one (tf32:')
+        print('`allow_tf32`\'s accuracy), beside PyTorch\'s fp32 memory-efficient kernel in the same device call.')
+        print('The validation column gives the run\'s largest relative error against the naive kernel (fp32).')
+        print('Why and what limits them: `docs/design/mma.md`, tf32-1 and tf32-2.\n')
+        print(tf + '\n')
     dvs = dimv_section(directory)
     if dvs:
         print('## V\'s own head dim (MLA\'s prefill), H200, against PyTorch\n')

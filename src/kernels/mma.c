@@ -133,16 +133,17 @@ static void mma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn
  * up to d=192, 32 rows x 32 keys; above, 16 rows x 64 keys (32 rows a warp spill). Queries that fill less
  * than one 32-rows-a-warp block take 16 rows a warp. Then fewer keys, and then fewer warps, where local
  * memory is short. */
-/* fp32 operands (TF32 products): four warps of 16 rows; 64-key tiles in two stages up to d=64, 32-key
- * tiles in two stages up to d=128 (105 KiB at d=128, within Hopper's 113 KiB budget), one stage above;
- * then fewer keys, and fewer warps, where local memory is short. Not yet measured on a GPU
- * (docs/design/mma.md, tf32-1). */
+/* fp32 operands (TF32 products): four warps of 16 rows; 64-key tiles in two stages up to d=64; above, 32-key
+ * tiles (TF32; 105 KiB at d=128, within Hopper's 113 KiB budget) or 16-key ones (TF32X3, whose staged sums
+ * hold P's split fragments of the whole tile: 172 registers at d=128 where 32 keys took 255 and spilled,
+ * ptxas 13.0), in two stages up to d=128, one above; then fewer keys, and fewer warps, where local memory
+ * is short (docs/design/mma.md, tf32-1 and tf32-2). */
 static int mma_tf32_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                            flashcl_config *cfg, char *why, size_t why_len, int32_t warps)
 {
     const int emulated = !fcl_ptx_units(pr);
     const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
-    int32_t bn = d <= 64 ? 64 : 32, stages = d <= 128 ? 2 : 1;
+    int32_t bn = d <= 64 ? 64 : fcl_tf32(p) == 3 ? 16 : 32, stages = d <= 128 ? 2 : 1;
     while (mma_tf32_bytes(d, dv, 16 * warps, bn, stages, emulated) > ch->local_mem && (stages > 1 || bn > 16 || warps > 1)) {
         if (stages > 1)
             stages = 1;
