@@ -496,11 +496,21 @@ START_TEST(test_inference_options)
     ck_assert_msg(strstr(out, "FAIL") == NULL && strstr(out, "ERROR") == NULL && strstr(out, "pass"), "%s", out);
     ck_assert_int_eq(run_tool("run -n 64 -d 32 --dim-v 12 --iters 1", &out), 1); /* the library's refusal */
     ck_assert_msg(strstr(out, "problem.head_dim_v = 12") != NULL, "%s", out);
+    /* --precision: fp32 on the matrix-unit kernel's TF32 products, forced (emulated here), said in the JSON;
+     * with 16-bit data the library's refusal names the field */
+    ck_assert_int_eq(run_tool_full("FLASHCL_PATH=mma", "run -n 40 -d 64 -H 2 --iters 1 --precision tf32x3 --json", 1,
+                                   &out, NULL),
+                     0);
+    ck_assert_msg(strstr(out, "\"precision\": \"tf32x3\"") && strstr(out, "\"tf32\": 3") &&
+                      strstr(out, "\"kernel\": \"flash_mma\"") && strstr(out, "\"passed\": true"),
+                  "%s", out);
+    ck_assert_int_eq(run_tool("run -n 40 -d 64 --dtype f16 --iters 1 --precision tf32", &out), 1);
+    ck_assert_msg(strstr(out, "problem.precision = tf32") != NULL, "%s", out);
     static const char *bad[] = {"run --window 3", "run --softcap -1", "run --paged 20", "run --kv-splits 2000",
                                 "bench --paged 8", "run --sinks x1", "bench --sinks", "run --kv-dtype f64",
-                                "run --dim-v 0", "bench --dim-v x"};
+                                "run --dim-v 0", "bench --dim-v x", "run --precision fp16"};
     static const char *named[] = {"--window 3", "--softcap -1", "--paged 20", "--kv-splits 2000", "--paged",
-                                  "--sinks x1", "--sinks", "--kv-dtype f64", "--dim-v", "--dim-v"};
+                                  "--sinks x1", "--sinks", "--kv-dtype f64", "--dim-v", "--dim-v", "--precision fp16"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
         ck_assert_msg(run_tool(bad[i], &out) == 2, "%s: %s", bad[i], out);
         ck_assert_msg(strstr(out, named[i]) != NULL, "%s: %s", bad[i], out);

@@ -439,9 +439,10 @@ static void print_json(const flashcl_device_profile *dev, const flashcl_problem 
     printf(", \"window\": %s, \"window_left\": %d, \"window_right\": %d, \"softcap\": ", p->window ? "true" : "false",
            p->window_left, p->window_right);
     cli_json_number(stdout, (double)p->softcap);
-    printf(", \"alibi\": %d, \"varlen\": %s, \"total_q\": %lld, \"total_kv\": %lld},\n", p->alibi,
-           p->varlen ? "true" : "false", (long long)(p->varlen ? p->total_q : (int64_t)p->batch * p->seq_q),
-           (long long)(p->varlen ? p->total_kv : (int64_t)p->batch * p->seq_kv));
+    printf(", \"alibi\": %d, \"varlen\": %s, \"total_q\": %lld, \"total_kv\": %lld, \"precision\": \"%s\"},\n",
+           p->alibi, p->varlen ? "true" : "false", (long long)(p->varlen ? p->total_q : (int64_t)p->batch * p->seq_q),
+           (long long)(p->varlen ? p->total_kv : (int64_t)p->batch * p->seq_kv),
+           flashcl_precision_name((flashcl_precision)p->precision));
     printf(" \"config\": {\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, "
            "\"rows_per_item\": %d, \"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, \"work_group_size\": %d, "
            "\"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, \"source\": \"%s\", \"reason\": ",
@@ -450,9 +451,9 @@ static void print_json(const flashcl_device_profile *dev, const flashcl_problem 
            (unsigned long long)cfg->local_mem_budget, cfg->source);
     cli_json_string(stdout, cfg->reason);
     printf(", \"module\": \"%s\", \"emulated\": %d, \"kv_stages\": %d, \"m_tiles\": %d, \"producer\": %d, "
-           "\"team\": %d, \"keys_per_step\": %d, \"shuffles\": %d, \"path_reason\": ",
+           "\"team\": %d, \"keys_per_step\": %d, \"shuffles\": %d, \"tf32\": %d, \"path_reason\": ",
            flashcl_kernel_name(cfg->kernel), cfg->emulated, cfg->kv_stages, cfg->m_tiles, cfg->producer, cfg->team,
-           cfg->keys_per_step, cfg->shuffles);
+           cfg->keys_per_step, cfg->shuffles, cfg->tf32);
     cli_json_string(stdout, cfg->path_reason);
     printf("},\n \"plan_ms\": ");
     cli_json_number(stdout, t->plan_ms);
