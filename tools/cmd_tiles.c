@@ -23,6 +23,8 @@ static void usage(FILE *f)
             "  -d, --dim N      head dim (default 128)\n"
             "  --dtype T        f32, f16 or bf16 (default f32)\n"
             "  --causal         causal mask\n"
+            "  --precision P    fp32 data's products: fp32 (default), tf32x3 or tf32 (flash_mma's TF32 tiles;\n"
+            "                   see flashcl run --help; with --all the f32 rows only)\n"
             "  -n, --seq N      seq_q = seq_kv = N (default 4096); --seq-q N, --seq-kv N\n"
             "  --gqa R          query heads per kv head (default 1)\n"
             "  --decode         a decode step: seq_q = 1 (unless --seq-q is given)\n"
@@ -94,7 +96,7 @@ static void print_json(const flashcl_device_profile *pr, const flashcl_problem *
 }
 
 enum { OPT_DTYPE = CLI_OPT_BASE, OPT_SEQ_Q, OPT_SEQ_KV, OPT_GQA, OPT_DECODE, OPT_ALL, OPT_BUILD, OPT_JSON, OPT_PATH,
-       OPT_DEVICE, OPT_CAUSAL };
+       OPT_DEVICE, OPT_CAUSAL, OPT_PRECISION };
 
 static const struct option longopts[] = {
     {"dim", required_argument, NULL, 'd'}, {"dtype", required_argument, NULL, OPT_DTYPE},
@@ -103,7 +105,8 @@ static const struct option longopts[] = {
     {"causal", no_argument, NULL, OPT_CAUSAL}, {"decode", no_argument, NULL, OPT_DECODE},
     {"all", no_argument, NULL, OPT_ALL}, {"build", no_argument, NULL, OPT_BUILD},
     {"json", no_argument, NULL, OPT_JSON}, {"path", required_argument, NULL, OPT_PATH},
-    {"device", required_argument, NULL, OPT_DEVICE}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    {"device", required_argument, NULL, OPT_DEVICE}, {"precision", required_argument, NULL, OPT_PRECISION},
+    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 
 typedef struct tiles_opts {
     const char *device;
@@ -131,6 +134,7 @@ static int parse_value(int c, const char *val, tiles_opts *o, long seq[2])
         return 1;
     case OPT_SEQ_Q: case OPT_SEQ_KV: return cli_int(cli_option_name(longopts, c), val, 1, 1L << 30, &seq[c == OPT_SEQ_KV]);
     case OPT_GQA: return cli_int("--gqa", val, 1, 1024, &o->gqa);
+    case OPT_PRECISION: return cli_mask_option("tiles", CLI_OPT_PRECISION, val, &o->p);
     case OPT_PATH: {
         flashcl_path fp;
         if (flashcl_path_parse(val, &fp) != FLASHCL_SUCCESS) {
@@ -249,6 +253,7 @@ int cmd_tiles(int argc, char **argv)
         for (int t = t_first; t <= t_last; ++t) {
             p.head_dim = d;
             p.dtype = (flashcl_dtype)t;
+            p.precision = t == FLASHCL_DTYPE_F32 ? o.p.precision : FLASHCL_PRECISION_FP32;
             flashcl_config c;
             if (o.build) {
                 flashcl_plan *plan = NULL;
