@@ -35,6 +35,7 @@ __all__ = ["attention", "Context", "FlashclError", "library_version", "library_p
 
 ABI_VERSION = 6
 DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1}  # FLASHCL_DTYPE_F32, _F16 (bf16: dtype="bf16")
+PRECISIONS = {"fp32": 0, "tf32x3": 1, "tf32": 2}  # problem.precision: FLASHCL_PRECISION_FP32, _TF32X3, _TF32
 
 
 class FlashclError(RuntimeError):
@@ -435,7 +436,7 @@ def _span(a):
 
 
 def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alignment="bottom-right",
-              mask=None, dtype=None, queue=None, wait_for=None, return_lse=False, out=None):
+              mask=None, dtype=None, queue=None, wait_for=None, return_lse=False, out=None, precision="fp32"):
     """Exact attention, O = softmax(scale * Q K^T [masked]) V, on flashcl.
 
     q: (batch, seq_q, heads_q, head_dim); k: (batch, seq_kv, heads_kv, head_dim); v: (batch, seq_kv,
@@ -453,6 +454,9 @@ def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alig
     seq_q) (natural log; -inf for a row that sees no key): (out, lse), or (out, lse, event) on PyOpenCL.
     out: the output array to write, (batch, seq_q, heads_q, head_dim_v) of q's dtype and kind; a
     PyOpenCL one is written in place with its strides (last dim contiguous, rows not overlapping).
+    precision: how float32 data may be multiplied (problem.precision): "fp32" (the default), "tf32x3" (three
+    TF32 products a product on NVIDIA's tensor cores: PyTorch's fp32 memory-efficient kernel's arithmetic)
+    or "tf32" (one: torch.backends.cuda.matmul.allow_tf32's accuracy); a permission, float32 only.
     """
     on_device = _is_device_array(q)
     if dtype == "bf16":
@@ -471,6 +475,9 @@ def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alig
             raise TypeError(f"flashcl.attention: {name} is {'not ' if on_device else ''}a PyOpenCL array and q is"
                             f"{'' if on_device else ' not'}: numpy arrays or PyOpenCL arrays, not both")
     p = _problem(q, k, v, code, causal, scale, window, softcap, alignment, return_lse)
+    if precision not in PRECISIONS:
+        raise ValueError(f"flashcl.attention: precision={precision!r}: 'fp32', 'tf32x3' or 'tf32'")
+    p.precision = PRECISIONS[precision]
     out_shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
     if out is not None and (tuple(out.shape) != out_shape or np.dtype(out.dtype) != np.dtype(q.dtype)):
         raise ValueError(f"flashcl.attention: out is {out.dtype} {tuple(out.shape)}: {np.dtype(q.dtype)} {out_shape}")

@@ -271,6 +271,22 @@ def test_abi_mirrors():
     assert names[-7:] == ["kv_stages", "m_tiles", "producer", "team", "keys_per_step", "shuffles", "tf32"]
 
 
+def test_precision():
+    """precision="tf32x3" and "tf32" on float32 against float64: where the matrix units run them (NVIDIA) three
+    TF32 products are held near fp32's error and one near fp16's; elsewhere the library computes in fp32,
+    within both. float16 data with a TF32 precision is the library's refusal, an unknown name a ValueError."""
+    rng = np.random.default_rng(7)
+    q, k, v = (rand(rng, (2, 40, 2, 64), np.float32) for _ in range(3))
+    ref = reference(q, k, v)
+    for precision, tol in (("tf32x3", 2e-5), ("tf32", 4e-3)):
+        o = flashcl.attention(q, k, v, precision=precision)
+        assert np.max(np.abs(o - ref)) <= tol * np.max(np.abs(ref)), precision
+    with pytest.raises(flashcl.FlashclError, match="problem.precision = tf32"):
+        flashcl.attention(q.astype(np.float16), k.astype(np.float16), v.astype(np.float16), precision="tf32")
+    with pytest.raises(ValueError, match="precision"):
+        flashcl.attention(q, k, v, precision="fp16")
+
+
 def test_errors():
     rng = np.random.default_rng(4)
     q = rand(rng, (1, 8, 2, 16), np.float32)
