@@ -185,20 +185,20 @@
 #define CPR_V (HEAD_DIM_V / CE) /* and of V and O */
 #define LOAD_TILE_(dst, src, base, stride, pstride, n0, CHECK, W, ATF)                                         \
     do {                                                                                                       \
-        int r_ = tid / ((W) / CE), c_ = (tid - r_ * ((W) / CE)) * CE;                                             \
-        __global const MMA_KV_T *row0_ = (src) + (base);                                                          \
-        __global const MMA_KV_T *p_ = row0_ + TILE_ROW((n0) + r_, stride, pstride) + c_;                          \
-        const long step_ = (long)(WG_SIZE / ((W) / CE)) * (stride) + (WG_SIZE % ((W) / CE)) * CE;                 \
+        int r_ = tid / ((W) / CE), c_ = (tid - r_ * ((W) / CE)) * CE;                                          \
+        __global const MMA_KV_T *row0_ = (src) + (base);                                                       \
+        __global const MMA_KV_T *p_ = row0_ + TILE_ROW((n0) + r_, stride, pstride) + c_;                       \
+        const long step_ = (long)(WG_SIZE / ((W) / CE)) * (stride) + (WG_SIZE % ((W) / CE)) * CE;              \
         UNROLL                                                                                                 \
-        for (int i_ = 0; i_ < (BLOCK_N * ((W) / CE) + WG_SIZE - 1) / WG_SIZE; ++i_) {                           \
-            if ((BLOCK_N * ((W) / CE)) % WG_SIZE == 0 || r_ < BLOCK_N) {                                        \
+        for (int i_ = 0; i_ < (BLOCK_N * ((W) / CE) + WG_SIZE - 1) / WG_SIZE; ++i_) {                          \
+            if ((BLOCK_N * ((W) / CE)) % WG_SIZE == 0 || r_ < BLOCK_N) {                                       \
                 const bool ok_ = !(CHECK) || (n0) + r_ < skv;                                                  \
                 ASYNC8((dst) + ATF(r_, c_), PAGED_SRC(p_, row0_, (n0) + r_, stride, pstride, c_, ok_), ok_);   \
             }                                                                                                  \
-            r_ += WG_SIZE / ((W) / CE);                                                                         \
-            c_ += (WG_SIZE % ((W) / CE)) * CE;                                                                   \
+            r_ += WG_SIZE / ((W) / CE);                                                                        \
+            c_ += (WG_SIZE % ((W) / CE)) * CE;                                                                 \
             p_ += step_;                                                                                       \
-            if (WG_SIZE % ((W) / CE) != 0 && c_ >= (W)) {                                                       \
+            if (WG_SIZE % ((W) / CE) != 0 && c_ >= (W)) {                                                      \
                 c_ -= (W);                                                                                     \
                 r_ += 1;                                                                                       \
                 p_ += (stride) - (W);                                                                          \
@@ -656,7 +656,8 @@ UNROLL
             float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 UNROLL
             for (int j = 0; j < NT; ++j)
-                MMA_TF32_PRODUCT(acc, pb[j], ps[j], vt[AT_V(j * 8 + 2 * t, e * 8 + g)], vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
+                MMA_TF32_PRODUCT(acc, pb[j], ps[j], vt[AT_V(j * 8 + 2 * t, e * 8 + g)],
+                                 vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
             o[0][e][0] += acc[0];
             o[0][e][1] += acc[1];
             o[0][e][2] += acc[2];
@@ -669,7 +670,8 @@ UNROLL
             TF32_SPLIT4(pb, ps, s[0][j][0], s[0][j][2], s[0][j][1], s[0][j][3]);
 UNROLL
             for (int e = 0; e < DT; ++e)
-                MMA_TF32_PRODUCT(o[0][e], pb, ps, vt[AT_V(j * 8 + 2 * t, e * 8 + g)], vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
+                MMA_TF32_PRODUCT(o[0][e], pb, ps, vt[AT_V(j * 8 + 2 * t, e * 8 + g)],
+                                 vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
         }
 #endif
 #else

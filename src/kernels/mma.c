@@ -89,7 +89,8 @@ int fcl_mma_takes(const flashcl_problem *p, char *why, size_t n)
     const char *no = NULL;
     if (fcl_kv_dtype(p) == FLASHCL_DTYPE_F32)
         no = fcl_kv_mixed(p) ? "K and V in fp32 (the matrix units take fp16 and bf16 operands)"
-                             : "fp32 storage (the matrix units take fp16 and bf16; fp32 Q over fp16 or bf16 K/V they take)";
+                             : "fp32 storage (the matrix units take fp16 and bf16, and fp32 as TF32 where "
+                               "problem.precision allows it)";
     else
         no = mma_shape_refusal(p);
     if (no)
@@ -144,7 +145,8 @@ static int mma_tf32_choose(const flashcl_device_profile *pr, const fcl_choice *c
     const int emulated = !fcl_ptx_units(pr);
     const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
     int32_t bn = d <= 64 ? 64 : fcl_tf32(p) == 3 ? 16 : 32, stages = d <= 128 ? 2 : 1;
-    while (mma_tf32_bytes(d, dv, 16 * warps, bn, stages, emulated) > ch->local_mem && (stages > 1 || bn > 16 || warps > 1)) {
+    while (mma_tf32_bytes(d, dv, 16 * warps, bn, stages, emulated) > ch->local_mem &&
+           (stages > 1 || bn > 16 || warps > 1)) {
         if (stages > 1)
             stages = 1;
         else if (bn > 16)
