@@ -196,8 +196,9 @@ inline uint pack2(float lo, float hi)
 #endif
 }
 /* Every emulated instruction: barrier, each lane publishes its registers in its warp's area xw,
- * barrier, each lane reads what the instruction would have given it. */
-inline void mma_emu(float *c, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1, __local uint *xw, int lane)
+ * barrier, each lane reads what the instruction would have given it. An MMA's operands: A's four
+ * registers, then B's two, at xw[lane * 8 ..]. */
+inline void mma_emu_publish(uint a0, uint a1, uint a2, uint a3, uint b0, uint b1, __local uint *xw, int lane)
 {
     barrier(CLK_LOCAL_MEM_FENCE);
     xw[lane * 8 + 0] = a0;
@@ -207,6 +208,10 @@ inline void mma_emu(float *c, uint a0, uint a1, uint a2, uint a3, uint b0, uint 
     xw[lane * 8 + 4] = b0;
     xw[lane * 8 + 5] = b1;
     barrier(CLK_LOCAL_MEM_FENCE);
+}
+inline void mma_emu(float *c, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1, __local uint *xw, int lane)
+{
+    mma_emu_publish(a0, a1, a2, a3, b0, b1, xw, lane);
     const int g = lane >> 2, t = lane & 3;
     for (int o = 0; o < 4; ++o) {
         const int row = g + (o >> 1) * 8, col = 2 * t + (o & 1);
@@ -225,14 +230,7 @@ inline void mma_emu(float *c, uint a0, uint a1, uint a2, uint a3, uint b0, uint 
  * are exact in fp32. */
 inline void mma_tf32_emu(float *c, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1, __local uint *xw, int lane)
 {
-    barrier(CLK_LOCAL_MEM_FENCE);
-    xw[lane * 8 + 0] = a0;
-    xw[lane * 8 + 1] = a1;
-    xw[lane * 8 + 2] = a2;
-    xw[lane * 8 + 3] = a3;
-    xw[lane * 8 + 4] = b0;
-    xw[lane * 8 + 5] = b1;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    mma_emu_publish(a0, a1, a2, a3, b0, b1, xw, lane);
     const int g = lane >> 2, t = lane & 3;
     for (int o = 0; o < 4; ++o) {
         const int row = g + (o >> 1) * 8, col = 2 * t + (o & 1);
