@@ -228,6 +228,28 @@ START_TEST(test_run_npy_dim_v)
 }
 END_TEST
 
+/* --precision reaches a run on .npy files (it was once dropped there): flash_mma's three TF32 products,
+ * validated, and said in the JSON. */
+START_TEST(test_run_npy_precision)
+{
+    setup();
+    const int64_t qs[4] = {1, 24, 2, 32}, ks[4] = {1, 40, 2, 32};
+    void *host[3];
+    write_inputs(FLASHCL_DTYPE_F32, qs, ks, host);
+    char args[1024], *out;
+    snprintf(args, sizeof args,
+             "run --q %s/q.npy --k %s/k.npy --v %s/v.npy --out %s/o.npy --path mma --precision tf32x3 --validate --json",
+             dir, dir, dir, dir);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "\"precision\": \"tf32x3\"") && strstr(out, "\"kernel\": \"flash_mma\"") &&
+                      strstr(out, "\"tf32\": 3") && strstr(out, "\"validated\": true"),
+                  "%s", out);
+    for (int i = 0; i < 3; ++i)
+        free(host[i]);
+    teardown();
+}
+END_TEST
+
 /* Bad inputs: a clear message, a nonzero exit, and no output file. */
 START_TEST(test_run_npy_refuses)
 {
@@ -897,6 +919,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_run_npy_matches_library, 0, 3);
     tcase_add_loop_test(tc, test_run_npy_refuses, 0, 4);
     tcase_add_test(tc, test_run_npy_dim_v);
+    tcase_add_test(tc, test_run_npy_precision);
     tcase_add_test(tc, test_command_edges);
     tcase_add_test(tc, test_tiles_json_is_the_plan);
     tcase_add_test(tc, test_tune_dry_run);

@@ -68,7 +68,7 @@ static void usage(FILE *f)
             "\n"
             "usage: flashcl run --q Q.npy --k K.npy --v V.npy --out O.npy [--lse LSE.npy] [--causal]\n"
             "                   [--window L,R] [--softcap C] [--scale S] [--bf16] [--validate] [--device SEL]\n"
-            "                   [--path P]\n"
+            "                   [--path P] [--precision P]\n"
             "                   [--json]\n"
             "Runs attention on .npy files of shape (batch, seq, heads, dim), float32 or float16 (bf16 as\n"
             "uint16 with --bf16), C order; GQA follows from the head counts, V's dim may differ from Q's\n"
@@ -889,6 +889,7 @@ static int run_npy(run_opts *o)
     p.alignment = o->problem.alignment;
     p.scale = o->problem.scale;
     p.return_lse = o->lse_path != NULL;
+    p.precision = o->problem.precision;
 
     flashcl_settings settings;
     flashcl_settings_default(&settings);
@@ -963,10 +964,11 @@ static int run_npy(run_opts *o)
         printf(", \"out\": ");
         cli_json_string(stdout, o->out_path);
         printf(", \"batch\": %d, \"heads_q\": %d, \"heads_kv\": %d, \"seq_q\": %d, \"seq_kv\": %d, \"head_dim\": %d, "
-               "\"head_dim_v\": %lld, \"dtype\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"validated\": %s, "
-               "\"validation\": ",
+               "\"head_dim_v\": %lld, \"dtype\": \"%s\", \"precision\": \"%s\", \"kernel\": \"%s\", \"tf32\": %d, "
+               "\"block_m\": %d, \"block_n\": %d, \"validated\": %s, \"validation\": ",
                p.batch, p.heads_q, p.heads_kv, p.seq_q, p.seq_kv, p.head_dim, (long long)a[2].shape[3],
-               flashcl_dtype_name(p.dtype), cfg.block_m, cfg.block_n, report.ran ? "true" : "false");
+               flashcl_dtype_name(p.dtype), flashcl_precision_name((flashcl_precision)p.precision), cfg.kernel_name,
+               cfg.tf32, cfg.block_m, cfg.block_n, report.ran ? "true" : "false");
         json_validation(&report);
         printf("}\n");
     } else {
