@@ -91,6 +91,30 @@
 #if MMA_TF32 && (MT != 1 || !Q_LOCAL || SWIZZLE || O_STAGED)
 #error "MMA_TF32 needs MT 1, Q_LOCAL 1, SWIZZLE 0 and O_STAGED 0"
 #endif
+/* Q_SPLIT (TF32X3, where local memory allows: the host's): Q's block split once as it lands, its TF32
+ * parts in q_s and what they leave in q_rest (BLOCK_M * LDS more fp32 elements), instead of every key tile
+ * splitting its fragments again. */
+#ifndef Q_SPLIT
+#define Q_SPLIT 0
+#endif
+#if Q_SPLIT && MMA_TF32 != 3
+#error "Q_SPLIT is TF32X3's"
+#endif
+/* Q_SPLIT's blocks are stored in fragment order: a lane's A fragment of a k8 step (its four values) as one
+ * 16-byte read, no register moves to assemble it. Step s (0, 1) of the 16 columns k2 of warp w: */
+#define Q_SPLIT_STORE(r, c, hi, lo)                                                                            \
+    do {                                                                                                       \
+        __local uint *const qh_ = (__local uint *)q_s;                                                         \
+        qh_[Q_SPLIT_AT(r, c)] = (hi).x, qh_[Q_SPLIT_AT(r, (c) + 1)] = (hi).y;                                  \
+        qh_[Q_SPLIT_AT(r, (c) + 2)] = (hi).z, qh_[Q_SPLIT_AT(r, (c) + 3)] = (hi).w;                            \
+        q_rest[Q_SPLIT_AT(r, c)] = (lo).x, q_rest[Q_SPLIT_AT(r, (c) + 1)] = (lo).y;                            \
+        q_rest[Q_SPLIT_AT(r, (c) + 2)] = (lo).z, q_rest[Q_SPLIT_AT(r, (c) + 3)] = (lo).w;                      \
+    } while (0)
+#define Q_FRAG_AT(w, k2, s, ln) (((((w) * (HEAD_DIM / 16) + (k2)) * 2 + (s)) * 32 + (ln)) * 4)
+/* and where row r, column c of the block goes (the columns of each 16 permuted as K's reads take them:
+ * TF32 at the end of the comment at the top) */
+#define Q_SPLIT_AT(r, c)                                                                                       \
+    (Q_FRAG_AT((r) / 16, (c) / 16, ((c) % 4) / 2, ((r) % 8) * 4 + ((c) % 16) / 4) + ((r) % 16) / 8 + 2 * ((c) % 2))
 /* The local tiles' element (MMA_E) and the elements of a 16-byte chunk (CE): 16-bit operands, or fp32. */
 #if MMA_TF32
 #define MMA_E float
@@ -227,29 +251,45 @@
 #define LOAD_V(dst, n0) LOAD_ROWS(dst, V, v_base, v_ss, v_sb, n0, HEAD_DIM_V, AT_V)
 
 #if MMA_TF32
-/* Four fp32 values as an A fragment of TF32 values (b) and, with MMA_TF32 3, what their rounding left,
- * rounded too (sm): x = b + sm to about 2^-22 of |x|. */
 #if MMA_TF32 == 3
+/* TF32X3's split of x: hi, x's TF32 bits by truncation, and lo, the rest (exact in fp32, below 2^-10 of
+ * |x|) rounded to TF32 by an integer add: x = hi + lo to 2^-22 of |x|, in 4 instructions where one
+ * cvt.rna.tf32.f32 alone took 4 (ptxas 13.0, sm_90: VIADD, FSETP, SEL, LOP3; docs/design/mma.md, tf32-3).
+ * A NaN stays a NaN in hi (or becomes an inf there, its lo a NaN): the products are not finite either way. */
+#define TF32_HI(x) (as_uint(x) & 0xffffe000u)
+#define TF32_LO(x, hi) ((as_uint((x) - as_float(hi)) + 0x1000u) & 0xffffe000u)
+/* Four fp32 values as an A fragment of TF32 values (b) and what they left (sm): x = b + sm. */
 #define TF32_SPLIT4(b, sm, x0, x1, x2, x3)                                                                     \
     do {                                                                                                       \
         const float x_[4] = {(x0), (x1), (x2), (x3)};                                                          \
         UNROLL                                                                                                 \
         for (int i_ = 0; i_ < 4; ++i_) {                                                                       \
-            (b)[i_] = tf32_round(x_[i_]);                                                                      \
-            (sm)[i_] = tf32_round(x_[i_] - as_float((b)[i_]));                                                 \
+            (b)[i_] = TF32_HI(x_[i_]);                                                                         \
+            (sm)[i_] = TF32_LO(x_[i_], (b)[i_]);                                                               \
         }                                                                                                      \
     } while (0)
-/* c += A*B for A = a + as (fragments) and B's fragment (y0, y1): the small products first, as three m16n8k8
- * products (the smalls' product, below 2^-22 of |A*B|, dropped). */
-#define MMA_TF32_PRODUCT(c, a, as, y0, y1)                                                                     \
+/* A*B for A = a + as (fragments) and B's fragment (y0, y1) as three m16n8k8 products, the smalls' product
+ * (below 2^-20 of |A*B|) dropped: the two small products added to cs, then the big one to cb. */
+#define MMA_TF32_PARTS(cb, cs, a, as, y0, y1)                                                                  \
     do {                                                                                                       \
         const float y0_ = (y0), y1_ = (y1);                                                                    \
-        const uint b0_ = tf32_round(y0_), b1_ = tf32_round(y1_);                                               \
-        const uint s0_ = tf32_round(y0_ - as_float(b0_)), s1_ = tf32_round(y1_ - as_float(b1_));               \
-        MMA_TF32_OP(c, (as)[0], (as)[1], (as)[2], (as)[3], b0_, b1_);                                          \
-        MMA_TF32_OP(c, (a)[0], (a)[1], (a)[2], (a)[3], s0_, s1_);                                              \
-        MMA_TF32_OP(c, (a)[0], (a)[1], (a)[2], (a)[3], b0_, b1_);                                              \
+        const uint b0_ = TF32_HI(y0_), b1_ = TF32_HI(y1_);                                                     \
+        const uint s0_ = TF32_LO(y0_, b0_), s1_ = TF32_LO(y1_, b1_);                                           \
+        MMA_TF32_OP(cs, (as)[0], (as)[1], (as)[2], (as)[3], b0_, b1_);                                         \
+        MMA_TF32_OP(cs, (a)[0], (a)[1], (a)[2], (a)[3], s0_, s1_);                                             \
+        MMA_TF32_OP(cb, (a)[0], (a)[1], (a)[2], (a)[3], b0_, b1_);                                             \
     } while (0)
+/* c += A*B, the small products first */
+#define MMA_TF32_PRODUCT(c, a, as, y0, y1) MMA_TF32_PARTS(c, c, a, as, y0, y1)
+/* How the matrix unit's sums are staged into fp32 adds (docs/design/mma.md, tf32-3): 0, S 16 columns and O
+ * a key tile in one accumulator; 1, every k8 step's three products in an accumulator of their own; 2, the
+ * big product's k8 step apart and the small products' whole sum apart. */
+#ifndef TF32_ACC
+#define TF32_ACC 0
+#endif
+/* (accumulator tile c += t, zeroing t) */
+#define ACC_ADD(c, t) ((c)[0] += (t)[0], (c)[1] += (t)[1], (c)[2] += (t)[2], (c)[3] += (t)[3])
+#define ACC_ZERO(t) ((t)[0] = (t)[1] = (t)[2] = (t)[3] = 0.0f)
 #else
 #define TF32_SPLIT4(b, sm, x0, x1, x2, x3)                                                                     \
     ((b)[0] = tf32_round(x0), (b)[1] = tf32_round(x1), (b)[2] = tf32_round(x2), (b)[3] = tf32_round(x3))
@@ -272,6 +312,10 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if Q_LOCAL
     __local uint4 q4[BLOCK_M * LDS / CE];
     __local MMA_E *const q_s = (__local MMA_E *)q4;
+#if Q_SPLIT
+    __local uint4 q_rest4[BLOCK_M * LDS / CE];
+    __local uint *const q_rest = (__local uint *)q_rest4;
+#endif
 #else
     __local MMA_E *const q_s = k_s; /* Q's block passes through k_s into registers */
 #endif
@@ -335,6 +379,16 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     if (n_begin < n_end)
         LOAD_K(k_s, n_begin);
     ASYNC_COMMIT();
+#if Q_SPLIT
+    ASYNC_WAIT(0);
+    for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / CE); idx += WG_SIZE) {
+        const int r = idx / (HEAD_DIM / CE), c = (idx - r * (HEAD_DIM / CE)) * CE;
+        const float4 x = as_float4(*(__local uint4 *)(q_s + AT(r, c)) ^ q_sign);
+        const uint4 hi = (uint4)(TF32_HI(x.x), TF32_HI(x.y), TF32_HI(x.z), TF32_HI(x.w));
+        const uint4 lo = (uint4)(TF32_LO(x.x, hi.x), TF32_LO(x.y, hi.y), TF32_LO(x.z, hi.z), TF32_LO(x.w, hi.w));
+        Q_SPLIT_STORE(r, c, hi, lo);
+    }
+#else
     if (q_sign) {
         ASYNC_WAIT(0);
         for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / CE); idx += WG_SIZE) {
@@ -342,12 +396,20 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
             *(__local uint4 *)(q_s + AT(r, c)) ^= q_sign;
         }
     }
+#endif
 #else
     UNROLL /* (every load issued before the first store waits for its data) */
     for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / CE); idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / CE), c = (idx - r * (HEAD_DIM / CE)) * CE;
         __global const MMA_Q_T *src = Q + q_row_offset(sv, h, q_row_clamp(m0 + r, sq), q_sb, q_ss, q_sh) + c;
+#if Q_SPLIT
+        const float4 x = as_float4(m0 + r < sq ? LOAD_QC(src) ^ q_sign : (uint4)(0));
+        const uint4 hi = (uint4)(TF32_HI(x.x), TF32_HI(x.y), TF32_HI(x.z), TF32_HI(x.w));
+        const uint4 lo = (uint4)(TF32_LO(x.x, hi.x), TF32_LO(x.y, hi.y), TF32_LO(x.z, hi.z), TF32_LO(x.w, hi.w));
+        Q_SPLIT_STORE(r, c, hi, lo);
+#else
         *(__local uint4 *)(q_s + AT(r, c)) = m0 + r < sq ? LOAD_QC(src) ^ q_sign : (uint4)(0);
+#endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
@@ -451,33 +513,69 @@ UNROLL
             for (int j = 0; j < NT; ++j)
                 s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.0f;
 #if MMA_TF32
+#if MMA_TF32 == 3 && TF32_ACC == 2
+        float s_small[NT][4];
+UNROLL
+        for (int j = 0; j < NT; ++j)
+            ACC_ZERO(s_small[j]);
+#endif
         /* Two k8 steps a 16-byte read: Q's rows g and g+8 and K's row g of an n8 tile, columns 16k2 + 4t ..
          * + 3 (the first step's k t and t+4 as columns 4t and 4t+1, the second's as 4t+2 and 4t+3). */
 UNROLL
         for (int k2 = 0; k2 < HEAD_DIM / 16; ++k2) {
+            uint qb[2][4], qs[2][4]; /* the two steps' A fragments (TF32), and what rounding left (TF32X3) */
+#if Q_SPLIT
+            /* (split once, as Q's block landed: its TF32 parts in q_s, the rest in q_rest, fragment order) */
+UNROLL
+            for (int st = 0; st < 2; ++st) {
+                const uint4 hi = *(__local const uint4 *)((__local const uint *)q_s + Q_FRAG_AT(warp, k2, st, lane));
+                const uint4 lo = *(__local const uint4 *)(q_rest + Q_FRAG_AT(warp, k2, st, lane));
+                qb[st][0] = hi.x, qb[st][1] = hi.y, qb[st][2] = hi.z, qb[st][3] = hi.w;
+                qs[st][0] = lo.x, qs[st][1] = lo.y, qs[st][2] = lo.z, qs[st][3] = lo.w;
+            }
+#else
             const float4 qg = *(__local const float4 *)(q_s + AT(warp * 16 + g, k2 * 16 + 4 * t));
             const float4 qh = *(__local const float4 *)(q_s + AT(warp * 16 + g + 8, k2 * 16 + 4 * t));
-            uint qb[2][4], qs[2][4]; /* the two steps' A fragments (TF32), and what rounding left (TF32X3) */
             TF32_SPLIT4(qb[0], qs[0], qg.x, qh.x, qg.y, qh.y);
             TF32_SPLIT4(qb[1], qs[1], qg.z, qh.z, qg.w, qh.w);
+#endif
 UNROLL
             for (int j = 0; j < NT; ++j) {
                 const float4 kb = *(__local const float4 *)(kt + AT(j * 8 + g, k2 * 16 + 4 * t));
 #if MMA_TF32 == 3
-                /* (16 columns' sum in an accumulator of its own, added by an fp32 add: as P*V's below) */
-                float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                /* (the matrix unit's sums staged into fp32 adds: TF32_ACC; as P*V's below) */
+                float acc[4];
+#if TF32_ACC == 0
+                ACC_ZERO(acc);
                 MMA_TF32_PRODUCT(acc, qb[0], qs[0], kb.x, kb.y);
                 MMA_TF32_PRODUCT(acc, qb[1], qs[1], kb.z, kb.w);
-                s[0][j][0] += acc[0];
-                s[0][j][1] += acc[1];
-                s[0][j][2] += acc[2];
-                s[0][j][3] += acc[3];
+                ACC_ADD(s[0][j], acc);
+#elif TF32_ACC == 1
+                ACC_ZERO(acc);
+                MMA_TF32_PRODUCT(acc, qb[0], qs[0], kb.x, kb.y);
+                ACC_ADD(s[0][j], acc);
+                ACC_ZERO(acc);
+                MMA_TF32_PRODUCT(acc, qb[1], qs[1], kb.z, kb.w);
+                ACC_ADD(s[0][j], acc);
+#else
+                ACC_ZERO(acc);
+                MMA_TF32_PARTS(acc, s_small[j], qb[0], qs[0], kb.x, kb.y);
+                ACC_ADD(s[0][j], acc);
+                ACC_ZERO(acc);
+                MMA_TF32_PARTS(acc, s_small[j], qb[1], qs[1], kb.z, kb.w);
+                ACC_ADD(s[0][j], acc);
+#endif
 #else
                 MMA_TF32_PRODUCT(s[0][j], qb[0], qs[0], kb.x, kb.y);
                 MMA_TF32_PRODUCT(s[0][j], qb[1], qs[1], kb.z, kb.w);
 #endif
             }
         }
+#if MMA_TF32 == 3 && TF32_ACC == 2
+UNROLL
+        for (int j = 0; j < NT; ++j)
+            ACC_ADD(s[0][j], s_small[j]);
+#endif
 #else
 UNROLL
         for (int k2 = 0; k2 < KSTEPS / 2; ++k2) {
@@ -653,15 +751,34 @@ UNROLL
             TF32_SPLIT4(pb[j], ps[j], s[0][j][0], s[0][j][2], s[0][j][1], s[0][j][3]);
 UNROLL
         for (int e = 0; e < DT; ++e) {
-            float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            float acc[4];
+#if TF32_ACC == 0
+            ACC_ZERO(acc);
 UNROLL
             for (int j = 0; j < NT; ++j)
                 MMA_TF32_PRODUCT(acc, pb[j], ps[j], vt[AT_V(j * 8 + 2 * t, e * 8 + g)],
                                  vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
-            o[0][e][0] += acc[0];
-            o[0][e][1] += acc[1];
-            o[0][e][2] += acc[2];
-            o[0][e][3] += acc[3];
+            ACC_ADD(o[0][e], acc);
+#elif TF32_ACC == 1
+UNROLL
+            for (int j = 0; j < NT; ++j) {
+                ACC_ZERO(acc);
+                MMA_TF32_PRODUCT(acc, pb[j], ps[j], vt[AT_V(j * 8 + 2 * t, e * 8 + g)],
+                                 vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
+                ACC_ADD(o[0][e], acc);
+            }
+#else
+            float small[4];
+            ACC_ZERO(small);
+UNROLL
+            for (int j = 0; j < NT; ++j) {
+                ACC_ZERO(acc);
+                MMA_TF32_PARTS(acc, small, pb[j], ps[j], vt[AT_V(j * 8 + 2 * t, e * 8 + g)],
+                               vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
+                ACC_ADD(o[0][e], acc);
+            }
+            ACC_ADD(o[0][e], small);
+#endif
         }
 #else
 UNROLL

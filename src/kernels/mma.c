@@ -31,11 +31,18 @@ static int swizzle_of(int32_t d, int32_t dv, int32_t mt)
  * 32 (the 16-byte fragment reads of a quarter warp: rows g and g+1 in the two halves of the banks), V's to
  * 4 mod 16 (the 4-byte B reads of rows 2t and 2t+1: t*8 + g, every bank once); one m16 tile a warp, Q's
  * block in local memory, no swizzle, O stored from the accumulators (cl/flash_mma.cl's MMA_TF32). */
-static uint64_t mma_tf32_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages, int emulated)
+/* TF32X3 above d=64 splits Q's block once into a second block of local memory (cl/flash_mma.cl's Q_SPLIT);
+ * at d=64 that would take the 64-key tiles to 114 KiB, one work-group an H200 SM where 94 KiB fit two. */
+static int tf32_q_split(int tf32, int32_t d)
+{
+    return tf32 == 3 && d > 64;
+}
+
+static uint64_t mma_tf32_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages, int tf32, int emulated)
 {
     const uint64_t lds = (uint64_t)d + (uint64_t)((48 - d % 32) % 32), ldv = (uint64_t)dv + 4;
-    const uint64_t kv = (uint64_t)stages * (uint64_t)bn;
-    return (((uint64_t)bm + kv) * lds + kv * ldv) * 4 + (emulated ? (uint64_t)(bm / 16) * 32 * 8 * 4 : 0);
+    const uint64_t kv = (uint64_t)stages * (uint64_t)bn, q_rows = (uint64_t)bm * (tf32_q_split(tf32, d) ? 2 : 1);
+    return ((q_rows + kv) * lds + kv * ldv) * 4 + (emulated ? (uint64_t)(bm / 16) * 32 * 8 * 4 : 0);
 }
 
 static uint64_t fcl_mma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t mt, int32_t stages, int emulated)
@@ -55,7 +62,7 @@ static uint64_t fcl_mma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int
 static uint64_t fcl_mma_bytes_of(const flashcl_problem *p, int32_t bm, int32_t bn, int32_t mt, int32_t stages,
                                  int emulated)
 {
-    return fcl_tf32(p) ? mma_tf32_bytes(p->head_dim, fcl_head_dim_v(p), bm, bn, stages, emulated)
+    return fcl_tf32(p) ? mma_tf32_bytes(p->head_dim, fcl_head_dim_v(p), bm, bn, stages, fcl_tf32(p), emulated)
                        : fcl_mma_bytes(p->head_dim, fcl_head_dim_v(p), bm, bn, mt, stages, emulated);
 }
 
@@ -64,7 +71,7 @@ static uint64_t mma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
     if (d < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1)
         return 0;
     if (c->tf32)
-        return mma_tf32_bytes(d, dv, c->block_m, c->block_n, fcl_mma_stages(c), c->emulated);
+        return mma_tf32_bytes(d, dv, c->block_m, c->block_n, fcl_mma_stages(c), c->tf32, c->emulated);
     return fcl_mma_bytes(d, dv, c->block_m, c->block_n, tiles_per_warp(c), fcl_mma_stages(c), c->emulated);
 }
 
@@ -145,7 +152,7 @@ static int mma_tf32_choose(const flashcl_device_profile *pr, const fcl_choice *c
     const int emulated = !fcl_ptx_units(pr);
     const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
     int32_t bn = d <= 64 ? 64 : fcl_tf32(p) == 3 ? 16 : 32, stages = d <= 128 ? 2 : 1;
-    while (mma_tf32_bytes(d, dv, 16 * warps, bn, stages, emulated) > ch->local_mem &&
+    while (mma_tf32_bytes(d, dv, 16 * warps, bn, stages, fcl_tf32(p), emulated) > ch->local_mem &&
            (stages > 1 || bn > 16 || warps > 1)) {
         if (stages > 1)
             stages = 1;
@@ -154,7 +161,7 @@ static int mma_tf32_choose(const flashcl_device_profile *pr, const fcl_choice *c
         else
             warps /= 2;
     }
-    const uint64_t bytes = mma_tf32_bytes(d, dv, 16 * warps, bn, stages, emulated);
+    const uint64_t bytes = mma_tf32_bytes(d, dv, 16 * warps, bn, stages, fcl_tf32(p), emulated);
     if (bytes > ch->local_mem || ch->work_group < 32) {
         snprintf(why, why_len, "portable: the matrix-unit tiles need %llu B of local memory and 32 work-items",
                  (unsigned long long)bytes);
@@ -270,10 +277,10 @@ static void mma_options(const flashcl_problem *p, const flashcl_config *c, char 
     fcl_feature_defines(p, 1, features, sizeof features);
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d -DROWS_ALIGNED=%d%s "
-             "-DMT=%d -DQ_LOCAL=%d -DKV_STAGES=%d -DO_ALIGNED=%d -DO_STAGED=%d -DSWIZZLE=%d -DMMA_TF32=%d",
+             "-DMT=%d -DQ_LOCAL=%d -DKV_STAGES=%d -DO_ALIGNED=%d -DO_STAGED=%d -DSWIZZLE=%d -DMMA_TF32=%d -DQ_SPLIT=%d",
              fcl_dtype_define(p->dtype), d, dv, c->block_n, c->block_m / (16 * mt), !c->emulated, !c->emulated,
              fcl_rows_aligned(p), features, mt, tf32 || q_local_of(d, mt), fcl_mma_stages(c), o_aligned, o_staged,
-             !tf32 && swizzle_of(d, hv, mt), tf32);
+             !tf32 && swizzle_of(d, hv, mt), tf32, tf32_q_split(tf32, d));
 }
 
 void fcl_mma_constants(fcl_args *a, const flashcl_plan *pl)
