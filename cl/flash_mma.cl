@@ -97,8 +97,14 @@
 #ifndef Q_SPLIT
 #define Q_SPLIT 0
 #endif
-#if Q_SPLIT && MMA_TF32 != 3
-#error "Q_SPLIT is TF32X3's"
+/* KV_SPLIT (measured as a variant: docs/design/mma.md, tf32-3): each K and V tile split once, by the
+ * work-items that copied it, as their copies land (TF32 parts in place, the rest in k_rest and v_rest);
+ * otherwise every warp splits the B fragments it reads. */
+#ifndef KV_SPLIT
+#define KV_SPLIT 0
+#endif
+#if (Q_SPLIT || KV_SPLIT) && MMA_TF32 != 3
+#error "Q_SPLIT and KV_SPLIT are TF32X3's"
 #endif
 /* Q_SPLIT's blocks are stored in fragment order: a lane's A fragment of a k8 step (its four values) as one
  * 16-byte read, no register moves to assemble it. Step s (0, 1) of the 16 columns k2 of warp w: */
@@ -268,19 +274,39 @@
             (sm)[i_] = TF32_LO(x_[i_], (b)[i_]);                                                               \
         }                                                                                                      \
     } while (0)
-/* A*B for A = a + as (fragments) and B's fragment (y0, y1) as three m16n8k8 products, the smalls' product
+#define TF32_HI4(f) ((uint4)(TF32_HI((f).x), TF32_HI((f).y), TF32_HI((f).z), TF32_HI((f).w)))
+#define TF32_LO4(f, u) ((uint4)(TF32_LO((f).x, (u).x), TF32_LO((f).y, (u).y), TF32_LO((f).z, (u).z), TF32_LO((f).w, (u).w)))
+/* A*B for A = a + as (fragments) and B = (b0, b1) + (s0, s1) as three m16n8k8 products, the smalls' product
  * (below 2^-20 of |A*B|) dropped: the two small products added to cs, then the big one to cb. */
-#define MMA_TF32_PARTS(cb, cs, a, as, y0, y1)                                                                  \
+#define MMA_TF32_PARTS(cb, cs, a, as, b0, b1, s0, s1)                                                          \
     do {                                                                                                       \
-        const float y0_ = (y0), y1_ = (y1);                                                                    \
-        const uint b0_ = TF32_HI(y0_), b1_ = TF32_HI(y1_);                                                     \
-        const uint s0_ = TF32_LO(y0_, b0_), s1_ = TF32_LO(y1_, b1_);                                           \
-        MMA_TF32_OP(cs, (as)[0], (as)[1], (as)[2], (as)[3], b0_, b1_);                                         \
-        MMA_TF32_OP(cs, (a)[0], (a)[1], (a)[2], (a)[3], s0_, s1_);                                             \
-        MMA_TF32_OP(cb, (a)[0], (a)[1], (a)[2], (a)[3], b0_, b1_);                                             \
+        MMA_TF32_OP(cs, (as)[0], (as)[1], (as)[2], (as)[3], (b0), (b1));                                       \
+        MMA_TF32_OP(cs, (a)[0], (a)[1], (a)[2], (a)[3], (s0), (s1));                                           \
+        MMA_TF32_OP(cb, (a)[0], (a)[1], (a)[2], (a)[3], (b0), (b1));                                           \
     } while (0)
 /* c += A*B, the small products first */
-#define MMA_TF32_PRODUCT(c, a, as, y0, y1) MMA_TF32_PARTS(c, c, a, as, y0, y1)
+#define MMA_TF32_PRODUCT(c, a, as, b0, b1, s0, s1) MMA_TF32_PARTS(c, c, a, as, b0, b1, s0, s1)
+/* (this work-item's chunks of a W-column tile at dst, as LOAD_TILE_ copied them) */
+#define SPLIT_OWN(dst, rest, W, ATF)                                                                           \
+    for (int idx_ = tid; idx_ < BLOCK_N * ((W) / CE); idx_ += WG_SIZE) {                                       \
+        const int r_ = idx_ / ((W) / CE), c_ = (idx_ - r_ * ((W) / CE)) * CE;                                  \
+        const float4 x_ = *(__local const float4 *)((dst) + ATF(r_, c_));                                      \
+        const uint4 hi_ = TF32_HI4(x_);                                                                        \
+        *(__local uint4 *)((dst) + ATF(r_, c_)) = hi_;                                                         \
+        *(__local uint4 *)((rest) + ATF(r_, c_)) = TF32_LO4(x_, hi_);                                          \
+    }
+/* V's B fragment of P*V's k8 step j and output tile e: rows 8j + 2t and + 1, column 8e + g, split */
+#if KV_SPLIT
+#define V_FRAG(vh, vl, j, e)                                                                                   \
+    const uint2 vh = (uint2)(as_uint(vt[AT_V((j) * 8 + 2 * t, (e) * 8 + g)]),                                  \
+                             as_uint(vt[AT_V((j) * 8 + 2 * t + 1, (e) * 8 + g)]));                             \
+    const uint2 vl = (uint2)(vt_rest[AT_V((j) * 8 + 2 * t, (e) * 8 + g)], vt_rest[AT_V((j) * 8 + 2 * t + 1, (e) * 8 + g)])
+#else
+#define V_FRAG(vh, vl, j, e)                                                                                   \
+    const float2 vx_##vh = (float2)(vt[AT_V((j) * 8 + 2 * t, (e) * 8 + g)], vt[AT_V((j) * 8 + 2 * t + 1, (e) * 8 + g)]); \
+    const uint2 vh = (uint2)(TF32_HI(vx_##vh.x), TF32_HI(vx_##vh.y));                                         \
+    const uint2 vl = (uint2)(TF32_LO(vx_##vh.x, vh.x), TF32_LO(vx_##vh.y, vh.y))
+#endif
 /* How the matrix unit's sums are staged into fp32 adds (docs/design/mma.md, tf32-3): 0, S 16 columns and O
  * a key tile in one accumulator; 1, every k8 step's three products in an accumulator of their own; 2, the
  * big product's k8 step apart and the small products' whole sum apart. */
@@ -315,6 +341,12 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if Q_SPLIT
     __local uint4 q_rest4[BLOCK_M * LDS / CE];
     __local uint *const q_rest = (__local uint *)q_rest4;
+#endif
+#if KV_SPLIT
+    __local uint4 k_rest4[KROWS * LDS / CE];
+    __local uint4 v_rest4[KV_STAGES * VT / CE];
+    __local uint *const k_rest = (__local uint *)k_rest4;
+    __local uint *const v_rest = (__local uint *)v_rest4;
 #endif
 #else
     __local MMA_E *const q_s = k_s; /* Q's block passes through k_s into registers */
@@ -384,9 +416,8 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / CE); idx += WG_SIZE) {
         const int r = idx / (HEAD_DIM / CE), c = (idx - r * (HEAD_DIM / CE)) * CE;
         const float4 x = as_float4(*(__local uint4 *)(q_s + AT(r, c)) ^ q_sign);
-        const uint4 hi = (uint4)(TF32_HI(x.x), TF32_HI(x.y), TF32_HI(x.z), TF32_HI(x.w));
-        const uint4 lo = (uint4)(TF32_LO(x.x, hi.x), TF32_LO(x.y, hi.y), TF32_LO(x.z, hi.z), TF32_LO(x.w, hi.w));
-        Q_SPLIT_STORE(r, c, hi, lo);
+        const uint4 hi = TF32_HI4(x);
+        Q_SPLIT_STORE(r, c, hi, TF32_LO4(x, hi));
     }
 #else
     if (q_sign) {
@@ -404,9 +435,8 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         __global const MMA_Q_T *src = Q + q_row_offset(sv, h, q_row_clamp(m0 + r, sq), q_sb, q_ss, q_sh) + c;
 #if Q_SPLIT
         const float4 x = as_float4(m0 + r < sq ? LOAD_QC(src) ^ q_sign : (uint4)(0));
-        const uint4 hi = (uint4)(TF32_HI(x.x), TF32_HI(x.y), TF32_HI(x.z), TF32_HI(x.w));
-        const uint4 lo = (uint4)(TF32_LO(x.x, hi.x), TF32_LO(x.y, hi.y), TF32_LO(x.z, hi.z), TF32_LO(x.w, hi.w));
-        Q_SPLIT_STORE(r, c, hi, lo);
+        const uint4 hi = TF32_HI4(x);
+        Q_SPLIT_STORE(r, c, hi, TF32_LO4(x, hi));
 #else
         *(__local uint4 *)(q_s + AT(r, c)) = m0 + r < sq ? LOAD_QC(src) ^ q_sign : (uint4)(0);
 #endif
@@ -471,12 +501,20 @@ UNROLL
     for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
 #if KV_STAGES == 1
         ASYNC_WAIT(0);                /* this thread's copies of K(n0) have landed */
+#if KV_SPLIT
+        SPLIT_OWN(k_s, k_rest, HEAD_DIM, AT)
+        __local const uint *const kt_rest = k_rest, *const vt_rest = v_rest;
+#endif
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's have; and P*V of the previous tile is done: v_s is free */
         LOAD_V(v_s, n0);
         ASYNC_COMMIT();
         __local const MMA_E *const kt = k_s, *const vt = v_s;
 #else
         ASYNC_WAIT(2);                /* this thread's copies of K(n0) have landed */
+#if KV_SPLIT
+        SPLIT_OWN(k_s + kbuf, k_rest + kbuf, HEAD_DIM, AT)
+        __local const uint *const kt_rest = k_rest + kbuf, *const vt_rest = v_rest + vbuf;
+#endif
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's have; and P*V of the previous tile is done: its v buffer is free */
         if (n0 + BLOCK_N < n_end)
             LOAD_V(v_s + (vbuf ^ VT), n0 + BLOCK_N);
@@ -543,26 +581,31 @@ UNROLL
             for (int j = 0; j < NT; ++j) {
                 const float4 kb = *(__local const float4 *)(kt + AT(j * 8 + g, k2 * 16 + 4 * t));
 #if MMA_TF32 == 3
+#if KV_SPLIT
+                const uint4 kh = as_uint4(kb), kl = *(__local const uint4 *)(kt_rest + AT(j * 8 + g, k2 * 16 + 4 * t));
+#else
+                const uint4 kh = TF32_HI4(kb), kl = TF32_LO4(kb, kh);
+#endif
                 /* (the matrix unit's sums staged into fp32 adds: TF32_ACC; as P*V's below) */
                 float acc[4];
 #if TF32_ACC == 0
                 ACC_ZERO(acc);
-                MMA_TF32_PRODUCT(acc, qb[0], qs[0], kb.x, kb.y);
-                MMA_TF32_PRODUCT(acc, qb[1], qs[1], kb.z, kb.w);
+                MMA_TF32_PRODUCT(acc, qb[0], qs[0], kh.x, kh.y, kl.x, kl.y);
+                MMA_TF32_PRODUCT(acc, qb[1], qs[1], kh.z, kh.w, kl.z, kl.w);
                 ACC_ADD(s[0][j], acc);
 #elif TF32_ACC == 1
                 ACC_ZERO(acc);
-                MMA_TF32_PRODUCT(acc, qb[0], qs[0], kb.x, kb.y);
+                MMA_TF32_PRODUCT(acc, qb[0], qs[0], kh.x, kh.y, kl.x, kl.y);
                 ACC_ADD(s[0][j], acc);
                 ACC_ZERO(acc);
-                MMA_TF32_PRODUCT(acc, qb[1], qs[1], kb.z, kb.w);
+                MMA_TF32_PRODUCT(acc, qb[1], qs[1], kh.z, kh.w, kl.z, kl.w);
                 ACC_ADD(s[0][j], acc);
 #else
                 ACC_ZERO(acc);
-                MMA_TF32_PARTS(acc, s_small[j], qb[0], qs[0], kb.x, kb.y);
+                MMA_TF32_PARTS(acc, s_small[j], qb[0], qs[0], kh.x, kh.y, kl.x, kl.y);
                 ACC_ADD(s[0][j], acc);
                 ACC_ZERO(acc);
-                MMA_TF32_PARTS(acc, s_small[j], qb[1], qs[1], kb.z, kb.w);
+                MMA_TF32_PARTS(acc, s_small[j], qb[1], qs[1], kh.z, kh.w, kl.z, kl.w);
                 ACC_ADD(s[0][j], acc);
 #endif
 #else
@@ -724,6 +767,9 @@ UNROLL
 
 #if KV_STAGES == 1
         ASYNC_WAIT(0);                /* V(n0) has landed */
+#if KV_SPLIT
+        SPLIT_OWN(v_s, v_rest, HEAD_DIM_V, AT_V)
+#endif
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies too; and S is done: k_s is free */
         if (n0 + BLOCK_N < n_end) {
             LOAD_K(k_s, n0 + BLOCK_N);
@@ -731,6 +777,9 @@ UNROLL
         }
 #else
         ASYNC_WAIT(2);                /* V(n0) has landed */
+#if KV_SPLIT
+        SPLIT_OWN(v_s + vbuf, v_rest + vbuf, HEAD_DIM_V, AT_V)
+#endif
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's V copies too; and S is done: this k buffer is free */
         if (n0 + 2 * BLOCK_N < n_end)
             LOAD_K(k_s + kbuf, n0 + 2 * BLOCK_N);
@@ -755,16 +804,17 @@ UNROLL
 #if TF32_ACC == 0
             ACC_ZERO(acc);
 UNROLL
-            for (int j = 0; j < NT; ++j)
-                MMA_TF32_PRODUCT(acc, pb[j], ps[j], vt[AT_V(j * 8 + 2 * t, e * 8 + g)],
-                                 vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
+            for (int j = 0; j < NT; ++j) {
+                V_FRAG(vh, vl, j, e);
+                MMA_TF32_PRODUCT(acc, pb[j], ps[j], vh.x, vh.y, vl.x, vl.y);
+            }
             ACC_ADD(o[0][e], acc);
 #elif TF32_ACC == 1
 UNROLL
             for (int j = 0; j < NT; ++j) {
+                V_FRAG(vh, vl, j, e);
                 ACC_ZERO(acc);
-                MMA_TF32_PRODUCT(acc, pb[j], ps[j], vt[AT_V(j * 8 + 2 * t, e * 8 + g)],
-                                 vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
+                MMA_TF32_PRODUCT(acc, pb[j], ps[j], vh.x, vh.y, vl.x, vl.y);
                 ACC_ADD(o[0][e], acc);
             }
 #else
@@ -772,9 +822,9 @@ UNROLL
             ACC_ZERO(small);
 UNROLL
             for (int j = 0; j < NT; ++j) {
+                V_FRAG(vh, vl, j, e);
                 ACC_ZERO(acc);
-                MMA_TF32_PARTS(acc, small, pb[j], ps[j], vt[AT_V(j * 8 + 2 * t, e * 8 + g)],
-                               vt[AT_V(j * 8 + 2 * t + 1, e * 8 + g)]);
+                MMA_TF32_PARTS(acc, small, pb[j], ps[j], vh.x, vh.y, vl.x, vl.y);
                 ACC_ADD(o[0][e], acc);
             }
             ACC_ADD(o[0][e], small);
