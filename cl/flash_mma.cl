@@ -258,12 +258,14 @@
 
 #if MMA_TF32
 #if MMA_TF32 == 3
-/* TF32X3's split of x: hi, x's TF32 bits by truncation, and lo, the rest (exact in fp32, below 2^-10 of
- * |x|) rounded to TF32 by an integer add: x = hi + lo to 2^-22 of |x|, in 4 instructions where one
- * cvt.rna.tf32.f32 alone took 4 (ptxas 13.0, sm_90: VIADD, FSETP, SEL, LOP3; docs/design/mma.md, tf32-3).
- * A NaN stays a NaN in hi (or becomes an inf there, its lo a NaN): the products are not finite either way. */
-#define TF32_HI(x) (as_uint(x) & 0xffffe000u)
-#define TF32_LO(x, hi) ((as_uint((x) - as_float(hi)) + 0x1000u) & 0xffffe000u)
+/* TF32X3's split of x: hi, x rounded to TF32 (to nearest, ties away) by an integer add and a mask, and lo,
+ * the rest (exact in fp32, at most 2^-11 of |x|) truncated to TF32: x = hi + lo to 2^-21 of |x|, in 4
+ * instructions where one cvt.rna.tf32.f32 alone took 4 (ptxas 13.0, sm_90: VIADD, FSETP, SEL, LOP3, for its
+ * NaN and infinity checks; docs/design/mma.md, tf32-3). Those checks are not needed here: a NaN x whose add
+ * carries out of the exponent leaves a hi of zero but a NaN lo (x - hi), an infinite x a NaN lo, so the
+ * products are NaN either way; only a finite |x| within 2^-12 of fp32's largest rounds up to infinity. */
+#define TF32_HI(x) ((as_uint(x) + 0x1000u) & 0xffffe000u)
+#define TF32_LO(x, hi) (as_uint((x) - as_float(hi)) & 0xffffe000u)
 /* Four fp32 values as an A fragment of TF32 values (b) and what they left (sm): x = b + sm. */
 #define TF32_SPLIT4(b, sm, x0, x1, x2, x3)                                                                     \
     do {                                                                                                       \
@@ -277,7 +279,7 @@
 #define TF32_HI4(f) ((uint4)(TF32_HI((f).x), TF32_HI((f).y), TF32_HI((f).z), TF32_HI((f).w)))
 #define TF32_LO4(f, u) ((uint4)(TF32_LO((f).x, (u).x), TF32_LO((f).y, (u).y), TF32_LO((f).z, (u).z), TF32_LO((f).w, (u).w)))
 /* A*B for A = a + as (fragments) and B = (b0, b1) + (s0, s1) as three m16n8k8 products, the smalls' product
- * (below 2^-20 of |A*B|) dropped: the two small products added to cs, then the big one to cb. */
+ * (below 2^-22 of |A*B|) dropped: the two small products added to cs, then the big one to cb. */
 #define MMA_TF32_PARTS(cb, cs, a, as, b0, b1, s0, s1)                                                          \
     do {                                                                                                       \
         MMA_TF32_OP(cs, (as)[0], (as)[1], (as)[2], (as)[3], (b0), (b1));                                       \

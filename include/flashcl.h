@@ -289,14 +289,15 @@ typedef struct flashcl_problem {
  * problem.precision, for fp32 Q, K and V (dtype fp32, no kv_dtype of another type):
  *   FP32    every product in fp32 (the portable kernel on every device);
  *   TF32X3  each product as three TF32 products on NVIDIA's matrix units (compute capability 8.0 and up,
- *           flash_mma: mma.sync m16n8k8): x = big + small, both TF32 (10 explicit mantissa bits, round to
- *           nearest, ties away), a*b = a_big*b_big + a_big*b_small + a_small*b_big; the dropped
- *           a_small*b_small and the rounding of the small parts leave each product within about 2^-21 of
- *           its value relative to |a*b|, against fp32's 2^-24: PyTorch's fp32 memory-efficient kernel
- *           computes this way (CUTLASS's fast fp32). The matrix unit's own sums do not round to nearest:
- *           each tile's partial sums are added in fp32 (on the H200, without that, outputs were within
- *           6e-5 of the row's largest |value| at 4096 keys, 10x fp32's; with it, not yet measured there:
- *           docs/design/mma.md).
+ *           flash_mma: mma.sync m16n8k8): x = big + small, both TF32 (10 explicit mantissa bits: big x
+ *           rounded to nearest, ties away, small the rest truncated), a*b = a_big*b_big + a_big*b_small +
+ *           a_small*b_big; the dropped a_small*b_small and the truncation of the small parts leave each
+ *           product within about 2^-20 of its value relative to |a*b|, against fp32's 2^-24: PyTorch's
+ *           fp32 memory-efficient kernel computes this way (CUTLASS's fast fp32). The matrix unit's own
+ *           sums do not round to nearest: each tile's partial sums are added in fp32. On the H200 at 4096
+ *           keys outputs were within 7.6e-6 of the row's largest |value| at head dim 64 (fp32's portable
+ *           kernel: 5.5e-6) and 3.0e-5 at 128, outside the validator's fp32 tolerance (1.6e-5 there):
+ *           docs/design/mma.md, tf32-2 and tf32-3.
  *   TF32    each operand rounded to TF32 and one product (PyTorch's allow_tf32): Q, K, V and the weights P
  *           each carry a relative error up to 2^-11, as fp16 operands do (with fp32's range), so outputs
  *           move by up to about 2^-10 of the row's |V|; about 3x TF32X3's speed.
