@@ -2,7 +2,7 @@
 """fp32 attention's error against a float64 reference, flashcl's precisions beside PyTorch's fp32 kernels,
 on the same inputs (docs/design/mma.md, tf32-3).
 
-    python tf32_accuracy.py FLASHCL_BINARY [VARIANT=BUILD_OPTIONS ...]
+    python tf32_accuracy.py FLASHCL_BINARY [NAME=BUILD_OPTIONS ...]   (options separated by commas)
 
 Writes random N(0,1) Q, K, V (batch 1, 8 heads, N=4096, d 128 and 64) as .npy files, runs `flashcl run` on them
 under each precision (and each VARIANT's FLASHCL_BUILD_OPTIONS, with tf32x3), PyTorch's memory-efficient and
@@ -30,7 +30,7 @@ def errors(out, ref):
 
 def main():
     tool = sys.argv[1]
-    variants = [a.split("=", 1) for a in sys.argv[2:]]
+    variants = [(a.split("=", 1)[0], a.split("=", 1)[1].replace(",", " ")) for a in sys.argv[2:]]
     n, heads = 4096, 8
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False

@@ -5,7 +5,8 @@
 # tf32-1 to tf32-3), then every path's error against float64 beside PyTorch's (tf32_accuracy.py). Run on
 # the GPU machine from the repository root after `source .gpu/gpu-env.sh`; writes $OUT/tf32/*.json and
 # prints the tables. VARIANTS="name=BUILD_OPTIONS ..." also times and checks tf32x3 built with each
-# FLASHCL_BUILD_OPTIONS (e.g. acc1=-DTF32_ACC=1).
+# FLASHCL_BUILD_OPTIONS, options within a variant separated by commas (e.g. "acc1=-DTF32_ACC=1
+# kv=-DQ_SPLIT=0,-DKV_SPLIT=1").
 set -uo pipefail
 out=${OUT:-/tmp}/tf32
 mkdir -p "$out"
@@ -22,7 +23,8 @@ for d in 128 64; do
     bench $d $prec d${d}_$prec ""
   done
   for v in ${VARIANTS:-}; do
-    bench $d tf32x3 "d${d}_tf32x3_${v%%=*}" "${v#*=}"
+    opts=${v#*=}
+    bench $d tf32x3 "d${d}_tf32x3_${v%%=*}" "${opts//,/ }"
   done
 done
 (cd bench/anchors && "$py" sdpa_prefill.py efficient 128,64) > "$out/sdpa.jsonl" 2>&1
