@@ -61,8 +61,8 @@
 #if KV_STAGES < 1 || KV_STAGES > 3
 #error "KV_STAGES must be 1, 2 or 3"
 #endif
-#if WG_PRODUCER && (!FCL_PTX || KV_STAGES < 2 || WARPGROUPS != 2)
-#error "WG_PRODUCER: the matrix units' program (not the emulation), two or three K/V stages, two warpgroups"
+#if WG_PRODUCER && (!FCL_PTX || KV_STAGES < 2 || (WARPGROUPS != 2 && WARPGROUPS != 3))
+#error "WG_PRODUCER: the matrix units' program (not the emulation), two or three K/V stages, two or three warpgroups"
 #endif
 #define BLOCK_M (64 * WARPGROUPS)
 #define DV HEAD_DIM_V
@@ -152,12 +152,22 @@ inline void mbar_wait(__local ulong *b, uint parity)
 /* An arrival once every cp.async this work-item issued so far has landed (the barrier's count includes it) */
 #define ASYNC_ARRIVE(b) __asm__ volatile("//SM90A cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(LADDR(b)) : "memory")
 #define ASYNC_WAIT_ALL() CP_ASYNC_WAIT_ALL()
-/* The registers of a work-item: the producer gives up what the consumers take (128 x 40 + 256 x 232 =
- * 384 x 168, the 65536 of an SM's register file split over 384 work-items) */
+/* The registers of a work-item: the producer gives up what the consumers take, the 65536 of an SM's
+ * register file split over the work-group: two consumer warpgroups 128 x 40 + 256 x 232 (384 x 168), three
+ * (a 192-row block, offered by override: docs/design/wgmma.md, wgmma-d64) 128 x 32 + 384 x 160 (512 x 128);
+ * the entry's thread count for the finishing step (.reqntid, which setmaxnreg needs) */
+#if WARPGROUPS == 3
+#define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 32;" ::: "memory")
+#define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 160;" ::: "memory")
+#define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 512")
+/* the consumer warpgroups alone (named barrier 1; 0 is the work-group's) */
+#define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 384;" ::: "memory")
+#else
 #define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory")
 #define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory")
-/* the consumer warpgroups alone (named barrier 1; 0 is the work-group's) */
+#define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 384")
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
+#endif
 #else
 #define ASYNC8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? vload4(0, (__global const uint *)(src)) : (uint4)(0))
 #define ASYNC_COMMIT()
@@ -381,7 +391,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #define EMPTY_K(t) (mbar + 2 * KV_STAGES + (t) % KV_STAGES)
 #define EMPTY_V(t) (mbar + 3 * KV_STAGES + (t) % KV_STAGES)
 #define ROUND(t) (((t) / KV_STAGES) & 1) /* the parity of tile t's phase of its stage's barriers */
-    __asm__ volatile("//SM90A-THREADS 384"); /* (the finishing step: the entry's .reqntid, which setmaxnreg needs) */
+    THREADS_MARK(); /* (the finishing step: the entry's .reqntid, which setmaxnreg needs) */
     if (tid == 0)
         for (int i = 0; i < 4 * KV_STAGES; ++i)
             mbar_init(mbar + i, i < 2 * KV_STAGES ? 128 : WARPS);

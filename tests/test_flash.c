@@ -1206,6 +1206,14 @@ static const case_params wgmma_cases[] = {
      .wgmma_tiles = 1},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 140, .seq_kv = 450, .batch = 1, .heads_kv = 1,
      .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 128, .mma_stages = 3, .wgmma_tiles = 1},
+    /* three warpgroups, a 192-row block (d=64's override: docs/design/wgmma.md, wgmma-d64): causal GQA over
+     * two blocks, the second partial, in two stages; a window with a negative scale in one */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 250, .seq_kv = 330, .batch = 1, .heads_kv = 1,
+     .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 192, .mma_block_n = 128, .mma_stages = 2,
+     .wgmma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 1, .seq_q = 200, .seq_kv = 140, .batch = 2, .heads_kv = 1,
+     .window = 1, .window_left = 60, .window_right = 8, .scale = -0.2f, .path = FLASHCL_PATH_WGMMA,
+     .mma_block_m = 192, .mma_block_n = 64, .wgmma_tiles = 1},
 };
 #define N_WGMMA_CASES ((int)(sizeof wgmma_cases / sizeof *wgmma_cases))
 

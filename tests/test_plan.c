@@ -445,6 +445,13 @@ START_TEST(test_wgmma_fits)
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
     ck_assert_ptr_null(plan);
     ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "flash_wgmma takes block_m 64 or 128"));
+    if (p.head_dim != 64) { /* three warpgroups (192 rows) only at head dims 64 */
+        o.block_m = 192;
+        ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
+        ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+        ck_assert_ptr_null(plan);
+        ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "192 at head dims 64"));
+    }
     o.kernel = (flashcl_kernel)10; /* (past the last kernel) */
     ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);

@@ -92,14 +92,15 @@ static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t 
 }
 
 /* Whether the producer warpgroup can run a shape: the matrix units' program (the emulation cannot run its
- * spinning waits: PoCL runs a work-group's work-items one after another), two or three stages, two
- * consumer warpgroups (its register split is for 384 work-items), and the room. Taken wherever it fits
- * (docs/design/wgmma.md: faster at every head dim with the swizzled layouts). */
+ * spinning waits: PoCL runs a work-group's work-items one after another), two or three stages, two or
+ * three consumer warpgroups (its register splits are for 384 and 512 work-items: three only at d_v = 64,
+ * whose consumers fit 160 registers), and the room. Taken wherever it fits with two (docs/design/wgmma.md:
+ * faster at every head dim with the swizzled layouts); three by override (wgmma-d64). */
 static int producer_fits(int emulated, int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages,
                          const fcl_choice *ch)
 {
-    return !emulated && stages >= 2 && bm == 128 && ch->work_group >= 384 &&
-           wgmma_bytes(d, dv, bm, bn, stages, 0, 1) <= ch->local_mem;
+    return !emulated && stages >= 2 && (bm == 128 || (bm == 192 && d == 64 && dv == 64)) &&
+           ch->work_group >= (size_t)(2 * bm + 128) && wgmma_bytes(d, dv, bm, bn, stages, 0, 1) <= ch->local_mem;
 }
 
 /* Two warpgroups (128 query rows) where the queries fill them and local memory allows, 128-key tiles up to
@@ -137,8 +138,9 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     return 1;
 }
 
-/* 64 or 128 rows, 64- or 128-key tiles, one to three K/V stages (kv_stages; 0 reads as 1); the producer
- * warpgroup asked for by producer 1, refused by 0, where it fits by -1 (the chooser's rule). */
+/* 64, 128 or 192 rows (192: three warpgroups, d = d_v = 64), 64- or 128-key tiles, one to three K/V stages
+ * (kv_stages; 0 reads as 1); the producer warpgroup asked for by producer 1, refused by 0, where it fits by
+ * -1 (the chooser's rule). */
 static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                           flashcl_config *c, char *why, size_t n)
 {
@@ -149,10 +151,11 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
     }
     const int emulated = fcl_ptx_units(pr) < 2;
     const int32_t stages = fcl_mma_stages(c), bm = c->block_m, bn = c->block_n, want = c->producer;
-    if (!((bm == 64 || bm == 128) && (bn == 64 || bn == 128) && (size_t)(2 * bm) <= ch->work_group)) {
+    const int rows_ok = bm == 64 || bm == 128 || (bm == 192 && p->head_dim == 64 && fcl_head_dim_v(p) == 64);
+    if (!(rows_ok && (bn == 64 || bn == 128) && (size_t)(2 * bm) <= ch->work_group)) {
         snprintf(why, n,
-                 ": flash_wgmma takes block_m 64 or 128 and block_n 64 or 128 (got %d, %d), and 2 x block_m "
-                 "work-items (at most %zu)",
+                 ": flash_wgmma takes block_m 64 or 128 (192 at head dims 64) and block_n 64 or 128 (got %d, %d), "
+                 "and 2 x block_m work-items (at most %zu)",
                  (int)bm, (int)bn, ch->work_group);
         return 0;
     }
@@ -160,8 +163,8 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
     if (c->kv_stages < 0 || c->kv_stages > 3 || want < -1 || want > 1 || (want == 1 && !fits)) {
         snprintf(why, n,
                  ": flash_wgmma takes kv_stages 1 to 3 and producer -1 (where it fits), 0 or 1, the producer "
-                 "warpgroup needing sm_90a programs, block_m 128, two or three K/V stages, 384 work-items and "
-                 "room for four mbarriers a stage (got kv_stages %d, producer %d)",
+                 "warpgroup needing sm_90a programs, block_m 128 (or 192), two or three K/V stages, 2 x block_m + "
+                 "128 work-items and room for four mbarriers a stage (got kv_stages %d, producer %d)",
                  (int)c->kv_stages, (int)want);
         return 0;
     }
