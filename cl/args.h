@@ -37,7 +37,7 @@
 #define FCL_OFFSET_FIELDS(L)                                                                               \
     L(q_off) L(k_off) L(v_off) L(o_off) L(lse_off) L(alibi_off) L(mask_off) L(kpm_off) L(cu_q_off)         \
     L(cu_k_off) L(cache_lens_off) L(bt_off) L(k_new_off) L(v_new_off) L(k_scale_off) L(v_scale_off)       \
-    L(sinks_off) L(op_off) L(lp_off) L(cache_idx_off) L(leftpad_off)
+    L(sinks_off) L(op_off) L(lp_off) L(cache_idx_off) L(leftpad_off) L(descale_off)
 
 #define FCL_FIELD_L_(n) FCL_LONG_T n;
 #define FCL_FIELD_I_(n) FCL_INT_T n;
@@ -76,7 +76,7 @@ typedef struct fcl_kernel_offsets {
 
 /* cl/flash_fwd.cl */
 #define FCL_FLASH_FWD_ARGS(F, X)                                                                           \
-    F(Q, MEM, __global const STORE_T *restrict) X(K, MEM, __global const KV_T *restrict)                   \
+    F(Q, MEM, __global const Q_T *restrict) X(K, MEM, __global const KV_T *restrict)                   \
     X(V, MEM, __global const KV_T *restrict) X(O, MEM, __global STORE_T *restrict)                         \
     X(LSE, MEM, __global float *restrict) X(ALIBI, MEM, __global const float *restrict)                    \
     X(MASK, MEM, __global const MASK_T *restrict) X(KPM, MEM, __global const uchar *restrict)              \
@@ -84,7 +84,8 @@ typedef struct fcl_kernel_offsets {
     X(OP, MEM, __global float *restrict) X(LP, MEM, __global float *restrict)                              \
     X(CACHE_LENS, MEM, __global const int *restrict) X(BT, MEM, __global const int *restrict)              \
     X(SINKS, MEM, __global const float *restrict) X(BATCH_IDX, MEM, __global const int *restrict)         \
-    X(LEFT_PAD, MEM, __global const int *restrict) FCL_PRM_ARGS_(X)
+    X(LEFT_PAD, MEM, __global const int *restrict) X(DESCALE, MEM, __global const float *restrict)         \
+    FCL_PRM_ARGS_(X)
 
 /* cl/flash_mma.cl and cl/flash_wgmma.cl: flash_fwd's, 16-bit K and V (Q in its own type: mma.cl's MMA_Q_T),
  * no split-KV scratch */
@@ -112,13 +113,13 @@ typedef struct fcl_kernel_offsets {
 
 /* cl/naive.cl: the inputs naive_fwd and naive_ref_rows share, at the same positions */
 #define FCL_NAIVE_INPUT_ARGS_(F, X)                                                                        \
-    F(Q, MEM, __global const STORE_T *) X(K, MEM, __global const KV_T *) X(V, MEM, __global const KV_T *)  \
+    F(Q, MEM, __global const Q_T *) X(K, MEM, __global const KV_T *) X(V, MEM, __global const KV_T *)      \
     X(alibi, MEM, __global const float *) X(mask, MEM, __global const MASK_T *)                            \
     X(kpm, MEM, __global const uchar *) X(cu_q, MEM, __global const int *) X(cu_k, MEM, __global const int *) \
     X(cache_lens, MEM, __global const int *) X(bt, MEM, __global const int *)                              \
     X(k_scale, MEM, __global const SCALE_T *) X(v_scale, MEM, __global const SCALE_T *)                    \
     X(sinks, MEM, __global const float *) X(cache_idx, MEM, __global const int *)                          \
-    X(leftpad, MEM, __global const int *) FCL_PRM_ARGS_(X)
+    X(leftpad, MEM, __global const int *) X(descale, MEM, __global const float *) FCL_PRM_ARGS_(X)
 #define FCL_NAIVE_FWD_ARGS(F, X)                                                                           \
     FCL_NAIVE_INPUT_ARGS_(F, X) X(O, MEM, __global STORE_T *) X(LSE, MEM, __global float *)
 #define FCL_NAIVE_REF_ROWS_ARGS(F, X)                                                                      \

@@ -234,9 +234,62 @@ inline float kv_byte(const uint b)
     return e5m2_to_float(b);
 #endif
 }
+inline float4 kv_byte4(const uchar4 b)
+{
+    return (float4)(kv_byte(b.x), kv_byte(b.y), kv_byte(b.z), kv_byte(b.w));
+}
+
+/*
+ * fp8 attention (flashcl.h's problem.qkv_format; Q_FORMAT 2 E4M3, 3 E5M2, and K and V in the same format
+ * through KV_FORMAT): Q's bytes read as floats by LOAD_Q / LOAD_Q4; each tensor's descale factor
+ * (FP8_DESCALE 1: one each, 2: per (batch, KV head), from the descale buffer: Q's, K's, V's) by
+ * fp8_descale.
+ */
+#ifndef Q_FORMAT
+#define Q_FORMAT 0
+#endif
+#ifndef FP8_DESCALE
+#define FP8_DESCALE 0
+#endif
+#if Q_FORMAT
+#define Q_T uchar
+inline float q_byte(const uint b)
+{
+#if Q_FORMAT == 2
+    return e4m3_to_float(b);
+#else
+    return e5m2_to_float(b);
+#endif
+}
+#define LOAD_Q(p, i) q_byte((p)[(i)])
+#define LOAD_Q4(p, i) q_byte4(vload4(0, (p) + (i)))
+inline float4 q_byte4(const uchar4 b)
+{
+    return (float4)(q_byte(b.x), q_byte(b.y), q_byte(b.z), q_byte(b.w));
+}
+#else
+#define Q_T STORE_T
+#define LOAD_Q(p, i) LOAD(p, i)
+#define LOAD_Q4(p, i) LOAD4(p, i)
+#endif
+/* tensor t's (0 Q, 1 K, 2 V) factor for batch entry b and KV head hk */
+inline float fp8_descale(__global const float *descale, const int t, const int b, const int hk, const int batch,
+                         const int heads_kv)
+{
+#if FP8_DESCALE == 1
+    return descale[t];
+#elif FP8_DESCALE == 2
+    return descale[((long)t * batch + b) * heads_kv + hk];
+#else
+    (void)descale, (void)t, (void)b, (void)hk, (void)batch, (void)heads_kv;
+    return 1.0f;
+#endif
+}
 
 #if KV_FORMAT
 #define KV_LOAD(p, i) kv_byte((p)[(i)])
+/* (four bytes: fp8 attention's K and V in the portable kernel; an int8 cache's scales are the decode kernels') */
+#define KV_LOAD4(p, i) kv_byte4(vload4(0, (p) + (i)))
 #elif KV_DTYPE == 1
 #define KV_LOAD(p, i) ((p)[(i)])
 #elif KV_DTYPE == 2

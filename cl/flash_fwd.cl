@@ -126,6 +126,7 @@ flash_fwd(FCL_SIGNATURE(FCL_FLASH_FWD_ARGS))
     /* The caller's offsets into its buffers, in elements (flashcl_offsets). */
     APPLY_QKVO_OFFSETS();
     APPLY_PREFILL_OFFSETS();
+    DESCALE += descale_off;
     OP += op_off; /* split-KV's scratch: the caller's workspace or the plan's */
     LP += lp_off;
     /* Declared as float4 so that every row start is 16-byte aligned; scalar stores go through casts. */
@@ -165,6 +166,12 @@ flash_fwd(FCL_SIGNATURE(FCL_FLASH_FWD_ARGS))
     const int b = bh / heads_per_batch;
     const int h0 = (bh - b * heads_per_batch) * GQA_PACK; /* the block's first query head */
     const int hk = h0 / group;
+    /* fp8 attention's descale factors (common.cl): Q's and K's into the scale, V's into the final division */
+    const float dqk = fp8_descale(DESCALE, 0, b, hk, batch, heads_q / group) *
+                      fp8_descale(DESCALE, 1, b, hk, batch, heads_q / group),
+                v_descale = fp8_descale(DESCALE, 2, b, hk, batch, heads_q / group);
+    scale *= dqk;
+    scale_log2 *= dqk;
     const seq_view sv = seq_view_of(b, seq_q, seq_kv, CU_Q, CU_K, total_q, total_kv, CACHE_LENS, BATCH_IDX, LEFT_PAD,
                                     cache_batch);
     const int sq = sv.sq, skv = sv.skv;
@@ -210,7 +217,7 @@ flash_fwd(FCL_SIGNATURE(FCL_FLASH_FWD_ARGS))
         const int d = (idx - r * (HEAD_DIM / 4)) * 4;
         const int qi = row_query(m0 + r);
         *(__local float4 *)(q_s + r * LDC + d) =
-            qi < sq ? LOAD4(Q, q_row_offset(sv, row_head(m0 + r, h0), qi, q_sb, q_ss, q_sh) + d) : (float4)(0.0f);
+            qi < sq ? LOAD_Q4(Q, q_row_offset(sv, row_head(m0 + r, h0), qi, q_sb, q_ss, q_sh) + d) : (float4)(0.0f);
     }
 #endif
 
@@ -228,7 +235,7 @@ flash_fwd(FCL_SIGNATURE(FCL_FLASH_FWD_ARGS))
                 const int d = (idx - r * (D_CHUNK / 4)) * 4;
                 const int qi = row_query(m0 + r);
                 *(__local float4 *)(q_s + r * LDC + d) =
-                    qi < sq ? LOAD4(Q, q_row_offset(sv, row_head(m0 + r, h0), qi, q_sb, q_ss, q_sh) + d0 + d)
+                    qi < sq ? LOAD_Q4(Q, q_row_offset(sv, row_head(m0 + r, h0), qi, q_sb, q_ss, q_sh) + d0 + d)
                             : (float4)(0.0f);
             }
 #endif
@@ -374,7 +381,7 @@ flash_fwd(FCL_SIGNATURE(FCL_FLASH_FWD_ARGS))
         if (qi >= sq)
             continue;
         const softmax_end e = softmax_finish(m_run[i], l, SINK_LOGIT2(SINKS, hi));
-        const float inv = e.inv, lse = softmax_lse(e.m, e.l);
+        const float inv = e.inv * v_descale, lse = softmax_lse(e.m, e.l);
 #if SPLIT_KV
         /* the partial result, fp32, (split, row, head_dim_v); its LSE (split, row) */
         const long prow = partial_row(split, rows_total, lse_row(sv, hi, qi, heads_q, seq_q, total_q));

@@ -42,7 +42,8 @@
         __global const uchar *kpm, __global const int *cu_q, __global const int *cu_k, const int total_q, \
         const int total_kv, const int batch, __global const int *cache_lens, __global const int *bt,      \
         const int max_pages, const int num_pages, __global const SCALE_T *k_scale, __global const SCALE_T *v_scale, \
-        __global const float *sinks, __global const int *cache_idx, __global const int *leftpad, const int cache_batch
+        __global const float *sinks, __global const int *cache_idx, __global const int *leftpad, const int cache_batch, \
+        __global const float *descale
 /* The caller's offsets into the inputs, in elements (cl/args.h's fcl_kernel_offsets, unpacked). */
 #define APPLY_INPUT_OFFSETS()                                                                        \
     do {                                                                                             \
@@ -61,11 +62,13 @@
         sinks += sinks_off;                                                                          \
         cache_idx += cache_idx_off;                                                                  \
         leftpad += leftpad_off;                                                                      \
+        descale += descale_off;                                                                      \
     } while (0)
 #define ATTN_ARGS                                                                                    \
     seq_q, seq_kv, heads_q, group, scale, win_left, win_right, softcap, q_sb, q_ss, q_sh, k_sb, k_ss, \
         k_sh, v_sb, v_ss, v_sh, alibi, alibi_per_batch, mask, m_sb, m_ss, m_sh, kpm, cu_q, cu_k, total_q,   \
-        total_kv, batch, cache_lens, bt, max_pages, num_pages, k_scale, v_scale, sinks, cache_idx, leftpad, cache_batch
+        total_kv, batch, cache_lens, bt, max_pages, num_pages, k_scale, v_scale, sinks, cache_idx, leftpad, cache_batch, \
+        descale
 
 
 /*
@@ -121,14 +124,18 @@ inline row_place place_row(long flat, const int seq_q, const int seq_kv, const i
 
 /* The score of (row i of head h in batch b, key j; pos = i's aligned position): scaled, softcapped,
  * biased, masked (-inf), in the natural logarithm (scores.cl with u = 1). */
-inline float naive_score(__global const STORE_T *Q, __global const KV_T *K, long qb, long kb, int b, int h,
+inline float naive_score(__global const Q_T *Q, __global const KV_T *K, long qb, long kb, int b, int h,
                          int i, int pos, int j, ATTN_PARAMS)
 {
     float dot = 0.0f;
     for (int d = 0; d < HEAD_DIM; ++d)
-        dot += LOAD(Q, qb + d) * KV_LOAD(K, kb + kv_row(b, j, k_ss, k_sb, bt, max_pages, num_pages) + d);
+        dot += LOAD_Q(Q, qb + d) * KV_LOAD(K, kb + kv_row(b, j, k_ss, k_sb, bt, max_pages, num_pages) + d);
 #if KV_FORMAT == 1
     dot *= LOAD_SCALE(k_scale, kv_scale_index(b, j, h / group, heads_q / group, seq_kv, bt, max_pages, num_pages));
+#endif
+#if FP8_DESCALE /* (fp8 attention: Q's and K's factors, common.cl) */
+    dot *= fp8_descale(descale, 0, b, h / group, batch, heads_q / group) *
+           fp8_descale(descale, 1, b, h / group, batch, heads_q / group);
 #endif
     float s = dot * scale;
     if (softcap > 0.0f) /* (the validator's softcap is a runtime argument: score_mod applies none here) */
@@ -141,7 +148,7 @@ inline float naive_score(__global const STORE_T *Q, __global const KV_T *K, long
 /* out[d] = (softmax(scale * q.K^T) V)[c0 + d] for one row, d < NAIVE_CHUNK; returns the natural
  * log-sum-exp (-inf: no key). With sinks (HAS_SINKS) the head's sink joins the denominator: a row with
  * no key is zeros with the sink as its log-sum-exp. */
-inline float naive_row(long flat, __global const STORE_T *Q, __global const KV_T *K,
+inline float naive_row(long flat, __global const Q_T *Q, __global const KV_T *K,
                        __global const KV_T *V, ATTN_PARAMS, const int c0, float *out)
 {
     const row_place r = place_row(flat, seq_q, seq_kv, heads_q, group, q_sb, q_ss, q_sh, k_sb, k_ss, k_sh, v_sb,
@@ -186,9 +193,10 @@ CHUNK_UNROLL
     }
     if (sink != -INFINITY)
         l += exp(sink - m);
+    const float v_descale = fp8_descale(descale, 2, b, h / group, batch, heads_q / group); /* (1 but in fp8) */
 CHUNK_UNROLL
     for (int d = 0; d < NAIVE_CHUNK; ++d)
-        out[d] /= l;
+        out[d] = out[d] / l * v_descale;
     return m + log(l);
 }
 

@@ -37,7 +37,7 @@ extern "C" {
  * Version. meson reads the numbers from these lines.
  */
 #define FLASHCL_VERSION_MAJOR 0
-#define FLASHCL_VERSION_MINOR 4
+#define FLASHCL_VERSION_MINOR 5
 #define FLASHCL_VERSION_PATCH 0
 #define FLASHCL_VERSION_NUMBER \
     (FLASHCL_VERSION_MAJOR * 10000 + FLASHCL_VERSION_MINOR * 100 + FLASHCL_VERSION_PATCH)
@@ -105,7 +105,7 @@ FLASHCL_API const char *flashcl_status_name(flashcl_status status);
  * (ctypes, cffi) pass the sizes of their own mirrors and find out when a mirror drifts. ABI policy:
  * docs/ABI.md.
  */
-#define FLASHCL_ABI_VERSION 6
+#define FLASHCL_ABI_VERSION 7
 typedef struct flashcl_abi flashcl_abi;
 static inline const flashcl_abi *flashcl_abi_of_header(void);
 
@@ -283,7 +283,27 @@ typedef struct flashcl_problem {
      * PyTorch's allow_tf32, a permission: kernels that have no TF32 path compute in fp32 whatever it
      * says. (ABI 6: it took the struct's tail padding, so the size did not change) */
     int32_t precision;
+    /* fp8 attention (ABI 7): nonzero, FLASHCL_KV_FP8_E4M3 or FLASHCL_KV_FP8_E5M2 (flashcl_kv_format's
+     * formats, above), makes Q, K and V (and a KV cache) bytes of that format, one a element, their strides
+     * in bytes; O and LSE stay in dtype (f32, f16 or bf16). Each tensor's values are its bytes times its
+     * descale factor (fp8_descale, below): scores (q . k) * q_descale * k_descale * scale, outputs
+     * sum_j p_j v_j * v_descale / l. Not with kv_format (this is the format), kv_dtype, head_dim_v,
+     * kv_append, a TF32 precision or standard attention. Run by the portable kernel and the naive one
+     * (docs/design/fp8.md: the Hopper kernel is planned). */
+    int32_t qkv_format;
+    /* The descale factors of fp8 attention (flashcl_descale): NONE (0: all 1), TENSOR (tensors.descale holds
+     * three fp32: Q's, K's, V's) or HEAD (tensors.descale holds three (batch, heads_kv) fp32 arrays, Q's, K's,
+     * V's: FlashAttention-3's q/k/v_descale, a query head taking its KV head's). A buffer, so that an engine
+     * changes them from call to call without a new plan. (ABI 7) */
+    int32_t fp8_descale;
 } flashcl_problem;
+
+/** problem.fp8_descale: where fp8 attention's descale factors come from. */
+typedef enum flashcl_descale {
+    FLASHCL_DESCALE_NONE = 0,
+    FLASHCL_DESCALE_TENSOR = 1,
+    FLASHCL_DESCALE_HEAD = 2
+} flashcl_descale;
 
 /*
  * problem.precision, for fp32 Q, K and V (dtype fp32, no kv_dtype of another type):
@@ -879,6 +899,8 @@ typedef struct flashcl_tensors {
     cl_mem sinks;            /* iff problem.sinks: fp32, heads_q (ABI 2) */
     cl_mem cache_batch_idx;  /* iff problem.cache_batch_idx: int32, batch (ABI 2) */
     cl_mem cache_leftpad;    /* iff problem.cache_leftpad: int32, batch (ABI 2) */
+    cl_mem descale;          /* iff problem.fp8_descale: fp32, 3 (TENSOR) or 3 x batch x heads_kv (HEAD): Q's,
+                                K's, V's (ABI 7) */
     cl_mem workspace;        /* optional: the plan's scratch (flashcl_plan_workspace_bytes), owned by the
                                 caller; NULL: the plan allocates its own on the first enqueue that needs
                                 it. Ignored by a plan that needs none (ABI 2) */
@@ -888,9 +910,9 @@ typedef struct flashcl_tensors {
      * also of 16 bytes where the plan's kernel copies rows in 16-byte pieces (flashcl_plan_config's
      * kernel is flash_mma or flash_decode_mma: see flashcl_plan_enqueue_on). The buffer must hold the
      * offset plus the tensor (flashcl_plan_buffer_sizes). */
-    struct flashcl_offsets { /* the buffers' order (ABI 4; ABI 2-3 had workspace after sinks) */
+    struct flashcl_offsets { /* the buffers' order (ABI 4; ABI 2-3 had workspace after sinks; ABI 7 descale) */
         uint64_t q, k, v, o, lse, alibi_slopes, mask, key_padding, cu_seqlens_q, cu_seqlens_k, cache_seqlens,
-            block_table, k_new, v_new, k_scale, v_scale, sinks, cache_batch_idx, cache_leftpad, workspace;
+            block_table, k_new, v_new, k_scale, v_scale, sinks, cache_batch_idx, cache_leftpad, descale, workspace;
     } offsets;
 } flashcl_tensors;
 

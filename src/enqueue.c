@@ -107,7 +107,7 @@ static int overlap(const region *a, const region *b)
 /* Bytes per element of K and V as stored (a quantized cache: one byte). */
 static size_t kv_elem(const flashcl_problem *p)
 {
-    return p->kv_format ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
+    return fcl_kv_bytes_format(p) ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
 }
 
 /* Every buffer the problem takes is there, large enough past its offset, its offset a multiple of its
@@ -122,7 +122,7 @@ static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
     const size_t es = flashcl_dtype_size((flashcl_dtype)p->dtype), ek = kv_elem(p),
                  escale = flashcl_dtype_size((flashcl_dtype)p->kv_scale_dtype);
     flashcl_status st;
-    if ((st = check_buffer_at(ctx, q, "q", L->q_bytes, of->q, es)) ||
+    if ((st = check_buffer_at(ctx, q, "q", L->q_bytes, of->q, fcl_q_elem(p))) ||
         (st = check_buffer_at(ctx, k, "k", L->k_bytes, of->k, ek)) ||
         (st = check_buffer_at(ctx, v, "v", L->v_bytes, of->v, ek)) ||
         (st = check_buffer_at(ctx, o, "o", L->o_bytes, of->o, es)))
@@ -145,6 +145,8 @@ static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
                              L->cache_batch_idx_bytes, of->cache_batch_idx, sizeof(int32_t))) ||
         (st = check_optional(ctx, t->cache_leftpad, p->cache_leftpad != 0, "cache_leftpad", "cache_leftpad",
                              L->cache_leftpad_bytes, of->cache_leftpad, sizeof(int32_t))) ||
+        (st = check_optional(ctx, t->descale, p->fp8_descale != 0, "descale", "fp8_descale", L->descale_bytes,
+                             of->descale, sizeof(float))) ||
         (t->workspace && pl->ws_bytes &&
          (st = check_buffer_at(ctx, t->workspace, "workspace", pl->ws_bytes, of->workspace, sizeof(float)))) ||
         (st = check_optional(ctx, t->mask, p->attn_mask != 0, "mask", "attn_mask", L->mask_bytes, of->mask,
@@ -199,7 +201,7 @@ static flashcl_status check_aliasing(flashcl_plan *pl, const flashcl_tensors *t)
     const struct flashcl_offsets *of = &t->offsets;
     /* What is written (o, lse; the cache's K and V under kv_append) overlaps nothing it is computed from:
      * the same buffer and overlapping byte ranges (tensors of one pooled buffer at apart offsets do not). */
-    const region in[17] = {{q, of->q, L->q_bytes, "q"},
+    const region in[18] = {{q, of->q, L->q_bytes, "q"},
                            {k, of->k, L->k_bytes, "k"},
                            {v, of->v, L->v_bytes, "v"},
                            {t->alibi_slopes, of->alibi_slopes, L->alibi_bytes, "alibi_slopes"},
@@ -215,9 +217,10 @@ static flashcl_status check_aliasing(flashcl_plan *pl, const flashcl_tensors *t)
                            {t->v_scale, of->v_scale, L->kv_scale_bytes, "v_scale"},
                            {t->sinks, of->sinks, L->sinks_bytes, "sinks"},
                            {t->cache_batch_idx, of->cache_batch_idx, L->cache_batch_idx_bytes, "cache_batch_idx"},
-                           {t->cache_leftpad, of->cache_leftpad, L->cache_leftpad_bytes, "cache_leftpad"}};
+                           {t->cache_leftpad, of->cache_leftpad, L->cache_leftpad_bytes, "cache_leftpad"},
+                           {t->descale, of->descale, L->descale_bytes, "descale"}};
     const region out_o = {o, of->o, L->o_bytes, "o"}, out_lse = {lse, of->lse, L->lse_bytes, "lse"};
-    for (int i = 0; i < 17; ++i)
+    for (int i = 0; i < 18; ++i)
         for (int w = 0; w < 2; ++w) {
             const region *out = w ? &out_lse : &out_o;
             validate_or_return(ctx, !overlap(out, &in[i]), FLASHCL_INVALID_ARGUMENT,
@@ -226,7 +229,7 @@ static flashcl_status check_aliasing(flashcl_plan *pl, const flashcl_tensors *t)
     validate_or_return(ctx, !overlap(&out_lse, &out_o), FLASHCL_INVALID_ARGUMENT, "%s: lse aliases o", enqueue_who);
     if (t->workspace && pl->ws_bytes) { /* the workspace is written too: apart from every other tensor */
         const region ws = {t->workspace, of->workspace, pl->ws_bytes, "workspace"};
-        for (int i = 0; i < 17; ++i)
+        for (int i = 0; i < 18; ++i)
             validate_or_return(ctx, !overlap(&ws, &in[i]), FLASHCL_INVALID_ARGUMENT,
                                "%s: workspace aliases an input buffer (%s)", enqueue_who, in[i].name);
         validate_or_return(ctx, !overlap(&ws, &out_o) && !overlap(&ws, &out_lse), FLASHCL_INVALID_ARGUMENT,
@@ -266,7 +269,7 @@ static fcl_offsets element_offsets(const flashcl_problem *p, const struct flashc
 {
     const size_t es = flashcl_dtype_size((flashcl_dtype)p->dtype), ek = kv_elem(p),
                  escale = flashcl_dtype_size((flashcl_dtype)p->kv_scale_dtype);
-    return (fcl_offsets){.q = (cl_long)(of->q / es), .k = (cl_long)(of->k / ek), .v = (cl_long)(of->v / ek),
+    return (fcl_offsets){.q = (cl_long)(of->q / fcl_q_elem(p)), .k = (cl_long)(of->k / ek), .v = (cl_long)(of->v / ek),
                             .o = (cl_long)(of->o / es), .lse = (cl_long)(of->lse / sizeof(float)),
                             .alibi = (cl_long)(of->alibi_slopes / sizeof(float)),
                             .mask = (cl_long)(of->mask / fcl_mask_elem(p)), .kpm = (cl_long)of->key_padding,
@@ -278,7 +281,8 @@ static fcl_offsets element_offsets(const flashcl_problem *p, const struct flashc
                             .v_scale = (cl_long)(of->v_scale / escale), .sinks = (cl_long)(of->sinks / sizeof(float)),
                             .ws = (cl_long)(of->workspace / sizeof(float)),
                             .cache_idx = (cl_long)(of->cache_batch_idx / sizeof(int32_t)),
-                            .leftpad = (cl_long)(of->cache_leftpad / sizeof(int32_t))};
+                            .leftpad = (cl_long)(of->cache_leftpad / sizeof(int32_t)),
+                            .descale = (cl_long)(of->descale / sizeof(float))};
 }
 
 static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const flashcl_tensors *t, cl_uint num_events,

@@ -119,6 +119,7 @@ typedef struct resolved_layout {
     uint64_t cache_seqlens_bytes, block_table_bytes, kv_new_bytes, v_new_bytes; /* k_new's, v_new's */
     uint64_t kv_scale_bytes; /* each of k_scale and v_scale (an int8 cache) */
     uint64_t cache_batch_idx_bytes, cache_leftpad_bytes;
+    uint64_t descale_bytes; /* fp8 attention's descale factors (problem.fp8_descale) */
     int32_t cache_batch; /* the cache's sequences (K/V batches): problem.cache_batch, else batch */
     int32_t max_pages; /* paged cache: pages per sequence, ceil(seq_kv / page_size) */
     /* Output rows as (groups, rows per group): (batch * heads_q, seq_q), or (heads_q, total_q) for
@@ -138,6 +139,10 @@ int fcl_is_decode(const flashcl_problem *p);
 /* K's and V's storage dtype (problem.kv_dtype, else dtype), and whether it differs from Q's. */
 flashcl_dtype fcl_kv_dtype(const flashcl_problem *p);
 int fcl_kv_mixed(const flashcl_problem *p);
+/* K's and V's bytes as the kernels read them (flashcl_kv_format): fp8 attention's qkv_format, or a quantized
+ * cache's kv_format; and the size of a Q element (1: fp8 attention) */
+int fcl_kv_bytes_format(const flashcl_problem *p);
+size_t fcl_q_elem(const flashcl_problem *p);
 /* TF32 products a product under problem.precision: 3 (tf32x3), 1 (tf32) or 0 (fp32). */
 int fcl_tf32(const flashcl_problem *p);
 /* V's and O's head dim: problem.head_dim_v, or head_dim where that is 0. */
@@ -267,7 +272,7 @@ void fcl_tolerance(const flashcl_problem *p, int matrix_units, double *atol, dou
  * arguments): flashcl_tensors.offsets over the element sizes. */
 typedef struct fcl_offsets {
     cl_long q, k, v, o, lse, alibi, mask, kpm, cu_q, cu_k, cache_lens, bt, k_new, v_new, k_scale, v_scale, sinks, ws,
-        cache_idx, leftpad;
+        cache_idx, leftpad, descale;
 } fcl_offsets;
 
 struct flashcl_plan {

@@ -57,7 +57,9 @@ size_t fcl_feature_defines(const flashcl_problem *p, int flash, char *buf, size_
         {"CACHE_IDX", p->kv_cache && p->cache_batch_idx},
         {"LEFTPAD", p->kv_cache && p->cache_leftpad},
         {"WIDE_POSITIONS", fcl_wide_positions(p)},
-        {"KV_FORMAT", p->kv_cache ? p->kv_format : 0},
+        {"KV_FORMAT", p->qkv_format ? p->qkv_format : p->kv_cache ? p->kv_format : 0},
+        {"Q_FORMAT", p->qkv_format},
+        {"FP8_DESCALE", p->qkv_format ? p->fp8_descale : 0},
         {"KV_DTYPE", fcl_kv_mixed(p) ? p->kv_dtype : 0},
         {"KV_SCALE_F16", p->kv_cache && p->kv_format == FLASHCL_KV_INT8 && p->kv_scale_dtype == FLASHCL_DTYPE_F16},
         {"TOP_LEFT", p->alignment == FLASHCL_ALIGN_TOP_LEFT && (p->causal || p->window || p->alibi)},
@@ -214,7 +216,7 @@ void fcl_kernel_offsets_of(const fcl_offsets *off, cl_long op_off, cl_long lp_of
         .cu_k_off = off->cu_k, .cache_lens_off = off->cache_lens, .bt_off = off->bt, .k_new_off = off->k_new,
         .v_new_off = off->v_new, .k_scale_off = off->k_scale, .v_scale_off = off->v_scale,
         .sinks_off = off->sinks, .op_off = op_off, .lp_off = lp_off, .cache_idx_off = off->cache_idx,
-        .leftpad_off = off->leftpad};
+        .leftpad_off = off->leftpad, .descale_off = off->descale};
 }
 
 flashcl_status fcl_args_check(flashcl_context *ctx, const fcl_args *a, const char *what)

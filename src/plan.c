@@ -378,7 +378,8 @@ flashcl_status flashcl_plan_tensor_bytes(const flashcl_plan *plan, struct flashc
                                       .k_new = append ? L->kv_new_bytes : 0, .v_new = append ? L->v_new_bytes : 0,
                                       .k_scale = L->kv_scale_bytes, .v_scale = L->kv_scale_bytes,
                                       .sinks = L->sinks_bytes, .cache_batch_idx = L->cache_batch_idx_bytes,
-                                      .cache_leftpad = L->cache_leftpad_bytes, .workspace = plan->ws_bytes};
+                                      .cache_leftpad = L->cache_leftpad_bytes, .descale = L->descale_bytes,
+                                      .workspace = plan->ws_bytes};
     return FLASHCL_SUCCESS;
 }
 

@@ -105,6 +105,16 @@ int fcl_kv_mixed(const flashcl_problem *p)
     return p->kv_dtype && fcl_kv_dtype(p) != (flashcl_dtype)p->dtype;
 }
 
+int fcl_kv_bytes_format(const flashcl_problem *p)
+{
+    return p->qkv_format ? p->qkv_format : p->kv_format;
+}
+
+size_t fcl_q_elem(const flashcl_problem *p)
+{
+    return p->qkv_format ? 1 : flashcl_dtype_size((flashcl_dtype)p->dtype);
+}
+
 const char *flashcl_kv_format_name(flashcl_kv_format format)
 {
     switch (format) {
@@ -272,6 +282,41 @@ static flashcl_status check_shape(flashcl_context *ctx, const flashcl_problem *p
     return FLASHCL_SUCCESS;
 }
 
+/* fp8 attention: Q, K and V in one of the 8-bit float formats, with their descale factors; what it does
+ * not combine with, named. */
+static flashcl_status check_fp8(flashcl_context *ctx, const flashcl_problem *p)
+{
+    validate_or_return(ctx,
+                       p->qkv_format == FLASHCL_KV_PLAIN || p->qkv_format == FLASHCL_KV_FP8_E4M3 ||
+                           p->qkv_format == FLASHCL_KV_FP8_E5M2,
+                       FLASHCL_INVALID_ARGUMENT,
+                       "problem.qkv_format = %d: 0, FLASHCL_KV_FP8_E4M3 (2) or FLASHCL_KV_FP8_E5M2 (3)",
+                       (int)p->qkv_format);
+    validate_or_return(ctx, p->fp8_descale >= FLASHCL_DESCALE_NONE && p->fp8_descale <= FLASHCL_DESCALE_HEAD,
+                       FLASHCL_INVALID_ARGUMENT,
+                       "problem.fp8_descale = %d: FLASHCL_DESCALE_NONE (0), _TENSOR (1) or _HEAD (2)",
+                       (int)p->fp8_descale);
+    if (!p->qkv_format) {
+        validate_or_return(ctx, !p->fp8_descale, FLASHCL_INVALID_ARGUMENT,
+                           "problem.fp8_descale = %d without problem.qkv_format: descale factors are fp8 "
+                           "attention's", (int)p->fp8_descale);
+        return FLASHCL_SUCCESS;
+    }
+    const char *f = flashcl_kv_format_name((flashcl_kv_format)p->qkv_format), *no = NULL;
+    if (p->kv_format)
+        no = "kv_format (qkv_format is K's and V's format too)";
+    else if (p->kv_dtype)
+        no = "kv_dtype (K and V are fp8)";
+    else if (p->head_dim_v && p->head_dim_v != p->head_dim)
+        no = "head_dim_v";
+    else if (p->kv_append)
+        no = "kv_append (the step's rows would need a descale of their own)";
+    else if (p->precision)
+        no = "a TF32 precision";
+    validate_or_return(ctx, no == NULL, FLASHCL_UNSUPPORTED, "problem.qkv_format = %s with %s", f, no);
+    return FLASHCL_SUCCESS;
+}
+
 /* K's and V's storage: a quantized format (a decode-time KV cache without a mask, int8 with f32 or
  * f16 scales), or plain in kv_dtype; a quantized cache keeps one head dim and its own storage. */
 static flashcl_status check_kv_storage(flashcl_context *ctx, const flashcl_problem *p)
@@ -315,7 +360,7 @@ static flashcl_status check_kv_storage(flashcl_context *ctx, const flashcl_probl
                        flashcl_precision_name((flashcl_precision)p->precision), flashcl_dtype_name((flashcl_dtype)p->dtype),
                        p->kv_format ? flashcl_kv_format_name((flashcl_kv_format)p->kv_format)
                                     : flashcl_dtype_name(fcl_kv_dtype(p)));
-    return FLASHCL_SUCCESS;
+    return check_fp8(ctx, p);
 }
 
 const char *flashcl_precision_name(flashcl_precision precision)
@@ -436,11 +481,12 @@ static flashcl_status resolve_buffers(flashcl_context *ctx, const flashcl_proble
                                       int64_t nb, int64_t nq, int64_t nbk, int64_t nk)
 {
     const size_t elem = flashcl_dtype_size(p->dtype);
-    /* quantized: a byte an element; else K/V's own dtype */
-    const size_t kv_elem = p->kv_format != FLASHCL_KV_PLAIN ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
+    /* quantized or fp8: a byte an element; else K/V's own dtype (Q: a byte under fp8 attention) */
+    const size_t kv_elem = fcl_kv_bytes_format(p) != FLASHCL_KV_PLAIN ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
     const int64_t d = p->head_dim, dv = fcl_head_dim_v(p);
     flashcl_status st;
-    if ((st = resolve_tensor(ctx, "q", &p->q_strides, nb, nq, p->heads_q, d, elem, 0, &layout->q, &layout->q_bytes)) ||
+    if ((st = resolve_tensor(ctx, "q", &p->q_strides, nb, nq, p->heads_q, d, fcl_q_elem(p), 0, &layout->q,
+                             &layout->q_bytes)) ||
         (st = resolve_tensor(ctx, "k", &p->k_strides, nbk, nk, p->heads_kv, d, kv_elem, 0, &layout->k, &layout->k_bytes)) ||
         (st = resolve_tensor(ctx, "v", &p->v_strides, nbk, nk, p->heads_kv, dv, kv_elem, 0, &layout->v, &layout->v_bytes)) ||
         (st = resolve_tensor(ctx, "o", &p->o_strides, nb, nq, p->heads_q, dv, elem, 1, &layout->o, &layout->o_bytes)))
@@ -452,6 +498,10 @@ static flashcl_status resolve_buffers(flashcl_context *ctx, const flashcl_proble
     layout->cache_seqlens_bytes = p->kv_cache ? (uint64_t)p->batch * sizeof(int32_t) : 0;
     layout->cache_batch_idx_bytes = p->cache_batch_idx ? (uint64_t)p->batch * sizeof(int32_t) : 0;
     layout->cache_leftpad_bytes = p->cache_leftpad ? (uint64_t)p->batch * sizeof(int32_t) : 0;
+    layout->descale_bytes = p->fp8_descale == FLASHCL_DESCALE_TENSOR ? 3 * sizeof(float)
+                            : p->fp8_descale == FLASHCL_DESCALE_HEAD
+                                ? 3 * (uint64_t)p->batch * (uint64_t)p->heads_kv * sizeof(float)
+                                : 0;
     layout->block_table_bytes =
         p->kv_cache && p->page_size ? (uint64_t)p->batch * (uint64_t)layout->max_pages * sizeof(int32_t) : 0;
     layout->kv_scale_bytes = p->kv_format == FLASHCL_KV_INT8 ? (uint64_t)nbk * (uint64_t)nk * (uint64_t)p->heads_kv *

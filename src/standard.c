@@ -336,9 +336,11 @@ flashcl_status fcl_standard_setup(flashcl_plan *pl)
     const flashcl_problem *p = &pl->problem;
     if (!clblast_loaded())
         return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "%s", clblast_why);
-    if (p->alibi || p->attn_mask || p->key_padding || p->varlen || p->kv_cache || p->sinks || fcl_kv_mixed(p))
+    if (p->alibi || p->attn_mask || p->key_padding || p->varlen || p->kv_cache || p->sinks || fcl_kv_mixed(p) ||
+        p->qkv_format)
         return fcl_fail(ctx, FLASHCL_UNSUPPORTED, "standard attention has no %s: use flash or naive",
-                        p->alibi       ? "ALiBi (problem.alibi)"
+                        p->qkv_format  ? "fp8 Q, K and V (problem.qkv_format)"
+                        : p->alibi     ? "ALiBi (problem.alibi)"
                         : fcl_kv_mixed(p) ? "K and V in another dtype than Q (problem.kv_dtype)"
                         : p->sinks     ? "attention sinks (problem.sinks)"
                         : p->attn_mask ? "additive mask (problem.attn_mask)"

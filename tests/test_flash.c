@@ -57,6 +57,8 @@ typedef struct case_params {
                     buffer with margins that must stay unwritten; the flash plan on a second queue */
     int head_dim_v; /* problem.head_dim_v: V's and O's head dim (0: head_dim) */
     int precision;  /* problem.precision: fp32 data's products (flashcl_precision) */
+    int qkv_format;  /* fp8 attention: Q, K and V bytes of this format (problem.qkv_format) */
+    int fp8_descale; /* and their descale factors (flashcl_descale): drawn from 0.5 .. 2 */
 } case_params;
 
 typedef struct errors {
@@ -228,6 +230,8 @@ static void run_case(const case_params *c)
     p.kv_dtype = c->kv_dtype;
     p.head_dim_v = c->head_dim_v;
     p.precision = c->precision;
+    p.qkv_format = c->qkv_format;
+    p.fp8_descale = c->fp8_descale;
     const int dv = c->head_dim_v ? c->head_dim_v : c->head_dim; /* V's and O's columns */
     /* A cache of seq_kv rows per sequence, filled to different lengths; paged: every page of every
      * sequence somewhere in a pool with spare pages, in shuffled order. */
@@ -314,8 +318,10 @@ static void run_case(const case_params *c)
     st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_NAIVE, &naive);
     ck_assert_msg(st == FLASHCL_SUCCESS, "naive plan: %s: %s", flashcl_status_string(st),
                   flashcl_context_last_error(ctx));
-    const int extras = c->alibi || c->attn_mask || c->key_padding || c->varlen || c->kv_cache || c->sinks;
-    const int mixed = c->kv_dtype && c->kv_dtype - 1 != (int)c->dtype; /* (standard attention refuses it too) */
+    const int extras = c->alibi || c->attn_mask || c->key_padding || c->varlen || c->kv_cache || c->sinks ||
+                       c->fp8_descale;
+    /* (standard attention refuses K and V of another type, and fp8 attention, too) */
+    const int mixed = (c->kv_dtype && c->kv_dtype - 1 != (int)c->dtype) || c->qkv_format;
     if (flashcl_algorithm_available(FLASHCL_ALGO_STANDARD)) {
         st = flashcl_plan_create_algo(ctx, &p, FLASHCL_ALGO_STANDARD, &standard);
         if (extras || mixed) { /* standard attention has no biases or masks: refused by name */
@@ -389,11 +395,16 @@ static void run_case(const case_params *c)
     void *host[3];
     float *dec[3];
     for (int i = 0; i < 3; ++i) {
-        const size_t n = i && c->kv_format ? sz[i] : sz[i] / (i ? eks : es); /* a quantized cache: a byte an element */
+        /* a quantized cache, or fp8 attention's Q, K and V: a byte an element */
+        const size_t n = (i && c->kv_format) || c->qkv_format ? sz[i] : sz[i] / (i ? eks : es);
         host[i] = malloc(sz[i]);
         dec[i] = malloc(n * sizeof(float));
         ck_assert(host[i] && dec[i]);
-        if (i && c->kv_format) {
+        if (c->qkv_format) { /* the reference's values decoded by hostmath (the descale factors below) */
+            hm_fill_kv(host[i], (flashcl_kv_format)c->qkv_format, n, &rng, 1.0);
+            for (size_t e = 0; e < n; ++e)
+                dec[i][e] = (float)hm_kv_byte(((const uint8_t *)host[i])[e], (flashcl_kv_format)c->qkv_format);
+        } else if (i && c->kv_format) {
             hm_fill_kv(host[i], (flashcl_kv_format)c->kv_format, n, &rng, 1.0);
         } else {
             hm_fill_normal(host[i], i ? kvt : p.dtype, n, &rng, 1.0);
@@ -411,6 +422,38 @@ static void run_case(const case_params *c)
         for (size_t i = 0; i < n_scales; ++i)
             hm_store(scales[m], p.kv_scale_dtype, i, (float)((0.75 + 0.5 * hm_rng_uniform(&rng)) / 32.0));
         scale_m[m] = tu_buffer(n_scales * flashcl_dtype_size(p.kv_scale_dtype), scales[m]);
+    }
+    /* fp8 attention's descale factors, Q's, K's and V's, in (0.5, 2): one each, or one per (batch, KV head),
+     * applied to the reference's decoded values (per head only where each element's batch entry is its
+     * place in the layout: padded batches without a cache) */
+    float *descale = NULL;
+    cl_mem descale_m = NULL;
+    if (c->fp8_descale) {
+        const int per = c->fp8_descale == FLASHCL_DESCALE_HEAD ? p.batch * p.heads_kv : 1;
+        ck_assert(per == 1 || (!c->varlen && !c->kv_cache));
+        descale = malloc(3 * (size_t)per * sizeof(float));
+        ck_assert_ptr_nonnull(descale);
+        for (int i = 0; i < 3 * per; ++i)
+            descale[i] = (float)(0.5 + 1.5 * hm_rng_uniform(&rng));
+        descale_m = tu_buffer(3 * (size_t)per * sizeof(float), descale);
+        const flashcl_strides *st[3] = {&p.q_strides, &p.k_strides, &p.v_strides};
+        const int rows[3] = {p.seq_q, p.seq_kv, p.seq_kv}, heads[3] = {p.heads_q, p.heads_kv, p.heads_kv},
+                  cols[3] = {p.head_dim, p.head_dim, dv};
+        for (int t = 0; t < 3; ++t) {
+            if (per == 1) {
+                for (size_t e = 0; e < sz[t]; ++e)
+                    dec[t][e] *= descale[t];
+                continue;
+            }
+            for (int b = 0; b < p.batch; ++b)
+                for (int j = 0; j < rows[t]; ++j)
+                    for (int h = 0; h < heads[t]; ++h) {
+                        const int hk = t ? h : h / (p.heads_q / p.heads_kv);
+                        const float f = descale[((size_t)t * p.batch + b) * p.heads_kv + hk];
+                        for (int d = 0; d < cols[t]; ++d)
+                            dec[t][hm_offset(st[t], b, j, h) + d] *= f;
+                    }
+        }
     }
     cl_mem q = tu_buffer(sz[0], host[0]), k = tu_buffer(sz[1], host[1]), v = tu_buffer(sz[2], host[2]);
     cl_mem o_f = tu_buffer(sz[3], NULL), l_f = tu_buffer(sz[4], NULL);
@@ -552,22 +595,22 @@ static void run_case(const case_params *c)
                           .key_padding = kpm_m, .cu_seqlens_q = cuq_m, .cu_seqlens_k = cuk_m,
                           .cache_seqlens = lens_m, .block_table = bt_m, .k_new = knew_m, .v_new = vnew_m,
                           .k_scale = scale_m[0], .v_scale = scale_m[1], .sinks = sinks_m,
-                          .cache_batch_idx = idx_m, .cache_leftpad = lp_m},
+                          .cache_batch_idx = idx_m, .cache_leftpad = lp_m, .descale = descale_m},
                     tn = tf;
     tn.o = o_n;
     tn.lse = l_n;
     flashcl_tensors ts = {.q = q, .k = k, .v = v, .o = o_s, .lse = l_s};
     if (c->offsets) { /* each tensor where tu_buffer placed it */
-        const cl_mem in[19] = {q,      k,     v,     o_f,   l_f,    alibi_m, mask_m,     kpm_m,      cuq_m,  cuk_m,
-                               lens_m, bt_m, knew_m, vnew_m, scale_m[0], scale_m[1], sinks_m, idx_m, lp_m};
-        uint64_t *off[19] = {&tf.offsets.q,           &tf.offsets.k,           &tf.offsets.v,
+        const cl_mem in[20] = {q,      k,     v,     o_f,   l_f,    alibi_m, mask_m,     kpm_m,      cuq_m,  cuk_m,
+                               lens_m, bt_m, knew_m, vnew_m, scale_m[0], scale_m[1], sinks_m, idx_m, lp_m, descale_m};
+        uint64_t *off[20] = {&tf.offsets.q,           &tf.offsets.k,           &tf.offsets.v,
                              &tf.offsets.o,           &tf.offsets.lse,         &tf.offsets.alibi_slopes,
                              &tf.offsets.mask,        &tf.offsets.key_padding, &tf.offsets.cu_seqlens_q,
                              &tf.offsets.cu_seqlens_k, &tf.offsets.cache_seqlens, &tf.offsets.block_table,
                              &tf.offsets.k_new,       &tf.offsets.v_new,       &tf.offsets.k_scale,
                              &tf.offsets.v_scale,     &tf.offsets.sinks,       &tf.offsets.cache_batch_idx,
-                             &tf.offsets.cache_leftpad};
-        for (int i = 0; i < 19; ++i)
+                             &tf.offsets.cache_leftpad, &tf.offsets.descale};
+        for (int i = 0; i < 20; ++i)
             *off[i] = in[i] ? tu_offset_of(in[i]) : 0;
         tn.offsets = tf.offsets;
         tn.offsets.o = tu_offset_of(o_n);
@@ -787,11 +830,12 @@ static void run_case(const case_params *c)
         free(host[i]);
         free(dec[i]);
     }
-    cl_mem all[24] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m,
-                      lens_m, bt_m, knew_m, vnew_m, scale_m[0], scale_m[1], sinks_m, ws_m, idx_m, lp_m};
+    cl_mem all[25] = {q, k, v, o_f, l_f, o_n, l_n, o_s, l_s, alibi_m, mask_m, kpm_m, cuq_m, cuk_m,
+                      lens_m, bt_m, knew_m, vnew_m, scale_m[0], scale_m[1], sinks_m, ws_m, idx_m, lp_m, descale_m};
     free(scales[0]);
     free(scales[1]);
-    for (int i = 0; i < 24; ++i)
+    free(descale);
+    for (int i = 0; i < 25; ++i)
         if (all[i])
             clReleaseMemObject(all[i]);
     free(slopes);
@@ -1494,6 +1538,29 @@ static const case_params tf32_wide_cases[] = {
 };
 #define N_TF32_WIDE_CASES ((int)(sizeof tf32_wide_cases / sizeof *tf32_wide_cases))
 
+/* fp8 attention (problem.qkv_format): Q, K and V bytes of E4M3 or E5M2 times their descale factors, O in
+ * fp16, bf16 or fp32, on the portable kernel (the matrix-unit kernels refuse it by name), held against
+ * float64 over the decoded bytes: causal GQA with factors per (batch, KV head), a window with softcap over
+ * E5M2, packed sequences with sinks, a decode step over a paged cache with ALiBi, a mask and key padding
+ * over strided rows without factors, the tensors at offsets. */
+static const case_params fp8_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F16, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_descale = FLASHCL_DESCALE_HEAD,
+     .head_dim = 64, .gqa = 2, .seq_q = 70, .seq_kv = 90, .batch = 2, .heads_kv = 2, .causal = 1},
+    {.dtype = FLASHCL_DTYPE_BF16, .qkv_format = FLASHCL_KV_FP8_E5M2, .fp8_descale = FLASHCL_DESCALE_TENSOR,
+     .head_dim = 128, .gqa = 1, .seq_q = 40, .seq_kv = 120, .batch = 1, .heads_kv = 2, .window = 1,
+     .window_left = 30, .window_right = 5, .softcap = 20.0f},
+    {.dtype = FLASHCL_DTYPE_F32, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_descale = FLASHCL_DESCALE_TENSOR,
+     .head_dim = 32, .gqa = 2, .seq_q = 30, .seq_kv = 50, .batch = 3, .heads_kv = 1, .varlen = 1, .sinks = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_descale = FLASHCL_DESCALE_TENSOR,
+     .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 200, .batch = 2, .heads_kv = 2, .kv_cache = 1,
+     .page_size = 16, .alibi = 1},
+    {.dtype = FLASHCL_DTYPE_BF16, .qkv_format = FLASHCL_KV_FP8_E4M3, .head_dim = 96, .gqa = 1, .seq_q = 33,
+     .seq_kv = 45, .batch = 2, .heads_kv = 1, .attn_mask = 1, .key_padding = 1, .custom_layout = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_descale = FLASHCL_DESCALE_HEAD,
+     .head_dim = 64, .gqa = 1, .seq_q = 20, .seq_kv = 40, .batch = 2, .heads_kv = 2, .offsets = 4},
+};
+#define N_FP8_CASES ((int)(sizeof fp8_cases / sizeof *fp8_cases))
+
 /* V's and O's own head dim (problem.head_dim_v), narrower and wider than Q's and K's: the portable kernel
  * (auto takes it for every one: the matrix-unit and decode kernels refuse it) in prefill, as a packed
  * GQA decode step with split-KV and the caller's workspace at an offset, over a paged cache with an
@@ -1567,6 +1634,7 @@ static const struct {
     {"wgmma_features", wgmma_feature_cases, N_WGMMA_FEATURE_CASES, 0, 0},
     {"mma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, 0, 0},
     {"tf32", tf32_cases, N_TF32_CASES, 0, 0},       {"tf32_wide", tf32_wide_cases, N_TF32_WIDE_CASES, 0, 0},
+    {"fp8", fp8_cases, N_FP8_CASES, 0, 0},
     {"mfma", mma_cases, N_MMA_CASES, FLASHCL_PATH_MFMA, 0},
     {"mfma_features", mma_feature_cases, N_MMA_FEATURE_CASES, FLASHCL_PATH_MFMA, 0},
     {"mfma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, FLASHCL_PATH_MFMA, 0},

@@ -33,6 +33,8 @@ int fcl_decode_takes(const flashcl_problem *p, char *why, size_t n)
     const char *no = NULL;
     if (!fcl_is_decode(p))
         no = "not a decode step (more than 16 queries)";
+    else if (p->qkv_format)
+        no = "fp8 Q, K and V (problem.qkv_format: the portable kernel's)";
     else if (p->attn_mask || p->varlen)
         no = "an additive mask or packed sequences (the decode kernel has neither)";
     else if (fcl_head_dim_v(p) != p->head_dim)

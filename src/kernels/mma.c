@@ -79,7 +79,9 @@ static uint64_t mma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
 static const char *mma_shape_refusal(const flashcl_problem *p)
 {
     const char *no = NULL;
-    if (p->head_dim % 16 || p->head_dim > 256)
+    if (p->qkv_format)
+        no = "fp8 Q, K and V (problem.qkv_format: the portable kernel's; docs/design/fp8.md)";
+    else if (p->head_dim % 16 || p->head_dim > 256)
         no = "head_dim not a multiple of 16 up to 256";
     else if (fcl_head_dim_v(p) % 16 || fcl_head_dim_v(p) > 256)
         no = "head_dim_v not a multiple of 16 up to 256";
@@ -94,7 +96,9 @@ int fcl_mma_takes(const flashcl_problem *p, char *why, size_t n)
 {
     /* K's and V's type is the operands' (Q in another is rounded to it as it is loaded: Q_CONVERT) */
     const char *no = NULL;
-    if (fcl_kv_dtype(p) == FLASHCL_DTYPE_F32)
+    if (p->qkv_format)
+        no = mma_shape_refusal(p);
+    else if (fcl_kv_dtype(p) == FLASHCL_DTYPE_F32)
         no = fcl_kv_mixed(p) ? "K and V in fp32 (the matrix units take fp16 and bf16 operands)"
                              : "fp32 storage (the matrix units take fp16 and bf16, and fp32 as TF32 where "
                                "problem.precision allows it)";

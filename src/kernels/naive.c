@@ -61,7 +61,7 @@ static void naive_options(const flashcl_problem *p, const flashcl_config *c, cha
 
 /* naive_fwd and naive_ref_rows share their inputs and the problem's structs, at the same positions: one
  * binding for both. */
-_Static_assert((int)NF_prm == (int)NR_prm && (int)NF_offs == (int)NR_offs && (int)NF_leftpad == (int)NR_leftpad,
+_Static_assert((int)NF_prm == (int)NR_prm && (int)NF_offs == (int)NR_offs && (int)NF_descale == (int)NR_descale,
                "naive_fwd and naive_ref_rows must take their inputs at the same positions");
 
 void fcl_bind_naive_problem(fcl_args *a, const flashcl_plan *pl)
@@ -90,6 +90,7 @@ void fcl_bind_naive_inputs(fcl_args *a, const flashcl_tensors *t, const fcl_offs
     fcl_arg_mem(a, NF_sinks, FCL_OPT(t, sinks));
     fcl_arg_mem(a, NF_cache_idx, FCL_OPT(t, cache_batch_idx));
     fcl_arg_mem(a, NF_leftpad, FCL_OPT(t, cache_leftpad));
+    fcl_arg_mem(a, NF_descale, FCL_OPT(t, descale));
     fcl_arg_offsets(a, NF_offs, &offs);
 }
 

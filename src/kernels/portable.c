@@ -309,6 +309,7 @@ static void portable_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_
     fcl_arg_mem(a, FA_SINKS, FCL_OPT(t, sinks));
     fcl_arg_mem(a, FA_BATCH_IDX, FCL_OPT(t, cache_batch_idx));
     fcl_arg_mem(a, FA_LEFT_PAD, FCL_OPT(t, cache_leftpad));
+    fcl_arg_mem(a, FA_DESCALE, FCL_OPT(t, descale));
     fcl_arg_offsets(a, FA_offs, &offs);
 }
 
