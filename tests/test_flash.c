@@ -627,6 +627,16 @@ static void run_case(const case_params *c)
     }
     if (extras) /* the plain enqueue refuses a problem that needs more buffers, naming the missing one */
         ck_assert_int_eq(flashcl_plan_enqueue(flash, q, k, v, o_f, l_f, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+    if (c->fp8_descale) { /* fp8 attention's factors are required, by name, and their buffer's size checked */
+        flashcl_tensors no_descale = tf;
+        no_descale.descale = NULL;
+        ck_assert_int_eq(flashcl_plan_enqueue_tensors(flash, &no_descale, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+        ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "descale"));
+        struct flashcl_offsets bytes;
+        ck_assert_int_eq(flashcl_plan_tensor_bytes(flash, &bytes), FLASHCL_SUCCESS);
+        ck_assert_uint_eq(bytes.descale, 3 * sizeof(float) *
+                                             (c->fp8_descale == FLASHCL_DESCALE_HEAD ? (uint64_t)p.batch * p.heads_kv : 1));
+    }
     if (c->kv_format == FLASHCL_KV_INT8) { /* the scales are required, by name */
         flashcl_tensors no_scale = tf;
         no_scale.v_scale = NULL;

@@ -139,6 +139,14 @@ static const bad_case bad_cases[] = {
      FLASHCL_INVALID_ARGUMENT},
     {"problem.precision = tf32x3: a TF32 precision is for fp32 Q, K and V (dtype f32, K and V int8)",
      FLASHCL_INVALID_ARGUMENT},
+    {"problem.qkv_format = 1: 0, FLASHCL_KV_FP8_E4M3 (2) or FLASHCL_KV_FP8_E5M2 (3)", FLASHCL_INVALID_ARGUMENT},
+    {"problem.fp8_descale = 3", FLASHCL_INVALID_ARGUMENT},
+    {"problem.fp8_descale = 1 without problem.qkv_format", FLASHCL_INVALID_ARGUMENT},
+    {"problem.qkv_format = fp8e4m3 with kv_format", FLASHCL_UNSUPPORTED},
+    {"problem.qkv_format = fp8e5m2 with kv_dtype", FLASHCL_UNSUPPORTED},
+    {"problem.qkv_format = fp8e4m3 with head_dim_v", FLASHCL_UNSUPPORTED},
+    {"problem.qkv_format = fp8e4m3 with kv_append", FLASHCL_UNSUPPORTED},
+    {"problem.qkv_format = fp8e4m3 with a TF32 precision", FLASHCL_UNSUPPORTED},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -202,6 +210,14 @@ static void break_field(flashcl_problem *p, int i)
     case 54: p->dtype = FLASHCL_DTYPE_F16; p->precision = FLASHCL_PRECISION_TF32; break;
     case 55: p->kv_dtype = FLASHCL_KV_DTYPE_F16; p->precision = FLASHCL_PRECISION_TF32X3; break;
     case 56: p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_INT8; p->precision = FLASHCL_PRECISION_TF32X3; break;
+    case 57: p->qkv_format = FLASHCL_KV_INT8; break;
+    case 58: p->qkv_format = FLASHCL_KV_FP8_E4M3; p->fp8_descale = 3; break;
+    case 59: p->fp8_descale = FLASHCL_DESCALE_TENSOR; break;
+    case 60: p->qkv_format = FLASHCL_KV_FP8_E4M3; p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_FP8_E4M3; break;
+    case 61: p->qkv_format = FLASHCL_KV_FP8_E5M2; p->kv_dtype = FLASHCL_KV_DTYPE_F16; break;
+    case 62: p->qkv_format = FLASHCL_KV_FP8_E4M3; p->head_dim_v = 32; break;
+    case 63: p->qkv_format = FLASHCL_KV_FP8_E4M3; p->kv_cache = 1; p->kv_append = 1; break;
+    case 64: p->qkv_format = FLASHCL_KV_FP8_E4M3; p->precision = FLASHCL_PRECISION_TF32X3; break;
     }
 }
 

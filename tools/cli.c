@@ -195,6 +195,21 @@ cl_mem cli_kv_scales(cl_context ctx, const flashcl_problem *p, hm_rng *rng, cl_i
     return m;
 }
 
+cl_mem cli_descale(cl_context ctx, const flashcl_problem *p, hm_rng *rng, cl_int *err)
+{
+    const size_t n = 3 * (p->fp8_descale == FLASHCL_DESCALE_HEAD ? (size_t)p->batch * (size_t)p->heads_kv : 1);
+    float *s = malloc(n * sizeof *s);
+    if (!s) {
+        *err = CL_OUT_OF_HOST_MEMORY;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; ++i)
+        s[i] = (float)(0.5 + 1.5 * hm_rng_uniform(rng));
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof *s, s, err);
+    free(s);
+    return m;
+}
+
 int cli_fail(const flashcl_context *ctx, const char *what, flashcl_status st)
 {
     const char *msg = flashcl_context_last_error(ctx);
@@ -478,6 +493,20 @@ int cli_mask_option(const char *cmd, int code, const char *val, flashcl_problem 
                 return 1;
             }
         fprintf(stderr, "flashcl %s: --precision %s: expected fp32, tf32x3 or tf32\n", cmd, v);
+        return 0;
+    case CLI_OPT_FP8:
+        if (val && (!strcmp(val, "e4m3") || !strcmp(val, "e5m2"))) {
+            p->qkv_format = !strcmp(val, "e4m3") ? FLASHCL_KV_FP8_E4M3 : FLASHCL_KV_FP8_E5M2;
+            return 1;
+        }
+        fprintf(stderr, "flashcl %s: --fp8 %s: expected e4m3 or e5m2\n", cmd, v);
+        return 0;
+    case CLI_OPT_DESCALE:
+        if (val && (!strcmp(val, "tensor") || !strcmp(val, "head"))) {
+            p->fp8_descale = !strcmp(val, "tensor") ? FLASHCL_DESCALE_TENSOR : FLASHCL_DESCALE_HEAD;
+            return 1;
+        }
+        fprintf(stderr, "flashcl %s: --descale %s: expected tensor or head\n", cmd, v);
         return 0;
     case CLI_OPT_SINKS: {
         const double l = val ? strtod(val, &end) : 0.0;

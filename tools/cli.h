@@ -29,13 +29,16 @@ enum {
     CLI_OPT_SINKS,
     CLI_OPT_KV_SPLITS,
     CLI_OPT_PRECISION,
+    CLI_OPT_FP8,
+    CLI_OPT_DESCALE,
     CLI_OPT_END
 };
 #define CLI_MASK_LONGOPTS                                                                                \
     {"window", required_argument, NULL, CLI_OPT_WINDOW}, {"softcap", required_argument, NULL, CLI_OPT_SOFTCAP}, \
         {"alibi", no_argument, NULL, CLI_OPT_ALIBI}, {"sinks", required_argument, NULL, CLI_OPT_SINKS},        \
         {"kv-splits", required_argument, NULL, CLI_OPT_KV_SPLITS},                                              \
-        {"precision", required_argument, NULL, CLI_OPT_PRECISION}
+        {"precision", required_argument, NULL, CLI_OPT_PRECISION}, {"fp8", required_argument, NULL, CLI_OPT_FP8}, \
+        {"descale", required_argument, NULL, CLI_OPT_DESCALE}
 
 /*
  * getopt_long for subcommand `cmd` (its name in messages): the next option's code, optarg its value;
@@ -94,8 +97,9 @@ double cli_flops_packed(const flashcl_problem *p, const int32_t *cu_q, const int
 /*
  * The mask and bias options every command shares (CLI_MASK_LONGOPTS): --window L,R (a sliding window; -1
  * unbounded), --softcap C, --kv-splits N (split-KV: 0 chosen, 1 none), --sinks L and --alibi (ALiBi slopes
- * 2^(-8(h+1)/H), no value), and --precision fp32|tf32x3|tf32 (problem.precision: how fp32 data may be
- * multiplied). Stores option `code`'s value in *p; 0 (a message naming `cmd`) on a bad value.
+ * 2^(-8(h+1)/H), no value), --precision fp32|tf32x3|tf32 (problem.precision: how fp32 data may be
+ * multiplied), --fp8 e4m3|e5m2 (problem.qkv_format: fp8 Q, K and V) and --descale tensor|head
+ * (problem.fp8_descale). Stores option `code`'s value in *p; 0 (a message naming `cmd`) on a bad value.
  */
 int cli_mask_option(const char *cmd, int code, const char *val, flashcl_problem *p);
 /* --kv-dtype: f32, f16 or bf16 (problem.kv_dtype: K and V in that type), or plain, int8 (fp32 scales),
@@ -106,6 +110,9 @@ int cli_kv_format(const char *value, flashcl_problem *p);
  * 1/32 (NULL, *err set, on failure). */
 size_t cli_kv_scale_count(const flashcl_problem *p);
 cl_mem cli_kv_scales(cl_context ctx, const flashcl_problem *p, hm_rng *rng, cl_int *err);
+/* fp8 attention's descale factors (problem.fp8_descale: 3 or 3 x batch x heads_kv fp32), each drawn from
+ * 0.5 .. 2, in a new buffer (NULL, *err set, on failure). */
+cl_mem cli_descale(cl_context ctx, const flashcl_problem *p, hm_rng *rng, cl_int *err);
 /* ALiBi's slopes for problem.alibi == 1: 2^(-8(h+1)/heads_q) for head h, in a new buffer (NULL, *err
  * set, on failure). */
 cl_mem cli_alibi_slopes(cl_context ctx, const flashcl_problem *p, cl_int *err);

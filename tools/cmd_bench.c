@@ -61,6 +61,9 @@ static void usage(FILE *f)
             "  --kv-splits N      split-KV on every shape (0: chosen from the device, 1: never)\n"
             "  --precision P      fp32 shapes' products: fp32 (default), tf32x3 or tf32 (see flashcl run\n"
             "                     --help)\n"
+            "  --fp8 F            fp8 attention on every shape: Q, K and V as e4m3 or e5m2 bytes, O in --dtype;\n"
+            "                     --descale tensor|head: their descale factors (see flashcl run --help);\n"
+            "                     standard attention has none and is reported as not run\n"
             "  --sinks L          attention sinks (logit L for every query head), every shape; standard\n"
             "                     attention has none and is reported as not run\n"
             "  --alibi            ALiBi biases (slopes 2^(-8(h+1)/H)), every shape; standard attention has\n"
@@ -183,6 +186,7 @@ static double shape_flops(const flashcl_problem *p)
 typedef struct shape_inputs {
     cl_mem b[4], alibi, sinks, lens, bt, cu[2], ks, vs; /* Q, K, V, O; ALiBi slopes, sinks; the cache's; int8 scales */
     cl_mem mask, kpm; /* the serving preset's boolean mask and key padding */
+    cl_mem descale;   /* fp8 attention's descale factors (--fp8, --descale) */
     size_t sz[5];
     flashcl_tensors t;
 } shape_inputs;
@@ -190,7 +194,7 @@ typedef struct shape_inputs {
 static void inputs_release(shape_inputs *in)
 {
     cl_mem all[] = {in->b[0], in->b[1], in->b[2], in->b[3], in->alibi, in->sinks, in->lens, in->bt, in->cu[0],
-                    in->cu[1], in->ks, in->vs, in->mask, in->kpm};
+                    in->cu[1], in->ks, in->vs, in->mask, in->kpm, in->descale};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
         if (all[i])
             clReleaseMemObject(all[i]);
@@ -281,16 +285,19 @@ static cl_int inputs_create(flashcl_context *ctx, const flashcl_problem *p, flas
         if (err == CL_SUCCESS)
             in->vs = cli_kv_scales(clctx, p, &rng, &err);
     }
+    if (p->fp8_descale && err == CL_SUCCESS)
+        in->descale = cli_descale(clctx, p, &rng, &err);
     for (int i = 0; i < 3 && err == CL_SUCCESS; ++i) {
-        if (i > 0 && p->kv_format)
-            fill_kv_buffer(queue, in->b[i], sz[i], (flashcl_kv_format)p->kv_format, &rng);
+        if (p->qkv_format || (i > 0 && p->kv_format)) /* fp8 attention, a quantized cache: a byte an element */
+            fill_kv_buffer(queue, in->b[i], sz[i], (flashcl_kv_format)(p->qkv_format ? p->qkv_format : p->kv_format),
+                           &rng);
         else /* (K and V in their own dtype: --kv-dtype f32|f16|bf16) */
             fill_buffer(queue, in->b[i], sz[i], i && p->kv_dtype ? (flashcl_dtype)(p->kv_dtype - 1) : p->dtype, &rng);
     }
     in->t = (flashcl_tensors){.q = in->b[0], .k = in->b[1], .v = in->b[2], .o = in->b[3], .alibi_slopes = in->alibi,
                               .cache_seqlens = in->lens, .block_table = in->bt, .cu_seqlens_q = in->cu[0],
                               .cu_seqlens_k = in->cu[1], .k_scale = in->ks, .v_scale = in->vs, .sinks = in->sinks,
-                              .mask = in->mask, .key_padding = in->kpm};
+                              .mask = in->mask, .key_padding = in->kpm, .descale = in->descale};
     if (err != CL_SUCCESS)
         inputs_release(in);
     return err;
@@ -511,6 +518,10 @@ static void json_result(FILE *f, const result *r)
         fprintf(f, "\"kv_dtype\": \"%s\", ", flashcl_dtype_name((flashcl_dtype)(r->p.kv_dtype - 1)));
     if (r->p.precision)
         fprintf(f, "\"precision\": \"%s\", ", flashcl_precision_name((flashcl_precision)r->p.precision));
+    if (r->p.qkv_format)
+        fprintf(f, "\"qkv_format\": \"%s\", \"fp8_descale\": \"%s\", ",
+                flashcl_kv_format_name((flashcl_kv_format)r->p.qkv_format),
+                r->p.fp8_descale == FLASHCL_DESCALE_HEAD ? "head" : r->p.fp8_descale ? "tensor" : "none");
     if (r->p.kv_format)
         fprintf(f, "\"kv_format\": \"%s%s\", ", flashcl_kv_format_name((flashcl_kv_format)r->p.kv_format),
                 r->p.kv_format == FLASHCL_KV_INT8 && r->p.kv_scale_dtype == FLASHCL_DTYPE_F16 ? "-f16" : "");
@@ -909,6 +920,8 @@ static void make_shape(const bench_opts *o, long dim, int causal, long seq, flas
     p->sinks = o->masks.sinks;
     p->kv_splits = o->masks.kv_splits;
     p->precision = p->dtype == FLASHCL_DTYPE_F32 ? o->masks.precision : FLASHCL_PRECISION_FP32; /* (fp32 rows only) */
+    p->qkv_format = o->masks.qkv_format;
+    p->fp8_descale = o->masks.fp8_descale;
     p->kv_dtype = o->kv_fmt.kv_dtype;
     if (o->kv_fmt.kv_format) { /* a full cache (every sequence's N keys), quantized */
         p->kv_cache = 1;

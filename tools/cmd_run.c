@@ -50,6 +50,10 @@ static void usage(FILE *f)
             "                   log-sum-exp (default 0: chosen from the device for decode shapes; 1: never)\n"
             "  --precision P    fp32 data's products: fp32 (default), tf32x3 (three TF32 products each on\n"
             "                   NVIDIA's matrix units: about fp32's accuracy) or tf32 (one: fp16's)\n"
+            "  --fp8 F          fp8 attention: Q, K and V as E4M3 or E5M2 bytes (e4m3, e5m2), O in --dtype\n"
+            "                   (problem.qkv_format; the portable kernel)\n"
+            "  --descale K      with --fp8: descale factors, one a tensor or one a (batch, KV head) and\n"
+            "                   tensor (tensor, head), drawn from 0.5 .. 2 (seeded)\n"
             "  --kv-cache       K/V are a cache of --seq-kv rows per sequence, filled to lengths drawn from\n"
             "                   half to all of it (seeded); --append: the step's --seq-q rows appended first\n"
             "  --paged PAGE     the cache in pages of PAGE rows (a multiple of 16), shuffled block table\n"
@@ -216,7 +220,7 @@ static int check_options(const char *seen, const run_opts *o)
     static const int random_only[] = {'b', 'H', OPT_HEADS_KV, 'n', OPT_SEQ_Q, OPT_SEQ_KV, 'd', OPT_DIM_V, OPT_DTYPE,
                                       OPT_DECODE, OPT_VARLEN, OPT_KV_CACHE, OPT_APPEND, OPT_PAGED, OPT_KV_DTYPE,
                                       CLI_OPT_ALIBI, CLI_OPT_SINKS, CLI_OPT_KV_SPLITS, OPT_ITERS, OPT_WARMUP, OPT_SEED,
-                                      OPT_ALGO, OPT_NAIVE, OPT_NO_VALIDATE};
+                                      OPT_ALGO, OPT_NAIVE, OPT_NO_VALIDATE, CLI_OPT_FP8, CLI_OPT_DESCALE};
     for (size_t k = 0; o->npy && k < sizeof random_only / sizeof *random_only; ++k)
         if (seen[random_only[k]]) {
             fprintf(stderr, "flashcl run: %s applies to random inputs; a run on .npy files takes its shape, dtype and "
@@ -439,10 +443,13 @@ static void print_json(const flashcl_device_profile *dev, const flashcl_problem 
     printf(", \"window\": %s, \"window_left\": %d, \"window_right\": %d, \"softcap\": ", p->window ? "true" : "false",
            p->window_left, p->window_right);
     cli_json_number(stdout, (double)p->softcap);
-    printf(", \"alibi\": %d, \"varlen\": %s, \"total_q\": %lld, \"total_kv\": %lld, \"precision\": \"%s\"},\n",
+    printf(", \"alibi\": %d, \"varlen\": %s, \"total_q\": %lld, \"total_kv\": %lld, \"precision\": \"%s\", "
+           "\"qkv_format\": \"%s\", \"fp8_descale\": \"%s\"},\n",
            p->alibi, p->varlen ? "true" : "false", (long long)(p->varlen ? p->total_q : (int64_t)p->batch * p->seq_q),
            (long long)(p->varlen ? p->total_kv : (int64_t)p->batch * p->seq_kv),
-           flashcl_precision_name((flashcl_precision)p->precision));
+           flashcl_precision_name((flashcl_precision)p->precision),
+           flashcl_kv_format_name((flashcl_kv_format)p->qkv_format),
+           p->fp8_descale == FLASHCL_DESCALE_HEAD ? "head" : p->fp8_descale ? "tensor" : "none");
     printf(" \"config\": {\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, "
            "\"rows_per_item\": %d, \"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, \"work_group_size\": %d, "
            "\"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, \"source\": \"%s\", \"reason\": ",
@@ -573,7 +580,7 @@ static int run_random(run_opts o)
     flashcl_context *ctx = NULL;
     flashcl_plan *plan = NULL;
     cl_mem bufs[5] = {0}, alibi = NULL, sinks_m = NULL, lens_m = NULL, bt_m = NULL, knew_m = NULL, vnew_m = NULL, ks_m = NULL,
-           vs_m = NULL;
+           vs_m = NULL, descale_m = NULL;
     void *host[3] = {0}, *out = NULL;
     flashcl_validation report = {0};
     flashcl_status st = flashcl_context_create_default(o.device, &settings, &ctx);
@@ -614,8 +621,8 @@ static int run_random(run_opts o)
         }
         /* Past 2^26 elements, uniform values of variance 1: a normal costs a log and a cos each,
          * minutes for the billions of a test past 2^31. */
-        if (i > 0 && p->kv_format) /* a quantized cache: one byte an element */
-            hm_fill_kv(host[i], (flashcl_kv_format)p->kv_format, sz[i], &rng, 1.0);
+        if (p->qkv_format || (i > 0 && p->kv_format)) /* fp8 attention, a quantized cache: a byte an element */
+            hm_fill_kv(host[i], (flashcl_kv_format)(p->qkv_format ? p->qkv_format : p->kv_format), sz[i], &rng, 1.0);
         else { /* (K and V in their own dtype: --kv-dtype f32|f16|bf16) */
             const flashcl_dtype t = i && p->kv_dtype ? (flashcl_dtype)(p->kv_dtype - 1) : p->dtype;
             const size_t n = sz[i] / flashcl_dtype_size(t);
@@ -633,6 +640,8 @@ static int run_random(run_opts o)
         alibi = cli_alibi_slopes(clctx, p, &err);
     if (err == CL_SUCCESS && p->sinks)
         sinks_m = cli_sinks(clctx, p, &err);
+    if (err == CL_SUCCESS && p->fp8_descale)
+        descale_m = cli_descale(clctx, p, &rng, &err);
     for (int s = 0; s < (p->kv_cache ? 1 : 2) && err == CL_SUCCESS && p->varlen; ++s)
         cu_m[s] = make_buffer(clctx, ((size_t)p->batch + 1) * sizeof(int32_t), cu[s], &err);
     if (err == CL_SUCCESS && p->kv_cache)
@@ -673,7 +682,7 @@ static int run_random(run_opts o)
     const flashcl_tensors tensors = {.q = bufs[0], .k = bufs[1], .v = bufs[2], .o = bufs[3], .lse = bufs[4],
                                      .alibi_slopes = alibi, .cu_seqlens_q = cu_m[0], .cu_seqlens_k = cu_m[1],
                                      .cache_seqlens = lens_m, .block_table = bt_m, .k_new = knew_m, .v_new = vnew_m,
-                                     .k_scale = ks_m, .v_scale = vs_m, .sinks = sinks_m};
+                                     .k_scale = ks_m, .v_scale = vs_m, .sinks = sinks_m, .descale = descale_m};
 
     /* Validated run first: it also compiles the naive kernel outside the timed runs. (Not for the naive
      * algorithm: it would be compared with itself.) */
@@ -731,6 +740,11 @@ static int run_random(run_opts o)
             printf(", V and O of head dim %d", p->head_dim_v);
         if (p->kv_dtype && p->kv_dtype - 1 != (int)p->dtype)
             printf(", K and V in %s", flashcl_dtype_name((flashcl_dtype)(p->kv_dtype - 1)));
+        if (p->qkv_format)
+            printf(", Q, K and V %s%s", flashcl_kv_format_name((flashcl_kv_format)p->qkv_format),
+                   p->fp8_descale == FLASHCL_DESCALE_HEAD ? " with descale factors a (batch, KV head)"
+                   : p->fp8_descale                     ? " with descale factors a tensor"
+                                                        : "");
         if (p->varlen && p->kv_cache)
             printf(", packed queries: %lld rows in all (Sq the longest)", (long long)p->total_q);
         else if (p->varlen)
@@ -789,8 +803,8 @@ done:
             clReleaseMemObject(cu_m[s]);
         free(cu[s]);
     }
-    cl_mem extra[6] = {lens_m, bt_m, knew_m, vnew_m, ks_m, vs_m};
-    for (int e = 0; e < 6; ++e)
+    cl_mem extra[7] = {lens_m, bt_m, knew_m, vnew_m, ks_m, vs_m, descale_m};
+    for (int e = 0; e < 7; ++e)
         if (extra[e])
             clReleaseMemObject(extra[e]);
     free(cache_lens);

@@ -33,7 +33,7 @@ import numpy as np
 
 __all__ = ["attention", "Context", "FlashclError", "library_version", "library_path"]
 
-ABI_VERSION = 6
+ABI_VERSION = 7
 DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1}  # FLASHCL_DTYPE_F32, _F16 (bf16: dtype="bf16")
 PRECISIONS = {"fp32": 0, "tf32x3": 1, "tf32": 2}  # problem.precision: FLASHCL_PRECISION_FP32, _TF32X3, _TF32
 
@@ -75,7 +75,7 @@ def _load():
 
 _lib, library_path = _load()
 
-# --- the public structs, mirrored field by field from flashcl.h (ABI 6) ---------------------------------
+# --- the public structs, mirrored field by field from flashcl.h (ABI 7) ---------------------------------
 c_int, c_i32, c_u32, c_i64, c_u64, c_f32, c_f64, c_size, c_vp = (ctypes.c_int, ctypes.c_int32, ctypes.c_uint32,
                                                                   ctypes.c_int64, ctypes.c_uint64, ctypes.c_float,
                                                                   ctypes.c_double, ctypes.c_size_t, ctypes.c_void_p)
@@ -96,7 +96,7 @@ class Problem(ctypes.Structure):
                 ("kv_format", c_i32), ("kv_scale_dtype", c_int), ("alignment", c_i32), ("mask_dtype", c_i32),
                 ("sinks", c_i32), ("cache_batch_idx", c_i32), ("cache_batch", c_i32), ("cache_leftpad", c_i32),
                 ("kv_dtype", c_i32), ("head_dim_v", c_i32), ("mask_strides_explicit", c_i32),
-                ("precision", c_i32)]
+                ("precision", c_i32), ("qkv_format", c_i32), ("fp8_descale", c_i32)]
 
 
 class DeviceProfile(ctypes.Structure):
@@ -145,7 +145,7 @@ class KernelInfo(ctypes.Structure):
 # order since ABI 4)
 _BUFFER_NAMES = ("q", "k", "v", "o", "lse", "alibi_slopes", "mask", "key_padding", "cu_seqlens_q", "cu_seqlens_k",
                  "cache_seqlens", "block_table", "k_new", "v_new", "k_scale", "v_scale", "sinks", "cache_batch_idx",
-                 "cache_leftpad", "workspace")
+                 "cache_leftpad", "descale", "workspace")
 
 
 class Offsets(ctypes.Structure):

@@ -252,20 +252,23 @@ def test_library_loaded():
         source = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "flashcl")
         assert not (os.path.isdir(source) and os.path.samefile(here, source)), f"flashcl imported from {here}"
         assert bundled and os.path.samefile(os.path.join(here, bundled[0]), flashcl.library_path)
-    assert flashcl.ABI_VERSION == 6 and flashcl.library_version().count(".") == 2
+    assert flashcl.ABI_VERSION == 7 and flashcl.library_version().count(".") == 2
 
 
 def test_abi_mirrors():
     """ABI 4's layout: the offsets in the buffers' order; ABI 5's config: its kernel by enum after the
     algorithm, the kernels' own choices last; ABI 6: precision last in the problem, tf32 last in the config,
-    each in its struct's tail padding (the library's size check at import holds the rest)."""
+    each in its struct's tail padding; ABI 7: fp8 attention's qkv_format and fp8_descale after precision, the
+    descale buffer before the workspace (the library's size check at import holds the rest)."""
     assert [f for f, _ in flashcl.Offsets._fields_] == [f for f, _ in flashcl.Tensors._fields_[:-1]]
-    assert [f for f, _ in flashcl.Offsets._fields_][-4:] == ["sinks", "cache_batch_idx", "cache_leftpad", "workspace"]
-    assert [f for f, _ in flashcl.Problem._fields_][-2:] == ["mask_strides_explicit", "precision"]
+    assert [f for f, _ in flashcl.Offsets._fields_][-5:] == ["sinks", "cache_batch_idx", "cache_leftpad", "descale",
+                                                             "workspace"]
+    assert [f for f, _ in flashcl.Problem._fields_][-4:] == ["mask_strides_explicit", "precision", "qkv_format",
+                                                            "fp8_descale"]
     p = flashcl.Problem()
     flashcl._check(flashcl._problem_default(ctypes.byref(flashcl._ABI), ctypes.byref(p)))
     assert p.heads_kv == 0 and p.seq_kv == 0 and p.mask_strides_explicit == 0  # (ABI 4: the query side's)
-    assert p.precision == 0  # (fp32 products)
+    assert p.precision == 0 and p.qkv_format == 0 and p.fp8_descale == 0  # (fp32 products; no fp8)
     names = [f for f, _ in flashcl.Config._fields_]
     assert names[:3] == ["algorithm", "kernel", "emulated"] and "mma" not in names and "decode" not in names
     assert names[-7:] == ["kv_stages", "m_tiles", "producer", "team", "keys_per_step", "shuffles", "tf32"]
