@@ -23,7 +23,7 @@ Plans (compiled kernels for one shape) are cached by problem, per context; a con
 PyOpenCL command queue (or, for numpy inputs, on flashcl's default device, without PyOpenCL).
 
 The library: the one in this package's directory (the wheel's), else $FLASHCL_LIBRARY, else the
-system's (libflashcl.so.6); `flashcl.library_path` says which was loaded.
+system's (libflashcl.so.7); `flashcl.library_path` says which was loaded.
 """
 import ctypes
 import ctypes.util
