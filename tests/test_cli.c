@@ -541,6 +541,8 @@ START_TEST(test_inference_options)
     ck_assert_msg(strstr(out, "Q, K and V fp8e5m2 with descale factors a tensor") && strstr(out, "PASS"), "%s", out);
     ck_assert_int_eq(run_tool("run -n 40 -d 32 --dim-v 16 --iters 1 --fp8 e4m3", &out), 1);
     ck_assert_msg(strstr(out, "problem.qkv_format = fp8e4m3 with head_dim_v") != NULL, "%s", out);
+    ck_assert_int_eq(run_tool_full("FLASHCL_PATH=mma", "tiles -d 64 --dtype f16 --fp8 e4m3", 1, &out, NULL), 0);
+    ck_assert_msg(strstr(out, "flash_fwd") && strstr(out, "fp8 Q, K and V"), "%s", out); /* (the reason named) */
     ck_assert_int_eq(run_tool("bench -n 40 -d 32 -H 2 -b 1 --iters 1 --fp8 e4m3", &out), 0);
     ck_assert_msg(strstr(out, "pass") && strstr(out, "standard attention has no fp8") && !strstr(out, "FAIL"), "%s", out);
     static const char *bad[] = {"run --window 3", "run --softcap -1", "run --paged 20", "run --kv-splits 2000",

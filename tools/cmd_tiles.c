@@ -25,6 +25,7 @@ static void usage(FILE *f)
             "  --causal         causal mask\n"
             "  --precision P    fp32 data's products: fp32 (default), tf32x3 or tf32 (flash_mma's TF32 tiles;\n"
             "                   see flashcl run --help; with --all the f32 rows only)\n"
+            "  --fp8 F          fp8 attention: Q, K and V as e4m3 or e5m2 bytes, O in --dtype\n"
             "  -n, --seq N      seq_q = seq_kv = N (default 4096); --seq-q N, --seq-kv N\n"
             "  --gqa R          query heads per kv head (default 1)\n"
             "  --decode         a decode step: seq_q = 1 (unless --seq-q is given)\n"
@@ -96,7 +97,7 @@ static void print_json(const flashcl_device_profile *pr, const flashcl_problem *
 }
 
 enum { OPT_DTYPE = CLI_OPT_BASE, OPT_SEQ_Q, OPT_SEQ_KV, OPT_GQA, OPT_DECODE, OPT_ALL, OPT_BUILD, OPT_JSON, OPT_PATH,
-       OPT_DEVICE, OPT_CAUSAL, OPT_PRECISION };
+       OPT_DEVICE, OPT_CAUSAL, OPT_PRECISION, OPT_FP8 };
 
 static const struct option longopts[] = {
     {"dim", required_argument, NULL, 'd'}, {"dtype", required_argument, NULL, OPT_DTYPE},
@@ -106,7 +107,7 @@ static const struct option longopts[] = {
     {"all", no_argument, NULL, OPT_ALL}, {"build", no_argument, NULL, OPT_BUILD},
     {"json", no_argument, NULL, OPT_JSON}, {"path", required_argument, NULL, OPT_PATH},
     {"device", required_argument, NULL, OPT_DEVICE}, {"precision", required_argument, NULL, OPT_PRECISION},
-    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    {"fp8", required_argument, NULL, OPT_FP8}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 
 typedef struct tiles_opts {
     const char *device;
@@ -135,6 +136,7 @@ static int parse_value(int c, const char *val, tiles_opts *o, long seq[2])
     case OPT_SEQ_Q: case OPT_SEQ_KV: return cli_int(cli_option_name(longopts, c), val, 1, 1L << 30, &seq[c == OPT_SEQ_KV]);
     case OPT_GQA: return cli_int("--gqa", val, 1, 1024, &o->gqa);
     case OPT_PRECISION: return cli_mask_option("tiles", CLI_OPT_PRECISION, val, &o->p);
+    case OPT_FP8: return cli_mask_option("tiles", CLI_OPT_FP8, val, &o->p);
     case OPT_PATH: {
         flashcl_path fp;
         if (flashcl_path_parse(val, &fp) != FLASHCL_SUCCESS) {
@@ -254,6 +256,7 @@ int cmd_tiles(int argc, char **argv)
             p.head_dim = d;
             p.dtype = (flashcl_dtype)t;
             p.precision = t == FLASHCL_DTYPE_F32 ? o.p.precision : FLASHCL_PRECISION_FP32;
+            p.qkv_format = o.p.qkv_format;
             flashcl_config c;
             if (o.build) {
                 flashcl_plan *plan = NULL;
