@@ -457,6 +457,18 @@ double cli_flops_packed(const flashcl_problem *p, const int32_t *cu_q, const int
     return f;
 }
 
+/* An option of two named values: *out the value named (1), or a message naming both (0). */
+static int one_of(const char *cmd, const char *opt, const char *val, const char *a, int32_t va, const char *b,
+                  int32_t vb, int32_t *out)
+{
+    if (val && (!strcmp(val, a) || !strcmp(val, b))) {
+        *out = !strcmp(val, a) ? va : vb;
+        return 1;
+    }
+    fprintf(stderr, "flashcl %s: %s %s: expected %s or %s\n", cmd, opt, val ? val : "(missing)", a, b);
+    return 0;
+}
+
 int cli_mask_option(const char *cmd, int code, const char *val, flashcl_problem *p)
 {
     char *end = NULL;
@@ -495,19 +507,10 @@ int cli_mask_option(const char *cmd, int code, const char *val, flashcl_problem 
         fprintf(stderr, "flashcl %s: --precision %s: expected fp32, tf32x3 or tf32\n", cmd, v);
         return 0;
     case CLI_OPT_FP8:
-        if (val && (!strcmp(val, "e4m3") || !strcmp(val, "e5m2"))) {
-            p->qkv_format = !strcmp(val, "e4m3") ? FLASHCL_KV_FP8_E4M3 : FLASHCL_KV_FP8_E5M2;
-            return 1;
-        }
-        fprintf(stderr, "flashcl %s: --fp8 %s: expected e4m3 or e5m2\n", cmd, v);
-        return 0;
+        return one_of(cmd, "--fp8", val, "e4m3", FLASHCL_KV_FP8_E4M3, "e5m2", FLASHCL_KV_FP8_E5M2, &p->qkv_format);
     case CLI_OPT_DESCALE:
-        if (val && (!strcmp(val, "tensor") || !strcmp(val, "head"))) {
-            p->fp8_descale = !strcmp(val, "tensor") ? FLASHCL_DESCALE_TENSOR : FLASHCL_DESCALE_HEAD;
-            return 1;
-        }
-        fprintf(stderr, "flashcl %s: --descale %s: expected tensor or head\n", cmd, v);
-        return 0;
+        return one_of(cmd, "--descale", val, "tensor", FLASHCL_DESCALE_TENSOR, "head", FLASHCL_DESCALE_HEAD,
+                      &p->fp8_descale);
     case CLI_OPT_SINKS: {
         const double l = val ? strtod(val, &end) : 0.0;
         if (!val || end == val || *end || isnan(l) || l > 1e30) {
