@@ -54,6 +54,18 @@
 #ifndef ROWS_ALIGNED /* every Q, K and V row starts at a multiple of 8 elements: 16-byte loads */
 #define ROWS_ALIGNED 0
 #endif
+/* How an int8 cache's fp16 scales are loaded, a variant to measure (docs/design/decode_mma.md,
+ * decode-mma-10): 0 as decode-mma-9 left them; 1 after a compiler barrier that keeps them behind the
+ * step's K and V loads; 2 so, and raw (16 bits a scale), converted where the products use them. */
+#ifndef SCALE_LOADS
+#define SCALE_LOADS 0
+#endif
+#if SCALE_LOADS == 2
+inline float half_bits(ushort b)
+{
+    return vload_half(0, (const __private half *)&b);
+}
+#endif
 
 #define WG_SIZE (32 * WARPS)
 #define TK (16 * TILES)      /* keys a warp takes a step */
@@ -270,7 +282,14 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
         }
 #if KV_FORMAT == 1
         /* The int8 scales of this lane's keys of S: K's multiply the scores, V's the weights P. */
+#if SCALE_LOADS >= 1 && FCL_PTX
+        __asm__ volatile("" ::: "memory"); /* (the scale loads after the step's K and V loads: SCALE_LOADS) */
+#endif
+#if SCALE_LOADS == 2 && KV_SCALE_F16
+        ushort ks[TILES][2][2], vs[TILES][2][2]; /* (raw: converted where used) */
+#else
         float ks[TILES][2][2], vs[TILES][2][2];
+#endif
         UNROLL
         for (int i = 0; i < TILES; ++i) {
             UNROLL
@@ -286,9 +305,14 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                      * 0.85 so). fp32 scales measured slower so (0.70 -> 0.86 ms) and keep the condition
                      * (docs/design/decode_mma.md, decode-mma-9). */
                     const long si = s_tile[i] + (long)(ok ? key : s_key[i]) * heads_kv;
+#if SCALE_LOADS == 2
+                    ks[i][j][cc] = ((__global const ushort *)K_SCALE)[si];
+                    vs[i][j][cc] = ((__global const ushort *)V_SCALE)[si];
+#else
                     const float k_scale = LOAD_SCALE(K_SCALE, si), v_scale = LOAD_SCALE(V_SCALE, si);
                     ks[i][j][cc] = ok ? k_scale : 0.0f;
                     vs[i][j][cc] = ok ? v_scale : 0.0f;
+#endif
 #else
                     const long si = s_tile[i] + (long)key * heads_kv;
                     ks[i][j][cc] = ok ? LOAD_SCALE(K_SCALE, si) : 0.0f;
@@ -297,8 +321,15 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                 }
             }
         }
+#if SCALE_LOADS == 2 && KV_SCALE_F16
+        /* (a key past the end: its scale 0, as the loads' condition gave it) */
+#define SCALE_OF_(raw, i, j, cc) (k0 + 16 * (i) + 8 * (j) + 2 * t + (cc) < keys.end ? half_bits(raw) : 0.0f)
+#define K_SCALED(x, i, j, cc) ((x) * SCALE_OF_(ks[i][j][cc], i, j, cc))
+#define V_SCALED(p, i, j, cc) ((p) * SCALE_OF_(vs[i][j][cc], i, j, cc))
+#else
 #define K_SCALED(x, i, j, cc) ((x) * ks[i][j][cc])
 #define V_SCALED(p, i, j, cc) ((p) * vs[i][j][cc])
+#endif
 #else
 #define K_SCALED(x, i, j, cc) (x)
 #define V_SCALED(p, i, j, cc) (p)
