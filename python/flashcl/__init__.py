@@ -36,6 +36,7 @@ __all__ = ["attention", "Context", "FlashclError", "library_version", "library_p
 ABI_VERSION = 7
 DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1}  # FLASHCL_DTYPE_F32, _F16 (bf16: dtype="bf16")
 PRECISIONS = {"fp32": 0, "tf32x3": 1, "tf32": 2}  # problem.precision: FLASHCL_PRECISION_FP32, _TF32X3, _TF32
+FP8 = {"e4m3": 2, "e5m2": 3}  # problem.qkv_format: FLASHCL_KV_FP8_E4M3, _E5M2
 
 
 class FlashclError(RuntimeError):
@@ -436,7 +437,8 @@ def _span(a):
 
 
 def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alignment="bottom-right",
-              mask=None, dtype=None, queue=None, wait_for=None, return_lse=False, out=None, precision="fp32"):
+              mask=None, dtype=None, queue=None, wait_for=None, return_lse=False, out=None, precision="fp32",
+              fp8=None, descale=None):
     """Exact attention, O = softmax(scale * Q K^T [masked]) V, on flashcl.
 
     q: (batch, seq_q, heads_q, head_dim); k: (batch, seq_kv, heads_kv, head_dim); v: (batch, seq_kv,
@@ -457,9 +459,24 @@ def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alig
     precision: how float32 data may be multiplied (problem.precision): "fp32" (the default), "tf32x3" (three
     TF32 products a product on NVIDIA's tensor cores: PyTorch's fp32 memory-efficient kernel's arithmetic)
     or "tf32" (one: torch.backends.cuda.matmul.allow_tf32's accuracy); a permission, float32 only.
+    fp8: "e4m3" or "e5m2" (problem.qkv_format): q, k and v are uint8 arrays of those 8-bit floats' bytes, and
+    the output is dtype's (float16 by default, float32, or "bf16": uint16 bits); descale: their descale
+    factors, float32 of the inputs' kind, (3,) (Q's, K's, V's) or (3, batch, heads_kv) (FlashAttention-3's,
+    per KV head); None: factors of 1.
     """
     on_device = _is_device_array(q)
-    if dtype == "bf16":
+    if fp8 is not None:
+        if fp8 not in FP8:
+            raise ValueError(f"flashcl.attention: fp8={fp8!r}: 'e4m3' or 'e5m2'")
+        if np.dtype(q.dtype) != np.uint8:
+            raise TypeError(f"flashcl.attention: fp8 takes uint8 arrays of the bytes, q is {q.dtype}")
+        odt = np.dtype(np.uint16) if dtype == "bf16" else np.dtype(dtype or np.float16)
+        code = 2 if dtype == "bf16" else DTYPES.get(odt)
+        if code is None:
+            raise TypeError(f"flashcl.attention: fp8's output dtype={dtype!r}: float16, float32 or 'bf16'")
+    elif descale is not None:
+        raise ValueError("flashcl.attention: descale without fp8: descale factors are fp8 attention's")
+    elif dtype == "bf16":
         code = 2
         if np.dtype(q.dtype) != np.uint16:
             raise TypeError("flashcl.attention: dtype='bf16' takes uint16 arrays holding bfloat16 bits")
@@ -467,10 +484,12 @@ def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alig
         code = DTYPES.get(np.dtype(q.dtype))
         if code is None:
             raise TypeError(f"flashcl.attention: {q.dtype} is not float32 or float16 (or uint16 with dtype='bf16')")
+    if fp8 is None:
+        odt = np.dtype(q.dtype)
     for name, t in (("k", k), ("v", v)):
         if np.dtype(t.dtype) != np.dtype(q.dtype):
             raise TypeError(f"flashcl.attention: {name} is {t.dtype}, q is {q.dtype}: one dtype for all three")
-    for name, t in (("k", k), ("v", v), ("mask", mask), ("out", out)):
+    for name, t in (("k", k), ("v", v), ("mask", mask), ("out", out), ("descale", descale)):
         if t is not None and on_device != _is_device_array(t):
             raise TypeError(f"flashcl.attention: {name} is {'not ' if on_device else ''}a PyOpenCL array and q is"
                             f"{'' if on_device else ' not'}: numpy arrays or PyOpenCL arrays, not both")
@@ -478,9 +497,21 @@ def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alig
     if precision not in PRECISIONS:
         raise ValueError(f"flashcl.attention: precision={precision!r}: 'fp32', 'tf32x3' or 'tf32'")
     p.precision = PRECISIONS[precision]
+    if fp8 is not None:
+        p.qkv_format = FP8[fp8]
+        if descale is not None:
+            shapes = {(3,): 1, (3, q.shape[0], k.shape[2]): 2}
+            if tuple(descale.shape) not in shapes or np.dtype(descale.dtype) != np.float32:
+                raise ValueError(f"flashcl.attention: descale is {descale.dtype} {tuple(descale.shape)}: float32 (3,) "
+                                 f"or (3, {q.shape[0]}, {k.shape[2]})")
+            p.fp8_descale = shapes[tuple(descale.shape)]
+            if not on_device:
+                descale = np.ascontiguousarray(descale)
+            elif not descale.flags.c_contiguous:
+                raise ValueError("flashcl.attention: descale is a strided PyOpenCL array: pass a contiguous one")
     out_shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
-    if out is not None and (tuple(out.shape) != out_shape or np.dtype(out.dtype) != np.dtype(q.dtype)):
-        raise ValueError(f"flashcl.attention: out is {out.dtype} {tuple(out.shape)}: {np.dtype(q.dtype)} {out_shape}")
+    if out is not None and (tuple(out.shape) != out_shape or np.dtype(out.dtype) != odt):
+        raise ValueError(f"flashcl.attention: out is {out.dtype} {tuple(out.shape)}: {odt} {out_shape}")
     q, p.q_strides = _layout("q", q)
     k, p.k_strides = _layout("k", k)
     v, p.v_strides = _layout("v", v)
@@ -492,7 +523,7 @@ def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alig
         import pyopencl.array as cla
         queue = queue or q.queue
         if out is None:
-            out = cla.empty(queue, out_shape, q.dtype)
+            out = cla.empty(queue, out_shape, odt)
         else:
             out, p.o_strides = _layout("out", out)
         ctx = _context_for(queue)
@@ -502,6 +533,8 @@ def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alig
             arrays["lse"] = cla.empty(queue, lse_shape, np.float32)
         if mask is not None:
             arrays["mask"] = mask
+        if descale is not None:
+            arrays["descale"] = descale
         t = Tensors()
         for name, a in arrays.items():
             setattr(t, name, a.base_data.int_ptr)
@@ -526,7 +559,9 @@ def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alig
     inputs = {"q": q, "k": k, "v": v}
     if mask is not None:
         inputs["mask"] = mask.view(np.uint8) if mask.dtype == np.bool_ else mask
-    o_host = out if out is not None and out.flags.c_contiguous else np.empty(out_shape, q.dtype)
+    if descale is not None:
+        inputs["descale"] = descale
+    o_host = out if out is not None and out.flags.c_contiguous else np.empty(out_shape, odt)
     results = [("o", o_host)] + ([("lse", np.empty(lse_shape, np.float32))] if return_lse else [])
     bufs, t, ev = [], Tensors(), c_vp()
     try:

@@ -290,6 +290,70 @@ def test_precision():
         flashcl.attention(q, k, v, precision="fp16")
 
 
+def e4m3_values():
+    """The 256 E4M3 bytes' values (flashcl.h's format: bias 7, 3 mantissa bits, S.1111.111 NaN), written here
+    apart from the library's decoder."""
+    vals = []
+    for byte in range(256):
+        e, m = (byte >> 3) & 15, byte & 7
+        v = np.nan if byte & 0x7F == 0x7F else (1 + m / 8) * 2.0 ** (e - 7) if e else m / 8 * 2.0 ** -6
+        vals.append(-v if byte & 0x80 else v)
+    return np.array(vals)
+
+
+def fp8_inputs(table):
+    """E4M3 bytes of N(0, 1) values (the nearest finite ones) for Q (2, 30, 4, 32), K and V (2, 50, 2, 32), and
+    descale factors per (batch, KV head) in 0.5 .. 2."""
+    rng = np.random.default_rng(11)
+    finite = np.flatnonzero(np.isfinite(table))
+
+    def quantize(shape):
+        x = rng.standard_normal(shape)
+        return finite[np.argmin(np.abs(x[..., None] - table[finite]), axis=-1)].astype(np.uint8)
+
+    return (quantize((2, 30, 4, 32)), quantize((2, 50, 2, 32)), quantize((2, 50, 2, 32)),
+            rng.uniform(0.5, 2.0, (3, 2, 2)).astype(np.float32))
+
+
+def test_fp8():
+    """fp8="e4m3": uint8 bytes for Q, K and V with descale factors per (batch, KV head), causal GQA, float32
+    output, against float64 over the decoded values; per-tensor factors with the default float16 output;
+    the refusals: float arrays, descale without fp8 or of a wrong shape, an unknown format."""
+    table = e4m3_values()
+    q8, k8, v8, descale = fp8_inputs(table)
+    o = flashcl.attention(q8, k8, v8, causal=True, fp8="e4m3", descale=descale, dtype=np.float32)
+    qf = table[q8] * np.repeat(descale[0], 2, axis=1)[:, None, :, None]  # (query head h: KV head h // 2)
+    kf = table[k8] * descale[1][:, None, :, None]
+    vf = table[v8] * descale[2][:, None, :, None]
+    ref = reference(qf, kf, vf, causal=True)
+    assert o.dtype == np.float32 and np.max(np.abs(o - ref)) <= 1e-5 * np.max(np.abs(ref))
+    d3 = np.array([0.5, 1.5, 0.75], np.float32)
+    o16 = flashcl.attention(q8, k8, v8, fp8="e4m3", descale=d3)
+    ref16 = reference(table[q8] * d3[0], table[k8] * d3[1], table[v8] * d3[2])
+    assert o16.dtype == np.float16 and np.max(np.abs(o16 - ref16)) <= 2e-3 * np.max(np.abs(ref16))
+    with pytest.raises(TypeError, match="uint8"):
+        flashcl.attention(qf.astype(np.float32), kf.astype(np.float32), vf.astype(np.float32), fp8="e4m3")
+    with pytest.raises(ValueError, match="descale without fp8"):
+        flashcl.attention(qf.astype(np.float32), kf.astype(np.float32), vf.astype(np.float32), descale=d3)
+    with pytest.raises(ValueError, match="descale is"):
+        flashcl.attention(q8, k8, v8, fp8="e4m3", descale=np.ones((3, 2), np.float32))
+    with pytest.raises(ValueError, match="fp8="):
+        flashcl.attention(q8, k8, v8, fp8="e3m4")
+
+
+def test_fp8_pyopencl():
+    """fp8 on PyOpenCL arrays (the descale factors one too): the numpy path's result, bit for bit."""
+    cl = pytest.importorskip("pyopencl")
+    import pyopencl.array as cla
+    host = fp8_inputs(e4m3_values())
+    o = flashcl.attention(*host[:3], causal=True, fp8="e4m3", descale=host[3], dtype=np.float32)
+    queue = cl.CommandQueue(cl.create_some_context(interactive=False))
+    dev = [cla.to_device(queue, a) for a in host]
+    out, event = flashcl.attention(*dev[:3], causal=True, fp8="e4m3", descale=dev[3], dtype=np.float32)
+    event.wait()
+    assert np.array_equal(out.get(), o)
+
+
 def test_errors():
     rng = np.random.default_rng(4)
     q = rand(rng, (1, 8, 2, 16), np.float32)
