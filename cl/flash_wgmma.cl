@@ -66,6 +66,16 @@
 #endif
 #define BLOCK_M (64 * WARPGROUPS)
 #define DV HEAD_DIM_V
+/* WG_O_STAGED (a variant to measure, off unless a build option sets it: docs/design/wgmma.md, wgmma-ostage):
+ * O's rows staged in local memory as packed pairs, then written in 16-byte chunks, instead of two 16-bit
+ * stores a lane a pair; for 16-bit O whose rows (strides and start) are 16-byte aligned and V's head dim
+ * at most Q's (the staging reuses Q's block). */
+#ifndef WG_O_STAGED
+#define WG_O_STAGED 0
+#endif
+#if WG_O_STAGED && (DV > HEAD_DIM || Q_CONVERT)
+#error "WG_O_STAGED: V's head dim at most Q's, O in the operands' 16-bit type"
+#endif
 /* The tiles' stored widths: with SWIZZLE whole 64-column blocks (d=80 and 96 in two, the last one's columns
  * past the head dim never copied nor read: S takes HEAD_DIM / 16 k steps, P * V's n is DV) */
 #define PAD64(c) (((c) + 63) & ~63)
@@ -168,8 +178,20 @@ inline void mbar_wait(__local ulong *b, uint parity)
 #define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 384")
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
 #endif
+/* one warpgroup's 128 work-items (named barrier 2 + its index, an immediate each: a register's id makes
+ * ptxas count all 16 barriers as used) */
+#define WARPGROUP_BARRIER()                                                                                    \
+    do {                                                                                                       \
+        if (wgi == 0)                                                                                          \
+            __asm__ volatile("bar.sync 2, 128;" ::: "memory");                                                 \
+        else if (wgi == 1)                                                                                     \
+            __asm__ volatile("bar.sync 3, 128;" ::: "memory");                                                 \
+        else                                                                                                   \
+            __asm__ volatile("bar.sync 4, 128;" ::: "memory");                                                 \
+    } while (0)
 #else
 #define ASYNC8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? vload4(0, (__global const uint *)(src)) : (uint4)(0))
+#define WARPGROUP_BARRIER() barrier(CLK_LOCAL_MEM_FENCE) /* (every work-item reaches it: no producer here) */
 #define ASYNC_COMMIT()
 #define ASYNC_WAIT0()
 #define ASYNC_WAIT(n)
@@ -831,7 +853,7 @@ UNROLL
 #endif
     ASYNC_WAIT0(); /* (no keys: Q's copies, never read, landed before the work-group ends) */
 
-    /* The row sums over the 4 lanes of each row; normalise and store. */
+    /* The row sums over the 4 lanes of each row; normalise and store (WG_O_STAGED: through local memory). */
 UNROLL
     for (int r = 0; r < 2; ++r) {
         float l = l_run[r];
@@ -840,6 +862,14 @@ UNROLL
         const int qi = row0 + r * 8;
         const softmax_end e = softmax_finish(softmax_max_scaled(m_run[r], exp_scale), l, SINK_LOGIT2(SINKS, h));
         const float inv = e.inv, lse_m = e.m, lse_l = e.l;
+#if WG_O_STAGED
+        /* the row's packed pairs into this warpgroup's rows of Q's block (its own products are done) */
+        const int rr = 16 * (warp & 3) + g + r * 8;
+UNROLL
+        for (int j = 0; j < DV / 8; ++j)
+            *(__local uint *)(q_s + TILE_AT(64 * wgi + rr, j * 8 + 2 * t, BLOCK_M, HEAD_DIM)) =
+                pack2(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+#else
         if (qi < sq) {
             const long ob = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh);
 UNROLL
@@ -847,8 +877,19 @@ UNROLL
                 STORE(O, ob + j * 8 + 2 * t, o[4 * j + 2 * r] * inv);
                 STORE(O, ob + j * 8 + 2 * t + 1, o[4 * j + 2 * r + 1] * inv);
             }
-            if (write_lse && t == 0)
-                LSE[lse_row(sv, h, qi, heads_q, seq_q, total_q)] = softmax_lse(lse_m, lse_l);
         }
+#endif
+        if (qi < sq && write_lse && t == 0)
+            LSE[lse_row(sv, h, qi, heads_q, seq_q, total_q)] = softmax_lse(lse_m, lse_l);
     }
+#if WG_O_STAGED
+    /* then the warpgroup's 64 rows leave in 16-byte chunks, a row's chunks from neighbouring work-items */
+    WARPGROUP_BARRIER();
+    for (int idx = wt; idx < 64 * (DV / 8); idx += 128) {
+        const int rr = idx / (DV / 8), c = (idx - rr * (DV / 8)) * 8, qi = m0 + 64 * wgi + rr;
+        if (qi < sq)
+            *(__global uint4 *)(O + q_row_offset(sv, h, qi, o_sb, o_ss, o_sh) + c) =
+                *(__local const uint4 *)(q_s + TILE_AT(64 * wgi + rr, c, BLOCK_M, HEAD_DIM));
+    }
+#endif
 }
