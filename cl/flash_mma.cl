@@ -108,6 +108,12 @@
 #endif
 /* Q_SPLIT's blocks are stored in fragment order: a lane's A fragment of a k8 step (its four values) as one
  * 16-byte read, no register moves to assemble it. Step s (0, 1) of the 16 columns k2 of warp w: */
+#define Q_FRAG_AT(w, k2, s, ln) (((((w) * (HEAD_DIM / 16) + (k2)) * 2 + (s)) * 32 + (ln)) * 4)
+/* and where row r, column c of the block goes (the columns of each 16 permuted as K's reads take them:
+ * TF32 at the end of the comment at the top) */
+#define Q_SPLIT_AT(r, c)                                                                                       \
+    (Q_FRAG_AT((r) / 16, (c) / 16, ((c) % 4) / 2, ((r) % 8) * 4 + ((c) % 16) / 4) + ((r) % 16) / 8 + 2 * ((c) % 2))
+/* (four columns c .. c+3 of row r, split: hi into q_s, lo into q_rest) */
 #define Q_SPLIT_STORE(r, c, hi, lo)                                                                            \
     do {                                                                                                       \
         __local uint *const qh_ = (__local uint *)q_s;                                                         \
@@ -116,11 +122,6 @@
         q_rest[Q_SPLIT_AT(r, c)] = (lo).x, q_rest[Q_SPLIT_AT(r, (c) + 1)] = (lo).y;                            \
         q_rest[Q_SPLIT_AT(r, (c) + 2)] = (lo).z, q_rest[Q_SPLIT_AT(r, (c) + 3)] = (lo).w;                      \
     } while (0)
-#define Q_FRAG_AT(w, k2, s, ln) (((((w) * (HEAD_DIM / 16) + (k2)) * 2 + (s)) * 32 + (ln)) * 4)
-/* and where row r, column c of the block goes (the columns of each 16 permuted as K's reads take them:
- * TF32 at the end of the comment at the top) */
-#define Q_SPLIT_AT(r, c)                                                                                       \
-    (Q_FRAG_AT((r) / 16, (c) / 16, ((c) % 4) / 2, ((r) % 8) * 4 + ((c) % 16) / 4) + ((r) % 16) / 8 + 2 * ((c) % 2))
 /* The local tiles' element (MMA_E) and the elements of a 16-byte chunk (CE): 16-bit operands, or fp32. */
 #if MMA_TF32
 #define MMA_E float
@@ -315,7 +316,7 @@
 #ifndef TF32_ACC
 #define TF32_ACC 0
 #endif
-/* (accumulator tile c += t, zeroing t) */
+/* (an accumulator tile: c += t; t = 0) */
 #define ACC_ADD(c, t) ((c)[0] += (t)[0], (c)[1] += (t)[1], (c)[2] += (t)[2], (c)[3] += (t)[3])
 #define ACC_ZERO(t) ((t)[0] = (t)[1] = (t)[2] = (t)[3] = 0.0f)
 #else

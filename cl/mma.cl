@@ -226,8 +226,8 @@ inline void mma_emu(float *c, uint a0, uint a1, uint a2, uint a3, uint b0, uint 
         c[o] += sum;
     }
 }
-/* m16n8k8 with TF32 operands, emulated: the operands are rounded already (tf32_round), so their products
- * are exact in fp32. */
+/* m16n8k8 with TF32 operands, emulated: each operand's low 13 bits dropped, as the matrix unit reads them
+ * (tf32_round's and TF32X3's parts have none), so their products are exact in fp32. */
 inline void mma_tf32_emu(float *c, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1, __local uint *xw, int lane)
 {
     mma_emu_publish(a0, a1, a2, a3, b0, b1, xw, lane);

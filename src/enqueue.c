@@ -104,12 +104,6 @@ static int overlap(const region *a, const region *b)
     return a->m && a->m == b->m && a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
 }
 
-/* Bytes per element of K and V as stored (a quantized cache: one byte). */
-static size_t kv_elem(const flashcl_problem *p)
-{
-    return fcl_kv_bytes_format(p) ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
-}
-
 /* Every buffer the problem takes is there, large enough past its offset, its offset a multiple of its
  * element; the ones it does not take are absent; the matrix-unit kernels' 16-byte starts. */
 static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
@@ -119,7 +113,7 @@ static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
     const flashcl_problem *p = &pl->problem;
     const resolved_layout *L = &pl->layout;
     const struct flashcl_offsets *of = &t->offsets;
-    const size_t es = flashcl_dtype_size((flashcl_dtype)p->dtype), ek = kv_elem(p),
+    const size_t es = flashcl_dtype_size((flashcl_dtype)p->dtype), ek = fcl_kv_elem(p),
                  escale = flashcl_dtype_size((flashcl_dtype)p->kv_scale_dtype);
     flashcl_status st;
     if ((st = check_buffer_at(ctx, q, "q", L->q_bytes, of->q, fcl_q_elem(p))) ||
@@ -267,7 +261,7 @@ static flashcl_status check_wait_list(flashcl_context *ctx, cl_uint num_events, 
 /* The caller's byte offsets as the kernels take them: elements of each buffer. */
 static fcl_offsets element_offsets(const flashcl_problem *p, const struct flashcl_offsets *of)
 {
-    const size_t es = flashcl_dtype_size((flashcl_dtype)p->dtype), ek = kv_elem(p),
+    const size_t es = flashcl_dtype_size((flashcl_dtype)p->dtype), ek = fcl_kv_elem(p),
                  escale = flashcl_dtype_size((flashcl_dtype)p->kv_scale_dtype);
     return (fcl_offsets){.q = (cl_long)(of->q / fcl_q_elem(p)), .k = (cl_long)(of->k / ek), .v = (cl_long)(of->v / ek),
                             .o = (cl_long)(of->o / es), .lse = (cl_long)(of->lse / sizeof(float)),

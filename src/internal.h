@@ -139,9 +139,9 @@ int fcl_is_decode(const flashcl_problem *p);
 /* K's and V's storage dtype (problem.kv_dtype, else dtype), and whether it differs from Q's. */
 flashcl_dtype fcl_kv_dtype(const flashcl_problem *p);
 int fcl_kv_mixed(const flashcl_problem *p);
-/* K's and V's bytes as the kernels read them (flashcl_kv_format): fp8 attention's qkv_format, or a quantized
- * cache's kv_format; and the size of a Q element (1: fp8 attention) */
-int fcl_kv_bytes_format(const flashcl_problem *p);
+/* Bytes an element of K and V as stored (1: a quantized cache, or fp8 attention; else K's and V's dtype),
+ * and of Q (1 under fp8 attention) */
+size_t fcl_kv_elem(const flashcl_problem *p);
 size_t fcl_q_elem(const flashcl_problem *p);
 /* TF32 products a product under problem.precision: 3 (tf32x3), 1 (tf32) or 0 (fp32). */
 int fcl_tf32(const flashcl_problem *p);

@@ -105,9 +105,9 @@ int fcl_kv_mixed(const flashcl_problem *p)
     return p->kv_dtype && fcl_kv_dtype(p) != (flashcl_dtype)p->dtype;
 }
 
-int fcl_kv_bytes_format(const flashcl_problem *p)
+size_t fcl_kv_elem(const flashcl_problem *p)
 {
-    return p->qkv_format ? p->qkv_format : p->kv_format;
+    return p->qkv_format || p->kv_format ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
 }
 
 size_t fcl_q_elem(const flashcl_problem *p)
@@ -481,8 +481,7 @@ static flashcl_status resolve_buffers(flashcl_context *ctx, const flashcl_proble
                                       int64_t nb, int64_t nq, int64_t nbk, int64_t nk)
 {
     const size_t elem = flashcl_dtype_size(p->dtype);
-    /* quantized or fp8: a byte an element; else K/V's own dtype (Q: a byte under fp8 attention) */
-    const size_t kv_elem = fcl_kv_bytes_format(p) != FLASHCL_KV_PLAIN ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
+    const size_t kv_elem = fcl_kv_elem(p);
     const int64_t d = p->head_dim, dv = fcl_head_dim_v(p);
     flashcl_status st;
     if ((st = resolve_tensor(ctx, "q", &p->q_strides, nb, nq, p->heads_q, d, fcl_q_elem(p), 0, &layout->q,
