@@ -87,8 +87,8 @@ typedef struct fcl_kernel_offsets {
     X(LEFT_PAD, MEM, __global const int *restrict) X(DESCALE, MEM, __global const float *restrict)         \
     FCL_PRM_ARGS_(X)
 
-/* cl/flash_mma.cl and cl/flash_wgmma.cl: flash_fwd's, 16-bit K and V (Q in its own type: mma.cl's MMA_Q_T),
- * no split-KV scratch */
+/* cl/flash_mma.cl and cl/flash_wgmma.cl: flash_fwd's, 16-bit K and V (Q in its own type: mma.cl's MMA_Q_T;
+ * flash_wgmma's fp8: bytes, with their descale factors), no split-KV scratch */
 #define FCL_FLASH_MMA_ARGS(F, X)                                                                           \
     F(Q, MEM, __global const MMA_Q_T *restrict) X(K, MEM, __global const MMA_KV_T *restrict)               \
     X(V, MEM, __global const MMA_KV_T *restrict) X(O, MEM, __global STORE_T *restrict)                     \
@@ -97,7 +97,8 @@ typedef struct fcl_kernel_offsets {
     X(CU_Q, MEM, __global const int *restrict) X(CU_K, MEM, __global const int *restrict)                  \
     X(CACHE_LENS, MEM, __global const int *restrict) X(BT, MEM, __global const int *restrict)              \
     X(SINKS, MEM, __global const float *restrict) X(BATCH_IDX, MEM, __global const int *restrict)         \
-    X(LEFT_PAD, MEM, __global const int *restrict) FCL_PRM_ARGS_(X)
+    X(LEFT_PAD, MEM, __global const int *restrict) X(DESCALE, MEM, __global const float *restrict)         \
+    FCL_PRM_ARGS_(X)
 
 /* cl/flash_decode.cl (K_T: KV_T) and cl/flash_decode_mma.cl (K_T: KV_P, its packed view of the cache) */
 #define FCL_FLASH_DECODE_ARGS(F, X)                                                                        \

@@ -66,6 +66,30 @@
 #endif
 #define BLOCK_M (64 * WARPGROUPS)
 #define DV HEAD_DIM_V
+/* fp8 attention (WG_FP8: common.cl's Q_FORMAT, problem.qkv_format): Q, K and V bytes of E4M3 or E5M2, the
+ * products on 8-bit operands (k32 steps). Tiles are laid out in 16-bit units (two bytes a unit), so that a
+ * row of HEAD_DIM bytes is stored as the 16-bit kernel stores a row of HEAD_DIM / 2 elements, and S = Q * K^T
+ * takes the same descriptors. wgmma reads 8-bit B operands K-major only: V's tile is stored transposed (DV
+ * rows of BLOCK_N key bytes, VT_AT), written by the work-items that copied it (VT_STAGE, VT_TRANSPOSE).
+ * P is rounded to E4M3 in registers (fp8x4), scaled by 2^P_LOG2 so that its largest weight (1) sits near
+ * E4M3's top; the sums l carry the same factor, which cancels in O and leaves the LSE at the end. The
+ * descale factors (FP8_DESCALE) fold into the scale and the final division, as in flash_fwd.cl. Design:
+ * docs/design/fp8.md. */
+#define WG_FP8 (Q_FORMAT != 0)
+#if WG_FP8
+#if (HEAD_DIM != 64 && HEAD_DIM != 128 && HEAD_DIM != 256) || DV != HEAD_DIM || !SWIZZLE || Q_CONVERT
+#error "flash_wgmma.cl's fp8 operands: HEAD_DIM = HEAD_DIM_V 64, 128 or 256, SWIZZLE=1, no Q of another type"
+#endif
+#if Q_FORMAT == 2
+#define FP8_TYPE "e4m3"
+#else
+#define FP8_TYPE "e5m2"
+#endif
+#define QD (HEAD_DIM / 2) /* Q's and K's rows in 16-bit units */
+#define P_LOG2 8.0f
+#else
+#define QD HEAD_DIM
+#endif
 /* WG_O_STAGED (a variant to measure, off unless a build option sets it: docs/design/wgmma.md, wgmma-ostage):
  * O's rows staged in local memory as packed pairs, then written in 16-byte chunks, instead of two 16-bit
  * stores a lane a pair; for 16-bit O whose rows (strides and start) are 16-byte aligned and V's head dim
@@ -73,23 +97,28 @@
 #ifndef WG_O_STAGED
 #define WG_O_STAGED 0
 #endif
-#if WG_O_STAGED && (DV > HEAD_DIM || Q_CONVERT)
-#error "WG_O_STAGED: V's head dim at most Q's, O in the operands' 16-bit type"
+#if WG_O_STAGED && (DV > HEAD_DIM || Q_CONVERT || WG_FP8)
+#error "WG_O_STAGED: V's head dim at most Q's, O in the operands' 16-bit type, not fp8 operands"
 #endif
 /* The tiles' stored widths: with SWIZZLE whole 64-column blocks (d=80 and 96 in two, the last one's columns
  * past the head dim never copied nor read: S takes HEAD_DIM / 16 k steps, P * V's n is DV) */
 #define PAD64(c) (((c) + 63) & ~63)
-#define QW (SWIZZLE ? PAD64(HEAD_DIM) : HEAD_DIM)
+#define QW (SWIZZLE ? PAD64(QD) : QD)
 #define VW (SWIZZLE ? PAD64(DV) : DV)
 #define KT (BLOCK_N * QW) /* one K tile, in ushorts */
+#if WG_FP8
+#define VTW PAD64(BLOCK_N / 2) /* V's transposed tile: a row's BLOCK_N key bytes, whole 128-byte rows */
+#define VT (DV * VTW)
+#else
 #define VT (BLOCK_N * VW) /* one V tile */
+#endif
 #define WG_SIZE (128 * WARPGROUPS) /* the consumers: the warpgroups that own query rows */
 #define WG_THREADS (WG_SIZE + 128 * WG_PRODUCER)
 #define WARPS (4 * WARPGROUPS)
-#define KSTEPS (HEAD_DIM / 16)
+#define KSTEPS (QD / 16) /* (k16 steps; fp8: k32 steps of the same 32 bytes) */
 #define NS (BLOCK_N / 2)  /* S accumulators a work-item */
 #define NO (DV / 2)         /* O accumulators a work-item */
-#define CPR (HEAD_DIM / 8)  /* 16-byte chunks a row of Q and K */
+#define CPR (QD / 8)        /* 16-byte chunks a row of Q and K */
 #define CPR_V (DV / 8)      /* ... of V */
 
 /* Element (r, c) of a tile C elements wide, in ushorts: core matrix (r/8, c/8) of 64 elements, its rows
@@ -107,6 +136,19 @@
 #define LOCAL_ALIGN
 #endif
 
+/* A row's address in 16-bit units (fp8: from a byte address; strides in elements, over EPU) */
+#if WG_FP8
+#define TPTR(p) ((__global const ushort *)(p))
+#define EPU 2
+#else
+#define TPTR(p) (p)
+#define EPU 1
+#endif
+/* the elements a product step reduces: k16, or k32 bytes */
+#define K_STEP (WG_FP8 ? 32 : 16)
+/* Byte c of row r of a tile stored in 16-bit units (fp8 operands): the low byte of unit c / 2 first */
+#define BYTE_AT(r, c, ROWS, C) (2 * TILE_AT(r, (c) >> 1, ROWS, C) + ((c)&1))
+
 /* tile t's K and V buffers (KV_STAGES of each: tile t in buffer t % KV_STAGES) */
 #define KBUF(t) (k_s + ((t) % KV_STAGES) * KT)
 #define VBUF(t) (v_s + ((t) % KV_STAGES) * VT)
@@ -121,7 +163,11 @@
 #define ASYNC_WAIT0() CP_ASYNC_WAIT(0)
 /* this work-item's copies landed, all but the n groups committed last */
 #define ASYNC_WAIT(n) CP_ASYNC_WAIT(n)
+#if WG_FP8
+#define WG_SS_S(d, da, db, acc) CAT(WGMMA_SS8_, BLOCK_N)(d, da, db, acc)
+#else
 #define WG_SS_S(d, da, db, acc) CAT(WGMMA_SS_, BLOCK_N)(d, da, db, acc)
+#endif
 /* The operands pinned where they are (an empty asm that reads and writes each, con "+f" for the fp32
  * accumulators, "+r" for P's packed fragments): the compiler may not move their uses or definitions across
  * the wgmma fences and waits, whose asm names no registers. */
@@ -133,7 +179,11 @@
     } while (0)
 #define FENCE_OPERANDS(x, n) PIN_OPERANDS(x, n, "+f")
 #define FENCE_OPERANDS_U(x, n) PIN_OPERANDS(x, n, "+r")
+#if WG_FP8
+#define WG_RS_O(d, a, db, acc) CAT(WGMMA_RS8_, DV)(d, a, db, acc)
+#else
 #define WG_RS_O(d, a, db, acc) CAT(WGMMA_RS_, DV)(d, a, db, acc)
+#endif
 /* The producer warpgroup's synchronization (WG_PRODUCER): mbarriers in local memory, written as PTX of
  * sm_90 (marked, as the wgmma instructions are: the unfinished program is only compiled, never run). */
 #define LADDR(p) ((uint)(size_t)(p))
@@ -172,6 +222,11 @@ inline void mbar_wait(__local ulong *b, uint parity)
 #define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 512")
 /* the consumer warpgroups alone (named barrier 1; 0 is the work-group's) */
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 384;" ::: "memory")
+#elif WG_FP8 /* (fp8: the producer transposes V's tiles through registers, 128 x 56 + 256 x 224) */
+#define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 64;" ::: "memory")
+#define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 216;" ::: "memory")
+#define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 384")
+#define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
 #else
 #define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory")
 #define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory")
@@ -189,7 +244,41 @@ inline void mbar_wait(__local ulong *b, uint parity)
         else                                                                                                   \
             __asm__ volatile("bar.sync 4, 128;" ::: "memory");                                                 \
     } while (0)
+#if WG_FP8
+/* Four fp32 weights as E4M3 bytes, a's in the low byte (to nearest even, saturating: cvt.rn.satfinite,
+ * compute capability 8.9 and up) */
+inline uint fp8x4(const float a, const float b, const float c, const float e)
+{
+    uint r;
+    __asm__("{\n.reg .b16 lo, hi;\ncvt.rn.satfinite.e4m3x2.f32 lo, %2, %1;\ncvt.rn.satfinite.e4m3x2.f32 hi, %4, %3;\n"
+            "mov.b32 %0, {lo, hi};\n}"
+            : "=r"(r)
+            : "f"(a), "f"(b), "f"(c), "f"(e));
+    return r;
+}
+/* Bytes of x (0-3) and y (4-7), byte i of the result the one the selector's nibble i names (prmt.b32) */
+inline uint prmt(const uint x, const uint y, const uint sel)
+{
+    uint r;
+    __asm__("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(sel));
+    return r;
+}
+#endif
 #else
+#if WG_FP8
+inline uint fp8x4(const float a, const float b, const float c, const float e)
+{
+    return float_to_e4m3(a) | float_to_e4m3(b) << 8 | float_to_e4m3(c) << 16 | float_to_e4m3(e) << 24;
+}
+inline uint prmt(const uint x, const uint y, const uint sel)
+{
+    const ulong v = (ulong)y << 32 | x;
+    uint r = 0;
+    for (int i = 0; i < 4; ++i)
+        r |= (uint)(v >> (8 * ((sel >> (4 * i)) & 7u)) & 0xffu) << (8 * i);
+    return r;
+}
+#endif
 #define ASYNC8(dst, src, ok) (*(__local uint4 *)(dst) = (ok) ? vload4(0, (__global const uint *)(src)) : (uint4)(0))
 #define WARPGROUP_BARRIER() barrier(CLK_LOCAL_MEM_FENCE) /* (every work-item reaches it: no producer here) */
 #define ASYNC_COMMIT()
@@ -199,6 +288,36 @@ inline void mbar_wait(__local ulong *b, uint parity)
 #define WGMMA_COMMIT()
 #define WGMMA_WAIT0()
 #define WGMMA_WAIT1()
+#if WG_FP8
+/* S = A * B^T (fp8 bytes, the 32 reduced columns from k0) and O += P * V (P's E4M3 bytes, a row-major
+ * BLOCK_M x BLOCK_N tile at their fragments' places, keys k0 .. k0+31 of V's transposed tile), emulated */
+inline void wg_ss_emu(float *d, const int n, __local const ushort *a, const int a_row0, __local const ushort *b,
+                      const int k0, const int acc, const int wt)
+{
+    const int w = wt >> 5, l = wt & 31;
+    __local const uchar *a8 = (__local const uchar *)a, *b8 = (__local const uchar *)b;
+    for (int e = 0; e < n / 2; ++e) {
+        const int row = a_row0 + 16 * w + (l >> 2) + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * (l & 3) + (e & 1);
+        float s = 0.0f;
+        for (int k = k0; k < k0 + 32; ++k)
+            s = fma(q_byte(a8[BYTE_AT(row, k, BLOCK_M, QD)]), q_byte(b8[BYTE_AT(col, k, BLOCK_N, QD)]), s);
+        d[e] = acc ? d[e] + s : s;
+    }
+}
+inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __local const ushort *v, const int k0,
+                      const int wt)
+{
+    const int w = wt >> 5, l = wt & 31;
+    __local const uchar *p8 = (__local const uchar *)p, *v8 = (__local const uchar *)v;
+    for (int e = 0; e < NO; ++e) {
+        const int row = p_row0 + 16 * w + (l >> 2) + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * (l & 3) + (e & 1);
+        float s = 0.0f;
+        for (int k = k0; k < k0 + 32; ++k)
+            s = fma(e4m3_to_float(p8[row * BLOCK_N + k]), q_byte(v8[BYTE_AT(col, k, DV, VTW)]), s);
+        d[e] += s;
+    }
+}
+#else
 /* S = A * B^T for this work-item's accumulators: A rows a_row0 .. +63 and B rows of tiles C wide, the 16
  * reduced columns from k0 (emulated wgmma, SS form). */
 inline void wg_ss_emu(float *d, const int n, __local const ushort *a, const int a_row0, __local const ushort *b,
@@ -228,6 +347,7 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
         d[e] += s;
     }
 }
+#endif
 #endif
 
 /* A tile of ROWS rows of K or V (keys from n0) or of Q into local memory, TILED, rows of N chunks (CPR or
@@ -261,14 +381,14 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
             const int r_ = CHUNK_R(i_, ROWS, CPR), c_ = CHUNK_C(i_, ROWS, CPR);                                \
             if ((((ROWS)*CHUNKS(CPR)) % WG_SIZE == 0 || i_ < (ROWS)*CHUNKS(CPR)) && CHUNK_IN(c_, CPR)) {       \
                 const uint4 x_ = r_ < (limit) ? q_round8(ROW_PTR(r_) + c_) : (uint4)(0);                       \
-                *(__local uint4 *)((dst) + TILE_AT(r_, c_, ROWS, HEAD_DIM)) = x_;                              \
+                *(__local uint4 *)((dst) + TILE_AT(r_, c_, ROWS, QD)) = x_;                                    \
             }                                                                                                  \
         }                                                                                                      \
     } while (0)
 #else
-#define LOAD_Q_TILED(dst, ROWS, ROW_PTR, limit) LOAD_TILED(dst, ROWS, ROW_PTR, limit, HEAD_DIM)
+#define LOAD_Q_TILED(dst, ROWS, ROW_PTR, limit) LOAD_TILED(dst, ROWS, ROW_PTR, limit, QD)
 #endif
-/* (C: the tile's width, HEAD_DIM or DV; a last partial round of chunks where ROWS * C / 8 is not a
+/* (C: the tile's width in 16-bit units, QD or DV; a last partial round of chunks where ROWS * C / 8 is not a
  * multiple of WG_SIZE; swizzled, a last block's chunks past C skipped) */
 #define LOAD_TILED(dst, ROWS, ROW_PTR, limit, C)                                                               \
     do {                                                                                                       \
@@ -288,7 +408,7 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
         for (int i_ = tid; i_ < BLOCK_M * CHUNKS(CPR); i_ += WG_SIZE) {                                        \
             const int r_ = CHUNK_R(i_, BLOCK_M, CPR), c_ = CHUNK_C(i_, BLOCK_M, CPR);                          \
             if (CHUNK_IN(c_, CPR))                                                                             \
-                *(__local uint4 *)(q_s + TILE_AT(r_, c_, BLOCK_M, HEAD_DIM)) ^= q_sign;                        \
+                *(__local uint4 *)(q_s + TILE_AT(r_, c_, BLOCK_M, QD)) ^= q_sign;                              \
         }                                                                                                      \
     } while (0)
 
@@ -300,12 +420,12 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
  * rows into TILED's (512 contiguous bytes of local memory either way); work-item me takes rows COPY_ROWS *
  * (me / 32) + (me % 32) / (32 / COPY_ROWS) + 4 COPY_ROWS k, piece me % (32 / COPY_ROWS) of each column
  * group of GROUP_COLS (written as shifts and masks: me is never negative). */
-#define GROUP_COLS (SWIZZLE ? 64 : (HEAD_DIM | DV) % 32 ? 16 : 32) /* (16: d=80 unswizzled) */
+#define GROUP_COLS (SWIZZLE ? 64 : (QD | DV) % 32 ? 16 : 32) /* (16: d=80 unswizzled) */
 #define PIECES (GROUP_COLS / 8)                                     /* a row's pieces in a column group */
 #define COPY_ROWS (32 / PIECES)
 #if PAGE_SIZE /* (a paged cache: each row's page through the block table, the tile's loaded first: pg_) */
 #define PRODUCER_SRC(s_, src_, base_, n_, row_, ss_, ps_, c0_, ok_)                                            \
-    ((base_) + kv_page_row(pg_[rb_], min((n_) + (row_), skv - 1), ss_, ps_) + (c0_))
+    (TPTR((base_) + kv_page_row(pg_[rb_], min((n_) + (row_), skv - 1), ss_, ps_)) + (c0_))
 #else
 #define PRODUCER_SRC(s_, src_, base_, n_, row_, ss_, ps_, c0_, ok_) ((ok_) ? (s_) : (src_) + (c0_))
 #endif
@@ -326,8 +446,8 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define PRODUCER_LOAD(dst_, base_, n_, ss_, ps_, limit_, C_)                                                   \
     do {                                                                                                       \
         const int r0_ = COPY_ROWS * (me >> 5) + (me & 31) / PIECES, c0_ = 8 * (me & (PIECES - 1));             \
-        __global const ushort *src_ = (base_) + KV_ROW(n_, ss_, ps_);                                           \
-        __global const ushort *s_ = src_ + (long)r0_ * (ss_) + c0_;                                            \
+        __global const ushort *src_ = TPTR((base_) + KV_ROW(n_, ss_, ps_));                                     \
+        __global const ushort *s_ = src_ + (long)r0_ * ((ss_) / EPU) + c0_;                                    \
         PRODUCER_PAGES(n_, r0_);                                                                               \
         __local ushort *d_ = (dst_) + TILE_AT(r0_, c0_, BLOCK_N, C_);                                          \
         PRODUCER_ROWS_UNROLL for (int rb_ = 0; rb_ < BLOCK_N / (4 * COPY_ROWS); ++rb_)                         \
@@ -339,10 +459,91 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
             for (int g_ = 0; g_ < ((C_) + GROUP_COLS - 1) / GROUP_COLS; ++g_) /* (a last group: d=80, 96) */  \
                 if ((C_) % GROUP_COLS == 0 || GROUP_COLS * g_ + c0_ < (C_))                                    \
                     ASYNC8(d_ + g_ * TILE_AT(0, GROUP_COLS, BLOCK_N, C_), sp_ + GROUP_COLS * g_, ok_);         \
-            s_ += 4 * COPY_ROWS * (long)(ss_);                                                                 \
+            s_ += 4 * COPY_ROWS * (long)((ss_) / EPU);                                                         \
             d_ += TILE_AT(4 * COPY_ROWS, 0, BLOCK_N, C_);                                                      \
         }                                                                                                      \
     } while (0)
+
+#if WG_FP8
+/* V's tile transposed (wgmma reads 8-bit B operands K-major only). Byte k' of row n of a V buffer holds
+ * V[key][n], the keys renumbered in each 16-key group so that P's E4M3 bytes are used where the S
+ * accumulators hold them (PACK_P): k' = 4t + 2h + b is key 8h + 2t + b. The work-items that copy V's tile
+ * into the staging tile transpose it. Unit u of a tile (VT_UNITS of them, 128 work-items a round): tq = u %
+ * 4, group G = (u / 4) % NG of 16 keys, column chunk cc = u / (4 NG) of 16 bytes; rows 16G + 2tq + {0, 1,
+ * 8, 9} of chunk cc, copied into the staging tile (VT_STAGE, cp.async), become word 4G + tq of rows 16cc ..
+ * 16cc+15 of V's tile (VT_TRANSPOSE, 24 prmt a unit; a warp's store is the 32 words of one row). The
+ * staging tile: BLOCK_N rows of DV bytes, 16-byte chunk cc of row r at cc ^ STG_SWZ(r), so that the 8
+ * lanes of a quarter warp reach 8 different bank groups. */
+#define NG (BLOCK_N / 16)
+#define VT_UNITS (4 * NG * (DV / 16))
+#define VT_ROUNDS ((VT_UNITS + 127) / 128)
+#define STG_SWZ(r) (((((r) >> 1) & 3) | (((r) >> 2) & 4)) & (DV / 16 - 1))
+#define STG_AT(r, cc) ((r) * (DV / 2) + 8 * ((cc) ^ STG_SWZ(r)))
+#define VT_WORD(n, w) (TILE_AT(n, 2 * (w), DV, VTW) >> 1) /* word w of row n, in uints */
+#define VT_UNIT(u_)                                                                                            \
+    const int tq_ = (u_)&3, g_ = ((u_) >> 2) % NG, cc_ = ((u_) >> 2) / NG;                                     \
+    if (VT_UNITS % 128 == 0 || (u_) < VT_UNITS)
+/* work-item me_'s units of V's tile at keys n0_ (rows at or past limit_: zeros) into the staging tile */
+#define VT_STAGE(me_, n0_, limit_)                                                                             \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int k_ = 0; k_ < VT_ROUNDS; ++k_) {                                                               \
+            VT_UNIT((me_) + 128 * k_)                                                                          \
+            {                                                                                                  \
+                UNROLL                                                                                         \
+                for (int x_ = 0; x_ < 4; ++x_) {                                                               \
+                    const int r_ = 16 * g_ + 2 * tq_ + (x_ & 1) + 8 * (x_ >> 1);                               \
+                    const bool ok_ = r_ < (limit_);                                                            \
+                    ASYNC8(stg_s + STG_AT(r_, cc_),                                                            \
+                           TPTR(V + v_base + KV_ROW((n0_) + (ok_ ? r_ : 0), v_ss, v_sb)) + 8 * cc_, ok_);     \
+                }                                                                                              \
+            }                                                                                                  \
+        }                                                                                                      \
+    } while (0)
+/* four columns n_ .. n_+3 of rows a, b, c, e (keys 2tq, +1, +8, +9) as word w_ of four rows of V's tile */
+#define VT_WORDS(d_, n_, w_, a, b, c, e)                                                                       \
+    do {                                                                                                       \
+        const uint x0_ = prmt(a, b, 0x5140u), x1_ = prmt(a, b, 0x7362u);                                      \
+        const uint y0_ = prmt(c, e, 0x5140u), y1_ = prmt(c, e, 0x7362u);                                      \
+        (d_)[VT_WORD(n_, w_)] = prmt(x0_, y0_, 0x5410u);                                                      \
+        (d_)[VT_WORD((n_) + 1, w_)] = prmt(x0_, y0_, 0x7632u);                                                \
+        (d_)[VT_WORD((n_) + 2, w_)] = prmt(x1_, y1_, 0x5410u);                                                \
+        (d_)[VT_WORD((n_) + 3, w_)] = prmt(x1_, y1_, 0x7632u);                                                \
+    } while (0)
+/* work-item me_'s units, once its copies landed, from the staging tile into V's buffer dst_ */
+#define VT_TRANSPOSE(dst_, me_)                                                                                \
+    do {                                                                                                       \
+        __local uint *const d_ = (__local uint *)(dst_);                                                       \
+        UNROLL                                                                                                 \
+        for (int k_ = 0; k_ < VT_ROUNDS; ++k_) {                                                               \
+            VT_UNIT((me_) + 128 * k_)                                                                          \
+            {                                                                                                  \
+                const int r_ = 16 * g_ + 2 * tq_, w_ = 4 * g_ + tq_, n_ = 16 * cc_;                           \
+                const uint4 a_ = *(__local const uint4 *)(stg_s + STG_AT(r_, cc_));                           \
+                const uint4 b_ = *(__local const uint4 *)(stg_s + STG_AT(r_ + 1, cc_));                       \
+                const uint4 c_ = *(__local const uint4 *)(stg_s + STG_AT(r_ + 8, cc_));                       \
+                const uint4 e_ = *(__local const uint4 *)(stg_s + STG_AT(r_ + 9, cc_));                       \
+                VT_WORDS(d_, n_, w_, a_.s0, b_.s0, c_.s0, e_.s0);                                              \
+                VT_WORDS(d_, n_ + 4, w_, a_.s1, b_.s1, c_.s1, e_.s1);                                          \
+                VT_WORDS(d_, n_ + 8, w_, a_.s2, b_.s2, c_.s2, e_.s2);                                          \
+                VT_WORDS(d_, n_ + 12, w_, a_.s3, b_.s3, c_.s3, e_.s3);                                         \
+            }                                                                                                  \
+        }                                                                                                      \
+    } while (0)
+/* V's tile at keys n0_ into buffer dst_ where the consumers copy (no producer): staged and transposed by
+ * the first warpgroup at once (its copies waited for: the producer's way, synchronous) */
+#define LOAD_V(dst_, n0_, ROW_PTR)                                                                             \
+    do {                                                                                                       \
+        if (tid < 128) {                                                                                       \
+            VT_STAGE(tid, n0_, skv - (n0_));                                                                   \
+            ASYNC_COMMIT();                                                                                    \
+            ASYNC_WAIT0();                                                                                     \
+            VT_TRANSPOSE(dst_, tid);                                                                           \
+        }                                                                                                      \
+    } while (0)
+#else
+#define LOAD_V(dst_, n0_, ROW_PTR) LOAD_TILED(dst_, BLOCK_N, ROW_PTR, skv - (n0_), DV)
+#endif
 
 __kernel __attribute__((reqd_work_group_size(WG_THREADS, 1, 1))) void
 flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
@@ -350,21 +551,28 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     FCL_UNPACK();
     APPLY_QKVO_OFFSETS();
     APPLY_PREFILL_OFFSETS();
+#if WG_FP8
+    DESCALE += descale_off;
+#endif
     __local uint4 q4[BLOCK_M * QW / 8] LOCAL_ALIGN;
     __local uint4 k4[KV_STAGES * KT / 8] LOCAL_ALIGN;
     __local uint4 v4[KV_STAGES * VT / 8] LOCAL_ALIGN;
     __local ushort *const q_s = (__local ushort *)q4;
     __local ushort *const k_s = (__local ushort *)k4;
     __local ushort *const v_s = (__local ushort *)v4;
+#if WG_FP8
+    __local uint4 stg4[BLOCK_N * DV / 16]; /* V's tile as copied, before its transpose */
+    __local ushort *const stg_s = (__local ushort *)stg4;
+#endif
 #if !FCL_PTX
     __local uint4 p4[BLOCK_M * BLOCK_N / 8];
     __local ushort *const p_s = (__local ushort *)p4;
     __local uint xchg[WARPS * 32 * 8];
 #endif
 #ifdef FLASHCL_DEBUG_SCALE
-    const float scale2 = scale_log2 * FLASHCL_DEBUG_SCALE;
+    float scale2 = scale_log2 * FLASHCL_DEBUG_SCALE;
 #else
-    const float scale2 = scale_log2;
+    float scale2 = scale_log2;
 #endif
     const int tid = get_local_id(0);
     const int wgi = tid >> 7, wt = tid & 127; /* the warpgroup, and the work-item in it */
@@ -376,6 +584,10 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     const int m0 = (int)get_group_id(0) * BLOCK_M;
     const int bh = get_group_id(1);
     const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
+#if WG_FP8 /* (Q's and K's descale factors into the scale, V's into the final division) */
+    scale2 *= fp8_descale(DESCALE, 0, b, hk, batch, heads_q / group) * fp8_descale(DESCALE, 1, b, hk, batch, heads_q / group);
+    const float v_descale = fp8_descale(DESCALE, 2, b, hk, batch, heads_q / group);
+#endif
     const seq_view sv = seq_view_of(b, seq_q, seq_kv, CU_Q, CU_K, total_q, total_kv, CACHE_LENS, BATCH_IDX, LEFT_PAD,
                                     cache_batch);
     const int sq = sv.sq, skv = sv.skv;
@@ -391,16 +603,16 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     /* Q's block (rows past the queries: zeros) and the first K tile, one group of copies. The scale goes
      * into the exponent of scores whose maximum is taken unscaled, which needs a positive scale: a
      * negative one negates Q (its sign bits, exact), flipped by each work-item on its own chunks. */
-    const uint q_sign = scale2 < 0.0f ? 0x80008000u : 0u;
+    const uint q_sign = scale2 < 0.0f ? (WG_FP8 ? 0x80808080u : 0x80008000u) : 0u;
     const float scale_abs = fabs(scale2);
     /* With score modifiers of the value the scores are scaled (and modified) before the softmax, whose
      * exponent then takes them as they are (scores.cl's HAS_VALUE_MODS); mod_scale: the scale the
      * modifiers apply. */
     const float exp_scale = HAS_VALUE_MODS ? 1.0f : scale_abs, mod_scale = HAS_VALUE_MODS ? scale_abs : 1.0f;
-#define Q_ROW(r) (Q + q_row_offset(sv, h, q_row_clamp(m0 + (r), sq), q_sb, q_ss, q_sh))
-#define K_ROW(r) (K + k_base + KV_ROW(n0 + (r), k_ss, k_sb))
+#define Q_ROW(r) TPTR(Q + q_row_offset(sv, h, q_row_clamp(m0 + (r), sq), q_sb, q_ss, q_sh))
+#define K_ROW(r) TPTR(K + k_base + KV_ROW(n0 + (r), k_ss, k_sb))
 #define V_ROW(r) (V + v_base + KV_ROW(n0 + (r), v_ss, v_sb))
-#define K_NEXT(r) (K + k_base + KV_ROW(n1 + (r), k_ss, k_sb))
+#define K_NEXT(r) TPTR(K + k_base + KV_ROW(n1 + (r), k_ss, k_sb))
 #define V_NEXT(r) (V + v_base + KV_ROW(nv + (r), v_ss, v_sb))
     const int tiles = n_begin < n_end ? (n_end - n_begin + BLOCK_N - 1) / BLOCK_N : 0;
 #if WG_PRODUCER
@@ -434,15 +646,38 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
             if (t < tiles) {
                 const int n1 = n_begin + t * BLOCK_N;
                 mbar_wait(EMPTY_K(t), ROUND(t) ^ 1);
-                PRODUCER_LOAD(KBUF(t), K + k_base, n1, k_ss, k_sb, skv - n1, HEAD_DIM);
+                PRODUCER_LOAD(KBUF(t), K + k_base, n1, k_ss, k_sb, skv - n1, QD);
                 ASYNC_ARRIVE(FULL_K(t));
+#if WG_FP8
+                ASYNC_COMMIT(); /* (the groups: K(t), V(t) staged, K(t+1), ...) */
+#endif
             }
+#if WG_FP8
+            /* V(t-1), staged at the previous step, transposed into its buffer once its copies landed (all
+             * groups but K(t)'s) and the consumers freed the buffer; then V(t) into the staging tile */
+            if (t > 0) {
+                if (t < tiles)
+                    ASYNC_WAIT(1);
+                else
+                    ASYNC_WAIT0();
+                mbar_wait(EMPTY_V(t - 1), ROUND(t - 1) ^ 1);
+                VT_TRANSPOSE(VBUF(t - 1), me);
+                FENCE_PROXY_ASYNC(); /* (its stores, made visible to wgmma's reads) */
+                MBAR_ARRIVE_IF0(FULL_V(t - 1), 0);
+            }
+            if (t < tiles) {
+                const int nv = n_begin + t * BLOCK_N;
+                VT_STAGE(me, nv, skv - nv);
+                ASYNC_COMMIT();
+            }
+#else
             if (t > 0) {
                 const int nv = n_begin + (t - 1) * BLOCK_N;
                 mbar_wait(EMPTY_V(t - 1), ROUND(t - 1) ^ 1);
                 PRODUCER_LOAD(VBUF(t - 1), V + v_base, nv, v_ss, v_sb, skv - nv, DV);
                 ASYNC_ARRIVE(FULL_V(t - 1));
             }
+#endif
         }
         ASYNC_WAIT_ALL(); /* (its copies land before the work-item ends) */
         return;
@@ -460,16 +695,16 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     {
         const int n0 = n_begin;
         if (n_begin < n_end)
-            LOAD_TILED(k_s, BLOCK_N, K_ROW, skv - n0, HEAD_DIM);
+            LOAD_TILED(k_s, BLOCK_N, K_ROW, skv - n0, QD);
     }
     ASYNC_COMMIT();
 #if KV_STAGES == 3
     { /* K(1) and V(0) in a group of their own: each step then waits for all but its last group */
         const int n1 = n_begin + BLOCK_N, nv = n_begin;
         if (n1 < n_end)
-            LOAD_TILED(k_s + KT, BLOCK_N, K_NEXT, skv - n1, HEAD_DIM);
+            LOAD_TILED(k_s + KT, BLOCK_N, K_NEXT, skv - n1, QD);
         if (nv < n_end)
-            LOAD_TILED(v_s, BLOCK_N, V_NEXT, skv - nv, DV);
+            LOAD_V(v_s, nv, V_NEXT);
         ASYNC_COMMIT();
     }
 #endif
@@ -570,6 +805,11 @@ UNROLL
         }                                                                                                      \
     } while (0)
 #endif
+#if WG_FP8
+#define P_SHIFT(m) ((m)-P_LOG2)
+#else
+#define P_SHIFT(m) (m)
+#endif
 #define WG_SOFTMAX(n0_)                                                                                        \
     do {                                                                                                       \
         const int sm_n0 = (n0_); /* (evaluated before the loops: their counters would capture its names) */    \
@@ -583,12 +823,13 @@ UNROLL
             mx = mma_max_nan(mx, SHFL_XOR(mx, 1));                                                             \
             mx = mma_max_nan(mx, SHFL_XOR(mx, 2));                                                             \
             const float m_scaled = mx == -INFINITY ? 0.0f : mx * exp_scale;                                    \
+            const float m_p = P_SHIFT(m_scaled); /* (fp8: P scaled by 2^P_LOG2) */                            \
             alpha[r] = mma_exp2(fma(m_run[r], exp_scale, -m_scaled));                                          \
             float psum = 0.0f;                                                                                 \
             UNROLL                                                                                             \
             for (int j = 0; j < BLOCK_N / 8; ++j) {                                                            \
-                const float p0 = mma_exp2(fma(s[4 * j + 2 * r], exp_scale, -m_scaled));                        \
-                const float p1 = mma_exp2(fma(s[4 * j + 2 * r + 1], exp_scale, -m_scaled));                    \
+                const float p0 = mma_exp2(fma(s[4 * j + 2 * r], exp_scale, -m_p));                             \
+                const float p1 = mma_exp2(fma(s[4 * j + 2 * r + 1], exp_scale, -m_p));                         \
                 s[4 * j + 2 * r] = p0;                                                                         \
                 s[4 * j + 2 * r + 1] = p1;                                                                     \
                 psum += p0 + p1;                                                                               \
@@ -607,9 +848,30 @@ UNROLL
             o[4 * j + 3] *= alpha[1];                                                                          \
         }                                                                                                      \
     } while (0)
+/* P * V's steps: k16 (S's n8 tiles 2kk, 2kk+1) or fp8's k32 (tiles 4kk .. 4kk+3) */
+#define PV_STEPS (BLOCK_N / K_STEP)
+#define PA_REGS (4 * PV_STEPS)
+#if WG_FP8
+/* fp8: register i of k32 step kk holds row r = i % 2, keys of S's n8 tiles j0 = 4kk + 2(i / 2) and j0 + 1:
+ * bytes 2t, 2t+1 of tile j0, then of tile j0+1 (wgmma's k = 4t .. 4t+3 of half i / 2: V's tile holds those
+ * keys there, VT_TRANSPOSE) */
+#define PACK_FP8(kk, i)                                                                                        \
+    fp8x4(s[16 * (kk) + 8 * ((i) >> 1) + 2 * ((i)&1)], s[16 * (kk) + 8 * ((i) >> 1) + 2 * ((i)&1) + 1],        \
+          s[16 * (kk) + 8 * ((i) >> 1) + 4 + 2 * ((i)&1)], s[16 * (kk) + 8 * ((i) >> 1) + 4 + 2 * ((i)&1) + 1])
+#endif
 #if FCL_PTX
-    /* P's A fragments: k16 step kk is S's n8 tiles 2kk and 2kk+1, packed to 16-bit pairs */
-    uint pa[BLOCK_N / 16][4];
+    /* P's A fragments: k16 step kk is S's n8 tiles 2kk and 2kk+1, packed to 16-bit pairs (fp8: PACK_FP8) */
+    uint pa[PV_STEPS][4];
+#if WG_FP8
+#define PACK_P()                                                                                               \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int kk = 0; kk < PV_STEPS; ++kk)                                                                  \
+            UNROLL                                                                                             \
+            for (int i = 0; i < 4; ++i)                                                                        \
+                pa[kk][i] = PACK_FP8(kk, i);                                                                   \
+    } while (0)
+#else
 #define PACK_P()                                                                                               \
     do {                                                                                                       \
         UNROLL                                                                                                 \
@@ -618,6 +880,7 @@ UNROLL
             for (int i = 0; i < 4; ++i)                                                                        \
                 pa[kk][i] = pack2(s[8 * kk + 2 * i], s[8 * kk + 2 * i + 1]);                                   \
     } while (0)
+#endif
 /* The descriptors of k step ks of Q's and of K's tile at kt_, and of V's rows 16kk .. 16kk+15 of the tile
  * at vt_ (read transposed: V's rows have a key's columns contiguous). TILED: k step ks is core-matrix
  * columns 2ks, 2ks+1, 256 bytes on; between core matrices 128 bytes along the head dim, 16 * HEAD_DIM
@@ -630,10 +893,14 @@ UNROLL
 #define SW128(desc) ((desc) | (1ul << 62))
 #define DESC_Q(ks) SW128(wg_desc(q_s + (((ks) >> 2) * BLOCK_M + 64 * wgi) * 64 + 16 * ((ks)&3), 16, 1024))
 #define DESC_K(kt_, ks) SW128(wg_desc((kt_) + ((ks) >> 2) * BLOCK_N * 64 + 16 * ((ks)&3), 16, 1024))
-#define DESC_V(vt_, kk) SW128(wg_desc((vt_) + 16 * (kk)*64, BLOCK_N * 128, 1024))
+#if WG_FP8 /* (V's transposed tile, K-major as K's: k32 step kk 32 bytes into its 128-byte rows) */
+#define DESC_V(vt_, kk) SW128(wg_desc((vt_) + 16 * (kk), 16, 1024))
 #else
-#define DESC_Q(ks) wg_desc(q_s + 64 * wgi * HEAD_DIM + 128 * (ks), 128, 16 * HEAD_DIM)
-#define DESC_K(kt_, ks) wg_desc((kt_) + 128 * (ks), 128, 16 * HEAD_DIM)
+#define DESC_V(vt_, kk) SW128(wg_desc((vt_) + 16 * (kk)*64, BLOCK_N * 128, 1024))
+#endif
+#else
+#define DESC_Q(ks) wg_desc(q_s + 64 * wgi * QD + 128 * (ks), 128, 16 * QD)
+#define DESC_K(kt_, ks) wg_desc((kt_) + 128 * (ks), 128, 16 * QD)
 #define DESC_V(vt_, kk) wg_desc((vt_) + 16 * (kk)*DV, 16 * DV, 128)
 #endif
 /* The issue of S = Q * K^T from the K tile at kt_ and of O += P * V from the V tile at vt_, each a batch of
@@ -650,14 +917,28 @@ UNROLL
 #define ISSUE_PV(vt_)                                                                                          \
     do {                                                                                                       \
         UNROLL                                                                                                 \
-        for (int kk = 0; kk < BLOCK_N / 16; ++kk) {                                                            \
+        for (int kk = 0; kk < PV_STEPS; ++kk) {                                                                \
             const ulong dv = DESC_V(vt_, kk);                                                                  \
             WG_RS_O(o, pa[kk], dv, 1);                                                                         \
         }                                                                                                      \
         WGMMA_COMMIT();                                                                                        \
     } while (0)
 #else
-/* emulated: P through local memory (the same 16-bit values as the registers'), S and P * V computed at once */
+/* emulated: P through local memory (the same 16-bit values as the registers'), S and P * V computed at once;
+ * fp8: the registers' bytes, each at its fragment's place (rows g, g+8; k 4t .. of each half) */
+#if WG_FP8
+#define PACK_P()                                                                                               \
+    do {                                                                                                       \
+        __local uchar *const p8_ = (__local uchar *)p_s;                                                       \
+        for (int kk = 0; kk < PV_STEPS; ++kk)                                                                  \
+            for (int i = 0; i < 4; ++i) {                                                                      \
+                const uint w_ = PACK_FP8(kk, i);                                                               \
+                const int row = 64 * wgi + 16 * (warp & 3) + g + 8 * (i & 1);                                  \
+                for (int e = 0; e < 4; ++e)                                                                    \
+                    p8_[row * BLOCK_N + 32 * kk + 16 * (i >> 1) + 4 * t + e] = (uchar)(w_ >> (8 * e));         \
+            }                                                                                                  \
+    } while (0)
+#else
 #define PACK_P()                                                                                               \
     do {                                                                                                       \
         for (int j = 0; j < BLOCK_N / 8; ++j)                                                                  \
@@ -668,15 +949,16 @@ UNROLL
                 p_s[TILED(row, col + 1, BLOCK_N)] = (ushort)(pr >> 16);                                        \
             }                                                                                                  \
     } while (0)
+#endif
 #define ISSUE_S(kt_)                                                                                           \
     do {                                                                                                       \
         for (int ks = 0; ks < KSTEPS; ++ks)                                                                    \
-            wg_ss_emu(s, BLOCK_N, q_s, 64 * wgi, (kt_), 16 * ks, ks, wt);                                      \
+            wg_ss_emu(s, BLOCK_N, q_s, 64 * wgi, (kt_), K_STEP * ks, ks, wt);                                  \
     } while (0)
 #define ISSUE_PV(vt_)                                                                                          \
     do {                                                                                                       \
-        for (int kk = 0; kk < BLOCK_N / 16; ++kk)                                                              \
-            wg_pv_emu(o, p_s, 64 * wgi, (vt_), 16 * kk, wt);                                                   \
+        for (int kk = 0; kk < PV_STEPS; ++kk)                                                                  \
+            wg_pv_emu(o, p_s, 64 * wgi, (vt_), K_STEP * kk, wt);                                               \
     } while (0)
 #endif
 
@@ -706,9 +988,9 @@ UNROLL
     do {                                                                                                       \
         const int n1 = n_begin + ((j_) + KV_STAGES) * BLOCK_N, nv = n_begin + ((j_) + KV_STAGES - 1) * BLOCK_N; \
         if (n1 < n_end)                                                                                        \
-            LOAD_TILED(KBUF((j_) + KV_STAGES), BLOCK_N, K_NEXT, skv - n1, HEAD_DIM);                           \
+            LOAD_TILED(KBUF((j_) + KV_STAGES), BLOCK_N, K_NEXT, skv - n1, QD);                                 \
         if (nv < n_end)                                                                                        \
-            LOAD_TILED(VBUF((j_) + KV_STAGES - 1), BLOCK_N, V_NEXT, skv - nv, DV);                             \
+            LOAD_V(VBUF((j_) + KV_STAGES - 1), nv, V_NEXT);                                                     \
         ASYNC_COMMIT();                                                                                        \
     } while (0)
 #if FCL_PTX
@@ -717,7 +999,7 @@ UNROLL
 #define BATCH_FENCE()                                                                                          \
     do {                                                                                                       \
         FENCE_OPERANDS(o, NO);                                                                                 \
-        FENCE_OPERANDS_U((uint *)pa, BLOCK_N / 4);                                                                  \
+        FENCE_OPERANDS_U((uint *)pa, PA_REGS);                                                                      \
         WGMMA_FENCE();                                                                                         \
     } while (0)
 #define PIN_S() FENCE_OPERANDS(s, NS) /* (no read of S above its wait) */
@@ -808,7 +1090,7 @@ UNROLL
         ASYNC_WAIT0();                /* this work-item's copies of K(n0) (and Q's) landed */
         FENCE_PROXY_ASYNC();          /* ... and are visible to wgmma */
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone's; and P * V of the previous tile is done: v_s is free */
-        LOAD_TILED(v_s, BLOCK_N, V_ROW, skv - n0, DV);
+        LOAD_V(v_s, n0, V_ROW);
         ASYNC_COMMIT();
 
         /* S = Q * K^T, the mask, the softmax, O's rescale */
@@ -833,7 +1115,7 @@ UNROLL
         {
             const int n1 = n0 + BLOCK_N; /* K(i+1) */
             if (n1 < n_end)
-                LOAD_TILED(k_s, BLOCK_N, K_NEXT, skv - n1, HEAD_DIM);
+                LOAD_TILED(k_s, BLOCK_N, K_NEXT, skv - n1, QD);
         }
         ASYNC_COMMIT();
 
@@ -841,7 +1123,7 @@ UNROLL
 #if FCL_PTX
         PACK_P();
         FENCE_OPERANDS(o, NO);
-        FENCE_OPERANDS_U((uint *)pa, BLOCK_N / 4);
+        FENCE_OPERANDS_U((uint *)pa, PA_REGS);
         WGMMA_FENCE();
 #endif
         ISSUE_PV(v_s);
@@ -859,9 +1141,16 @@ UNROLL
         float l = l_run[r];
         l += SHFL_XOR(l, 1);
         l += SHFL_XOR(l, 2);
+#if WG_FP8
+        l *= 0x1p-8f; /* (P's 2^P_LOG2 out of the sum, exact, and below out of O) */
+#endif
         const int qi = row0 + r * 8;
         const softmax_end e = softmax_finish(softmax_max_scaled(m_run[r], exp_scale), l, SINK_LOGIT2(SINKS, h));
+#if WG_FP8
+        const float inv = e.inv * v_descale * 0x1p-8f, lse_m = e.m, lse_l = e.l;
+#else
         const float inv = e.inv, lse_m = e.m, lse_l = e.l;
+#endif
 #if WG_O_STAGED
         /* the row's packed pairs into this warpgroup's rows of Q's block (its own products are done) */
         const int rr = 16 * (warp & 3) + g + r * 8;

@@ -46,12 +46,19 @@
 #else
 #error "mma.cl: the matrix units take fp16 or bf16 operands (fp32 ones only as TF32: MMA_TF32)"
 #endif
+/* fp8 Q, K and V (problem.qkv_format, common.cl's Q_FORMAT: flash_wgmma only) are bytes; O in the storage
+ * type, whose MMA_BF16 above stays the 16-bit type of O's stores */
+#if defined(Q_FORMAT) && Q_FORMAT && !defined(MMA_KV_T)
+#define MMA_KV_T uchar
+#endif
 #ifndef MMA_KV_T
 #define MMA_KV_T ushort /* K's and V's type in the kernels' arguments (cl/args.h) */
 #endif
 #define Q_CONVERT (KV_DTYPE != 0)
 #if Q_CONVERT || MMA_TF32
 #define MMA_Q_T STORE_T /* Q's type in the kernels' arguments (cl/args.h) */
+#elif defined(Q_FORMAT) && Q_FORMAT
+#define MMA_Q_T uchar
 #else
 #define MMA_Q_T ushort
 #endif

@@ -37,7 +37,7 @@ extern "C" {
  * Version. meson reads the numbers from these lines.
  */
 #define FLASHCL_VERSION_MAJOR 0
-#define FLASHCL_VERSION_MINOR 5
+#define FLASHCL_VERSION_MINOR 6
 #define FLASHCL_VERSION_PATCH 0
 #define FLASHCL_VERSION_NUMBER \
     (FLASHCL_VERSION_MAJOR * 10000 + FLASHCL_VERSION_MINOR * 100 + FLASHCL_VERSION_PATCH)
@@ -105,7 +105,7 @@ FLASHCL_API const char *flashcl_status_name(flashcl_status status);
  * (ctypes, cffi) pass the sizes of their own mirrors and find out when a mirror drifts. ABI policy:
  * docs/ABI.md.
  */
-#define FLASHCL_ABI_VERSION 7
+#define FLASHCL_ABI_VERSION 8
 typedef struct flashcl_abi flashcl_abi;
 static inline const flashcl_abi *flashcl_abi_of_header(void);
 
@@ -288,8 +288,11 @@ typedef struct flashcl_problem {
      * in bytes; O and LSE stay in dtype (f32, f16 or bf16). Each tensor's values are its bytes times its
      * descale factor (fp8_descale, below): scores (q . k) * q_descale * k_descale * scale, outputs
      * sum_j p_j v_j * v_descale / l. Not with kv_format (this is the format), kv_dtype, head_dim_v,
-     * kv_append, a TF32 precision or standard attention. Run by the portable kernel and the naive one
-     * (docs/design/fp8.md: the Hopper kernel is planned). */
+     * kv_append, a TF32 precision or standard attention. Run by the portable kernel and the naive one,
+     * and on sm_90a GPUs by flash_wgmma on fp8 wgmma products (head dims 64, 128, 256 with O in fp16 or
+     * bf16, rows of 16-byte multiples), which rounds the softmax's weights P to E4M3 for P*V as
+     * FlashAttention-3 does: each output moves by up to 2^-4 of the row's |V| mix (validated at 2^-3 of
+     * the row scale; docs/design/fp8.md). */
     int32_t qkv_format;
     /* The descale factors of fp8 attention (flashcl_descale): NONE (0: all 1), TENSOR (tensors.descale holds
      * three fp32: Q's, K's, V's) or HEAD (tensors.descale holds three (batch, heads_kv) fp32 arrays, Q's, K's,
@@ -544,6 +547,9 @@ typedef struct flashcl_config {
     int32_t tf32;          /* mma: TF32 products a product with fp32 operands (3: problem.precision TF32X3,
                               1: TF32), 0: fp16/bf16 operands; set from the problem (ABI 6, in the
                               struct's tail padding) */
+    int32_t qkv_format;    /* wgmma: fp8 operands (the problem's qkv_format: FLASHCL_KV_FP8_E4M3 or _E5M2,
+                              byte tiles, V's stored transposed), 0: 16-bit ones; set from the problem, read
+                              by the local-memory formula (ABI 8) */
 } flashcl_config;
 
 /*

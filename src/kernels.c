@@ -90,21 +90,23 @@ void fcl_sub_group_define(const flashcl_config *c, char *buf, size_t n)
         buf[0] = '\0';
 }
 
-/* Whether every row a strides triple places starts at a multiple of 8 elements (16-byte pieces). */
-static int rows_of_8(const flashcl_strides *s)
+/* Whether every row a strides triple places starts at a multiple of n elements. */
+static int rows_of(const flashcl_strides *s, int64_t n)
 {
-    return s->batch % 8 == 0 && s->seq % 8 == 0 && s->head % 8 == 0;
+    return s->batch % n == 0 && s->seq % n == 0 && s->head % n == 0;
 }
 
-/* Whether every Q, K and V row starts at a multiple of 8 elements (16-byte loads and copies). */
+/* Whether every Q, K and V row starts at a multiple of 16 bytes (16-byte loads and copies): 8 elements of
+ * 16 bits, 16 of fp8 attention's bytes. */
 int fcl_rows_aligned(const flashcl_problem *p)
 {
-    return rows_of_8(&p->q_strides) && rows_of_8(&p->k_strides) && rows_of_8(&p->v_strides);
+    const int64_t n = p->qkv_format ? 16 : 8;
+    return rows_of(&p->q_strides, n) && rows_of(&p->k_strides, n) && rows_of(&p->v_strides, n);
 }
 
 int fcl_out_aligned(const flashcl_problem *p)
 {
-    return rows_of_8(&p->o_strides);
+    return rows_of(&p->o_strides, 8);
 }
 
 #define FLASH_PARTS "args.h layout.h common.cl geometry.cl scores.cl softmax.cl "

@@ -59,6 +59,10 @@ typedef struct case_params {
     int precision;  /* problem.precision: fp32 data's products (flashcl_precision) */
     int qkv_format;  /* fp8 attention: Q, K and V bytes of this format (problem.qkv_format) */
     int fp8_descale; /* and their descale factors (flashcl_descale): drawn from 0.5 .. 2 */
+    int fp8_exact;   /* with qkv_format: Q and K of -1, 0 and 1, the scale ln 2 and Q's and K's factors 2^i and
+                        2^-i, so that every weight is a power of two that E4M3 holds (scores.cl's units: the
+                        softmax's exponents are integers): flash_wgmma's fp8 P is then exact, and its output
+                        is held to fp32's tolerance rather than E4M3's */
 } case_params;
 
 typedef struct errors {
@@ -203,7 +207,7 @@ static void run_case(const case_params *c)
     p.head_dim = c->head_dim;
     p.dtype = c->dtype;
     p.causal = c->causal;
-    p.scale = c->scale;
+    p.scale = c->fp8_exact ? 0.693147180559945309f : c->scale; /* (ln 2) */
     p.window = c->window;
     p.window_left = c->window ? c->window_left : -1;
     p.window_right = c->window ? c->window_right : -1;
@@ -357,7 +361,11 @@ static void run_case(const case_params *c)
                                             16-byte aligned, or a device whose local memory is short of the
                                             emulation's tiles (rusticl's 32 KiB, the 48 KiB configuration) */
         const char *not_wgmma = strstr(cfg.path_reason, "not wgmma");
-        if (c->custom_layout == 2)
+        const int fp8_shape = c->head_dim == 64 || c->head_dim == 128 || c->head_dim == 256;
+        if (c->qkv_format && (!fp8_shape || p.dtype == FLASHCL_DTYPE_F32))
+            ck_assert_msg(cfg_mma(&cfg) < 3 && not_wgmma && strstr(not_wgmma, "fp8 Q, K and V"),
+                          "expected fp8's named fallback, got %s: %s", cfg.kernel_name, cfg.path_reason);
+        else if (c->custom_layout == 2)
             ck_assert_msg(cfg_mma(&cfg) < 3 && not_wgmma && strstr(not_wgmma, "16-byte aligned"),
                           "expected a fallback for unaligned rows, got %s: %s", cfg.kernel_name, cfg.path_reason);
         else
@@ -409,7 +417,13 @@ static void run_case(const case_params *c)
         host[i] = malloc(sz[i]);
         dec[i] = malloc(n * sizeof(float));
         ck_assert(host[i] && dec[i]);
-        if (c->qkv_format) { /* the reference's values decoded by hostmath (the descale factors below) */
+        if (c->qkv_format && c->fp8_exact && i < 2) { /* -1, 0 or 1, each a third */
+            static const uint8_t ones[2][3] = {{0xb8, 0x00, 0x38}, {0xbc, 0x00, 0x3c}}; /* (E4M3, E5M2) */
+            for (size_t e = 0; e < n; ++e)
+                ((uint8_t *)host[i])[e] = ones[c->qkv_format == FLASHCL_KV_FP8_E5M2][(int)(3.0 * hm_rng_uniform(&rng)) % 3];
+            for (size_t e = 0; e < n; ++e)
+                dec[i][e] = (float)hm_kv_byte(((const uint8_t *)host[i])[e], (flashcl_kv_format)c->qkv_format);
+        } else if (c->qkv_format) { /* the reference's values decoded by hostmath (the descale factors below) */
             hm_fill_kv(host[i], (flashcl_kv_format)c->qkv_format, n, &rng, 1.0);
             for (size_t e = 0; e < n; ++e)
                 dec[i][e] = (float)hm_kv_byte(((const uint8_t *)host[i])[e], (flashcl_kv_format)c->qkv_format);
@@ -444,6 +458,10 @@ static void run_case(const case_params *c)
         ck_assert_ptr_nonnull(descale);
         for (int i = 0; i < 3 * per; ++i)
             descale[i] = (float)(0.5 + 1.5 * hm_rng_uniform(&rng));
+        for (int i = 0; i < per && c->fp8_exact; ++i) { /* (Q's and K's products 1: integer scores) */
+            descale[i] = (float)ldexp(1.0, i % 3 - 1);
+            descale[per + i] = 1.0f / descale[i];
+        }
         descale_m = tu_buffer(3 * (size_t)per * sizeof(float), descale);
         const flashcl_strides *st[3] = {&p.q_strides, &p.k_strides, &p.v_strides};
         const int rows[3] = {p.seq_q, p.seq_kv, p.seq_kv}, heads[3] = {p.heads_q, p.heads_kv, p.heads_kv},
@@ -748,6 +766,7 @@ static void run_case(const case_params *c)
     /* Pass 0: the naive kernel's error, the yardstick. Then the flash kernel and standard attention
      * against it. */
     errors en = {0, 0}, ef = {0, 0}, es_ = {0, 0};
+    double worst_rel = 0.0; /* the flash kernel's worst error over its row's scale (printed for fp8) */
     const double eps32 = ldexp(1.0, -23);
     static const char *names[] = {"naive", "flash", "standard"};
     for (int pass = 0; pass < (standard ? 3 : 2); ++pass) {
@@ -784,6 +803,8 @@ static void run_case(const case_params *c)
                      * does too): up to that type's unit roundoff of the row's scale more */
                     const double p_round =
                         !(pass == 1 && units)                  ? 0.0
+                        : c->qkv_format && !c->fp8_exact       ? ldexp(1.0, -5) /* (P in E4M3: flash_wgmma's fp8) */
+                        : c->qkv_format                        ? ldexp(1.0, -11) /* (P exact: weights dropped below 2^-17) */
                         : kvt == FLASHCL_DTYPE_BF16            ? ldexp(1.0, -8)
                         : p.precision == FLASHCL_PRECISION_TF32X3 ? ldexp(1.0, -19) /* (2^-21 a product, summed) */
                         : p.precision == FLASHCL_PRECISION_TF32 ? ldexp(1.0, -10) /* (Q, K and V rounded too) */
@@ -795,6 +816,8 @@ static void run_case(const case_params *c)
                                   names[pass], (long long)r, d, x, rr[d], err, tol, en.max_err, cfg.block_m,
                                   cfg.block_n, cfg.threads_per_row);
                     e->max_err = fmax(e->max_err, err);
+                    if (pass == 1 && scale > 0.0)
+                        worst_rel = fmax(worst_rel, err / scale);
                 }
             }
             if (empty) {
@@ -820,6 +843,9 @@ static void run_case(const case_params *c)
     char extra[160] = "";
     if (dv != p.head_dim)
         snprintf(extra, sizeof extra, " dv=%d", dv);
+    if (c->qkv_format)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " fp8 %s%s (worst error / row scale %.2e)",
+                 c->qkv_format == FLASHCL_KV_FP8_E4M3 ? "e4m3" : "e5m2", c->fp8_exact ? " exact" : "", worst_rel);
     if (p.window || p.softcap > 0.0f || extras || cfg.kv_splits > 1)
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
                  " window %d (%d,%d) softcap %g alibi %d mask %d kpm %d varlen %d splits %d", p.window, p.window_left, p.window_right, (double)p.softcap, c->alibi, c->attn_mask, c->key_padding,
@@ -1580,6 +1606,48 @@ static const case_params fp8_cases[] = {
 };
 #define N_FP8_CASES ((int)(sizeof fp8_cases / sizeof *fp8_cases))
 
+/* fp8 attention on the warpgroup kernel (forced: flash_wgmma, emulated without sm_90a programs): E4M3 and
+ * E5M2 operands, P rounded to E4M3 at its fragments' places, V's tiles transposed in the order P takes the
+ * keys. fp8_exact cases (integer scores: every weight a power of two E4M3 holds) are held to fp32's
+ * tolerance, so that a key or a column in the wrong place fails them: head dims 64, 128 and 256, one and two
+ * warpgroups, 64- and 128-key tiles in one to three stages, causal GQA with per-head factors, a window,
+ * packed sequences with sinks, a paged cache, a bool mask with key padding, tensors at offsets. One case of
+ * N(0, 1) bytes with softcap and ALiBi measures P's E4M3 rounding (its tolerance is E4M3's); head dim 96 and
+ * fp32 O are refused by name. */
+static const case_params wgmma_fp8_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F16, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_descale = FLASHCL_DESCALE_HEAD,
+     .fp8_exact = 1, .head_dim = 64, .gqa = 2, .seq_q = 130, .seq_kv = 150, .batch = 2, .heads_kv = 2, .causal = 1,
+     .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_descale = FLASHCL_DESCALE_TENSOR,
+     .fp8_exact = 1, .head_dim = 128, .gqa = 1, .seq_q = 140, .seq_kv = 300, .batch = 1, .heads_kv = 1,
+     .window = 1, .window_left = 100, .window_right = 20, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128,
+     .mma_block_n = 128, .mma_stages = 2, .wgmma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .qkv_format = FLASHCL_KV_FP8_E5M2, .fp8_exact = 1, .head_dim = 128, .gqa = 2,
+     .seq_q = 70, .seq_kv = 200, .batch = 2, .heads_kv = 1, .causal = 1, .kv_cache = 1, .page_size = 16,
+     .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_F16, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_descale = FLASHCL_DESCALE_TENSOR,
+     .fp8_exact = 1, .head_dim = 64, .gqa = 2, .seq_q = 60, .seq_kv = 90, .batch = 3, .heads_kv = 1, .varlen = 1,
+     .sinks = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 64, .mma_block_n = 64, .mma_stages = 3,
+     .wgmma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_BF16, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_exact = 1, .head_dim = 64, .gqa = 1,
+     .seq_q = 80, .seq_kv = 272, .batch = 2, .heads_kv = 1, .attn_mask = 1, .mask_dtype = FLASHCL_MASK_BOOL,
+     .key_padding = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 64, .mma_block_n = 128, .wgmma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_descale = FLASHCL_DESCALE_HEAD,
+     .fp8_exact = 1, .head_dim = 64, .gqa = 1, .seq_q = 70, .seq_kv = 100, .batch = 2, .heads_kv = 2, .offsets = 16,
+     .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_F16, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_exact = 1, .head_dim = 256, .gqa = 1,
+     .seq_q = 70, .seq_kv = 90, .batch = 1, .heads_kv = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 64,
+     .mma_block_n = 64, .wgmma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_descale = FLASHCL_DESCALE_TENSOR,
+     .head_dim = 128, .gqa = 2, .seq_q = 100, .seq_kv = 260, .batch = 1, .heads_kv = 1, .softcap = 30.0f,
+     .alibi = 1, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_F16, .qkv_format = FLASHCL_KV_FP8_E4M3, .head_dim = 96, .gqa = 1, .seq_q = 40,
+     .seq_kv = 50, .batch = 1, .heads_kv = 1, .path = FLASHCL_PATH_WGMMA},
+    {.dtype = FLASHCL_DTYPE_F32, .qkv_format = FLASHCL_KV_FP8_E4M3, .head_dim = 64, .gqa = 1, .seq_q = 40,
+     .seq_kv = 50, .batch = 1, .heads_kv = 1, .path = FLASHCL_PATH_WGMMA},
+};
+#define N_WGMMA_FP8_CASES ((int)(sizeof wgmma_fp8_cases / sizeof *wgmma_fp8_cases))
+
 /* V's and O's own head dim (problem.head_dim_v), narrower and wider than Q's and K's: the portable kernel
  * (auto takes it for every one: the matrix-unit and decode kernels refuse it) in prefill, as a packed
  * GQA decode step with split-KV and the caller's workspace at an offset, over a paged cache with an
@@ -1654,6 +1722,7 @@ static const struct {
     {"mma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, 0, 0},
     {"tf32", tf32_cases, N_TF32_CASES, 0, 0},       {"tf32_wide", tf32_wide_cases, N_TF32_WIDE_CASES, 0, 0},
     {"fp8", fp8_cases, N_FP8_CASES, 0, 0},
+    {"wgmma_fp8", wgmma_fp8_cases, N_WGMMA_FP8_CASES, 0, 0},
     {"mfma", mma_cases, N_MMA_CASES, FLASHCL_PATH_MFMA, 0},
     {"mfma_features", mma_feature_cases, N_MMA_FEATURE_CASES, FLASHCL_PATH_MFMA, 0},
     {"mfma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, FLASHCL_PATH_MFMA, 0},

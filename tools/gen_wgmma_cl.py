@@ -8,6 +8,7 @@ Usage: python3 tools/gen_wgmma_cl.py [OUT] (without OUT: to stdout)"""
 import sys
 
 NS = (64, 80, 96, 128, 192, 256)  # (BLOCK_N for S; V's head dim for O)
+NS8 = (64, 128, 256)  # (fp8: BLOCK_N for S; V's head dim for O)
 
 
 def operands(n):
@@ -49,6 +50,10 @@ print("""/* SPDX-License-Identifier: MIT */
  * WGMMA_RS_n(d, a, db, acc): d = A * B (+ d), A 64 x 16 from registers (a[0..3]: mma.sync's A fragment
  *   layout, warp w of the warpgroup holding rows 16w .. 16w+15), B 16 x n from local memory stored
  *   N-major (a row's n elements contiguous), read transposed.
+ * WGMMA_SS8_n, WGMMA_RS8_n: the same with 8-bit float operands (FP8_TYPE, P's E4M3 in the RS form) and 32
+ *   reduced elements a product, both operands K-major (B's rows: its n rows of 32 bytes); the RS form's
+ *   a[0..3]: rows 16w + l/4 (a[0], a[2]) and +8 (a[1], a[3]), bytes k = 4(l%4) .. +3 (a[0], a[1]) and
+ *   16 + 4(l%4) .. +3 (a[2], a[3]), the lowest k in the low byte.
  * The accumulators' layout: warp w, lane l: rows 16w + l/4 (registers 4j, 4j+1) and +8 (4j+2, 4j+3),
  * columns 8j + 2(l%4) and +1.
  */
@@ -79,6 +84,24 @@ for n in NS:
     __asm__ volatile("{{\\n//SM90A .reg .pred p;\\n//SM90A setp.ne.b32 p, %{r + 5}, 0;\\n" \\
                      "//SM90A wgmma.mma_async.sync.aligned.m64n{n}k16.f32." MMA_TYPE "." MMA_TYPE " \\
 {{{operands(n)}}}, {{%{r},%{r + 1},%{r + 2},%{r + 3}}}, %{r + 4}, p, 1, 1, 1;\\n}}" \\
+{wrap(accs(n))} \\
+                     : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(acc) \\
+                     : "memory")""")
+# fp8 operands (flash_wgmma's WG_FP8): k32 steps, both operands K-major (no transpose operands: wgmma takes
+# none for 8-bit types); FP8_TYPE ("e4m3" or "e5m2") is Q's, K's and V's format, P is always E4M3.
+for n in NS8:
+    r = n // 2
+    print(f"""#define WGMMA_SS8_{n}(d, da, db, acc) \\
+    __asm__ volatile("{{\\n//SM90A .reg .pred p;\\n//SM90A setp.ne.b32 p, %{r + 2}, 0;\\n" \\
+                     "//SM90A wgmma.mma_async.sync.aligned.m64n{n}k32.f32." FP8_TYPE "." FP8_TYPE " \\
+{{{operands(n)}}}, %{r}, %{r + 1}, p, 1, 1;\\n}}" \\
+{wrap(accs(n))} \\
+                     : "l"(da), "l"(db), "r"(acc) \\
+                     : "memory")""")
+    print(f"""#define WGMMA_RS8_{n}(d, a, db, acc) \\
+    __asm__ volatile("{{\\n//SM90A .reg .pred p;\\n//SM90A setp.ne.b32 p, %{r + 5}, 0;\\n" \\
+                     "//SM90A wgmma.mma_async.sync.aligned.m64n{n}k32.f32.e4m3." FP8_TYPE " \\
+{{{operands(n)}}}, {{%{r},%{r + 1},%{r + 2},%{r + 3}}}, %{r + 4}, p, 1, 1;\\n}}" \\
 {wrap(accs(n))} \\
                      : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(acc) \\
                      : "memory")""")

@@ -75,13 +75,11 @@ static uint64_t mma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
     return fcl_mma_bytes(d, dv, c->block_m, c->block_n, tiles_per_warp(c), fcl_mma_stages(c), c->emulated);
 }
 
-/* What every matrix-unit prefill kernel takes, the operands' type aside. */
-static const char *mma_shape_refusal(const flashcl_problem *p)
+/* What every matrix-unit prefill kernel takes, the operands' type aside (flash_wgmma's fp8 too). */
+const char *fcl_mma_shape_refusal(const flashcl_problem *p)
 {
     const char *no = NULL;
-    if (p->qkv_format)
-        no = "fp8 Q, K and V (problem.qkv_format: the portable kernel's; docs/design/fp8.md)";
-    else if (p->head_dim % 16 || p->head_dim > 256)
+    if (p->head_dim % 16 || p->head_dim > 256)
         no = "head_dim not a multiple of 16 up to 256";
     else if (fcl_head_dim_v(p) % 16 || fcl_head_dim_v(p) > 256)
         no = "head_dim_v not a multiple of 16 up to 256";
@@ -90,6 +88,13 @@ static const char *mma_shape_refusal(const flashcl_problem *p)
     else if (p->kv_splits > 1)
         no = "forced key splits";
     return no;
+}
+
+static const char *mma_shape_refusal(const flashcl_problem *p)
+{
+    return p->qkv_format ? "fp8 Q, K and V (problem.qkv_format: flash_wgmma's and the portable kernel's; "
+                           "docs/design/fp8.md)"
+                         : fcl_mma_shape_refusal(p);
 }
 
 int fcl_mma_takes(const flashcl_problem *p, char *why, size_t n)
@@ -313,6 +318,7 @@ void fcl_mma_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tensors 
     fcl_arg_mem(a, MA_SINKS, FCL_OPT(t, sinks));
     fcl_arg_mem(a, MA_BATCH_IDX, FCL_OPT(t, cache_batch_idx));
     fcl_arg_mem(a, MA_LEFT_PAD, FCL_OPT(t, cache_leftpad));
+    fcl_arg_mem(a, MA_DESCALE, FCL_OPT(t, descale));
     fcl_arg_offsets(a, MA_offs, &offs);
 }
 

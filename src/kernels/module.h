@@ -68,6 +68,7 @@ void fcl_flash_grid(const flashcl_plan *pl, size_t global[2], size_t local[2]);
 
 /* What one module takes from another, and the chooser (src/tiles.c) from the modules. */
 int fcl_mma_takes(const flashcl_problem *p, char *why, size_t n);   /* mma.c; wgmma's start */
+const char *fcl_mma_shape_refusal(const flashcl_problem *p); /* mma.c: its shape checks (NULL: taken) */
 void fcl_mma_constants(fcl_args *a, const flashcl_plan *pl);       /* mma.c; wgmma takes flash_mma's */
 void fcl_mma_buffers(fcl_args *a, const flashcl_plan *pl, const flashcl_tensors *t, const fcl_scratch *s);
 int fcl_decode_takes(const flashcl_problem *p, char *why, size_t n); /* decode.c; decode_mma's start */

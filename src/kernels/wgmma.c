@@ -11,26 +11,41 @@
 #include <string.h>
 
 /* The 128-byte swizzle (SWIZZLE=1): from d=80, in 64-column blocks (d=64: one block, measured no faster
- * swizzled: docs/design/wgmma.md) */
-static int wgmma_swizzle(int32_t d)
+ * swizzled: docs/design/wgmma.md); with fp8 operands always (V's transposed tile: 128-byte rows of keys) */
+static int wgmma_swizzle(int32_t d, int fp8)
 {
-    return d >= 80;
+    return fp8 || d >= 80;
+}
+
+static uint64_t pad64(uint64_t c)
+{
+    return (c + 63) / 64 * 64;
 }
 
 /* A tile's stored width: swizzled, whole 64-column blocks (d=80 and 96 in two) */
 static uint64_t wgmma_width(int32_t c, int32_t d)
 {
-    return wgmma_swizzle(d) ? (uint64_t)(c + 63) / 64 * 64 : (uint64_t)c;
+    return wgmma_swizzle(d, 0) ? pad64((uint64_t)c) : (uint64_t)c;
 }
 
 /* cl/flash_wgmma.cl's layout: Q's block, `stages` K and V tiles of 16-bit elements (K's d wide, V's dv, in
- * their stored widths); emulated also P's tile and the exchange area (8 uints a lane); with the producer
+ * their stored widths); with fp8 operands (16-bit units of two bytes) Q's and K's rows d/2 units, V's tiles
+ * transposed (dv rows of bn/2 units), all in whole 64-unit blocks, and the staging tile V is copied into
+ * (bn rows of dv bytes); emulated also P's tile and the exchange area (8 uints a lane); with the producer
  * warpgroup four 8-byte mbarriers a stage. */
-static uint64_t wgmma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages, int emulated, int producer)
+static uint64_t wgmma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages, int emulated, int producer,
+                            int fp8)
 {
-    const uint64_t qw = wgmma_width(d, d), vw = wgmma_width(dv, d);
-    return ((uint64_t)bm * qw + (uint64_t)stages * (uint64_t)bn * (qw + vw)) * 2 +
-           (emulated ? (uint64_t)bm * (uint64_t)bn * 2 + (uint64_t)(bm / 16) * 32 * 8 * 4 : 0) +
+    const uint64_t kv = (uint64_t)stages * (uint64_t)bn;
+    uint64_t tiles;
+    if (fp8) {
+        const uint64_t qw = pad64((uint64_t)d / 2), vtw = pad64((uint64_t)bn / 2);
+        tiles = ((uint64_t)bm * qw + kv * qw + (uint64_t)stages * (uint64_t)dv * vtw) * 2 + (uint64_t)bn * (uint64_t)dv;
+    } else {
+        const uint64_t qw = wgmma_width(d, d), vw = wgmma_width(dv, d);
+        tiles = ((uint64_t)bm * qw + kv * (qw + vw)) * 2;
+    }
+    return tiles + (emulated ? (uint64_t)bm * (uint64_t)bn * 2 + (uint64_t)(bm / 16) * 32 * 8 * 4 : 0) +
            (producer ? 32 * (uint64_t)stages : 0);
 }
 
@@ -44,7 +59,8 @@ static uint64_t wgmma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c
     if (d < 1 || dv < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1 ||
         c->block_m % 64)
         return 0;
-    return wgmma_bytes(d, dv, c->block_m, c->block_n, fcl_mma_stages(c), c->emulated, fcl_wgmma_producer(c));
+    return wgmma_bytes(d, dv, c->block_m, c->block_n, fcl_mma_stages(c), c->emulated, fcl_wgmma_producer(c),
+                       c->qkv_format != 0);
 }
 
 /* FlashAttention-3's head dims: the wgmma shapes the kernel is written for (cl/flash_wgmma.cl's WG_DIM_OK) */
@@ -53,10 +69,33 @@ int fcl_wgmma_dim(int32_t d)
     return d == 64 || d == 80 || d == 96 || d == 128 || d == 192 || d == 256;
 }
 
+/* fp8 Q, K and V (problem.qkv_format): flash_mma's shapes with head dims 64, 128 or 256 (Q's and V's the
+ * same), O in fp16 or bf16, and rows of 16-byte multiples. */
+static const char *wgmma_fp8_refusal(const flashcl_problem *p)
+{
+    const char *no = fcl_mma_shape_refusal(p);
+    const int32_t d = p->head_dim;
+    if (no)
+        return no;
+    if (p->dtype == FLASHCL_DTYPE_F32)
+        return "fp8 Q, K and V with fp32 O (flash_wgmma writes fp16 or bf16)";
+    if (fcl_head_dim_v(p) != d || (d != 64 && d != 128 && d != 256))
+        return "fp8 Q, K and V at head dims other than 64, 128 or 256 (Q's and V's the same)";
+    if (!fcl_rows_aligned(p))
+        return "rows not 16-byte aligned";
+    return NULL;
+}
+
 /* What flash_mma takes (every score modifier, packed sequences, KV caches, sinks), with head dims (Q's and
- * V's, each) 64, 80, 96, 128, 192 or 256, and 16-byte aligned rows. */
+ * V's, each) 64, 80, 96, 128, 192 or 256, and 16-byte aligned rows; and fp8 Q, K and V. */
 static int wgmma_takes(const flashcl_problem *p, char *why, size_t n)
 {
+    if (p->qkv_format) {
+        const char *no8 = wgmma_fp8_refusal(p);
+        if (no8)
+            snprintf(why, n, "%s", no8);
+        return no8 == NULL;
+    }
     if (!fcl_mma_takes(p, why, n))
         return 0;
     const char *no = NULL;
@@ -74,11 +113,13 @@ static int wgmma_takes(const flashcl_problem *p, char *why, size_t n)
 /* block_m / 64 warpgroups, block_n-key tiles in `stages` K/V stages (v_chunk = stages * block_n), with the
  * producer warpgroup or not (the work-group's size); the other fields fixed (four lanes a row pair, two
  * rows a lane: the accumulator layout). */
-static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn, int32_t stages, int32_t head_dim,
-                         int producer)
+static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn, int32_t stages,
+                         const flashcl_problem *p, int producer)
 {
+    const int32_t head_dim = p->head_dim;
     memset(cfg, 0, sizeof *cfg);
     cfg->kernel = FLASHCL_KERNEL_WGMMA;
+    cfg->qkv_format = p->qkv_format;
     cfg->emulated = emulated;
     cfg->kv_stages = stages;
     cfg->producer = producer;
@@ -96,11 +137,13 @@ static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t 
  * three consumer warpgroups (its register splits are for 384 and 512 work-items: three only at d_v = 64,
  * whose consumers fit 160 registers), and the room. Taken wherever it fits with two (docs/design/wgmma.md:
  * faster at every head dim with the swizzled layouts); three by override (wgmma-d64). */
-static int producer_fits(int emulated, int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages,
+static int producer_fits(int emulated, const flashcl_problem *p, int32_t bm, int32_t bn, int32_t stages,
                          const fcl_choice *ch)
 {
-    return !emulated && stages >= 2 && (bm == 128 || (bm == 192 && d == 64 && dv == 64)) &&
-           ch->work_group >= (size_t)(2 * bm + 128) && wgmma_bytes(d, dv, bm, bn, stages, 0, 1) <= ch->local_mem;
+    const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
+    const int fp8 = p->qkv_format != 0; /* (fp8's register split is written for two consumer warpgroups) */
+    return !emulated && stages >= 2 && (bm == 128 || (bm == 192 && d == 64 && dv == 64 && !fp8)) &&
+           ch->work_group >= (size_t)(2 * bm + 128) && wgmma_bytes(d, dv, bm, bn, stages, 0, 1, fp8) <= ch->local_mem;
 }
 
 /* Two warpgroups (128 query rows) where the queries fill them and local memory allows, 128-key tiles up to
@@ -110,28 +153,29 @@ static int producer_fits(int emulated, int32_t d, int32_t dv, int32_t bm, int32_
 static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                         flashcl_config *cfg, char *why, size_t why_len)
 {
-    const int emulated = fcl_ptx_units(pr) < 2;
+    const int emulated = fcl_ptx_units(pr) < 2, fp8 = p->qkv_format != 0;
     const uint64_t limit = ch->local_mem;
     const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
     int32_t wgs = p->seq_q > 64 && ch->work_group >= 256 ? 2 : 1, bn = dv > 128 ? 64 : 128;
-    while (wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0) > limit && (bn > 64 || wgs > 1)) {
+    while (wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0, fp8) > limit && (bn > 64 || wgs > 1)) {
         if (bn > 64)
             bn = 64;
         else
             wgs = 1;
     }
-    if (wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0) > limit || ch->work_group < (size_t)(128 * wgs)) {
+    if (wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0, fp8) > limit || ch->work_group < (size_t)(128 * wgs)) {
         snprintf(why, why_len, "needs %llu B of local memory, 128 work-items",
-                 (unsigned long long)wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0));
+                 (unsigned long long)wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0, fp8));
         return 0;
     }
     /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
-    const int32_t stages = wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0) <= limit ? 2 : 1;
-    const int producer = producer_fits(emulated, d, dv, 64 * wgs, bn, stages, ch);
-    wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p->head_dim, producer);
+    const int32_t stages = wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0, fp8) <= limit ? 2 : 1;
+    const int producer = producer_fits(emulated, p, 64 * wgs, bn, stages, ch);
+    wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p, producer);
     snprintf(cfg->reason, sizeof cfg->reason,
-             "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors)", (int)wgs,
-             producer ? " and a producer warpgroup" : "", stages == 2 ? "two stages of " : "", (int)bn);
+             "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors%s)",
+             (int)wgs, producer ? " and a producer warpgroup" : "", stages == 2 ? "two stages of " : "", (int)bn,
+             fp8 ? "; fp8, V transposed" : "");
     snprintf(why, why_len, "%s",
              emulated ? "warpgroup kernel, emulated (FLASHCL_PATH=wgmma on a device without sm_90a programs)"
                       : "warpgroup MMA: wgmma.mma_async through PTX finished for sm_90a, fp32 accumulation");
@@ -151,15 +195,16 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
     }
     const int emulated = fcl_ptx_units(pr) < 2;
     const int32_t stages = fcl_mma_stages(c), bm = c->block_m, bn = c->block_n, want = c->producer;
-    const int rows_ok = bm == 64 || bm == 128 || (bm == 192 && p->head_dim == 64 && fcl_head_dim_v(p) == 64);
+    const int rows_ok = bm == 64 || bm == 128 ||
+                        (bm == 192 && p->head_dim == 64 && fcl_head_dim_v(p) == 64 && !p->qkv_format);
     if (!(rows_ok && (bn == 64 || bn == 128) && (size_t)(2 * bm) <= ch->work_group)) {
         snprintf(why, n,
-                 ": flash_wgmma takes block_m 64 or 128 (192 at head dims 64) and block_n 64 or 128 (got %d, %d), "
+                 ": flash_wgmma takes block_m 64 or 128 (192 at head dims 64 without fp8) and block_n 64 or 128 (got %d, %d), "
                  "and 2 x block_m work-items (at most %zu)",
                  (int)bm, (int)bn, ch->work_group);
         return 0;
     }
-    const int fits = producer_fits(emulated, p->head_dim, fcl_head_dim_v(p), bm, bn, stages, ch);
+    const int fits = producer_fits(emulated, p, bm, bn, stages, ch);
     if (c->kv_stages < 0 || c->kv_stages > 3 || want < -1 || want > 1 || (want == 1 && !fits)) {
         snprintf(why, n,
                  ": flash_wgmma takes kv_stages 1 to 3 and producer -1 (where it fits), 0 or 1, the producer "
@@ -169,13 +214,13 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
         return 0;
     }
     const int producer = want < 0 ? fits : want;
-    const uint64_t bytes = wgmma_bytes(p->head_dim, fcl_head_dim_v(p), bm, bn, stages, emulated, producer);
+    const uint64_t bytes = wgmma_bytes(p->head_dim, fcl_head_dim_v(p), bm, bn, stages, emulated, producer, p->qkv_format != 0);
     if (bytes > ch->local_mem) {
         snprintf(why, n, ": flash_wgmma's tiles %dx%d need %llu B of local memory, the limit is %llu B", (int)bm,
                  (int)bn, (unsigned long long)bytes, (unsigned long long)ch->local_mem);
         return 0;
     }
-    wgmma_config(c, emulated, bm, bn, stages, p->head_dim, producer);
+    wgmma_config(c, emulated, bm, bn, stages, p, producer);
     snprintf(c->reason, sizeof c->reason, "%d warpgroups x 64 rows%s, %d-key tiles%s: set by flashcl_context_override_config",
              (int)(bm / 64), producer ? " and a producer" : "", (int)bn,
              stages == 3 ? " in three stages" : stages == 2 ? " in two stages" : "");
@@ -198,7 +243,7 @@ static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, cha
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s -DWG_PRODUCER=%d "
              "-DSWIZZLE=%d -DKV_STAGES=%d%s",
              fcl_dtype_define(p->dtype), p->head_dim, dim_v, c->block_n, c->block_m / 64, !c->emulated, !c->emulated,
-             !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), wgmma_swizzle(p->head_dim), fcl_mma_stages(c),
+             !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), wgmma_swizzle(p->head_dim, p->qkv_format != 0), fcl_mma_stages(c),
              features);
 }
 
