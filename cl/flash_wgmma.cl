@@ -581,7 +581,14 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if !FCL_PTX
     __local uint *const xw = xchg + warp * 32 * 8;
 #endif
+    /* WG_HEAVY_FIRST (a variant to measure, off unless a build option sets it: docs/design/wgmma.md,
+     * wgmma-lpt): with a causal mask or a window the last query blocks of a head see the most keys; the
+     * work-groups the device starts first take them, so that the lightest ones fill the last wave */
+#if defined(WG_HEAVY_FIRST) && WG_HEAVY_FIRST && HAS_WINDOW
+    const int m0 = (int)(get_num_groups(0) - 1 - get_group_id(0)) * BLOCK_M;
+#else
     const int m0 = (int)get_group_id(0) * BLOCK_M;
+#endif
     const int bh = get_group_id(1);
     const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
 #if WG_FP8 /* (Q's and K's descale factors into the scale, V's into the final division) */

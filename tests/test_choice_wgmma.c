@@ -6,6 +6,17 @@
  */
 #include "choice.h"
 
+/* A Hopper (H200) profile whose sm_90a probe passed (matrix_units 2), with its local memory */
+static flashcl_device_profile hopper_profile(void)
+{
+    flashcl_device_profile prof = profile_of(&fakes[0]);
+    prof.nv_cc_major = 9;
+    prof.matrix_units = 2;
+    prof.local_mem_static = 232448;
+    prof.local_mem_per_cu = 233472;
+    return prof;
+}
+
 /* FLASHCL_PATH_WGMMA: flash_wgmma on a Hopper profile whose sm_90a probe passed (matrix_units 2), with
  * its tiles and local memory (one work-group may take more than the chooser's two-a-compute-unit budget);
  * emulated on a profile without it; auto takes it where the probe passed (flash_mma elsewhere, and for the
@@ -13,11 +24,7 @@
  * path's name parses. */
 START_TEST(test_wgmma_path)
 {
-    flashcl_device_profile prof = profile_of(&fakes[0]);
-    prof.nv_cc_major = 9;
-    prof.matrix_units = 2;
-    prof.local_mem_static = 232448;
-    prof.local_mem_per_cu = 233472;
+    flashcl_device_profile prof = hopper_profile();
     flashcl_problem p;
     flashcl_problem_default(&p);
     p.head_dim = 128;
@@ -152,11 +159,71 @@ START_TEST(test_wgmma_path)
 }
 END_TEST
 
+/* fp8 Q, K and V (problem.qkv_format) on the Hopper profile: auto takes flash_wgmma at head dims 64, 128 and
+ * 256 with the producer, its local memory by the fp8 layout (byte tiles in 16-bit units in 128-byte rows,
+ * V's tiles transposed, the staging tile; the formula equals ptxas's shared-memory count for these programs,
+ * docs/design/fp8.md), the config's qkv_format saying so; head dim 96, fp32 O and 8-byte aligned rows go to
+ * the portable kernel, which flash_mma refuses too, by name. */
+START_TEST(test_wgmma_fp8)
+{
+    flashcl_device_profile prof = hopper_profile();
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = 16;
+    p.heads_kv = 4;
+    p.seq_q = p.seq_kv = 4096;
+    p.dtype = FLASHCL_DTYPE_BF16;
+    p.qkv_format = FLASHCL_KV_FP8_E4M3;
+    p.fp8_descale = FLASHCL_DESCALE_HEAD;
+    flashcl_config c;
+    const struct {
+        int d, bn;
+        uint64_t bytes;
+    } want[] = {{64, 128, 73792}, {128, 128, 98368}, {256, 64, 147520}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
+        p.head_dim = want[i].d;
+        p.causal = (int)(i & 1);
+        ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_msg(!strcmp(c.kernel_name, "flash_wgmma") && !c.emulated, "d=%d: %s %s", want[i].d, c.kernel_name,
+                      c.path_reason);
+        ck_assert_int_eq(c.qkv_format, FLASHCL_KV_FP8_E4M3);
+        ck_assert_int_eq(c.block_m, 128);
+        ck_assert_int_eq(c.block_n, want[i].bn);
+        ck_assert_int_eq(c.work_group_size, 384);
+        ck_assert_ptr_nonnull(strstr(c.reason, "fp8, V transposed"));
+        ck_assert_uint_eq(c.local_mem_bytes, want[i].bytes);
+        ck_assert_uint_eq(flashcl_flash_local_mem_bytes(want[i].d, &c), want[i].bytes);
+    }
+    static const char *const refused[] = {"head dims other than 64, 128 or 256", "fp32 O", "16-byte aligned"};
+    for (int i = 0; i < 3; ++i) {
+        flashcl_problem q = p;
+        q.head_dim = i == 0 ? 96 : 128;
+        q.dtype = i == 1 ? FLASHCL_DTYPE_F32 : FLASHCL_DTYPE_BF16;
+        if (i == 2) { /* rows 8 bytes apart from 16-byte multiples: Q's seq stride 8 * 16 + 8 */
+            q.q_strides = (flashcl_strides){(int64_t)q.seq_q * 136 * q.heads_q, 136 * q.heads_q, 136};
+            q.head_dim = 128;
+        }
+        policy.path = FLASHCL_PATH_WGMMA;
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_str_eq(c.kernel_name, "flash_fwd");
+        ck_assert_msg(strstr(c.path_reason, "not wgmma (fp8 Q, K and V") || (i == 2 && strstr(c.path_reason, refused[2])),
+                      "%s", c.path_reason);
+        ck_assert_ptr_nonnull(strstr(c.path_reason, refused[i]));
+        policy.path = FLASHCL_PATH_MMA;
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_str_eq(c.kernel_name, "flash_fwd");
+        ck_assert_ptr_nonnull(strstr(c.path_reason, "fp8 Q, K and V (problem.qkv_format"));
+        policy.path = FLASHCL_PATH_AUTO;
+    }
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("choice-wgmma");
     TCase *tc = tcase_create("chooser");
     tcase_add_test(tc, test_wgmma_path);
+    tcase_add_test(tc, test_wgmma_fp8);
     suite_add_tcase(s, tc);
     return s;
 }

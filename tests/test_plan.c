@@ -401,7 +401,8 @@ END_TEST
 
 /* flash_wgmma's local-memory formula (src/tiles.c wgmma_bytes, the kernel's layout comment) against the
  * compiled kernel, emulated here (P's tile and the exchange area included): two warpgroups at d=64, one
- * at d=128; the budget recorded covers what the tiles take. Where the device's local memory is short of
+ * at d=128, each with 16-bit and with fp8 operands (byte tiles, V's transposed, the staging tile); the
+ * budget recorded covers what the tiles take. Where the device's local memory is short of
  * the emulation's tiles (rusticl), the fallback and its reason. */
 START_TEST(test_wgmma_fits)
 {
@@ -412,7 +413,8 @@ START_TEST(test_wgmma_fits)
     ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
     flashcl_problem p = small_problem();
     p.dtype = FLASHCL_DTYPE_F16;
-    p.head_dim = _i ? 128 : 64;
+    p.head_dim = _i & 1 ? 128 : 64;
+    p.qkv_format = _i & 2 ? FLASHCL_KV_FP8_E4M3 : 0;
     p.seq_q = p.seq_kv = 500;
     flashcl_plan *plan = NULL;
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
@@ -432,8 +434,8 @@ START_TEST(test_wgmma_fits)
             ck_assert_msg(ki.local_mem_bytes >= c.local_mem_bytes && ki.local_mem_bytes <= c.local_mem_bytes + 1024,
                           "d=%d: compiler reports %llu B, formula %llu B", p.head_dim,
                           (unsigned long long)ki.local_mem_bytes, (unsigned long long)c.local_mem_bytes);
-        printf("  d=%d %dx%d: formula %llu B, compiled kernel %llu B\n", p.head_dim, c.block_m, c.block_n,
-               (unsigned long long)c.local_mem_bytes, (unsigned long long)ki.local_mem_bytes);
+        printf("  d=%d%s %dx%d: formula %llu B, compiled kernel %llu B\n", p.head_dim, p.qkv_format ? " fp8" : "",
+               c.block_m, c.block_n, (unsigned long long)c.local_mem_bytes, (unsigned long long)ki.local_mem_bytes);
     }
     flashcl_plan_destroy(&plan);
     /* an override of flash_wgmma's tiles that it does not have (96 rows; kernel 10): refused, nothing built */
@@ -1525,7 +1527,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_enqueue_unaligned_offsets);
     tcase_add_loop_test(tc, test_varlen_bad_cu_seqlens, 0, 2);
     tcase_add_loop_test(tc, test_config_fits, 0, 9);
-    tcase_add_loop_test(tc, test_wgmma_fits, 0, 2);
+    tcase_add_loop_test(tc, test_wgmma_fits, 0, 4);
     tcase_add_test(tc, test_override_and_kernel_info);
     /* the flash plan, and the standard one where this build has it */
     tcase_add_loop_test(tc, test_bad_wait_list, 0, flashcl_algorithm_available(FLASHCL_ALGO_STANDARD) ? 2 : 1);
