@@ -10,7 +10,7 @@
 # left as they are and the script says so. FLASHCL_DEVICE picks the OpenCL device (default: NVIDIA). The
 # flash_wgmma section needs a device whose sm_90a probe passes (`flashcl devices` says so: Hopper).
 # About 15 minutes, most of it the driver compiling flashcl's programs the first time. ONLY="decode-mma
-# ..." runs those sections alone (wgmma, prefill, dimv, decode-mma, decode-kernel, f32), the others' files
+# ..." runs those sections alone (wgmma, prefill, fp8, dimv, decode-mma, decode-kernel, f32), the others' files
 # left as they are.
 set -u
 cd "$(dirname "$0")/.."
@@ -67,6 +67,19 @@ bench dimv/h200_dimv.json --iters 10 -d 192 --dim-v 128 -H 16 --dtype f16 -n 409
 bench dimv/h200_d192.json --iters 10 -d 192 -H 16 --dtype f16 -n 4096 --both
 torch dimv/h200_sdpa_dimv.jsonl sdpa_dimv.py
 }
+
+# fp8 attention on flash_wgmma's fp8 products against its fp16, alternating rounds (bench/prefill/fp8_h200.sh
+# does the same with the device lists first).
+want fp8 && mkdir -p bench/prefill/fp8 && for r in 1 2; do
+  for v in f16 fp8; do
+    x=""
+    [ $v = fp8 ] && x="--fp8 e4m3 --descale head"
+    # shellcheck disable=SC2086
+    bench prefill/fp8/$v-full-$r.json --iters 10 --dtype f16 -d 64,128,256 -n 1024,4096,16384 $x
+    # shellcheck disable=SC2086
+    bench prefill/fp8/$v-causal-$r.json --iters 10 --dtype f16 -d 128 -n 1024,4096,16384 --causal $x
+  done
+done
 
 # Decode steps on the matrix units (auto): contiguous, quantized and paged caches.
 D="--decode -H 32 --heads-kv 8 -d 128 --dtype f16 --iters 20 --warmup 3 -n 8192,32768,131072"

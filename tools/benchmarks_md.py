@@ -4,6 +4,7 @@
 drift from the measurements. Usage: python3 tools/benchmarks_md.py [bench-dir] > BENCHMARKS.md"""
 import glob
 import json
+import statistics
 import os
 import re
 import sys
@@ -421,6 +422,42 @@ def tf32_section(directory):
     return '\n'.join(out)
 
 
+def fp8_section(directory):
+    """fp8 attention (E4M3 Q, K and V, per-head descale factors) on flash_wgmma's fp8 products against its fp16 on
+    the same shapes, interleaved rounds of one device call (bench/prefill/fp8/: the f16-* and fp8-* JSON that
+    bench/prefill/fp8_h200.sh writes); each shape's median over the rounds' medians."""
+    d = os.path.join(directory, 'prefill', 'fp8')
+    files = sorted(glob.glob(os.path.join(d, 'f*-*-*.json')))
+    if not files:
+        return ''
+    cells, first = {}, None
+    for path in files:
+        run = json.load(open(path))
+        first = first or run
+        variant = os.path.basename(path).split('-')[0]
+        for r in run['results']:
+            if r.get('ran'):
+                key = (r['head_dim'], r['seq'], r['causal'])
+                cells.setdefault(key, {}).setdefault(variant, []).append(r)
+    out = ['| d | N | mask | fp16 TFLOP/s | fp8 TFLOP/s | fp8 ÷ fp16 | fp8 kernel | fp8 validated (max error / row scale) |',
+           '|---|---|---|---|---|---|---|---|']
+    for (dim, n, causal), v in sorted(cells.items(), key=lambda kv: (kv[0][2], -kv[0][0] if kv[0][0] == 128 else kv[0][0],
+                                                                      kv[0][1])):
+        f16, f8 = v.get('f16', []), v.get('fp8', [])
+        if not f16 or not f8:
+            continue
+        t16 = statistics.median(r['tflops'] for r in f16)
+        t8 = statistics.median(r['tflops'] for r in f8)
+        err = max(r.get('max_rel_error') or 0 for r in f8)
+        ok = all(r.get('passed') for r in f8)
+        out.append(f"| {dim} | {n} | {'causal' if causal else 'none'} | {t16:.1f} | {t8:.1f} | {t8 / t16:.2f}× | "
+                   f"{f8[0].get('kernel', '')} | {'pass' if ok else '**failed**'} ({err:.1e}) |")
+    out.append('')
+    out.append(f"Command: `bench/prefill/fp8_h200.sh` (flashcl {first['flashcl']}, {first['date']}): `flashcl bench "
+               f"--fp8 e4m3 --descale head` against the same command without `--fp8`, in alternating rounds.")
+    return '\n'.join(out)
+
+
 def dimv_section(directory):
     """V's own head dim (problem.head_dim_v): MLA's prefill, 192 over 128, beside the same shape with V at 192
     and PyTorch SDPA, all from one device call (bench/dimv/: flashcl bench JSON, h200_sdpa_dimv.jsonl from
@@ -642,6 +679,14 @@ def main():
         print('Why and what limits them: `docs/design/mma.md`, tf32-1 and tf32-2. Measured at 45824dd (tf32-2); '
               'tf32-3 (the split in 4 instructions, Q split once) came after and is not measured yet.\n')
         print(tf + '\n')
+    f8 = fp8_section(directory)
+    if f8:
+        print('## fp8 attention on Hopper\'s fp8 products (flash_wgmma), H200\n')
+        print('E4M3 Q, K and V with per-(batch, KV head) descale factors, O in fp16, hidden 2048, B·N = 16384, against')
+        print('flash_wgmma\'s fp16 on the same shapes in the same device call. P is rounded to E4M3 for P·V, as')
+        print('FlashAttention-3 does; the validation column is the largest error against the naive kernel over the')
+        print('row\'s scale (allowed: 2^-3). Why and what limits it: `docs/design/fp8.md`.\n')
+        print(f8 + '\n')
     dvs = dimv_section(directory)
     if dvs:
         print('## V\'s own head dim (MLA\'s prefill), H200, against PyTorch\n')
