@@ -70,9 +70,9 @@
  * products on 8-bit operands (k32 steps). Tiles are laid out in 16-bit units (two bytes a unit), so that a
  * row of HEAD_DIM bytes is stored as the 16-bit kernel stores a row of HEAD_DIM / 2 elements, and S = Q * K^T
  * takes the same descriptors. wgmma reads 8-bit B operands K-major only: V's tile is stored transposed (DV
- * rows of BLOCK_N key bytes, VT_AT), written by the work-items that copied it (VT_STAGE, VT_TRANSPOSE).
+ * rows of BLOCK_N key bytes, VT_WORD), written by the work-items that copied it (VT_STAGE, VT_TRANSPOSE).
  * P is rounded to E4M3 in registers (fp8x4), scaled by 2^P_LOG2 so that its largest weight (1) sits near
- * E4M3's top; the sums l carry the same factor, which cancels in O and leaves the LSE at the end. The
+ * E4M3's top; the sums l carry the same factor, taken out of l and O at the end (exact). The
  * descale factors (FP8_DESCALE) fold into the scale and the final division, as in flash_fwd.cl. Design:
  * docs/design/fp8.md. */
 #define WG_FP8 (Q_FORMAT != 0)
@@ -222,7 +222,7 @@ inline void mbar_wait(__local ulong *b, uint parity)
 #define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 512")
 /* the consumer warpgroups alone (named barrier 1; 0 is the work-group's) */
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 384;" ::: "memory")
-#elif WG_FP8 /* (fp8: the producer transposes V's tiles through registers, 128 x 56 + 256 x 224) */
+#elif WG_FP8 /* (fp8: the producer transposes V's tiles through registers, 128 x 64 + 256 x 216) */
 #define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 64;" ::: "memory")
 #define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 216;" ::: "memory")
 #define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 384")
