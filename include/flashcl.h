@@ -291,7 +291,7 @@ typedef struct flashcl_problem {
      * kv_append, a TF32 precision or standard attention. Run by the portable kernel and the naive one,
      * and on sm_90a GPUs by flash_wgmma on fp8 wgmma products (head dims 64, 128, 256 with O in fp16 or
      * bf16, rows of 16-byte multiples), which rounds the softmax's weights P to E4M3 for P*V as
-     * FlashAttention-3 does: each output moves by up to 2^-4 of the row's |V| mix (validated at 2^-3 of
+     * FlashAttention-3 does: each output moves by up to 2^-4 of the row's |V| mix (validated at 2^-2 of
      * the row scale; docs/design/fp8.md). */
     int32_t qkv_format;
     /* The descale factors of fp8 attention (flashcl_descale): NONE (0: all 1), TENSOR (tensors.descale holds

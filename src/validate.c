@@ -55,11 +55,12 @@ void fcl_tolerance(const flashcl_problem *p, int matrix_units, double *atol, dou
      * emulation measured 1.6e-6 against the naive kernel at d=96-256, 2026-12-04; tests/test_flash.c's
      * tf32 list against float64). */
     /* fp8 Q, K and V on the matrix units (flash_wgmma): P is rounded to E4M3 (u = 2^-4), each weight by up
-     * to u, the output by up to u of the row's largest |V|; unbiased, it averages down: the emulation
-     * measured 4.2e-2 of the row scale at worst on N(0, 1) bytes (tests/test_flash.c's wgmma_fp8 list,
-     * 2026-12-05): 2u allowed. */
+     * to u, the output by up to u of the row's |V| mix: the emulation measured 4.2e-2 to 6.8e-2 of the row
+     * scale at worst on N(0, 1) bytes (`flashcl bench --path wgmma --fp8 e4m3` on PoCL, d=64 and 128, N 64
+     * to 3000, causal and not; tests/test_flash.c's wgmma_fp8 list, 2026-12-05), not falling with N (the
+     * worst of more rows): four of them, 4u, as for the 16-bit P above. */
     if (matrix_units && p->qkv_format)
-        *atol = fmax(*atol, ldexp(1.0, -3));
+        *atol = fmax(*atol, 4.0 * ldexp(1.0, -4));
     else if (matrix_units && fcl_tf32(p) == 1)
         *atol = fmax(*atol, 8.0 * ldexp(1.0, -11));
     else if (matrix_units && fcl_tf32(p) == 3)

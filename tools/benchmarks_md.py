@@ -685,7 +685,7 @@ def main():
         print('E4M3 Q, K and V with per-(batch, KV head) descale factors, O in fp16, hidden 2048, B·N = 16384, against')
         print('flash_wgmma\'s fp16 on the same shapes in the same device call. P is rounded to E4M3 for P·V, as')
         print('FlashAttention-3 does; the validation column is the largest error against the naive kernel over the')
-        print('row\'s scale (allowed: 2^-3). Why and what limits it: `docs/design/fp8.md`.\n')
+        print('row\'s scale (allowed: 2^-2). Why and what limits it: `docs/design/fp8.md`.\n')
         print(f8 + '\n')
     dvs = dimv_section(directory)
     if dvs:
