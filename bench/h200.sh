@@ -80,6 +80,7 @@ want fp8 && mkdir -p bench/prefill/fp8 && for r in 1 2; do
     bench prefill/fp8/$v-causal-$r.json --iters 10 --dtype f16 -d 128 -n 1024,4096,16384 --causal $x
   done
 done
+want fp8 && torch prefill/fp8/sdpa.jsonl sdpa_prefill.py cudnn,flash 64,128,256
 
 # Decode steps on the matrix units (auto): contiguous, quantized and paged caches.
 D="--decode -H 32 --heads-kv 8 -d 128 --dtype f16 --iters 20 --warmup 3 -n 8192,32768,131072"

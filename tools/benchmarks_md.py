@@ -439,8 +439,14 @@ def fp8_section(directory):
             if r.get('ran'):
                 key = (r['head_dim'], r['seq'], r['causal'])
                 cells.setdefault(key, {}).setdefault(variant, []).append(r)
-    out = ['| d | N | mask | fp16 TFLOP/s | fp8 TFLOP/s | fp8 ÷ fp16 | fp8 kernel | fp8 validated (max error / row scale) |',
-           '|---|---|---|---|---|---|---|---|']
+    sdpa = {}  # (the same call's fp16 SDPA, where the run kept it: sdpa.jsonl)
+    if os.path.exists(os.path.join(d, 'sdpa.jsonl')):
+        for line in open(os.path.join(d, 'sdpa.jsonl')):
+            r = json.loads(line) if line.strip() else {}
+            if r.get('dtype') == 'float16' and 'tflops' in r:
+                sdpa[(r['backend'], r['d'], r['n'], r['causal'])] = r['tflops']
+    out = ['| d | N | mask | fp16 TFLOP/s | fp8 TFLOP/s | fp8 ÷ fp16 | cuDNN fp16 | FA2 fp16 | fp8 kernel | fp8 validated '
+           '(max error / row scale) |', '|---|---|---|---|---|---|---|---|---|---|']
     for (dim, n, causal), v in sorted(cells.items(), key=lambda kv: (kv[0][2], -kv[0][0] if kv[0][0] == 128 else kv[0][0],
                                                                       kv[0][1])):
         f16, f8 = v.get('f16', []), v.get('fp8', [])
@@ -450,11 +456,14 @@ def fp8_section(directory):
         t8 = statistics.median(r['tflops'] for r in f8)
         err = max(r.get('max_rel_error') or 0 for r in f8)
         ok = all(r.get('passed') for r in f8)
-        out.append(f"| {dim} | {n} | {'causal' if causal else 'none'} | {t16:.1f} | {t8:.1f} | {t8 / t16:.2f}× | "
-                   f"{f8[0].get('kernel', '')} | {'pass' if ok else '**failed**'} ({err:.1e}) |")
+        anchor = [sdpa.get((b, dim, n, causal)) for b in ('cudnn', 'flash')]
+        cud, fa2 = (f'{a:.1f}' if a else '—' for a in anchor)
+        out.append(f"| {dim} | {n} | {'causal' if causal else 'none'} | {t16:.1f} | {t8:.1f} | {t8 / t16:.2f}× | {cud} | "
+                   f"{fa2} | {f8[0].get('kernel', '')} | {'pass' if ok else '**failed**'} ({err:.1e}) |")
     out.append('')
     out.append(f"Command: `bench/prefill/fp8_h200.sh` (flashcl {first['flashcl']}, {first['date']}): `flashcl bench "
-               f"--fp8 e4m3 --descale head` against the same command without `--fp8`, in alternating rounds.")
+               f"--fp8 e4m3 --descale head` against the same command without `--fp8`, in alternating rounds; PyTorch's fp16 "
+               "SDPA by `bench/anchors/sdpa_prefill.py cudnn,flash` in the same call.")
     return '\n'.join(out)
 
 

@@ -56,5 +56,5 @@ for k in sorted(t):
     print(f"{k[0]:<5} {k[1]:<6} {k[2]:<6} {s(f16):>22} {s(f8):>22} {ratio:>8}  {rs[0].get('kernel', ''):<12} "
           f"{err:.2e}{'' if ok else ' FAILED'}")
 PY
-(cd bench/anchors && "$py" sdpa_prefill.py cudnn,flash 128) > "$out/sdpa.jsonl" 2>&1 || true
-grep '"d": 128' "$out/sdpa.jsonl" | grep -v '"torch"' | head -8 || tail -3 "$out/sdpa.jsonl"
+(cd bench/anchors && "$py" sdpa_prefill.py cudnn,flash "${DIMS:-64,128,256}") > "$out/sdpa.jsonl" 2>&1 || true
+grep '"float16"' "$out/sdpa.jsonl" | head -20 || tail -3 "$out/sdpa.jsonl"
