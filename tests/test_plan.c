@@ -1391,6 +1391,57 @@ START_TEST(test_enqueue_offsets_bad_input)
 }
 END_TEST
 
+/* fp8 attention on flash_wgmma (forced; emulated here): its rows are copied in 16-byte pieces, so Q's, K's
+ * and V's offsets must be multiples of 16 bytes; 8 (a multiple of the byte element and of the portable
+ * kernel's 4-byte loads) is refused with the tensor named and nothing launched, and 16 runs. Where the
+ * device's local memory is short of the emulation's tiles (rusticl), the portable kernel takes both. */
+START_TEST(test_enqueue_fp8_offsets)
+{
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.disk_cache = 0;
+    s.path = FLASHCL_PATH_WGMMA;
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    flashcl_problem p = small_problem();
+    p.dtype = FLASHCL_DTYPE_F16;
+    p.head_dim = 64;
+    p.qkv_format = FLASHCL_KV_FP8_E4M3;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    flashcl_config cfg;
+    flashcl_plan_config(plan, &cfg);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    const size_t n = sz[0] > sz[1] ? sz[0] : sz[1];
+    unsigned char *host = malloc(n + 16);
+    ck_assert_ptr_nonnull(host);
+    for (size_t i = 0; i < n + 16; ++i) /* (E4M3 bytes of magnitude 2^-3 .. 60, no NaN) */
+        host[i] = (unsigned char)((i * 37u) % 0x48u + 0x20u) | (unsigned char)(i & 0x80u);
+    cl_mem in = tu_buffer(n + 16, host), out = tu_buffer(sz[3], NULL);
+    flashcl_tensors t = {.q = in, .k = in, .v = in, .o = out};
+    t.offsets.q = t.offsets.v = 16;
+    t.offsets.k = 8;
+    if (cfg.kernel == FLASHCL_KERNEL_WGMMA) {
+        ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+        ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "offsets.k"));
+        ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+        ck_assert(still_poisoned(out, sz[3]));
+        t.offsets.k = 16;
+    } else {
+        ck_assert_ptr_nonnull(strstr(cfg.path_reason, "not wgmma"));
+    }
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    ck_assert(!still_poisoned(out, sz[3]));
+    free(host);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 /* fp16 tensors at offsets that are multiples of 2 bytes and of no more (the portable kernel's vector
  * loads need only the element's alignment): the same output, bit for bit, as at offset 0. Where the
  * default plan is the matrix-unit kernel (16-byte row copies), such an offset is refused with the
@@ -1525,6 +1576,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_enqueue_varlen_cache);
     tcase_add_loop_test(tc, test_enqueue_offsets_bad_input, 0, 7);
     tcase_add_test(tc, test_enqueue_unaligned_offsets);
+    tcase_add_test(tc, test_enqueue_fp8_offsets);
     tcase_add_loop_test(tc, test_varlen_bad_cu_seqlens, 0, 2);
     tcase_add_loop_test(tc, test_config_fits, 0, 9);
     tcase_add_loop_test(tc, test_wgmma_fits, 0, 4);
