@@ -592,8 +592,9 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     const int bh = get_group_id(1);
     const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
 #if WG_FP8 /* (Q's and K's descale factors into the scale, V's into the final division) */
-    scale2 *= fp8_descale(DESCALE, 0, b, hk, batch, heads_q / group) * fp8_descale(DESCALE, 1, b, hk, batch, heads_q / group);
-    const float v_descale = fp8_descale(DESCALE, 2, b, hk, batch, heads_q / group);
+    const int heads_kv = heads_q / group;
+    scale2 *= fp8_descale(DESCALE, 0, b, hk, batch, heads_kv) * fp8_descale(DESCALE, 1, b, hk, batch, heads_kv);
+    const float v_descale = fp8_descale(DESCALE, 2, b, hk, batch, heads_kv);
 #endif
     const seq_view sv = seq_view_of(b, seq_q, seq_kv, CU_Q, CU_K, total_q, total_kv, CACHE_LENS, BATCH_IDX, LEFT_PAD,
                                     cache_batch);

@@ -447,8 +447,7 @@ def fp8_section(directory):
                 sdpa[(r['backend'], r['d'], r['n'], r['causal'])] = r['tflops']
     out = ['| d | N | mask | fp16 TFLOP/s | fp8 TFLOP/s | fp8 ÷ fp16 | cuDNN fp16 | FA2 fp16 | fp8 kernel | fp8 validated '
            '(max error / row scale) |', '|---|---|---|---|---|---|---|---|---|---|']
-    for (dim, n, causal), v in sorted(cells.items(), key=lambda kv: (kv[0][2], -kv[0][0] if kv[0][0] == 128 else kv[0][0],
-                                                                      kv[0][1])):
+    for (dim, n, causal), v in sorted(cells.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1])):
         f16, f8 = v.get('f16', []), v.get('fp8', [])
         if not f16 or not f8:
             continue

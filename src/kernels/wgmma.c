@@ -193,14 +193,13 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
         snprintf(why, n, " asks for flash_wgmma, which does not take this problem: %s", no);
         return 0;
     }
-    const int emulated = fcl_ptx_units(pr) < 2;
+    const int emulated = fcl_ptx_units(pr) < 2, fp8 = p->qkv_format != 0;
     const int32_t stages = fcl_mma_stages(c), bm = c->block_m, bn = c->block_n, want = c->producer;
-    const int rows_ok = bm == 64 || bm == 128 ||
-                        (bm == 192 && p->head_dim == 64 && fcl_head_dim_v(p) == 64 && !p->qkv_format);
+    const int rows_ok = bm == 64 || bm == 128 || (bm == 192 && p->head_dim == 64 && fcl_head_dim_v(p) == 64 && !fp8);
     if (!(rows_ok && (bn == 64 || bn == 128) && (size_t)(2 * bm) <= ch->work_group)) {
         snprintf(why, n,
-                 ": flash_wgmma takes block_m 64 or 128 (192 at head dims 64 without fp8) and block_n 64 or 128 (got %d, %d), "
-                 "and 2 x block_m work-items (at most %zu)",
+                 ": flash_wgmma takes block_m 64 or 128 (192 at head dims 64 without fp8) and block_n 64 or 128 "
+                 "(got %d, %d), and 2 x block_m work-items (at most %zu)",
                  (int)bm, (int)bn, ch->work_group);
         return 0;
     }
@@ -214,7 +213,7 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
         return 0;
     }
     const int producer = want < 0 ? fits : want;
-    const uint64_t bytes = wgmma_bytes(p->head_dim, fcl_head_dim_v(p), bm, bn, stages, emulated, producer, p->qkv_format != 0);
+    const uint64_t bytes = wgmma_bytes(p->head_dim, fcl_head_dim_v(p), bm, bn, stages, emulated, producer, fp8);
     if (bytes > ch->local_mem) {
         snprintf(why, n, ": flash_wgmma's tiles %dx%d need %llu B of local memory, the limit is %llu B", (int)bm,
                  (int)bn, (unsigned long long)bytes, (unsigned long long)ch->local_mem);
@@ -243,8 +242,8 @@ static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, cha
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s -DWG_PRODUCER=%d "
              "-DSWIZZLE=%d -DKV_STAGES=%d%s",
              fcl_dtype_define(p->dtype), p->head_dim, dim_v, c->block_n, c->block_m / 64, !c->emulated, !c->emulated,
-             !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), wgmma_swizzle(p->head_dim, p->qkv_format != 0), fcl_mma_stages(c),
-             features);
+             !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), wgmma_swizzle(p->head_dim, p->qkv_format != 0),
+             fcl_mma_stages(c), features);
 }
 
 const fcl_kernel_module fcl_wgmma_module = {
