@@ -97,6 +97,16 @@
 #ifndef WG_O_STAGED
 #define WG_O_STAGED 0
 #endif
+/* WG_ABLATE (measurement only, wrong results: docs/design/fp8.md's ablations): bit 1 leaves out the
+ * producer's transpose of V (fp8), bit 2 the softmax's exponentials, bit 4 the P * V products */
+#ifndef WG_ABLATE
+#define WG_ABLATE 0
+#endif
+#if WG_ABLATE & 2
+#define WG_EXP2(x) (x)
+#else
+#define WG_EXP2(x) mma_exp2(x)
+#endif
 #if WG_O_STAGED && (DV > HEAD_DIM || Q_CONVERT || WG_FP8)
 #error "WG_O_STAGED: V's head dim at most Q's, O in the operands' 16-bit type, not fp8 operands"
 #endif
@@ -669,7 +679,9 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
                 else
                     ASYNC_WAIT0();
                 mbar_wait(EMPTY_V(t - 1), ROUND(t - 1) ^ 1);
+#if !(WG_ABLATE & 1)
                 VT_TRANSPOSE(VBUF(t - 1), me);
+#endif
                 FENCE_PROXY_ASYNC(); /* (its stores, made visible to wgmma's reads) */
                 MBAR_ARRIVE_IF0(FULL_V(t - 1), 0);
             }
@@ -836,8 +848,8 @@ UNROLL
             float psum = 0.0f;                                                                                 \
             UNROLL                                                                                             \
             for (int j = 0; j < BLOCK_N / 8; ++j) {                                                            \
-                const float p0 = mma_exp2(fma(s[4 * j + 2 * r], exp_scale, -m_p));                             \
-                const float p1 = mma_exp2(fma(s[4 * j + 2 * r + 1], exp_scale, -m_p));                         \
+                const float p0 = WG_EXP2(fma(s[4 * j + 2 * r], exp_scale, -m_p));                              \
+                const float p1 = WG_EXP2(fma(s[4 * j + 2 * r + 1], exp_scale, -m_p));                         \
                 s[4 * j + 2 * r] = p0;                                                                         \
                 s[4 * j + 2 * r + 1] = p1;                                                                     \
                 psum += p0 + p1;                                                                               \
@@ -925,7 +937,7 @@ UNROLL
 #define ISSUE_PV(vt_)                                                                                          \
     do {                                                                                                       \
         UNROLL                                                                                                 \
-        for (int kk = 0; kk < PV_STEPS; ++kk) {                                                                \
+        for (int kk = 0; kk < PV_STEPS * !(WG_ABLATE & 4); ++kk) {                                            \
             const ulong dv = DESC_V(vt_, kk);                                                                  \
             WG_RS_O(o, pa[kk], dv, 1);                                                                         \
         }                                                                                                      \

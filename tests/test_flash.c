@@ -763,6 +763,40 @@ static void run_case(const case_params *c)
         free(kr);
     }
 
+    /* fp8 on the matrix units (flash_wgmma's fp8 products): Hopper's fp8 wgmma keeps about 14 bits of the
+     * fp32 accumulation (DeepSeek-V3's report, section 3.3.2; measured here: docs/design/fp8.md), so a score
+     * may be off by up to 2^-12 of its terms' magnitudes, |scale| * sum |q_c k_c|, which moves the LSE by as
+     * much: s_mag[r], that magnitude's largest over the row's keys (reference rows over |Q| and |K| with no
+     * modifier; the integer scores of fp8_exact cases are exact) */
+    double *s_mag = NULL;
+    if (units && c->qkv_format && !c->fp8_exact) {
+        float *qa = malloc(sz[0] * sizeof(float)), *ka = malloc(sz[1] * sizeof(float));
+        double *o_abs = malloc((size_t)dv * sizeof(double));
+        s_mag = malloc((size_t)rows * sizeof(double));
+        ck_assert(qa && ka && o_abs && s_mag);
+        for (size_t e = 0; e < sz[0]; ++e)
+            qa[e] = fabsf(dec[0][e]);
+        for (size_t e = 0; e < sz[1]; ++e)
+            ka[e] = fabsf(dec[1][e]);
+        flashcl_problem pa = p;
+        pa.scale = fabsf(p.scale);
+        pa.softcap = 0.0f;
+        pa.alibi = 0;
+        pa.attn_mask = 0;
+        pa.key_padding = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t j = 0; j < p.seq_kv; ++j)
+                scores[j] = 0.0;
+            hm_reference_row_ex(&pa, qa, ka, dec[2], &x, r, o_abs, scores);
+            s_mag[r] = 0.0;
+            for (int64_t j = 0; j < p.seq_kv; ++j)
+                s_mag[r] = fmax(s_mag[r], scores[j]);
+        }
+        free(qa);
+        free(ka);
+        free(o_abs);
+    }
+
     /* Pass 0: the naive kernel's error, the yardstick. Then the flash kernel and standard attention
      * against it. */
     errors en = {0, 0}, ef = {0, 0}, es_ = {0, 0};
@@ -833,7 +867,8 @@ static void run_case(const case_params *c)
                               (double)lse[r], ref_lse[r]);
                 e->max_lse_err = fmax(e->max_lse_err, lerr);
             } else {
-                const double tol = 2.0 * en.max_lse_err + 4.0 * eps32 * (1.0 + fabs(rlse));
+                const double tol = 2.0 * en.max_lse_err + 4.0 * eps32 * (1.0 + fabs(rlse)) +
+                                   (pass == 1 && s_mag ? ldexp(s_mag[r], -12) : 0.0);
                 ck_assert_msg(lerr <= tol, "%s: lse of row %lld: got %.9g, reference %.9g, error %.3g > %.3g",
                               names[pass], (long long)r, (double)lse[r], rlse, lerr, tol);
                 e->max_lse_err = fmax(e->max_lse_err, lerr);
@@ -865,6 +900,7 @@ static void run_case(const case_params *c)
     free(ref);
     free(ref_lse);
     free(scores);
+    free(s_mag);
     free(of);
     free(on);
     free(os);
@@ -1584,10 +1620,11 @@ static const case_params tf32_wide_cases[] = {
 #define N_TF32_WIDE_CASES ((int)(sizeof tf32_wide_cases / sizeof *tf32_wide_cases))
 
 /* fp8 attention (problem.qkv_format): Q, K and V bytes of E4M3 or E5M2 times their descale factors, O in
- * fp16, bf16 or fp32, on the portable kernel (the matrix-unit kernels refuse it by name), held against
+ * fp16, bf16 or fp32, on the kernel auto takes (the portable one, or flash_wgmma on sm_90a), held against
  * float64 over the decoded bytes: causal GQA with factors per (batch, KV head), a window with softcap over
  * E5M2, packed sequences with sinks, a decode step over a paged cache with ALiBi, a mask and key padding
- * over strided rows without factors, the tensors at offsets. */
+ * over strided rows without factors, the tensors at offsets of 4 bytes (the portable kernel's: flash_wgmma
+ * copies 16-byte pieces and refuses them, test_plan's test_enqueue_fp8_offsets). */
 static const case_params fp8_cases[] = {
     {.dtype = FLASHCL_DTYPE_F16, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_descale = FLASHCL_DESCALE_HEAD,
      .head_dim = 64, .gqa = 2, .seq_q = 70, .seq_kv = 90, .batch = 2, .heads_kv = 2, .causal = 1},
@@ -1602,7 +1639,8 @@ static const case_params fp8_cases[] = {
     {.dtype = FLASHCL_DTYPE_BF16, .qkv_format = FLASHCL_KV_FP8_E4M3, .head_dim = 96, .gqa = 1, .seq_q = 33,
      .seq_kv = 45, .batch = 2, .heads_kv = 1, .attn_mask = 1, .key_padding = 1, .custom_layout = 1},
     {.dtype = FLASHCL_DTYPE_F16, .qkv_format = FLASHCL_KV_FP8_E4M3, .fp8_descale = FLASHCL_DESCALE_HEAD,
-     .head_dim = 64, .gqa = 1, .seq_q = 20, .seq_kv = 40, .batch = 2, .heads_kv = 2, .offsets = 4},
+     .head_dim = 64, .gqa = 1, .seq_q = 20, .seq_kv = 40, .batch = 2, .heads_kv = 2, .offsets = 4,
+     .path = FLASHCL_PATH_PORTABLE},
 };
 #define N_FP8_CASES ((int)(sizeof fp8_cases / sizeof *fp8_cases))
 
