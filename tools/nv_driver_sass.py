@@ -6,7 +6,8 @@ NVIDIA's OpenCL returns PTX as a program's binary (flashcl's disk cache keeps it
 driver assembles it when the program is built. This script hands each cached PTX to the same driver
 through the CUDA driver API (libcuda: cuLinkCreate/cuLinkAddData/cuLinkComplete for the device's own
 architecture), prints each entry point's registers, local memory (spills) and shared memory as the
-driver reports them (cuFuncGetAttribute), and writes the assembled cubin beside OUT (default: the
+driver reports them (cuFuncGetAttribute) after the assembler's own log (verbose: registers, spills and
+performance warnings such as serialized wgmma), and writes the assembled cubin beside OUT (default: the
 current directory) for nvdisasm. ptxas on another machine may allocate registers differently; this is
 the driver's own answer. Run on the GPU machine; needs only libcuda.so.1.
 """
@@ -17,6 +18,8 @@ import sys
 
 CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, CU_FUNC_ATTRIBUTE_NUM_REGS = 1, 3, 4
 CU_JIT_INPUT_PTX = 1
+CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER = 3, 4, 5
+CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE = 6, 12
 
 
 def ptx_of(path):
@@ -52,10 +55,20 @@ def main():
         if ptx is None:
             continue
         state = ctypes.c_void_p()
-        check(cu.cuLinkCreate_v2(0, None, None, ctypes.byref(state)), "cuLinkCreate")
+        # the assembler's log (verbose: each entry's registers and spills, and its performance warnings,
+        # such as wgmma serialized), printed below
+        info, err = ctypes.create_string_buffer(1 << 16), ctypes.create_string_buffer(1 << 16)
+        opts = (ctypes.c_int * 5)(CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                                  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE)
+        vals = (ctypes.c_void_p * 5)(ctypes.cast(info, ctypes.c_void_p).value, len(info),
+                                     ctypes.cast(err, ctypes.c_void_p).value, len(err), 1)
+        check(cu.cuLinkCreate_v2(5, opts, vals, ctypes.byref(state)), "cuLinkCreate")
         check(cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, ptx, len(ptx), b"k.ptx", 0, None, None), "cuLinkAddData")
         cubin, size = ctypes.c_void_p(), ctypes.c_size_t()
         check(cu.cuLinkComplete(state, ctypes.byref(cubin), ctypes.byref(size)), "cuLinkComplete")
+        for line in (info.value + err.value).decode(errors="replace").splitlines():
+            if line.strip():
+                print("%s: %s" % (os.path.basename(path), line.strip()))
         image = ctypes.string_at(cubin, size.value)
         name = os.path.splitext(os.path.basename(path))[0]
         with open(os.path.join(out, name + ".cubin"), "wb") as f:
