@@ -489,12 +489,18 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define VT_ROUNDS ((VT_UNITS + 127) / 128)
 #define STG_SWZ(r) (((((r) >> 1) & 3) | (((r) >> 2) & 4)) & (DV / 16 - 1))
 #define STG_AT(r, cc) ((r) * (DV / 2) + 8 * ((cc) ^ STG_SWZ(r)))
+/* VT_BUFS staging tiles (1 or 2): with two, tile t's copies go into tile t % 2 while tile t-1's are
+ * transposed from the other (docs/design/fp8.md, fp8-2) */
+#ifndef VT_BUFS
+#define VT_BUFS 1
+#endif
+#define STG(t) (stg_s + ((t) % VT_BUFS) * (BLOCK_N * DV / 2))
 #define VT_WORD(n, w) (TILE_AT(n, 2 * (w), DV, VTW) >> 1) /* word w of row n, in uints */
 #define VT_UNIT(u_)                                                                                            \
     const int tq_ = (u_)&3, g_ = ((u_) >> 2) % NG, cc_ = ((u_) >> 2) / NG;                                     \
     if (VT_UNITS % 128 == 0 || (u_) < VT_UNITS)
-/* work-item me_'s units of V's tile at keys n0_ (rows at or past limit_: zeros) into the staging tile */
-#define VT_STAGE(me_, n0_, limit_)                                                                             \
+/* work-item me_'s units of V's tile at keys n0_ (rows at or past limit_: zeros) into the staging tile stg_ */
+#define VT_STAGE(stg_, me_, n0_, limit_)                                                                       \
     do {                                                                                                       \
         UNROLL                                                                                                 \
         for (int k_ = 0; k_ < VT_ROUNDS; ++k_) {                                                               \
@@ -504,7 +510,7 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
                 for (int x_ = 0; x_ < 4; ++x_) {                                                               \
                     const int r_ = 16 * g_ + 2 * tq_ + (x_ & 1) + 8 * (x_ >> 1);                               \
                     const bool ok_ = r_ < (limit_);                                                            \
-                    ASYNC8(stg_s + STG_AT(r_, cc_),                                                            \
+                    ASYNC8((stg_) + STG_AT(r_, cc_),                                                           \
                            TPTR(V + v_base + KV_ROW((n0_) + (ok_ ? r_ : 0), v_ss, v_sb)) + 8 * cc_, ok_);     \
                 }                                                                                              \
             }                                                                                                  \
@@ -520,8 +526,8 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
         (d_)[VT_WORD((n_) + 2, w_)] = prmt(x1_, y1_, 0x5410u);                                                \
         (d_)[VT_WORD((n_) + 3, w_)] = prmt(x1_, y1_, 0x7632u);                                                \
     } while (0)
-/* work-item me_'s units, once its copies landed, from the staging tile into V's buffer dst_ */
-#define VT_TRANSPOSE(dst_, me_)                                                                                \
+/* work-item me_'s units, once its copies landed, from the staging tile stg_ into V's buffer dst_ */
+#define VT_TRANSPOSE(dst_, stg_, me_)                                                                          \
     do {                                                                                                       \
         __local uint *const d_ = (__local uint *)(dst_);                                                       \
         UNROLL                                                                                                 \
@@ -529,10 +535,10 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
             VT_UNIT((me_) + 128 * k_)                                                                          \
             {                                                                                                  \
                 const int r_ = 16 * g_ + 2 * tq_, w_ = 4 * g_ + tq_, n_ = 16 * cc_;                           \
-                const uint4 a_ = *(__local const uint4 *)(stg_s + STG_AT(r_, cc_));                           \
-                const uint4 b_ = *(__local const uint4 *)(stg_s + STG_AT(r_ + 1, cc_));                       \
-                const uint4 c_ = *(__local const uint4 *)(stg_s + STG_AT(r_ + 8, cc_));                       \
-                const uint4 e_ = *(__local const uint4 *)(stg_s + STG_AT(r_ + 9, cc_));                       \
+                const uint4 a_ = *(__local const uint4 *)((stg_) + STG_AT(r_, cc_));                         \
+                const uint4 b_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 1, cc_));                     \
+                const uint4 c_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 8, cc_));                     \
+                const uint4 e_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 9, cc_));                     \
                 VT_WORDS(d_, n_, w_, a_.s0, b_.s0, c_.s0, e_.s0);                                              \
                 VT_WORDS(d_, n_ + 4, w_, a_.s1, b_.s1, c_.s1, e_.s1);                                          \
                 VT_WORDS(d_, n_ + 8, w_, a_.s2, b_.s2, c_.s2, e_.s2);                                          \
@@ -545,10 +551,10 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define LOAD_V(dst_, n0_, ROW_PTR)                                                                             \
     do {                                                                                                       \
         if (tid < 128) {                                                                                       \
-            VT_STAGE(tid, n0_, skv - (n0_));                                                                   \
+            VT_STAGE(stg_s, tid, n0_, skv - (n0_));                                                            \
             ASYNC_COMMIT();                                                                                    \
             ASYNC_WAIT0();                                                                                     \
-            VT_TRANSPOSE(dst_, tid);                                                                           \
+            VT_TRANSPOSE(dst_, stg_s, tid);                                                                    \
         }                                                                                                      \
     } while (0)
 #else
@@ -571,7 +577,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     __local ushort *const k_s = (__local ushort *)k4;
     __local ushort *const v_s = (__local ushort *)v4;
 #if WG_FP8
-    __local uint4 stg4[BLOCK_N * DV / 16]; /* V's tile as copied, before its transpose */
+    __local uint4 stg4[VT_BUFS * BLOCK_N * DV / 16]; /* V's tiles as copied, before their transpose */
     __local ushort *const stg_s = (__local ushort *)stg4;
 #endif
 #if !FCL_PTX
@@ -671,23 +677,29 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #endif
             }
 #if WG_FP8
-            /* V(t-1), staged at the previous step, transposed into its buffer once its copies landed (all
-             * groups but K(t)'s) and the consumers freed the buffer; then V(t) into the staging tile */
+            /* V(t-1), staged at the previous step, transposed into its buffer once its copies landed and the
+             * consumers freed the buffer; V(t) staged into the staging tile before that with two of them
+             * (the groups: K(t), V(t); its copies then fly during V(t-1)'s transpose), after it with one */
+            if (VT_BUFS == 2 && t < tiles) {
+                const int nv = n_begin + t * BLOCK_N;
+                VT_STAGE(STG(t), me, nv, skv - nv);
+                ASYNC_COMMIT();
+            }
             if (t > 0) {
                 if (t < tiles)
-                    ASYNC_WAIT(1);
+                    ASYNC_WAIT(VT_BUFS); /* (all groups but K(t)'s, and V(t)'s with two staging tiles) */
                 else
                     ASYNC_WAIT0();
                 mbar_wait(EMPTY_V(t - 1), ROUND(t - 1) ^ 1);
 #if !(WG_ABLATE & 1)
-                VT_TRANSPOSE(VBUF(t - 1), me);
+                VT_TRANSPOSE(VBUF(t - 1), STG(t - 1), me);
 #endif
                 FENCE_PROXY_ASYNC(); /* (its stores, made visible to wgmma's reads) */
                 MBAR_ARRIVE_IF0(FULL_V(t - 1), 0);
             }
-            if (t < tiles) {
+            if (VT_BUFS == 1 && t < tiles) {
                 const int nv = n_begin + t * BLOCK_N;
-                VT_STAGE(me, nv, skv - nv);
+                VT_STAGE(STG(t), me, nv, skv - nv);
                 ASYNC_COMMIT();
             }
 #else
