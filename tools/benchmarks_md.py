@@ -445,8 +445,12 @@ def fp8_section(directory):
             r = json.loads(line) if line.strip() else {}
             if r.get('dtype') == 'float16' and 'tflops' in r:
                 sdpa[(r['backend'], r['d'], r['n'], r['causal'])] = r['tflops']
-    out = ['| d | N | mask | fp16 TFLOP/s | fp8 TFLOP/s | fp8 ÷ fp16 | cuDNN fp16 | FA2 fp16 | fp8 kernel | fp8 validated '
-           '(max error / row scale) |', '|---|---|---|---|---|---|---|---|---|---|']
+    out = ['| d | N | mask | fp16 ms (min–max) | fp16 TFLOP/s | fp8 ms (min–max) | fp8 TFLOP/s | fp8 ÷ fp16 | cuDNN fp16 '
+           '| FA2 fp16 | fp8 kernel | fp8 validated (max error / row scale) |', '|---|---|---|---|---|---|---|---|---|---|---|---|']
+    def ms(runs):  # the median run's time, with the spread over every timed run of every round
+        mid = sorted(runs, key=lambda r: r['median_ms'])[len(runs) // 2]
+        lo, hi = min(r.get('min_ms', r['median_ms']) for r in runs), max(r.get('max_ms', r['median_ms']) for r in runs)
+        return f"{mid['median_ms']:.3f} ({lo:.3f}–{hi:.3f})"
     for (dim, n, causal), v in sorted(cells.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1])):
         f16, f8 = v.get('f16', []), v.get('fp8', [])
         if not f16 or not f8:
@@ -457,7 +461,8 @@ def fp8_section(directory):
         ok = all(r.get('passed') for r in f8)
         anchor = [sdpa.get((b, dim, n, causal)) for b in ('cudnn', 'flash')]
         cud, fa2 = (f'{a:.1f}' if a else '—' for a in anchor)
-        out.append(f"| {dim} | {n} | {'causal' if causal else 'none'} | {t16:.1f} | {t8:.1f} | {t8 / t16:.2f}× | {cud} | "
+        out.append(f"| {dim} | {n} | {'causal' if causal else 'none'} | {ms(f16)} | {t16:.1f} | {ms(f8)} | {t8:.1f} | "
+                   f"{t8 / t16:.2f}× | {cud} | "
                    f"{fa2} | {f8[0].get('kernel', '')} | {'pass' if ok else '**failed**'} ({err:.1e}) |")
     out.append('')
     out.append(f"Command: `bench/prefill/fp8_h200.sh` (flashcl {first['flashcl']}, {first['date']}): `flashcl bench "
