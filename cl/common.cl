@@ -24,6 +24,44 @@ inline ushort float_to_bf16(float f)
     u += 0x7fffu + ((u >> 16) & 1u);
     return (ushort)(u >> 16);
 }
+/* fp16 bits to and from float, exact (to nearest even), for values held in registers: by the device's
+ * conversions in AMD's and Intel's matrix-unit programs (their GPUs have cl_khr_fp16 and convert in one
+ * instruction), elsewhere in integer arithmetic (PoCL 5.0 reports cl_khr_fp16 but its library lacks
+ * convert_half_rte for the CPU). Not vload_half/vstore_half through a half pointer to a ushort variable:
+ * that reads and writes the variable through another type, which an optimizer may take for no access at
+ * all (PoCL 5.0 and 6.0 over LLVM 16 read zeros where the values were; docs/TESTING.md, "PoCL 5 and 6"). */
+#if defined(cl_khr_fp16) && ((defined(FCL_AMD_MMA) && FCL_AMD_MMA) || (defined(FCL_INTEL_MMA) && FCL_INTEL_MMA))
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#define FCL_FP16_CVT 1
+#else
+#define FCL_FP16_CVT 0
+#endif
+inline float half_bits_to_float(uint h)
+{
+#if FCL_FP16_CVT
+    return (float)as_half((ushort)h);
+#else
+    const uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 0x3ffu;
+    if (e == 0u) /* zero and subnormals: m * 2^-24, exact */
+        return as_float(sign | as_uint((float)m * 0x1p-24f));
+    return as_float(sign | (e == 31u ? 0x7f800000u : (e + 112u) << 23) | (m << 13));
+#endif
+}
+inline ushort float_to_half_bits(float f)
+{
+#if FCL_FP16_CVT
+    return as_ushort(convert_half_rte(f));
+#else
+    const uint u = as_uint(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) /* NaN: a quiet one */
+        return (ushort)(sign | 0x7e00u);
+    if (a >= 0x477ff000u) /* 65520 and up (infinity included) round to infinity */
+        return (ushort)(sign | 0x7c00u);
+    if (a < 0x38800000u) /* under 2^-14: subnormal units of 2^-24, rounded to nearest even (rint) */
+        return (ushort)(sign | (uint)rint(as_float(a) * 0x1p24f));
+    return (ushort)(sign | ((a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13));
+#endif
+}
 #if defined(FLASHCL_DTYPE_F16)
 #define STORE_T half
 #define LOAD(p, i) vload_half((i), (p))

@@ -56,8 +56,7 @@ inline float dpas_value(const uint h)
 #if DPAS_BF16
     return as_float(h << 16);
 #else
-    const ushort s = (ushort)h;
-    return vload_half(0, (const half *)&s);
+    return half_bits_to_float(h & 0xffffu);
 #endif
 }
 /* The emulated instruction: each work-item writes its elements of A (8 rows) and its column of B where

@@ -63,7 +63,7 @@
 #if SCALE_LOADS == 2
 inline float half_bits(ushort b)
 {
-    return vload_half(0, (const __private half *)&b);
+    return half_bits_to_float(b);
 }
 #endif
 

@@ -66,8 +66,7 @@ inline float mfma_value(const uint h)
 #if MFMA_BF16
     return as_float(h << 16);
 #else
-    const ushort s = (ushort)h;
-    return vload_half(0, (const half *)&s);
+    return half_bits_to_float(h & 0xffffu);
 #endif
 }
 /* The emulated instruction: each lane writes its elements of A and B where the layout puts them, a

@@ -185,8 +185,7 @@ inline uint pack2(float lo, float hi)
 inline float bits_to_float(uint h)
 {
 #if !MMA_BF16
-    const ushort s = (ushort)h;
-    return vload_half(0, (const half *)&s);
+    return half_bits_to_float(h & 0xffffu);
 #else
     return as_float((h & 0xffffu) << 16);
 #endif
@@ -194,10 +193,7 @@ inline float bits_to_float(uint h)
 inline uint pack2(float lo, float hi)
 {
 #if !MMA_BF16
-    ushort l, h;
-    vstore_half_rte(lo, 0, (half *)&l);
-    vstore_half_rte(hi, 0, (half *)&h);
-    return (uint)l | ((uint)h << 16);
+    return (uint)float_to_half_bits(lo) | ((uint)float_to_half_bits(hi) << 16);
 #else
     return (uint)float_to_bf16(lo) | ((uint)float_to_bf16(hi) << 16);
 #endif

@@ -86,8 +86,7 @@ inline float wmma_value(const uint h)
 #if WMMA_BF16
     return as_float(h << 16);
 #else
-    const ushort s = (ushort)h;
-    return vload_half(0, (const half *)&s);
+    return half_bits_to_float(h & 0xffffu);
 #endif
 }
 /* The emulated instruction (n: the operands' uints, 8 on gfx11, 4 on gfx12): each lane writes its

@@ -282,16 +282,17 @@ static const char wmma_probe_source[] =
     "    out[get_global_id(0)] = ok ? (int)get_global_id(0) + 1 : 0;\n"
     "}\n";
 
-/* Builds the probe program of two parts with `opts`, and (where run is nonzero) runs its kernel `entry` on
- * 128 work-items in groups of wg: 1 where it built, ran and every work-item wrote its global id + 1. */
-static int probe_program(cl_context context, cl_device_id device, const char *const texts[2], const char *opts,
+/* Builds the probe program of three parts (common.cl, the instruction's file, the probe) with `opts`, and
+ * (where run is nonzero) runs its kernel `entry` on 128 work-items in groups of wg: 1 where it built, ran
+ * and every work-item wrote its global id + 1. */
+static int probe_program(cl_context context, cl_device_id device, const char *const texts[3], const char *opts,
                          const char *entry, size_t wg, int run)
 {
     enum { N = 128 };
     cl_int err;
     int ok = 0, host[N];
     cl_kernel k = NULL;
-    cl_program prog = texts[0] ? clCreateProgramWithSource(context, 2, (const char **)texts, NULL, &err) : NULL;
+    cl_program prog = texts[0] && texts[1] ? clCreateProgramWithSource(context, 3, (const char **)texts, NULL, &err) : NULL;
     if (!prog || clBuildProgram(prog, 1, &device, opts, NULL, NULL) != CL_SUCCESS)
         goto done;
     if (!(k = clCreateKernel(prog, entry, &err)))
@@ -317,7 +318,9 @@ int fcl_probe_amd_program(cl_context context, cl_device_id device, int kind, con
     if (kind != FLASHCL_KERNEL_MFMA && kind != FLASHCL_KERNEL_WMMA)
         return 0;
     const int mfma = kind == FLASHCL_KERNEL_MFMA;
-    const char *const texts[2] = {flashcl_source_text(mfma ? "mfma.cl" : "wmma.cl"), mfma ? mfma_probe_source : wmma_probe_source};
+    /* (after common.cl, as in the kernels' programs: the emulation's fp16 conversions) */
+    const char *const texts[3] = {flashcl_source_text("common.cl"), flashcl_source_text(mfma ? "mfma.cl" : "wmma.cl"),
+                                  mfma ? mfma_probe_source : wmma_probe_source};
     char opts[256];
     snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DMFMA_BF16=0 -DWMMA_BF16=0 %s", options ? options : "");
     return probe_program(context, device, texts, opts, "amd_probe", mfma ? 64 : 32, 1);
@@ -407,7 +410,7 @@ int fcl_probe_dpas_program(cl_context context, cl_device_id device, int sg, cons
 {
     if (sg != 8 && sg != 16)
         return 0;
-    const char *const texts[2] = {flashcl_source_text("dpas.cl"), dpas_probe_source};
+    const char *const texts[3] = {flashcl_source_text("common.cl"), flashcl_source_text("dpas.cl"), dpas_probe_source};
     char opts[256];
     snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DDPAS_BF16=0 -DDPAS_SG=%d %s", sg, options ? options : "");
     return probe_program(context, device, texts, opts, "intel_probe", (size_t)sg, run);

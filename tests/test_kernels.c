@@ -9,6 +9,7 @@
 #include "../src/probe.h"
 #include "../src/ptx.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +412,119 @@ START_TEST(test_ptx_finish_sm90a)
 }
 END_TEST
 
+/* common.cl's fp16 conversions of register values (half_bits_to_float, float_to_half_bits) in the integer
+ * form every program but AMD's and Intel's matrix-unit ones takes, against vload_half and vstore_half_rte on
+ * global memory, the spec's conversions. */
+typedef struct {
+    float *f, *f_ref;     /* the 65536 halves as floats: ours, the reference's */
+    uint16_t *y, *y_ref; /* x's floats as halves */
+} fp16_run;
+
+static fp16_run run_fp16_bits(const float *x, size_t nx)
+{
+    static const char *src =
+        "__kernel void fp16_bits(__global const ushort *h, __global const half *hg, __global float *f,\n"
+        "                        __global float *f_ref, __global const float *x, __global ushort *y, __global half *y_ref)\n"
+        "{\n"
+        "    const size_t i = get_global_id(0);\n"
+        "    if (i < 65536) {\n"
+        "        f[i] = half_bits_to_float(h[i]);\n"
+        "        f_ref[i] = vload_half(i, hg);\n"
+        "    }\n"
+        "    y[i] = float_to_half_bits(x[i]);\n"
+        "    vstore_half_rte(x[i], i, y_ref);\n"
+        "}\n";
+    static uint16_t h[65536];
+    for (uint32_t i = 0; i < 65536; ++i)
+        h[i] = (uint16_t)i;
+    const char *texts[2] = {flashcl_source_text("common.cl"), src};
+    ck_assert_ptr_nonnull(texts[0]);
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(tu_context, 2, texts, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    err = clBuildProgram(prog, 1, &tu_device, "-DFLASHCL_DTYPE_F32", NULL, NULL);
+    if (err != CL_SUCCESS) {
+        static char log[8192];
+        clGetProgramBuildInfo(prog, tu_device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        ck_abort_msg("fp16_bits: build failed (%d):\n%.4000s", (int)err, log);
+    }
+    cl_kernel k = clCreateKernel(prog, "fp16_bits", &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_uint_ge(nx, 65536);
+    cl_mem m[7] = {tu_buffer(sizeof h, h),     tu_buffer(sizeof h, h),  tu_buffer(65536 * 4, NULL), tu_buffer(65536 * 4, NULL),
+                   tu_buffer(nx * 4, x),       tu_buffer(nx * 2, NULL), tu_buffer(nx * 2, NULL)};
+    for (cl_uint a = 0; a < 7; ++a)
+        ck_assert_int_eq(clSetKernelArg(k, a, sizeof(cl_mem), &m[a]), CL_SUCCESS);
+    ck_assert_int_eq(clEnqueueNDRangeKernel(tu_queue, k, 1, NULL, &nx, NULL, 0, NULL, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    fp16_run r = {tu_read(m[2], 65536 * 4), tu_read(m[3], 65536 * 4), tu_read(m[5], nx * 2), tu_read(m[6], nx * 2)};
+    for (int a = 0; a < 7; ++a)
+        clReleaseMemObject(m[a]);
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    /* every half to float bit for bit (NaNs as NaNs); every float to half so (NaNs as NaN halves) */
+    for (uint32_t i = 0; i < 65536; ++i) {
+        uint32_t a, b;
+        memcpy(&a, &r.f[i], 4);
+        memcpy(&b, &r.f_ref[i], 4);
+        ck_assert_msg(a == b || (isnan(r.f[i]) && isnan(r.f_ref[i])), "half %#06x to float: %#010x, vload_half %#010x",
+                      i, a, b);
+    }
+    for (size_t i = 0; i < nx; ++i)
+        ck_assert_msg(r.y[i] == r.y_ref[i] || ((r.y[i] & 0x7fff) > 0x7c00 && (r.y_ref[i] & 0x7fff) > 0x7c00),
+                      "float %a to half: %#06x, vstore_half_rte %#06x", (double)x[i], r.y[i], r.y_ref[i]);
+    return r;
+}
+
+static void free_fp16_run(fp16_run r)
+{
+    free(r.f);
+    free(r.f_ref);
+    free(r.y);
+    free(r.y_ref);
+}
+
+/* To float: all 65536 halves. To half: each half's value, each midpoint between neighbouring halves (a
+ * tie: to even) with the float either side of it, the subnormals' and the overflow's edges, infinities
+ * and NaN, and random bit patterns (every exponent). */
+START_TEST(test_fp16_bits)
+{
+    enum { NX = 4 * 65536 + 19 + 65536 };
+    float *x = calloc(NX, sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    fp16_run first = run_fp16_bits(x, 65536); /* (the halves' values, by the reference) */
+    size_t n = 0;
+    for (uint32_t i = 0; i < 65536; ++i) {
+        if (isnan(first.f_ref[i]))
+            continue;
+        x[n++] = first.f_ref[i];
+        if ((i & 0x7fff) < 0x7bff) { /* the next magnitude, the same sign, finite */
+            const float mid = (float)(((double)first.f_ref[i] + (double)first.f_ref[i + 1]) / 2.0); /* (exact) */
+            x[n++] = mid;
+            x[n++] = nextafterf(mid, 0.0f);
+            x[n++] = nextafterf(mid, mid > 0.0f ? INFINITY : -INFINITY);
+        }
+    }
+    free_fp16_run(first);
+    static const float edges[] = {65504.0f, 0x1.ffdffep15f, 65520.0f, 65536.0f, 0x1p-24f, 0x1p-25f, 0x1.8p-25f, 0x1p-26f};
+    for (size_t e = 0; e < sizeof edges / sizeof *edges; ++e) {
+        x[n++] = edges[e];
+        x[n++] = -edges[e];
+    }
+    x[n++] = INFINITY;
+    x[n++] = -INFINITY;
+    x[n++] = NAN;
+    hm_rng rng;
+    hm_rng_seed(&rng, 16);
+    while (n < NX) {
+        const uint32_t u = (uint32_t)(hm_rng_uniform(&rng) * 4294967296.0);
+        memcpy(&x[n++], &u, 4);
+    }
+    free_fp16_run(run_fp16_bits(x, n));
+    free(x);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -421,6 +535,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_search_limit);
     tcase_add_test(tc, test_static_local_probe);
     tcase_add_test(tc, test_ptx_finish_sm90a);
+    tcase_add_test(tc, test_fp16_bits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -333,10 +333,12 @@ static uint16_t bits16(float x, int bf16)
 /* The program of source `part` (embedded) and `kernels_`, for bf16 or fp16, with `extra` options */
 static cl_program build_of(const char *part, const char *kernels_, int bf16, const char *extra)
 {
-    const char *texts[2] = {flashcl_source_text(part), kernels_};
+    /* (after common.cl, as in the library's programs: its fp16 conversions) */
+    const char *texts[3] = {flashcl_source_text("common.cl"), flashcl_source_text(part), kernels_};
     ck_assert_ptr_nonnull(texts[0]);
+    ck_assert_ptr_nonnull(texts[1]);
     cl_int err;
-    cl_program prog = clCreateProgramWithSource(tu_context, 2, texts, NULL, &err);
+    cl_program prog = clCreateProgramWithSource(tu_context, 3, texts, NULL, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     char options[128];
     snprintf(options, sizeof options, "-cl-std=CL1.2 -DFLASHCL_DTYPE_%s %s", bf16 ? "BF16" : "F16", extra);
