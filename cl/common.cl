@@ -26,10 +26,11 @@ inline ushort float_to_bf16(float f)
 }
 /* fp16 bits to and from float, exact (to nearest even), for values held in registers: by the device's
  * conversions in AMD's and Intel's matrix-unit programs (their GPUs have cl_khr_fp16 and convert in one
- * instruction), elsewhere in integer arithmetic (PoCL 5.0 reports cl_khr_fp16 but its library lacks
- * convert_half_rte for the CPU). Not vload_half/vstore_half through a half pointer to a ushort variable:
- * that reads and writes the variable through another type, which an optimizer may take for no access at
- * all (PoCL 5.0 and 6.0 over LLVM 16 read zeros where the values were; docs/TESTING.md, "PoCL 5 and 6"). */
+ * instruction) and in NVIDIA's PTX programs (cvt), elsewhere in integer arithmetic (PoCL 5.0 reports
+ * cl_khr_fp16 but its library lacks convert_half_rte for the CPU). Not vload_half/vstore_half through a
+ * half pointer to a ushort variable: that reads and writes the variable through another type, which an
+ * optimizer may take for no access at all (PoCL 5.0 and 6.0 over LLVM 16 read zeros where the values
+ * were; docs/TESTING.md, "PoCL 5 and 6"). */
 #if defined(cl_khr_fp16) && ((defined(FCL_AMD_MMA) && FCL_AMD_MMA) || (defined(FCL_INTEL_MMA) && FCL_INTEL_MMA))
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #define FCL_FP16_CVT 1
@@ -40,6 +41,10 @@ inline float half_bits_to_float(uint h)
 {
 #if FCL_FP16_CVT
     return (float)as_half((ushort)h);
+#elif defined(FCL_PTX) && FCL_PTX
+    float r;
+    __asm__("{\n.reg .b16 x;\ncvt.u16.u32 x, %1;\ncvt.f32.f16 %0, x;\n}" : "=f"(r) : "r"(h));
+    return r;
 #else
     const uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 0x3ffu;
     if (e == 0u) /* zero and subnormals: m * 2^-24, exact */
@@ -51,6 +56,10 @@ inline ushort float_to_half_bits(float f)
 {
 #if FCL_FP16_CVT
     return as_ushort(convert_half_rte(f));
+#elif defined(FCL_PTX) && FCL_PTX
+    ushort r;
+    __asm__("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(f));
+    return r;
 #else
     const uint u = as_uint(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
     if (a > 0x7f800000u) /* NaN: a quiet one */

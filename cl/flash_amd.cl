@@ -61,18 +61,11 @@
 #define UNROLL _Pragma("unroll")
 #endif
 
-/* Two floats as one register of two 16-bit operands (lo in the low half), rounded to nearest even: on the
- * hardware fp16 through its conversion instruction (mma.cl's pack2 goes through vstore_half_rte, which
- * AMD's device libraries implement in integer arithmetic with branches: about 30 instructions a value in
- * the gfx942 build of 2026-12-04), bf16 by common.cl's integer rounding (CDNA3 has no bf16 conversion). */
-#if FCL_AMD_MMA && !MMA_BF16
-inline uint amx_pack2(const float lo, const float hi)
-{
-    return (uint)as_ushort(convert_half_rte(lo)) | (uint)as_ushort(convert_half_rte(hi)) << 16;
-}
-#else
+/* Two floats as one register of two 16-bit operands (lo in the low half), rounded to nearest even: mma.cl's
+ * pack2, whose fp16 on the hardware (FCL_AMD_MMA) is the conversion instruction (common.cl's
+ * float_to_half_bits; vstore_half_rte is about 30 integer instructions a value in AMD's device libraries,
+ * gfx942 build of 2026-12-04), bf16 common.cl's integer rounding (CDNA3 has no bf16 conversion). */
 #define amx_pack2(lo, hi) pack2((lo), (hi))
-#endif
 
 /* Element t of an accumulator vector (indexed by a loop variable; constant once unrolled) */
 #define ACC(v, t) (((float *)&(v))[t])

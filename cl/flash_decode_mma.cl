@@ -60,12 +60,6 @@
 #ifndef SCALE_LOADS
 #define SCALE_LOADS 0
 #endif
-#if SCALE_LOADS == 2
-inline float half_bits(ushort b)
-{
-    return half_bits_to_float(b);
-}
-#endif
 
 #define WG_SIZE (32 * WARPS)
 #define TK (16 * TILES)      /* keys a warp takes a step */
@@ -323,7 +317,7 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
         }
 #if SCALE_LOADS == 2 && KV_SCALE_F16
         /* (a key past the end: its scale 0, as the loads' condition gave it) */
-#define SCALE_OF_(raw, i, j, cc) (k0 + 16 * (i) + 8 * (j) + 2 * t + (cc) < keys.end ? half_bits(raw) : 0.0f)
+#define SCALE_OF_(raw, i, j, cc) (k0 + 16 * (i) + 8 * (j) + 2 * t + (cc) < keys.end ? half_bits_to_float(raw) : 0.0f)
 #define K_SCALED(x, i, j, cc) ((x) * SCALE_OF_(ks[i][j][cc], i, j, cc))
 #define V_SCALED(p, i, j, cc) ((p) * SCALE_OF_(vs[i][j][cc], i, j, cc))
 #else

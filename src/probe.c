@@ -292,7 +292,8 @@ static int probe_program(cl_context context, cl_device_id device, const char *co
     cl_int err;
     int ok = 0, host[N];
     cl_kernel k = NULL;
-    cl_program prog = texts[0] && texts[1] ? clCreateProgramWithSource(context, 3, (const char **)texts, NULL, &err) : NULL;
+    cl_program prog =
+        texts[0] && texts[1] ? clCreateProgramWithSource(context, 3, (const char **)texts, NULL, &err) : NULL;
     if (!prog || clBuildProgram(prog, 1, &device, opts, NULL, NULL) != CL_SUCCESS)
         goto done;
     if (!(k = clCreateKernel(prog, entry, &err)))

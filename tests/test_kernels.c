@@ -424,7 +424,8 @@ static fp16_run run_fp16_bits(const float *x, size_t nx)
 {
     static const char *src =
         "__kernel void fp16_bits(__global const ushort *h, __global const half *hg, __global float *f,\n"
-        "                        __global float *f_ref, __global const float *x, __global ushort *y, __global half *y_ref)\n"
+        "                        __global float *f_ref, __global const float *x, __global ushort *y,\n"
+        "                        __global half *y_ref)\n"
         "{\n"
         "    const size_t i = get_global_id(0);\n"
         "    if (i < 65536) {\n"
