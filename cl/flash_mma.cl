@@ -75,7 +75,9 @@
 #if KV_STAGES != 1 && KV_STAGES != 2
 #error "KV_STAGES must be 1 or 2"
 #endif
-#define Q_ASYNC (KV_STAGES == 2 && Q_LOCAL && !Q_CONVERT) /* (a converted Q goes through registers) */
+/* (a converted Q goes through registers; so does a split one: split in place, a work-item's stores would
+ * land on chunks other work-items have not read yet) */
+#define Q_ASYNC (KV_STAGES == 2 && Q_LOCAL && !Q_CONVERT && !Q_SPLIT)
 /* O_STAGED, the host's where O_ALIGNED (O's strides multiples of 8 elements and, checked at enqueue, its
  * offset a multiple of 16 bytes) and the head dim is above 64 and at most 192: the normalised output goes through
  * local memory (each warp its own rows, as packed pairs) and leaves in 16-byte row chunks, instead of two
@@ -414,15 +416,6 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     if (n_begin < n_end)
         LOAD_K(k_s, n_begin);
     ASYNC_COMMIT();
-#if Q_SPLIT
-    ASYNC_WAIT(0);
-    for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / CE); idx += WG_SIZE) {
-        const int r = idx / (HEAD_DIM / CE), c = (idx - r * (HEAD_DIM / CE)) * CE;
-        const float4 x = as_float4(*(__local uint4 *)(q_s + AT(r, c)) ^ q_sign);
-        const uint4 hi = TF32_HI4(x);
-        Q_SPLIT_STORE(r, c, hi, TF32_LO4(x, hi));
-    }
-#else
     if (q_sign) {
         ASYNC_WAIT(0);
         for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / CE); idx += WG_SIZE) {
@@ -430,7 +423,6 @@ flash_mma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
             *(__local uint4 *)(q_s + AT(r, c)) ^= q_sign;
         }
     }
-#endif
 #else
     UNROLL /* (every load issued before the first store waits for its data) */
     for (int idx = tid; idx < BLOCK_M * (HEAD_DIM / CE); idx += WG_SIZE) {

@@ -90,10 +90,10 @@
 #else
 #define QD HEAD_DIM
 #endif
-/* WG_O_STAGED (a variant to measure, off unless a build option sets it: docs/design/wgmma.md, wgmma-ostage):
- * O's rows staged in local memory as packed pairs, then written in 16-byte chunks, instead of two 16-bit
- * stores a lane a pair; for 16-bit O whose rows (strides and start) are 16-byte aligned and V's head dim
- * at most Q's (the staging reuses Q's block). */
+/* WG_O_STAGED (the host's where it can: src/kernels/wgmma.c's fcl_wgmma_o_staged; docs/design/wgmma.md,
+ * wgmma-ostage): O's rows staged in local memory as packed pairs, then written in 16-byte chunks, instead
+ * of two 16-bit stores a lane a pair; for 16-bit O whose rows (strides and start) are 16-byte aligned and
+ * V's head dim at most Q's (the staging reuses Q's block). */
 #ifndef WG_O_STAGED
 #define WG_O_STAGED 0
 #endif
@@ -489,8 +489,8 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define VT_ROUNDS ((VT_UNITS + 127) / 128)
 #define STG_SWZ(r) (((((r) >> 1) & 3) | (((r) >> 2) & 4)) & (DV / 16 - 1))
 #define STG_AT(r, cc) ((r) * (DV / 2) + 8 * ((cc) ^ STG_SWZ(r)))
-/* VT_BUFS staging tiles (1 or 2): with two, tile t's copies go into tile t % 2 while tile t-1's are
- * transposed from the other (docs/design/fp8.md, fp8-2) */
+/* VT_BUFS staging tiles (1 or 2; the host's 2 with the producer): with two, tile t's copies go into tile
+ * t % 2 while tile t-1's are transposed from the other (docs/design/fp8.md, fp8-2) */
 #ifndef VT_BUFS
 #define VT_BUFS 1
 #endif
@@ -597,10 +597,13 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if !FCL_PTX
     __local uint *const xw = xchg + warp * 32 * 8;
 #endif
-    /* WG_HEAVY_FIRST (a variant to measure, off unless a build option sets it: docs/design/wgmma.md,
-     * wgmma-lpt): with a causal mask or a window the last query blocks of a head see the most keys; the
-     * work-groups the device starts first take them, so that the lightest ones fill the last wave */
-#if defined(WG_HEAVY_FIRST) && WG_HEAVY_FIRST && HAS_WINDOW
+    /* WG_HEAVY_FIRST (on unless a build option sets it to 0: docs/design/wgmma.md, wgmma-lpt): with a
+     * causal mask or a window the last query blocks of a head see the most keys; the work-groups the device
+     * starts first take them, so that the lightest ones fill the last wave */
+#ifndef WG_HEAVY_FIRST
+#define WG_HEAVY_FIRST 1
+#endif
+#if WG_HEAVY_FIRST && HAS_WINDOW
     const int m0 = (int)(get_num_groups(0) - 1 - get_group_id(0)) * BLOCK_M;
 #else
     const int m0 = (int)get_group_id(0) * BLOCK_M;

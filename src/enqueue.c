@@ -179,8 +179,11 @@ static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
                                "which the plan's kernel (%s, 16-byte row copies) needs for Q, K and V", enqueue_who,
                                names[i], (unsigned long long)offs[i], pl->config.kernel_name);
     }
-    /* flash_mma built for 16-byte output chunks (O's strides multiples of 8 elements): O's start too. */
-    validate_or_return(ctx, pl->kernel_id != FCL_K_FLASH_MMA || !fcl_out_aligned(p) || of->o % 16 == 0,
+    /* flash_mma and flash_wgmma built for 16-byte output chunks (O's strides multiples of 8 elements): O's
+     * start too. */
+    const int o_chunks = (pl->kernel_id == FCL_K_FLASH_MMA && fcl_out_aligned(p)) ||
+                         (pl->kernel_id == FCL_K_FLASH_WGMMA && fcl_wgmma_o_staged(p));
+    validate_or_return(ctx, !o_chunks || of->o % 16 == 0,
                        FLASHCL_INVALID_ARGUMENT,
                        "%s: tensors.offsets.o = %llu is not a multiple of 16 bytes, which the plan's "
                        "kernel (%s, 16-byte output chunks) needs for O", enqueue_who, (unsigned long long)of->o, pl->config.kernel_name);

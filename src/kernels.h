@@ -114,6 +114,10 @@ flashcl_status fcl_args_check(flashcl_context *ctx, const fcl_args *a, const cha
 /* Whether a flash_wgmma config has the producer warpgroup (cl/flash_wgmma.cl's WG_PRODUCER): a work-group
  * of 2 x block_m + 128 work-items (the chooser's, src/tiles.c). */
 int fcl_wgmma_producer(const flashcl_config *c);
+/* Whether flash_wgmma writes O through local memory in 16-byte chunks (cl/flash_wgmma.cl's WG_O_STAGED):
+ * where O's rows are 16-byte aligned, O has the operands' 16-bit type and V's head dim is at most Q's; the
+ * enqueue then needs O's start 16-byte aligned too. */
+int fcl_wgmma_o_staged(const flashcl_problem *p);
 /* Whether flash_wgmma is written for head dim d (FlashAttention-3's: 64, 80, 96, 128, 192, 256) */
 int fcl_wgmma_dim(int32_t d);
 /* Whether every Q, K and V row starts at a multiple of 8 elements: the matrix-unit kernels are then

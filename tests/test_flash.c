@@ -1599,7 +1599,9 @@ static const case_params tf32_cases[] = {
 #define N_TF32_CASES ((int)(sizeof tf32_cases / sizeof *tf32_cases))
 /* and wider heads: d=128 with one TF32 product, d=80 packed with a window and softcap, d=96 over a paged
  * cache with an append under ALiBi, 128 over V's 64 with a mask and key padding; Q's block split once (Q_SPLIT)
- * with a negative scale, over unaligned strided rows at d=112 and copied synchronously at d=192 (not on rusticl: llvmpipe
+ * with a negative scale, over unaligned strided rows at d=112, copied synchronously at d=192 and at d=128 in two
+ * stages (where the other K/V copies are asynchronous; split in place, Q's chunks were overwritten before
+ * other work-items read them: NVIDIA, 2026-12-05) (not on rusticl: llvmpipe
  * lets the emulated kernel have 32 work-items from d=80 up, where it needs 128) */
 static const case_params tf32_wide_cases[] = {
     {.dtype = FLASHCL_DTYPE_F32, .precision = FLASHCL_PRECISION_TF32, .head_dim = 128, .gqa = 1, .seq_q = 70,
@@ -1616,6 +1618,9 @@ static const case_params tf32_wide_cases[] = {
      .seq_kv = 61, .batch = 1, .heads_kv = 2, .custom_layout = 2, .scale = -0.1f, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_F32, .precision = FLASHCL_PRECISION_TF32X3, .head_dim = 192, .gqa = 2, .seq_q = 30,
      .seq_kv = 50, .batch = 1, .heads_kv = 1, .causal = 1, .scale = -0.15f, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F32, .precision = FLASHCL_PRECISION_TF32X3, .head_dim = 128, .gqa = 1, .seq_q = 40,
+     .seq_kv = 70, .batch = 1, .heads_kv = 2, .scale = -0.1f, .path = FLASHCL_PATH_MMA, .mma_block_m = 32,
+     .mma_block_n = 16, .mma_rows = 2, .mma_stages = 2},
 };
 #define N_TF32_WIDE_CASES ((int)(sizeof tf32_wide_cases / sizeof *tf32_wide_cases))
 

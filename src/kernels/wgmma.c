@@ -28,10 +28,17 @@ static uint64_t wgmma_width(int32_t c, int32_t d)
     return wgmma_swizzle(d, 0) ? pad64((uint64_t)c) : (uint64_t)c;
 }
 
+/* fp8's staging tiles (cl/flash_wgmma.cl's VT_BUFS): two with the producer warpgroup, V(t)'s copies landing
+ * during V(t-1)'s transpose (+8.9% at d=128 N=16384: docs/design/fp8.md, fp8-2) */
+static int fp8_staging_tiles(int producer)
+{
+    return producer ? 2 : 1;
+}
+
 /* cl/flash_wgmma.cl's layout: Q's block, `stages` K and V tiles of 16-bit elements (K's d wide, V's dv, in
  * their stored widths); with fp8 operands (16-bit units of two bytes) Q's and K's rows d/2 units, V's tiles
  * transposed (dv rows of bn/2 units), all in whole 64-unit blocks, and the staging tile V is copied into
- * (bn rows of dv bytes); emulated also P's tile and the exchange area (8 uints a lane); with the producer
+ * (bn rows of dv bytes, one or two); emulated also P's tile and the exchange area (8 uints a lane); with the producer
  * warpgroup four 8-byte mbarriers a stage. */
 static uint64_t wgmma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages, int emulated, int producer,
                             int fp8)
@@ -40,7 +47,8 @@ static uint64_t wgmma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32
     uint64_t tiles;
     if (fp8) {
         const uint64_t qw = pad64((uint64_t)d / 2), vtw = pad64((uint64_t)bn / 2);
-        tiles = ((uint64_t)bm * qw + kv * qw + (uint64_t)stages * (uint64_t)dv * vtw) * 2 + (uint64_t)bn * (uint64_t)dv;
+        tiles = ((uint64_t)bm * qw + kv * qw + (uint64_t)stages * (uint64_t)dv * vtw) * 2 +
+                (uint64_t)fp8_staging_tiles(producer) * (uint64_t)bn * (uint64_t)dv;
     } else {
         const uint64_t qw = wgmma_width(d, d), vw = wgmma_width(dv, d);
         tiles = ((uint64_t)bm * qw + kv * (qw + vw)) * 2;
@@ -230,6 +238,12 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
     return 1;
 }
 
+int fcl_wgmma_o_staged(const flashcl_problem *p)
+{
+    /* (+20.6% at d=128 N=1024, +9.6% at d=64; -1.4% at d=64 N=16384: docs/design/wgmma.md, wgmma-ostage) */
+    return fcl_out_aligned(p) && fcl_head_dim_v(p) <= p->head_dim && !fcl_kv_mixed(p) && !p->qkv_format;
+}
+
 /* block_m / 64 warpgroups, and the producer warpgroup where the work-group has its 128 work-items; on the
  * matrix units its program is finished for sm_90a (-DFCL_SM90A=1: src/program.c), emulated (mma 4) not. */
 static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
@@ -240,10 +254,10 @@ static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, cha
     fcl_dim_v_define(p, dim_v, sizeof dim_v);
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s -DWG_PRODUCER=%d "
-             "-DSWIZZLE=%d -DKV_STAGES=%d%s",
+             "-DSWIZZLE=%d -DKV_STAGES=%d -DWG_O_STAGED=%d -DVT_BUFS=%d%s",
              fcl_dtype_define(p->dtype), p->head_dim, dim_v, c->block_n, c->block_m / 64, !c->emulated, !c->emulated,
              !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), wgmma_swizzle(p->head_dim, p->qkv_format != 0),
-             fcl_mma_stages(c), features);
+             fcl_mma_stages(c), fcl_wgmma_o_staged(p), fp8_staging_tiles(fcl_wgmma_producer(c)), features);
 }
 
 const fcl_kernel_module fcl_wgmma_module = {
