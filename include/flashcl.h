@@ -914,8 +914,9 @@ typedef struct flashcl_tensors {
      * inside an engine's pooled buffers, with no sub-buffer (whose origin OpenCL restricts to
      * CL_DEVICE_MEM_BASE_ADDR_ALIGN). Each a multiple of its tensor's element size; Q's, K's and V's
      * also of 16 bytes where the plan's kernel copies rows in 16-byte pieces (flashcl_plan_config's
-     * kernel is flash_mma or flash_decode_mma: see flashcl_plan_enqueue_on). The buffer must hold the
-     * offset plus the tensor (flashcl_plan_buffer_sizes). */
+     * kernel is flash_mma, flash_wgmma or flash_decode_mma), and O's where it writes them so (flash_mma
+     * and flash_wgmma: see flashcl_plan_enqueue_on). The buffer must hold the offset plus the tensor
+     * (flashcl_plan_buffer_sizes). */
     struct flashcl_offsets { /* the buffers' order (ABI 4; ABI 2-3 had workspace after sinks; ABI 7 descale) */
         uint64_t q, k, v, o, lse, alibi_slopes, mask, key_padding, cu_seqlens_q, cu_seqlens_k, cache_seqlens,
             block_table, k_new, v_new, k_scale, v_scale, sinks, cache_batch_idx, cache_leftpad, descale, workspace;
@@ -936,8 +937,9 @@ FLASHCL_API flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *plan, cons
  * command queue of the context's cl_context and device (in order or not: the plan's commands wait on
  * each other through events), with each tensor at its byte offset (tensors->offsets). The two calls
  * above are this one with the context's queue. Offsets are checked with the buffers (a multiple of the
- * element size; 16 bytes for Q, K and V under flash_mma and flash_decode_mma when the problem's strides
- * are multiples of 8 elements, as those kernels then copy rows in 16-byte pieces; offset plus tensor
+ * element size; 16 bytes for Q, K and V under flash_mma, flash_wgmma and flash_decode_mma when the
+ * problem's strides are multiples of 8 elements, as those kernels then copy rows in 16-byte pieces, and
+ * for O under flash_mma and flash_wgmma when O's are, as they write O's rows so; offset plus tensor
  * within the buffer), the queue with clGetCommandQueueInfo (its context and device); nothing is
  * launched on a refusal. An event of another queue in the wait list needs that queue flushed first
  * (clFlush: OpenCL's rule for waits across queues). Enqueues that use the plan's own scratch (split-KV
