@@ -486,8 +486,21 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
  * lanes of a quarter warp reach 8 different bank groups. */
 #define NG (BLOCK_N / 16)
 #define VT_UNITS (4 * NG * (DV / 16))
-#define VT_ROUNDS ((VT_UNITS + 127) / 128)
+/* VT_PAIR (a variant to measure, off unless a build option sets it: docs/design/fp8.md, fp8-3): a work-item
+ * takes units tq and tq + 1 of a group and chunk together (rows 16G + 2tq .. 2tq+3 and their +8) and
+ * writes each row's two words in one 8-byte store (words 4G + tq, tq even, are adjacent within a swizzled
+ * 16-byte piece): half the stores, one round at d=128. Its staging swizzle spreads a quarter warp's rows
+ * 16G + 4h + j (G < 4, h < 2) over the 8 pieces of a row. */
+#ifndef VT_PAIR
+#define VT_PAIR 0
+#endif
+#define VT_PER (VT_PAIR ? 2 : 1)                         /* units a work-item takes at once */
+#define VT_ROUNDS ((VT_UNITS / VT_PER + 127) / 128)
+#if VT_PAIR
+#define STG_SWZ(r) (((((r) >> 2) & 1) | (((r) >> 3) & 6)) & (DV / 16 - 1))
+#else
 #define STG_SWZ(r) (((((r) >> 1) & 3) | (((r) >> 2) & 4)) & (DV / 16 - 1))
+#endif
 #define STG_AT(r, cc) ((r) * (DV / 2) + 8 * ((cc) ^ STG_SWZ(r)))
 /* VT_BUFS staging tiles (1 or 2; the host's 2 with the producer): with two, tile t's copies go into tile
  * t % 2 while tile t-1's are transposed from the other (docs/design/fp8.md, fp8-2) */
@@ -496,9 +509,15 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #endif
 #define STG(t) (stg_s + ((t) % VT_BUFS) * (BLOCK_N * DV / 2))
 #define VT_WORD(n, w) (TILE_AT(n, 2 * (w), DV, VTW) >> 1) /* word w of row n, in uints */
+#if VT_PAIR /* (u_: a pair of units) */
+#define VT_UNIT(u_)                                                                                            \
+    const int tq_ = 2 * ((u_)&1), g_ = ((u_) >> 1) % NG, cc_ = ((u_) >> 1) / NG;                               \
+    if ((VT_UNITS / 2) % 128 == 0 || (u_) < VT_UNITS / 2)
+#else
 #define VT_UNIT(u_)                                                                                            \
     const int tq_ = (u_)&3, g_ = ((u_) >> 2) % NG, cc_ = ((u_) >> 2) / NG;                                     \
     if (VT_UNITS % 128 == 0 || (u_) < VT_UNITS)
+#endif
 /* work-item me_'s units of V's tile at keys n0_ (rows at or past limit_: zeros) into the staging tile stg_ */
 #define VT_STAGE(stg_, me_, n0_, limit_)                                                                       \
     do {                                                                                                       \
@@ -507,8 +526,8 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
             VT_UNIT((me_) + 128 * k_)                                                                          \
             {                                                                                                  \
                 UNROLL                                                                                         \
-                for (int x_ = 0; x_ < 4; ++x_) {                                                               \
-                    const int r_ = 16 * g_ + 2 * tq_ + (x_ & 1) + 8 * (x_ >> 1);                               \
+                for (int x_ = 0; x_ < 4 * VT_PER; ++x_) {                                                      \
+                    const int r_ = 16 * g_ + 2 * tq_ + (x_ & (2 * VT_PER - 1)) + 8 * (x_ / (2 * VT_PER));       \
                     const bool ok_ = r_ < (limit_);                                                            \
                     ASYNC8((stg_) + STG_AT(r_, cc_),                                                           \
                            TPTR(V + v_base + KV_ROW((n0_) + (ok_ ? r_ : 0), v_ss, v_sb)) + 8 * cc_, ok_);     \
@@ -526,6 +545,47 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
         (d_)[VT_WORD((n_) + 2, w_)] = prmt(x1_, y1_, 0x5410u);                                                \
         (d_)[VT_WORD((n_) + 3, w_)] = prmt(x1_, y1_, 0x7632u);                                                \
     } while (0)
+#if VT_PAIR
+/* rows n_ .. n_+3 of V's tile, words w_ and w_+1: four columns of rows a .. e (keys 2tq, +1, +8, +9) and of
+ * rows a2 .. e2 (keys 2tq+2, +3, +10, +11), one 8-byte store a row */
+#define VT_WORDS2(d_, n_, w_, a, b, c, e, a2, b2, c2, e2)                                                      \
+    do {                                                                                                       \
+        const uint x0_ = prmt(a, b, 0x5140u), x1_ = prmt(a, b, 0x7362u);                                      \
+        const uint y0_ = prmt(c, e, 0x5140u), y1_ = prmt(c, e, 0x7362u);                                      \
+        const uint u0_ = prmt(a2, b2, 0x5140u), u1_ = prmt(a2, b2, 0x7362u);                                  \
+        const uint v0_ = prmt(c2, e2, 0x5140u), v1_ = prmt(c2, e2, 0x7362u);                                  \
+        *(__local uint2 *)((d_) + VT_WORD(n_, w_)) = (uint2)(prmt(x0_, y0_, 0x5410u), prmt(u0_, v0_, 0x5410u)); \
+        *(__local uint2 *)((d_) + VT_WORD((n_) + 1, w_)) =                                                     \
+            (uint2)(prmt(x0_, y0_, 0x7632u), prmt(u0_, v0_, 0x7632u));                                        \
+        *(__local uint2 *)((d_) + VT_WORD((n_) + 2, w_)) =                                                     \
+            (uint2)(prmt(x1_, y1_, 0x5410u), prmt(u1_, v1_, 0x5410u));                                        \
+        *(__local uint2 *)((d_) + VT_WORD((n_) + 3, w_)) =                                                     \
+            (uint2)(prmt(x1_, y1_, 0x7632u), prmt(u1_, v1_, 0x7632u));                                        \
+    } while (0)
+#define VT_TRANSPOSE(dst_, stg_, me_)                                                                          \
+    do {                                                                                                       \
+        __local uint *const d_ = (__local uint *)(dst_);                                                       \
+        UNROLL                                                                                                 \
+        for (int k_ = 0; k_ < VT_ROUNDS; ++k_) {                                                               \
+            VT_UNIT((me_) + 128 * k_)                                                                          \
+            {                                                                                                  \
+                const int r_ = 16 * g_ + 2 * tq_, w_ = 4 * g_ + tq_, n_ = 16 * cc_;                           \
+                const uint4 a_ = *(__local const uint4 *)((stg_) + STG_AT(r_, cc_));                         \
+                const uint4 b_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 1, cc_));                     \
+                const uint4 c_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 8, cc_));                     \
+                const uint4 e_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 9, cc_));                     \
+                const uint4 a2_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 2, cc_));                    \
+                const uint4 b2_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 3, cc_));                    \
+                const uint4 c2_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 10, cc_));                   \
+                const uint4 e2_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 11, cc_));                   \
+                VT_WORDS2(d_, n_, w_, a_.s0, b_.s0, c_.s0, e_.s0, a2_.s0, b2_.s0, c2_.s0, e2_.s0);             \
+                VT_WORDS2(d_, n_ + 4, w_, a_.s1, b_.s1, c_.s1, e_.s1, a2_.s1, b2_.s1, c2_.s1, e2_.s1);         \
+                VT_WORDS2(d_, n_ + 8, w_, a_.s2, b_.s2, c_.s2, e_.s2, a2_.s2, b2_.s2, c2_.s2, e2_.s2);         \
+                VT_WORDS2(d_, n_ + 12, w_, a_.s3, b_.s3, c_.s3, e_.s3, a2_.s3, b2_.s3, c2_.s3, e2_.s3);       \
+            }                                                                                                  \
+        }                                                                                                      \
+    } while (0)
+#else
 /* work-item me_'s units, once its copies landed, from the staging tile stg_ into V's buffer dst_ */
 #define VT_TRANSPOSE(dst_, stg_, me_)                                                                          \
     do {                                                                                                       \
@@ -546,6 +606,7 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
             }                                                                                                  \
         }                                                                                                      \
     } while (0)
+#endif
 /* V's tile at keys n0_ into buffer dst_ where the consumers copy (no producer): staged and transposed by
  * the first warpgroup at once (its copies waited for: the producer's way, synchronous) */
 #define LOAD_V(dst_, n0_, ROW_PTR)                                                                             \

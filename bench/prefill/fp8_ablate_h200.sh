@@ -3,9 +3,10 @@
 # fp8_ablate_h200.sh: where flash_wgmma's fp8 step spends its time (docs/design/fp8.md, fp8-2). One build,
 # then in one device call: the driver's own assembly of the fp16 and fp8 programs at d=128 (registers,
 # spills, serialized-wgmma warnings: tools/nv_driver_sass.py, cubins for nvdisasm), and d=128 N=16384 timed
-# under build-option variants, interleaved (bench/options_h200.sh, REPS rounds, 2 by default): fp8 with
-# two staging tiles (VT_BUFS=2) and the ablations (WG_ABLATE: 1 drops V's transpose, 2 the softmax's
-# exponentials, 4 the P*V products; wrong results, timing only), fp16's beside them. Run on the GPU machine
+# under build-option variants, interleaved (bench/options_h200.sh, REPS rounds, 2 by default): fp8 with the
+# paired transpose (VT_PAIR=1, fp8-3), with one staging tile (VT_BUFS=1; two are the default since fp8-2)
+# and the ablations (WG_ABLATE: 1 drops V's transpose, 2 the softmax's exponentials, 4 the P*V products;
+# wrong results, timing only), fp16's beside them. Run on the GPU machine
 # from the repository root after `source .gpu/gpu-env.sh`; writes $OUT/fp8_ablate.tgz.
 set -uo pipefail
 b=${BUILD:-/tmp/b}
@@ -33,6 +34,6 @@ opt() { # name seconds "bench args" variants...
   snap
 }
 shape="-d 128 -n 16384 --dtype f16 --device NVIDIA --iters 10"
-opt fp8 200 "$shape --fp8 e4m3 --descale head" base= vt2=-DVT_BUFS=2 vt=-DWG_ABLATE=1 exp=-DWG_ABLATE=2 \
-  pv=-DWG_ABLATE=4 vtexp=-DWG_ABLATE=3
+opt fp8 200 "$shape --fp8 e4m3 --descale head" base= pair=-DVT_PAIR=1 vt1=-DVT_BUFS=1 vt=-DWG_ABLATE=1 \
+  exp=-DWG_ABLATE=2 vtexp=-DWG_ABLATE=3
 opt f16 100 "$shape" base= exp=-DWG_ABLATE=2 pv=-DWG_ABLATE=4
