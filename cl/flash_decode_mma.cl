@@ -60,6 +60,13 @@
 #ifndef SCALE_LOADS
 #define SCALE_LOADS 0
 #endif
+/* KV_PREFETCH (a variant to measure, off unless a build option sets it: docs/design/decode_mma.md,
+ * decode-mma-11): a step's K loads issued during the step before, once its S no longer needs kr (no more
+ * registers: kr is reused), so that they land while that step's softmax and P * V run; V's at the step's
+ * start, during its S. */
+#ifndef KV_PREFETCH
+#define KV_PREFETCH 0
+#endif
 
 #define WG_SIZE (32 * WARPS)
 #define TK (16 * TILES)      /* keys a warp takes a step */
@@ -220,60 +227,96 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
         o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
     float m_run = -INFINITY, l_run = 0.0f; /* row g's running maximum; this lane's part of its sum */
 
+    /* (lane (g, t)'s loads of a step's K at keys from k0_ into kr, through tile rows kt_; its V into vr) */
+#define LOAD_K_STEP(k0_, kt_)                                                                                  \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int i = 0; i < TILES; ++i) {                                                                      \
+            UNROLL                                                                                             \
+            for (int j = 0; j < 2; ++j) {                                                                      \
+                const int key = (k0_) + 16 * i + 8 * j + g;                                                    \
+                const bool ok = key < keys.end;                                                                \
+                UNROLL                                                                                         \
+                for (int v = 0; v < KVEC; ++v) {                                                               \
+                    const KV_VEC x = ok ? LOAD_KV(K, (kt_)[i] + (long)key * k_ss + 8 * (t + 4 * v)) : (KV_VEC)(0); \
+                    SPLAT_KV(kr[i][j] + KV_WORDS * v, x); /* (a macro: its argument once, as a variable) */   \
+                }                                                                                              \
+            }                                                                                                  \
+        }                                                                                                      \
+    } while (0)
+#define LOAD_V_STEP(k0_, vt_)                                                                                  \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int i = 0; i < TILES; ++i) {                                                                      \
+            UNROLL                                                                                             \
+            for (int e = 0; e < 4; ++e) {                                                                      \
+                const int key = (k0_) + 16 * i + 2 * t + (e & 1) + 8 * (e >> 1);                               \
+                const bool ok = key < keys.end;                                                                \
+                UNROLL                                                                                         \
+                for (int u = 0; u < VVEC; ++u) {                                                               \
+                    const KV_VEC x = ok ? LOAD_KV(V, (vt_)[i] + (long)key * v_ss + 8 * (g + 8 * u)) : (KV_VEC)(0); \
+                    SPLAT_KV(vr[i][e] + KV_WORDS * u, x);                                                      \
+                }                                                                                              \
+            }                                                                                                  \
+        }                                                                                                      \
+    } while (0)
+    /* Each 16-key tile's rows from its page (K's in kt_, V's in vt_, for the warp's keys from k0_): tiles
+     * start at multiples of 16, and a page holds whole tiles; one block-table lookup a step where a page
+     * holds the warp's TK keys. */
+#if PAGE_SIZE
+#define KV_TILES(k0_, kt_, vt_)                                                                                \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int i = 0; i < TILES; ++i) {                                                                      \
+            const int kc = min((k0_) + ((PAGE_SIZE % TK) == 0 ? 0 : 16 * i), max(skv - 1, 0));                \
+            (kt_)[i] = k_base + kv_row(b, kc, k_ss, k_sb, BT, max_pages, num_pages) - (long)kc * k_ss;        \
+            (vt_)[i] = v_base + kv_row(b, kc, v_ss, v_sb, BT, max_pages, num_pages) - (long)kc * v_ss;        \
+        }                                                                                                      \
+    } while (0)
+#else
+#define KV_TILES(k0_, kt_, vt_)                                                                                \
+    do {                                                                                                       \
+        UNROLL                                                                                                 \
+        for (int i = 0; i < TILES; ++i) {                                                                      \
+            (kt_)[i] = k_base;                                                                                 \
+            (vt_)[i] = v_base;                                                                                 \
+        }                                                                                                      \
+    } while (0)
+#endif
+    uint kr[TILES][2][KVEC * KV_WORDS], vr[TILES][4][VVEC * KV_WORDS]; /* (K: keys k0+16i+8j+g; V: keys
+                                                                         * k0+16i+{2t, 2t+1, 2t+8, 2t+9}) */
+#if KV_PREFETCH
+    if (keys.begin < keys.end) { /* (the first step's K; each step then loads the next one's after S) */
+        long kt0[TILES], vt0[TILES];
+        KV_TILES(keys.begin + warp * TK, kt0, vt0);
+        LOAD_K_STEP(keys.begin + warp * TK, kt0);
+    }
+#endif
     for (int n0 = keys.begin; n0 < keys.end; n0 += STEP) {
         const int k0 = n0 + warp * TK; /* this warp's first key of the step */
-        /* Each 16-key tile's rows from its page: tiles start at multiples of 16, and a page holds whole
-         * tiles; one block-table lookup a step where a page holds the warp's TK keys. An int8 cache's
-         * scales (one per row and KV head) the same way: s_tile[i] + key * heads_kv. */
         long k_tile[TILES], v_tile[TILES];
+        KV_TILES(k0, k_tile, v_tile);
 #if KV_FORMAT == 1
+        /* An int8 cache's scales (one per row and KV head) as the tiles' rows: s_tile[i] + key * heads_kv */
         long s_tile[TILES];
         int s_key[TILES]; /* a key whose scale s_tile[i] addresses: the tile's page's, or key 0 */
-#endif
         UNROLL
         for (int i = 0; i < TILES; ++i) {
 #if PAGE_SIZE
             const int kc = min(k0 + ((PAGE_SIZE % TK) == 0 ? 0 : 16 * i), max(skv - 1, 0));
-            k_tile[i] = k_base + kv_row(b, kc, k_ss, k_sb, BT, max_pages, num_pages) - (long)kc * k_ss;
-            v_tile[i] = v_base + kv_row(b, kc, v_ss, v_sb, BT, max_pages, num_pages) - (long)kc * v_ss;
-#if KV_FORMAT == 1
             s_tile[i] = kv_scale_index(b, kc, hk, heads_kv, seq_kv, BT, max_pages, num_pages) - (long)kc * heads_kv;
             s_key[i] = kc;
-#endif
 #else
-            k_tile[i] = k_base;
-            v_tile[i] = v_base;
-#if KV_FORMAT == 1
             s_tile[i] = kv_scale_index(b, 0, hk, heads_kv, seq_kv, BT, max_pages, num_pages);
             s_key[i] = 0;
 #endif
+        }
 #endif
-        }
-        /* Every load of the step first: K keys k0+16i+8j+g, V keys k0+16i+{2t, 2t+1, 2t+8, 2t+9}. */
-        uint kr[TILES][2][KVEC * KV_WORDS], vr[TILES][4][VVEC * KV_WORDS];
-        UNROLL
-        for (int i = 0; i < TILES; ++i) {
-            UNROLL
-            for (int j = 0; j < 2; ++j) {
-                const int key = k0 + 16 * i + 8 * j + g;
-                const bool ok = key < keys.end;
-                UNROLL
-                for (int v = 0; v < KVEC; ++v) {
-                    const KV_VEC x = ok ? LOAD_KV(K, k_tile[i] + (long)key * k_ss + 8 * (t + 4 * v)) : (KV_VEC)(0);
-                    SPLAT_KV(kr[i][j] + KV_WORDS * v, x); /* (a macro: its argument once, as a variable) */
-                }
-            }
-            UNROLL
-            for (int e = 0; e < 4; ++e) {
-                const int key = k0 + 16 * i + 2 * t + (e & 1) + 8 * (e >> 1);
-                const bool ok = key < keys.end;
-                UNROLL
-                for (int u = 0; u < VVEC; ++u) {
-                    const KV_VEC x = ok ? LOAD_KV(V, v_tile[i] + (long)key * v_ss + 8 * (g + 8 * u)) : (KV_VEC)(0);
-                    SPLAT_KV(vr[i][e] + KV_WORDS * u, x);
-                }
-            }
-        }
+        /* Every load of the step first (with KV_PREFETCH K's were issued during the step before) */
+#if !KV_PREFETCH
+        LOAD_K_STEP(k0, k_tile);
+#endif
+        LOAD_V_STEP(k0, v_tile);
 #if KV_FORMAT == 1
         /* The int8 scales of this lane's keys of S: K's multiply the scores, V's the weights P. */
 #if SCALE_LOADS >= 1 && FCL_PTX
@@ -355,6 +398,13 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                 }
             }
         }
+#if KV_PREFETCH
+        if (n0 + STEP < keys.end) { /* (S is done with kr: the next step's K, in flight during P * V) */
+            long kt_next[TILES], vt_next[TILES];
+            KV_TILES(k0 + STEP, kt_next, vt_next);
+            LOAD_K_STEP(k0 + STEP, kt_next);
+        }
+#endif
         tile_max = max_nan(tile_max, SHFL_XOR(tile_max, 1));
         tile_max = max_nan(tile_max, SHFL_XOR(tile_max, 2));
         const float2 st = softmax_step(m_run, tile_max);
