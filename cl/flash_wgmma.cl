@@ -562,30 +562,36 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
         *(__local uint2 *)((d_) + VT_WORD((n_) + 3, w_)) =                                                     \
             (uint2)(prmt(x1_, y1_, 0x7632u), prmt(u1_, v1_, 0x7632u));                                        \
     } while (0)
-#define VT_TRANSPOSE(dst_, stg_, me_)                                                                          \
+/* one unit (with VT_PAIR two) of rows r_ .. of chunk cc_ of the staging tile stg_ as word w_ (and w_+1)
+ * of rows n_ .. n_+15 of V's buffer d_ */
+#define VT_TRANSPOSE_UNIT(d_, stg_, r_, w_, n_, cc_)                                                           \
     do {                                                                                                       \
-        __local uint *const d_ = (__local uint *)(dst_);                                                       \
-        UNROLL                                                                                                 \
-        for (int k_ = 0; k_ < VT_ROUNDS; ++k_) {                                                               \
-            VT_UNIT((me_) + 128 * k_)                                                                          \
-            {                                                                                                  \
-                const int r_ = 16 * g_ + 2 * tq_, w_ = 4 * g_ + tq_, n_ = 16 * cc_;                           \
-                const uint4 a_ = *(__local const uint4 *)((stg_) + STG_AT(r_, cc_));                         \
-                const uint4 b_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 1, cc_));                     \
-                const uint4 c_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 8, cc_));                     \
-                const uint4 e_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 9, cc_));                     \
-                const uint4 a2_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 2, cc_));                    \
-                const uint4 b2_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 3, cc_));                    \
-                const uint4 c2_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 10, cc_));                   \
-                const uint4 e2_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 11, cc_));                   \
-                VT_WORDS2(d_, n_, w_, a_.s0, b_.s0, c_.s0, e_.s0, a2_.s0, b2_.s0, c2_.s0, e2_.s0);             \
-                VT_WORDS2(d_, n_ + 4, w_, a_.s1, b_.s1, c_.s1, e_.s1, a2_.s1, b2_.s1, c2_.s1, e2_.s1);         \
-                VT_WORDS2(d_, n_ + 8, w_, a_.s2, b_.s2, c_.s2, e_.s2, a2_.s2, b2_.s2, c2_.s2, e2_.s2);         \
-                VT_WORDS2(d_, n_ + 12, w_, a_.s3, b_.s3, c_.s3, e_.s3, a2_.s3, b2_.s3, c2_.s3, e2_.s3);       \
-            }                                                                                                  \
-        }                                                                                                      \
+        const uint4 a_ = *(__local const uint4 *)((stg_) + STG_AT(r_, cc_));                                   \
+        const uint4 b_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 1, cc_));                             \
+        const uint4 c_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 8, cc_));                             \
+        const uint4 e_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 9, cc_));                             \
+        const uint4 a2_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 2, cc_));                            \
+        const uint4 b2_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 3, cc_));                            \
+        const uint4 c2_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 10, cc_));                           \
+        const uint4 e2_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 11, cc_));                           \
+        VT_WORDS2(d_, n_, w_, a_.s0, b_.s0, c_.s0, e_.s0, a2_.s0, b2_.s0, c2_.s0, e2_.s0);                     \
+        VT_WORDS2(d_, (n_) + 4, w_, a_.s1, b_.s1, c_.s1, e_.s1, a2_.s1, b2_.s1, c2_.s1, e2_.s1);               \
+        VT_WORDS2(d_, (n_) + 8, w_, a_.s2, b_.s2, c_.s2, e_.s2, a2_.s2, b2_.s2, c2_.s2, e2_.s2);               \
+        VT_WORDS2(d_, (n_) + 12, w_, a_.s3, b_.s3, c_.s3, e_.s3, a2_.s3, b2_.s3, c2_.s3, e2_.s3);              \
     } while (0)
 #else
+#define VT_TRANSPOSE_UNIT(d_, stg_, r_, w_, n_, cc_)                                                           \
+    do {                                                                                                       \
+        const uint4 a_ = *(__local const uint4 *)((stg_) + STG_AT(r_, cc_));                                   \
+        const uint4 b_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 1, cc_));                             \
+        const uint4 c_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 8, cc_));                             \
+        const uint4 e_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 9, cc_));                             \
+        VT_WORDS(d_, n_, w_, a_.s0, b_.s0, c_.s0, e_.s0);                                                      \
+        VT_WORDS(d_, (n_) + 4, w_, a_.s1, b_.s1, c_.s1, e_.s1);                                                \
+        VT_WORDS(d_, (n_) + 8, w_, a_.s2, b_.s2, c_.s2, e_.s2);                                                \
+        VT_WORDS(d_, (n_) + 12, w_, a_.s3, b_.s3, c_.s3, e_.s3);                                               \
+    } while (0)
+#endif
 /* work-item me_'s units, once its copies landed, from the staging tile stg_ into V's buffer dst_ */
 #define VT_TRANSPOSE(dst_, stg_, me_)                                                                          \
     do {                                                                                                       \
@@ -593,20 +599,9 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
         UNROLL                                                                                                 \
         for (int k_ = 0; k_ < VT_ROUNDS; ++k_) {                                                               \
             VT_UNIT((me_) + 128 * k_)                                                                          \
-            {                                                                                                  \
-                const int r_ = 16 * g_ + 2 * tq_, w_ = 4 * g_ + tq_, n_ = 16 * cc_;                           \
-                const uint4 a_ = *(__local const uint4 *)((stg_) + STG_AT(r_, cc_));                         \
-                const uint4 b_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 1, cc_));                     \
-                const uint4 c_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 8, cc_));                     \
-                const uint4 e_ = *(__local const uint4 *)((stg_) + STG_AT(r_ + 9, cc_));                     \
-                VT_WORDS(d_, n_, w_, a_.s0, b_.s0, c_.s0, e_.s0);                                              \
-                VT_WORDS(d_, n_ + 4, w_, a_.s1, b_.s1, c_.s1, e_.s1);                                          \
-                VT_WORDS(d_, n_ + 8, w_, a_.s2, b_.s2, c_.s2, e_.s2);                                          \
-                VT_WORDS(d_, n_ + 12, w_, a_.s3, b_.s3, c_.s3, e_.s3);                                         \
-            }                                                                                                  \
+            VT_TRANSPOSE_UNIT(d_, stg_, 16 * g_ + 2 * tq_, 4 * g_ + tq_, 16 * cc_, cc_);                       \
         }                                                                                                      \
     } while (0)
-#endif
 /* V's tile at keys n0_ into buffer dst_ where the consumers copy (no producer): staged and transposed by
  * the first warpgroup at once (its copies waited for: the producer's way, synchronous) */
 #define LOAD_V(dst_, n0_, ROW_PTR)                                                                             \
