@@ -1225,6 +1225,18 @@ UNROLL
     }
 #endif
     ASYNC_WAIT0(); /* (no keys: Q's copies, never read, landed before the work-group ends) */
+#if WG_O_STAGED
+    /* With no keys, no step waited for Q: the rows a warpgroup stages O into below took copies from the
+     * other consumers' work-items too, which must land first (found on the H100, 2026-12-05: a causal block
+     * of rows that see no key wrote Q's values where zeros belong) */
+    if (tiles == 0) {
+#if WG_PRODUCER
+        CONSUMERS_BARRIER();
+#else
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    }
+#endif
 
     /* The row sums over the 4 lanes of each row; normalise and store (WG_O_STAGED: through local memory). */
 UNROLL
