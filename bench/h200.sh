@@ -44,7 +44,7 @@ torch() { # file, script, arguments...: a PyTorch anchor into bench/<file>, repl
 # Hopper's warpgroup kernel as auto takes it, fp16/bf16 at d = 64, 128, 256 (B·N = 16384, hidden 2048).
 want wgmma && for cfg in "128 f16" "128 bf16" "64 f16" "256 f16" "128 f16 --causal"; do
     set -- $cfg
-    bench wgmma/h200_wgmma_$1_$2${3:+_causal}.json --iters 10 -d $1 --dtype $2 ${3:-} -n 4096,16384
+    bench wgmma/h200_wgmma_$1_$2${3:+_causal}.json --iters 10 -d $1 --dtype $2 ${3:-} -n 1024,4096,16384
 done
 want wgmma && torch wgmma/h200_sdpa.jsonl sdpa_prefill.py flash,cudnn 128,64,256
 

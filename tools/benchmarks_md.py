@@ -275,6 +275,14 @@ def target_row(name, cases, want):
     return f"| {name} | {'; '.join(cells)} | {'yes' if ok else 'no'} |", ok
 
 
+def gpu_of(directory, pattern='h200_*.json'):
+    """The GPU a section's runs measured, short ("H100" of "NVIDIA H100 80GB HBM3"), from its flashcl JSON files
+    (bench/h200.sh names them h200_* on whichever Hopper GPU it ran)."""
+    names = {json.load(open(p)).get('device', '') for p in glob.glob(os.path.join(directory, pattern))}
+    short = sorted({next((w for w in n.split() if w[:1] in 'HABL' and w[1:].isdigit()), n) for n in names if n})
+    return ' and '.join(short) or 'H200'
+
+
 def sdpa_prefill(paths):
     """bench/anchors/sdpa_prefill.py's JSON lines: {(backend, dtype, d, n, causal): result} and PyTorch's version."""
     sdpa, torch = {}, None
@@ -598,13 +606,22 @@ def wgmma_section(directory):
         return next((r for r in run['results'] if r.get('ran') and r['seq'] == n), None) if run else None
     out = ['| target (ratios to PyTorch in the same run) | measured (flash_wgmma TFLOP/s / reference) | met |',
            '|---|---|---|']
+    def cudnn(dt, dim, n, causal): # cuDNN in the row's own dtype where the anchor ran it, else its fp16
+        return rs.get(('cudnn', tdt[dt], dim, n, causal)) or rs.get(('cudnn', 'float16', dim, n, causal))
     def target(name, cases, want, backend='flash'):
         out.append(target_row(name, [((dt, dim, n, causal), get('wgmma', dim, dt, n, causal),
-                                      rs.get((backend, tdt[dt] if backend == 'flash' else 'float16', dim, n, causal)))
+                                      rs.get(('flash', tdt[dt], dim, n, causal)) if backend == 'flash'
+                                      else cudnn(dt, dim, n, causal))
                                      for dim, dt, n, causal in cases], want)[0])
     target('fp16 and bf16, d=128, N=4096 and 16384: ≥ 1.5× FlashAttention-2',
            [(128, dt, n, False) for dt in ('f16', 'bf16') for n in (4096, 16384)], 1.5)
     target('stretch: ≥ cuDNN (fp16)', [(128, 'f16', n, False) for n in (4096, 16384)], 1.0, 'cudnn')
+    shapes = [(dim, dt, causal) for dim, dt, causal in ((128, 'f16', False), (128, 'bf16', False), (128, 'f16', True),
+                                                         (64, 'f16', False), (256, 'f16', False))]
+    if get('wgmma', 128, 'f16', 1024, False):
+        target('≥ cuDNN at every shape measured here (its own dtype)',
+               [(dim, dt, n, causal) for dim, dt, causal in shapes for n in (1024, 4096, 16384)
+                if get('wgmma', dim, dt, n, causal)], 1.0, 'cudnn')
     target('d=64: ≥ 1.4× FlashAttention-2', [(64, 'f16', n, False) for n in (4096, 16384)], 1.4)
     target('d=256: ≥ 1.4× FlashAttention-2', [(256, 'f16', n, False) for n in (4096, 16384)], 1.4)
     c, f = get('wgmma', 128, 'f16', 16384, True), get('wgmma', 128, 'f16', 16384, False)
@@ -618,15 +635,15 @@ def wgmma_section(directory):
     out.append('d=256 H=8).\n')
     has_mma = any(k.startswith('mma') for k in runs)
     out.append('| dtype | d | mask | N | flash_wgmma ms (min–max) | flash_wgmma | ' + ('flash_mma | ' if has_mma else '') +
-               'FlashAttention-2 | cuDNN (fp16) | wgmma / FA2 | wgmma / cuDNN |')
+               'FlashAttention-2 | cuDNN | wgmma / FA2 | wgmma / cuDNN |')
     out.append('|---|---|---|---|---|---|' + ('---|' if has_mma else '') + '---|---|---|---|')
-    for dim, dt, causal in ((128, 'f16', False), (128, 'bf16', False), (128, 'f16', True), (64, 'f16', False),
-                            (256, 'f16', False)):
-        for n in (4096, 16384):
+    for dim, dt, causal in shapes:
+        for n in (1024, 4096, 16384):
             w, m = (get(x, dim, dt, n, causal) for x in ('wgmma', 'mma'))
             if not w:
                 continue
-            fa, cu = sdpa.get(('flash', tdt[dt], dim, n, causal)), sdpa.get(('cudnn', 'float16', dim, n, causal))
+            fa, cu = sdpa.get(('flash', tdt[dt], dim, n, causal)), cudnn(dt, dim, n, causal)
+            cu = cu and cu['tflops']
             mc = (f"{m['tflops']:.1f} | " if m else '— | ') if has_mma else ''
             out.append(f"| {dt} | {dim} | {'causal' if causal else 'full'} | {n} | {ms(w)} | {w['tflops']:.1f} | "
                        f"{mc}{fa:.1f} | {cu:.1f} | {w['tflops'] / fa:.2f}× | {w['tflops'] / cu:.2f}× |"
@@ -659,7 +676,8 @@ def main():
     print('choice: `docs/design/`.\n')
     wg = wgmma_section(directory)
     if wg:
-        print('## Prefill on Hopper\'s warpgroup MMA (flash_wgmma), H200, against PyTorch\n')
+        print(f'## Prefill on Hopper\'s warpgroup MMA (flash_wgmma), {gpu_of(os.path.join(directory, "wgmma"))}, '
+              'against PyTorch\n')
         print('fp16/bf16 at head dims 64, 128 and 256 on devices whose sm_90a probe passed (auto takes it there;')
         print('`flashcl tiles` says so): wgmma from OpenCL C through PTX finished for sm_90a, two consumer warpgroups')
         print('of 64 query rows, the softmax of one tile beside the products of the last, K/V by cp.async through L1')

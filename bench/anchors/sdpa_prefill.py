@@ -12,10 +12,9 @@ from cuda_timing import time_ms
 
 dev = torch.device("cuda")
 print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name()}), flush=True)
-cases = [(128, 1024, False), (128, 4096, False), (128, 16384, False), (128, 4096, True), (128, 16384, True),
-         (64, 4096, False), (64, 16384, False), (256, 4096, False), (256, 16384, False)]
+cases = [(d, n, False) for d in (128, 64, 256) for n in (1024, 4096, 16384)] + [(128, n, True) for n in (1024, 4096, 16384)]
 runs = [("flash", SDPBackend.FLASH_ATTENTION, torch.float16), ("flash", SDPBackend.FLASH_ATTENTION, torch.bfloat16),
-        ("cudnn", SDPBackend.CUDNN_ATTENTION, torch.float16),
+        ("cudnn", SDPBackend.CUDNN_ATTENTION, torch.float16), ("cudnn", SDPBackend.CUDNN_ATTENTION, torch.bfloat16),
         ("efficient", SDPBackend.EFFICIENT_ATTENTION, torch.float32)]
 # optional: python sdpa_prefill.py [BACKENDS [HEAD_DIMS]], e.g. "efficient" "128,64": only those
 only = sys.argv[1].split(",") if len(sys.argv) > 1 else None
