@@ -486,13 +486,13 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
  * lanes of a quarter warp reach 8 different bank groups. */
 #define NG (BLOCK_N / 16)
 #define VT_UNITS (4 * NG * (DV / 16))
-/* VT_PAIR (a variant to measure, off unless a build option sets it: docs/design/fp8.md, fp8-3): a work-item
+/* VT_PAIR (on unless a build option sets it to 0: docs/design/fp8.md, fp8-3): a work-item
  * takes units tq and tq + 1 of a group and chunk together (rows 16G + 2tq .. 2tq+3 and their +8) and
  * writes each row's two words in one 8-byte store (words 4G + tq, tq even, are adjacent within a swizzled
  * 16-byte piece): half the stores, one round at d=128. Its staging swizzle spreads a quarter warp's rows
  * 16G + 4h + j (G < 4, h < 2) over the 8 pieces of a row. */
 #ifndef VT_PAIR
-#define VT_PAIR 0
+#define VT_PAIR 1
 #endif
 #define VT_PER (VT_PAIR ? 2 : 1)                         /* units a work-item takes at once */
 #define VT_ROUNDS ((VT_UNITS / VT_PER + 127) / 128)
