@@ -233,7 +233,18 @@ inline void mbar_wait(__local ulong *b, uint parity)
 /* the consumer warpgroups alone (named barrier 1; 0 is the work-group's) */
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 384;" ::: "memory")
 #elif WG_FP8 /* (fp8: the producer transposes V's tiles through registers, 128 x 64 + 256 x 216) */
-#define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 64;" ::: "memory")
+/* FP8_PRODUCER_REGS (a variant: docs/design/fp8.md, fp8-4): the producer's registers, up to the 80 that
+ * 65536 leaves beside the consumers' 216 (NVIDIA's build of the fp8 program spills 88 bytes) */
+#ifndef FP8_PRODUCER_REGS
+#define FP8_PRODUCER_REGS 64
+#endif
+#if FP8_PRODUCER_REGS % 8 || FP8_PRODUCER_REGS < 24 || 128 * FP8_PRODUCER_REGS + 256 * 216 > 65536
+#error "FP8_PRODUCER_REGS: a multiple of 8 from 24 to 80"
+#endif
+#define FCL_STR_(x) #x
+#define FCL_STR(x) FCL_STR_(x)
+#define PRODUCER_REGS()                                                                                        \
+    __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 " FCL_STR(FP8_PRODUCER_REGS) ";" ::: "memory")
 #define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 216;" ::: "memory")
 #define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 384")
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")

@@ -10,7 +10,7 @@ local memory (spills) and shared memory as the driver reports them (cuFuncGetAtt
 assembler's own log (verbose: registers, spills and performance warnings such as serialized wgmma), and
 writes a cubin from the linker (cuLinkCreate/cuLinkAddData/cuLinkComplete) into OUT_DIR (default: the
 current directory) for nvdisasm, except for programs with setmaxnreg, whose relocatable compile is not
-the driver's. ptxas on another machine may allocate registers differently; this is
+the driver's: their PTX goes there instead (NAME.ptx, for ptxas -arch=sm_90a elsewhere). ptxas on another machine may allocate registers differently; this is
 the driver's own answer. Run on the GPU machine; needs only libcuda.so.1.
 """
 import ctypes
@@ -93,8 +93,12 @@ def main():
         # then ignores setmaxnreg (C7504): for flash_wgmma's fp8 program it gave every warpgroup 166
         # registers, 48 bytes of spill and serialized wgmma (2026-12-05), where the driver's build runs the
         # fp16 program at FlashAttention-3's pace; so none is written for them.
+        # Their PTX is written instead (NAME.ptx), for ptxas -arch=sm_90a and nvdisasm elsewhere: where the
+        # spills are, which warpgroup's code holds them.
         if b"setmaxnreg" in ptx:
-            print("%s: no cubin (setmaxnreg: the linker's code would not be the driver's)" % name)
+            with open(os.path.join(out, name + ".ptx"), "wb") as f:
+                f.write(ptx.rstrip(b"\0"))
+            print("%s: no cubin (setmaxnreg: the linker's code would not be the driver's); its PTX: %s.ptx" % (name, name))
             continue
         state = ctypes.c_void_p()
         check(cu.cuLinkCreate_v2(len(keys), opts, vals, ctypes.byref(state)), "cuLinkCreate")
