@@ -97,8 +97,9 @@
 #ifndef WG_O_STAGED
 #define WG_O_STAGED 0
 #endif
-/* WG_ABLATE (measurement only, wrong results: docs/design/fp8.md's ablations): bit 1 leaves out the
- * producer's transpose of V (fp8), bit 2 the softmax's exponentials, bit 4 the P * V products */
+/* WG_ABLATE (measurement only, wrong results: docs/design/fp8.md's and wgmma.md's ablations): bit 1 leaves
+ * out the producer's transpose of V (fp8), bit 2 the softmax's exponentials, bit 4 the P * V products, bit
+ * 8 the Q * K^T products (14: the copies, the barriers and the softmax's other steps alone) */
 #ifndef WG_ABLATE
 #define WG_ABLATE 0
 #endif
@@ -1010,7 +1011,7 @@ UNROLL
 #define ISSUE_S(kt_)                                                                                           \
     do {                                                                                                       \
         UNROLL                                                                                                 \
-        for (int ks = 0; ks < KSTEPS; ++ks) {                                                                  \
+        for (int ks = 0; ks < KSTEPS * !(WG_ABLATE & 8); ++ks) {                                              \
             const ulong dq = DESC_Q(ks), dk = DESC_K(kt_, ks);                                                 \
             WG_SS_S(s, dq, dk, ks);                                                                            \
         }                                                                                                      \
