@@ -557,6 +557,12 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
         (d_)[VT_WORD((n_) + 2, w_)] = prmt(x1_, y1_, 0x5410u);                                                \
         (d_)[VT_WORD((n_) + 3, w_)] = prmt(x1_, y1_, 0x7632u);                                                \
     } while (0)
+/* a unit's four 16-byte reads of the staging tile stg_: rows r_, r_+1, r_+8, r_+9 of chunk cc_ */
+#define VT_READ4(stg_, r_, cc_, a, b, c, e)                                                                    \
+    const uint4 a = *(__local const uint4 *)((stg_) + STG_AT(r_, cc_));                                        \
+    const uint4 b = *(__local const uint4 *)((stg_) + STG_AT((r_) + 1, cc_));                                  \
+    const uint4 c = *(__local const uint4 *)((stg_) + STG_AT((r_) + 8, cc_));                                  \
+    const uint4 e = *(__local const uint4 *)((stg_) + STG_AT((r_) + 9, cc_))
 #if VT_PAIR
 /* rows n_ .. n_+3 of V's tile, words w_ and w_+1: four columns of rows a .. e (keys 2tq, +1, +8, +9) and of
  * rows a2 .. e2 (keys 2tq+2, +3, +10, +11), one 8-byte store a row */
@@ -578,14 +584,8 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
  * of rows n_ .. n_+15 of V's buffer d_ */
 #define VT_TRANSPOSE_UNIT(d_, stg_, r_, w_, n_, cc_)                                                           \
     do {                                                                                                       \
-        const uint4 a_ = *(__local const uint4 *)((stg_) + STG_AT(r_, cc_));                                   \
-        const uint4 b_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 1, cc_));                             \
-        const uint4 c_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 8, cc_));                             \
-        const uint4 e_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 9, cc_));                             \
-        const uint4 a2_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 2, cc_));                            \
-        const uint4 b2_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 3, cc_));                            \
-        const uint4 c2_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 10, cc_));                           \
-        const uint4 e2_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 11, cc_));                           \
+        VT_READ4(stg_, r_, cc_, a_, b_, c_, e_);                                                               \
+        VT_READ4(stg_, (r_) + 2, cc_, a2_, b2_, c2_, e2_);                                                     \
         VT_WORDS2(d_, n_, w_, a_.s0, b_.s0, c_.s0, e_.s0, a2_.s0, b2_.s0, c2_.s0, e2_.s0);                     \
         VT_WORDS2(d_, (n_) + 4, w_, a_.s1, b_.s1, c_.s1, e_.s1, a2_.s1, b2_.s1, c2_.s1, e2_.s1);               \
         VT_WORDS2(d_, (n_) + 8, w_, a_.s2, b_.s2, c_.s2, e_.s2, a2_.s2, b2_.s2, c2_.s2, e2_.s2);               \
@@ -594,10 +594,7 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #else
 #define VT_TRANSPOSE_UNIT(d_, stg_, r_, w_, n_, cc_)                                                           \
     do {                                                                                                       \
-        const uint4 a_ = *(__local const uint4 *)((stg_) + STG_AT(r_, cc_));                                   \
-        const uint4 b_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 1, cc_));                             \
-        const uint4 c_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 8, cc_));                             \
-        const uint4 e_ = *(__local const uint4 *)((stg_) + STG_AT((r_) + 9, cc_));                             \
+        VT_READ4(stg_, r_, cc_, a_, b_, c_, e_);                                                               \
         VT_WORDS(d_, n_, w_, a_.s0, b_.s0, c_.s0, e_.s0);                                                      \
         VT_WORDS(d_, (n_) + 4, w_, a_.s1, b_.s1, c_.s1, e_.s1);                                                \
         VT_WORDS(d_, (n_) + 8, w_, a_.s2, b_.s2, c_.s2, e_.s2);                                                \
