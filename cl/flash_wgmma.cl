@@ -223,9 +223,10 @@ inline void mbar_wait(__local ulong *b, uint parity)
 /* An arrival once every cp.async this work-item issued so far has landed (the barrier's count includes it) */
 #define ASYNC_ARRIVE(b) __asm__ volatile("//SM90A cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(LADDR(b)) : "memory")
 #define ASYNC_WAIT_ALL() CP_ASYNC_WAIT_ALL()
-/* The registers of a work-item: the producer gives up what the consumers take, the 65536 of an SM's
- * register file split over the work-group: two consumer warpgroups 128 x 40 + 256 x 232 (384 x 168), three
- * (a 192-row block, offered by override: docs/design/wgmma.md, wgmma-d64) 128 x 32 + 384 x 160 (512 x 128);
+/* The registers of a work-item: the producer gives up what the consumers take, within what the work-group
+ * holds from its launch (setmaxnreg moves registers inside that; asking for more waits forever: fp8.md,
+ * fp8-4): two consumer warpgroups 128 x 40 + 256 x 232 (384 x 168 = 64512 of the SM's 65536), three
+ * (a 192-row block at d = d_v = 64: docs/design/wgmma.md, wgmma-d64) 128 x 32 + 384 x 160 (512 x 128);
  * the entry's thread count for the finishing step (.reqntid, which setmaxnreg needs) */
 #if WARPGROUPS == 3
 #define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 32;" ::: "memory")
@@ -233,20 +234,29 @@ inline void mbar_wait(__local ulong *b, uint parity)
 #define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 512")
 /* the consumer warpgroups alone (named barrier 1; 0 is the work-group's) */
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 384;" ::: "memory")
-#elif WG_FP8 /* (fp8: the producer transposes V's tiles through registers, 128 x 64 + 256 x 216) */
-/* FP8_PRODUCER_REGS (a variant: docs/design/fp8.md, fp8-4): the producer's registers, up to the 80 that
- * 65536 leaves beside the consumers' 216 (NVIDIA's build of the fp8 program spills 88 bytes) */
+#elif WG_FP8 /* (fp8: the producer transposes V's tiles through registers, 128 x 64 + 256 x 216 by default) */
+/* FP8_PRODUCER_REGS (a variant: docs/design/fp8.md, fp8-4): the producer's registers, the consumers
+ * taking the rest of 384 x 168 (NVIDIA's build of the fp8 program spills 56 bytes in the producer at 64,
+ * 24 at 72, none at 80 and up beside 208) */
 #ifndef FP8_PRODUCER_REGS
 #define FP8_PRODUCER_REGS 64
 #endif
-#if FP8_PRODUCER_REGS % 8 || FP8_PRODUCER_REGS < 24 || 128 * FP8_PRODUCER_REGS + 256 * 216 > 65536
-#error "FP8_PRODUCER_REGS: a multiple of 8 from 24 to 80"
+#if FP8_PRODUCER_REGS <= 72
+#define FP8_CONSUMER_REGS 216
+#elif FP8_PRODUCER_REGS <= 88
+#define FP8_CONSUMER_REGS 208
+#else
+#define FP8_CONSUMER_REGS 200
+#endif
+#if FP8_PRODUCER_REGS % 8 || FP8_PRODUCER_REGS < 24 || 128 * FP8_PRODUCER_REGS + 256 * FP8_CONSUMER_REGS > 384 * 168
+#error "FP8_PRODUCER_REGS: a multiple of 8 from 24 to 104"
 #endif
 #define FCL_STR_(x) #x
 #define FCL_STR(x) FCL_STR_(x)
 #define PRODUCER_REGS()                                                                                        \
     __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 " FCL_STR(FP8_PRODUCER_REGS) ";" ::: "memory")
-#define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 216;" ::: "memory")
+#define CONSUMER_REGS()                                                                                        \
+    __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 " FCL_STR(FP8_CONSUMER_REGS) ";" ::: "memory")
 #define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 384")
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
 #else

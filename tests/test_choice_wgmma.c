@@ -50,9 +50,12 @@ START_TEST(test_wgmma_path)
     /* every head dim FlashAttention-3 serves, V's of its own among them (192/128, 128/64) */
     const struct {
         int d, dv, seq_q, bm, bn;
-    } want[] = {{64, 64, 4096, 128, 128},   {128, 128, 4096, 128, 128}, {256, 256, 4096, 128, 64},
+    } want[] = {{64, 64, 4096, 192, 128},   {128, 128, 4096, 128, 128}, {256, 256, 4096, 128, 64},
                 {128, 128, 50, 64, 128},    {80, 80, 4096, 128, 128},   {96, 96, 4096, 128, 128},
-                {192, 128, 4096, 128, 128}, {128, 64, 4096, 128, 128},  {192, 192, 4096, 128, 64}};
+                {192, 128, 4096, 128, 128}, {128, 64, 4096, 128, 128},  {192, 192, 4096, 128, 64},
+                {64, 64, 1024, 128, 128},   {64, 64, 1024, 192, 128},   {64, 64, 4096, 192, 128}};
+    /* (odd entries causal; d=64: three warpgroups, 192 rows, with the producer (wgmma-d64), two for causal
+     * under 2048 queries) */
     for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
         flashcl_problem q = p;
         q.head_dim = want[i].d;
@@ -65,8 +68,8 @@ START_TEST(test_wgmma_path)
         ck_assert_msg(cfg_mma(&c) == 3 && !strcmp(c.kernel_name, "flash_wgmma"), "d=%d: %s %s", want[i].d, c.kernel_name, c.path_reason);
         ck_assert_int_eq(c.block_m, want[i].bm);
         ck_assert_int_eq(c.block_n, want[i].bn);
-        /* 128 work-items a warpgroup of 64 rows; with two of them the producer warpgroup, 128 more */
-        const int producer = want[i].bm == 128;
+        /* 128 work-items a warpgroup of 64 rows; with two or three of them the producer warpgroup, 128 more */
+        const int producer = want[i].bm >= 128;
         ck_assert_int_eq(c.work_group_size, 2 * want[i].bm + (producer ? 128 : 0));
         ck_assert_int_eq(!!strstr(c.reason, "producer"), producer);
         ck_assert_int_eq(c.v_chunk, 2 * want[i].bn); /* two K/V stages (the pipelined loop): they fit 227 KiB */

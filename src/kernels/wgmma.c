@@ -144,7 +144,7 @@ static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t 
  * spinning waits: PoCL runs a work-group's work-items one after another), two or three stages, two or
  * three consumer warpgroups (its register splits are for 384 and 512 work-items: three only at d_v = 64,
  * whose consumers fit 160 registers), and the room. Taken wherever it fits with two (docs/design/wgmma.md:
- * faster at every head dim with the swizzled layouts); three by override (wgmma-d64). */
+ * faster at every head dim with the swizzled layouts); three where the chooser takes them (wgmma-d64). */
 static int producer_fits(int emulated, const flashcl_problem *p, int32_t bm, int32_t bn, int32_t stages,
                          const fcl_choice *ch)
 {
@@ -154,7 +154,8 @@ static int producer_fits(int emulated, const flashcl_problem *p, int32_t bm, int
            ch->work_group >= (size_t)(2 * bm + 128) && wgmma_bytes(d, dv, bm, bn, stages, 0, 1, fp8) <= ch->local_mem;
 }
 
-/* Two warpgroups (128 query rows) where the queries fill them and local memory allows, 128-key tiles up to
+/* Two warpgroups (128 query rows) where the queries fill them and local memory allows (three, 192 rows, at
+ * d = d_v = 64 with the producer), 128-key tiles up to
  * d_v=128 and 64 above (registers: O's 96 or 128 accumulators a work-item there beside S's); one
  * work-group may take a compute unit's whole local memory (tiles.c gives this kernel the whole
  * work-group's limit). */
@@ -164,12 +165,16 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     const int emulated = fcl_ptx_units(pr) < 2, fp8 = p->qkv_format != 0;
     const uint64_t limit = ch->local_mem;
     const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
-    int32_t wgs = p->seq_q > 64 && ch->work_group >= 256 ? 2 : 1, bn = dv > 128 ? 64 : 128;
+    /* d = d_v = 64: three (a 192-row block) with the producer, a third fewer copied bytes a product (wgmma.md,
+     * wgmma-d64, the H100: +9 to +18%; causal over 1024 rows -1%, the last wave's imbalance: two there) */
+    const int rows192 = !emulated && !fp8 && d == 64 && dv == 64 && ch->work_group >= 512 && p->seq_q > 128 &&
+                        !(p->causal && p->seq_q < 2048);
+    int32_t wgs = rows192 ? 3 : p->seq_q > 64 && ch->work_group >= 256 ? 2 : 1, bn = dv > 128 ? 64 : 128;
     while (wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0, fp8) > limit && (bn > 64 || wgs > 1)) {
         if (bn > 64)
             bn = 64;
         else
-            wgs = 1;
+            wgs = wgs == 3 ? 2 : 1;
     }
     if (wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0, fp8) > limit || ch->work_group < (size_t)(128 * wgs)) {
         snprintf(why, why_len, "needs %llu B of local memory, 128 work-items",
@@ -178,7 +183,9 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     }
     /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
     const int32_t stages = wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0, fp8) <= limit ? 2 : 1;
-    const int producer = producer_fits(emulated, p, 64 * wgs, bn, stages, ch);
+    int producer = producer_fits(emulated, p, 64 * wgs, bn, stages, ch);
+    if (wgs == 3 && !producer) /* (192 rows were measured with the producer only) */
+        producer = producer_fits(emulated, p, 64 * (wgs = 2), bn, stages, ch);
     wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p, producer);
     snprintf(cfg->reason, sizeof cfg->reason,
              "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors%s)",
