@@ -1,28 +1,34 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# wgmma_d64_h200.sh: flash_wgmma at d=64 with the chooser's 192-row block (three consumer warpgroups and the
-# producer) against 128 rows (two), interleaved, with PyTorch's SDPA (cuDNN, FlashAttention-2) in the same
-# call (docs/design/wgmma.md, wgmma-d64). The 128-row side is this tree with its chooser's three warpgroups
-# turned off. Run on the
-# GPU machine from the repository root after `source .gpu/gpu-env.sh`; writes $OUT/variants and
-# $OUT/wgmma_d64_sdpa.jsonl.
+# wgmma_d64_h200.sh: flash_wgmma at d=64 as the chooser takes it (192 rows: three consumer warpgroups and
+# the producer, two K/V stages) against 128 rows (two warpgroups) and against 192 rows in three K/V stages,
+# interleaved, with PyTorch's SDPA (cuDNN, FlashAttention-2) in the same call (docs/design/wgmma.md,
+# wgmma-d64 and wgmma-ablate's three-stage prediction). The other two sides are copies of this tree with
+# their chooser changed. Run on the GPU machine from the repository root after `source .gpu/gpu-env.sh`;
+# REPS rounds (3 by default); writes $OUT/variants and $OUT/wgmma_d64_sdpa.jsonl.
 set -euo pipefail
 py=${PYTHON:-/opt/torch/.venv/bin/python}
-alt=/tmp/fcl-tree-d64x128
-rm -rf "$alt" && mkdir -p "$alt"
-git ls-files -z | xargs -0 -I{} cp -a --parents {} "$alt"
-# the chooser: two warpgroups at d = d_v = 64 as at every head dim
-python3 - "$alt/src/kernels/wgmma.c" <<'PY'
+# tree NAME OLD NEW: /tmp/fcl-tree-NAME, this tree with OLD replaced by NEW in the chooser (once)
+tree() {
+  local alt=/tmp/fcl-tree-$1
+  rm -rf "$alt" && mkdir -p "$alt"
+  git ls-files -z | xargs -0 -I{} cp -a --parents {} "$alt"
+  python3 - "$alt/src/kernels/wgmma.c" "$2" "$3" <<'PY'
 import sys
-p = sys.argv[1]
+p, old, new = sys.argv[1:]
 s = open(p).read()
-old = "const int rows192 = !emulated"
-assert s.count(old) == 1
-s = s.replace(old, "const int rows192 = 0 && !emulated")
-open(p, "w").write(s)
+assert s.count(old) == 1, old
+open(p, "w").write(s.replace(old, new))
 PY
+}
+# two warpgroups at d = d_v = 64, as at every head dim
+tree rows128 "const int rows192 = !emulated" "const int rows192 = 0 && !emulated"
+# three K/V stages where the 192-row block has them and they fit
+tree stages3 "const int32_t stages = wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0, fp8) <= limit ? 2 : 1;" \
+  "const int32_t stages = wgs == 3 && wgmma_bytes(d, dv, 192, bn, 3, 0, 1, 0) <= limit ? 3 : wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0, fp8) <= limit ? 2 : 1;"
 shapes="--device NVIDIA -d 64 --dtype f16 -n 1024,4096,16384 --iters 10 --warmup 2" # (B*N = 16384, H = 32)
-bench/variants_h200.sh 3 "$shapes" rows128="$alt" rows192=.
-bench/variants_h200.sh 3 "$shapes --causal" rows128="$alt" rows192=.
+sides=(rows128=/tmp/fcl-tree-rows128 rows192=. stages3=/tmp/fcl-tree-stages3)
+bench/variants_h200.sh "${REPS:-3}" "$shapes" "${sides[@]}"
+bench/variants_h200.sh "${REPS:-3}" "$shapes --causal" "${sides[@]}"
 (cd bench/anchors && "$py" sdpa_prefill.py cudnn,flash 64) > "${OUT:-/tmp}/wgmma_d64_sdpa.jsonl" 2>&1 || true
 grep '"d": 64' "${OUT:-/tmp}/wgmma_d64_sdpa.jsonl" | grep -v '"torch"' || tail -3 "${OUT:-/tmp}/wgmma_d64_sdpa.jsonl"
