@@ -753,8 +753,8 @@ START_TEST(test_help_lists_environment)
 END_TEST
 
 /* bench --json -: stdout is the JSON alone (the table on stderr), which parses, with numbers that keep
- * their digits (a CPU's TFLOP/s is no 0.0000) and the decode shape's real lengths; the progress line says
- * Sq=4 Sk=64 for --decode --seq-q 4 -n 64. */
+ * their digits (a CPU's TFLOP/s is no 0.0000), the decode shape's real lengths and the kernel's tiles;
+ * the progress line says Sq=4 Sk=64 for --decode --seq-q 4 -n 64. */
 START_TEST(test_bench_json_stdout)
 {
     setup();
@@ -768,7 +768,9 @@ START_TEST(test_bench_json_stdout)
     ck_assert_msg(json_holds(path, "d[\"complete\"] and len(d[\"results\"]) == 1 and d[\"results\"][0][\"seq_q\"] == 4 and "
                                    "d[\"results\"][0][\"seq\"] == 64 and d[\"results\"][0][\"tflops\"] > 0 and "
                                    "d[\"results\"][0][\"gb_per_s\"] > 0 and d[\"results\"][0][\"passed\"] and "
-                                   "0 < d[\"results\"][0][\"host_enqueue_us\"] <= d[\"results\"][0][\"host_step_us\"]"),
+                                   "0 < d[\"results\"][0][\"host_enqueue_us\"] <= d[\"results\"][0][\"host_step_us\"] and "
+                                   "d[\"results\"][0][\"kernel\"] and min(d[\"results\"][0][k] for k in (\"block_m\", "
+                                   "\"block_n\", \"work_group\")) >= 1"),
                   "%s", out);
     teardown();
 }

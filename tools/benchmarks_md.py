@@ -663,6 +663,11 @@ def wgmma_section(directory):
                'tiles at d=128 and d=256, O staged through local memory, causal\'s heavy blocks first). These JSON '
                f'files and PyTorch from one device call ({first_date(runs)}; the design page has the runs before it and '
                'how far cuDNN\'s own figure moves between calls: `docs/design/wgmma.md`). Data: `bench/wgmma/`.')
+    d64 = [r for k, run in runs.items() if k.startswith('wgmma_64') for r in run['results'] if r.get('ran')]
+    if any(r.get('block_m', 128) != 192 and r['seq'] >= 2048 for r in d64):  # (files before bench recorded tiles)
+        out.append('\nd=64 has taken a 192-row block (three consumer warpgroups) since 2026-12-05; the d=64 rows above '
+                   'predate it. Its measurement beside 128 rows and cuDNN in one call (+9% to +18%; 0.85-0.92× cuDNN): '
+                   '`docs/design/wgmma.md`, wgmma-d64.')
     return '\n'.join(out)
 
 
@@ -687,7 +692,7 @@ def main():
               'against PyTorch\n')
         print('fp16/bf16 at head dims 64, 128 and 256 on devices whose sm_90a probe passed (auto takes it there;')
         print('`flashcl tiles` says so): wgmma from OpenCL C through PTX finished for sm_90a, two consumer warpgroups')
-        print('of 64 query rows, the softmax of one tile beside the products of the last, K/V by cp.async through L1')
+        print('(three at d=64) of 64 query rows, the softmax of one tile beside the products of the last, K/V by cp.async through L1')
         print('in two stages into 128-byte swizzled tiles (d=128, d=256), issued by a producer warpgroup with')
         print('per-stage mbarriers and setmaxnreg. Each choice\'s measurement and what limits the figures:')
         print('`docs/design/wgmma.md`.\n')

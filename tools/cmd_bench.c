@@ -84,6 +84,8 @@ static void usage(FILE *f)
             "step, nearly all of it the K/V cache read once). The JSON and CSV also hold the host's side,\n"
             "medians in microseconds: host_enqueue_us, the enqueue call alone, and host_step_us, from the\n"
             "enqueue to its event complete (what a loop that waits on each step pays), on an idle queue.\n"
+            "The JSON names each algorithm's kernel and its tiles: kernel, block_m, block_n, work_group and\n"
+            "kv_stages (the plan's flashcl_config).\n"
             "exit status: 0 ok (a standard attention that cannot allocate is a result), 1 an error or a\n"
             "validation failure, 2 bad usage\n");
 }
@@ -101,6 +103,7 @@ typedef struct result {
     int runs, host_clock;
     uint64_t extra_bytes, io_bytes; /* beyond the caller's buffers; the caller's Q, K, V, O */
     char kernel[32];                /* the plan's kernel ("flash_fwd", "flash_mma", ...) */
+    int32_t block_m, block_n, work_group, kv_stages; /* its tiles (flashcl_config; 0: none known) */
     int validated, passed;
     int64_t rows_checked;
     double max_rel_error;
@@ -456,8 +459,11 @@ static void run_shape(bench_run *run, flashcl_context *ctx, const flashcl_proble
             /* (before any run: a split-KV plan's scratch, which its first run allocates, counted too) */
             r->extra_bytes = flashcl_plan_extra_device_bytes(plans[a]) + flashcl_plan_workspace_bytes(plans[a]);
             flashcl_config cfg;
-            if (flashcl_plan_config(plans[a], &cfg) == FLASHCL_SUCCESS)
+            if (flashcl_plan_config(plans[a], &cfg) == FLASHCL_SUCCESS) {
                 snprintf(r->kernel, sizeof r->kernel, "%s", cfg.kernel_name);
+                r->block_m = cfg.block_m, r->block_n = cfg.block_n, r->kv_stages = cfg.kv_stages;
+                r->work_group = (int32_t)cfg.work_group_size;
+            }
         }
     }
     flashcl_plan *any = plans[0] ? plans[0] : plans[1] ? plans[1] : plans[2];
@@ -538,7 +544,8 @@ static void json_result(FILE *f, const result *r)
                 (long long)r->p.total_kv);
     if (r->ran) {
         if (r->kernel[0])
-            fprintf(f, "\"kernel\": \"%s\", ", r->kernel);
+            fprintf(f, "\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"work_group\": %d, \"kv_stages\": %d, ",
+                    r->kernel, (int)r->block_m, (int)r->block_n, (int)r->work_group, (int)r->kv_stages);
         json_number_field(f, "median_ms", r->median);
         json_number_field(f, "min_ms", r->min);
         json_number_field(f, "max_ms", r->max);

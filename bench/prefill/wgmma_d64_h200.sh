@@ -5,7 +5,8 @@
 # interleaved, with PyTorch's SDPA (cuDNN, FlashAttention-2) in the same call (docs/design/wgmma.md,
 # wgmma-d64 and wgmma-ablate's three-stage prediction). The other two sides are copies of this tree with
 # their chooser changed. Run on the GPU machine from the repository root after `source .gpu/gpu-env.sh`;
-# REPS rounds (3 by default); writes $OUT/variants and $OUT/wgmma_d64_sdpa.jsonl.
+# REPS rounds (3 by default); writes $OUT/full/variants, $OUT/causal/variants and
+# $OUT/wgmma_d64_sdpa.jsonl.
 set -euo pipefail
 py=${PYTHON:-/opt/torch/.venv/bin/python}
 # tree NAME OLD NEW: /tmp/fcl-tree-NAME, this tree with OLD replaced by NEW in the chooser (once)
@@ -28,7 +29,9 @@ tree stages3 "const int32_t stages = wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulate
   "const int32_t stages = wgs == 3 && wgmma_bytes(d, dv, 192, bn, 3, 0, 1, 0) <= limit ? 3 : wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0, fp8) <= limit ? 2 : 1;"
 shapes="--device NVIDIA -d 64 --dtype f16 -n 1024,4096,16384 --iters 10 --warmup 2" # (B*N = 16384, H = 32)
 sides=(rows128=/tmp/fcl-tree-rows128 rows192=. stages3=/tmp/fcl-tree-stages3)
-bench/variants_h200.sh "${REPS:-3}" "$shapes" "${sides[@]}"
-bench/variants_h200.sh "${REPS:-3}" "$shapes --causal" "${sides[@]}"
+o=${OUT:-/tmp}
+OUT=$o/full bench/variants_h200.sh "${REPS:-3}" "$shapes" "${sides[@]}"
+OUT=$o/causal bench/variants_h200.sh "${REPS:-3}" "$shapes --causal" "${sides[@]}"
+rm -rf "$o"/*/variants/cache-* # (the programs: more files than a device call brings back)
 (cd bench/anchors && "$py" sdpa_prefill.py cudnn,flash 64) > "${OUT:-/tmp}/wgmma_d64_sdpa.jsonl" 2>&1 || true
 grep '"d": 64' "${OUT:-/tmp}/wgmma_d64_sdpa.jsonl" | grep -v '"torch"' || tail -3 "${OUT:-/tmp}/wgmma_d64_sdpa.jsonl"
