@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * enqueue_probe.c: what an OpenCL driver's host side costs, apart from flashcl: clSetKernelArg for a
+ * buffer, an int and a 256-byte struct; clEnqueueNDRangeKernel of an empty kernel with and without an
+ * event, on a profiling queue and a plain one; and the round trip from enqueue to the event's completion
+ * for one empty kernel, two in order (a split step and its combine), a marker, and a kernel with
+ * flash_decode_mma's 15 buffers and a 256-byte struct, with and without its buffers set again first.
+ * Medians over many calls, in microseconds, with the 10th and 90th percentiles. docs/design/decode_mma.md
+ * (the host's side of a step) reads it beside `flashcl bench --decode`'s host_enqueue_us and
+ * host_step_us. Not installed.
+ *
+ *   enqueue_probe [DEVICE] [--json]   DEVICE: a case-insensitive substring of "platform / device"
+ */
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { REPS = 2000, BATCH = 50, N_MEM = 15 };
+
+static const char source[] =
+    "typedef struct { int v[64]; } blob;\n"
+    "__kernel void empty(__global int *a) { if (get_global_id(0) == 1u << 30) a[0] = 1; }\n"
+    "__kernel void wide(__global int *a0, __global int *a1, __global int *a2, __global int *a3,\n"
+    "  __global int *a4, __global int *a5, __global int *a6, __global int *a7, __global int *a8,\n"
+    "  __global int *a9, __global int *a10, __global int *a11, __global int *a12, __global int *a13,\n"
+    "  __global int *a14, const int n, const blob b)\n"
+    "{ if (get_global_id(0) == 1u << 30) a0[0] = n + b.v[3] + a14[0]; }\n";
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    const char *name, *what;
+    double p10, median, p90;
+} stat;
+
+static stat summarize(const char *name, const char *what, double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return (stat){name, what, v[n / 10], v[n / 2], v[n - 1 - n / 10]};
+}
+
+/* Whether "platform / device" holds sel, case aside (NULL: any). */
+static int matches(const char *sel, const char *full)
+{
+    if (!sel)
+        return 1;
+    const size_t n = strlen(sel);
+    for (const char *s = full; *s; ++s) {
+        size_t k = 0;
+        while (k < n && s[k] && tolower((unsigned char)s[k]) == tolower((unsigned char)sel[k]))
+            ++k;
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
+
+static int pick(const char *sel, cl_device_id *dev, char *full, size_t len)
+{
+    cl_platform_id plats[16];
+    cl_uint np = 0;
+    if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS)
+        return 0;
+    for (cl_uint p = 0; p < np && p < 16; ++p) {
+        cl_device_id devs[16];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &nd) != CL_SUCCESS)
+            continue;
+        for (cl_uint d = 0; d < nd && d < 16; ++d) {
+            char pn[200] = "", dn[200] = "";
+            clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pn, pn, NULL);
+            clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof dn, dn, NULL);
+            snprintf(full, len, "%s / %s", pn, dn);
+            if (matches(sel, full)) {
+                *dev = devs[d];
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+#define CHECK(x, what)                                                                                             \
+    do {                                                                                                           \
+        cl_int e_ = (x);                                                                                           \
+        if (e_ != CL_SUCCESS) {                                                                                    \
+            fprintf(stderr, "enqueue_probe: %s failed (%d)\n", what, (int)e_);                                     \
+            return 1;                                                                                              \
+        }                                                                                                          \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    const char *sel = NULL;
+    int json = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (argv[i][0] == '-') {
+            const int help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+            fprintf(help ? stdout : stderr,
+                    "usage: enqueue_probe [DEVICE] [--json]\n"
+                    "the host's cost of OpenCL calls on one device (DEVICE: a substring of \"platform / device\";\n"
+                    "default the first): clSetKernelArg, clEnqueueNDRangeKernel of an empty kernel, and the round\n"
+                    "trip from enqueue to completion; medians of %d calls in microseconds, with p10 and p90\n",
+                    REPS);
+            return help ? 0 : 2;
+        } else
+            sel = argv[i];
+    }
+    cl_device_id dev;
+    char full[420];
+    if (!pick(sel, &dev, full, sizeof full)) {
+        fprintf(stderr, "enqueue_probe: no OpenCL device%s%s\n", sel ? " matches " : "", sel ? sel : "");
+        return 77;
+    }
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    CHECK(err, "clCreateContext");
+    cl_command_queue qp = clCreateCommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &err);
+    CHECK(err, "clCreateCommandQueue (profiling)");
+    cl_command_queue qn = clCreateCommandQueue(ctx, dev, 0, &err);
+    CHECK(err, "clCreateCommandQueue");
+    const char *src = source;
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+    CHECK(err, "clCreateProgramWithSource");
+    CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL), "clBuildProgram");
+    cl_kernel empty = clCreateKernel(prog, "empty", &err);
+    CHECK(err, "clCreateKernel(empty)");
+    cl_kernel wide = clCreateKernel(prog, "wide", &err);
+    CHECK(err, "clCreateKernel(wide)");
+    cl_mem buf[N_MEM];
+    for (int i = 0; i < N_MEM; ++i) {
+        buf[i] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
+        CHECK(err, "clCreateBuffer");
+    }
+    const int n = 7;
+    int blob[64] = {0};
+    for (int i = 0; i < N_MEM; ++i)
+        CHECK(clSetKernelArg(wide, (cl_uint)i, sizeof(cl_mem), &buf[i]), "clSetKernelArg(wide)");
+    CHECK(clSetKernelArg(wide, N_MEM, sizeof n, &n), "clSetKernelArg(n)");
+    CHECK(clSetKernelArg(wide, N_MEM + 1, sizeof blob, blob), "clSetKernelArg(blob)");
+    CHECK(clSetKernelArg(empty, 0, sizeof(cl_mem), &buf[0]), "clSetKernelArg(empty)");
+    const size_t global = 32, local = 32;
+
+    static double v[REPS];
+    stat s[16];
+    int ns = 0;
+    /* clSetKernelArg: batches of BATCH calls, a call's mean per batch */
+    for (int kind = 0; kind < 3; ++kind) {
+        for (int r = 0; r < REPS / BATCH + 10; ++r) {
+            const double t0 = now_us();
+            for (int i = 0; i < BATCH; ++i) {
+                cl_int e = kind == 0   ? clSetKernelArg(wide, (cl_uint)(i % N_MEM), sizeof(cl_mem), &buf[(i + r) % N_MEM])
+                           : kind == 1 ? clSetKernelArg(wide, N_MEM, sizeof n, &n)
+                                       : clSetKernelArg(wide, N_MEM + 1, sizeof blob, blob);
+                CHECK(e, "clSetKernelArg");
+            }
+            if (r >= 10)
+                v[r - 10] = (now_us() - t0) / BATCH;
+        }
+        static const char *names[3] = {"set_arg_buffer", "set_arg_int", "set_arg_struct256"};
+        static const char *whats[3] = {"clSetKernelArg of a cl_mem", "clSetKernelArg of an int",
+                                       "clSetKernelArg of a 256-byte struct"};
+        s[ns++] = summarize(names[kind], whats[kind], v, REPS / BATCH);
+    }
+    for (int i = 0; i < N_MEM; ++i) /* (the batches above moved them: back in place) */
+        CHECK(clSetKernelArg(wide, (cl_uint)i, sizeof(cl_mem), &buf[i]), "clSetKernelArg(wide)");
+    /* the enqueue call alone: an empty kernel, the queue drained every BATCH calls outside the timing */
+    for (int kind = 0; kind < 3; ++kind) {
+        cl_command_queue q = kind == 2 ? qn : qp;
+        for (int r = 0; r < REPS + 100; ++r) {
+            if (r % BATCH == 0)
+                clFinish(q);
+            cl_event ev = NULL;
+            const double t0 = now_us();
+            CHECK(clEnqueueNDRangeKernel(q, empty, 1, NULL, &global, &local, 0, NULL, kind == 0 ? NULL : &ev),
+                  "clEnqueueNDRangeKernel");
+            const double t1 = now_us();
+            if (ev)
+                clReleaseEvent(ev);
+            if (r >= 100)
+                v[r - 100] = t1 - t0;
+        }
+        clFinish(q);
+        static const char *names[3] = {"enqueue", "enqueue_event", "enqueue_event_plain_queue"};
+        static const char *whats[3] = {"clEnqueueNDRangeKernel, no event (profiling queue)",
+                                       "clEnqueueNDRangeKernel with an event (profiling queue)",
+                                       "clEnqueueNDRangeKernel with an event (queue without profiling)"};
+        s[ns++] = summarize(names[kind], whats[kind], v, REPS);
+    }
+    /* round trips from the first call to the event's completion, on an idle queue (as flashcl bench's
+     * host_step_us) */
+    for (int kind = 0; kind < 6; ++kind) {
+        cl_command_queue q = kind == 4 ? qn : qp;
+        for (int r = 0; r < REPS / 2 + 50; ++r) {
+            clFinish(q);
+            cl_event ev = NULL;
+            const double t0 = now_us();
+            if (kind == 2)
+                CHECK(clEnqueueMarkerWithWaitList(q, 0, NULL, &ev), "clEnqueueMarkerWithWaitList");
+            else {
+                if (kind == 3)
+                    for (int i = 0; i < N_MEM; ++i)
+                        CHECK(clSetKernelArg(wide, (cl_uint)i, sizeof(cl_mem), &buf[(i + r) % N_MEM]), "clSetKernelArg");
+                if (kind == 1)
+                    CHECK(clEnqueueNDRangeKernel(q, empty, 1, NULL, &global, &local, 0, NULL, NULL), "enqueue");
+                CHECK(clEnqueueNDRangeKernel(q, kind == 3 || kind == 5 ? wide : empty, 1, NULL, &global, &local, 0, NULL, &ev),
+                      "clEnqueueNDRangeKernel");
+            }
+            CHECK(clWaitForEvents(1, &ev), "clWaitForEvents");
+            const double t1 = now_us();
+            clReleaseEvent(ev);
+            if (r >= 50)
+                v[r - 50] = t1 - t0;
+        }
+        static const char *names[6] = {"step_one", "step_two", "step_marker", "step_15_buffers", "step_one_plain_queue",
+                                       "step_wide"};
+        static const char *whats[6] = {
+            "enqueue to completion: one empty kernel", "enqueue to completion: two empty kernels in order",
+            "enqueue to completion: a marker", "15 buffers set, then one kernel to completion",
+            "enqueue to completion: one empty kernel (queue without profiling)",
+            "enqueue to completion: the 15-buffer kernel, its arguments as they were"};
+        s[ns++] = summarize(names[kind], whats[kind], v, REPS / 2);
+    }
+    if (json) {
+        printf("{\"device\": \"%s\", \"reps\": %d, \"results\": [", full, REPS);
+        for (int i = 0; i < ns; ++i)
+            printf("%s\n  {\"name\": \"%s\", \"what\": \"%s\", \"p10_us\": %.3f, \"median_us\": %.3f, \"p90_us\": %.3f}",
+                   i ? "," : "", s[i].name, s[i].what, s[i].p10, s[i].median, s[i].p90);
+        printf("\n]}\n");
+    } else {
+        printf("enqueue_probe: %s (medians, p10-p90, microseconds)\n", full);
+        for (int i = 0; i < ns; ++i)
+            printf("  %-26s %9.3f  [%.3f-%.3f]  %s\n", s[i].name, s[i].median, s[i].p10, s[i].p90, s[i].what);
+    }
+    for (int i = 0; i < N_MEM; ++i)
+        clReleaseMemObject(buf[i]);
+    clReleaseKernel(empty);
+    clReleaseKernel(wide);
+    clReleaseProgram(prog);
+    clReleaseCommandQueue(qp);
+    clReleaseCommandQueue(qn);
+    clReleaseContext(ctx);
+    return 0;
+}
