@@ -224,14 +224,15 @@ inline void mbar_wait(__local ulong *b, uint parity)
 #define ASYNC_ARRIVE(b) __asm__ volatile("//SM90A cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(LADDR(b)) : "memory")
 #define ASYNC_WAIT_ALL() CP_ASYNC_WAIT_ALL()
 /* The registers of a work-item: the producer gives up what the consumers take, within what the work-group
- * holds from its launch (setmaxnreg moves registers inside that; asking for more waits forever: fp8.md,
- * fp8-4): two consumer warpgroups 128 x 40 + 256 x 232 (384 x 168 = 64512 of the SM's 65536), three
- * (a 192-row block at d = d_v = 64: docs/design/wgmma.md, wgmma-d64) 128 x 32 + 384 x 160 (512 x 128);
- * the entry's thread count for the finishing step (.reqntid, which setmaxnreg needs) */
+ * holds from its launch, (65536 / its work-items) rounded down to a multiple of 8 each (setmaxnreg moves
+ * registers inside that; asking for more waits forever: fp8.md, fp8-4, hung on the H100 2026-12-05). Two
+ * consumer warpgroups 128 x 40 + 256 x 232 (384 x 168 = 64512 of the SM's 65536), three (a 192-row block
+ * at d = d_v = 64: docs/design/wgmma.md, wgmma-d64) 128 x 32 + 384 x 160 (512 x 128); the entry's thread
+ * count for the finishing step (.reqntid, which setmaxnreg needs) */
 #if WARPGROUPS == 3
-#define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 32;" ::: "memory")
-#define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 160;" ::: "memory")
-#define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 512")
+#define WG_THREADS 512
+#define WG_PRODUCER_NREG 32
+#define WG_CONSUMER_NREG 160
 /* the consumer warpgroups alone (named barrier 1; 0 is the work-group's) */
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 384;" ::: "memory")
 #elif WG_FP8 /* (fp8: the producer transposes V's tiles through registers, 128 x 64 + 256 x 216 by default) */
@@ -241,30 +242,33 @@ inline void mbar_wait(__local ulong *b, uint parity)
 #ifndef FP8_PRODUCER_REGS
 #define FP8_PRODUCER_REGS 64
 #endif
+#define WG_THREADS 384
+#define WG_PRODUCER_NREG FP8_PRODUCER_REGS
 #if FP8_PRODUCER_REGS <= 72
-#define FP8_CONSUMER_REGS 216
+#define WG_CONSUMER_NREG 216
 #elif FP8_PRODUCER_REGS <= 88
-#define FP8_CONSUMER_REGS 208
+#define WG_CONSUMER_NREG 208
 #else
-#define FP8_CONSUMER_REGS 200
+#define WG_CONSUMER_NREG 200
 #endif
-#if FP8_PRODUCER_REGS % 8 || FP8_PRODUCER_REGS < 24 || 128 * FP8_PRODUCER_REGS + 256 * FP8_CONSUMER_REGS > 384 * 168
-#error "FP8_PRODUCER_REGS: a multiple of 8 from 24 to 104"
+#define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
+#else
+#define WG_THREADS 384
+#define WG_PRODUCER_NREG 40
+#define WG_CONSUMER_NREG 232
+#define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
+#endif
+#if WG_PRODUCER_NREG % 8 || WG_CONSUMER_NREG % 8 || WG_PRODUCER_NREG < 24 || WG_CONSUMER_NREG > 256 ||            \
+    128 * WG_PRODUCER_NREG + (WG_THREADS - 128) * WG_CONSUMER_NREG > WG_THREADS * (65536 / WG_THREADS / 8 * 8)
+#error "the warpgroups' registers (setmaxnreg): multiples of 8 within what the work-group launches with (FP8_PRODUCER_REGS: 24 to 104)"
 #endif
 #define FCL_STR_(x) #x
 #define FCL_STR(x) FCL_STR_(x)
 #define PRODUCER_REGS()                                                                                        \
-    __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 " FCL_STR(FP8_PRODUCER_REGS) ";" ::: "memory")
+    __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 " FCL_STR(WG_PRODUCER_NREG) ";" ::: "memory")
 #define CONSUMER_REGS()                                                                                        \
-    __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 " FCL_STR(FP8_CONSUMER_REGS) ";" ::: "memory")
-#define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 384")
-#define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
-#else
-#define PRODUCER_REGS() __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory")
-#define CONSUMER_REGS() __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory")
-#define THREADS_MARK() __asm__ volatile("//SM90A-THREADS 384")
-#define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
-#endif
+    __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 " FCL_STR(WG_CONSUMER_NREG) ";" ::: "memory")
+#define THREADS_MARK() __asm__ volatile("//SM90A-THREADS " FCL_STR(WG_THREADS))
 /* one warpgroup's 128 work-items (named barrier 2 + its index, an immediate each: a register's id makes
  * ptxas count all 16 barriers as used) */
 #define WARPGROUP_BARRIER()                                                                                    \
