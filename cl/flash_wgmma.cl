@@ -97,6 +97,12 @@
 #ifndef WG_O_STAGED
 #define WG_O_STAGED 0
 #endif
+/* WG_PINGPONG (a variant, off by default: docs/design/wgmma.md, wgmma-pingpong): with the producer, the
+ * consumer warpgroups issue their products in turns, each passing the turn on once its step's products
+ * are issued, so one warpgroup's products run while the others do their softmax */
+#ifndef WG_PINGPONG
+#define WG_PINGPONG 0
+#endif
 /* WG_ABLATE (measurement only, wrong results: docs/design/fp8.md's and wgmma.md's ablations): bit 1 leaves
  * out the producer's transpose of V (fp8), bit 2 the softmax's exponentials, bit 4 the P * V products, bit
  * 8 the Q * K^T products (14: the copies, the barriers and the softmax's other steps alone) */
@@ -280,6 +286,35 @@ inline void mbar_wait(__local ulong *b, uint parity)
         else                                                                                                   \
             __asm__ volatile("bar.sync 4, 128;" ::: "memory");                                                 \
     } while (0)
+/* WG_PINGPONG's turns: named barrier 5 + i is warpgroup i's (256 work-items: its own 128 waiting, the
+ * previous warpgroup's 128 arriving); the last warpgroup hands the first its first turn, and does not pass
+ * on its last, so that no arrival is left over when the work-group ends */
+#if WG_PINGPONG && WG_PRODUCER && FCL_PTX
+#define TURN_BAR_(op, i)                                                                                       \
+    do {                                                                                                       \
+        if ((i) == 0)                                                                                          \
+            __asm__ volatile(op " 5, 256;" ::: "memory");                                                      \
+        else if ((i) == 1)                                                                                     \
+            __asm__ volatile(op " 6, 256;" ::: "memory");                                                      \
+        else                                                                                                   \
+            __asm__ volatile(op " 7, 256;" ::: "memory");                                                      \
+    } while (0)
+#define TURN_START()                                                                                           \
+    do {                                                                                                       \
+        if (tiles > 0 && wgi == WARPGROUPS - 1)                                                                \
+            TURN_BAR_("bar.arrive", 0);                                                                        \
+    } while (0)
+#define TURN_WAIT() TURN_BAR_("bar.sync", wgi)
+#define TURN_PASS(last_)                                                                                       \
+    do {                                                                                                       \
+        if (!(last_) || wgi < WARPGROUPS - 1)                                                                  \
+            TURN_BAR_("bar.arrive", wgi + 1 < WARPGROUPS ? wgi + 1 : 0);                                       \
+    } while (0)
+#else
+#define TURN_START()
+#define TURN_WAIT()
+#define TURN_PASS(last_)
+#endif
 #if WG_FP8
 /* Four fp32 weights as E4M3 bytes, a's in the low byte (to nearest even, saturating: cvt.rn.satfinite,
  * compute capability 8.9 and up) */
@@ -1162,10 +1197,13 @@ UNROLL
 #define RELEASE_K(t)
 #define RELEASE_V(t)
 #endif
+    TURN_START();
     if (tiles > 0) { /* S(0) */
         SYNC_FIRST();
+        TURN_WAIT();
         BATCH_FENCE();
         ISSUE_S(k_s);
+        TURN_PASS(0);
         STEP_COPIES(-1);
         WGMMA_WAIT0();
         LOAD_KEEP(n_begin);
@@ -1176,9 +1214,11 @@ UNROLL
     }
     for (int j = 0; j + 1 < tiles; ++j) {
         SYNC_STEP(j);
+        TURN_WAIT();
         BATCH_FENCE();
         ISSUE_S(KBUF(j + 1));
         ISSUE_PV(VBUF(j));
+        TURN_PASS(0);
         STEP_COPIES(j);
         WGMMA_WAIT1(); /* S(j+1) done, P(j) * V(j) may still run */
         LOAD_KEEP(n_begin + (j + 1) * BLOCK_N);
@@ -1194,8 +1234,10 @@ UNROLL
     }
     if (tiles > 0) { /* the last tile's P * V */
         SYNC_LAST();
+        TURN_WAIT();
         BATCH_FENCE();
         ISSUE_PV(VBUF(tiles - 1));
+        TURN_PASS(1);
         WGMMA_WAIT0();
         PIN_O();
     }
