@@ -4,7 +4,7 @@
 # (WG_PINGPONG=1, a build option) against the default, in one device call (docs/design/wgmma.md,
 # wgmma-pingpong). First the test lists that exercise flash_wgmma (wgmma, wgmma_features: keyless blocks,
 # windows, pages, packed sequences, three warpgroups) built with it, under a time limit (a turn that never
-# comes hangs); then fp16 at d=64, 128 and 256, N=1024 and 16384, causal and not, interleaved in REPS
+# comes hangs); then fp16 at d=64, 128 and 256, N=1024 and 16384, causal and not, and fp8 at d=128, interleaved in REPS
 # rounds (2 by default; bench/options_h200.sh, every run validated). Run on the GPU machine from the
 # repository root after `source .gpu/gpu-env.sh`, with a build (BUILD, default /tmp/b, tests enabled);
 # writes $OUT/pingpong/.
@@ -23,3 +23,7 @@ for c in "" "--causal"; do
     --iters 10 $c" base= pingpong=-DWG_PINGPONG=1
   rm -rf "$out/options${c:+-causal}" && mv /tmp/options "$out/options${c:+-causal}"
 done
+# fp8 (E4M3, per-head descale) at d=128 N=16384: the turns, and the turns with the producer at 88 registers
+BUILD=$b OUT=/tmp bash bench/options_h200.sh "${REPS:-2}" "--device NVIDIA -d 128 -n 16384 --dtype f16 --iters 10 \
+  --fp8 e4m3 --descale head" base= pingpong=-DWG_PINGPONG=1 pp88=-DWG_PINGPONG=1,-DFP8_PRODUCER_REGS=88
+rm -rf "$out/options-fp8" && mv /tmp/options "$out/options-fp8"
