@@ -4,10 +4,10 @@
 # (WG_PINGPONG=1, a build option) against the default, in one device call (docs/design/wgmma.md,
 # wgmma-pingpong). First the test lists that exercise flash_wgmma (wgmma, wgmma_features: keyless blocks,
 # windows, pages, packed sequences, three warpgroups) built with it, under a time limit (a turn that never
-# comes hangs); then fp16 at d=64, 128 and 256, N=1024 and 16384, causal and not, and fp8 at d=128, interleaved in REPS
-# rounds (2 by default; bench/options_h200.sh, every run validated). Run on the GPU machine from the
-# repository root after `source .gpu/gpu-env.sh`, with a build (BUILD, default /tmp/b, tests enabled);
-# writes $OUT/pingpong/.
+# comes hangs); then fp16 at d=64, 128 and 256, N=1024 and 16384, causal and not, and fp8 at d=128,
+# interleaved in REPS rounds (2 by default; bench/options_h200.sh, every run validated). Run on the GPU
+# machine from the repository root after `source .gpu/gpu-env.sh`, with a build (BUILD, default /tmp/b,
+# tests enabled); writes $OUT/pingpong/.
 set -uo pipefail
 b=${BUILD:-/tmp/b}
 out=${OUT:-/tmp}/pingpong
