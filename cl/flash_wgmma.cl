@@ -286,35 +286,6 @@ inline void mbar_wait(__local ulong *b, uint parity)
         else                                                                                                   \
             __asm__ volatile("bar.sync 4, 128;" ::: "memory");                                                 \
     } while (0)
-/* WG_PINGPONG's turns: named barrier 5 + i is warpgroup i's (256 work-items: its own 128 waiting, the
- * previous warpgroup's 128 arriving); the last warpgroup hands the first its first turn, and does not pass
- * on its last, so that no arrival is left over when the work-group ends */
-#if WG_PINGPONG && WG_PRODUCER && FCL_PTX
-#define TURN_BAR_(op, i)                                                                                       \
-    do {                                                                                                       \
-        if ((i) == 0)                                                                                          \
-            __asm__ volatile(op " 5, 256;" ::: "memory");                                                      \
-        else if ((i) == 1)                                                                                     \
-            __asm__ volatile(op " 6, 256;" ::: "memory");                                                      \
-        else                                                                                                   \
-            __asm__ volatile(op " 7, 256;" ::: "memory");                                                      \
-    } while (0)
-#define TURN_START()                                                                                           \
-    do {                                                                                                       \
-        if (tiles > 0 && wgi == WARPGROUPS - 1)                                                                \
-            TURN_BAR_("bar.arrive", 0);                                                                        \
-    } while (0)
-#define TURN_WAIT() TURN_BAR_("bar.sync", wgi)
-#define TURN_PASS(last_)                                                                                       \
-    do {                                                                                                       \
-        if (!(last_) || wgi < WARPGROUPS - 1)                                                                  \
-            TURN_BAR_("bar.arrive", wgi + 1 < WARPGROUPS ? wgi + 1 : 0);                                       \
-    } while (0)
-#else
-#define TURN_START()
-#define TURN_WAIT()
-#define TURN_PASS(last_)
-#endif
 #if WG_FP8
 /* Four fp32 weights as E4M3 bytes, a's in the low byte (to nearest even, saturating: cvt.rn.satfinite,
  * compute capability 8.9 and up) */
@@ -1111,6 +1082,35 @@ UNROLL
     } while (0)
 #endif
 
+/* WG_PINGPONG's turns: named barrier 5 + i is warpgroup i's (256 work-items: its own 128 waiting, the
+ * previous warpgroup's 128 arriving); the last warpgroup hands the first its first turn, and does not pass
+ * on its last, so that no arrival is left over when the work-group ends */
+#if WG_PINGPONG && WG_PRODUCER && FCL_PTX
+#define TURN_BAR_(op, i)                                                                                       \
+    do {                                                                                                       \
+        if ((i) == 0)                                                                                          \
+            __asm__ volatile(op " 5, 256;" ::: "memory");                                                      \
+        else if ((i) == 1)                                                                                     \
+            __asm__ volatile(op " 6, 256;" ::: "memory");                                                      \
+        else                                                                                                   \
+            __asm__ volatile(op " 7, 256;" ::: "memory");                                                      \
+    } while (0)
+#define TURN_START()                                                                                           \
+    do {                                                                                                       \
+        if (tiles > 0 && wgi == WARPGROUPS - 1)                                                                \
+            TURN_BAR_("bar.arrive", 0);                                                                        \
+    } while (0)
+#define TURN_WAIT() TURN_BAR_("bar.sync", wgi)
+#define TURN_PASS(last_)                                                                                       \
+    do {                                                                                                       \
+        if (!(last_) || wgi < WARPGROUPS - 1)                                                                  \
+            TURN_BAR_("bar.arrive", wgi + 1 < WARPGROUPS ? wgi + 1 : 0);                                       \
+    } while (0)
+#else
+#define TURN_START()
+#define TURN_WAIT()
+#define TURN_PASS(last_)
+#endif
 #if KV_STAGES >= 2
     /* Step j issues S(j+1) and P(j) * V(j) together and runs the softmax of S(j+1) while the matrix units
      * work on P(j) * V(j); O is rescaled (alpha of tile j+1) once that product is done. S(0) comes before
