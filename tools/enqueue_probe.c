@@ -9,14 +9,11 @@
  * (the host's side of a step) reads it beside `flashcl bench --decode`'s host_enqueue_us and
  * host_step_us. Not installed.
  *
- *   enqueue_probe [DEVICE] [--json]   DEVICE: a case-insensitive substring of "platform / device"
+ *   enqueue_probe [DEVICE] [--json]   DEVICE: as flashcl's --device ("P:D" or a case-insensitive
+ *                                     substring of "platform / device"; default $FLASHCL_DEVICE, a GPU)
  */
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 120
-#endif
-#include <CL/cl.h>
+#include <flashcl.h>
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,47 +54,6 @@ static stat summarize(const char *name, const char *what, double *v, int n)
     return (stat){name, what, v[n / 10], v[n / 2], v[n - 1 - n / 10]};
 }
 
-/* Whether "platform / device" holds sel, case aside (NULL: any). */
-static int matches(const char *sel, const char *full)
-{
-    if (!sel)
-        return 1;
-    const size_t n = strlen(sel);
-    for (const char *s = full; *s; ++s) {
-        size_t k = 0;
-        while (k < n && s[k] && tolower((unsigned char)s[k]) == tolower((unsigned char)sel[k]))
-            ++k;
-        if (k == n)
-            return 1;
-    }
-    return 0;
-}
-
-static int pick(const char *sel, cl_device_id *dev, char *full, size_t len)
-{
-    cl_platform_id plats[16];
-    cl_uint np = 0;
-    if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS)
-        return 0;
-    for (cl_uint p = 0; p < np && p < 16; ++p) {
-        cl_device_id devs[16];
-        cl_uint nd = 0;
-        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &nd) != CL_SUCCESS)
-            continue;
-        for (cl_uint d = 0; d < nd && d < 16; ++d) {
-            char pn[200] = "", dn[200] = "";
-            clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pn, pn, NULL);
-            clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof dn, dn, NULL);
-            snprintf(full, len, "%s / %s", pn, dn);
-            if (matches(sel, full)) {
-                *dev = devs[d];
-                return 1;
-            }
-        }
-    }
-    return 0;
-}
-
 #define CHECK(x, what)                                                                                             \
     do {                                                                                                           \
         cl_int e_ = (x);                                                                                           \
@@ -118,23 +74,29 @@ int main(int argc, char **argv)
             const int help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
             fprintf(help ? stdout : stderr,
                     "usage: enqueue_probe [DEVICE] [--json]\n"
-                    "the host's cost of OpenCL calls on one device (DEVICE: a substring of \"platform / device\";\n"
-                    "default the first): clSetKernelArg, clEnqueueNDRangeKernel of an empty kernel, and the round\n"
-                    "trip from enqueue to completion; medians of %d calls in microseconds, with p10 and p90\n",
+                    "the host's cost of OpenCL calls on one device (DEVICE: \"P:D\" or a substring of \"platform /\n"
+                    "device\"; default $FLASHCL_DEVICE, a GPU, a CPU): clSetKernelArg, clEnqueueNDRangeKernel of an\n"
+                    "empty kernel, and the round trip from enqueue to completion; medians of %d calls in\n"
+                    "microseconds, with p10 and p90\n",
                     REPS);
             return help ? 0 : 2;
         } else
             sel = argv[i];
     }
-    cl_device_id dev;
-    char full[420];
-    if (!pick(sel, &dev, full, sizeof full)) {
-        fprintf(stderr, "enqueue_probe: no OpenCL device%s%s\n", sel ? " matches " : "", sel ? sel : "");
-        return 77;
+    /* (flashcl picks the device as its command does; every call timed below is OpenCL's alone) */
+    flashcl_context *fctx = NULL;
+    const flashcl_status fst = flashcl_context_create_default(sel, NULL, &fctx);
+    if (fst != FLASHCL_SUCCESS) {
+        fprintf(stderr, "enqueue_probe: %s\n", flashcl_context_last_error(NULL));
+        return fst == FLASHCL_NO_DEVICE ? 77 : 1;
     }
+    cl_device_id dev;
+    cl_context ctx;
+    flashcl_context_cl_objects(fctx, &ctx, &dev, NULL);
+    char full[420];
+    snprintf(full, sizeof full, "%s / %s", flashcl_context_profile(fctx)->platform_name,
+             flashcl_context_profile(fctx)->name);
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    CHECK(err, "clCreateContext");
     cl_command_queue qp = clCreateCommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &err);
     CHECK(err, "clCreateCommandQueue (profiling)");
     cl_command_queue qn = clCreateCommandQueue(ctx, dev, 0, &err);
@@ -259,6 +221,6 @@ int main(int argc, char **argv)
     clReleaseProgram(prog);
     clReleaseCommandQueue(qp);
     clReleaseCommandQueue(qn);
-    clReleaseContext(ctx);
+    flashcl_context_destroy(&fctx);
     return 0;
 }
