@@ -13,8 +13,8 @@
 # time; so every flashcl bench of the chosen sections first runs once, PREWARM (default 8) side by side,
 # with one timed run each and its output thrown away, to fill the program cache (0: no such pass), and the
 # measured pass then runs them one at a time as before. ONLY="decode-mma
-# ..." runs those sections alone (wgmma, prefill, fp8, dimv, decode-mma, decode-kernel, f32), the others' files
-# left as they are.
+# ..." runs those sections alone (wgmma, serving, prefill, tf32, fp8, dimv, decode-mma, decode-kernel, f32),
+# the others' files left as they are.
 set -u
 cd "$(dirname "$0")/.."
 B=${1:-build-bench}
@@ -62,6 +62,11 @@ want wgmma && for cfg in "128 f16" "128 bf16" "64 f16" "256 f16" "128 f16 --caus
 done
 want wgmma && torch wgmma/h200_sdpa.jsonl sdpa_prefill.py flash,cudnn 128,64,256
 
+# What serving engines send: plain, each feature, other head dims, chunked prefill (bench/serving_h200.sh's
+# runs), beside FlexAttention and SDPA.
+want serving && bench serving/h200_serving.json --preset serving --iters 10 --warmup 3
+want serving && torch serving/h200_flex_serving.jsonl flex_serving.py
+
 # flash_mma (forced: auto takes flash_wgmma for these on Hopper) and the portable kernel on fp32.
 want prefill && {
 bench prefill/h200_f16_d128.json --path mma --iters 10 -d 128 --dtype f16 -n 1024,4096,16384 --both
@@ -74,6 +79,15 @@ bench prefill/h200_f32_d128.json --iters 10 -d 128 --dtype f32 -n 4096,16384 --b
 bench prefill/h200_f32_d64.json --iters 10 -d 64 --dtype f32 -n 4096,16384
 torch prefill/h200_sdpa.jsonl sdpa_prefill.py
 }
+
+# fp32 on flash_mma's TF32 products (tf32x3, tf32) and the portable kernel (bench/prefill/tf32_h200.sh's runs),
+# beside PyTorch's fp32 memory-efficient kernel; the errors against float64: bench/prefill/tf32_accuracy.py.
+want tf32 && for d in 128 64; do
+    for prec in tf32x3 tf32 fp32; do
+        bench prefill/tf32/h200_d${d}_$prec.json -b 4 -n 4096 -H $((2048 / d)) -d $d --dtype f32 --iters 10 --precision $prec
+    done
+done
+want tf32 && torch prefill/tf32/h200_sdpa.jsonl sdpa_prefill.py efficient 128,64
 
 # V's own head dim: MLA's 192 over 128, beside V at 192.
 want dimv && {

@@ -699,14 +699,16 @@ def main():
         print(wg + '\n')
     sv = serving_section(directory)
     if sv:
-        print('## What serving engines send, H200, against FlexAttention, FlashAttention-2 and cuDNN\n')
+        print(f'## What serving engines send, {gpu_of(os.path.join(directory, "serving"))}, against FlexAttention, '
+              'FlashAttention-2 and cuDNN\n')
         print('`flashcl bench --preset serving`: one serving shape, plain and with one feature a shape, on the kernel')
         print('auto takes (the matrix-unit kernels compose the features from the shared parts:')
         print('`docs/design/wgmma.md`, "What engines send"), beside PyTorch on the GPU in the same device call.\n')
         print(sv + '\n')
     pf = prefill_section(directory)
     if pf:
-        print('## Prefill on flash_mma (tensor cores through mma.sync) and the portable kernel, H200, against PyTorch\n')
+        print('## Prefill on flash_mma (tensor cores through mma.sync) and the portable kernel, '
+              f'{gpu_of(os.path.join(directory, "prefill"))}, against PyTorch\n')
         print('The matrix-unit kernel (fp16, bf16: what auto takes on NVIDIA GPUs of compute capability 8.0 and up')
         print('below Hopper, and on Hopper for the problems flash_wgmma does not take) and the portable kernel (fp32:')
         print('every device) beside PyTorch SDPA, measured in one run on 2026-12-01. What each choice moved and what')
@@ -714,19 +716,25 @@ def main():
         print(pf + '\n')
     tf = tf32_section(directory)
     if tf:
-        print('## fp32 prefill on TF32 products (flash_mma, problem.precision), H200, against PyTorch\n')
+        tdir = os.path.join(directory, 'prefill', 'tf32')
+        print(f'## fp32 prefill on TF32 products (flash_mma, problem.precision), {gpu_of(tdir)}, against PyTorch\n')
         print('fp32 Q, K and V, hidden 2048, B·N = 16384: the portable kernel (fp32, the default), flash_mma with')
         print('three TF32 products a product (tf32x3: PyTorch\'s own fp32 arithmetic) and with one (tf32:')
         print('`allow_tf32`\'s accuracy), beside PyTorch\'s fp32 memory-efficient kernel in the same device call.')
         print('The validation column gives the run\'s largest relative error against the naive kernel (fp32).')
-        print('Why and what limits them: `docs/design/mma.md`, tf32-1 and tf32-2. Measured at 45824dd (tf32-2); '
-              'tf32-3 (the split in 4 instructions, Q split once) came after: on an H100 (2026-12-05, PyTorch in '
-              'the same call) tf32x3 ran 50.2 TFLOP/s at d=128 (1.08× PyTorch\'s fp32 kernel, its error at the '
-              'tolerance\'s edge) and 53.0 at d=64 (1.50×); mma.md, tf32-3. The H200 table waits for an H200 run.\n')
+        tdates = {json.load(open(p)).get('date', '') for p in glob.glob(os.path.join(tdir, 'h200_d*.json'))}
+        if min(tdates) < '2026-12-05':
+            print('Why and what limits them: `docs/design/mma.md`, tf32-1 and tf32-2. Measured at 45824dd (tf32-2); '
+                  'tf32-3 (the split in 4 instructions, Q split once) came after: on an H100 (2026-12-05, PyTorch in '
+                  'the same call) tf32x3 ran 50.2 TFLOP/s at d=128 (1.08× PyTorch\'s fp32 kernel, its error at the '
+                  'tolerance\'s edge) and 53.0 at d=64 (1.50×); mma.md, tf32-3. The H200 table waits for an H200 run.\n')
+        else:
+            print('Why and what limits them: `docs/design/mma.md`, tf32-1 to tf32-4.\n')
         print(tf + '\n')
     f8 = fp8_section(directory)
     if f8:
-        print('## fp8 attention on Hopper\'s fp8 products (flash_wgmma), H200\n')
+        print('## fp8 attention on Hopper\'s fp8 products (flash_wgmma), '
+              f'{gpu_of(os.path.join(directory, "prefill", "fp8"), "*-*.json")}\n')
         print('E4M3 Q, K and V with per-(batch, KV head) descale factors, O in fp16, hidden 2048, B·N = 16384, against')
         print('flash_wgmma\'s fp16 on the same shapes in the same device call. P is rounded to E4M3 for P·V, as')
         print('FlashAttention-3 does; the validation column is the largest error against the naive kernel over the')
@@ -738,13 +746,14 @@ def main():
               'of 1.31× fp16 when both are dropped. The H200 table waits for an H200 run.\n')
     dvs = dimv_section(directory)
     if dvs:
-        print('## V\'s own head dim (MLA\'s prefill), H200, against PyTorch\n')
+        print(f'## V\'s own head dim (MLA\'s prefill), {gpu_of(os.path.join(directory, "dimv"))}, against PyTorch\n')
         print('`problem.head_dim_v`: 192-wide queries and keys over 128-wide values, on the kernel auto takes, beside')
         print('the same shape with V at 192 and PyTorch SDPA in the same run (`docs/design/wgmma.md`).\n')
         print(dvs + '\n')
     dm = decode_mma_section(directory)
     if dm:
-        print('## Decode on the matrix units (flash_decode_mma), H200, against PyTorch\n')
+        print(f'## Decode on the matrix units (flash_decode_mma), {gpu_of(os.path.join(directory, "decode-mma"))}, '
+              'against PyTorch\n')
         print(dm + '\n')
     amd = amd_section(directory)
     if amd:
@@ -755,7 +764,8 @@ def main():
         print(amd + '\n')
     dk = decode_kernel_section(directory)
     if dk:
-        print('## Decode on the CUDA cores (flash_decode) against the portable kernel\'s decode path, H200\n')
+        print('## Decode on the CUDA cores (flash_decode) against the portable kernel\'s decode path, '
+              f'{gpu_of(os.path.join(directory, "decode-kernel"))}\n')
         print(dk + '\n')
     print('## Flash against standard attention (time of standard / time of flash, same run)\n')
     print('Above 1 flash is faster. Standard attention (CLBlast\'s SGEMMs) writes the n×n scores to device memory;')
