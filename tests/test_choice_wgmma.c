@@ -92,6 +92,26 @@ START_TEST(test_wgmma_path)
         ck_assert_int_eq(c.work_group_size, 256);
         ck_assert_ptr_null(strstr(c.reason, "producer"));
     }
+    {   /* d=64 where the 192-row block does not fit as measured (512 work-items, or its 90,176 B with the
+         * producer and two stages): 128 rows, the producer beside them where it fits */
+        flashcl_problem q = p;
+        q.head_dim = 64;
+        flashcl_device_profile small = prof;
+        small.max_work_group_size = 384;
+        ck_assert_int_eq(choose(&small, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_int_eq(c.block_m, 128);
+        ck_assert_int_eq(c.work_group_size, 384);
+        policy.local_mem_limit = 90000;
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_int_eq(c.block_m, 128);
+        ck_assert_int_eq(c.kv_stages, 2);
+        ck_assert_uint_le(c.local_mem_bytes, 90000);
+        policy.local_mem_limit = 90176;
+        ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+        ck_assert_int_eq(c.block_m, 192);
+        ck_assert_uint_eq(c.local_mem_bytes, 90176);
+        policy.local_mem_limit = 0;
+    }
     /* what it does not take: flash_mma instead, its reason first */
     struct {
         const char *reason;

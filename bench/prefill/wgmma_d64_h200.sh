@@ -24,7 +24,7 @@ open(p, "w").write(s.replace(old, new))
 PY
 }
 # two warpgroups at d = d_v = 64, as at every head dim
-tree rows128 "const int rows192 = !emulated" "const int rows192 = 0 && !emulated"
+tree rows128 "const int rows192 = !fp8" "const int rows192 = 0 && !fp8"
 # three K/V stages where the 192-row block has them and they fit
 tree stages3 "const int32_t stages = wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0, fp8) <= limit ? 2 : 1;" \
   "const int32_t stages = wgs == 3 && wgmma_bytes(d, dv, 192, bn, 3, 0, 1, 0) <= limit ? 3 : wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0, fp8) <= limit ? 2 : 1;"

@@ -165,16 +165,17 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     const int emulated = fcl_ptx_units(pr) < 2, fp8 = p->qkv_format != 0;
     const uint64_t limit = ch->local_mem;
     const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
-    /* d = d_v = 64: three (a 192-row block) with the producer, a third fewer copied bytes a product (wgmma.md,
-     * wgmma-d64, the H100: +9 to +18%; causal over 1024 rows -1%, the last wave's imbalance: two there) */
-    const int rows192 = !emulated && !fp8 && d == 64 && dv == 64 && ch->work_group >= 512 && p->seq_q > 128 &&
-                        !(p->causal && p->seq_q < 2048);
+    /* d = d_v = 64: three (a 192-row block) where they fit with the producer and 128-key tiles in two stages,
+     * as measured (wgmma.md, wgmma-d64, the H100: +9 to +18%; causal over 1024 rows -1%, the last wave's
+     * imbalance: two there); a third fewer copied bytes a product */
+    const int rows192 = !fp8 && d == 64 && dv == 64 && p->seq_q > 128 && !(p->causal && p->seq_q < 2048) &&
+                        producer_fits(emulated, p, 192, 128, 2, ch);
     int32_t wgs = rows192 ? 3 : p->seq_q > 64 && ch->work_group >= 256 ? 2 : 1, bn = dv > 128 ? 64 : 128;
     while (wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0, fp8) > limit && (bn > 64 || wgs > 1)) {
         if (bn > 64)
             bn = 64;
         else
-            wgs = wgs == 3 ? 2 : 1;
+            wgs = 1;
     }
     if (wgmma_bytes(d, dv, 64 * wgs, bn, 1, emulated, 0, fp8) > limit || ch->work_group < (size_t)(128 * wgs)) {
         snprintf(why, why_len, "needs %llu B of local memory, 128 work-items",
@@ -183,9 +184,7 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     }
     /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
     const int32_t stages = wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0, fp8) <= limit ? 2 : 1;
-    int producer = producer_fits(emulated, p, 64 * wgs, bn, stages, ch);
-    if (wgs == 3 && !producer) /* (192 rows were measured with the producer only) */
-        producer = producer_fits(emulated, p, 64 * (wgs = 2), bn, stages, ch);
+    const int producer = producer_fits(emulated, p, 64 * wgs, bn, stages, ch);
     wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p, producer);
     snprintf(cfg->reason, sizeof cfg->reason,
              "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors%s)",
