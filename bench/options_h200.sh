@@ -6,7 +6,8 @@
 # alike, in one device call: the design pages' variant measurements where the variants are build options
 # rather than source trees (bench/variants_h200.sh). Run on the GPU machine after `source .gpu/gpu-env.sh`;
 # writes $OUT/options/NAME-ROUND.json and prints each variant's median TFLOP/s (GB/s for decode steps) per
-# shape, the median of its rounds' medians with their range, and whether every run validated.
+# shape, the median of its rounds' medians with their range, and whether every run validated. Each run
+# has RUN_LIMIT seconds (150 by default: a variant that hangs costs that, not the call).
 set -euo pipefail
 reps=$1
 args=$2
@@ -21,7 +22,8 @@ for ((r = 1; r <= reps; ++r)); do
   for v in "$@"; do
     name=${v%%=*} opts=${v#*=}
     # shellcheck disable=SC2086
-    FLASHCL_BUILD_OPTIONS="${opts//,/ }" "$b/tools/flashcl" bench $args --algos flash --json "$out/$name-$r.json" \
+    FLASHCL_BUILD_OPTIONS="${opts//,/ }" timeout "${RUN_LIMIT:-150}" "$b/tools/flashcl" bench $args --algos flash \
+      --json "$out/$name-$r.json" \
       > "$out/$name-$r.txt" 2>&1 || echo "$name round $r: exit $?"
   done
 done
