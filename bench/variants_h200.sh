@@ -7,7 +7,7 @@
 # new=.). Each tree keeps its compiled programs in $OUT/variants/cache-NAME (the sm_90a programs' PTX:
 # ptxas -v on them says registers and spills). Run on the GPU machine after `source .gpu/gpu-env.sh`;
 # writes $OUT/variants/NAME-ROUND.json and prints each tree's median TFLOP/s per shape (the median of
-# its rounds' medians, with their range).
+# its rounds' medians, with their range). Each run has RUN_LIMIT seconds (150 by default).
 set -euo pipefail
 reps=$1
 args=$2
@@ -26,8 +26,8 @@ done
 for ((r = 1; r <= reps; ++r)); do
   for name in "${names[@]}"; do
     # shellcheck disable=SC2086
-    FLASHCL_CACHE_DIR="$out/cache-$name" "/tmp/fcl-var-$name/tools/flashcl" bench $args --algos flash \
-      --json "$out/$name-$r.json" > "$out/$name-$r.txt" 2>&1 || echo "$name round $r: exit $?"
+    FLASHCL_CACHE_DIR="$out/cache-$name" timeout "${RUN_LIMIT:-150}" "/tmp/fcl-var-$name/tools/flashcl" bench $args \
+      --algos flash --json "$out/$name-$r.json" > "$out/$name-$r.txt" 2>&1 || echo "$name round $r: exit $?"
   done
 done
 python3 - "$out" "$reps" "${names[@]}" <<'PY'
