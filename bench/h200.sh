@@ -12,9 +12,9 @@
 # About 15 minutes run one after another, most of it the driver compiling flashcl's programs the first
 # time; so every flashcl bench of the chosen sections first runs once, PREWARM (default 8) side by side,
 # with one timed run each and its output thrown away, to fill the program cache (0: no such pass), and the
-# measured pass then runs them one at a time as before. ONLY="decode-mma
-# ..." runs those sections alone (wgmma, serving, prefill, tf32, fp8, dimv, decode-mma, decode-kernel, f32),
-# the others' files left as they are.
+# measured pass then runs them one at a time as before. ONLY="decode-mma ..." runs those sections alone
+# (wgmma, serving, prefill, tf32, fp8, dimv, decode-mma, decode-kernel, f32), the others' files left as
+# they are.
 set -u
 cd "$(dirname "$0")/.."
 B=${1:-build-bench}

@@ -155,10 +155,9 @@ static int producer_fits(int emulated, const flashcl_problem *p, int32_t bm, int
 }
 
 /* Two warpgroups (128 query rows) where the queries fill them and local memory allows (three, 192 rows, at
- * d = d_v = 64 with the producer), 128-key tiles up to
- * d_v=128 and 64 above (registers: O's 96 or 128 accumulators a work-item there beside S's); one
- * work-group may take a compute unit's whole local memory (tiles.c gives this kernel the whole
- * work-group's limit). */
+ * d = d_v = 64 with the producer), 128-key tiles up to d_v=128 and 64 above (registers: O's 96 or 128
+ * accumulators a work-item there beside S's); one work-group may take a compute unit's whole local memory
+ * (tiles.c gives this kernel the whole work-group's limit). */
 static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                         flashcl_config *cfg, char *why, size_t why_len)
 {
