@@ -109,6 +109,30 @@
 #ifndef WG_ABLATE
 #define WG_ABLATE 0
 #endif
+/* WG_PERSIST (the host's config.persistent: src/kernels/wgmma.c; docs/design/wgmma.md, wgmma-persist): a grid
+ * of fewer work-groups than row blocks, work-group g taking blocks g, g + its grid's size, ... in turn (a
+ * head's blocks together: block w is row block w % blocks_m of (batch, head) w / blocks_m). With the producer,
+ * its copies of the next block's K/V tiles go on through the stages while the consumers finish a block (a
+ * tile's stage and phase count on across blocks: tb, the tiles of the work-group's earlier blocks). Q_BUFS 2
+ * (with the producer, where local memory holds them): two Q tiles, the next block's copies issued at a
+ * block's start, landing while it runs. */
+#ifndef WG_PERSIST
+#define WG_PERSIST 0
+#endif
+#ifndef Q_BUFS
+#define Q_BUFS 1
+#endif
+#if Q_BUFS == 2
+#define ASYNC_WAIT_Q() ASYNC_WAIT(1) /* (this block's Q: all groups but the last, the next block's Q) */
+#else
+#define ASYNC_WAIT_Q() ASYNC_WAIT0()
+#endif
+#if WG_PERSIST && WG_FP8
+#error "WG_PERSIST: 16-bit operands (fp8's descale factors and staging tiles are a block's own)"
+#endif
+#if Q_BUFS != 1 && !(Q_BUFS == 2 && WG_PERSIST && WG_PRODUCER)
+#error "Q_BUFS: 1, or 2 with WG_PERSIST and the producer"
+#endif
 #if WG_ABLATE & 2
 #define WG_EXP2(x) (x)
 #else
@@ -166,9 +190,10 @@
 /* Byte c of row r of a tile stored in 16-bit units (fp8 operands): the low byte of unit c / 2 first */
 #define BYTE_AT(r, c, ROWS, C) (2 * TILE_AT(r, (c) >> 1, ROWS, C) + ((c)&1))
 
-/* tile t's K and V buffers (KV_STAGES of each: tile t in buffer t % KV_STAGES) */
-#define KBUF(t) (k_s + ((t) % KV_STAGES) * KT)
-#define VBUF(t) (v_s + ((t) % KV_STAGES) * VT)
+/* tile t's K and V buffers (KV_STAGES of each: tile t in buffer t % KV_STAGES, counted from the
+ * work-group's first block: tb, the tiles of its blocks before this one, WG_PERSIST's) */
+#define KBUF(t) (k_s + ((tb + (t)) % KV_STAGES) * KT)
+#define VBUF(t) (v_s + ((tb + (t)) % KV_STAGES) * VT)
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -655,7 +680,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if WG_FP8
     DESCALE += descale_off;
 #endif
-    __local uint4 q4[BLOCK_M * QW / 8] LOCAL_ALIGN;
+    __local uint4 q4[Q_BUFS * BLOCK_M * QW / 8] LOCAL_ALIGN;
     __local uint4 k4[KV_STAGES * KT / 8] LOCAL_ALIGN;
     __local uint4 v4[KV_STAGES * VT / 8] LOCAL_ALIGN;
     __local ushort *const q_s = (__local ushort *)q4;
@@ -688,29 +713,46 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #ifndef WG_HEAVY_FIRST
 #define WG_HEAVY_FIRST 1
 #endif
-#if WG_HEAVY_FIRST && HAS_WINDOW
-    const int m0 = (int)(get_num_groups(0) - 1 - get_group_id(0)) * BLOCK_M;
+/* Row block mb_ of nmb_ of (batch, head) bh_: its first row m0 (heavy first: the blocks reversed), batch b,
+ * head h and KV head hk, its sequence's view, and its keys (BLOCK_KEYS) */
+#define BLOCK_ROWS(mb_, nmb_, bh_)                                                                             \
+    BLOCK_COORDS(mb_, nmb_, bh_);                                                                              \
+    BLOCK_SEQ()
+#define BLOCK_COORDS(mb_, nmb_, bh_)                                                                           \
+    const int m0 = (WG_HEAVY_FIRST && HAS_WINDOW ? (nmb_)-1 - (mb_) : (mb_)) * BLOCK_M;                        \
+    const int bh = (bh_);                                                                                      \
+    const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group
+#define BLOCK_SEQ()                                                                                            \
+    const seq_view sv = seq_view_of(b, seq_q, seq_kv, CU_Q, CU_K, total_q, total_kv, CACHE_LENS, BATCH_IDX,    \
+                                    LEFT_PAD, cache_batch);                                                    \
+    const int sq = sv.sq, skv = sv.skv
+/* the keys the block reads, and those all its rows see (geometry.cl); BLOCK_TILES: its BLOCK_N-key tiles */
+#define BLOCK_KEYS()                                                                                           \
+    const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);                                                     \
+    const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);                                                     \
+    const block_keys keys = block_keys_of(m0, min(m0 + BLOCK_M, sq) - 1, sq, skv, win_left, win_right, BLOCK_N); \
+    const int n_begin = keys.begin, n_end = keys.end, inner_lo = keys.inner_lo, inner_hi = keys.inner_hi
+#define BLOCK_TILES() const int tiles = n_begin < n_end ? (n_end - n_begin + BLOCK_N - 1) / BLOCK_N : 0
+#if WG_PERSIST
+    const int blocks_m = (seq_q + BLOCK_M - 1) / BLOCK_M, n_work = blocks_m * batch * heads_q;
+    const int w0 = (int)get_group_id(0), w_step = (int)get_num_groups(0);
+#define BLOCK_AT(w_)                                                                                           \
+    BLOCK_ROWS((w_) % blocks_m, blocks_m, (w_) / blocks_m);                                                    \
+    BLOCK_KEYS();                                                                                              \
+    BLOCK_TILES()
 #else
-    const int m0 = (int)get_group_id(0) * BLOCK_M;
-#endif
-    const int bh = get_group_id(1);
-    const int b = bh / heads_q, h = bh - b * heads_q, hk = h / group;
+    BLOCK_COORDS((int)get_group_id(0), (int)get_num_groups(0), (int)get_group_id(1));
 #if WG_FP8 /* (Q's and K's descale factors into the scale, V's into the final division) */
     const int heads_kv = heads_q / group;
     scale2 *= fp8_descale(DESCALE, 0, b, hk, batch, heads_kv) * fp8_descale(DESCALE, 1, b, hk, batch, heads_kv);
     const float v_descale = fp8_descale(DESCALE, 2, b, hk, batch, heads_kv);
 #endif
-    const seq_view sv = seq_view_of(b, seq_q, seq_kv, CU_Q, CU_K, total_q, total_kv, CACHE_LENS, BATCH_IDX, LEFT_PAD,
-                                    cache_batch);
-    const int sq = sv.sq, skv = sv.skv;
-    const long k_base = kv_base(sv, hk, k_sb, k_ss, k_sh);
-    const long v_base = kv_base(sv, hk, v_sb, v_ss, v_sh);
+    BLOCK_SEQ();
+    BLOCK_KEYS();
+    const int tb = 0; /* (one block: no tiles before it) */
+#endif
     /* (key row j from kv_base, rows rs and pages ps elements apart: geometry.cl's kv_row) */
 #define KV_ROW(j, rs, ps) kv_row(b, (j), (rs), (ps), BT, max_pages, num_pages)
-
-    /* the keys the block reads, and those all its rows see (geometry.cl) */
-    const block_keys keys = block_keys_of(m0, min(m0 + BLOCK_M, sq) - 1, sq, skv, win_left, win_right, BLOCK_N);
-    const int n_begin = keys.begin, n_end = keys.end, inner_lo = keys.inner_lo, inner_hi = keys.inner_hi;
 
     /* Q's block (rows past the queries: zeros) and the first K tile, one group of copies. The scale goes
      * into the exponent of scores whose maximum is taken unscaled, which needs a positive scale: a
@@ -726,23 +768,26 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #define V_ROW(r) (V + v_base + KV_ROW(n0 + (r), v_ss, v_sb))
 #define K_NEXT(r) TPTR(K + k_base + KV_ROW(n1 + (r), k_ss, k_sb))
 #define V_NEXT(r) (V + v_base + KV_ROW(nv + (r), v_ss, v_sb))
-    const int tiles = n_begin < n_end ? (n_end - n_begin + BLOCK_N - 1) / BLOCK_N : 0;
+#if !WG_PERSIST
+    BLOCK_TILES();
+#endif
 #if WG_PRODUCER
     /* mbarriers, a stage's each: "full" K and V (128 arrivals: each producer work-item's once its copies of
      * the tile landed) and "empty" K and V (WARPS arrivals: each consumer warp's once the products that read
      * the tile are done). After the barrier that makes them visible, no work-group barrier is reached. */
     __local ulong mbar[4 * KV_STAGES];
-#define FULL_K(t) (mbar + (t) % KV_STAGES)
-#define FULL_V(t) (mbar + KV_STAGES + (t) % KV_STAGES)
-#define EMPTY_K(t) (mbar + 2 * KV_STAGES + (t) % KV_STAGES)
-#define EMPTY_V(t) (mbar + 3 * KV_STAGES + (t) % KV_STAGES)
-#define ROUND(t) (((t) / KV_STAGES) & 1) /* the parity of tile t's phase of its stage's barriers */
+#define FULL_K(t) (mbar + (tb + (t)) % KV_STAGES)
+#define FULL_V(t) (mbar + KV_STAGES + (tb + (t)) % KV_STAGES)
+#define EMPTY_K(t) (mbar + 2 * KV_STAGES + (tb + (t)) % KV_STAGES)
+#define EMPTY_V(t) (mbar + 3 * KV_STAGES + (tb + (t)) % KV_STAGES)
+#define ROUND(t) (((tb + (t)) / KV_STAGES) & 1) /* the parity of tile t's phase of its stage's barriers */
     THREADS_MARK(); /* (the finishing step: the entry's .reqntid, which setmaxnreg needs) */
     if (tid == 0)
         for (int i = 0; i < 4 * KV_STAGES; ++i)
             mbar_init(mbar + i, i < 2 * KV_STAGES ? 128 : WARPS);
-#if !Q_CONVERT /* (a converted Q: its loads wait for their data, so the consumers issue them past the barrier,
-                  while the producer copies the first K tile; S(0)'s wait and fence cover their stores) */
+#if !Q_CONVERT && !WG_PERSIST /* (a converted Q: its loads wait for their data, so the consumers issue them
+                  past the barrier, while the producer copies the first K tile; S(0)'s wait and fence cover their
+                  stores; WG_PERSIST: each block's at its start) */
     if (tid < WG_SIZE) {
         LOAD_Q_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
         ASYNC_COMMIT();
@@ -754,6 +799,11 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
          * (a tile KV_STAGES earlier: the phase before; a stage's first round passes at once) */
         PRODUCER_REGS();
         const int me = tid - WG_SIZE;
+#if WG_PERSIST
+        int tb = 0;
+        for (int w = w0; w < n_work; w += w_step) {
+            BLOCK_AT(w);
+#endif
         for (int t = 0; t <= tiles; ++t) {
             if (t < tiles) {
                 const int n1 = n_begin + t * BLOCK_N;
@@ -799,18 +849,60 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
             }
 #endif
         }
+#if WG_PERSIST
+            tb += tiles;
+        }
+#endif
         ASYNC_WAIT_ALL(); /* (its copies land before the work-item ends) */
         return;
     }
     CONSUMER_REGS();
-#if Q_CONVERT
+#endif
+#if WG_PERSIST /* (the consumers' blocks: the loop's body is the rest of the kernel, left at its indent) */
+#if WG_PRODUCER
+    int tb = 0;
+#else
+    const int tb = 0; /* (each block's copies and waits its own) */
+#endif
+#if Q_BUFS == 2
+    int q_par = 0; /* (the block's Q tile) */
+#endif
+    for (int w = w0; w < n_work; w += w_step) {
+        BLOCK_AT(w);
+#if Q_BUFS == 2
+        __local ushort *const q_s = (__local ushort *)q4 + q_par * (BLOCK_M * QW);
+#endif
+#endif
+#if WG_PRODUCER
+#if WG_PERSIST
+    if (w != w0)
+        CONSUMERS_BARRIER(); /* (every consumer done with the block before: its Q tile, its staged O) */
+    if (Q_BUFS == 1 || w == w0) {
+        LOAD_Q_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
+        ASYNC_COMMIT();
+    }
+#if Q_BUFS == 2
+    { /* the next block's Q, into the other tile (free: the barrier above, or none before) */
+        __local ushort *const q_next = (__local ushort *)q4 + (q_par ^ 1) * (BLOCK_M * QW);
+        if (w + w_step < n_work) {
+            BLOCK_ROWS((w + w_step) % blocks_m, blocks_m, (w + w_step) / blocks_m); /* (its m0, sv, h, sq) */
+            LOAD_Q_TILED(q_next, BLOCK_M, Q_ROW, sq - m0);
+        }
+        ASYNC_COMMIT(); /* (a group, maybe empty: the waits below leave the last one in flight) */
+    }
+#endif
+#elif Q_CONVERT
     LOAD_Q_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
 #endif
     if (q_sign) {
-        ASYNC_WAIT0();
+        ASYNC_WAIT_Q(); /* (this block's Q) */
         FLIP_Q_SIGN();
     }
 #else
+#if WG_PERSIST
+    if (w != w0)
+        barrier(CLK_LOCAL_MEM_FENCE); /* (the block before done with Q's and K/V's tiles) */
+#endif
     LOAD_Q_TILED(q_s, BLOCK_M, Q_ROW, sq - m0);
     {
         const int n0 = n_begin;
@@ -1171,7 +1263,7 @@ UNROLL
 #define STEP_COPIES(j_)
 #define SYNC_FIRST()                                                                                           \
     do {                                                                                                       \
-        ASYNC_WAIT0();                                                                                         \
+        ASYNC_WAIT_Q(); /* (Q's copies: with two tiles, all but the next block's) */                           \
         FENCE_PROXY_ASYNC();                                                                                   \
         CONSUMERS_BARRIER();                                                                                   \
         mbar_wait(FULL_K(0), 0);                                                                               \
@@ -1347,6 +1439,15 @@ UNROLL
         if (qi < sq)
             *(__global uint4 *)(O + q_row_offset(sv, h, qi, o_sb, o_ss, o_sh) + c) =
                 *(__local const uint4 *)(q_s + TILE_AT(64 * wgi + rr, c, BLOCK_M, HEAD_DIM));
+    }
+#endif
+#if WG_PERSIST
+#if WG_PRODUCER
+        tb += tiles;
+#endif
+#if Q_BUFS == 2
+        q_par ^= 1;
+#endif
     }
 #endif
 }

@@ -37,7 +37,7 @@ extern "C" {
  * Version. meson reads the numbers from these lines.
  */
 #define FLASHCL_VERSION_MAJOR 0
-#define FLASHCL_VERSION_MINOR 6
+#define FLASHCL_VERSION_MINOR 7
 #define FLASHCL_VERSION_PATCH 0
 #define FLASHCL_VERSION_NUMBER \
     (FLASHCL_VERSION_MAJOR * 10000 + FLASHCL_VERSION_MINOR * 100 + FLASHCL_VERSION_PATCH)
@@ -105,7 +105,7 @@ FLASHCL_API const char *flashcl_status_name(flashcl_status status);
  * (ctypes, cffi) pass the sizes of their own mirrors and find out when a mirror drifts. ABI policy:
  * docs/ABI.md.
  */
-#define FLASHCL_ABI_VERSION 8
+#define FLASHCL_ABI_VERSION 9
 typedef struct flashcl_abi flashcl_abi;
 static inline const flashcl_abi *flashcl_abi_of_header(void);
 
@@ -550,6 +550,9 @@ typedef struct flashcl_config {
     int32_t qkv_format;    /* wgmma: fp8 operands (the problem's qkv_format: FLASHCL_KV_FP8_E4M3 or _E5M2,
                               byte tiles, V's stored transposed), 0: 16-bit ones; set from the problem, read
                               by the local-memory formula (ABI 8) */
+    int32_t persistent;    /* wgmma: n > 0, a grid of at most n work-groups, each running row blocks in turn
+                              (its index, then on by the grid's size; the chooser's n: the device's compute
+                              units); 0: a work-group a row block (ABI 9, in the struct's tail padding) */
 } flashcl_config;
 
 /*

@@ -22,7 +22,8 @@ int fcl_config_same_shape(const flashcl_config *a, const flashcl_config *b)
            a->d_chunk == b->d_chunk && a->v_chunk == b->v_chunk && a->work_group_size == b->work_group_size &&
            a->kv_stages == b->kv_stages && a->m_tiles == b->m_tiles && a->producer == b->producer &&
            a->team == b->team && a->keys_per_step == b->keys_per_step && a->shuffles == b->shuffles &&
-           a->sub_group == b->sub_group && a->kv_splits == b->kv_splits && a->gqa_pack == b->gqa_pack;
+           a->sub_group == b->sub_group && a->kv_splits == b->kv_splits && a->gqa_pack == b->gqa_pack &&
+           a->persistent == b->persistent;
 }
 
 /* Appends c (chosen within wg_bound work-items) unless the list is full or holds it already; 1 when

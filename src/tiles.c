@@ -107,12 +107,12 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
         cfg->work_group_size = cfg->block_m * 2 / (cfg->m_tiles == 2 ? 2 : 1);
     else if (k == FLASHCL_KERNEL_PORTABLE)
         cfg->work_group_size = cfg->block_m / cfg->rows_per_item * cfg->threads_per_row;
+    cfg->local_mem_budget = ch->local_mem; /* (before the bytes: flash_wgmma's second Q tile is where it fits) */
     cfg->local_mem_bytes = fcl_config_local_bytes(p->head_dim, fcl_head_dim_v(p), cfg);
     /* Intel's Xe-HPC GPUs: 16 lanes a sub-group for the register-blocked kernels, where IGC would compile
      * them at 32 with the block in scratch (docs/design/tiles.md, tools/vendor_check.sh) */
     if (k != FLASHCL_KERNEL_DPAS) /* (flash_dpas's is its layout: its module's) */
         cfg->sub_group = fcl_intel_xe_hpc(pr) && (k == FLASHCL_KERNEL_PORTABLE || k == FLASHCL_KERNEL_DECODE) ? 16 : 0;
-    cfg->local_mem_budget = ch->local_mem;
     fcl_strlcpy(cfg->kernel_name, fcl_kernel_def_of(fcl_config_kernel(cfg))->entry, sizeof cfg->kernel_name);
     /* the decode kernels pack every query head of a KV head into their rows */
     cfg->gqa_pack = decode ? p->heads_q / p->heads_kv : matrix_prefill ? 1 : fcl_gqa_pack(p);

@@ -68,6 +68,7 @@ START_TEST(test_wgmma_path)
         ck_assert_msg(cfg_mma(&c) == 3 && !strcmp(c.kernel_name, "flash_wgmma"), "d=%d: %s %s", want[i].d, c.kernel_name, c.path_reason);
         ck_assert_int_eq(c.block_m, want[i].bm);
         ck_assert_int_eq(c.block_n, want[i].bn);
+        ck_assert_int_eq(c.persistent, 0); /* (a work-group a block: wgmma-persist is not measured yet) */
         /* 128 work-items a warpgroup of 64 rows; with two or three of them the producer warpgroup, 128 more */
         const int producer = want[i].bm >= 128;
         ck_assert_int_eq(c.work_group_size, 2 * want[i].bm + (producer ? 128 : 0));

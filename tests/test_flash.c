@@ -47,6 +47,7 @@ typedef struct case_params {
     int mma_rows;                 /* with them: a lane's rows (2: one m16 tile a warp, 4: two: m_tiles 2) */
     int mma_stages;               /* and 2: K and V in two stages (kv_stages); 3 (flash_wgmma): three */
     int wgmma_tiles;              /* with them: flash_wgmma's tiles (an override of kernel WGMMA), not flash_mma's */
+    int persistent;               /* and: at most this many work-groups, each running row blocks in turn */
     int mfma_tiles;               /* with them: flash_mfma's tiles (an override of kernel MFMA) */
     int wmma_gfx;                 /* 11: flash_wmma emulated in RDNA3's layout (-DWMMA_GFX=11; else the default, 12) */
     int dpas_sg;                  /* with mma_block_m/n: flash_dpas's tiles (an override of kernel DPAS) in sub-groups of
@@ -291,6 +292,7 @@ static void run_case(const case_params *c)
         o.m_tiles = c->mma_rows == 4 ? 2 : 1;
         o.kv_stages = c->mma_stages >= 2 ? c->mma_stages : 1;
         o.producer = -1; /* (flash_wgmma's: where it fits, as the chooser takes it) */
+        o.persistent = c->persistent;
         ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
     }
     flashcl_status st = flashcl_plan_create(ctx, &p, &flash);
@@ -372,6 +374,9 @@ static void run_case(const case_params *c)
             ck_assert_msg(cfg.kernel == FLASHCL_KERNEL_WGMMA || (not_wgmma && strstr(not_wgmma, "B of local memory")),
                           "expected flash_wgmma, got %s: %s", cfg.kernel_name, cfg.path_reason);
     }
+    if (c->persistent) /* (the override's work-groups: fewer than the blocks, the kernel's loop walks them) */
+        ck_assert_msg(cfg.persistent == c->persistent && strstr(cfg.reason, "persistent work-groups"),
+                      "expected %d persistent work-groups, got %d: %s", c->persistent, (int)cfg.persistent, cfg.reason);
     if (c->path == FLASHCL_PATH_DPAS) /* flash_dpas, or where local memory is short of the emulation's tiles,
                                          the portable kernel, which says why */
         ck_assert_msg(cfg.kernel == FLASHCL_KERNEL_DPAS ||
@@ -1351,6 +1356,28 @@ static const case_params wgmma_cases[] = {
 };
 #define N_WGMMA_CASES ((int)(sizeof wgmma_cases / sizeof *wgmma_cases))
 
+/* flash_wgmma's persistent work-groups (config.persistent: docs/design/wgmma.md, wgmma-persist), forced by an
+ * override, fewer than the row blocks, each running several in turn (with the producer on sm_90a: K/V's
+ * stages and phases counted on across blocks, the next block's Q copied during one at d=128 and at 192
+ * rows): a negative scale over GQA and two batches with causal's heavy blocks first; packed sequences
+ * under a window; 192 rows with whole blocks keyless; d=128 over blocks of unequal tiles, one work-group
+ * (every block in one). */
+static const case_params wgmma_persist_cases[] = {
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 300, .seq_kv = 260, .batch = 2, .heads_kv = 2,
+     .causal = 1, .scale = -0.3f, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 64,
+     .mma_stages = 2, .wgmma_tiles = 1, .persistent = 3},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 1, .seq_q = 200, .seq_kv = 330, .batch = 3, .heads_kv = 2,
+     .varlen = 1, .window = 1, .window_left = 90, .window_right = 20, .path = FLASHCL_PATH_WGMMA,
+     .mma_block_m = 128, .mma_block_n = 128, .mma_stages = 2, .wgmma_tiles = 1, .persistent = 2},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 600, .seq_kv = 100, .batch = 1, .heads_kv = 1,
+     .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 192, .mma_block_n = 128, .mma_stages = 2,
+     .wgmma_tiles = 1, .persistent = 2},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 270, .seq_kv = 290, .batch = 2, .heads_kv = 1,
+     .causal = 1, .top_left = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 128,
+     .mma_stages = 2, .wgmma_tiles = 1, .persistent = 1},
+};
+#define N_WGMMA_PERSIST_CASES ((int)(sizeof wgmma_persist_cases / sizeof *wgmma_persist_cases))
+
 /* The decode kernel, forced (FLASHCL_PATH_DECODE; auto takes it only where it was measured faster):
  * every dtype, head dims 40 to 256 (teams of 8, 16 and 32 lanes, 96 with idle lanes), MHA, GQA and
  * MQA with up to 16 rows per KV head (two row chunks), several queries with causal, a window, softcap,
@@ -1770,6 +1797,7 @@ static const struct {
     {"sinks", sink_cases, N_SINK_CASES, 0, 0},      {"kvopts", kvopt_cases, N_KVOPT_CASES, 0, 0},
     {"mixed", mixed_cases, N_MIXED_CASES, 0, 0},    {"dimv", dimv_cases, N_DIMV_CASES, 0, 0},
     {"wgmma", wgmma_cases, N_WGMMA_CASES, 0, 0},    {"mma_features", mma_feature_cases, N_MMA_FEATURE_CASES, 0, 0},
+    {"wgmma_persist", wgmma_persist_cases, N_WGMMA_PERSIST_CASES, 0, 0},
     {"wgmma_features", wgmma_feature_cases, N_WGMMA_FEATURE_CASES, 0, 0},
     {"mma_mixed", mma_mixed_cases, N_MMA_MIXED_CASES, 0, 0},
     {"tf32", tf32_cases, N_TF32_CASES, 0, 0},       {"tf32_wide", tf32_wide_cases, N_TF32_WIDE_CASES, 0, 0},

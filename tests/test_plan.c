@@ -476,6 +476,21 @@ START_TEST(test_wgmma_fits)
                           strstr(flashcl_context_last_error(ctx), "producer warpgroup"),
                       "%s", flashcl_context_last_error(ctx));
     }
+    /* persistent work-groups: a negative count, and fp8 operands (whose descale factors are a block's own):
+     * refused by name, nothing built */
+    o = c;
+    o.kernel = FLASHCL_KERNEL_WGMMA;
+    o.block_m = 128;
+    o.block_n = 64;
+    o.kv_stages = 2;
+    o.producer = -1;
+    o.persistent = p.qkv_format ? 4 : -1;
+    ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+    ck_assert_ptr_null(plan);
+    ck_assert_msg(strstr(flashcl_context_last_error(ctx), "persistent 0 (a work-group a row block)") &&
+                      (!p.qkv_format || strstr(flashcl_context_last_error(ctx), "fp8 Q, K and V")),
+                  "%s", flashcl_context_last_error(ctx));
     flashcl_context_destroy(&ctx);
 }
 END_TEST

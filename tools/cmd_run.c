@@ -458,9 +458,9 @@ static void print_json(const flashcl_device_profile *dev, const flashcl_problem 
            (unsigned long long)cfg->local_mem_budget, cfg->source);
     cli_json_string(stdout, cfg->reason);
     printf(", \"module\": \"%s\", \"emulated\": %d, \"kv_stages\": %d, \"m_tiles\": %d, \"producer\": %d, "
-           "\"team\": %d, \"keys_per_step\": %d, \"shuffles\": %d, \"tf32\": %d, \"path_reason\": ",
+           "\"team\": %d, \"keys_per_step\": %d, \"shuffles\": %d, \"tf32\": %d, \"persistent\": %d, \"path_reason\": ",
            flashcl_kernel_name(cfg->kernel), cfg->emulated, cfg->kv_stages, cfg->m_tiles, cfg->producer, cfg->team,
-           cfg->keys_per_step, cfg->shuffles, cfg->tf32);
+           cfg->keys_per_step, cfg->shuffles, cfg->tf32, cfg->persistent);
     cli_json_string(stdout, cfg->path_reason);
     printf("},\n \"plan_ms\": ");
     cli_json_number(stdout, t->plan_ms);

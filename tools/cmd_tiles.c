@@ -89,9 +89,9 @@ static void print_json(const flashcl_device_profile *pr, const flashcl_problem *
     printf(", \"reason\": ");
     cli_json_string(stdout, c->reason);
     printf(", \"module\": \"%s\", \"emulated\": %d, \"kv_stages\": %d, \"m_tiles\": %d, \"producer\": %d, "
-           "\"team\": %d, \"keys_per_step\": %d, \"shuffles\": %d, \"tf32\": %d, \"path_reason\": ",
+           "\"team\": %d, \"keys_per_step\": %d, \"shuffles\": %d, \"tf32\": %d, \"persistent\": %d, \"path_reason\": ",
            flashcl_kernel_name(c->kernel), c->emulated, c->kv_stages, c->m_tiles, c->producer, c->team,
-           c->keys_per_step, c->shuffles, c->tf32);
+           c->keys_per_step, c->shuffles, c->tf32, c->persistent);
     cli_json_string(stdout, c->path_reason);
     printf("}");
 }

@@ -23,7 +23,7 @@ Plans (compiled kernels for one shape) are cached by problem, per context; a con
 PyOpenCL command queue (or, for numpy inputs, on flashcl's default device, without PyOpenCL).
 
 The library: the one in this package's directory (the wheel's), else $FLASHCL_LIBRARY, else the
-system's (libflashcl.so.8); `flashcl.library_path` says which was loaded.
+system's (libflashcl.so.9); `flashcl.library_path` says which was loaded.
 """
 import ctypes
 import ctypes.util
@@ -33,7 +33,7 @@ import numpy as np
 
 __all__ = ["attention", "Context", "FlashclError", "library_version", "library_path"]
 
-ABI_VERSION = 8
+ABI_VERSION = 9
 DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1}  # FLASHCL_DTYPE_F32, _F16 (bf16: dtype="bf16")
 PRECISIONS = {"fp32": 0, "tf32x3": 1, "tf32": 2}  # problem.precision: FLASHCL_PRECISION_FP32, _TF32X3, _TF32
 FP8 = {"e4m3": 2, "e5m2": 3}  # problem.qkv_format: FLASHCL_KV_FP8_E4M3, _E5M2
@@ -76,7 +76,7 @@ def _load():
 
 _lib, library_path = _load()
 
-# --- the public structs, mirrored field by field from flashcl.h (ABI 8) ---------------------------------
+# --- the public structs, mirrored field by field from flashcl.h (ABI 9) ---------------------------------
 c_int, c_i32, c_u32, c_i64, c_u64, c_f32, c_f64, c_size, c_vp = (ctypes.c_int, ctypes.c_int32, ctypes.c_uint32,
                                                                   ctypes.c_int64, ctypes.c_uint64, ctypes.c_float,
                                                                   ctypes.c_double, ctypes.c_size_t, ctypes.c_void_p)
@@ -120,7 +120,7 @@ class Config(ctypes.Structure):
                 ("local_mem_budget", c_u64), ("kernel_name", ctypes.c_char * 32), ("source", ctypes.c_char * 48),
                 ("reason", ctypes.c_char * 160), ("path_reason", ctypes.c_char * 128), ("sub_group", c_i32)] + \
         [(n, c_i32) for n in ("kv_stages", "m_tiles", "producer", "team", "keys_per_step", "shuffles", "tf32",
-                              "qkv_format")]
+                              "qkv_format", "persistent")]
 
 
 class Policy(ctypes.Structure):

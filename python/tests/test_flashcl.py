@@ -252,15 +252,15 @@ def test_library_loaded():
         source = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "flashcl")
         assert not (os.path.isdir(source) and os.path.samefile(here, source)), f"flashcl imported from {here}"
         assert bundled and os.path.samefile(os.path.join(here, bundled[0]), flashcl.library_path)
-    assert flashcl.ABI_VERSION == 8 and flashcl.library_version().count(".") == 2
+    assert flashcl.ABI_VERSION == 9 and flashcl.library_version().count(".") == 2
 
 
 def test_abi_mirrors():
     """ABI 4's layout: the offsets in the buffers' order; ABI 5's config: its kernel by enum after the
     algorithm, the kernels' own choices last; ABI 6: precision last in the problem, tf32 last in the config,
     each in its struct's tail padding; ABI 7: fp8 attention's qkv_format and fp8_descale after precision, the
-    descale buffer before the workspace; ABI 8: qkv_format last in the config (the library's size check at
-    import holds the rest)."""
+    descale buffer before the workspace; ABI 8: qkv_format last in the config; ABI 9: persistent after it, in
+    the tail padding (the library's size check at import holds the rest)."""
     assert [f for f, _ in flashcl.Offsets._fields_] == [f for f, _ in flashcl.Tensors._fields_[:-1]]
     assert [f for f, _ in flashcl.Offsets._fields_][-5:] == ["sinks", "cache_batch_idx", "cache_leftpad", "descale",
                                                              "workspace"]
@@ -272,8 +272,8 @@ def test_abi_mirrors():
     assert p.precision == 0 and p.qkv_format == 0 and p.fp8_descale == 0  # (fp32 products; no fp8)
     names = [f for f, _ in flashcl.Config._fields_]
     assert names[:3] == ["algorithm", "kernel", "emulated"] and "mma" not in names and "decode" not in names
-    assert names[-8:] == ["kv_stages", "m_tiles", "producer", "team", "keys_per_step", "shuffles", "tf32",
-                          "qkv_format"]
+    assert names[-9:] == ["kv_stages", "m_tiles", "producer", "team", "keys_per_step", "shuffles", "tf32",
+                          "qkv_format", "persistent"]
 
 
 def test_precision():

@@ -35,13 +35,13 @@ static int fp8_staging_tiles(int producer)
     return producer ? 2 : 1;
 }
 
-/* cl/flash_wgmma.cl's layout: Q's block, `stages` K and V tiles of 16-bit elements (K's d wide, V's dv, in
+/* cl/flash_wgmma.cl's layout: Q's block (qbufs of them: Q_BUFS), `stages` K and V tiles of 16-bit elements (K's d wide, V's dv, in
  * their stored widths); with fp8 operands (16-bit units of two bytes) Q's and K's rows d/2 units, V's tiles
  * transposed (dv rows of bn/2 units), all in whole 64-unit blocks, and the staging tile V is copied into
  * (bn rows of dv bytes, one or two); emulated also P's tile and the exchange area (8 uints a lane); with the producer
  * warpgroup four 8-byte mbarriers a stage. */
-static uint64_t wgmma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages, int emulated, int producer,
-                            int fp8)
+static uint64_t wgmma_bytes_q(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages, int emulated, int producer,
+                              int fp8, int qbufs)
 {
     const uint64_t kv = (uint64_t)stages * (uint64_t)bn;
     uint64_t tiles;
@@ -51,10 +51,16 @@ static uint64_t wgmma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32
                 (uint64_t)fp8_staging_tiles(producer) * (uint64_t)bn * (uint64_t)dv;
     } else {
         const uint64_t qw = wgmma_width(d, d), vw = wgmma_width(dv, d);
-        tiles = ((uint64_t)bm * qw + kv * (qw + vw)) * 2;
+        tiles = ((uint64_t)qbufs * (uint64_t)bm * qw + kv * (qw + vw)) * 2;
     }
     return tiles + (emulated ? (uint64_t)bm * (uint64_t)bn * 2 + (uint64_t)(bm / 16) * 32 * 8 * 4 : 0) +
            (producer ? 32 * (uint64_t)stages : 0);
+}
+
+static uint64_t wgmma_bytes(int32_t d, int32_t dv, int32_t bm, int32_t bn, int32_t stages, int emulated, int producer,
+                            int fp8)
+{
+    return wgmma_bytes_q(d, dv, bm, bn, stages, emulated, producer, fp8, 1);
 }
 
 int fcl_wgmma_producer(const flashcl_config *c)
@@ -62,13 +68,23 @@ int fcl_wgmma_producer(const flashcl_config *c)
     return c->kernel == FLASHCL_KERNEL_WGMMA && !c->emulated && c->producer > 0;
 }
 
+/* Q's tiles (cl/flash_wgmma.cl's Q_BUFS): two with persistent work-groups and the producer, 16-bit operands,
+ * where the config's budget holds them (the next block's Q copied while one runs), else one */
+static int wgmma_q_bufs(int32_t d, int32_t dv, const flashcl_config *c)
+{
+    return c->persistent > 0 && fcl_wgmma_producer(c) && !c->qkv_format &&
+                   wgmma_bytes_q(d, dv, c->block_m, c->block_n, fcl_mma_stages(c), 0, 1, 0, 2) <= c->local_mem_budget
+               ? 2
+               : 1;
+}
+
 static uint64_t wgmma_local_bytes(int32_t d, int32_t dv, const flashcl_config *c)
 {
     if (d < 1 || dv < 1 || c->block_m < 1 || c->block_n < 1 || c->threads_per_row < 1 || c->d_chunk < 1 || c->v_chunk < 1 ||
         c->block_m % 64)
         return 0;
-    return wgmma_bytes(d, dv, c->block_m, c->block_n, fcl_mma_stages(c), c->emulated, fcl_wgmma_producer(c),
-                       c->qkv_format != 0);
+    return wgmma_bytes_q(d, dv, c->block_m, c->block_n, fcl_mma_stages(c), c->emulated, fcl_wgmma_producer(c),
+                         c->qkv_format != 0, wgmma_q_bufs(d, dv, c));
 }
 
 /* FlashAttention-3's head dims: the wgmma shapes the kernel is written for (cl/flash_wgmma.cl's WG_DIM_OK) */
@@ -119,10 +135,10 @@ static int wgmma_takes(const flashcl_problem *p, char *why, size_t n)
 }
 
 /* block_m / 64 warpgroups, block_n-key tiles in `stages` K/V stages (v_chunk = stages * block_n), with the
- * producer warpgroup or not (the work-group's size); the other fields fixed (four lanes a row pair, two
- * rows a lane: the accumulator layout). */
+ * producer warpgroup or not (the work-group's size), `persistent` work-groups at most (0: a block each); the
+ * other fields fixed (four lanes a row pair, two rows a lane: the accumulator layout). */
 static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t bn, int32_t stages,
-                         const flashcl_problem *p, int producer)
+                         const flashcl_problem *p, int producer, int32_t persistent)
 {
     const int32_t head_dim = p->head_dim;
     memset(cfg, 0, sizeof *cfg);
@@ -138,6 +154,7 @@ static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t 
     cfg->d_chunk = head_dim;
     cfg->v_chunk = stages * bn;
     cfg->work_group_size = 2 * bm + (producer ? 128 : 0);
+    cfg->persistent = persistent;
 }
 
 /* Whether the producer warpgroup can run a shape: the matrix units' program (the emulation cannot run its
@@ -184,7 +201,9 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
     const int32_t stages = wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0, fp8) <= limit ? 2 : 1;
     const int producer = producer_fits(emulated, p, 64 * wgs, bn, stages, ch);
-    wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p, producer);
+    /* persistent work-groups, one a compute unit (wgmma-persist: built, not yet measured; off) */
+    const int32_t persistent = 0 && producer && !fp8 ? (int32_t)pr->compute_units : 0;
+    wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p, producer, persistent);
     snprintf(cfg->reason, sizeof cfg->reason,
              "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors%s)",
              (int)wgs, producer ? " and a producer warpgroup" : "", stages == 2 ? "two stages of " : "", (int)bn,
@@ -217,6 +236,13 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
         return 0;
     }
     const int fits = producer_fits(emulated, p, bm, bn, stages, ch);
+    if (c->persistent < 0 || (c->persistent > 0 && fp8)) {
+        snprintf(why, n,
+                 ": flash_wgmma takes persistent 0 (a work-group a row block) or n > 0 work-groups running the blocks "
+                 "in turn, with 16-bit operands (got %d%s)",
+                 (int)c->persistent, fp8 ? ", fp8 Q, K and V" : "");
+        return 0;
+    }
     if (c->kv_stages < 0 || c->kv_stages > 3 || want < -1 || want > 1 || (want == 1 && !fits)) {
         snprintf(why, n,
                  ": flash_wgmma takes kv_stages 1 to 3 and producer -1 (where it fits), 0 or 1, the producer "
@@ -232,10 +258,11 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
                  (int)bn, (unsigned long long)bytes, (unsigned long long)ch->local_mem);
         return 0;
     }
-    wgmma_config(c, emulated, bm, bn, stages, p, producer);
-    snprintf(c->reason, sizeof c->reason, "%d warpgroups x 64 rows%s, %d-key tiles%s: set by flashcl_context_override_config",
+    wgmma_config(c, emulated, bm, bn, stages, p, producer, c->persistent);
+    snprintf(c->reason, sizeof c->reason, "%d warpgroups x 64 rows%s, %d-key tiles%s%s: set by flashcl_context_override_config",
              (int)(bm / 64), producer ? " and a producer" : "", (int)bn,
-             stages == 3 ? " in three stages" : stages == 2 ? " in two stages" : "");
+             stages == 3 ? " in three stages" : stages == 2 ? " in two stages" : "",
+             c->persistent > 0 ? ", persistent work-groups" : "");
     fcl_strlcpy(c->path_reason,
                 emulated ? "warpgroup kernel, emulated: tiles set by flashcl_context_override_config"
                          : "warpgroup MMA (sm_90a): tiles set by flashcl_context_override_config",
@@ -259,10 +286,26 @@ static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, cha
     fcl_dim_v_define(p, dim_v, sizeof dim_v);
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s -DWG_PRODUCER=%d "
-             "-DSWIZZLE=%d -DKV_STAGES=%d -DWG_O_STAGED=%d -DVT_BUFS=%d%s",
+             "-DSWIZZLE=%d -DKV_STAGES=%d -DWG_O_STAGED=%d -DVT_BUFS=%d%s%s",
              fcl_dtype_define(p->dtype), p->head_dim, dim_v, c->block_n, c->block_m / 64, !c->emulated, !c->emulated,
              !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), wgmma_swizzle(p->head_dim, p->qkv_format != 0),
-             fcl_mma_stages(c), fcl_wgmma_o_staged(p), fp8_staging_tiles(fcl_wgmma_producer(c)), features);
+             fcl_mma_stages(c), fcl_wgmma_o_staged(p), fp8_staging_tiles(fcl_wgmma_producer(c)),
+             c->persistent > 0 ? (wgmma_q_bufs(p->head_dim, fcl_head_dim_v(p), c) == 2 ? " -DWG_PERSIST=1 -DQ_BUFS=2"
+                                                                                     : " -DWG_PERSIST=1")
+                               : "",
+             features);
+}
+
+/* fcl_flash_grid's, or with persistent work-groups at most that many in one row (the kernel walks the
+ * blocks: cl/flash_wgmma.cl's WG_PERSIST) */
+static void wgmma_grid(const flashcl_plan *pl, size_t global[2], size_t local[2])
+{
+    fcl_flash_grid(pl, global, local);
+    if (pl->config.persistent > 0) {
+        const size_t blocks = global[0] / local[0] * global[1];
+        global[0] = (blocks < (size_t)pl->config.persistent ? blocks : (size_t)pl->config.persistent) * local[0];
+        global[1] = 1;
+    }
 }
 
 const fcl_kernel_module fcl_wgmma_module = {
@@ -275,5 +318,5 @@ const fcl_kernel_module fcl_wgmma_module = {
     .options = wgmma_options,
     .bind_constants = fcl_mma_constants, /* flash_mma's arguments */
     .bind_buffers = fcl_mma_buffers,
-    .grid = fcl_flash_grid,
+    .grid = wgmma_grid,
 };
