@@ -1266,7 +1266,7 @@ UNROLL
         ASYNC_WAIT_Q(); /* (Q's copies: with two tiles, all but the next block's) */                           \
         FENCE_PROXY_ASYNC();                                                                                   \
         CONSUMERS_BARRIER();                                                                                   \
-        mbar_wait(FULL_K(0), 0);                                                                               \
+        mbar_wait(FULL_K(0), ROUND(0));                                                                        \
         FENCE_PROXY_ASYNC();                                                                                   \
     } while (0)
 #define SYNC_STEP(j_)                                                                                          \
