@@ -948,8 +948,13 @@ FLASHCL_API flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *plan, cons
  * (clFlush: OpenCL's rule for waits across queues). Enqueues that use the plan's own scratch (split-KV
  * without tensors.workspace, standard attention) are ordered by the plan: each waits on the last one
  * that used it, flushing that one's queue where it was another; standard attention refuses an
- * out-of-order queue (FLASHCL_UNSUPPORTED). Validation mode runs on the same queue. Thread-safety: as for every enqueue, a
- * plan is enqueued by one thread at a time; different plans on different queues run concurrently.
+ * out-of-order queue (FLASHCL_UNSUPPORTED). Validation mode runs on the same queue. A plan keeps the
+ * kernel arguments of its last enqueue and a reference to each of its buffers (clRetainMemObject),
+ * released by the next enqueue with other tensors (another buffer or offset) or by flashcl_plan_destroy:
+ * an enqueue with the same tensors (every field equal) is neither checked nor bound again, the host's cost
+ * of a decode step one launch; the caller's buffers stay allocated while their plan holds them. Thread-safety:
+ * as for every enqueue, a plan is enqueued by one thread at a time; different plans on different queues run
+ * concurrently.
  */
 FLASHCL_API flashcl_status flashcl_plan_enqueue_on(flashcl_plan *plan, cl_command_queue queue,
                                                    const flashcl_tensors *tensors, cl_uint num_events_in_wait_list,

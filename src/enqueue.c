@@ -5,7 +5,9 @@
  */
 #include "kernels/module.h"
 
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The public call the enqueue in progress on this thread came through, which its messages name (the
  * three calls share one body; a plan is enqueued by one thread at a time). */
@@ -43,8 +45,41 @@ static flashcl_status check_buffer_at(flashcl_context *ctx, cl_mem m, const char
 }
 
 
-static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, cl_uint num_events,
+static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, int bound, cl_uint num_events,
                                     const cl_event *wait_list, cl_event *done);
+
+/* A tensors struct's buffers, in its order (every field but the offsets) */
+#define N_TENSOR_MEMS ((int)(offsetof(flashcl_tensors, offsets) / sizeof(cl_mem)))
+_Static_assert(offsetof(flashcl_tensors, offsets) % sizeof(cl_mem) == 0 &&
+                   sizeof(flashcl_tensors) == offsetof(flashcl_tensors, offsets) + sizeof(struct flashcl_offsets) &&
+                   sizeof(struct flashcl_offsets) % sizeof(uint64_t) == 0,
+               "flashcl_tensors: cl_mem fields, then the offsets, no padding (compared whole by memcmp)");
+
+static const cl_mem *tensor_mems(const flashcl_tensors *t)
+{
+    return (const cl_mem *)(const void *)t;
+}
+
+void fcl_plan_unbind(flashcl_plan *pl)
+{
+    if (pl->bound)
+        for (int i = 0; i < N_TENSOR_MEMS; ++i)
+            if (tensor_mems(&pl->bound_tensors)[i])
+                clReleaseMemObject(tensor_mems(&pl->bound_tensors)[i]);
+    pl->bound = 0;
+}
+
+/* After t's arguments were set on the plan's kernels: t becomes the bound tensors, its buffers retained
+ * (before the old ones are released: a buffer in both keeps its count above zero). */
+static void bind(flashcl_plan *pl, const flashcl_tensors *t)
+{
+    for (int i = 0; i < N_TENSOR_MEMS; ++i)
+        if (tensor_mems(t)[i])
+            clRetainMemObject(tensor_mems(t)[i]);
+    fcl_plan_unbind(pl);
+    pl->bound_tensors = *t;
+    pl->bound = 1;
+}
 
 /* An optional input: present iff the problem asks for it, then checked like the others (an absent one
  * has no offset). */
@@ -292,8 +327,15 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
     const flashcl_problem *p = &pl->problem;
     const struct flashcl_offsets *of = &t->offsets;
     flashcl_status st;
-    if ((queue && (st = check_queue(ctx, queue)) != FLASHCL_SUCCESS) || (st = check_tensors(pl, t)) != FLASHCL_SUCCESS ||
-        (st = check_aliasing(pl, t)) != FLASHCL_SUCCESS || (st = check_wait_list(ctx, num_events, wait_list)) != FLASHCL_SUCCESS)
+    const int validate = fcl_context_validating(ctx);
+    /* The same tensors as the enqueue that set the kernels' arguments (checked then, their buffers held since):
+     * neither checked nor set again, the step's host cost one launch (docs/design/decode_mma.md, decode-mma-13).
+     * Not under validation, which runs other kernels, nor for standard attention, whose GEMMs take theirs. */
+    const int bound = pl->bound && !validate && pl->config.algorithm != FLASHCL_ALGO_STANDARD &&
+                      !memcmp(&pl->bound_tensors, t, sizeof *t);
+    if ((queue && (st = check_queue(ctx, queue)) != FLASHCL_SUCCESS) ||
+        (!bound && ((st = check_tensors(pl, t)) != FLASHCL_SUCCESS || (st = check_aliasing(pl, t)) != FLASHCL_SUCCESS)) ||
+        (st = check_wait_list(ctx, num_events, wait_list)) != FLASHCL_SUCCESS)
         return st;
 
     if (!queue)
@@ -330,17 +372,20 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
     }
     pl->queue = queue;
     pl->off = element_offsets(p, of);
-    const int validate = fcl_context_validating(ctx);
     cl_event done = NULL;
     cl_event *want_done = event || validate || own_scratch ? &done : NULL;
+    if (!bound)
+        fcl_plan_unbind(pl); /* (the arguments set below replace the bound ones, whatever comes of this enqueue) */
     if (pl->config.algorithm == FLASHCL_ALGO_STANDARD)
         st = fcl_standard_enqueue(pl, t->q, t->k, t->v, t->o, t->lse, num_events, wait_list, want_done);
     else
-        st = launch_kernel(pl, t, num_events, wait_list, want_done);
+        st = launch_kernel(pl, t, bound, num_events, wait_list, want_done);
     if (waits != chained)
         free(waits);
     if (st != FLASHCL_SUCCESS)
         return st;
+    if (!bound && pl->config.algorithm != FLASHCL_ALGO_STANDARD)
+        bind(pl, t);
     if (own_scratch && done) { /* the next enqueue that uses the scratch waits on this one */
         if (pl->last_use)
             clReleaseEvent(pl->last_use);
@@ -390,9 +435,10 @@ flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
     return enqueue(pl, NULL, &t, num_events, wait_list, event);
 }
 
-/* The flash or naive kernel: the buffer arguments, then the launch (after kv_append when the step's
- * keys go into the cache first, and followed by flash_combine under split-KV). */
-static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, cl_uint num_events,
+/* The flash or naive kernel: the buffer arguments (unless bound: set by an enqueue of the same tensors), then
+ * the launch (after kv_append when the step's keys go into the cache first, and followed by flash_combine
+ * under split-KV). */
+static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, int bound, cl_uint num_events,
                                     const cl_event *wait_list, cl_event *done)
 {
     flashcl_context *ctx = pl->ctx;
@@ -435,7 +481,8 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
                              .lp_off = op_off + (cl_long)pl->ws_lse_floats,
                              .counters = pl->counters};
     fcl_args a = fcl_args_of(pl->kernel, (fcl_kernel_id)pl->kernel_id);
-    fcl_module_of((fcl_kernel_id)pl->kernel_id)->bind_buffers(&a, pl, t, &scr);
+    if (!bound)
+        fcl_module_of((fcl_kernel_id)pl->kernel_id)->bind_buffers(&a, pl, t, &scr);
     flashcl_status st = fcl_args_check(ctx, &a, NULL);
     if (st != FLASHCL_SUCCESS) {
         if (zeroed)
@@ -447,7 +494,8 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
     cl_event appended = NULL;
     if (pl->append) { /* the step's keys and values into the cache, then the attention after it */
         fcl_args ap = fcl_args_of(pl->append, FCL_K_KV_APPEND);
-        fcl_append_module.bind_buffers(&ap, pl, t, &scr);
+        if (!bound)
+            fcl_append_module.bind_buffers(&ap, pl, t, &scr);
         if ((st = fcl_args_check(ctx, &ap, "kv_append")) != FLASHCL_SUCCESS) {
             if (zeroed)
                 clReleaseEvent(zeroed);
@@ -475,7 +523,8 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         return fcl_fail_cl(ctx, err, "clEnqueueNDRangeKernel");
     if (pl->combine) { /* split-KV: merge the partial results, after them (the queue may be out of order) */
         fcl_args c = fcl_args_of(pl->combine, FCL_K_FLASH_COMBINE);
-        fcl_combine_module.bind_buffers(&c, pl, t, &scr);
+        if (!bound)
+            fcl_combine_module.bind_buffers(&c, pl, t, &scr);
         st = fcl_args_check(ctx, &c, "split-KV");
         err = st != FLASHCL_SUCCESS ? CL_SUCCESS
                                     : clEnqueueNDRangeKernel(pl->queue, pl->combine, 1, NULL, &pl->combine_global,

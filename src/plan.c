@@ -264,6 +264,7 @@ void flashcl_plan_destroy(flashcl_plan **plan)
     if (!plan || !*plan)
         return;
     flashcl_plan *pl = *plan;
+    fcl_plan_unbind(pl);
     if (pl->kernel)
         clReleaseKernel(pl->kernel);
     if (pl->combine)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static flashcl_problem small_problem(void)
 {
@@ -1114,6 +1115,112 @@ START_TEST(test_enqueue_rebinds)
 }
 END_TEST
 
+/* The same tensors again (decode-mma-13: neither checked nor set again): a step after the first writes the
+ * same output, bit for bit, over a poisoned buffer (split-KV: the combine's arguments and the workspace held
+ * too); the plan holds a reference to each buffer of its last enqueue until an enqueue with others, or its
+ * destruction, releases it (the count back to the test's own); a refused enqueue in between changes
+ * nothing. */
+static cl_uint ref_count(cl_mem m)
+{
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    cl_uint n = 0;
+    ck_assert_int_eq(clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof n, &n, NULL), CL_SUCCESS);
+    return n;
+}
+
+/* The count once it has come down to `want` (a driver may drop its commands' references a little after
+ * they finish: rusticl), or what it is after a second */
+static cl_uint ref_count_settled(cl_mem m, cl_uint want)
+{
+    cl_uint n = ref_count(m);
+    for (int i = 0; i < 100 && n > want; ++i) {
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+        n = ref_count(m);
+    }
+    return n;
+}
+
+START_TEST(test_enqueue_same_tensors)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    p.kv_splits = 2;
+    size_t sz[5];
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    const size_t ws = (size_t)flashcl_plan_workspace_bytes(plan);
+    hm_rng rng;
+    hm_rng_seed(&rng, 7);
+    cl_mem in[2][3], out[2], wsb[2];
+    for (int s = 0; s < 2; ++s) {
+        for (int i = 0; i < 3; ++i) {
+            float *h = malloc(sz[i]);
+            hm_fill_normal(h, FLASHCL_DTYPE_F32, sz[i] / 4, &rng, 1.0);
+            in[s][i] = tu_buffer(sz[i], h);
+            free(h);
+        }
+        out[s] = tu_buffer(sz[3], NULL);
+        wsb[s] = tu_buffer(ws, NULL);
+    }
+    const flashcl_tensors t[2] = {{.q = in[0][0], .k = in[0][1], .v = in[0][2], .o = out[0], .workspace = wsb[0]},
+                                  {.q = in[1][0], .k = in[1][1], .v = in[1][2], .o = out[1], .workspace = wsb[1]}};
+    const cl_uint held = ref_count(in[0][0]); /* (the test's own, and whatever the driver keeps) */
+    float *poison = malloc(sz[3]);
+    for (size_t i = 0; i < sz[3] / 4; ++i)
+        poison[i] = NAN;
+    unsigned char *first = NULL;
+    for (int step = 0; step < 3; ++step) { /* set 0 three times: checked and set once, then as bound */
+        ck_assert_int_eq(clEnqueueWriteBuffer(tu_queue, out[0], CL_TRUE, 0, sz[3], poison, 0, NULL, NULL), CL_SUCCESS);
+        ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t[0], 0, NULL, NULL), FLASHCL_SUCCESS);
+        ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+        unsigned char *o = tu_read(out[0], sz[3]);
+        if (!first) {
+            first = o;
+            const float *f = (const float *)(const void *)first;
+            for (size_t i = 0; i < sz[3] / 4; ++i)
+                ck_assert_msg(isfinite(f[i]), "step 0: O[%zu] = %g", i, f[i]);
+        } else {
+            ck_assert_msg(memcmp(o, first, sz[3]) == 0, "step %d: not step 0's output", step);
+            free(o);
+        }
+        /* the plan's hold on Q's buffer and the workspace (a driver's kernel may hold its arguments too: rusticl) */
+        ck_assert_uint_ge(ref_count(in[0][0]), held + 1);
+        ck_assert_uint_ge(ref_count(wsb[0]), held + 1);
+        if (step == 1) { /* a refused enqueue between two steps: nothing launched, the bound tensors kept */
+            flashcl_tensors bad = t[0];
+            bad.o = NULL;
+            ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &bad, 0, NULL, NULL), FLASHCL_INVALID_ARGUMENT);
+        }
+    }
+    /* the other set: set and held; the first set's buffers released */
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t[1], 0, NULL, NULL), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(ref_count_settled(in[0][0], held), held);
+    ck_assert_uint_eq(ref_count_settled(out[0], held), held);
+    ck_assert_uint_ge(ref_count(in[1][2]), held + 1);
+    unsigned char *o1 = tu_read(out[1], sz[3]);
+    ck_assert_int_ne(memcmp(o1, first, sz[3]), 0); /* (another set's inputs: another output) */
+    free(o1);
+    /* and the first set again, over a poisoned output: step 0's */
+    ck_assert_int_eq(clEnqueueWriteBuffer(tu_queue, out[0], CL_TRUE, 0, sz[3], poison, 0, NULL, NULL), CL_SUCCESS);
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t[0], 0, NULL, NULL), FLASHCL_SUCCESS);
+    unsigned char *o0 = tu_read(out[0], sz[3]);
+    ck_assert_msg(memcmp(o0, first, sz[3]) == 0, "set 0 after set 1: not step 0's output");
+    free(o0);
+    flashcl_plan_destroy(&plan);
+    ck_assert_uint_eq(ref_count_settled(in[0][0], held), held); /* (the plan's hold released with it) */
+    free(first);
+    free(poison);
+    for (int s = 0; s < 2; ++s) {
+        for (int i = 0; i < 3; ++i)
+            clReleaseMemObject(in[s][i]);
+        clReleaseMemObject(out[s]);
+        clReleaseMemObject(wsb[s]);
+    }
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 /* head_dim_v: V's and O's sizes and the workspace by V's head dim; a V or O sized by Q's head dim refused
  * where it is short, nothing launched; the matrix-unit path, forced, takes V's head dims that are multiples
  * of 32 and says why not the others; the decode path says why it takes none. */
@@ -1611,6 +1718,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_enqueue_workspace);
     tcase_add_test(tc, test_head_dim_v);
     tcase_add_test(tc, test_enqueue_rebinds);
+    tcase_add_test(tc, test_enqueue_same_tensors);
     tcase_add_test(tc, test_shared_scratch_ordered);
     tcase_add_test(tc, test_defaults_and_tensor_bytes);
     tcase_add_loop_test(tc, test_enqueue_cache_options_bad_input, 0, 3);

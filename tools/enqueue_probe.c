@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * enqueue_probe.c: what an OpenCL driver's host side costs, apart from flashcl: clSetKernelArg for a
- * buffer, an int and a 256-byte struct; clEnqueueNDRangeKernel of an empty kernel with and without an
+ * buffer, an int and a 256-byte struct; clGetMemObjectInfo of a buffer's size; clEnqueueNDRangeKernel of an empty kernel with and without an
  * event, on a profiling queue and a plain one; and the round trip from enqueue to the event's completion
  * for one empty kernel, two in order (a split step and its combine), a marker, and a kernel with
  * flash_decode_mma's 15 buffers and a 256-byte struct, with and without its buffers set again first.
@@ -146,6 +146,17 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < N_MEM; ++i) /* (the batches above moved them: back in place) */
         CHECK(clSetKernelArg(wide, (cl_uint)i, sizeof(cl_mem), &buf[i]), "clSetKernelArg(wide)");
+    /* clGetMemObjectInfo (an enqueue's check of a buffer: its size, context and type), batches as above */
+    for (int r = 0; r < REPS / BATCH + 10; ++r) {
+        const double t0 = now_us();
+        for (int i = 0; i < BATCH; ++i) {
+            size_t size = 0;
+            CHECK(clGetMemObjectInfo(buf[i % N_MEM], CL_MEM_SIZE, sizeof size, &size, NULL), "clGetMemObjectInfo");
+        }
+        if (r >= 10)
+            v[r - 10] = (now_us() - t0) / BATCH;
+    }
+    s[ns++] = summarize("mem_info", "clGetMemObjectInfo of a cl_mem's size", v, REPS / BATCH);
     /* the enqueue call alone: an empty kernel, the queue drained every BATCH calls outside the timing */
     for (int kind = 0; kind < 3; ++kind) {
         cl_command_queue q = kind == 2 ? qn : qp;
