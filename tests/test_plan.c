@@ -1052,16 +1052,26 @@ END_TEST
 /* One plan enqueued over two sets of inputs at different offsets in one pool and back (split-KV, so the
  * combine's and the workspace's offsets change too): each output equals what a fresh plan computes from
  * the same inputs, bit for bit (an argument left from the previous enqueue would read the other set). */
+/* small_problem in two key splits (the combine's and the workspace's arguments too): its plan, its
+ * buffers' sizes and its workspace's */
+static flashcl_plan *split_plan(flashcl_context *ctx, flashcl_problem *p, size_t sz[5], size_t *ws)
+{
+    *p = small_problem();
+    p->kv_splits = 2;
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, p, &plan), FLASHCL_SUCCESS);
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    *ws = (size_t)flashcl_plan_workspace_bytes(plan);
+    return plan;
+}
+
 START_TEST(test_enqueue_rebinds)
 {
     flashcl_context *ctx = tu_context_create();
-    flashcl_problem p = small_problem();
-    p.kv_splits = 2;
-    size_t sz[5];
-    flashcl_plan *plan = NULL;
-    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
-    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
-    const size_t ws = (size_t)flashcl_plan_workspace_bytes(plan), in = sz[0] + sz[1] + sz[2];
+    flashcl_problem p;
+    size_t sz[5], ws;
+    flashcl_plan *plan = split_plan(ctx, &p, sz, &ws);
+    const size_t in = sz[0] + sz[1] + sz[2];
     /* the pool: set A's Q, K, V, then set B's at 256 bytes past them; two workspaces */
     const size_t b_at = in + 256, pool_bytes = b_at + in + 2 * ws + 64;
     float *host = malloc(pool_bytes);
@@ -1143,13 +1153,9 @@ static cl_uint ref_count_settled(cl_mem m, cl_uint want)
 START_TEST(test_enqueue_same_tensors)
 {
     flashcl_context *ctx = tu_context_create();
-    flashcl_problem p = small_problem();
-    p.kv_splits = 2;
-    size_t sz[5];
-    flashcl_plan *plan = NULL;
-    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
-    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
-    const size_t ws = (size_t)flashcl_plan_workspace_bytes(plan);
+    flashcl_problem p;
+    size_t sz[5], ws;
+    flashcl_plan *plan = split_plan(ctx, &p, sz, &ws);
     hm_rng rng;
     hm_rng_seed(&rng, 7);
     cl_mem in[2][3], out[2], wsb[2];
