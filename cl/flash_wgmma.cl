@@ -58,11 +58,11 @@
 #if !defined(KV_STAGES) || !defined(WG_PRODUCER) || !defined(SWIZZLE)
 #error "flash_wgmma.cl needs KV_STAGES, WG_PRODUCER and SWIZZLE from the host"
 #endif
-#if KV_STAGES < 1 || KV_STAGES > 3
-#error "KV_STAGES must be 1, 2 or 3"
+#if KV_STAGES < 1 || KV_STAGES > 4 || (KV_STAGES == 4 && !WG_PRODUCER)
+#error "KV_STAGES must be 1, 2 or 3, or 4 with the producer (a ring of stages; the loop without it is written for 3)"
 #endif
 #if WG_PRODUCER && (!FCL_PTX || KV_STAGES < 2 || (WARPGROUPS != 2 && WARPGROUPS != 3))
-#error "WG_PRODUCER: the matrix units' program (not the emulation), two or three K/V stages, two or three warpgroups"
+#error "WG_PRODUCER: the matrix units' program (not the emulation), two to four K/V stages, two or three warpgroups"
 #endif
 #define BLOCK_M (64 * WARPGROUPS)
 #define DV HEAD_DIM_V

@@ -45,7 +45,7 @@ typedef struct case_params {
     int kv_scale_f16;
     int mma_block_m, mma_block_n; /* nonzero: the matrix-unit kernel's tiles set by an override */
     int mma_rows;                 /* with them: a lane's rows (2: one m16 tile a warp, 4: two: m_tiles 2) */
-    int mma_stages;               /* and 2: K and V in two stages (kv_stages); 3 (flash_wgmma): three */
+    int mma_stages;               /* and 2: K and V in two stages (kv_stages); 3 (flash_wgmma): three, 4: four (its producer) */
     int wgmma_tiles;              /* with them: flash_wgmma's tiles (an override of kernel WGMMA), not flash_mma's */
     int persistent;               /* and: at most this many work-groups, each running row blocks in turn */
     int mfma_tiles;               /* with them: flash_mfma's tiles (an override of kernel MFMA) */
@@ -311,6 +311,16 @@ static void run_case(const case_params *c)
          * limits' 256), which the message says */
         ck_assert_msg(c->mma_block_m == 192 && flashcl_context_profile(ctx)->max_work_group_size < 384,
                       "refused where the work-group limit is not short: %s", flashcl_context_last_error(ctx));
+        printf("  (override refused here: %s)\n", flashcl_context_last_error(ctx));
+        flashcl_context_destroy(&ctx);
+        return;
+    }
+    if (c->wgmma_tiles && c->mma_stages == 4 && st == FLASHCL_INVALID_ARGUMENT) {
+        /* four K/V stages are the producer warpgroup's ring: refused where it cannot run (emulated: PoCL,
+         * rusticl), which the message says */
+        ck_assert_msg(flashcl_context_profile(ctx)->matrix_units < 2 &&
+                          strstr(flashcl_context_last_error(ctx), "kv_stages 1 to 3 (4 with the producer)"),
+                      "four stages refused where the producer runs: %s", flashcl_context_last_error(ctx));
         printf("  (override refused here: %s)\n", flashcl_context_last_error(ctx));
         flashcl_context_destroy(&ctx);
         return;
@@ -1353,6 +1363,11 @@ static const case_params wgmma_cases[] = {
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 600, .seq_kv = 100, .batch = 1, .heads_kv = 1,
      .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 192, .mma_block_n = 128, .mma_stages = 2,
      .wgmma_tiles = 1},
+    /* four K/V stages (the producer's ring; refused where it cannot run): 192 rows over six and a half key
+     * tiles, causal with GQA, the ring round more than once */
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 300, .seq_kv = 800, .batch = 1, .heads_kv = 1,
+     .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 192, .mma_block_n = 128, .mma_stages = 4,
+     .wgmma_tiles = 1},
 };
 #define N_WGMMA_CASES ((int)(sizeof wgmma_cases / sizeof *wgmma_cases))
 
@@ -1375,6 +1390,11 @@ static const case_params wgmma_persist_cases[] = {
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 270, .seq_kv = 290, .batch = 2, .heads_kv = 1,
      .causal = 1, .top_left = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 128,
      .mma_stages = 2, .wgmma_tiles = 1, .persistent = 1},
+    /* and in four stages (the producer's; refused where it cannot run): the ring's phases over blocks of
+     * three tiles */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 500, .seq_kv = 330, .batch = 2, .heads_kv = 2,
+     .path = FLASHCL_PATH_WGMMA, .mma_block_m = 192, .mma_block_n = 128, .mma_stages = 4, .wgmma_tiles = 1,
+     .persistent = 3},
 };
 #define N_WGMMA_PERSIST_CASES ((int)(sizeof wgmma_persist_cases / sizeof *wgmma_persist_cases))
 

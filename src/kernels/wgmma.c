@@ -164,10 +164,10 @@ static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t 
  * faster at every head dim with the swizzled layouts); three where the chooser takes them (wgmma-d64). */
 static int producer_fits(int emulated, const flashcl_problem *p, int32_t bm, int32_t bn, int32_t stages,
                          const fcl_choice *ch)
-{
+{ /* (two to four stages: the producer's ring) */
     const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
     const int fp8 = p->qkv_format != 0; /* (fp8's register split is written for two consumer warpgroups) */
-    return !emulated && stages >= 2 && (bm == 128 || (bm == 192 && d == 64 && dv == 64 && !fp8)) &&
+    return !emulated && stages >= 2 && stages <= 4 && (bm == 128 || (bm == 192 && d == 64 && dv == 64 && !fp8)) &&
            ch->work_group >= (size_t)(2 * bm + 128) && wgmma_bytes(d, dv, bm, bn, stages, 0, 1, fp8) <= ch->local_mem;
 }
 
@@ -215,7 +215,7 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
 }
 
 /* 64, 128 or 192 rows (192: three warpgroups, d = d_v = 64), 64- or 128-key tiles, one to three K/V stages
- * (kv_stages; 0 reads as 1); the producer warpgroup asked for by producer 1, refused by 0, where it fits by
+ * (kv_stages; 0 reads as 1; four with the producer, its ring of stages); the producer warpgroup asked for by producer 1, refused by 0, where it fits by
  * -1 (the chooser's rule). */
 static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                           flashcl_config *c, char *why, size_t n)
@@ -243,11 +243,12 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
                  (int)c->persistent, fp8 ? ", fp8 Q, K and V" : "");
         return 0;
     }
-    if (c->kv_stages < 0 || c->kv_stages > 3 || want < -1 || want > 1 || (want == 1 && !fits)) {
+    if (c->kv_stages < 0 || c->kv_stages > 4 || want < -1 || want > 1 || (want == 1 && !fits) ||
+        (c->kv_stages == 4 && !(fits && want != 0))) {
         snprintf(why, n,
-                 ": flash_wgmma takes kv_stages 1 to 3 and producer -1 (where it fits), 0 or 1, the producer "
-                 "warpgroup needing sm_90a programs, block_m 128 (or 192), two or three K/V stages, 2 x block_m + "
-                 "128 work-items and room for four mbarriers a stage (got kv_stages %d, producer %d)",
+                 ": flash_wgmma takes kv_stages 1 to 3 (4 with the producer) and producer -1 (where it fits), 0 or 1, "
+                 "the producer warpgroup needing sm_90a programs, block_m 128 (or 192), two to four K/V stages, 2 x "
+                 "block_m + 128 work-items and room for four mbarriers a stage (got kv_stages %d, producer %d)",
                  (int)c->kv_stages, (int)want);
         return 0;
     }
