@@ -946,8 +946,9 @@ FLASHCL_API flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *plan, cons
  * within the buffer), the queue with clGetCommandQueueInfo (its context and device); nothing is
  * launched on a refusal. An event of another queue in the wait list needs that queue flushed first
  * (clFlush: OpenCL's rule for waits across queues). Enqueues that use the plan's own scratch (split-KV
- * without tensors.workspace, standard attention) are ordered by the plan: each waits on the last one
- * that used it, flushing that one's queue where it was another; standard attention refuses an
+ * without tensors.workspace, standard attention, flash_decode_mma's merge counters) are ordered by the
+ * plan: each waits on the last one that used it (on the same in-order queue, by that queue's order alone),
+ * flushing that one's queue where it was another; standard attention refuses an
  * out-of-order queue (FLASHCL_UNSUPPORTED). Validation mode runs on the same queue. A plan keeps the
  * kernel arguments of its last enqueue and a reference to each of its buffers (clRetainMemObject),
  * released by the next enqueue with other tensors (another buffer or offset) or by flashcl_plan_destroy:

@@ -350,30 +350,54 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
                            enqueue_who);
     }
     /* The plan's own scratch (split-KV's partial results without tensors.workspace; standard attention's
-     * scores) serves one enqueue at a time: this one waits on the last one that used it, on whatever
-     * queue that was (flushed first, as OpenCL requires of an event waited on from another queue). */
+     * scores; flash_decode_mma's merge counters) serves one enqueue at a time: this one waits on the last one
+     * that used it, on whatever queue that was (flushed first, as OpenCL requires of an event waited on from
+     * another queue), unless both are on the same in-order queue, whose order is the wait (no event, no
+     * dependency to track: decode-mma-13). The last use's event, where its queue was in order, is a marker
+     * enqueued there now. */
     const int own_scratch =
         pl->config.algorithm == FLASHCL_ALGO_STANDARD || (pl->ws_bytes && !t->workspace) || pl->fused_merge;
-    cl_event chained[16], *waits = chained;
-    if (own_scratch && pl->last_use) {
-        if (num_events + 1 > sizeof chained / sizeof *chained &&
-            !(waits = malloc((num_events + 1) * sizeof *waits)))
-            return fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "%s: out of host memory", enqueue_who);
+    const int same_order = own_scratch && pl->last_queue == queue && pl->last_in_order;
+    cl_event chained[16], *waits = chained, marker = NULL;
+    if (own_scratch && pl->last_queue && !same_order) {
+        cl_event last = pl->last_use;
+        if (!last && clEnqueueMarkerWithWaitList(pl->last_queue, 0, NULL, &marker) != CL_SUCCESS)
+            marker = NULL;
+        last = last ? last : marker;
+        if (!last || (num_events + 1 > sizeof chained / sizeof *chained &&
+                      !(waits = malloc((num_events + 1) * sizeof *waits)))) {
+            if (marker)
+                clReleaseEvent(marker);
+            return last ? fcl_fail(ctx, FLASHCL_OUT_OF_HOST_MEMORY, "%s: out of host memory", enqueue_who)
+                        : fcl_fail(ctx, FLASHCL_INVALID_ARGUMENT, "%s: clEnqueueMarkerWithWaitList on the queue of "
+                                   "the plan's last enqueue failed (released while in use?)", enqueue_who);
+        }
         if (pl->last_queue != queue && clFlush(pl->last_queue) != CL_SUCCESS) {
             if (waits != chained)
                 free(waits);
+            if (marker)
+                clReleaseEvent(marker);
             return fcl_fail(ctx, FLASHCL_INVALID_ARGUMENT, "%s: clFlush of the queue of the plan's last enqueue failed "
                             "(released while in use?)", enqueue_who);
         }
         for (cl_uint i = 0; i < num_events; ++i)
             waits[i] = wait_list[i];
-        waits[num_events++] = pl->last_use;
+        waits[num_events++] = last;
         wait_list = waits;
+    }
+    /* whether this enqueue's queue runs in order: the last queue's, known, or asked once it changes */
+    int in_order = 0;
+    if (own_scratch) {
+        cl_command_queue_properties props = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+        if (queue == pl->last_queue)
+            in_order = pl->last_in_order;
+        else if (clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL) == CL_SUCCESS)
+            in_order = !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
     }
     pl->queue = queue;
     pl->off = element_offsets(p, of);
     cl_event done = NULL;
-    cl_event *want_done = event || validate || own_scratch ? &done : NULL;
+    cl_event *want_done = event || validate || (own_scratch && !in_order) ? &done : NULL;
     if (!bound)
         fcl_plan_unbind(pl); /* (the arguments set below replace the bound ones, whatever comes of this enqueue) */
     if (pl->config.algorithm == FLASHCL_ALGO_STANDARD)
@@ -382,19 +406,27 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
         st = launch_kernel(pl, t, bound, num_events, wait_list, want_done);
     if (waits != chained)
         free(waits);
+    if (marker)
+        clReleaseEvent(marker);
     if (st != FLASHCL_SUCCESS)
         return st;
     if (!bound && pl->config.algorithm != FLASHCL_ALGO_STANDARD)
         bind(pl, t);
-    if (own_scratch && done) { /* the next enqueue that uses the scratch waits on this one */
+    if (own_scratch) { /* the next enqueue that uses the scratch waits on this one: its event, or its queue's order */
         if (pl->last_use)
             clReleaseEvent(pl->last_use);
-        if (pl->last_queue)
-            clReleaseCommandQueue(pl->last_queue);
-        clRetainEvent(done);
-        clRetainCommandQueue(queue);
-        pl->last_use = done;
-        pl->last_queue = queue;
+        pl->last_use = NULL;
+        if (!in_order) {
+            clRetainEvent(done);
+            pl->last_use = done;
+        }
+        if (pl->last_queue != queue) {
+            if (pl->last_queue)
+                clReleaseCommandQueue(pl->last_queue);
+            clRetainCommandQueue(queue);
+            pl->last_queue = queue;
+        }
+        pl->last_in_order = in_order;
     }
     if (!event && !validate && done) {
         clReleaseEvent(done);

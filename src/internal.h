@@ -300,9 +300,12 @@ struct flashcl_plan {
     size_t counter_slots;
     cl_mem counters;
     /* The last enqueue that used the plan's own scratch (partial, or standard attention's scores): its
-     * event and queue, retained; the next such enqueue waits on it (enqueue.c). */
+     * queue, retained, and where that queue is out of order its event, retained; the next such enqueue on
+     * another queue or an out-of-order one waits on that event (on an in-order last queue: a marker
+     * enqueued there then), one on the same in-order queue on nothing (enqueue.c). */
     cl_event last_use;
     cl_command_queue last_queue;
+    int last_in_order; /* last_queue runs its commands in order */
     size_t combine_global, combine_local;
     cl_kernel append;         /* kv_append: writes k_new/v_new into the cache first */
     size_t append_global;
