@@ -127,6 +127,20 @@
 #else
 #define ASYNC_WAIT_Q() ASYNC_WAIT0()
 #endif
+/* WG_LAZY_RESCALE (a variant, off by default: docs/design/wgmma.md, wgmma-lazy): a row's softmax keeps its
+ * reference maximum until a tile's maximum passes it by WG_LAZY_T (base-2 exponent units: P then up to
+ * 2^WG_LAZY_T, which fp16 and bf16 hold), so O's rescale and alpha's exponential are skipped on most tiles
+ * (a warp multiplies O only where one of its rows moved); O / l and the LSE take the reference as they take
+ * the maximum (the same value in both, exact either way) */
+#ifndef WG_LAZY_RESCALE
+#define WG_LAZY_RESCALE 0
+#endif
+#ifndef WG_LAZY_T
+#define WG_LAZY_T 8.0f
+#endif
+#if WG_LAZY_RESCALE && WG_FP8
+#error "WG_LAZY_RESCALE: 16-bit P (fp8's E4M3 P is scaled to its top already)"
+#endif
 #if WG_PERSIST && WG_FP8
 #error "WG_PERSIST: 16-bit operands (fp8's descale factors and staging tiles are a block's own)"
 #endif
@@ -763,6 +777,11 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
      * exponent then takes them as they are (scores.cl's HAS_VALUE_MODS); mod_scale: the scale the
      * modifiers apply. */
     const float exp_scale = HAS_VALUE_MODS ? 1.0f : scale_abs, mod_scale = HAS_VALUE_MODS ? scale_abs : 1.0f;
+#if WG_LAZY_RESCALE
+    const float lazy_t = WG_LAZY_T / exp_scale; /* (the reference's slack in unscaled scores) */
+#else
+    const float lazy_t = 0.0f;
+#endif
 #define Q_ROW(r) TPTR(Q + q_row_offset(sv, h, q_row_clamp(m0 + (r), sq), q_sb, q_ss, q_sh))
 #define K_ROW(r) TPTR(K + k_base + KV_ROW(n0 + (r), k_ss, k_sb))
 #define V_ROW(r) (V + v_base + KV_ROW(n0 + (r), v_ss, v_sb))
@@ -1034,9 +1053,13 @@ UNROLL
                 mx = mma_max_nan(mx, mma_max_nan(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));                    \
             mx = mma_max_nan(mx, SHFL_XOR(mx, 1));                                                             \
             mx = mma_max_nan(mx, SHFL_XOR(mx, 2));                                                             \
+            /* (WG_LAZY_RESCALE: the reference stays unless the maximum passes it by lazy_t; NaN moves it) */   \
+            const float ref_ = m_run[r];                                                                       \
+            const int move_ = !WG_LAZY_RESCALE || !(mx <= ref_ + lazy_t);                                      \
+            mx = move_ ? mx : ref_;                                                                            \
             const float m_scaled = mx == -INFINITY ? 0.0f : mx * exp_scale;                                    \
             const float m_p = P_SHIFT(m_scaled); /* (fp8: P scaled by 2^P_LOG2) */                            \
-            alpha[r] = mma_exp2(fma(m_run[r], exp_scale, -m_scaled));                                          \
+            alpha[r] = move_ ? mma_exp2(fma(ref_, exp_scale, -m_scaled)) : 1.0f;                               \
             float psum = 0.0f;                                                                                 \
             UNROLL                                                                                             \
             for (int j = 0; j < BLOCK_N / 8; ++j) {                                                            \
@@ -1052,13 +1075,14 @@ UNROLL
     } while (0)
 #define RESCALE_O()                                                                                            \
     do {                                                                                                       \
-        UNROLL                                                                                                 \
-        for (int j = 0; j < DV / 8; ++j) {                                                                     \
-            o[4 * j] *= alpha[0];                                                                              \
-            o[4 * j + 1] *= alpha[0];                                                                          \
-            o[4 * j + 2] *= alpha[1];                                                                          \
-            o[4 * j + 3] *= alpha[1];                                                                          \
-        }                                                                                                      \
+        if (!WG_LAZY_RESCALE || alpha[0] != 1.0f || alpha[1] != 1.0f) /* (lazily: where a reference moved) */ \
+            UNROLL                                                                                             \
+            for (int j = 0; j < DV / 8; ++j) {                                                                 \
+                o[4 * j] *= alpha[0];                                                                          \
+                o[4 * j + 1] *= alpha[0];                                                                      \
+                o[4 * j + 2] *= alpha[1];                                                                      \
+                o[4 * j + 3] *= alpha[1];                                                                      \
+            }                                                                                                  \
     } while (0)
 /* P * V's steps: k16 (S's n8 tiles 2kk, 2kk+1) or fp8's k32 (tiles 4kk .. 4kk+3) */
 #define PV_STEPS (BLOCK_N / K_STEP)
