@@ -1318,7 +1318,7 @@ UNROLL
         SYNC_FIRST();
         TURN_WAIT();
         BATCH_FENCE();
-        ISSUE_S(k_s);
+        ISSUE_S(KBUF(0)); /* (K(0)'s stage: with persistent work-groups not always the first) */
         TURN_PASS(0);
         STEP_COPIES(-1);
         WGMMA_WAIT0();
@@ -1355,6 +1355,9 @@ UNROLL
         ISSUE_PV(VBUF(tiles - 1));
         TURN_PASS(1);
         WGMMA_WAIT0();
+#if WG_PERSIST
+        RELEASE_V(tiles - 1); /* (the ring goes on into the next block: its stage freed as the others) */
+#endif
         PIN_O();
     }
 #else
@@ -1405,7 +1408,8 @@ UNROLL
 #endif
     }
 #endif
-    ASYNC_WAIT0(); /* (no keys: Q's copies, never read, landed before the work-group ends) */
+    ASYNC_WAIT_Q(); /* (no keys: Q's copies, never read, landed before the work-group ends; with two Q tiles
+                       the next block's may fly on) */
 #if WG_O_STAGED
     /* With no keys, no step waited for Q: the rows a warpgroup stages O into below took copies from the
      * other consumers' work-items too, which must land first (found on the H100, 2026-12-05: a causal block

@@ -201,8 +201,9 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
     const int32_t stages = wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0, fp8) <= limit ? 2 : 1;
     const int producer = producer_fits(emulated, p, 64 * wgs, bn, stages, ch);
-    /* persistent work-groups, one a compute unit (wgmma-persist: built, not yet measured; off) */
-    const int32_t persistent = 0 && producer && !fp8 ? (int32_t)pr->compute_units : 0;
+    /* persistent work-groups, one a compute unit (wgmma-persist: built, not yet measured; off), up to d_v 128
+     * (at 256 the block loop makes the consumers spill: 564 B in ptxas 13, none without it) */
+    const int32_t persistent = 0 && producer && !fp8 && dv <= 128 ? (int32_t)pr->compute_units : 0;
     wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p, producer, persistent);
     snprintf(cfg->reason, sizeof cfg->reason,
              "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors%s)",
