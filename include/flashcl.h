@@ -949,17 +949,29 @@ FLASHCL_API flashcl_status flashcl_plan_enqueue_tensors(flashcl_plan *plan, cons
  * without tensors.workspace, standard attention, flash_decode_mma's merge counters) are ordered by the
  * plan: each waits on the last one that used it (on the same in-order queue, by that queue's order alone),
  * flushing that one's queue where it was another; standard attention refuses an
- * out-of-order queue (FLASHCL_UNSUPPORTED). Validation mode runs on the same queue. A plan keeps the
- * kernel arguments of its last enqueue and a reference to each of its buffers (clRetainMemObject),
- * released by the next enqueue with other tensors (another buffer or offset) or by flashcl_plan_destroy:
- * an enqueue with the same tensors (every field equal) is neither checked nor bound again, the host's cost
- * of a decode step one launch; the caller's buffers stay allocated while their plan holds them. Thread-safety:
+ * out-of-order queue (FLASHCL_UNSUPPORTED); on an in-order queue a marker enqueued there stands for the
+ * last use, so the wait also covers whatever the caller put on that queue after it. Validation mode runs on
+ * the same queue. Outside validation mode a flash or naive plan keeps the kernel arguments of the last
+ * enqueue that set them and a reference to each buffer of its tensors (clRetainMemObject; a workspace the
+ * plan ignores is not held), released by the next enqueue that sets others (another buffer or offset),
+ * by flashcl_plan_release_tensors or by flashcl_plan_destroy: an enqueue with the same tensors (every
+ * field equal) is neither checked nor bound again, its host cost its launches alone; the caller's buffers
+ * stay allocated while their plan holds them, and a refused enqueue leaves the hold as it was. Thread-safety:
  * as for every enqueue, a plan is enqueued by one thread at a time; different plans on different queues run
  * concurrently.
  */
 FLASHCL_API flashcl_status flashcl_plan_enqueue_on(flashcl_plan *plan, cl_command_queue queue,
                                                    const flashcl_tensors *tensors, cl_uint num_events_in_wait_list,
                                                    const cl_event *event_wait_list, cl_event *event);
+
+/**
+ * Releases the plan's references to the buffers of its last enqueue (see flashcl_plan_enqueue_on: kept,
+ * with their kernel arguments, for a next enqueue of the same tensors); the next enqueue checks and binds
+ * its tensors again. For callers that make buffers for one enqueue and free them after it (the Python
+ * binding's calls on numpy arrays), so that a plan kept for later does not keep them allocated. Enqueued
+ * work is unaffected (OpenCL keeps a buffer until its commands finish). A NULL plan: nothing.
+ */
+FLASHCL_API void flashcl_plan_release_tensors(flashcl_plan *plan);
 
 /*
  * Validation report. Tolerance for each element: |out - ref| <= rtol*|ref| + atol*row_scale, where

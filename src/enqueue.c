@@ -48,35 +48,60 @@ static flashcl_status check_buffer_at(flashcl_context *ctx, cl_mem m, const char
 static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, int bound, cl_uint num_events,
                                     const cl_event *wait_list, cl_event *done);
 
-/* A tensors struct's buffers, in its order (every field but the offsets) */
-#define N_TENSOR_MEMS ((int)(offsetof(flashcl_tensors, offsets) / sizeof(cl_mem)))
-_Static_assert(offsetof(flashcl_tensors, offsets) % sizeof(cl_mem) == 0 &&
-                   sizeof(flashcl_tensors) == offsetof(flashcl_tensors, offsets) + sizeof(struct flashcl_offsets) &&
-                   sizeof(struct flashcl_offsets) % sizeof(uint64_t) == 0,
-               "flashcl_tensors: cl_mem fields, then the offsets, no padding (compared whole by memcmp)");
+/* A tensors struct's buffers, q to workspace in its order (the same type, one after another), then its
+ * offsets (uint64_t): compared and held field by field, never with the padding a target may put between */
+#define N_TENSOR_MEMS ((int)(offsetof(flashcl_tensors, workspace) / sizeof(cl_mem)) + 1)
+_Static_assert(offsetof(flashcl_tensors, q) == 0 && offsetof(flashcl_tensors, workspace) % sizeof(cl_mem) == 0,
+               "flashcl_tensors: its cl_mem fields first, one after another");
 
 static const cl_mem *tensor_mems(const flashcl_tensors *t)
 {
     return (const cl_mem *)(const void *)t;
 }
 
+static int same_tensors(const flashcl_tensors *a, const flashcl_tensors *b)
+{
+    return !memcmp(a, b, (size_t)N_TENSOR_MEMS * sizeof(cl_mem)) && !memcmp(&a->offsets, &b->offsets, sizeof a->offsets);
+}
+
+/* t as the plan reads it: a workspace that a plan needing none ignores (never checked: a stale handle there
+ * is the caller's right) left out, so that it is neither held nor compared */
+static flashcl_tensors as_read(const flashcl_plan *pl, const flashcl_tensors *t)
+{
+    flashcl_tensors r = *t;
+    if (!pl->ws_bytes) {
+        r.workspace = NULL;
+        r.offsets.workspace = 0;
+    }
+    return r;
+}
+
+static void release_mems(const flashcl_tensors *t)
+{
+    for (int i = 0; i < N_TENSOR_MEMS; ++i)
+        if (tensor_mems(t)[i])
+            clReleaseMemObject(tensor_mems(t)[i]);
+}
+
 void fcl_plan_unbind(flashcl_plan *pl)
 {
     if (pl->bound)
-        for (int i = 0; i < N_TENSOR_MEMS; ++i)
-            if (tensor_mems(&pl->bound_tensors)[i])
-                clReleaseMemObject(tensor_mems(&pl->bound_tensors)[i]);
+        release_mems(&pl->bound_tensors);
     pl->bound = 0;
 }
 
-/* After t's arguments were set on the plan's kernels: t becomes the bound tensors, its buffers retained
- * (before the old ones are released: a buffer in both keeps its count above zero). */
+void flashcl_plan_release_tensors(flashcl_plan *plan)
+{
+    if (plan)
+        fcl_plan_unbind(plan);
+}
+
+/* After t's arguments were set on the plan's kernels: t becomes the bound tensors, its buffers held */
 static void bind(flashcl_plan *pl, const flashcl_tensors *t)
 {
     for (int i = 0; i < N_TENSOR_MEMS; ++i)
         if (tensor_mems(t)[i])
             clRetainMemObject(tensor_mems(t)[i]);
-    fcl_plan_unbind(pl);
     pl->bound_tensors = *t;
     pl->bound = 1;
 }
@@ -331,8 +356,9 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
     /* The same tensors as the enqueue that set the kernels' arguments (checked then, their buffers held since):
      * neither checked nor set again, the step's host cost one launch (docs/design/decode_mma.md, decode-mma-13).
      * Not under validation, which runs other kernels, nor for standard attention, whose GEMMs take theirs. */
+    const flashcl_tensors read = as_read(pl, t);
     const int bound = pl->bound && !validate && pl->config.algorithm != FLASHCL_ALGO_STANDARD &&
-                      !memcmp(&pl->bound_tensors, t, sizeof *t);
+                      same_tensors(&pl->bound_tensors, &read);
     if ((queue && (st = check_queue(ctx, queue)) != FLASHCL_SUCCESS) ||
         (!bound && ((st = check_tensors(pl, t)) != FLASHCL_SUCCESS || (st = check_aliasing(pl, t)) != FLASHCL_SUCCESS)) ||
         (st = check_wait_list(ctx, num_events, wait_list)) != FLASHCL_SUCCESS)
@@ -398,8 +424,13 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
     pl->off = element_offsets(p, of);
     cl_event done = NULL;
     cl_event *want_done = event || validate || (own_scratch && !in_order) ? &done : NULL;
+    /* The arguments set below replace the bound ones, whatever comes of this enqueue: the plan is unbound
+     * from here, its hold on the old buffers kept until the launch is issued (a caller may have released
+     * its own handles to them) */
+    const int held = !bound && pl->bound;
+    const flashcl_tensors old = pl->bound_tensors;
     if (!bound)
-        fcl_plan_unbind(pl); /* (the arguments set below replace the bound ones, whatever comes of this enqueue) */
+        pl->bound = 0;
     if (pl->config.algorithm == FLASHCL_ALGO_STANDARD)
         st = fcl_standard_enqueue(pl, t->q, t->k, t->v, t->o, t->lse, num_events, wait_list, want_done);
     else
@@ -408,10 +439,12 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
         free(waits);
     if (marker)
         clReleaseEvent(marker);
+    if (st == FLASHCL_SUCCESS && !bound && pl->config.algorithm != FLASHCL_ALGO_STANDARD)
+        bind(pl, &read);
+    if (held)
+        release_mems(&old);
     if (st != FLASHCL_SUCCESS)
         return st;
-    if (!bound && pl->config.algorithm != FLASHCL_ALGO_STANDARD)
-        bind(pl, t);
     if (own_scratch) { /* the next enqueue that uses the scratch waits on this one: its event, or its queue's order */
         if (pl->last_use)
             clReleaseEvent(pl->last_use);

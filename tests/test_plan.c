@@ -1127,9 +1127,9 @@ END_TEST
 
 /* The same tensors again (decode-mma-13: neither checked nor set again): a step after the first writes the
  * same output, bit for bit, over a poisoned buffer (split-KV: the combine's arguments and the workspace held
- * too); the plan holds a reference to each buffer of its last enqueue until an enqueue with others, or its
- * destruction, releases it (the count back to the test's own); a refused enqueue in between changes
- * nothing. */
+ * too); the plan holds a reference to each buffer of its last enqueue until an enqueue with others,
+ * flashcl_plan_release_tensors or its destruction releases it (the count back to the test's own); a refused
+ * enqueue in between changes nothing; a workspace a plan ignores is not held. */
 static cl_uint ref_count(cl_mem m)
 {
     ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
@@ -1213,8 +1213,34 @@ START_TEST(test_enqueue_same_tensors)
     unsigned char *o0 = tu_read(out[0], sz[3]);
     ck_assert_msg(memcmp(o0, first, sz[3]) == 0, "set 0 after set 1: not step 0's output");
     free(o0);
+    /* the hold given up (flashcl_plan_release_tensors): the count back to the test's own; the next enqueue
+     * of the same tensors checks and binds them again, and computes the same */
+    const cl_uint before = ref_count(in[0][0]); /* (a driver's kernel may keep its arguments' own: rusticl) */
+    flashcl_plan_release_tensors(plan);
+    flashcl_plan_release_tensors(NULL);
+    ck_assert_uint_eq(ref_count_settled(in[0][0], before - 1), before - 1);
+    ck_assert_int_eq(clEnqueueWriteBuffer(tu_queue, out[0], CL_TRUE, 0, sz[3], poison, 0, NULL, NULL), CL_SUCCESS);
+    ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t[0], 0, NULL, NULL), FLASHCL_SUCCESS);
+    o0 = tu_read(out[0], sz[3]);
+    ck_assert_msg(memcmp(o0, first, sz[3]) == 0, "set 0 after the release: not step 0's output");
+    free(o0);
+    ck_assert_uint_ge(ref_count(in[0][0]), held + 1);
     flashcl_plan_destroy(&plan);
     ck_assert_uint_eq(ref_count_settled(in[0][0], held), held); /* (the plan's hold released with it) */
+    {   /* a plan that needs no workspace ignores one given, and does not hold it */
+        flashcl_problem one = small_problem();
+        flashcl_plan *solo = NULL;
+        ck_assert_int_eq(flashcl_plan_create(ctx, &one, &solo), FLASHCL_SUCCESS);
+        ck_assert_uint_eq(flashcl_plan_workspace_bytes(solo), 0);
+        size_t s1[5];
+        flashcl_plan_buffer_sizes(solo, &s1[0], &s1[1], &s1[2], &s1[3], &s1[4]);
+        ck_assert(s1[0] <= sz[0] && s1[1] <= sz[1] && s1[2] <= sz[2] && s1[3] <= sz[3]);
+        flashcl_tensors w = t[0];
+        ck_assert_int_eq(flashcl_plan_enqueue_tensors(solo, &w, 0, NULL, NULL), FLASHCL_SUCCESS);
+        ck_assert_uint_eq(ref_count_settled(wsb[0], held), held);
+        ck_assert_uint_ge(ref_count(in[0][0]), held + 1);
+        flashcl_plan_destroy(&solo);
+    }
     free(first);
     free(poison);
     for (int s = 0; s < 2; ++s) {

@@ -199,6 +199,7 @@ _context_destroy = _fn("flashcl_context_destroy", None, _P(c_vp))
 _context_cl_objects = _fn("flashcl_context_cl_objects", None, c_vp, _P(c_vp), _P(c_vp), _P(c_vp))
 _plan_create = _fn("flashcl_plan_create", c_int, c_vp, _P(Problem), _P(c_vp))
 _plan_destroy = _fn("flashcl_plan_destroy", None, _P(c_vp))
+_plan_release_tensors = _fn("flashcl_plan_release_tensors", None, c_vp)
 _plan_config = _fn("flashcl_plan_config", c_int, c_vp, _P(Config))
 _plan_buffer_sizes = _fn("flashcl_plan_buffer_sizes", None, c_vp, _P(c_size), _P(c_size), _P(c_size), _P(c_size),
                          _P(c_size))
@@ -581,6 +582,7 @@ def attention(q, k, v, causal=False, scale=None, window=None, softcap=None, alig
     finally:
         if ev.value:
             _cl.clReleaseEvent(ev)
+        _plan_release_tensors(plan)  # (the plan's hold on this call's buffers, kept for a loop's next step)
         for b in bufs:
             _cl.clReleaseMemObject(c_vp(b))
     if out is not None and o_host is not out:
