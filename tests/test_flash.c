@@ -1390,6 +1390,10 @@ static const case_params wgmma_persist_cases[] = {
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 270, .seq_kv = 290, .batch = 2, .heads_kv = 1,
      .causal = 1, .top_left = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 128,
      .mma_stages = 2, .wgmma_tiles = 1, .persistent = 1},
+    /* one warpgroup (no producer anywhere: on sm_90a the copies and products of the loop without it) */
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 200, .seq_kv = 300, .batch = 2, .heads_kv = 1,
+     .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 64, .mma_block_n = 64, .mma_stages = 2,
+     .wgmma_tiles = 1, .persistent = 2},
     /* and in four stages (the producer's; refused where it cannot run): the ring's phases over blocks of
      * three tiles */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 500, .seq_kv = 330, .batch = 2, .heads_kv = 2,
