@@ -61,7 +61,8 @@ static const cl_mem *tensor_mems(const flashcl_tensors *t)
 
 static int same_tensors(const flashcl_tensors *a, const flashcl_tensors *b)
 {
-    return !memcmp(a, b, (size_t)N_TENSOR_MEMS * sizeof(cl_mem)) && !memcmp(&a->offsets, &b->offsets, sizeof a->offsets);
+    return !memcmp(a, b, (size_t)N_TENSOR_MEMS * sizeof(cl_mem)) &&
+           !memcmp(&a->offsets, &b->offsets, sizeof a->offsets);
 }
 
 /* t as the plan reads it: a workspace that a plan needing none ignores (never checked: a stale handle there
@@ -83,17 +84,12 @@ static void release_mems(const flashcl_tensors *t)
             clReleaseMemObject(tensor_mems(t)[i]);
 }
 
-void fcl_plan_unbind(flashcl_plan *pl)
-{
-    if (pl->bound)
-        release_mems(&pl->bound_tensors);
-    pl->bound = 0;
-}
-
 void flashcl_plan_release_tensors(flashcl_plan *plan)
 {
+    if (plan && plan->bound)
+        release_mems(&plan->bound_tensors);
     if (plan)
-        fcl_plan_unbind(plan);
+        plan->bound = 0;
 }
 
 /* After t's arguments were set on the plan's kernels: t becomes the bound tensors, its buffers held */
@@ -354,13 +350,14 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
     flashcl_status st;
     const int validate = fcl_context_validating(ctx);
     /* The same tensors as the enqueue that set the kernels' arguments (checked then, their buffers held since):
-     * neither checked nor set again, the step's host cost one launch (docs/design/decode_mma.md, decode-mma-13).
+     * neither checked nor set again, the step's host cost its launches (docs/design/decode_mma.md, decode-mma-13).
      * Not under validation, which runs other kernels, nor for standard attention, whose GEMMs take theirs. */
     const flashcl_tensors read = as_read(pl, t);
     const int bound = pl->bound && !validate && pl->config.algorithm != FLASHCL_ALGO_STANDARD &&
                       same_tensors(&pl->bound_tensors, &read);
     if ((queue && (st = check_queue(ctx, queue)) != FLASHCL_SUCCESS) ||
-        (!bound && ((st = check_tensors(pl, t)) != FLASHCL_SUCCESS || (st = check_aliasing(pl, t)) != FLASHCL_SUCCESS)) ||
+        (!bound &&
+         ((st = check_tensors(pl, t)) != FLASHCL_SUCCESS || (st = check_aliasing(pl, t)) != FLASHCL_SUCCESS)) ||
         (st = check_wait_list(ctx, num_events, wait_list)) != FLASHCL_SUCCESS)
         return st;
 

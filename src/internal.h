@@ -316,13 +316,11 @@ struct flashcl_plan {
     /* The tensors whose arguments are set on the plan's kernels (bound: 1), from the last enqueue that checked
      * and set them, their buffers retained (a released handle cannot come back as another buffer while it
      * is held; a buffer's size and context never change): an enqueue with the same tensors neither checks
-     * nor sets them again (enqueue.c; docs/design/decode_mma.md, decode-mma-13). */
+     * nor sets them again (enqueue.c; docs/design/decode_mma.md, decode-mma-13); released by
+     * flashcl_plan_release_tensors (and so at destroy). */
     int bound;
     flashcl_tensors bound_tensors;
 };
-
-/* The plan's hold on the buffers of its bound tensors, released (plan.c's destroy; enqueue.c). */
-void fcl_plan_unbind(flashcl_plan *pl);
 
 /* Environment values, refused by name when malformed (a status and a message from `who`): a flag
  * (1/on/yes/true, 0/off/no/false; unset or empty: fallback), and a byte count with an optional K, M or G

@@ -264,7 +264,7 @@ void flashcl_plan_destroy(flashcl_plan **plan)
     if (!plan || !*plan)
         return;
     flashcl_plan *pl = *plan;
-    fcl_plan_unbind(pl);
+    flashcl_plan_release_tensors(pl);
     if (pl->kernel)
         clReleaseKernel(pl->kernel);
     if (pl->combine)

@@ -35,8 +35,8 @@ static int fp8_staging_tiles(int producer)
     return producer ? 2 : 1;
 }
 
-/* cl/flash_wgmma.cl's layout: Q's block (qbufs of them: Q_BUFS), `stages` K and V tiles of 16-bit elements (K's d wide, V's dv, in
- * their stored widths); with fp8 operands (16-bit units of two bytes) Q's and K's rows d/2 units, V's tiles
+/* cl/flash_wgmma.cl's layout: Q's block (qbufs of them: Q_BUFS), `stages` K and V tiles of 16-bit elements
+ * (K's d wide, V's dv, in their stored widths); with fp8 operands (16-bit units of two bytes) Q's and K's rows d/2 units, V's tiles
  * transposed (dv rows of bn/2 units), all in whole 64-unit blocks, and the staging tile V is copied into
  * (bn rows of dv bytes, one or two); emulated also P's tile and the exchange area (8 uints a lane); with the producer
  * warpgroup four 8-byte mbarriers a stage. */
@@ -158,13 +158,13 @@ static void wgmma_config(flashcl_config *cfg, int emulated, int32_t bm, int32_t 
 }
 
 /* Whether the producer warpgroup can run a shape: the matrix units' program (the emulation cannot run its
- * spinning waits: PoCL runs a work-group's work-items one after another), two or three stages, two or
+ * spinning waits: PoCL runs a work-group's work-items one after another), two to four stages (its ring), two or
  * three consumer warpgroups (its register splits are for 384 and 512 work-items: three only at d_v = 64,
  * whose consumers fit 160 registers), and the room. Taken wherever it fits with two (docs/design/wgmma.md:
  * faster at every head dim with the swizzled layouts); three where the chooser takes them (wgmma-d64). */
 static int producer_fits(int emulated, const flashcl_problem *p, int32_t bm, int32_t bn, int32_t stages,
                          const fcl_choice *ch)
-{ /* (two to four stages: the producer's ring) */
+{
     const int32_t d = p->head_dim, dv = fcl_head_dim_v(p);
     const int fp8 = p->qkv_format != 0; /* (fp8's register split is written for two consumer warpgroups) */
     return !emulated && stages >= 2 && stages <= 4 && (bm == 128 || (bm == 192 && d == 64 && dv == 64 && !fp8)) &&
@@ -216,8 +216,8 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
 }
 
 /* 64, 128 or 192 rows (192: three warpgroups, d = d_v = 64), 64- or 128-key tiles, one to three K/V stages
- * (kv_stages; 0 reads as 1; four with the producer, its ring of stages); the producer warpgroup asked for by producer 1, refused by 0, where it fits by
- * -1 (the chooser's rule). */
+ * (kv_stages; 0 reads as 1; four with the producer, its ring of stages); the producer warpgroup asked for by
+ * producer 1, refused by 0, where it fits by -1 (the chooser's rule); `persistent` work-groups as given. */
 static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                           flashcl_config *c, char *why, size_t n)
 {
@@ -263,7 +263,10 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
     wgmma_config(c, emulated, bm, bn, stages, p, producer, c->persistent);
     snprintf(c->reason, sizeof c->reason, "%d warpgroups x 64 rows%s, %d-key tiles%s%s: set by flashcl_context_override_config",
              (int)(bm / 64), producer ? " and a producer" : "", (int)bn,
-             stages == 3 ? " in three stages" : stages == 2 ? " in two stages" : "",
+             stages == 4   ? " in four stages"
+             : stages == 3 ? " in three stages"
+             : stages == 2 ? " in two stages"
+                           : "",
              c->persistent > 0 ? ", persistent work-groups" : "");
     fcl_strlcpy(c->path_reason,
                 emulated ? "warpgroup kernel, emulated: tiles set by flashcl_context_override_config"
