@@ -272,10 +272,12 @@ inline void mbar_wait(__local ulong *b, uint parity)
  * holds from its launch, (65536 / its work-items) rounded down to a multiple of 8 each (setmaxnreg moves
  * registers inside that; asking for more waits forever: fp8.md, fp8-4, hung on the H100 2026-12-05). Two
  * consumer warpgroups 128 x 40 + 256 x 232 (384 x 168 = 64512 of the SM's 65536), three (a 192-row block
- * at d = d_v = 64: docs/design/wgmma.md, wgmma-d64) 128 x 32 + 384 x 160 (512 x 128); the entry's thread
- * count for the finishing step (.reqntid, which setmaxnreg needs) */
+ * at d = d_v = 64: docs/design/wgmma.md, wgmma-d64) 128 x 32 + 384 x 160 (512 x 128); WG_SPLIT_THREADS: the
+ * work-items a split is for, the entry's count for the finishing step (.reqntid, which setmaxnreg needs),
+ * only with the producer the work-group's (WG_THREADS, which the other configurations keep: 568d126 had
+ * redefined it, so a work-group without the producer was launched against the wrong required size) */
 #if WARPGROUPS == 3
-#define WG_THREADS 512
+#define WG_SPLIT_THREADS 512
 #define WG_PRODUCER_NREG 32
 #define WG_CONSUMER_NREG 160
 /* the consumer warpgroups alone (named barrier 1; 0 is the work-group's) */
@@ -287,7 +289,7 @@ inline void mbar_wait(__local ulong *b, uint parity)
 #ifndef FP8_PRODUCER_REGS
 #define FP8_PRODUCER_REGS 64
 #endif
-#define WG_THREADS 384
+#define WG_SPLIT_THREADS 384
 #define WG_PRODUCER_NREG FP8_PRODUCER_REGS
 #if FP8_PRODUCER_REGS <= 72
 #define WG_CONSUMER_NREG 216
@@ -298,14 +300,18 @@ inline void mbar_wait(__local ulong *b, uint parity)
 #endif
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
 #else
-#define WG_THREADS 384
+#define WG_SPLIT_THREADS 384
 #define WG_PRODUCER_NREG 40
 #define WG_CONSUMER_NREG 232
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
 #endif
 #if WG_PRODUCER_NREG % 8 || WG_CONSUMER_NREG % 8 || WG_PRODUCER_NREG < 24 || WG_CONSUMER_NREG > 256 ||            \
-    128 * WG_PRODUCER_NREG + (WG_THREADS - 128) * WG_CONSUMER_NREG > WG_THREADS * (65536 / WG_THREADS / 8 * 8)
+    128 * WG_PRODUCER_NREG + (WG_SPLIT_THREADS - 128) * WG_CONSUMER_NREG >                                            \
+        WG_SPLIT_THREADS * (65536 / WG_SPLIT_THREADS / 8 * 8)
 #error "the warpgroups' registers (setmaxnreg): multiples of 8 within what the work-group launches with (FP8_PRODUCER_REGS: 24 to 104)"
+#endif
+#if WG_PRODUCER && WG_SPLIT_THREADS != WG_THREADS
+#error "the register split's work-items: the work-group's (WG_THREADS)"
 #endif
 #define FCL_STR_(x) #x
 #define FCL_STR(x) FCL_STR_(x)
@@ -313,7 +319,7 @@ inline void mbar_wait(__local ulong *b, uint parity)
     __asm__ volatile("//SM90A setmaxnreg.dec.sync.aligned.u32 " FCL_STR(WG_PRODUCER_NREG) ";" ::: "memory")
 #define CONSUMER_REGS()                                                                                        \
     __asm__ volatile("//SM90A setmaxnreg.inc.sync.aligned.u32 " FCL_STR(WG_CONSUMER_NREG) ";" ::: "memory")
-#define THREADS_MARK() __asm__ volatile("//SM90A-THREADS " FCL_STR(WG_THREADS))
+#define THREADS_MARK() __asm__ volatile("//SM90A-THREADS " FCL_STR(WG_SPLIT_THREADS))
 /* one warpgroup's 128 work-items (named barrier 2 + its index, an immediate each: a register's id makes
  * ptxas count all 16 barriers as used) */
 #define WARPGROUP_BARRIER()                                                                                    \
