@@ -122,6 +122,20 @@ static flashcl_status build_kernel(flashcl_plan *pl, const fcl_candidates *list)
                 compiled[0] == (size_t)pl->config.work_group_size)
                 got.work_group = compiled[0];
         }
+        /* a program whose required work-group size is not the one its plan launches: a defect of flashcl's
+         * (568d126's, a launch failing with CL_INVALID_WORK_GROUP_SIZE on the device), said at the plan */
+        size_t required[3] = {0, 0, 0};
+        if (got.built && pl->config.algorithm == FLASHCL_ALGO_FLASH &&
+            clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof required, required,
+                                     NULL) == CL_SUCCESS &&
+            required[0] != 0 && required[0] != (size_t)pl->config.work_group_size) {
+            clReleaseKernel(k);
+            return fcl_fail(ctx, FLASHCL_BUILD_FAILED,
+                            "%s's program requires work-groups of %zu work-items and its plan launches %d (the "
+                            "kernel's source and flashcl's chooser disagree: a defect to report, with `flashcl "
+                            "tiles` for the problem)",
+                            pl->config.kernel_name, required[0], (int)pl->config.work_group_size);
+        }
         if (pl->config.algorithm != FLASHCL_ALGO_FLASH) {
             if (got.work_group >= (size_t)pl->config.work_group_size) {
                 pl->kernel = k;
