@@ -127,8 +127,8 @@ fi
 bad=0
 printf '%-9s %-8s %-52s %-14s %s\n' class target program kernel "result"
 : > "$T/report.txt"
-# One line of index.tsv: class, program name, entry, formula's local bytes, options.
-while IFS="$(printf '\t')" read -r class name entry local opts; do
+# One line of index.tsv: class, program name, entry, formula's local bytes, options, the launched work-group.
+while IFS="$(printf '\t')" read -r class name entry local opts _wg; do
     src="$T/programs/$name.cl"
     short=${name#"$class"__}
     case $class in

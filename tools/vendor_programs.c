@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vendor_programs.c: writes the OpenCL programs flashcl would build for AMD and Intel GPUs, so that
- * their offline compilers can judge them without the hardware (tools/vendor_check.sh). For each target
+ * their offline compilers can judge them without the hardware (tools/vendor_check.sh), and, asked by
+ * name, for a Hopper GPU (class nvidia-hopper: tools/nv_check.sh reads their GPU branches). For each target
  * class (a fake device profile: what the driver would report) and each representative problem, it asks
  * the library's own chooser for the configuration, and writes exactly the program a plan would build:
  * the kernel's parts from the embedded sources, in the table's order, and its build options.
  *
- * Usage: vendor_programs OUT_DIR [CLASS ...]. Writes OUT_DIR/NAME.cl (the source), and one line per
- * program to stdout: class, name, entry point, flashcl's local-memory bytes, build options (tab-separated).
+ * Usage: vendor_programs OUT_DIR [CLASS ...] (no class: every class but nvidia-hopper). Writes OUT_DIR/NAME.cl
+ * (the source), and one line per program to stdout: class, name, entry point, flashcl's local-memory bytes,
+ * build options, the work-group size its plan launches (0 for the split merge and the append, whose own
+ * sizes are not the configuration's) (tab-separated).
  * Built from the library's sources (it reads the kernel table, as tests/test_kernels.c does).
  */
 #include "flashcl.h"
@@ -24,15 +27,17 @@ typedef struct target_class {
     uint64_t local;
     size_t max_wg, multiple;
     uint32_t compute_units;
+    int by_name; /* written only where named */
 } target_class;
 
 static const target_class classes[] = {
-    {"amd-cdna", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 64, 104},  /* MI200 (gfx90a), MI300 (gfx942) */
-    {"amd-rdna2", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 32, 40},  /* RX 6000 (gfx1030): no matrix cores */
-    {"amd-rdna", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 32, 60},   /* RX 7000/9000 (gfx1100, gfx1200): WMMA */
-    {"intel-xe", FLASHCL_VENDOR_INTEL, 64 * 1024, 512, 32, 96},  /* Gen12 (tgllp): no DPAS */
-    {"intel-hpg", FLASHCL_VENDOR_INTEL, 64 * 1024, 1024, 32, 512}, /* DG2 (acm-g10, dg2): DPAS at SIMD8 */
-    {"intel-pvc", FLASHCL_VENDOR_INTEL, 128 * 1024, 1024, 32, 448}, /* Data Center GPU Max (pvc) */
+    {"amd-cdna", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 64, 104, 0},  /* MI200 (gfx90a), MI300 (gfx942) */
+    {"amd-rdna2", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 32, 40, 0},  /* RX 6000 (gfx1030): no matrix cores */
+    {"amd-rdna", FLASHCL_VENDOR_AMD, 64 * 1024, 1024, 32, 60, 0},   /* RX 7000/9000 (gfx1100, gfx1200): WMMA */
+    {"intel-xe", FLASHCL_VENDOR_INTEL, 64 * 1024, 512, 32, 96, 0},  /* Gen12 (tgllp): no DPAS */
+    {"intel-hpg", FLASHCL_VENDOR_INTEL, 64 * 1024, 1024, 32, 512, 0}, /* DG2 (acm-g10, dg2): DPAS at SIMD8 */
+    {"intel-pvc", FLASHCL_VENDOR_INTEL, 128 * 1024, 1024, 32, 448, 0}, /* Data Center GPU Max (pvc) */
+    {"nvidia-hopper", FLASHCL_VENDOR_NVIDIA, 48 * 1024, 1024, 32, 132, 1}, /* H200: sm_90a probe passed */
 };
 
 typedef struct problem_case {
@@ -40,6 +45,7 @@ typedef struct problem_case {
     flashcl_algorithm algo;
     flashcl_path path;
     flashcl_problem p;
+    const char *only; /* the one class it is written for, or NULL: every class */
 } problem_case;
 
 static flashcl_problem base(int d, flashcl_dtype t, int seq_q, int seq_kv, int hq, int hkv)
@@ -135,6 +141,20 @@ static void make_cases(void)
     p.head_dim_v = 128;
     add("decode-d192-dv128-f16", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO, p);
     add("naive-d128-f32", FLASHCL_ALGO_NAIVE, FLASHCL_PATH_AUTO, base(128, FLASHCL_DTYPE_F32, 1024, 1024, 8, 8));
+    /* Hopper's own: flash_wgmma without the producer (64 query rows: one warpgroup), fp8 attention, and an
+     * fp16 decode step over a quantized cache (flash_decode_mma's FP8_CVT) */
+    add("prefill-d128-f16-short", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO, base(128, FLASHCL_DTYPE_F16, 64, 4096, 8, 8))
+        ->only = "nvidia-hopper";
+    add("prefill-d64-bf16-short-causal", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO, base(64, FLASHCL_DTYPE_BF16, 37, 200, 4, 2))
+        ->only = "nvidia-hopper";
+    p = base(128, FLASHCL_DTYPE_F16, 4096, 4096, 16, 16);
+    p.qkv_format = FLASHCL_KV_FP8_E4M3;
+    p.fp8_descale = FLASHCL_DESCALE_HEAD;
+    add("prefill-d128-fp8e4m3", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO, p)->only = "nvidia-hopper";
+    p = base(128, FLASHCL_DTYPE_F16, 1, 131072, 32, 8);
+    p.kv_cache = 1;
+    p.kv_format = FLASHCL_KV_FP8_E4M3;
+    add("decode-d128-f16-fp8e4m3", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO, p)->only = "nvidia-hopper";
 }
 
 static int write_program(const char *dir, const char *file, fcl_kernel_id id)
@@ -163,28 +183,30 @@ static int write_program(const char *dir, const char *file, fcl_kernel_id id)
 
 /* One program: its source file and its line on stdout. */
 static int emit(const char *dir, const target_class *tc, const char *name, fcl_kernel_id id,
-                const flashcl_problem *p, const flashcl_config *c, uint64_t local)
+                const flashcl_problem *p, const flashcl_config *c, uint64_t local, int32_t work_group)
 {
     char file[256], options[1024];
     snprintf(file, sizeof file, "%s__%s__%s", tc->name, name, fcl_kernel_def_of(id)->entry);
     fcl_kernel_options(id, p, c, options, sizeof options);
     if (!write_program(dir, file, id))
         return 0;
-    printf("%s\t%s\t%s\t%llu\t%s\n", tc->name, file, fcl_kernel_def_of(id)->entry, (unsigned long long)local, options);
+    printf("%s\t%s\t%s\t%llu\t%s\t%d\n", tc->name, file, fcl_kernel_def_of(id)->entry, (unsigned long long)local,
+           options, (int)work_group);
     return 1;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: vendor_programs OUT_DIR [CLASS ...] (classes: amd-cdna amd-rdna2 amd-rdna intel-xe intel-hpg intel-pvc)\n");
+        fprintf(stderr, "usage: vendor_programs OUT_DIR [CLASS ...] (classes: amd-cdna amd-rdna2 amd-rdna intel-xe intel-hpg intel-pvc, "
+                        "nvidia-hopper)\n");
         return 2;
     }
     make_cases();
     int ok = 1;
     for (size_t k = 0; k < sizeof classes / sizeof *classes; ++k) {
         const target_class *tc = &classes[k];
-        int wanted = argc == 2;
+        int wanted = argc == 2 && !tc->by_name;
         for (int a = 2; a < argc; ++a)
             wanted |= !strcmp(argv[a], tc->name);
         if (!wanted)
@@ -199,6 +221,14 @@ int main(int argc, char **argv)
         prof.compute_units = tc->compute_units;
         prof.compiler_available = 1;
         prof.opencl_major = 3;
+        if (tc->vendor == FLASHCL_VENDOR_NVIDIA) { /* (an H200 as its profile query leaves it) */
+            snprintf(prof.arch, sizeof prof.arch, "sm_90");
+            prof.nv_cc_major = 9;
+            prof.has_fp16 = prof.has_fp64 = 1;
+            prof.matrix_units = 2;
+            prof.local_mem_static = 232448;
+            prof.local_mem_per_cu = 233472;
+        }
         /* AMD CDNA and RDNA3/4 as their profile query leaves them: the matrix probe passed (flash_mfma,
          * flash_wmma for 16-bit prefill) */
         if (!strcmp(tc->name, "amd-cdna") || !strcmp(tc->name, "amd-rdna")) {
@@ -213,6 +243,8 @@ int main(int argc, char **argv)
         }
         for (int i = 0; i < n_cases; ++i) {
             const problem_case *pc = &cases[i];
+            if (pc->only && strcmp(pc->only, tc->name))
+                continue;
             flashcl_policy pol;
             flashcl_policy_default(&pol);
             pol.path = pc->path;
@@ -223,11 +255,12 @@ int main(int argc, char **argv)
                 continue;
             }
             /* the plan's problem: the chooser resolved nothing in it that the options read */
-            ok &= emit(argv[1], tc, pc->name, fcl_config_kernel(&c), &pc->p, &c, c.local_mem_bytes);
+            ok &= emit(argv[1], tc, pc->name, fcl_config_kernel(&c), &pc->p, &c, c.local_mem_bytes,
+                       c.algorithm == FLASHCL_ALGO_FLASH ? c.work_group_size : 0);
             if (c.kv_splits > 1) /* split-KV's merge */
-                ok &= emit(argv[1], tc, pc->name, FCL_K_FLASH_COMBINE, &pc->p, &c, 0);
+                ok &= emit(argv[1], tc, pc->name, FCL_K_FLASH_COMBINE, &pc->p, &c, 0, 0);
             if (pc->p.kv_cache && pc->p.kv_append) /* the appending kernel */
-                ok &= emit(argv[1], tc, pc->name, FCL_K_KV_APPEND, &pc->p, &c, 0);
+                ok &= emit(argv[1], tc, pc->name, FCL_K_KV_APPEND, &pc->p, &c, 0, 0);
         }
     }
     return ok ? 0 : 1;
