@@ -97,9 +97,10 @@
 #ifndef WG_O_STAGED
 #define WG_O_STAGED 0
 #endif
-/* WG_PINGPONG (a variant, off by default: docs/design/wgmma.md, wgmma-pingpong): with the producer, the
- * consumer warpgroups issue their products in turns, each passing the turn on once its step's products
- * are issued, so one warpgroup's products run while the others do their softmax */
+/* WG_PINGPONG (the host's choice with the producer on 16-bit operands up to d_v = 128: src/kernels/wgmma.c;
+ * docs/design/wgmma.md, wgmma-pingpong): the consumer warpgroups issue their products in turns, each
+ * passing the turn on once its step's products are issued, so one warpgroup's products run while the
+ * others do their softmax */
 #ifndef WG_PINGPONG
 #define WG_PINGPONG 0
 #endif

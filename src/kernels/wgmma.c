@@ -281,6 +281,14 @@ int fcl_wgmma_o_staged(const flashcl_problem *p)
     return fcl_out_aligned(p) && fcl_head_dim_v(p) <= p->head_dim && !fcl_kv_mixed(p) && !p->qkv_format;
 }
 
+/* The consumer warpgroups' products in turns (cl/flash_wgmma.cl's WG_PINGPONG: with the producer, on sm_90a)
+ * for 16-bit operands up to d_v = 128: +6% at d=128 N=1024, +11% at d=64 N=16384, +8-11% causal at N=1024,
+ * within 1% at d=256 and with fp8, where it stays off (docs/design/wgmma.md, wgmma-pingpong's result). */
+static int wgmma_pingpong(const flashcl_problem *p, const flashcl_config *c)
+{
+    return !c->emulated && fcl_wgmma_producer(c) && !p->qkv_format && fcl_head_dim_v(p) <= 128;
+}
+
 /* block_m / 64 warpgroups, and the producer warpgroup where the work-group has its 128 work-items; on the
  * matrix units its program is finished for sm_90a (-DFCL_SM90A=1: src/program.c), emulated (mma 4) not. */
 static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, char *buf, size_t n)
@@ -291,14 +299,14 @@ static void wgmma_options(const flashcl_problem *p, const flashcl_config *c, cha
     fcl_dim_v_define(p, dim_v, sizeof dim_v);
     snprintf(buf, n,
              "-cl-std=CL1.2 %s -DHEAD_DIM=%d%s -DBLOCK_N=%d -DWARPGROUPS=%d -DFCL_PTX=%d -DFAST_EXP2=%d%s -DWG_PRODUCER=%d "
-             "-DSWIZZLE=%d -DKV_STAGES=%d -DWG_O_STAGED=%d -DVT_BUFS=%d%s%s",
+             "-DSWIZZLE=%d -DKV_STAGES=%d -DWG_O_STAGED=%d -DVT_BUFS=%d%s%s%s",
              fcl_dtype_define(p->dtype), p->head_dim, dim_v, c->block_n, c->block_m / 64, !c->emulated, !c->emulated,
              !c->emulated ? " -DFCL_SM90A=1" : "", fcl_wgmma_producer(c), wgmma_swizzle(p->head_dim, p->qkv_format != 0),
              fcl_mma_stages(c), fcl_wgmma_o_staged(p), fp8_staging_tiles(fcl_wgmma_producer(c)),
              c->persistent > 0 ? (wgmma_q_bufs(p->head_dim, fcl_head_dim_v(p), c) == 2 ? " -DWG_PERSIST=1 -DQ_BUFS=2"
                                                                                      : " -DWG_PERSIST=1")
                                : "",
-             features);
+             wgmma_pingpong(p, c) ? " -DWG_PINGPONG=1" : "", features);
 }
 
 /* fcl_flash_grid's, or with persistent work-groups at most that many in one row (the kernel walks the
