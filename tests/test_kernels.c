@@ -526,6 +526,65 @@ START_TEST(test_fp16_bits)
 }
 END_TEST
 
+/* flash_wgmma's build options on a fake H200 whose sm_90a probe passed: the consumers' turns (WG_PINGPONG)
+ * with the producer on 16-bit operands up to d_v = 128 (d=64's three warpgroups included, fp32 Q over fp16
+ * K/V too), not at d=256, not with fp8, not without the producer (64 query rows), not emulated. */
+START_TEST(test_wgmma_pingpong_options)
+{
+    flashcl_device_profile prof;
+    memset(&prof, 0, sizeof prof);
+    snprintf(prof.name, sizeof prof.name, "NVIDIA H200");
+    snprintf(prof.arch, sizeof prof.arch, "sm_90");
+    prof.vendor = FLASHCL_VENDOR_NVIDIA;
+    prof.local_mem_size = 49152;
+    prof.local_mem_static = 232448;
+    prof.local_mem_per_cu = 233472;
+    prof.max_work_group_size = 1024;
+    prof.wg_multiple = 32;
+    prof.compute_units = 132;
+    prof.compiler_available = 1;
+    prof.opencl_major = 3;
+    prof.nv_cc_major = 9;
+    prof.has_fp16 = prof.has_fp64 = 1;
+    prof.matrix_units = 2;
+    static const struct {
+        int d, dv, seq_q, fp8, f32;
+        int want; /* -DWG_PINGPONG=1 in the options */
+    } cases[] = {{128, 0, 4096, 0, 0, 1}, {64, 0, 4096, 0, 0, 1}, {192, 128, 4096, 0, 0, 1}, {128, 0, 4096, 0, 1, 1},
+                 {256, 0, 4096, 0, 0, 0}, {128, 0, 4096, 1, 0, 0}, {128, 0, 64, 0, 0, 0}};
+    for (int emulated = 0; emulated < 2; ++emulated) {
+        prof.matrix_units = emulated ? 0 : 2;
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+            flashcl_problem p;
+            flashcl_problem_default(&p);
+            p.heads_q = p.heads_kv = 16;
+            p.seq_q = cases[i].seq_q;
+            p.seq_kv = 4096;
+            p.head_dim = cases[i].d;
+            p.head_dim_v = cases[i].dv;
+            p.dtype = cases[i].f32 ? FLASHCL_DTYPE_F32 : FLASHCL_DTYPE_F16;
+            if (cases[i].f32)
+                p.kv_dtype = FLASHCL_KV_DTYPE_F16;
+            if (cases[i].fp8) {
+                p.qkv_format = FLASHCL_KV_FP8_E4M3;
+                p.fp8_descale = FLASHCL_DESCALE_HEAD;
+            }
+            flashcl_policy pol;
+            flashcl_policy_default(&pol);
+            pol.path = FLASHCL_PATH_WGMMA;
+            flashcl_config c;
+            ck_assert_int_eq(flashcl_choose_config_policy(&prof, &pol, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+            ck_assert_msg(!strcmp(c.kernel_name, "flash_wgmma"), "case %zu: %s (%s)", i, c.kernel_name, c.path_reason);
+            ck_assert_int_eq(c.emulated, emulated);
+            char options[1024];
+            fcl_kernel_options(FCL_K_FLASH_WGMMA, &p, &c, options, sizeof options);
+            const int has = strstr(options, "-DWG_PINGPONG=1") != NULL;
+            ck_assert_msg(has == (cases[i].want && !emulated), "case %zu%s: %s", i, emulated ? " emulated" : "", options);
+        }
+    }
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -537,6 +596,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_static_local_probe);
     tcase_add_test(tc, test_ptx_finish_sm90a);
     tcase_add_test(tc, test_fp16_bits);
+    tcase_add_test(tc, test_wgmma_pingpong_options);
     suite_add_tcase(s, tc);
     return s;
 }

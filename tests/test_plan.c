@@ -532,6 +532,43 @@ START_TEST(test_standard_memory)
 END_TEST
 
 /* An override that does not fit a problem is refused by name; kernel_info refuses NULL and standard. */
+/* A program whose required work-group size is not the one its plan launches (a defect of flashcl's: 568d126
+ * made flash_wgmma's so on the GPU) fails the plan with BUILD_FAILED, the kernel and both sizes named, and no
+ * plan; here made so by redefining the decode kernel's WG in the context's extra build options (to a size
+ * its first plan did not take: on rusticl the chooser's 128 may have shrunk). */
+START_TEST(test_plan_required_work_group)
+{
+    flashcl_problem p = small_problem();
+    p.seq_q = 1;
+    p.seq_kv = 300;
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.disk_cache = 0;
+    s.path = FLASHCL_PATH_DECODE;
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    flashcl_config c;
+    flashcl_plan_config(plan, &c);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+    ck_assert_str_eq(c.kernel_name, "flash_decode");
+    const int other = c.work_group_size == 64 ? 32 : 64;
+    char opts[64], want[96];
+    snprintf(opts, sizeof opts, "-DWG=%d", other); /* (after the plan's -DWG: the last definition holds) */
+    s.extra_build_options = opts;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    plan = (flashcl_plan *)&c; /* (poisoned: a failed create leaves NULL) */
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_BUILD_FAILED);
+    ck_assert_ptr_null(plan);
+    snprintf(want, sizeof want, "flash_decode's program requires work-groups of %d work-items", other);
+    const char *msg = flashcl_context_last_error(ctx);
+    ck_assert_msg(strstr(msg, want) && strstr(msg, "its plan launches"), "message: %s", msg);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 START_TEST(test_override_and_kernel_info)
 {
     flashcl_context *ctx = tu_context_create();
@@ -1762,6 +1799,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_config_fits, 0, 9);
     tcase_add_loop_test(tc, test_wgmma_fits, 0, 4);
     tcase_add_test(tc, test_override_and_kernel_info);
+    tcase_add_test(tc, test_plan_required_work_group);
     /* the flash plan, and the standard one where this build has it */
     tcase_add_loop_test(tc, test_bad_wait_list, 0, flashcl_algorithm_available(FLASHCL_ALGO_STANDARD) ? 2 : 1);
     tcase_add_test(tc, test_sizes_past_2_31);
