@@ -106,7 +106,8 @@
 #endif
 /* WG_ABLATE (measurement only, wrong results: docs/design/fp8.md's and wgmma.md's ablations): bit 1 leaves
  * out the producer's transpose of V (fp8), bit 2 the softmax's exponentials, bit 4 the P * V products, bit
- * 8 the Q * K^T products (14: the copies, the barriers and the softmax's other steps alone) */
+ * 8 the Q * K^T products (14: the copies, the barriers and the softmax's other steps alone), bit 16 O's
+ * stores to global memory (a block's epilogue: wgmma-epilogue) */
 #ifndef WG_ABLATE
 #define WG_ABLATE 0
 #endif
@@ -1469,7 +1470,7 @@ UNROLL
 #if WG_O_STAGED
     /* then the warpgroup's 64 rows leave in 16-byte chunks, a row's chunks from neighbouring work-items */
     WARPGROUP_BARRIER();
-    for (int idx = wt; idx < 64 * (DV / 8); idx += 128) {
+    for (int idx = wt; idx < 64 * (DV / 8) * !(WG_ABLATE & 16); idx += 128) {
         const int rr = idx / (DV / 8), c = (idx - rr * (DV / 8)) * 8, qi = m0 + 64 * wgi + rr;
         if (qi < sq)
             *(__global uint4 *)(O + q_row_offset(sv, h, qi, o_sb, o_ss, o_sh) + c) =
