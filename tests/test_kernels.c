@@ -3,6 +3,7 @@
  * test_kernels.c: the host's kernel table (src/kernels.c) against what the OpenCL compiler says of
  * each kernel: built with -cl-kernel-arg-info, every argument's name, position, address space and type.
  */
+#include "fake_devices.h"
 #include "testutil.h"
 
 #include "../src/kernels.h"
@@ -531,22 +532,12 @@ END_TEST
  * K/V too), not at d=256, not with fp8, not without the producer (64 query rows), not emulated. */
 START_TEST(test_wgmma_pingpong_options)
 {
-    flashcl_device_profile prof;
-    memset(&prof, 0, sizeof prof);
-    snprintf(prof.name, sizeof prof.name, "NVIDIA H200");
-    snprintf(prof.arch, sizeof prof.arch, "sm_90");
-    prof.vendor = FLASHCL_VENDOR_NVIDIA;
-    prof.local_mem_size = 49152;
+    flashcl_device_profile prof = fake_profile(&fakes[0]); /* (tests/fake_devices.h's H200, with its probes) */
     prof.local_mem_static = 232448;
     prof.local_mem_per_cu = 233472;
-    prof.max_work_group_size = 1024;
-    prof.wg_multiple = 32;
     prof.compute_units = 132;
     prof.compiler_available = 1;
-    prof.opencl_major = 3;
     prof.nv_cc_major = 9;
-    prof.has_fp16 = prof.has_fp64 = 1;
-    prof.matrix_units = 2;
     static const struct {
         int d, dv, seq_q, fp8, f32;
         int want; /* -DWG_PINGPONG=1 in the options */
