@@ -563,6 +563,7 @@ START_TEST(test_wgmma_pingpong_options)
             flashcl_policy pol;
             flashcl_policy_default(&pol);
             pol.path = FLASHCL_PATH_WGMMA;
+            pol.local_mem_limit = (uint64_t)1 << 40; /* (the device's, not $FLASHCL_LOCAL_MEM_LIMIT's) */
             flashcl_config c;
             ck_assert_int_eq(flashcl_choose_config_policy(&prof, &pol, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
             ck_assert_msg(!strcmp(c.kernel_name, "flash_wgmma"), "case %zu: %s (%s)", i, c.kernel_name, c.path_reason);

@@ -216,6 +216,16 @@ def decode_mma_section(directory):
                 for t in (fa, cu):
                     line += f" {t['host_step_us']:.0f} |" if t and 'host_step_us' in t else ' — |'
             out.append(line)
+    if host:
+        queues = {r.get('host_queue', 'profiling') for run in runs.values() for r in run['results'] if 'host_step_us' in r}
+        out.append('\nflashcl\'s host µs a step: from the enqueue call to the step complete, ' +
+                   ('on an in-order queue without profiling and no event asked for, as an engine\'s loop runs it '
+                    '(`host_queue` "plain"); PyTorch\'s from the call to `torch.cuda.synchronize()`.'
+                    if queues == {'plain'} else
+                    'on the profiling queue the kernel was timed on, with an event asked for (files before release '
+                    '0.7.1): NVIDIA\'s driver takes 9.8 µs to launch with an event there against 3.3 without one '
+                    '(tools/enqueue_probe on the H100, docs/design/decode_mma.md), so these overstate what an '
+                    'engine\'s loop pays; PyTorch\'s from the call to `torch.cuda.synchronize()`.'))
     if quant or other:
         out.append('')
         out.append('| B | cache | variant (file) | kernel | ms (min–max) | GB/s | step / fp16 step |')

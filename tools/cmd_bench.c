@@ -83,7 +83,10 @@ static void usage(FILE *f)
             "GB/s in the table: the bytes of the caller's Q, K, V and O over the median time (for a decode\n"
             "step, nearly all of it the K/V cache read once). The JSON and CSV also hold the host's side,\n"
             "medians in microseconds: host_enqueue_us, the enqueue call alone, and host_step_us, from the\n"
-            "enqueue to its event complete (what a loop that waits on each step pays), on an idle queue.\n"
+            "enqueue to clFinish (what a loop that waits on each step pays), each step on an idle in-order\n"
+            "queue without profiling and no event asked for, as an engine's loop runs (host_queue \"plain\";\n"
+            "\"profiling\": the timed queue's, with an event, for runs over 5 ms or where no such queue could\n"
+            "be made).\n"
             "The JSON names each algorithm's kernel and its tiles: kernel, block_m, block_n, work_group and\n"
             "kv_stages (the plan's flashcl_config).\n"
             "exit status: 0 ok (a standard attention that cannot allocate is a result), 1 an error or a\n"
@@ -552,6 +555,7 @@ static void json_result(FILE *f, const result *r)
         fprintf(f, "\"runs\": %d, \"clock\": \"%s\", ", r->runs, r->host_clock ? "host" : "events");
         json_number_field(f, "host_enqueue_us", r->host.enqueue_us);
         json_number_field(f, "host_step_us", r->host.step_us);
+        fprintf(f, "\"host_queue\": \"%s\", ", r->host.plain_queue ? "plain" : "profiling");
         json_number_field(f, "tflops", r->tflops);
         json_number_field(f, "gb_per_s", (double)r->io_bytes / (r->median * 1e6));
         fprintf(f, "\"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, \"passed\": %s, \"rows_checked\": %lld, ",
