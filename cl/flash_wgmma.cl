@@ -107,7 +107,8 @@
 /* WG_ABLATE (measurement only, wrong results: docs/design/fp8.md's and wgmma.md's ablations): bit 1 leaves
  * out the producer's transpose of V (fp8), bit 2 the softmax's exponentials, bit 4 the P * V products, bit
  * 8 the Q * K^T products (14: the copies, the barriers and the softmax's other steps alone), bit 16 O's
- * stores to global memory (a block's epilogue: wgmma-epilogue) */
+ * stores to global memory where O is staged (WG_O_STAGED: a block's epilogue, wgmma-epilogue; no effect
+ * on the other programs) */
 #ifndef WG_ABLATE
 #define WG_ABLATE 0
 #endif

@@ -531,7 +531,6 @@ START_TEST(test_standard_memory)
 }
 END_TEST
 
-/* An override that does not fit a problem is refused by name; kernel_info refuses NULL and standard. */
 /* A program whose required work-group size is not the one its plan launches (a defect of flashcl's: 568d126
  * made flash_wgmma's so on the GPU) fails the plan with BUILD_FAILED, the kernel and both sizes named, and no
  * plan; here made so by redefining the decode kernel's WG in the context's extra build options (to a size
@@ -555,8 +554,9 @@ START_TEST(test_plan_required_work_group)
     flashcl_context_destroy(&ctx);
     ck_assert_str_eq(c.kernel_name, "flash_decode");
     const int other = c.work_group_size == 64 ? 32 : 64;
-    char opts[64], want[96];
-    snprintf(opts, sizeof opts, "-DWG=%d", other); /* (after the plan's -DWG: the last definition holds) */
+    char opts[512], want[96];
+    const char *env = getenv("FLASHCL_BUILD_OPTIONS"); /* (which extra_build_options replaces: kept) */
+    snprintf(opts, sizeof opts, "%s -DWG=%d", env ? env : "", other); /* (after the plan's: the last holds) */
     s.extra_build_options = opts;
     ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
     plan = (flashcl_plan *)&c; /* (poisoned: a failed create leaves NULL) */
@@ -569,6 +569,7 @@ START_TEST(test_plan_required_work_group)
 }
 END_TEST
 
+/* An override that does not fit a problem is refused by name; kernel_info refuses NULL and standard. */
 START_TEST(test_override_and_kernel_info)
 {
     flashcl_context *ctx = tu_context_create();

@@ -220,8 +220,9 @@ def decode_mma_section(directory):
         queues = {r.get('host_queue', 'profiling') for run in runs.values() for r in run['results'] if 'host_step_us' in r}
         out.append('\nflashcl\'s host µs a step: from the enqueue call to the step complete, ' +
                    ('on an in-order queue without profiling and no event asked for, as an engine\'s loop runs it '
-                    '(`host_queue` "plain"); PyTorch\'s from the call to `torch.cuda.synchronize()`.'
-                    if queues == {'plain'} else
+                    '(`host_queue` "plain"; steps over 5 ms on the profiling queue they were timed on, with an '
+                    'event: "profiling"); PyTorch\'s from the call to `torch.cuda.synchronize()`.'
+                    if 'plain' in queues else
                     'on the profiling queue the kernel was timed on, with an event asked for (files before release '
                     '0.7.1): NVIDIA\'s driver takes 9.8 µs to launch with an event there against 3.3 without one '
                     '(tools/enqueue_probe on the H100, docs/design/decode_mma.md), so these overstate what an '

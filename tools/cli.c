@@ -338,40 +338,49 @@ flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors,
     /* The host's side as an engine's loop pays it: on an in-order queue without profiling, no event asked
      * for, the enqueue call and then clFinish (NVIDIA's driver takes 3.3 us to launch without an event
      * against 9.8 with one on a profiling queue: tools/enqueue_probe, docs/design/decode_mma.md); the same
-     * warm-up and count, for steps of up to 5 ms (longer ones: the host's share is nothing, and the pass would
-     * double a slow algorithm's time). Otherwise, or where no such queue can be made, the profiling queue's
-     * figures above stay. */
-    cl_context clctx = NULL;
-    cl_device_id dev = NULL;
-    cl_int qerr = CL_INVALID_VALUE;
-    cl_command_queue plain = NULL;
+     * count after at least one untimed step (the first on a new queue orders the plan's scratch after the
+     * old one's), for steps of up to 5 ms (longer ones: the host's share is nothing, and the pass would
+     * double a slow algorithm's time). Otherwise, or where the queue cannot be made or a step on it fails,
+     * the profiling queue's figures above stay. */
+    int plain_ok = 0;
     double kernel_ms = 0, lo_ms, hi_ms;
     if (st == FLASHCL_SUCCESS)
         cli_stats(t, (int)iters, &kernel_ms, &lo_ms, &hi_ms);
-    if (host && st == FLASHCL_SUCCESS && kernel_ms <= 5.0) {
+    double *pt = host && st == FLASHCL_SUCCESS && kernel_ms <= 5.0 ? calloc((size_t)iters * 2, sizeof *pt) : NULL;
+    cl_command_queue plain = NULL;
+    if (pt) {
+        cl_context clctx = NULL;
+        cl_device_id dev = NULL;
+        cl_int qerr;
         flashcl_context_cl_objects(flashcl_plan_context(plan), &clctx, &dev, NULL);
         plain = clCreateCommandQueue(clctx, dev, 0, &qerr);
     }
-    for (long i = 0; plain && i < warmup + iters && st == FLASHCL_SUCCESS; ++i) {
+    const long pwarm = warmup > 0 ? warmup : 1;
+    plain_ok = plain != NULL;
+    for (long i = 0; plain_ok && i < pwarm + iters; ++i) {
         struct timespec h0, h1, h2;
         clFinish(plain);
         clock_gettime(CLOCK_MONOTONIC, &h0);
-        st = flashcl_plan_enqueue_on(plan, plain, tensors, 0, NULL, NULL);
+        plain_ok = flashcl_plan_enqueue_on(plan, plain, tensors, 0, NULL, NULL) == FLASHCL_SUCCESS;
         clock_gettime(CLOCK_MONOTONIC, &h1);
-        if (st == FLASHCL_SUCCESS && clFinish(plain) != CL_SUCCESS)
-            st = FLASHCL_OPENCL_ERROR;
+        plain_ok = plain_ok && clFinish(plain) == CL_SUCCESS;
         clock_gettime(CLOCK_MONOTONIC, &h2);
-        if (i >= warmup) {
-            enq[i - warmup] = us_between(&h0, &h1);
-            step[i - warmup] = us_between(&h0, &h2);
+        if (i >= pwarm) {
+            pt[i - pwarm] = us_between(&h0, &h1);
+            pt[iters + i - pwarm] = us_between(&h0, &h2);
         }
     }
     if (plain) {
         clFinish(plain);
         clReleaseCommandQueue(plain);
     }
+    if (plain_ok) {
+        memcpy(enq, pt, (size_t)iters * sizeof *enq);
+        memcpy(step, pt + iters, (size_t)iters * sizeof *step);
+    }
+    free(pt);
     if (host)
-        host->plain_queue = plain != NULL;
+        host->plain_queue = plain_ok;
     if (st == FLASHCL_SUCCESS) {
         cli_stats(t, (int)iters, median, min, max);
         double lo, hi;

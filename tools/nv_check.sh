@@ -12,6 +12,7 @@
 # Usage, from the repository root after a build: tools/nv_check.sh [BUILD_DIR] (default build). Exit 1 when
 # a program does not compile or a required size differs, 77 without clang.
 set -u
+cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build}
 CLANG=${NV_CLANG:-$(command -v clang || command -v clang-15 || echo clang)}
 command -v "$CLANG" >/dev/null 2>&1 || { echo "nv_check: no clang: skipped"; exit 77; }
@@ -31,13 +32,17 @@ while IFS="$tab" read -r class name entry local opts wg; do
         bad=1
         continue
     fi
-    [ "$wg" -gt 0 ] || { echo "ok   ${name#"$class"__}"; continue; }
+    case $wg in
+    '' | *[!0-9]*) echo "FAIL ${name#"$class"__}: no work-group size in vendor_programs' line"; bad=1; continue ;;
+    0) echo "ok   ${name#"$class"__}"; continue ;;
+    esac
     # (the entry's !reqd_work_group_size !N, then !N = !{i32 X, i32 1, i32 1})
     md=$(sed -n "s/^define .*@$entry(.*!reqd_work_group_size \(![0-9]*\).*/\1/p" "$T/k.ll")
     req=
     [ -n "$md" ] && req=$(sed -n "s/^$md = !{i32 \([0-9]*\), .*/\1/p" "$T/k.ll")
-    if [ -z "$req" ]; then
-        echo "ok   ${name#"$class"__}: no required work-group size, launches $wg"
+    if [ -z "$req" ]; then # (every flash kernel requires one: the IR's form not read is a failure, not a pass)
+        echo "FAIL ${name#"$class"__}: no required work-group size found in the LLVM IR (launches $wg)"
+        bad=1
     elif [ "$req" = "$wg" ]; then
         echo "ok   ${name#"$class"__}: requires and launches $wg"
     else
@@ -45,5 +50,6 @@ while IFS="$tab" read -r class name entry local opts wg; do
         bad=1
     fi
 done < "$T/index.tsv"
+[ "$n" -gt 0 ] || { echo "nv_check: vendor_programs wrote no program"; bad=1; }
 echo "nv_check: $n programs, $([ $bad = 0 ] && echo "all compile and match" || echo "FAILED")"
 exit $bad
