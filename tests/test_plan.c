@@ -26,6 +26,24 @@ static flashcl_problem small_problem(void)
     return p;
 }
 
+/* Default settings with the disk cache off and the kernel path forced; path_context: a context of them. */
+static flashcl_settings path_settings(int path)
+{
+    flashcl_settings s;
+    flashcl_settings_default(&s);
+    s.disk_cache = 0;
+    s.path = path;
+    return s;
+}
+
+static flashcl_context *path_context(int path)
+{
+    const flashcl_settings s = path_settings(path);
+    flashcl_context *ctx = NULL;
+    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    return ctx;
+}
+
 /* Q, K and V of a plan's sizes, filled with N(0,1) values from one host block. */
 static void upload_inputs(const size_t sz[5], uint64_t seed, cl_mem *q, cl_mem *k, cl_mem *v)
 {
@@ -540,12 +558,8 @@ START_TEST(test_plan_required_work_group)
     flashcl_problem p = small_problem();
     p.seq_q = 1;
     p.seq_kv = 300;
-    flashcl_settings s;
-    flashcl_settings_default(&s);
-    s.disk_cache = 0;
-    s.path = FLASHCL_PATH_DECODE;
-    flashcl_context *ctx = NULL;
-    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    flashcl_settings s = path_settings(FLASHCL_PATH_DECODE);
+    flashcl_context *ctx = path_context(FLASHCL_PATH_DECODE);
     flashcl_plan *plan = NULL;
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
     flashcl_config c;
@@ -648,11 +662,7 @@ START_TEST(test_override_and_kernel_info)
      * flashcl_context_choose_config returned it; once the plan built flash_mma.cl and asked it for
      * "flash_fwd"): the matrix-unit kernel with its rows and keys; with mma 0 the portable kernel's
      * tiles, whatever else the struct holds. */
-    flashcl_settings s;
-    flashcl_settings_default(&s);
-    s.disk_cache = 0;
-    s.path = FLASHCL_PATH_MMA;
-    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    ctx = path_context(FLASHCL_PATH_MMA);
     p.dtype = FLASHCL_DTYPE_F16;
     ck_assert_int_eq(flashcl_context_choose_config(ctx, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_ne(cfg_mma(&c), 0);
@@ -690,7 +700,7 @@ START_TEST(test_override_and_kernel_info)
     /* a small override where the chooser's own shape does not fit: d=256 in 48 KiB (its 64-row tiles
      * need more) takes 16 x 16 (26624 B with Q's block apart) */
     flashcl_context *small = NULL;
-    flashcl_settings s48 = s;
+    flashcl_settings s48 = path_settings(FLASHCL_PATH_MMA);
     s48.local_mem_limit = 49152;
     ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s48, &small), FLASHCL_SUCCESS);
     flashcl_problem big = p;
@@ -1333,11 +1343,7 @@ START_TEST(test_head_dim_v)
     /* The matrix-unit kernel forced: 64 over 32 on it, 64 over 40 portable; the decode kernel forced:
      * portable. With the reasons. */
     for (int path = FLASHCL_PATH_MMA; path <= FLASHCL_PATH_DECODE + 1; ++path) {
-        flashcl_settings s;
-        flashcl_settings_default(&s);
-        s.disk_cache = 0;
-        s.path = path > FLASHCL_PATH_DECODE ? FLASHCL_PATH_MMA : path;
-        ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+        ctx = path_context(path > FLASHCL_PATH_DECODE ? FLASHCL_PATH_MMA : path);
         flashcl_problem f = small_problem();
         f.dtype = FLASHCL_DTYPE_F16;
         f.head_dim = 64;
@@ -1615,12 +1621,7 @@ END_TEST
  * device's local memory is short of the emulation's tiles (rusticl), the portable kernel takes both. */
 START_TEST(test_enqueue_fp8_offsets)
 {
-    flashcl_settings s;
-    flashcl_settings_default(&s);
-    s.disk_cache = 0;
-    s.path = FLASHCL_PATH_WGMMA;
-    flashcl_context *ctx = NULL;
-    ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+    flashcl_context *ctx = path_context(FLASHCL_PATH_WGMMA);
     flashcl_problem p = small_problem();
     p.dtype = FLASHCL_DTYPE_F16;
     p.head_dim = 64;
@@ -1688,11 +1689,7 @@ START_TEST(test_enqueue_unaligned_offsets)
         clReleaseMemObject(out);
         flashcl_plan_destroy(&plan);
         flashcl_context_destroy(&ctx);
-        flashcl_settings s;
-        flashcl_settings_default(&s);
-        s.disk_cache = 0;
-        s.path = FLASHCL_PATH_PORTABLE;
-        ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
+        ctx = path_context(FLASHCL_PATH_PORTABLE);
         ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
     }
     size_t sz[5];
