@@ -103,6 +103,12 @@ static flashcl_status build_kernel(flashcl_plan *pl, const fcl_candidates *list)
         }
         got.local_mem = klocal;
         got.private_mem = kpriv;
+        /* the program's required work-group size (0: none), asked once: what the drivers below under-report
+         * the compiled size against, and what a plan must launch */
+        size_t required[3] = {0, 0, 0};
+        if (got.built && clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof required,
+                                                  required, NULL) != CL_SUCCESS)
+            required[0] = 0;
         /* flash_mfma on rusticl (Mesa 22.3, llvmpipe): it reports 32 work-items for every kernel, one with
          * no local or private memory too, and runs a kernel of a required size of 256 with the right result
          * (a probe, 2026-12-04: docs/design/mfma.md); flash_mfma's waves are 64 work-items and flash_wmma's
@@ -110,25 +116,18 @@ static flashcl_status build_kernel(flashcl_plan *pl, const fcl_candidates *list)
         const int takes_compiled = (id == FCL_K_FLASH_WGMMA && fcl_wgmma_producer(&pl->config)) ||
                                    ((id == FCL_K_FLASH_MFMA || id == FCL_K_FLASH_WMMA || id == FCL_K_FLASH_DPAS) &&
                                     ctx->profile.vendor == FLASHCL_VENDOR_MESA);
-        if (got.built && takes_compiled && got.work_group < (size_t)pl->config.work_group_size) {
-            /* flash_wgmma's producer warpgroup (384 work-items): NVIDIA's driver (580) reports 256 for
-             * every kernel of a required size of 384 that a probe built (docs/design/wgmma.md, "The
-             * finishing step's header": with or without setmaxnreg, whatever the entry's header) and launches
-             * each at 384 with the right result; ptxas allocated for 384 (168 registers at the entry). The
-             * compiled size is then what the kernel takes. */
-            size_t compiled[3] = {0, 0, 0};
-            if (clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof compiled, compiled,
-                                         NULL) == CL_SUCCESS &&
-                compiled[0] == (size_t)pl->config.work_group_size)
-                got.work_group = compiled[0];
-        }
+        /* flash_wgmma's producer warpgroup (384 work-items): NVIDIA's driver (580) reports 256 for every kernel
+         * of a required size of 384 that a probe built (docs/design/wgmma.md, "The finishing step's header":
+         * with or without setmaxnreg, whatever the entry's header) and launches each at 384 with the right
+         * result; ptxas allocated for 384 (168 registers at the entry). The compiled size is then what the
+         * kernel takes. */
+        if (got.built && takes_compiled && got.work_group < (size_t)pl->config.work_group_size &&
+            required[0] == (size_t)pl->config.work_group_size)
+            got.work_group = required[0];
         /* a program whose required work-group size is not the one its plan launches: a defect of flashcl's
          * (568d126's, a launch failing with CL_INVALID_WORK_GROUP_SIZE on the device), said at the plan */
-        size_t required[3] = {0, 0, 0};
-        if (got.built && pl->config.algorithm == FLASHCL_ALGO_FLASH &&
-            clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof required, required,
-                                     NULL) == CL_SUCCESS &&
-            required[0] != 0 && required[0] != (size_t)pl->config.work_group_size) {
+        if (got.built && pl->config.algorithm == FLASHCL_ALGO_FLASH && required[0] != 0 &&
+            required[0] != (size_t)pl->config.work_group_size) {
             clReleaseKernel(k);
             return fcl_fail(ctx, FLASHCL_BUILD_FAILED,
                             "%s's program requires work-groups of %zu work-items and its plan launches %d (the "
