@@ -67,6 +67,13 @@
 #ifndef KV_PREFETCH
 #define KV_PREFETCH 0
 #endif
+/* DEC_ABLATE (measurement only, wrong results: docs/design/decode_mma.md, decode-mma-15): bit 1 leaves out
+ * the fused merge's reads and stores (the last split still counts itself), 2 the count as well (no fence,
+ * no atomic), 4 the key loop (Q's loads, the partial rows' stores and the merge stay; rows without keys,
+ * so the merge reads no partial). 0 compiles none of it. */
+#ifndef DEC_ABLATE
+#define DEC_ABLATE 0
+#endif
 
 #define WG_SIZE (32 * WARPS)
 #define TK (16 * TILES)      /* keys a warp takes a step */
@@ -292,7 +299,7 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
         LOAD_K_STEP(keys.begin + warp * TK, kt0);
     }
 #endif
-    for (int n0 = keys.begin; n0 < keys.end; n0 += STEP) {
+    for (int n0 = keys.begin; n0 < ((DEC_ABLATE & 4) ? keys.begin : keys.end); n0 += STEP) {
         const int k0 = n0 + warp * TK; /* this warp's first key of the step */
         long k_tile[TILES], v_tile[TILES];
         KV_TILES(k0, k_tile, v_tile);
@@ -469,9 +476,9 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
     barrier(CLK_LOCAL_MEM_FENCE);
     decode_merge_store(m_w, l_w, o_w, WARPS, ROWS, tid, WG_SIZE, sv, pr0, group, hk, heads_q, seq_q, split,
                        rows_total, OP, LP, O, LSE, write_lse, o_sb, o_ss, o_sh, SINKS);
-#if SPLIT_KV && FUSED_MERGE /* the last split of the row block merges them (decode.cl) */
+#if SPLIT_KV && FUSED_MERGE && !(DEC_ABLATE & 2) /* the last split of the row block merges them (decode.cl) */
     __local int last;
-    if (decode_last_split(CNT, &last, n_splits, tid))
+    if (decode_last_split(CNT, &last, n_splits, tid) && !(DEC_ABLATE & 1))
         decode_fused_combine(ROWS, tid, WG_SIZE, merge, FCL_DECODE_MMA_MERGE_FLOATS(HEAD_DIM, ROWS, WARPS), sv, pr0,
                              group, hk, heads_q, seq_q, n_splits, rows_total, OP, LP, O, LSE, write_lse, o_sb, o_ss,
                              o_sh, SINKS);

@@ -4,7 +4,8 @@
  * buffer, an int and a 256-byte struct; clGetMemObjectInfo of a buffer's size; clEnqueueNDRangeKernel of an empty kernel with and without an
  * event, on a profiling queue and a plain one; and the round trip from enqueue to the event's completion
  * for one empty kernel, two in order (a split step and its combine), a marker, and a kernel with
- * flash_decode_mma's 15 buffers and a 256-byte struct, with and without its buffers set again first.
+ * flash_decode_mma's 15 buffers and a 256-byte struct, with and without its buffers set again first; and
+ * the profiling events' start to end of the empty kernel, alone and over a decode step's grid.
  * Medians over many calls, in microseconds, with the 10th and 90th percentiles. docs/design/decode_mma.md
  * (the host's side of a step) reads it beside `flashcl bench --decode`'s host_enqueue_us and
  * host_step_us. Not installed.
@@ -213,6 +214,27 @@ int main(int argc, char **argv)
             "enqueue to completion: one empty kernel (queue without profiling)",
             "enqueue to completion: the 15-buffer kernel, its arguments as they were"};
         s[ns++] = summarize(names[kind], whats[kind], v, REPS / 2);
+    }
+    /* the kernel's own time as profiling events give it (CL_PROFILING_COMMAND_START to END, which
+     * `flashcl bench`'s kernel figures are), of an empty kernel: one work-group of 32, and a decode step's
+     * grid (128 work-groups of 128: batch 1 x 8192's 16 splits of 8 KV heads) */
+    for (int kind = 0; kind < 2; ++kind) {
+        const size_t g = kind ? 128 * 128 : 32, l = kind ? 128 : 32;
+        for (int r = 0; r < REPS / 2 + 50; ++r) {
+            cl_event ev = NULL;
+            CHECK(clEnqueueNDRangeKernel(qp, empty, 1, NULL, &g, &l, 0, NULL, &ev), "clEnqueueNDRangeKernel");
+            CHECK(clWaitForEvents(1, &ev), "clWaitForEvents");
+            cl_ulong t0 = 0, t1 = 0;
+            CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL), "profiling start");
+            CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL), "profiling end");
+            clReleaseEvent(ev);
+            if (r >= 50)
+                v[r - 50] = (double)(t1 - t0) * 1e-3;
+        }
+        s[ns++] = summarize(kind ? "kernel_grid" : "kernel_empty",
+                            kind ? "profiling start to end: the empty kernel, 128 work-groups of 128"
+                                 : "profiling start to end: the empty kernel, one work-group of 32",
+                            v, REPS / 2);
     }
     if (json) {
         printf("{\"device\": \"%s\", \"reps\": %d, \"results\": [", full, REPS);
