@@ -4,6 +4,8 @@ on the same inputs (docs/design/mma.md, tf32-3).
 
     python tf32_accuracy.py FLASHCL_BINARY [NAME=BUILD_OPTIONS ...]   (options separated by commas)
 
+TF32_DIMS (e.g. "128") takes those head dims only.
+
 Writes random N(0,1) Q, K, V (batch 1, 8 heads, N=4096, d 128 and 64) as .npy files, runs `flashcl run` on them
 under each precision (and each VARIANT's FLASHCL_BUILD_OPTIONS, with tf32x3), PyTorch's memory-efficient and
 math SDPA in fp32 (TF32 off), and prints one JSON line a run: the largest error of a row relative to the row's
@@ -36,7 +38,7 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     tmp = tempfile.mkdtemp()
-    for d in (128, 64):
+    for d in (int(x) for x in os.environ.get("TF32_DIMS", "128,64").split(",")):
         rng = np.random.default_rng(d)
         qkv = [rng.standard_normal((1, n, heads, d), dtype=np.float32) for _ in range(3)]
         paths = [os.path.join(tmp, f"{x}.npy") for x in "qkv"]
