@@ -120,6 +120,9 @@ inline void decode_merge_store(__local const float *m_p, __local const float *l_
 }
 
 #if SPLIT_KV && FUSED_MERGE
+#ifndef DECODE_MERGE_BATCH
+#define DECODE_MERGE_BATCH 8
+#endif
 /* Split-KV's merge in the decode kernel (docs/design/decode_mma.md, "The merge in the kernel"): after a
  * work-group has written its split's partial rows, it counts itself on its row block's counter (CNT: one
  * an (batch, KV head, row block), zero between steps); the one that counts last merges the splits as
@@ -212,12 +215,25 @@ inline void decode_fused_combine(const int rows, const int lid, const int wg, __
                 continue;
             const long row = lse_row(sv, h, qi, heads_q, seq_q, 0);
             float4 out = (float4)(0.0f);
-            if (row_m[r] != -INFINITY)
-                for (int s = 0; s < n_splits; ++s) {
-                    const float w = lw[r * n_splits + s];
-                    if (w != 0.0f) /* (a split that saw no key weighs 0: its partial is not read) */
-                        out += w * vload4(0, OP_ + partial_row(s, rows_total, row) * HEAD_DIM + d);
+            /* DECODE_MERGE_BATCH splits' partials at a time, each batch's loads issued before its sums and
+             * none under a branch (docs/design/decode_mma.md, decode-mma-17: one load waited for at a time
+             * took 5.9 us of a 16-split step); a split that saw no key weighs 0, and its partial, read
+             * all the same, is selected away (it may be anything, NaN included) */
+            if (row_m[r] != -INFINITY) {
+                __global const float *const op = OP_ + partial_row(0, rows_total, row) * HEAD_DIM + d;
+                const long split_stride = partial_row(1, rows_total, 0) * HEAD_DIM;
+                for (int s0 = 0; s0 < n_splits; s0 += DECODE_MERGE_BATCH) {
+                    float4 x[DECODE_MERGE_BATCH];
+#pragma unroll
+                    for (int u = 0; u < DECODE_MERGE_BATCH; ++u)
+                        x[u] = s0 + u < n_splits ? vload4(0, op + (s0 + u) * split_stride) : (float4)(0.0f);
+#pragma unroll
+                    for (int u = 0; u < DECODE_MERGE_BATCH; ++u) {
+                        const float w = s0 + u < n_splits ? lw[r * n_splits + s0 + u] : 0.0f;
+                        out += w != 0.0f ? w * x[u] : (float4)(0.0f);
+                    }
                 }
+            }
             const long o = q_row_offset(sv, h, qi, o_sb, o_ss, o_sh) + d;
             STORE(O, o, out.x);
             STORE(O, o + 1, out.y);

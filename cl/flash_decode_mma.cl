@@ -665,9 +665,13 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                        rows_total, OP, LP, O, LSE, write_lse, o_sb, o_ss, o_sh, SINKS);
 #if SPLIT_KV && FUSED_MERGE && !(DEC_ABLATE & 2) /* the last split of the row block merges them (decode.cl) */
     __local int last;
-    if (decode_last_split(CNT, &last, n_splits, tid) && !(DEC_ABLATE & 1))
+#if DEC_ABLATE & 1
+    (void)decode_last_split(CNT, &last, n_splits, tid);
+#else
+    if (decode_last_split(CNT, &last, n_splits, tid))
         decode_fused_combine(ROWS, tid, WG_SIZE, merge, FCL_DECODE_MMA_MERGE_FLOATS(HEAD_DIM, ROWS, WARPS), sv, pr0,
                              group, hk, heads_q, seq_q, n_splits, rows_total, OP, LP, O, LSE, write_lse, o_sb, o_ss,
                              o_sh, SINKS);
+#endif
 #endif
 }

@@ -155,6 +155,14 @@ static void make_cases(void)
     p.kv_cache = 1;
     p.kv_format = FLASHCL_KV_FP8_E4M3;
     add("decode-d128-f16-fp8e4m3", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO, p)->only = "nvidia-hopper";
+    /* short steps whose kernel merges its own splits (FUSED_MERGE: batch 1's 16 at 8192 keys, batch 8's 4
+     * over an int8 cache) */
+    p = base(128, FLASHCL_DTYPE_F16, 1, 8192, 32, 8);
+    p.kv_cache = 1;
+    add("decode-d128-f16-b1-fused", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO, p)->only = "nvidia-hopper";
+    p.batch = 8;
+    p.kv_format = FLASHCL_KV_INT8;
+    add("decode-d128-f16-b8-int8-fused", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO, p)->only = "nvidia-hopper";
 }
 
 static int write_program(const char *dir, const char *file, fcl_kernel_id id)
