@@ -90,7 +90,8 @@
 /* DEC_ABLATE (measurement only, wrong results: docs/design/decode_mma.md, decode-mma-15): bit 1 leaves out
  * the fused merge's reads and stores (the last split still counts itself), 2 the count as well (no fence,
  * no atomic), 4 the key loop (Q's loads, the partial rows' stores and the merge stay; rows without keys,
- * so the merge reads no partial). 0 compiles none of it. */
+ * so the merge reads no partial); for a byte cache, 8 its bytes' conversion to Q's type (an add a pair in
+ * its place), 16 an int8 cache's scales (their loads and products). 0 compiles none of it. */
 #ifndef DEC_ABLATE
 #define DEC_ABLATE 0
 #endif
@@ -182,7 +183,11 @@ inline uint kv_pair(const uint w, const int hi)
     return pack2(kv_byte(b & 0xffu), kv_byte((b >> 8) & 0xffu));
 #endif
 }
+#if DEC_ABLATE & 8 /* (the conversion left out: a word's bytes taken as they are, one add a pair) */
+#define PAIR(w, idx) ((w)[(idx) >> 1] + ((idx)&1))
+#else
 #define PAIR(w, idx) kv_pair((w)[(idx) >> 1], (idx) & 1)
+#endif
 #else
 #define KV_P ushort
 #define LOAD_KV(p, i) LOAD16(p, i)
@@ -553,6 +558,9 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
 #define SCALE_OF_(raw, i, j, cc) (k0 + 16 * (i) + 8 * (j) + 2 * t + (cc) < keys.end ? half_bits_to_float(raw) : 0.0f)
 #define K_SCALED(x, i, j, cc) ((x) * SCALE_OF_(ks[i][j][cc], i, j, cc))
 #define V_SCALED(p, i, j, cc) ((p) * SCALE_OF_(vs[i][j][cc], i, j, cc))
+#elif DEC_ABLATE & 16 /* (the scales' loads and products left out) */
+#define K_SCALED(x, i, j, cc) (x)
+#define V_SCALED(p, i, j, cc) (p)
 #else
 #define K_SCALED(x, i, j, cc) ((x) * ks[i][j][cc])
 #define V_SCALED(p, i, j, cc) ((p) * vs[i][j][cc])
