@@ -108,7 +108,7 @@
  * out the producer's transpose of V (fp8), bit 2 the softmax's exponentials, bit 4 the P * V products, bit
  * 8 the Q * K^T products (14: the copies, the barriers and the softmax's other steps alone), bit 16 O's
  * stores to global memory where O is staged (WG_O_STAGED: a block's epilogue, wgmma-epilogue; no effect
- * on the other programs) */
+ * on the other programs), bit 32 fp8's conversion of P to E4M3 bytes (fp8-5) */
 #ifndef WG_ABLATE
 #define WG_ABLATE 0
 #endif
@@ -339,12 +339,16 @@ inline void mbar_wait(__local ulong *b, uint parity)
  * compute capability 8.9 and up) */
 inline uint fp8x4(const float a, const float b, const float c, const float e)
 {
+#if WG_ABLATE & 32 /* (the conversion left out: the four weights' bits mixed by one instruction) */
+    return as_uint(a) ^ as_uint(b) ^ as_uint(c) ^ as_uint(e);
+#else
     uint r;
     __asm__("{\n.reg .b16 lo, hi;\ncvt.rn.satfinite.e4m3x2.f32 lo, %2, %1;\ncvt.rn.satfinite.e4m3x2.f32 hi, %4, %3;\n"
             "mov.b32 %0, {lo, hi};\n}"
             : "=r"(r)
             : "f"(a), "f"(b), "f"(c), "f"(e));
     return r;
+#endif
 }
 /* Bytes of x (0-3) and y (4-7), byte i of the result the one the selector's nibble i names (prmt.b32) */
 inline uint prmt(const uint x, const uint y, const uint sel)

@@ -7,7 +7,8 @@
 # build-option variants, interleaved (bench/options_h200.sh, REPS rounds, 2 by default): fp8 with the
 # producer at 88 and 72 registers (FP8_PRODUCER_REGS, fp8-4), with one unit a transposing work-item
 # (VT_PAIR=0; the pair is the default since fp8-3) and the ablations (WG_ABLATE: 1 drops V's transpose, 2
-# the softmax's exponentials, 4 the P*V products; wrong results, timing only), fp16's beside them. Run on
+# the softmax's exponentials, 4 the P*V products, 32 P's conversion to E4M3 bytes (fp8-5); wrong results,
+# timing only), fp16's beside them. Run on
 # the GPU machine from the repository root after `source .gpu/gpu-env.sh`; writes $OUT/fp8_ablate.tgz.
 set -uo pipefail
 b=${BUILD:-/tmp/b}
@@ -37,5 +38,5 @@ opt() { # name seconds "bench args" variants...
 }
 shape="-d 128 -n 16384 --dtype f16 --device NVIDIA --iters 10"
 opt fp8 200 "$shape --fp8 e4m3 --descale head" base= p88=-DFP8_PRODUCER_REGS=88 p72=-DFP8_PRODUCER_REGS=72 \
-  unpaired=-DVT_PAIR=0 vt=-DWG_ABLATE=1 exp=-DWG_ABLATE=2
+  unpaired=-DVT_PAIR=0 vt=-DWG_ABLATE=1 exp=-DWG_ABLATE=2 conv=-DWG_ABLATE=32 vtexpconv=-DWG_ABLATE=35
 opt f16 100 "$shape" base= exp=-DWG_ABLATE=2 pv=-DWG_ABLATE=4
