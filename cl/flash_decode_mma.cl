@@ -337,11 +337,13 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
      * start at multiples of 16, and a page holds whole tiles; one block-table lookup a step where a page
      * holds the warp's TK keys. */
 #if PAGE_SIZE
+/* (a key of tile i's page, for the warp's keys from k0_: its first step's where a page holds them all) */
+#define TILE_PAGE_KEY(k0_, i) min((k0_) + ((PAGE_SIZE % TK) == 0 ? 0 : 16 * (i)), max(skv - 1, 0))
 #define KV_TILES(k0_, kt_, vt_)                                                                                \
     do {                                                                                                       \
         UNROLL                                                                                                 \
         for (int i = 0; i < TILES; ++i) {                                                                      \
-            const int kc = min((k0_) + ((PAGE_SIZE % TK) == 0 ? 0 : 16 * i), max(skv - 1, 0));                \
+            const int kc = TILE_PAGE_KEY(k0_, i);                                                              \
             (kt_)[i] = k_base + kv_row(b, kc, k_ss, k_sb, BT, max_pages, num_pages) - (long)kc * k_ss;        \
             (vt_)[i] = v_base + kv_row(b, kc, v_ss, v_sb, BT, max_pages, num_pages) - (long)kc * v_ss;        \
         }                                                                                                      \
@@ -364,7 +366,7 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
     do {                                                                                                       \
         UNROLL                                                                                                 \
         for (int i = 0; i < TILES; ++i) {                                                                      \
-            const int kc = min((k0_) + ((PAGE_SIZE % TK) == 0 ? 0 : 16 * i), max(skv - 1, 0));                \
+            const int kc = TILE_PAGE_KEY(k0_, i);                                                              \
             (s_tile_)[i] = kv_scale_index(b, kc, hk, heads_kv, seq_kv, BT, max_pages, num_pages) - (long)kc * heads_kv; \
             (s_key_)[i] = kc;                                                                                  \
         }                                                                                                      \
