@@ -217,8 +217,8 @@ inline void decode_fused_combine(const int rows, const int lid, const int wg, __
             float4 out = (float4)(0.0f);
             /* DECODE_MERGE_BATCH splits' partials at a time, each batch's loads issued before its sums and
              * none under a branch (docs/design/decode_mma.md, decode-mma-17: one load waited for at a time
-             * took 5.9 us of a 16-split step); a split that saw no key weighs 0, and its partial, read
-             * all the same, is selected away (it may be anything, NaN included) */
+             * took 5.7 us of a 16-split step); a split that saw no key weighs 0, and its partial, read
+             * all the same, is selected away before the product (it may be anything, NaN included) */
             if (row_m[r] != -INFINITY) {
                 __global const float *const op = OP_ + partial_row(0, rows_total, row) * HEAD_DIM + d;
                 const long split_stride = partial_row(1, rows_total, 0) * HEAD_DIM;
@@ -230,7 +230,7 @@ inline void decode_fused_combine(const int rows, const int lid, const int wg, __
 #pragma unroll
                     for (int u = 0; u < DECODE_MERGE_BATCH; ++u) {
                         const float w = s0 + u < n_splits ? lw[r * n_splits + s0 + u] : 0.0f;
-                        out += w != 0.0f ? w * x[u] : (float4)(0.0f);
+                        out += w * (w != 0.0f ? x[u] : (float4)(0.0f)); /* (one multiply-add) */
                     }
                 }
             }

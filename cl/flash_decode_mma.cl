@@ -37,7 +37,8 @@
  * measurements behind its choices: docs/design/decode_mma.md.
  *
  * Local memory (floats; src/tiles.c's formula must match): WARPS*ROWS*(HEAD_DIM+2) for the merge, and
- * emulated WARPS*32*8 uints of exchange area.
+ * emulated WARPS*32*8 uints of exchange area. The KV_ASYNC variant's ring shares the merge area and may
+ * make it larger (RING_FLOATS; not in the host's formula: a variant measured by build options only).
  */
 #ifdef TILES_OVERRIDE /* (a variant's tile count, measurement only: OpenCL's build options cannot undefine) */
 #undef TILES
@@ -244,8 +245,11 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
 {
     FCL_UNPACK();
     DECODE_APPLY_OFFSETS(); /* the caller's offsets into its buffers, in elements */
-    /* (cl/layout.h; with KV_ASYNC also the ring) */
+#if KV_ASYNC /* (cl/layout.h's floats, or the ring's where more: 16-byte pieces) */
     __local float merge[MERGE_AREA_FLOATS] __attribute__((aligned(16)));
+#else
+    __local float merge[MERGE_AREA_FLOATS]; /* (cl/layout.h) */
+#endif
 #if !FCL_PTX
     __local uint xchg[FCL_DECODE_MMA_XCHG_UINTS(WARPS)];
 #endif

@@ -1457,6 +1457,10 @@ static const case_params decode_mma_cases[] = {
      .sinks = 1, .causal = 1, .kv_splits = 5, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 700, .batch = 2, .heads_kv = 2,
      .sinks = 1, .kv_splits = 20, .path = FLASHCL_PATH_MMA},
+    /* the merge's second batch of splits part-filled (11: 8 + 3), and splits that see no key (before the
+     * window, past the keys' end), whose partials the merge reads and drops */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 1500, .batch = 2, .heads_kv = 2,
+     .window = 1, .window_left = 600, .window_right = -1, .kv_splits = 11, .path = FLASHCL_PATH_MMA},
 };
 #define N_DECODE_MMA_CASES ((int)(sizeof decode_mma_cases / sizeof *decode_mma_cases))
 

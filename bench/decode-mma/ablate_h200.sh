@@ -10,22 +10,35 @@ set -uo pipefail
 b=${BUILD:-/tmp/b}
 out=${OUT:-/tmp}
 mkdir -p "$out/ablate"
-[ -f "$b/build.ninja" ] || meson setup "$b" . --buildtype=release >/dev/null || exit 1
+dev=${FLASHCL_DEVICE:-NVIDIA}
+case $dev in *" "*) echo "ablate_h200.sh: FLASHCL_DEVICE without spaces (a substring or P:D), got '$dev'"; exit 2 ;; esac
+[ -f "$b/build.ninja" ] || meson setup "$b" . --buildtype=release -Dtests=disabled >/dev/null || exit 1
 ninja -C "$b" tools/flashcl tools/enqueue_probe >/dev/null || exit 1
-timeout 120 "$b/tools/enqueue_probe" "${FLASHCL_DEVICE:-NVIDIA}" --json > "$out/ablate/probe.json" &&
-  python3 -c 'import json,sys; [print(f"  {r[\"name\"]:26s} {r[\"median_us\"]:8.2f} [{r[\"p10_us\"]:.2f}-{r[\"p90_us\"]:.2f}] us") for r in json.load(open(sys.argv[1]))["results"] if r["name"].startswith("kernel")]' "$out/ablate/probe.json"
+timeout 120 "$b/tools/enqueue_probe" "$dev" --json > "$out/ablate/probe.json" && python3 - "$out/ablate/probe.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    if r["name"].startswith(("kernel", "step_one")):
+        print("  %-26s %8.2f [%.2f-%.2f] us" % (r["name"], r["median_us"], r["p10_us"], r["p90_us"]))
+PY
 BUILD=$b OUT=$out/ablate RUN_LIMIT=${RUN_LIMIT:-90} bash bench/options_h200.sh "${ROUNDS:-3}" \
-  "--device ${FLASHCL_DEVICE:-NVIDIA} --decode -b 1 -H 32 --heads-kv 8 -d 128 --dtype f16 -n 8192,32768 --iters 50 --warmup 10" \
+  "--device $dev --decode -b 1 -H 32 --heads-kv 8 -d 128 --dtype f16 -n 8192,32768 --iters 50 --warmup 10" \
   base= nomerge=-DDEC_ABLATE=1 nocount=-DDEC_ABLATE=3 noloop=-DDEC_ABLATE=4 bare=-DDEC_ABLATE=7
-# (GB/s above are of the whole cache, whatever was read; the step times:)
+# (GB/s above are of the whole cache, whatever was read; the kernel and host-step times, us, each round's:)
 python3 - "$out/ablate/options" <<'PY'
 import glob, json, os, statistics, sys
 t = {}
 for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
     name = os.path.basename(f).rsplit("-", 1)[0]
-    for r in json.load(open(f))["results"]:
+    try:
+        res = json.load(open(f))["results"]
+    except (OSError, ValueError):
+        continue
+    for r in res:
         if r.get("ran"):
-            t.setdefault(r["seq"], {}).setdefault(name, []).append(r["median_ms"] * 1e3)
+            t.setdefault(r["seq"], {}).setdefault(name, []).append((r["median_ms"] * 1e3, r.get("host_step_us", float("nan"))))
 for seq, per in t.items():
-    print(f"B=1 x {seq}: " + "  ".join(f"{n} {statistics.median(v):.1f} us [{min(v):.1f}-{max(v):.1f}]" for n, v in per.items()))
+    print(f"B=1 x {seq}: " + "  ".join(
+        f"{n} kernel {statistics.median(k for k, _ in v):.1f} [{min(k for k, _ in v):.1f}-{max(k for k, _ in v):.1f}]"
+        f" step {statistics.median(s for _, s in v):.1f} [{min(s for _, s in v):.1f}-{max(s for _, s in v):.1f}]"
+        for n, v in per.items()))
 PY
