@@ -226,7 +226,10 @@ def decode_mma_section(directory):
                     'on the profiling queue the kernel was timed on, with an event asked for (files before release '
                     '0.7.1): NVIDIA\'s driver takes 9.8 µs to launch with an event there against 3.3 without one '
                     '(tools/enqueue_probe on the H100, docs/design/decode_mma.md), so these overstate what an '
-                    'engine\'s loop pays; PyTorch\'s from the call to `torch.cuda.synchronize()`.'))
+                    'engine\'s loop pays; PyTorch\'s from the call to `torch.cuda.synchronize()`.') +
+                   ' For steps of tens of µs the ms columns hold the enqueue call too (flashcl\'s from a marker that '
+                   'an idle queue ends before the plan is submitted, PyTorch\'s from CUDA events around its call: '
+                   'docs/design/decode_mma.md, decode-mma-15): neither is a device time there.')
     if quant or other:
         out.append('')
         out.append('| B | cache | variant (file) | kernel | ms (min–max) | GB/s | step / fp16 step |')
