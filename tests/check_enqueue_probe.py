@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """tools/enqueue_probe on the test device ($FLASHCL_TEST_PLATFORM): its JSON parses and holds every
-measurement, each with 0 < p10 <= median <= p90 (microseconds), and the round trips last longer than
-the calls they are made of, and an empty kernel's profiled run than its round trip. Exits 77 (skipped) where there is no device."""
+measurement, each with 0 < p10 <= median <= p90 (microseconds), the round trips last longer than the
+calls they are made of, and an empty kernel's profiled run is shorter than its round trip. Exits 77
+(skipped) where there is no device."""
 import json
 import os
 import subprocess
