@@ -37,8 +37,7 @@
  * measurements behind its choices: docs/design/decode_mma.md.
  *
  * Local memory (floats; src/tiles.c's formula must match): WARPS*ROWS*(HEAD_DIM+2) for the merge, and
- * emulated WARPS*32*8 uints of exchange area. The KV_ASYNC variant's ring shares the merge area and may
- * make it larger (RING_FLOATS; not in the host's formula: a variant measured by build options only).
+ * emulated WARPS*32*8 uints of exchange area.
  */
 #ifdef TILES_OVERRIDE /* (a variant's tile count, measurement only: OpenCL's build options cannot undefine) */
 #undef TILES
@@ -71,22 +70,6 @@
  * start, during its S. */
 #ifndef KV_PREFETCH
 #define KV_PREFETCH 0
-#endif
-/* KV_ASYNC (a variant to measure, 0 unless a build option sets it: docs/design/decode_mma.md, decode-mma-16):
- * K's and V's bytes (and an int8 cache's fp32 scales) go to local memory by asynchronous copies, KV_ASYNC
- * steps in flight (2 or 3), each lane copying the pieces it reads itself into slots of its own, so that no
- * barrier orders them; the step's arithmetic reads them there while the next steps' copies fly. The ring
- * shares the merge area (a barrier between the loop and the merge). Rows 8-element aligned only (the
- * pieces' alignment); elsewhere the loads as without it. Emulated: the same slots, copied at once. */
-#ifndef KV_ASYNC
-#define KV_ASYNC 0
-#endif
-#if KV_ASYNC && !ROWS_ALIGNED
-#undef KV_ASYNC
-#define KV_ASYNC 0
-#endif
-#if KV_ASYNC && (KV_ASYNC < 2 || KV_ASYNC > 3 || KV_PREFETCH)
-#error "KV_ASYNC: 2 or 3 stages, not with KV_PREFETCH"
 #endif
 /* DEC_ABLATE (measurement only, wrong results: docs/design/decode_mma.md, decode-mma-15): bit 1 leaves out
  * the fused merge's reads and stores (the last split still counts itself), 2 the count as well (no fence,
@@ -125,7 +108,6 @@
 #endif
 #define KV_WORDS 2 /* registers a lane keeps per 8-element piece */
 #define KV_VEC uint2
-#define KV_VEC_BYTES 8
 #define SPLAT_KV(r, x) ((r)[0] = (x).s0, (r)[1] = (x).s1)
 
 /* FCL_SM: the NVIDIA device's compute capability x 10 (the program builder's define; 0 elsewhere).
@@ -194,47 +176,8 @@ inline uint kv_pair(const uint w, const int hi)
 #define LOAD_KV(p, i) LOAD16(p, i)
 #define KV_WORDS 4
 #define KV_VEC uint4
-#define KV_VEC_BYTES 16
 #define SPLAT_KV(r, x) SPLAT4(r, x)
 #define PAIR(w, idx) ((w)[(idx)])
-#endif
-
-#if KV_ASYNC
-/* The ring (KV_ASYNC): stage s, warp w, piece p, lane l at KV_VEC (s * WARPS + w) * RING_PIECES * 32 + p * 32 + l
- * (a warp's 32 lanes side by side: conflict-free), K's pieces then V's; after all of them, the int8 cache's
- * fp32 scales a lane reads, as floats (s * WARPS + w) * SA_FLOATS * 32 + i * 32 + l, K's then V's. */
-#define KA_PIECES (TILES * 2 * KVEC)
-#define RING_PIECES (KA_PIECES + TILES * 4 * VVEC)
-#define SA_FLOATS (KV_FORMAT == 1 && !KV_SCALE_F16 ? 8 * TILES : 0)
-#define RING_KV_FLOATS (KV_ASYNC * WARPS * 32 * RING_PIECES * (KV_VEC_BYTES / 4))
-#define RING_FLOATS (RING_KV_FLOATS + KV_ASYNC * WARPS * 32 * SA_FLOATS)
-#define MERGE_AREA_FLOATS                                                                                      \
-    (RING_FLOATS > FCL_DECODE_MMA_MERGE_FLOATS(HEAD_DIM, ROWS, WARPS) ? RING_FLOATS                          \
-                                                                       : FCL_DECODE_MMA_MERGE_FLOATS(HEAD_DIM, ROWS, WARPS))
-#if FCL_PTX
-#define ASYNC_COPY_(n, dst, src, ok)                                                                           \
-    __asm__ volatile("cp.async.ca.shared.global [%0], [%1], " #n ", %2;" ::"r"((uint)(size_t)(dst)),           \
-                     "l"((ulong)(size_t)(src)), "r"((ok) ? n : 0)                                              \
-                     : "memory")
-#define ASYNC_COPY(n, dst, src, ok) ASYNC_COPY_(n, dst, src, ok)
-#define ASYNC_PIECE(dst, src, ok) ASYNC_COPY(KV_VEC_BYTES, dst, src, ok)
-#define ASYNC_SCALE(dst, src, ok) ASYNC_COPY(4, dst, src, ok)
-#define ASYNC_GROUP() CP_ASYNC_COMMIT()
-#if KV_ASYNC == 2 /* (the wait's operand is an immediate) */
-#define ASYNC_WAIT_STEP() CP_ASYNC_WAIT(1)
-#else
-#define ASYNC_WAIT_STEP() CP_ASYNC_WAIT(2)
-#endif
-#define ASYNC_DRAIN() CP_ASYNC_WAIT_ALL()
-#else /* (emulated: the same slots, filled at once) */
-#define ASYNC_PIECE(dst, src, ok) (*(dst) = (ok) ? *(src) : (KV_VEC)(0))
-#define ASYNC_SCALE(dst, src, ok) (*(dst) = (ok) ? *(src) : 0.0f)
-#define ASYNC_GROUP()
-#define ASYNC_WAIT_STEP()
-#define ASYNC_DRAIN()
-#endif
-#else
-#define MERGE_AREA_FLOATS FCL_DECODE_MMA_MERGE_FLOATS(HEAD_DIM, ROWS, WARPS)
 #endif
 
 /* (cl/args.h's FCL_FLASH_DECODE_ARGS: Q as 16-bit words, K and V in the packed view of the cache) */
@@ -245,11 +188,7 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
 {
     FCL_UNPACK();
     DECODE_APPLY_OFFSETS(); /* the caller's offsets into its buffers, in elements */
-#if KV_ASYNC /* (cl/layout.h's floats, or the ring's where more: 16-byte pieces) */
-    __local float merge[MERGE_AREA_FLOATS] __attribute__((aligned(16)));
-#else
-    __local float merge[MERGE_AREA_FLOATS]; /* (cl/layout.h) */
-#endif
+    __local float merge[FCL_DECODE_MMA_MERGE_FLOATS(HEAD_DIM, ROWS, WARPS)]; /* (cl/layout.h) */
 #if !FCL_PTX
     __local uint xchg[FCL_DECODE_MMA_XCHG_UINTS(WARPS)];
 #endif
@@ -386,88 +325,6 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
     } while (0)
 #endif
 #endif
-#if KV_ASYNC
-    /* (this warp's slots of stage st_: K/V pieces, and scales; a lane's own column) */
-#define RING_KV(st_) ((__local KV_VEC *)merge + ((st_)*WARPS + warp) * RING_PIECES * 32 + lane)
-#define RING_S(st_) (merge + RING_KV_FLOATS + ((st_)*WARPS + warp) * SA_FLOATS * 32 + lane)
-    /* the copies of the step at keys from k0_ into stage st_: the pieces LOAD_K_STEP and LOAD_V_STEP read */
-#if SA_FLOATS
-#define ISSUE_SCALES(k0_, st_)                                                                                 \
-    do {                                                                                                       \
-        long s_tile_[TILES];                                                                                   \
-        int s_key_[TILES];                                                                                     \
-        SCALE_TILES(k0_, s_tile_, s_key_);                                                                     \
-        __local float *const sr_ = RING_S(st_);                                                                \
-        UNROLL                                                                                                 \
-        for (int i = 0; i < TILES; ++i)                                                                        \
-            UNROLL                                                                                             \
-            for (int c = 0; c < 4; ++c) { /* (j = c / 2, cc = c % 2) */                                        \
-                const int key = (k0_) + 16 * i + 8 * (c >> 1) + 2 * t + (c & 1);                              \
-                const long si = s_tile_[i] + (long)key * heads_kv;                                             \
-                ASYNC_SCALE(sr_ + (4 * i + c) * 32, (__global const float *)K_SCALE + si, key < keys.end);     \
-                ASYNC_SCALE(sr_ + (4 * (TILES + i) + c) * 32, (__global const float *)V_SCALE + si, key < keys.end); \
-            }                                                                                                  \
-    } while (0)
-#else
-#define ISSUE_SCALES(k0_, st_)
-#endif
-#define ISSUE_STEP(k0_, st_)                                                                                   \
-    do {                                                                                                       \
-        long kt_[TILES], vt_[TILES];                                                                           \
-        KV_TILES(k0_, kt_, vt_);                                                                               \
-        __local KV_VEC *const r_ = RING_KV(st_);                                                               \
-        UNROLL                                                                                                 \
-        for (int i = 0; i < TILES; ++i)                                                                        \
-            UNROLL                                                                                             \
-            for (int j = 0; j < 2; ++j) {                                                                      \
-                const int key = (k0_) + 16 * i + 8 * j + g;                                                    \
-                UNROLL                                                                                         \
-                for (int v = 0; v < KVEC; ++v)                                                                 \
-                    ASYNC_PIECE(r_ + ((2 * i + j) * KVEC + v) * 32,                                            \
-                                (__global const KV_VEC *)(K + kt_[i] + (long)key * k_ss + 8 * (t + 4 * v)), key < keys.end); \
-            }                                                                                                  \
-        UNROLL                                                                                                 \
-        for (int i = 0; i < TILES; ++i)                                                                        \
-            UNROLL                                                                                             \
-            for (int e = 0; e < 4; ++e) {                                                                      \
-                const int key = (k0_) + 16 * i + 2 * t + (e & 1) + 8 * (e >> 1);                               \
-                UNROLL                                                                                         \
-                for (int u = 0; u < VVEC; ++u)                                                                 \
-                    ASYNC_PIECE(r_ + (KA_PIECES + (4 * i + e) * VVEC + u) * 32,                                \
-                                (__global const KV_VEC *)(V + vt_[i] + (long)key * v_ss + 8 * (g + 8 * u)), key < keys.end); \
-            }                                                                                                  \
-        ISSUE_SCALES(k0_, st_);                                                                                \
-    } while (0)
-#define READ_STEP(st_)                                                                                         \
-    do {                                                                                                       \
-        __local const KV_VEC *const r_ = RING_KV(st_);                                                         \
-        UNROLL                                                                                                 \
-        for (int i = 0; i < TILES; ++i) {                                                                      \
-            UNROLL                                                                                             \
-            for (int j = 0; j < 2; ++j)                                                                        \
-                UNROLL                                                                                         \
-                for (int v = 0; v < KVEC; ++v) {                                                               \
-                    const KV_VEC x = r_[((2 * i + j) * KVEC + v) * 32];                                        \
-                    SPLAT_KV(kr[i][j] + KV_WORDS * v, x);                                                      \
-                }                                                                                              \
-            UNROLL                                                                                             \
-            for (int e = 0; e < 4; ++e)                                                                        \
-                UNROLL                                                                                         \
-                for (int u = 0; u < VVEC; ++u) {                                                               \
-                    const KV_VEC x = r_[(KA_PIECES + (4 * i + e) * VVEC + u) * 32];                            \
-                    SPLAT_KV(vr[i][e] + KV_WORDS * u, x);                                                      \
-                }                                                                                              \
-        }                                                                                                      \
-    } while (0)
-    int step = 0; /* (the loop's step: its stage step % KV_ASYNC) */
-    UNROLL
-    for (int a = 0; a < KV_ASYNC - 1; ++a) { /* (the first steps' copies, a group each) */
-        const int na = keys.begin + a * STEP;
-        if (na < keys.end)
-            ISSUE_STEP(na + warp * TK, a);
-        ASYNC_GROUP();
-    }
-#endif
     uint kr[TILES][2][KVEC * KV_WORDS], vr[TILES][4][VVEC * KV_WORDS]; /* (K: keys k0+16i+8j+g; V: keys
                                                                          * k0+16i+{2t, 2t+1, 2t+8, 2t+9}) */
 #if KV_PREFETCH
@@ -481,30 +338,16 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
         const int k0 = n0 + warp * TK; /* this warp's first key of the step */
         long k_tile[TILES], v_tile[TILES];
         KV_TILES(k0, k_tile, v_tile);
-#if KV_FORMAT == 1 && !(KV_ASYNC && SA_FLOATS)
+#if KV_FORMAT == 1
         long s_tile[TILES];
         int s_key[TILES];
         SCALE_TILES(k0, s_tile, s_key);
 #endif
-#if KV_ASYNC
-        /* the step KV_ASYNC - 1 ahead's copies, then this step's landed (this lane's own: no barrier) */
-        {
-            const int na = n0 + (KV_ASYNC - 1) * STEP;
-            if (na < keys.end)
-                ISSUE_STEP(na + warp * TK, (step + KV_ASYNC - 1) % KV_ASYNC);
-            ASYNC_GROUP();
-            ASYNC_WAIT_STEP();
-        }
-        const int stage = step % KV_ASYNC;
-        ++step;
-        READ_STEP(stage);
-#else
         /* Every load of the step first (with KV_PREFETCH K's were issued during the step before) */
 #if !KV_PREFETCH
         LOAD_K_STEP(k0, k_tile);
 #endif
         LOAD_V_STEP(k0, v_tile);
-#endif
 #if KV_FORMAT == 1
         /* The int8 scales of this lane's keys of S: K's multiply the scores, V's the weights P. */
 #if SCALE_LOADS >= 1 && FCL_PTX
@@ -515,18 +358,6 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
 #else
         float ks[TILES][2][2], vs[TILES][2][2];
 #endif
-#if KV_ASYNC && SA_FLOATS
-        {
-            __local const float *const sr = RING_S(stage);
-            UNROLL
-            for (int i = 0; i < TILES; ++i)
-                UNROLL
-                for (int c = 0; c < 4; ++c) {
-                    ks[i][c >> 1][c & 1] = sr[(4 * i + c) * 32];
-                    vs[i][c >> 1][c & 1] = sr[(4 * (TILES + i) + c) * 32];
-                }
-        }
-#else
         UNROLL
         for (int i = 0; i < TILES; ++i) {
             UNROLL
@@ -558,7 +389,6 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                 }
             }
         }
-#endif
 #if SCALE_LOADS == 2 && KV_SCALE_F16
         /* (a key past the end: its scale 0, as the loads' condition gave it) */
 #define SCALE_OF_(raw, i, j, cc) (k0 + 16 * (i) + 8 * (j) + 2 * t + (cc) < keys.end ? half_bits_to_float(raw) : 0.0f)
@@ -648,10 +478,6 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
         l_run = l_run * st.y + psum;
     }
 
-#if KV_ASYNC
-    ASYNC_DRAIN(); /* (the ring is the merge area: every copy landed and every warp past the loop first) */
-    barrier(CLK_LOCAL_MEM_FENCE);
-#endif
     /* Row g's sum over its 4 lanes; then each warp's state into the merge area, merged once. */
     l_run += SHFL_XOR(l_run, 1);
     l_run += SHFL_XOR(l_run, 2);

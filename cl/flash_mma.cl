@@ -268,16 +268,7 @@
  * carries out of the exponent leaves a hi of zero but a NaN lo (x - hi), an infinite x a NaN lo, so the
  * products are NaN either way; only a finite |x| within 2^-12 of fp32's largest rounds up to infinity. */
 #define TF32_HI(x) ((as_uint(x) + 0x1000u) & 0xffffe000u)
-/* TF32_LO_RN (a variant to measure, 0 unless a build option sets it: docs/design/mma.md, tf32-5): lo rounded
- * to nearest as hi is (one add more), x = hi + lo to 2^-22 of |x| and without truncation's one-sided error */
-#ifndef TF32_LO_RN
-#define TF32_LO_RN 0
-#endif
-#if TF32_LO_RN
-#define TF32_LO(x, hi) ((as_uint((x) - as_float(hi)) + 0x1000u) & 0xffffe000u)
-#else
 #define TF32_LO(x, hi) (as_uint((x) - as_float(hi)) & 0xffffe000u)
-#endif
 /* Four fp32 values as an A fragment of TF32 values (b) and what they left (sm): x = b + sm. */
 #define TF32_SPLIT4(b, sm, x0, x1, x2, x3)                                                                     \
     do {                                                                                                       \
