@@ -7,7 +7,8 @@
 # new=.). Each tree keeps its compiled programs in $OUT/variants/cache-NAME (the sm_90a programs' PTX:
 # ptxas -v on them says registers and spills). Run on the GPU machine after `source .gpu/gpu-env.sh`;
 # writes $OUT/variants/NAME-ROUND.json and prints each tree's median TFLOP/s per shape (the median of
-# its rounds' medians, with their range). Each run has RUN_LIMIT seconds (150 by default).
+# its rounds' medians, with their range). Each run has RUN_LIMIT seconds (150 by default). REUSE=1 keeps
+# a tree's build from an earlier call (/tmp/fcl-var-NAME) where there is one.
 set -euo pipefail
 reps=$1
 args=$2
@@ -19,8 +20,10 @@ for v in "$@"; do
   name=${v%%=*}
   src=$(cd "${v#*=}" && pwd)
   names+=("$name")
-  rm -rf "/tmp/fcl-var-$name"
-  meson setup "/tmp/fcl-var-$name" "$src" -Dtests=disabled --buildtype=release >/dev/null
+  if [ -z "${REUSE:-}" ] || [ ! -f "/tmp/fcl-var-$name/build.ninja" ]; then
+    rm -rf "/tmp/fcl-var-$name"
+    meson setup "/tmp/fcl-var-$name" "$src" -Dtests=disabled --buildtype=release >/dev/null
+  fi
   ninja -C "/tmp/fcl-var-$name" tools/flashcl >/dev/null
 done
 for ((r = 1; r <= reps; ++r)); do

@@ -72,15 +72,15 @@ START_TEST(test_decode_packing_and_splits)
     p.seq_kv = 8192;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.kv_splits, 16); /* 4 steps of 128 keys a split */
-    /* Quantized caches: more 16-key tiles a warp (as many bytes in flight as registers allow); E4M3 takes
-     * 4 only where sm_89's pair conversion is (FCL_SM), 3 on the permute path. */
+    /* Quantized caches (decode-mma-19): int8 two 16-key tiles a warp, as fp16; E4M3 two where sm_89's pair
+     * conversion is (FCL_SM), 3 on the permute path; E5M2 four. */
     p.kv_cache = 1;
     p.seq_kv = 131072;
     const struct {
         flashcl_kv_format format;
         int cc, v_chunk;
-    } quant[] = {{FLASHCL_KV_INT8, 90, 48},        {FLASHCL_KV_FP8_E5M2, 90, 64}, {FLASHCL_KV_FP8_E4M3, 90, 64},
-                 {FLASHCL_KV_FP8_E4M3, 89, 64},    {FLASHCL_KV_FP8_E4M3, 86, 48}, {FLASHCL_KV_FP8_E4M3, 80, 48},
+    } quant[] = {{FLASHCL_KV_INT8, 90, 32},        {FLASHCL_KV_FP8_E5M2, 90, 64}, {FLASHCL_KV_FP8_E4M3, 90, 32},
+                 {FLASHCL_KV_FP8_E4M3, 89, 32},    {FLASHCL_KV_FP8_E4M3, 86, 48}, {FLASHCL_KV_FP8_E4M3, 80, 48},
                  {FLASHCL_KV_PLAIN, 90, 32}};
     for (size_t i = 0; i < sizeof quant / sizeof quant[0]; ++i) {
         p.kv_format = quant[i].format;

@@ -748,7 +748,12 @@ def main():
                   'the same call) tf32x3 ran 50.2 TFLOP/s at d=128 (1.08× PyTorch\'s fp32 kernel, its error at the '
                   'tolerance\'s edge) and 53.0 at d=64 (1.50×); mma.md, tf32-3. The H200 table waits for an H200 run.\n')
         else:
-            print('Why and what limits them: `docs/design/mma.md`, tf32-1 to tf32-4.\n')
+            print('Why and what limits them: `docs/design/mma.md`, tf32-1 to tf32-5.')
+            if max(tdates) <= '2026-12-06':
+                print('These runs were validated at fp32\'s tolerance; tf32x3\'s is 2^-14 of the row\'s scale since '
+                      '(`flashcl.h`, mma.md: the error of NVIDIA\'s matrix units at d=128, 1.8e-5 here, is not the '
+                      'split\'s or the staging\'s), which the d=128 row\'s 1.8e-5 is within.')
+            print()
         print(tf + '\n')
     f8 = fp8_section(directory)
     if f8:
