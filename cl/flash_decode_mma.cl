@@ -64,6 +64,16 @@
 #ifndef SCALE_LOADS
 #define SCALE_LOADS 0
 #endif
+/* SCALE_SHFL (a variant to measure, off unless a build option sets it: docs/design/decode_mma.md,
+ * decode-mma-21): an int8 cache's scales loaded once a key, lane L taking the step's key k0 + L, and passed
+ * to the lanes whose scores and weights use them by shuffles (each scale is needed by the 8 lanes of one
+ * t, which otherwise each load it); up to 32 keys a warp step (two tiles). */
+#ifndef SCALE_SHFL
+#define SCALE_SHFL 0
+#endif
+#if SCALE_SHFL && KV_FORMAT == 1 && (TILES > 2 || SCALE_LOADS)
+#error "SCALE_SHFL: up to two tiles a warp step, not with SCALE_LOADS"
+#endif
 /* KV_PREFETCH (a variant to measure, off unless a build option sets it: docs/design/decode_mma.md,
  * decode-mma-11): a step's K loads issued during the step before, once its S no longer needs kr (no more
  * registers: kr is reused), so that they land while that step's softmax and P * V run; V's at the step's
@@ -358,6 +368,39 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
 #else
         float ks[TILES][2][2], vs[TILES][2][2];
 #endif
+#if SCALE_SHFL
+        { /* this lane's key's scales (0 past the keys' end), then each lane's from their keys' lanes */
+            float k_own = 0.0f, v_own = 0.0f;
+            if (lane < 16 * TILES) {
+                const int key = k0 + lane;
+                const bool ok = key < keys.end;
+                const long st = lane < 16 ? s_tile[0] : s_tile[TILES - 1];
+#if KV_SCALE_F16 /* (loaded whatever ok is, as below) */
+                const long si = st + (long)(ok ? key : (lane < 16 ? s_key[0] : s_key[TILES - 1])) * heads_kv;
+                const float k_scale = LOAD_SCALE(K_SCALE, si), v_scale = LOAD_SCALE(V_SCALE, si);
+                k_own = ok ? k_scale : 0.0f;
+                v_own = ok ? v_scale : 0.0f;
+#else
+                const long si = st + (long)key * heads_kv;
+                if (ok) {
+                    k_own = LOAD_SCALE(K_SCALE, si);
+                    v_own = LOAD_SCALE(V_SCALE, si);
+                }
+#endif
+            }
+            UNROLL
+            for (int i = 0; i < TILES; ++i) {
+                UNROLL
+                for (int j = 0; j < 2; ++j) {
+                    UNROLL
+                    for (int cc = 0; cc < 2; ++cc) {
+                        ks[i][j][cc] = SHFL_IDX(k_own, 16 * i + 8 * j + 2 * t + cc);
+                        vs[i][j][cc] = SHFL_IDX(v_own, 16 * i + 8 * j + 2 * t + cc);
+                    }
+                }
+            }
+        }
+#else
         UNROLL
         for (int i = 0; i < TILES; ++i) {
             UNROLL
@@ -389,6 +432,7 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                 }
             }
         }
+#endif
 #if SCALE_LOADS == 2 && KV_SCALE_F16
         /* (a key past the end: its scale 0, as the loads' condition gave it) */
 #define SCALE_OF_(raw, i, j, cc) (k0 + 16 * (i) + 8 * (j) + 2 * t + (cc) < keys.end ? half_bits_to_float(raw) : 0.0f)

@@ -10,7 +10,9 @@
 # Make the trees here and carry them in .gpu, e.g.
 #   mkdir -p .gpu/t-before && git archive d0a3270 | tar -x -C .gpu/t-before
 #   bench/decode-mma/trees_h200.sh before=.gpu/t-before tiles=.gpu/t-tiles now=.
-# Run on the GPU machine from the repository root after `source .gpu/gpu-env.sh`; writes $OUT/trees/ and
+# BATCHES (default "1 8") and E5M2=0 (no E5M2 comparison) split the work across calls (about 15 s a run,
+# 36 runs for three trees and both batches). Run on the GPU machine from the repository root after
+# `source .gpu/gpu-env.sh`; writes $OUT/trees/ and
 # prints, per shape, each tree's step (ms: the median of the rounds' medians [their range]) with its ratio
 # to the same tree's fp16 step, and its host step less its enqueue call (µs), as decode-mma-17 reads it.
 set -uo pipefail
@@ -20,7 +22,7 @@ mkdir -p "$out"
 dev=${FLASHCL_DEVICE:-NVIDIA}
 args="--device $dev --decode -H 32 --heads-kv 8 -d 128 --dtype f16 -n 8192,32768,131072 --iters 20 --warmup 3"
 for v in "$@"; do rm -rf "/tmp/fcl-var-${v%%=*}"; done # (built once below, then reused by every shape's call)
-for b in 1 8; do
+for b in ${BATCHES:-1 8}; do
   for kv in f16 int8 fp8e4m3; do
     REUSE=1 OUT=$out/b$b-$kv RUN_LIMIT=${RUN_LIMIT:-60} bash bench/variants_h200.sh "${ROUNDS:-2}" "$args -b $b --kv-dtype $kv" \
       "$@" > /dev/null
@@ -28,8 +30,8 @@ for b in 1 8; do
 done
 last=${*: -1}
 last=${last%%=*}
-BUILD=/tmp/fcl-var-$last OUT=$out/e5m2 RUN_LIMIT=${RUN_LIMIT:-60} bash bench/options_h200.sh "${ROUNDS:-2}" \
-  "${args/-n 8192,32768,131072/-n 131072} -b 8 --kv-dtype fp8e5m2" base= t2=-DTILES_OVERRIDE=2 > /dev/null
+[ "${E5M2:-1}" = 0 ] || BUILD=/tmp/fcl-var-$last OUT=$out/e5m2 RUN_LIMIT=${RUN_LIMIT:-60} bash bench/options_h200.sh \
+  "${ROUNDS:-2}" "${args/-n 8192,32768,131072/-n 131072} -b 8 --kv-dtype fp8e5m2" base= t2=-DTILES_OVERRIDE=2 > /dev/null
 python3 - "$out" <<'PY'
 import glob, json, os, statistics, sys
 out = sys.argv[1]
@@ -43,7 +45,7 @@ for f in sorted(glob.glob(os.path.join(out, '*', '*', '*-[0-9].json'))):
     for r in res:
         if r.get('ran'):
             name = tree + ('' if r.get('passed') else ' (FAILED)')
-            t.setdefault((r['batch'], r['seq'], r.get('kv_dtype', 'f16')), {}).setdefault(name, []).append(
+            t.setdefault((r['batch'], r['seq'], r.get('kv_format', 'f16')), {}).setdefault(name, []).append(
                 (r['median_ms'], r.get('host_step_us', float('nan')) - r.get('host_enqueue_us', float('nan'))))
 med = lambda v: statistics.median(v)
 for (b, n, kv), row in sorted(t.items()):
@@ -56,6 +58,7 @@ for (b, n, kv), row in sorted(t.items()):
     print(f"B={b} x {n} {kv}: " + "; ".join(cells))
 PY
 for c in "$out"/b8-*/variants/cache-*; do
+  [ -d "$c" ] || continue
   echo "== $c"
   mkdir -p "$c-sass" && OUT_DIR="$c-sass" timeout 120 python3 tools/nv_driver_sass.py "$c" 2>&1 |
     grep "flash_decode_mma: [0-9]* registers" | head -4
