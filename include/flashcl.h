@@ -722,23 +722,31 @@ FLASHCL_API const flashcl_device_profile *flashcl_context_profile(const flashcl_
 FLASHCL_API flashcl_status flashcl_context_policy(const flashcl_context *ctx, flashcl_policy *policy);
 
 /**
- * The configuration a plan for `problem` gets on this context: the context's override if set (the
- * portable kernel, or with `mma` nonzero the matrix-unit kernel); else the matrix-unit kernel where the path, the device and the problem allow
- * it; else the tuning database, else the heuristic: flashcl_choose_config_policy() with the context's
- * profile and policy, after its override. This is the function plans call.
+ * The configuration a plan for `problem` gets on this context: the context's override if set (the tiles
+ * of the kernel its `kernel` names: flashcl_context_override_config); else the matrix-unit kernel where
+ * the path, the device and the problem allow it; else the tuning database, else the heuristic:
+ * flashcl_choose_config_policy() with the context's profile and policy. This is the function plans call.
  */
 FLASHCL_API flashcl_status flashcl_context_choose_config(flashcl_context *ctx, const flashcl_problem *problem,
                                                          flashcl_algorithm algorithm, flashcl_config *config);
 /**
- * Forces the flash tiles of plans created from now on (block_m, block_n, threads_per_row,
- * rows_per_item, d_chunk and v_chunk are read; the rest is derived). NULL clears the override. A plan
- * whose problem the override does not fit (threads_per_row must divide head_dim and block_n,
- * rows_per_item block_m; d_chunk a multiple of 4 dividing head_dim, v_chunk a multiple of 4 dividing
- * block_n; the tile must fit local memory and the work-group limit) fails with
- * FLASHCL_INVALID_ARGUMENT. With `mma` nonzero only block_m (16 to 128 query rows: warps of 16) and
- * block_n (16 to 256 keys), multiples of 16, are read, for the matrix-unit kernel, and a plan whose
- * problem that kernel does not take (on this device and path) fails with FLASHCL_INVALID_ARGUMENT. May be called while other threads create plans: each plan gets the
- * override as it was before or after the call, never a mix.
+ * Forces the flash tiles of plans created from now on; NULL clears the override. `kernel` names the
+ * kernel whose tiles are forced, and only its fields are read (the rest is derived):
+ *   FLASHCL_KERNEL_PORTABLE  block_m, block_n, threads_per_row, rows_per_item, d_chunk, v_chunk
+ *                            (threads_per_row divides head_dim and block_n, rows_per_item block_m;
+ *                            d_chunk a multiple of 4 dividing head_dim, v_chunk one dividing block_n);
+ *   FLASHCL_KERNEL_MMA       block_m (16 to 128 query rows, a multiple of 16 x m_tiles) and block_n (16
+ *                            to 256 keys, a multiple of 16), m_tiles (1 or 2; 1 with fp32 operands) and
+ *                            kv_stages (1 or 2);
+ *   FLASHCL_KERNEL_WGMMA     block_m (64, 128, or 192 at head dims 64 without fp8), block_n (64 or 128),
+ *                            kv_stages (1 to 3, 4 with the producer), producer (-1: where it fits, 0, 1)
+ *                            and persistent (0, or n > 0 work-groups running the row blocks in turn);
+ *   FLASHCL_KERNEL_MFMA, _WMMA, _DPAS  block_m and block_n (multiples of the kernel's matrix shape;
+ *                            DPAS also sub_group 8 or 16).
+ * Every tile must fit local memory and the work-group limit. A plan whose problem the override does not
+ * fit, or whose problem the named kernel does not take on this device and path, fails with
+ * FLASHCL_INVALID_ARGUMENT and a message naming the field. May be called while other threads create
+ * plans: each plan gets the override as it was before or after the call, never a mix.
  */
 FLASHCL_API flashcl_status flashcl_context_override_config(flashcl_context *ctx, const flashcl_config *config);
 /** The tuning database the context consults (NULL when off). */
