@@ -587,6 +587,57 @@ START_TEST(test_path_option)
 }
 END_TEST
 
+/* --config forces one kernel's tiles (flashcl_context_override_config) in run, bench and tiles: what runs
+ * is what was asked for, validated; a field the kernel needs and was not given fails the plan naming it;
+ * a malformed SPEC exits 2 naming the option and the field. */
+START_TEST(test_config_option)
+{
+    setup();
+    char *out;
+    const char *tiles = "kernel=portable,block_m=16,block_n=16,threads_per_row=4,rows_per_item=1,d_chunk=32,v_chunk=16";
+    char args[512];
+    snprintf(args, sizeof args, "run -n 80 -d 32 -H 2 --iters 1 --config %s", tiles);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "kernel      flash_fwd: block_m=16 block_n=16 threads/row=4 rows/item=1 d_chunk=32 "
+                              "v_chunk=16") &&
+                      strstr(out, "validation  PASS") && strstr(out, "set by flashcl_context_override_config"),
+                  "%s", out);
+    snprintf(args, sizeof args, "bench -n 80 -d 32 -H 2 -b 1 --iters 1 --algos flash --json - --config %s", tiles);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "\"block_m\": 16") && strstr(out, "\"block_n\": 16") && strstr(out, "\"passed\": true"),
+                  "%s", out);
+    snprintf(args, sizeof args, "tiles -d 32 --json --config %s", tiles);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "\"block_m\": 16, \"block_n\": 16, \"threads_per_row\": 4,") &&
+                      strstr(out, "\"source\": \"override\""),
+                  "%s", out);
+    /* the matrix-unit kernel's own tiles (emulated where the device has none) */
+    ck_assert_msg(run_tool("run -n 80 -d 32 -H 2 --dtype f16 --iters 1 --path mma --config kernel=mma,block_m=32,block_n=32",
+                           &out) == 0,
+                  "%s", out);
+    ck_assert_msg(strstr(out, "kernel      flash_mma: block_m=32 block_n=32") && strstr(out, "validation  PASS"), "%s",
+                  out);
+    /* a field the portable kernel needs, left out: the plan fails and says which */
+    ck_assert_int_eq(run_tool("run -n 80 -d 32 -H 2 --iters 1 --config kernel=portable,block_m=16,block_n=16,"
+                              "threads_per_row=4",
+                              &out),
+                     1);
+    ck_assert_msg(strstr(out, "rows_per_item 0: must be 1 to 64"), "%s", out);
+    static const struct {
+        const char *args, *says;
+    } bad[] = {{"run --config block_m", "'block_m' is not KEY=VALUE"},
+               {"bench --config foo=1", "no field 'foo'"},
+               {"tiles --config block_m=x", "--config block_m x"},
+               {"tiles --config kernel=decode", "kernel=decode: expected portable, mma, wgmma"},
+               {"run --config producer=2", "--config producer 2"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+        ck_assert_msg(run_tool(bad[i].args, &out) == 2, "%s: %s", bad[i].args, out);
+        ck_assert_msg(strstr(out, bad[i].says) != NULL, "%s: %s", bad[i].args, out);
+    }
+    teardown();
+}
+END_TEST
+
 /* An output that is an input, or the other output, is refused (exit 2, both options named) before anything
  * runs, whether the paths are spelled alike, differ (./k.npy), are hard or symbolic links, or name files
  * that do not exist yet; the input is left as it was. */
@@ -949,6 +1000,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_tune_dry_run);
     tcase_add_test(tc, test_bench_small);
     tcase_add_test(tc, test_path_option);
+    tcase_add_test(tc, test_config_option);
     tcase_add_test(tc, test_help_and_usage_errors);
     tcase_add_test(tc, test_inference_options);
     tcase_add_test(tc, test_run_npy_output_clash);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,81 @@ int cli_int(const char *opt, const char *value, long min, long max, long *out)
     }
     *out = v;
     return 1;
+}
+
+int cli_config(const char *cmd, const char *spec, flashcl_config *c)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+        long min, max;
+    } fields[] = {
+        {"block_m", offsetof(flashcl_config, block_m), 1, 1024},
+        {"block_n", offsetof(flashcl_config, block_n), 1, 1024},
+        {"threads_per_row", offsetof(flashcl_config, threads_per_row), 1, 1024},
+        {"rows_per_item", offsetof(flashcl_config, rows_per_item), 1, 1024},
+        {"d_chunk", offsetof(flashcl_config, d_chunk), 1, 1024},
+        {"v_chunk", offsetof(flashcl_config, v_chunk), 1, 1024},
+        {"kv_stages", offsetof(flashcl_config, kv_stages), 0, 16},
+        {"m_tiles", offsetof(flashcl_config, m_tiles), 0, 16},
+        {"producer", offsetof(flashcl_config, producer), -1, 1},
+        {"persistent", offsetof(flashcl_config, persistent), 0, 1 << 20},
+        {"sub_group", offsetof(flashcl_config, sub_group), 0, 128},
+    };
+    static const flashcl_kernel kernels[] = {FLASHCL_KERNEL_PORTABLE, FLASHCL_KERNEL_MMA,  FLASHCL_KERNEL_WGMMA,
+                                             FLASHCL_KERNEL_MFMA,     FLASHCL_KERNEL_WMMA, FLASHCL_KERNEL_DPAS};
+    memset(c, 0, sizeof *c);
+    c->producer = -1; /* (flash_wgmma: where it fits) */
+    char buf[256];
+    if (!spec || !*spec || strlen(spec) >= sizeof buf) {
+        fprintf(stderr, "flashcl %s: --config: expected KEY=VALUE,... (at most %zu characters)\n", cmd, sizeof buf - 1);
+        return 0;
+    }
+    strcpy(buf, spec);
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq || eq == item || !eq[1]) {
+            fprintf(stderr, "flashcl %s: --config: '%s' is not KEY=VALUE\n", cmd, item);
+            return 0;
+        }
+        *eq = '\0';
+        const char *val = eq + 1;
+        if (!strcmp(item, "kernel")) {
+            size_t k = 0;
+            while (k < sizeof kernels / sizeof *kernels && strcmp(val, flashcl_kernel_name(kernels[k])))
+                ++k;
+            if (k == sizeof kernels / sizeof *kernels) {
+                fprintf(stderr, "flashcl %s: --config kernel=%s: expected portable, mma, wgmma, mfma, wmma or dpas\n",
+                        cmd, val);
+                return 0;
+            }
+            c->kernel = kernels[k];
+            continue;
+        }
+        size_t f = 0;
+        while (f < sizeof fields / sizeof *fields && strcmp(item, fields[f].key))
+            ++f;
+        if (f == sizeof fields / sizeof *fields) {
+            fprintf(stderr,
+                    "flashcl %s: --config: no field '%s' (kernel, block_m, block_n, threads_per_row, rows_per_item, "
+                    "d_chunk, v_chunk, kv_stages, m_tiles, producer, persistent, sub_group)\n",
+                    cmd, item);
+            return 0;
+        }
+        char opt[48];
+        snprintf(opt, sizeof opt, "--config %s", item);
+        long v;
+        if (!cli_int(opt, val, fields[f].min, fields[f].max, &v))
+            return 0;
+        *(int32_t *)((char *)c + fields[f].off) = (int32_t)v;
+    }
+    return 1;
+}
+
+int cli_apply_config(flashcl_context *ctx, int has, const flashcl_config *c)
+{
+    const flashcl_status st = has ? flashcl_context_override_config(ctx, c) : FLASHCL_SUCCESS;
+    return st ? cli_fail(ctx, "setting --config", st) : 0;
 }
 
 int cli_dtype(const char *value, flashcl_dtype *out)

@@ -31,8 +31,18 @@ enum {
     CLI_OPT_PRECISION,
     CLI_OPT_FP8,
     CLI_OPT_DESCALE,
+    CLI_OPT_CONFIG,
     CLI_OPT_END
 };
+/* --config KEY=VALUE,...: the tiles of one kernel forced for every plan (flashcl_context_override_config;
+ * bench, run and tiles). */
+#define CLI_CONFIG_LONGOPT {"config", required_argument, NULL, CLI_OPT_CONFIG}
+#define CLI_CONFIG_HELP                                                                                        \
+    "  --config SPEC      force one kernel's tiles (flashcl_context_override_config), SPEC = KEY=VALUE,...:\n"  \
+    "                     kernel (portable, mma, wgmma, mfma, wmma or dpas; default portable), block_m,\n"      \
+    "                     block_n, threads_per_row, rows_per_item, d_chunk, v_chunk (portable), m_tiles\n"     \
+    "                     (mma), kv_stages (mma, wgmma), producer (-1, 0, 1) and persistent (wgmma),\n"        \
+    "                     sub_group (dpas); a plan it does not fit fails, naming the field\n"
 #define CLI_MASK_LONGOPTS                                                                                \
     {"window", required_argument, NULL, CLI_OPT_WINDOW}, {"softcap", required_argument, NULL, CLI_OPT_SOFTCAP}, \
         {"alibi", no_argument, NULL, CLI_OPT_ALIBI}, {"sinks", required_argument, NULL, CLI_OPT_SINKS},        \
@@ -56,6 +66,12 @@ int cli_int(const char *opt, const char *value, long min, long max, long *out);
 /* Parses a number of seconds: finite, > 0, at most 10^9; prints an error and returns 0 on bad input. */
 int cli_seconds(const char *opt, const char *value, double *out);
 int cli_dtype(const char *value, flashcl_dtype *out);
+/* Parses --config's SPEC into *c (every other field 0, producer -1); prints an error naming the field and
+ * returns 0 on bad input. */
+int cli_config(const char *cmd, const char *spec, flashcl_config *c);
+/* Sets the parsed --config on the context (has: whether it was given); the exit status 1 after a message
+ * on failure, else 0. */
+int cli_apply_config(flashcl_context *ctx, int has, const flashcl_config *c);
 
 /* Whether two paths name one file: the same device and inode where both exist, else the same path once
  * their directories are resolved (realpath). */

@@ -27,6 +27,7 @@ static void usage(FILE *f)
             "the naive kernel and times it (median of profiling events after warm-up).\n"
             "  --device SEL       \"P:D\" or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
             "  --path P           flash kernel: auto, portable, mma, decode or wgmma (see flashcl run --help)\n"
+            CLI_CONFIG_HELP
             "  --preset NAME      fa2: B*N = 16384 tokens, hidden 2048 (d=64 H=32, d=128 H=16),\n"
             "                     N = 512 ... 16384, causal and not; long: N = 32768, 65536, d=128, H=16, B=1;\n"
             "                     serving: B=4 N=4096 Hq=32 Hkv=8 d=128 fp16 causal, plain and with one\n"
@@ -344,6 +345,8 @@ typedef struct bench_opts {
     long seqs[32], dims[8], heads, batch, tokens, max_n, iters, warmup;
     int n_seqs, n_dims, causal_mode; /* 0 full, 1 causal, 2 both */
     int top_left, path;              /* --path: flash kernel (-1: $FLASHCL_PATH) */
+    int has_config;                  /* --config: the flash tiles forced (config) */
+    flashcl_config config;
     long decode_q;                   /* --decode / --seq-q: queries per step against N keys */
     long heads_kv, dim_v, paged;     /* --heads-kv (GQA), --dim-v, --paged PAGE (a full paged cache) */
     flashcl_problem kv_fmt;          /* --kv-dtype: kv_dtype, kv_format and kv_scale_dtype */
@@ -746,7 +749,7 @@ static const struct option longopts[] = {
     {"decode", no_argument, NULL, OPT_DECODE}, {"seq-q", required_argument, NULL, OPT_SEQ_Q},
     {"json", required_argument, NULL, OPT_JSON}, {"csv", required_argument, NULL, OPT_CSV},
     {"plot", required_argument, NULL, OPT_PLOT}, {"help", no_argument, NULL, 'h'},
-    CLI_MASK_LONGOPTS, {NULL, 0, NULL, 0}};
+    CLI_MASK_LONGOPTS, CLI_CONFIG_LONGOPT, {NULL, 0, NULL, 0}};
 
 /* One option's value into *o; 0 after a message on a bad value. */
 static int parse_value(int c, const char *val, bench_opts *o)
@@ -768,6 +771,7 @@ static int parse_value(int c, const char *val, bench_opts *o)
     case OPT_DTYPE: return cli_dtype(val, &o->dtype);
     case OPT_ALGOS: return parse_algos(val, o->algos);
     case OPT_KV_DTYPE: return cli_kv_format(val, &o->kv_fmt);
+    case CLI_OPT_CONFIG: return (o->has_config = cli_config("bench", val, &o->config));
     case OPT_PAGED:
         if (!cli_int(name, val, 16, 1 << 20, &o->paged))
             return 0;
@@ -1120,6 +1124,10 @@ int cmd_bench(int argc, char **argv)
     flashcl_status st = flashcl_context_create_default(o.device, &s, &ctx);
     if (st)
         return cli_fail(NULL, "opening a device", st);
+    if (cli_apply_config(ctx, o.has_config, &o.config)) {
+        flashcl_context_destroy(&ctx);
+        return 1;
+    }
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
     bench_run run = {.o = &o, .pr = pr, .n_res = n_shapes * N_ALGOS};
     run.res = preset_too_long(&o, pr, shapes, n_shapes) ? NULL : calloc((size_t)run.n_res, sizeof *run.res);

@@ -28,6 +28,7 @@ static void usage(FILE *f)
             "                   Hopper's warpgroup MMA through sm_90a programs, emulated elsewhere), mfma\n"
             "                   (flash_mfma: AMD CDNA's matrix cores), wmma (flash_wmma: AMD RDNA3/4's) or dpas\n"
             "                   (flash_dpas: Intel's matrix engines), each emulated elsewhere ($FLASHCL_PATH)\n"
+            CLI_CONFIG_HELP
             "  -b, --batch N    batch (default 1)\n"
             "  -H, --heads N    query heads (default 8)\n"
             "  --heads-kv N     key/value heads, divides --heads (default: --heads)\n"
@@ -91,6 +92,8 @@ typedef struct run_opts {
     flashcl_algorithm algo;
     int validate, json;
     long iters, warmup, seed;
+    int has_config; /* --config: the flash tiles forced (config) */
+    flashcl_config config;
 } run_opts;
 
 enum {
@@ -119,7 +122,7 @@ static const struct option longopts[] = {
     {"causal", no_argument, NULL, OPT_CAUSAL}, {"top-left", no_argument, NULL, OPT_TOP_LEFT},
     {"naive", no_argument, NULL, OPT_NAIVE}, {"algo", required_argument, NULL, OPT_ALGO},
     {"json", no_argument, NULL, OPT_JSON}, {"help", no_argument, NULL, 'h'},
-    CLI_MASK_LONGOPTS, {NULL, 0, NULL, 0}};
+    CLI_MASK_LONGOPTS, CLI_CONFIG_LONGOPT, {NULL, 0, NULL, 0}};
 
 static int32_t *shape_field(flashcl_problem *p, int c)
 {
@@ -174,6 +177,7 @@ static int parse_value(int c, const char *val, run_opts *o)
     }
     case OPT_KV_DTYPE: return cli_kv_format(val, p);
     case OPT_DTYPE: return cli_dtype(val, &p->dtype);
+    case CLI_OPT_CONFIG: return (o->has_config = cli_config("run", val, &o->config));
     case OPT_PATH: {
         flashcl_path path;
         if (flashcl_path_parse(val, &path) != FLASHCL_SUCCESS) {
@@ -586,6 +590,10 @@ static int run_random(run_opts o)
     flashcl_status st = flashcl_context_create_default(o.device, &settings, &ctx);
     if (st)
         return fail_lib(NULL, "opening a device", st);
+    if (cli_apply_config(ctx, o.has_config, &o.config)) {
+        flashcl_context_destroy(&ctx);
+        return 1;
+    }
     const flashcl_device_profile *dev = flashcl_context_profile(ctx);
 
     int rc = 1;
@@ -914,6 +922,8 @@ static int run_npy(run_opts *o)
         fail_lib(NULL, "opening a device", st);
         goto done;
     }
+    if (cli_apply_config(ctx, o->has_config, &o->config))
+        goto done;
     if ((st = flashcl_plan_create(ctx, &p, &plan))) {
         fail_lib(ctx, "creating the plan", st);
         goto done;

@@ -35,6 +35,7 @@ static void usage(FILE *f)
             "                   plans then shrink their tiles); without it nothing is compiled\n"
             "  --path P         flash kernel: auto, portable, mma, decode, wgmma, mfma, wmma or dpas (see flashcl run\n"
             "                   --help)\n"
+            CLI_CONFIG_HELP
             "  --json           machine-readable output\n"
             "Each line ends with the kernel's path and why: the matrix units (flash_wgmma, flash_mma,\n"
             "flash_decode_mma on NVIDIA; flash_mfma, flash_wmma on AMD; flash_dpas on Intel),\n"
@@ -107,14 +108,15 @@ static const struct option longopts[] = {
     {"all", no_argument, NULL, OPT_ALL}, {"build", no_argument, NULL, OPT_BUILD},
     {"json", no_argument, NULL, OPT_JSON}, {"path", required_argument, NULL, OPT_PATH},
     {"device", required_argument, NULL, OPT_DEVICE}, {"precision", required_argument, NULL, OPT_PRECISION},
-    {"fp8", required_argument, NULL, OPT_FP8}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    {"fp8", required_argument, NULL, OPT_FP8}, CLI_CONFIG_LONGOPT, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 
 typedef struct tiles_opts {
     const char *device;
-    int all, json, build;
+    int all, json, build, has_config;
     long gqa;
     flashcl_settings settings;
     flashcl_problem p;
+    flashcl_config config; /* --config */
 } tiles_opts;
 
 /* One option's value into *o; 0 after a message on a bad value. */
@@ -137,6 +139,7 @@ static int parse_value(int c, const char *val, tiles_opts *o, long seq[2])
     case OPT_GQA: return cli_int("--gqa", val, 1, 1024, &o->gqa);
     case OPT_PRECISION: return cli_mask_option("tiles", CLI_OPT_PRECISION, val, &o->p);
     case OPT_FP8: return cli_mask_option("tiles", CLI_OPT_FP8, val, &o->p);
+    case CLI_OPT_CONFIG: return (o->has_config = cli_config("tiles", val, &o->config));
     case OPT_PATH: {
         flashcl_path fp;
         if (flashcl_path_parse(val, &fp) != FLASHCL_SUCCESS) {
@@ -203,6 +206,10 @@ int cmd_tiles(int argc, char **argv)
     flashcl_status st = flashcl_context_create_default(o.device, &o.settings, &ctx);
     if (st)
         return cli_fail(NULL, "opening a device", st);
+    if (cli_apply_config(ctx, o.has_config, &o.config)) {
+        flashcl_context_destroy(&ctx);
+        return 1;
+    }
     const flashcl_device_profile *pr = flashcl_context_profile(ctx);
     const flashcl_tuning_db *db = flashcl_context_tuning_db(ctx);
     flashcl_policy policy;

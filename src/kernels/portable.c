@@ -211,14 +211,16 @@ int fcl_portable_fits(const flashcl_device_profile *pr, const flashcl_problem *p
     const int32_t d = p->head_dim, dv = fcl_head_dim_v(p), bm = cfg->block_m, bn = cfg->block_n,
                   tpr = cfg->threads_per_row;
     const int32_t tm = cfg->rows_per_item, dc = cfg->d_chunk, vc = cfg->v_chunk;
-    if (bm < 1 || bn < 1 || tpr < 1 || tm < 1 || dc < 1 || vc < 1 || bm > 1024 || bn > 1024 || tpr > 1024 ||
-        tm > 64) {
-        snprintf(why, why_len,
-                 "block_m %d, block_n %d, threads_per_row %d must be 1 to 1024, rows_per_item %d 1 to 64, "
-                 "d_chunk %d and v_chunk %d positive",
-                 bm, bn, tpr, tm, dc, vc);
-        return 0;
-    }
+    const struct {
+        const char *name;
+        int32_t v, max;
+    } range[] = {{"block_m", bm, 1024},      {"block_n", bn, 1024}, {"threads_per_row", tpr, 1024},
+                 {"rows_per_item", tm, 64}, {"d_chunk", dc, 1024}, {"v_chunk", vc, 1024}};
+    for (size_t i = 0; i < sizeof range / sizeof *range; ++i)
+        if (range[i].v < 1 || range[i].v > range[i].max) {
+            snprintf(why, why_len, "%s %d: must be 1 to %d", range[i].name, (int)range[i].v, (int)range[i].max);
+            return 0;
+        }
     if (dv % tpr || bn % tpr || bm % tm) {
         snprintf(why, why_len,
                  "threads_per_row %d must divide %s %d and block_n %d; rows_per_item %d must divide block_m %d", tpr,
