@@ -8,7 +8,7 @@
 # ptxas -v on them says registers and spills). Run on the GPU machine after `source .gpu/gpu-env.sh`;
 # writes $OUT/variants/NAME-ROUND.json and prints each tree's median TFLOP/s per shape (the median of
 # its rounds' medians, with their range). Each run has RUN_LIMIT seconds (150 by default). REUSE=1 keeps
-# a tree's build from an earlier call (/tmp/fcl-var-NAME) where there is one.
+# a tree's build from an earlier call (/tmp/fcl-var-NAME) where it was made from the same SRC.
 set -euo pipefail
 reps=$1
 args=$2
@@ -20,9 +20,10 @@ for v in "$@"; do
   name=${v%%=*}
   src=$(cd "${v#*=}" && pwd)
   names+=("$name")
-  if [ -z "${REUSE:-}" ] || [ ! -f "/tmp/fcl-var-$name/build.ninja" ]; then
+  if [ -z "${REUSE:-}" ] || [ "$(cat "/tmp/fcl-var-$name/.src" 2>/dev/null)" != "$src" ]; then
     rm -rf "/tmp/fcl-var-$name"
     meson setup "/tmp/fcl-var-$name" "$src" -Dtests=disabled --buildtype=release >/dev/null
+    echo "$src" > "/tmp/fcl-var-$name/.src"
   fi
   ninja -C "/tmp/fcl-var-$name" tools/flashcl >/dev/null
 done

@@ -52,12 +52,12 @@ void fcl_tolerance(const flashcl_problem *p, int matrix_units, double *atol, dou
     /* fp32 data under a TF32 precision (flash_mma): TF32 rounds Q, K, V and P alike (u = 2^-11, as fp16's),
      * twice the rounded operands of the fp16 case. TF32X3 leaves each product within about 2^-21 of its
      * value (the emulation: 1.6e-6 against the naive kernel at d=96-256, 2026-12-04), but NVIDIA's
-     * matrix units gave up to 1.8e-5 of the row scale at d=128 and 4096 keys against float64, 8.6e-6 at
-     * d=64, and one variant 3.0e-5 (H100, 2026-12-05/06; neither staged sums nor rounded small parts
-     * moved it: docs/design/mma.md, tf32-4 and tf32-5), growing about linearly with d as a sum truncated
-     * once an instruction would (d/8 k-steps of three): 2^-14 (6.1e-5), twice the worst seen and above
-     * d=256's 3.6e-5 by that growth, where fp32's own 8 + 2 sqrt(N) ulps (1.6e-5 at 4096 keys) failed runs
-     * that were as the precision states. */
+     * matrix units gave up to 1.8e-5 of the row scale at d=128 and 4096 keys (against float64 and against
+     * the naive kernel alike; d=64: 6.4e-6 and 8.6e-6), and one variant 3.0e-5 (H100, 2026-12-05/06;
+     * neither staged sums nor rounded small parts moved it: docs/design/mma.md, tf32-4 and tf32-5). From
+     * d=64 to 128 it grew 2.8x; the same growth puts d=256 near 5.2e-5 (not measured). 2^-14 (6.1e-5):
+     * above both, where fp32's own 8 + 2 sqrt(N) ulps (1.6e-5 at 4096 keys) failed runs that were as the
+     * precision states. */
     /* fp8 Q, K and V on the matrix units (flash_wgmma): P is rounded to E4M3 (u = 2^-4), each weight by up
      * to u, the output by up to u of the row's |V| mix: the emulation measured 4.2e-2 to 6.8e-2 of the row
      * scale at worst on N(0, 1) bytes (`flashcl bench --path wgmma --fp8 e4m3` on PoCL, d=64 and 128, N 64

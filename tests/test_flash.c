@@ -1459,6 +1459,12 @@ static const case_params decode_mma_cases[] = {
      .sinks = 1, .kv_splits = 20, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 2100, .batch = 1, .heads_kv = 1,
      .sinks = 1, .kv_splits = 70, .path = FLASHCL_PATH_MMA},
+    /* every split with keys, past the first batch of 8: 20 (three batches of loads) and 64 (the most the
+     * kernel merges itself) */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 2500, .batch = 1, .heads_kv = 1,
+     .kv_splits = 20, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 1, .seq_kv = 8192, .batch = 1, .heads_kv = 1,
+     .kv_splits = 64, .path = FLASHCL_PATH_MMA},
     /* the merge's second batch of splits part-filled (11: 8 + 3), and splits that see no key (before the
      * window, past the keys' end), whose partials the merge reads and drops */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 1500, .batch = 2, .heads_kv = 2,
@@ -1492,10 +1498,14 @@ static const case_params quant_cases[] = {
      .causal = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .kv_format = FLASHCL_KV_FP8_E4M3,
      .path = FLASHCL_PATH_MMA},
     /* int8 with fp16 scales over pages on the matrix-unit decode kernel: a last step whose warps' tiles
-     * lie past the keys (their scales read at the tile's page, then dropped) */
+     * lie past the keys (their scales read at the tile's page, then dropped); pages of 16, so a warp's
+     * two tiles of a step lie on two pages */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 173, .batch = 2, .heads_kv = 2,
-     .kv_cache = 1, .kv_append = 1, .page_size = 32, .kv_format = FLASHCL_KV_INT8, .kv_scale_f16 = 1,
+     .kv_cache = 1, .kv_append = 1, .page_size = 16, .kv_format = FLASHCL_KV_INT8, .kv_scale_f16 = 1,
      .path = FLASHCL_PATH_MMA},
+    /* ... with fp32 scales over pages of 48: a step's tiles on one page or across two */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 301, .batch = 1, .heads_kv = 2,
+     .kv_cache = 1, .page_size = 48, .kv_format = FLASHCL_KV_INT8, .path = FLASHCL_PATH_MMA},
 };
 #define N_QUANT_CASES ((int)(sizeof quant_cases / sizeof *quant_cases))
 

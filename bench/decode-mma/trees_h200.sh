@@ -25,18 +25,20 @@ for v in "$@"; do rm -rf "/tmp/fcl-var-${v%%=*}"; done # (built once below, then
 for b in ${BATCHES:-1 8}; do
   for kv in f16 int8 fp8e4m3; do
     REUSE=1 OUT=$out/b$b-$kv RUN_LIMIT=${RUN_LIMIT:-60} bash bench/variants_h200.sh "${ROUNDS:-2}" "$args -b $b --kv-dtype $kv" \
-      "$@" > /dev/null
+      "$@" > "$out/b$b-$kv.log"
+    grep "exit" "$out/b$b-$kv.log" | sed "s/^/B=$b $kv: /" # (a run that failed or ran out of time)
   done
 done
 last=${*: -1}
 last=${last%%=*}
 [ "${E5M2:-1}" = 0 ] || BUILD=/tmp/fcl-var-$last OUT=$out/e5m2 RUN_LIMIT=${RUN_LIMIT:-60} bash bench/options_h200.sh \
-  "${ROUNDS:-2}" "${args/-n 8192,32768,131072/-n 131072} -b 8 --kv-dtype fp8e5m2" base= t2=-DTILES_OVERRIDE=2 > /dev/null
+  "${ROUNDS:-2}" "${args/-n 8192,32768,131072/-n 131072} -b 8 --kv-dtype fp8e5m2" base= t2=-DTILES_OVERRIDE=2 > "$out/e5m2.log"
+grep -s "exit" "$out/e5m2.log" | sed "s/^/e5m2: /"
 python3 - "$out" <<'PY'
 import glob, json, os, statistics, sys
 out = sys.argv[1]
 t = {}  # (batch, keys, cache) -> {tree: [(median ms, host step less enqueue, us)]}
-for f in sorted(glob.glob(os.path.join(out, '*', '*', '*-[0-9].json'))):
+for f in sorted(glob.glob(os.path.join(out, '*', '*', '*-[0-9]*.json'))):
     tree = os.path.basename(f).rsplit('-', 1)[0]
     try:
         res = json.load(open(f))['results']
@@ -44,20 +46,23 @@ for f in sorted(glob.glob(os.path.join(out, '*', '*', '*-[0-9].json'))):
         continue
     for r in res:
         if r.get('ran'):
-            name = tree + ('' if r.get('passed') else ' (FAILED)')
-            t.setdefault((r['batch'], r['seq'], r.get('kv_format', 'f16')), {}).setdefault(name, []).append(
-                (r['median_ms'], r.get('host_step_us', float('nan')) - r.get('host_enqueue_us', float('nan'))))
+            t.setdefault((r['batch'], r['seq'], r.get('kv_format', 'f16')), {}).setdefault(tree, []).append(
+                (r['median_ms'], r.get('host_step_us', float('nan')) - r.get('host_enqueue_us', float('nan')),
+                 bool(r.get('passed'))))
 med = lambda v: statistics.median(v)
 for (b, n, kv), row in sorted(t.items()):
     cells = []
     for tree, v in row.items():
-        ms = [m for m, _ in v]
+        ms = [m for m, _, _ in v]
         f16 = t.get((b, n, 'f16'), {}).get(tree)
-        ratio = f" {med(ms) / med([m for m, _ in f16]):.3f}x" if f16 and kv != 'f16' else ''
-        cells.append(f"{tree} {med(ms):.4f} [{min(ms):.4f}-{max(ms):.4f}]{ratio} after-enqueue {med([s for _, s in v]):.1f} us")
+        ratio = f" {med(ms) / med([m for m, _, _ in f16]):.3f}x" if f16 and kv != 'f16' else ''
+        failed = '' if all(ok for _, _, ok in v) else ' (FAILED validation)'
+        cells.append(f"{tree} {med(ms):.4f} [{min(ms):.4f}-{max(ms):.4f}]{ratio} after-enqueue "
+                     f"{med([s for _, s, _ in v]):.1f} us{failed}")
     print(f"B={b} x {n} {kv}: " + "; ".join(cells))
 PY
 for c in "$out"/b8-*/variants/cache-*; do
+  case $c in *-sass) continue ;; esac
   [ -d "$c" ] || continue
   echo "== $c"
   mkdir -p "$c-sass" && OUT_DIR="$c-sass" timeout 120 python3 tools/nv_driver_sass.py "$c" 2>&1 |
