@@ -45,8 +45,8 @@ static flashcl_status check_buffer_at(flashcl_context *ctx, cl_mem m, const char
 }
 
 
-static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, int bound, cl_uint num_events,
-                                    const cl_event *wait_list, cl_event *done);
+static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, int bound, int in_order,
+                                    cl_uint num_events, const cl_event *wait_list, cl_event *done);
 
 /* A tensors struct's buffers, q to workspace in its order (the same type, one after another), then its
  * offsets (uint64_t): compared and held field by field, never with the padding a target may put between */
@@ -408,11 +408,13 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
         waits[num_events++] = last;
         wait_list = waits;
     }
-    /* whether this enqueue's queue runs in order: the last queue's, known, or asked once it changes */
+    /* whether this enqueue's queue runs in order: the last queue's, known, or asked once it changes (and
+     * asked each time for a plan whose merge kernel follows its kernel but holds no scratch of its own: a
+     * query of the driver's, far cheaper than the event it can spare) */
     int in_order = 0;
-    if (own_scratch) {
+    if (own_scratch || pl->combine) {
         cl_command_queue_properties props = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
-        if (queue == pl->last_queue)
+        if (own_scratch && queue == pl->last_queue)
             in_order = pl->last_in_order;
         else if (clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL) == CL_SUCCESS)
             in_order = !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
@@ -431,7 +433,7 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
     if (pl->config.algorithm == FLASHCL_ALGO_STANDARD)
         st = fcl_standard_enqueue(pl, t->q, t->k, t->v, t->o, t->lse, num_events, wait_list, want_done);
     else
-        st = launch_kernel(pl, t, bound, num_events, wait_list, want_done);
+        st = launch_kernel(pl, t, bound, in_order, num_events, wait_list, want_done);
     if (waits != chained)
         free(waits);
     if (marker)
@@ -500,8 +502,8 @@ flashcl_status flashcl_plan_enqueue(flashcl_plan *pl, cl_mem q, cl_mem k, cl_mem
 /* The flash or naive kernel: the buffer arguments (unless bound: set by an enqueue of the same tensors), then
  * the launch (after kv_append when the step's keys go into the cache first, and followed by flash_combine
  * under split-KV). */
-static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, int bound, cl_uint num_events,
-                                    const cl_event *wait_list, cl_event *done)
+static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, int bound, int in_order,
+                                    cl_uint num_events, const cl_event *wait_list, cl_event *done)
 {
     flashcl_context *ctx = pl->ctx;
     /* Split-KV's scratch: the caller's workspace, or the plan's own (allocated once, here). Without
@@ -574,24 +576,28 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         num_events = 1;
         wait_list = &appended;
     }
+    /* split-KV's merge kernel after the partial results: an in-order queue's order, else their event (an
+     * event costs NVIDIA's driver 2-7 us of the enqueue call: tools/enqueue_probe) */
     cl_event partial = NULL;
     err = clEnqueueNDRangeKernel(pl->queue, pl->kernel, 2, NULL, pl->global, pl->local, num_events, wait_list,
-                                 pl->combine ? &partial : done);
+                                 pl->combine ? (in_order ? NULL : &partial) : done);
     if (appended)
         clReleaseEvent(appended);
     if (zeroed)
         clReleaseEvent(zeroed);
     if (err != CL_SUCCESS)
         return fcl_fail_cl(ctx, err, "clEnqueueNDRangeKernel");
-    if (pl->combine) { /* split-KV: merge the partial results, after them (the queue may be out of order) */
+    if (pl->combine) { /* split-KV: merge the partial results, after them */
         fcl_args c = fcl_args_of(pl->combine, FCL_K_FLASH_COMBINE);
         if (!bound)
             fcl_combine_module.bind_buffers(&c, pl, t, &scr);
         st = fcl_args_check(ctx, &c, "split-KV");
         err = st != FLASHCL_SUCCESS ? CL_SUCCESS
                                     : clEnqueueNDRangeKernel(pl->queue, pl->combine, 1, NULL, &pl->combine_global,
-                                                             &pl->combine_local, 1, &partial, done);
-        clReleaseEvent(partial);
+                                                             &pl->combine_local, partial ? 1 : 0,
+                                                             partial ? &partial : NULL, done);
+        if (partial)
+            clReleaseEvent(partial);
         if (st != FLASHCL_SUCCESS)
             return st;
         if (err != CL_SUCCESS)
