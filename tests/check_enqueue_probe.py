@@ -17,7 +17,7 @@ if run.returncode == 77:
 assert run.returncode == 0, run.stderr
 doc = json.loads(run.stdout)
 res = {r['name']: r for r in doc['results']}
-want = {'set_arg_buffer', 'set_arg_int', 'set_arg_struct256', 'mem_info', 'enqueue', 'enqueue_event', 'enqueue_event_plain_queue',
+want = {'set_arg_buffer', 'set_arg_int', 'set_arg_struct256', 'mem_info', 'enqueue', 'enqueue_event', 'enqueue_event_plain_queue', 'enqueue_plain_queue',
         'step_one', 'step_two', 'step_marker', 'step_15_buffers', 'step_one_plain_queue', 'step_wide', 'kernel_empty',
         'kernel_grid'}
 assert set(res) == want, sorted(set(res) ^ want)

@@ -125,7 +125,7 @@ int main(int argc, char **argv)
     const size_t global = 32, local = 32;
 
     static double v[REPS];
-    stat s[16];
+    stat s[20];
     int ns = 0;
     /* clSetKernelArg: batches of BATCH calls, a call's mean per batch */
     for (int kind = 0; kind < 3; ++kind) {
@@ -159,14 +159,14 @@ int main(int argc, char **argv)
     }
     s[ns++] = summarize("mem_info", "clGetMemObjectInfo of a cl_mem's size", v, REPS / BATCH);
     /* the enqueue call alone: an empty kernel, the queue drained every BATCH calls outside the timing */
-    for (int kind = 0; kind < 3; ++kind) {
-        cl_command_queue q = kind == 2 ? qn : qp;
+    for (int kind = 0; kind < 4; ++kind) {
+        cl_command_queue q = kind >= 2 ? qn : qp;
         for (int r = 0; r < REPS + 100; ++r) {
             if (r % BATCH == 0)
                 clFinish(q);
             cl_event ev = NULL;
             const double t0 = now_us();
-            CHECK(clEnqueueNDRangeKernel(q, empty, 1, NULL, &global, &local, 0, NULL, kind == 0 ? NULL : &ev),
+            CHECK(clEnqueueNDRangeKernel(q, empty, 1, NULL, &global, &local, 0, NULL, kind == 0 || kind == 3 ? NULL : &ev),
                   "clEnqueueNDRangeKernel");
             const double t1 = now_us();
             if (ev)
@@ -175,10 +175,11 @@ int main(int argc, char **argv)
                 v[r - 100] = t1 - t0;
         }
         clFinish(q);
-        static const char *names[3] = {"enqueue", "enqueue_event", "enqueue_event_plain_queue"};
-        static const char *whats[3] = {"clEnqueueNDRangeKernel, no event (profiling queue)",
+        static const char *names[4] = {"enqueue", "enqueue_event", "enqueue_event_plain_queue", "enqueue_plain_queue"};
+        static const char *whats[4] = {"clEnqueueNDRangeKernel, no event (profiling queue)",
                                        "clEnqueueNDRangeKernel with an event (profiling queue)",
-                                       "clEnqueueNDRangeKernel with an event (queue without profiling)"};
+                                       "clEnqueueNDRangeKernel with an event (queue without profiling)",
+                                       "clEnqueueNDRangeKernel, no event (queue without profiling)"};
         s[ns++] = summarize(names[kind], whats[kind], v, REPS);
     }
     /* round trips from the first call to the event's completion, on an idle queue (as flashcl bench's
