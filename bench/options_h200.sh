@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # options_h200.sh REPS "BENCH ARGS" NAME=OPTIONS ...: one build of flashcl timed under several
 # FLASHCL_BUILD_OPTIONS (a kernel's variant macros, e.g. base= ostage=-DWG_O_STAGED=1, options within one
-# variant separated by commas), interleaved (variant after variant, REPS rounds) so that drift hits each
+# variant separated by commas; NAME=cfg:SPEC runs `flashcl bench --config SPEC` instead, one kernel's tiles
+# forced), interleaved (variant after variant, REPS rounds) so that drift hits each
 # alike, in one device call: the design pages' variant measurements where the variants are build options
 # rather than source trees (bench/variants_h200.sh). Run on the GPU machine after `source .gpu/gpu-env.sh`;
 # writes $OUT/options/NAME-ROUND.json and prints each variant's median TFLOP/s (GB/s for decode steps) per
@@ -20,10 +21,11 @@ names=()
 for v in "$@"; do names+=("${v%%=*}"); done
 for ((r = 1; r <= reps; ++r)); do
   for v in "$@"; do
-    name=${v%%=*} opts=${v#*=}
+    name=${v%%=*} opts=${v#*=} config=()
+    case $opts in cfg:*) config=(--config "${opts#cfg:}") opts= ;; esac
     # shellcheck disable=SC2086
     FLASHCL_BUILD_OPTIONS="${opts//,/ }" timeout "${RUN_LIMIT:-150}" "$b/tools/flashcl" bench $args --algos flash \
-      --json "$out/$name-$r.json" \
+      "${config[@]}" --json "$out/$name-$r.json" \
       > "$out/$name-$r.txt" 2>&1 || echo "$name round $r: exit $?"
   done
 done
