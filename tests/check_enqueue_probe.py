@@ -19,7 +19,7 @@ doc = json.loads(run.stdout)
 res = {r['name']: r for r in doc['results']}
 want = {'set_arg_buffer', 'set_arg_int', 'set_arg_struct256', 'mem_info', 'enqueue', 'enqueue_event', 'enqueue_event_plain_queue', 'enqueue_plain_queue',
         'step_one', 'step_two', 'step_marker', 'step_15_buffers', 'step_one_plain_queue', 'step_wide', 'kernel_empty',
-        'kernel_grid'}
+        'kernel_grid', 'kernel_gated'}
 assert set(res) == want, sorted(set(res) ^ want)
 for r in res.values():
     assert 0 < r['p10_us'] <= r['median_us'] <= r['p90_us'], r

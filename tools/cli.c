@@ -455,8 +455,46 @@ flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors,
         memcpy(step, pt + iters, (size_t)iters * sizeof *step);
     }
     free(pt);
-    if (host)
+    if (host) {
         host->plain_queue = plain_ok;
+        host->device_us = host->device_us_min = host->device_us_max = NAN;
+    }
+    /* The device's time alone (short steps: where the enqueue call is a share of the marker-to-end figure
+     * above, which holds it on an idle queue, docs/design/decode_mma.md, decode-mma-15): the marker waits
+     * on a user event that the host completes after the plan is enqueued, so the queue reaches the plan's
+     * first command with every command of the step already submitted. */
+    double *gt = host && st == FLASHCL_SUCCESS && events_work && kernel_ms <= 5.0 ? calloc((size_t)iters, sizeof *gt)
+                                                                                  : NULL;
+    int gated_ok = gt != NULL;
+    cl_context gctx = NULL;
+    if (gt)
+        flashcl_context_cl_objects(flashcl_plan_context(plan), &gctx, NULL, NULL);
+    for (long i = 0; gated_ok && i < pwarm + iters; ++i) {
+        cl_int err;
+        cl_event gate = clCreateUserEvent(gctx, &err), mark = NULL, ev = NULL;
+        clFinish(queue);
+        gated_ok = gate && clEnqueueMarkerWithWaitList(queue, 1, &gate, &mark) == CL_SUCCESS;
+        gated_ok = gated_ok && flashcl_plan_enqueue_tensors(plan, tensors, 0, NULL, &ev) == FLASHCL_SUCCESS;
+        if (gate) { /* (released whatever failed: the commands behind it must not wait forever) */
+            clSetUserEventStatus(gate, gated_ok ? CL_COMPLETE : -1);
+            clReleaseEvent(gate);
+        }
+        cl_ulong start = 0, end = 0;
+        gated_ok = gated_ok && clWaitForEvents(1, &ev) == CL_SUCCESS &&
+                   clGetEventProfilingInfo(mark, CL_PROFILING_COMMAND_END, sizeof start, &start, NULL) == CL_SUCCESS &&
+                   clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS &&
+                   end > start;
+        if (ev)
+            clReleaseEvent(ev);
+        if (mark)
+            clReleaseEvent(mark);
+        if (gated_ok && i >= pwarm)
+            gt[i - pwarm] = (double)(end - start) * 1e-3;
+    }
+    clFinish(queue);
+    if (gated_ok)
+        cli_stats(gt, (int)iters, &host->device_us, &host->device_us_min, &host->device_us_max);
+    free(gt);
     if (st == FLASHCL_SUCCESS) {
         cli_stats(t, (int)iters, median, min, max);
         double lo, hi;

@@ -87,7 +87,9 @@ static void usage(FILE *f)
             "enqueue to clFinish (what a loop that waits on each step pays), each step on an idle in-order\n"
             "queue without profiling and no event asked for, as an engine's loop runs (host_queue \"plain\";\n"
             "\"profiling\": the timed queue's, with an event, for runs over 5 ms or where no such queue could\n"
-            "be made).\n"
+            "be made), and device_us (with device_us_min and _max): the device's time alone, the marker\n"
+            "before the step held by a user event until the step is enqueued (steps up to 5 ms; null else),\n"
+            "where the median above holds the enqueue call on an idle queue.\n"
             "The JSON names each algorithm's kernel and its tiles: kernel, block_m, block_n, work_group and\n"
             "kv_stages (the plan's flashcl_config).\n"
             "exit status: 0 ok (a standard attention that cannot allocate is a result), 1 an error or a\n"
@@ -562,6 +564,9 @@ static void json_result(FILE *f, const result *r)
         json_number_field(f, "host_enqueue_us", r->host.enqueue_us);
         json_number_field(f, "host_step_us", r->host.step_us);
         fprintf(f, "\"host_queue\": \"%s\", ", r->host.plain_queue ? "plain" : "profiling");
+        json_number_field(f, "device_us", r->host.device_us);
+        json_number_field(f, "device_us_min", r->host.device_us_min);
+        json_number_field(f, "device_us_max", r->host.device_us_max);
         json_number_field(f, "tflops", r->tflops);
         json_number_field(f, "gb_per_s", (double)r->io_bytes / (r->median * 1e6));
         fprintf(f, "\"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, \"passed\": %s, \"rows_checked\": %lld, ",

@@ -237,6 +237,28 @@ int main(int argc, char **argv)
                                  : "profiling start to end: the empty kernel, one work-group of 32",
                             v, REPS / 2);
     }
+    /* flashcl bench's device_us: from a marker held by a user event until the kernel is enqueued, the
+     * marker's end to the kernel's end: the empty kernel's own time plus what the gate's release adds */
+    for (int r = 0; r < REPS / 2 + 50; ++r) {
+        cl_int err;
+        cl_event gate = clCreateUserEvent(ctx, &err), mark = NULL, ev = NULL;
+        CHECK(err, "clCreateUserEvent");
+        CHECK(clEnqueueMarkerWithWaitList(qp, 1, &gate, &mark), "clEnqueueMarkerWithWaitList");
+        const size_t g = 32, l = 32;
+        CHECK(clEnqueueNDRangeKernel(qp, empty, 1, NULL, &g, &l, 0, NULL, &ev), "clEnqueueNDRangeKernel");
+        CHECK(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
+        CHECK(clWaitForEvents(1, &ev), "clWaitForEvents");
+        cl_ulong t0 = 0, t1 = 0;
+        CHECK(clGetEventProfilingInfo(mark, CL_PROFILING_COMMAND_END, sizeof t0, &t0, NULL), "profiling end");
+        CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL), "profiling end");
+        clReleaseEvent(gate);
+        clReleaseEvent(mark);
+        clReleaseEvent(ev);
+        if (r >= 50)
+            v[r - 50] = (double)(t1 - t0) * 1e-3;
+    }
+    s[ns++] = summarize("kernel_gated", "a gated marker's end to the empty kernel's end (flashcl bench's device_us)", v,
+                        REPS / 2);
     if (json) {
         printf("{\"device\": \"%s\", \"reps\": %d, \"results\": [", full, REPS);
         for (int i = 0; i < ns; ++i)
