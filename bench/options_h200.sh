@@ -25,7 +25,7 @@ for ((r = 1; r <= reps; ++r)); do
     case $opts in cfg:*) config=(--config "${opts#cfg:}") opts= ;; esac
     # shellcheck disable=SC2086
     FLASHCL_BUILD_OPTIONS="${opts//,/ }" timeout "${RUN_LIMIT:-150}" "$b/tools/flashcl" bench $args --algos flash \
-      "${config[@]}" --json "$out/$name-$r.json" \
+      ${config[@]+"${config[@]}"} --json "$out/$name-$r.json" \
       > "$out/$name-$r.txt" 2>&1 || echo "$name round $r: exit $?"
   done
 done

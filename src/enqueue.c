@@ -409,10 +409,10 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
         wait_list = waits;
     }
     /* whether this enqueue's queue runs in order: the last queue's, known, or asked once it changes (and
-     * asked each time for a plan whose merge kernel follows its kernel but holds no scratch of its own: a
-     * query of the driver's, far cheaper than the event it can spare) */
+     * asked each time for a plan with a kernel before or after its own, the append or the merge, but no
+     * scratch of its own: a query of the driver's, far cheaper than the event it can spare) */
     int in_order = 0;
-    if (own_scratch || pl->combine) {
+    if (own_scratch || pl->combine || pl->append) {
         cl_command_queue_properties props = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
         if (own_scratch && queue == pl->last_queue)
             in_order = pl->last_in_order;
@@ -565,16 +565,16 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
                 clReleaseEvent(zeroed);
             return st;
         }
-        const size_t local = 64;
+        const size_t local = 64; /* (the attention after it: the queue's order where it is in order, else its event) */
         err = clEnqueueNDRangeKernel(pl->queue, pl->append, 1, NULL, &pl->append_global, &local, num_events,
-                                     wait_list, &appended);
+                                     wait_list, in_order ? NULL : &appended);
         if (err != CL_SUCCESS) {
             if (zeroed)
                 clReleaseEvent(zeroed);
             return fcl_fail_cl(ctx, err, "kv_append: clEnqueueNDRangeKernel");
         }
-        num_events = 1;
-        wait_list = &appended;
+        num_events = appended ? 1 : 0;
+        wait_list = appended ? &appended : NULL;
     }
     /* split-KV's merge kernel after the partial results: an in-order queue's order, else their event (an
      * event costs NVIDIA's driver 2-7 us of the enqueue call: tools/enqueue_probe) */

@@ -629,7 +629,10 @@ START_TEST(test_config_option)
                {"bench --config foo=1", "no field 'foo'"},
                {"tiles --config block_m=x", "--config block_m x"},
                {"tiles --config kernel=decode", "kernel=decode: expected portable, mma, wgmma"},
-               {"run --config producer=2", "--config producer 2"}};
+               {"run --config producer=2", "--config producer 2"},
+               {"tiles --config ,", "'' is not KEY=VALUE"},
+               {"tiles --config block_m=16,block_m=32", "'block_m' given twice"},
+               {"run --config kernel=mma,block_m=32,threads_per_row=4", "threads_per_row: kernel=mma does not read it"}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
         ck_assert_msg(run_tool(bad[i].args, &out) == 2, "%s: %s", bad[i].args, out);
         ck_assert_msg(strstr(out, bad[i].says) != NULL, "%s: %s", bad[i].args, out);
@@ -804,7 +807,8 @@ START_TEST(test_help_lists_environment)
 END_TEST
 
 /* bench --json -: stdout is the JSON alone (the table on stderr), which parses, with numbers that keep
- * their digits (a CPU's TFLOP/s is no 0.0000), the decode shape's real lengths and the kernel's tiles;
+ * their digits (a CPU's TFLOP/s is no 0.0000), the decode shape's real lengths, the kernel's tiles, the
+ * host's side and the gated device time;
  * the progress line says Sq=4 Sk=64 for --decode --seq-q 4 -n 64. */
 START_TEST(test_bench_json_stdout)
 {
@@ -820,7 +824,8 @@ START_TEST(test_bench_json_stdout)
                                    "d[\"results\"][0][\"seq\"] == 64 and d[\"results\"][0][\"tflops\"] > 0 and "
                                    "d[\"results\"][0][\"gb_per_s\"] > 0 and d[\"results\"][0][\"passed\"] and "
                                    "0 < d[\"results\"][0][\"host_enqueue_us\"] <= d[\"results\"][0][\"host_step_us\"] and "
-                                   "d[\"results\"][0][\"kernel\"] and min(d[\"results\"][0][k] for k in (\"block_m\", "
+                                   "0 < d[\"results\"][0][\"device_us_min\"] <= d[\"results\"][0][\"device_us\"] <= "
+                                   "d[\"results\"][0][\"device_us_max\"] and d[\"results\"][0][\"kernel\"] and min(d[\"results\"][0][k] for k in (\"block_m\", "
                                    "\"block_n\", \"work_group\")) >= 1"),
                   "%s", out);
     teardown();

@@ -131,42 +131,62 @@ int cli_int(const char *opt, const char *value, long min, long max, long *out)
 
 int cli_config(const char *cmd, const char *spec, flashcl_config *c)
 {
+    enum { PORTABLE = 1 << FLASHCL_KERNEL_PORTABLE, MMA = 1 << FLASHCL_KERNEL_MMA, WGMMA = 1 << FLASHCL_KERNEL_WGMMA,
+           MFMA = 1 << FLASHCL_KERNEL_MFMA, WMMA = 1 << FLASHCL_KERNEL_WMMA, DPAS = 1 << FLASHCL_KERNEL_DPAS };
     static const struct {
         const char *key;
         size_t off;
         long min, max;
+        unsigned kernels; /* the kernels whose override reads it */
     } fields[] = {
-        {"block_m", offsetof(flashcl_config, block_m), 1, 1024},
-        {"block_n", offsetof(flashcl_config, block_n), 1, 1024},
-        {"threads_per_row", offsetof(flashcl_config, threads_per_row), 1, 1024},
-        {"rows_per_item", offsetof(flashcl_config, rows_per_item), 1, 1024},
-        {"d_chunk", offsetof(flashcl_config, d_chunk), 1, 1024},
-        {"v_chunk", offsetof(flashcl_config, v_chunk), 1, 1024},
-        {"kv_stages", offsetof(flashcl_config, kv_stages), 0, 16},
-        {"m_tiles", offsetof(flashcl_config, m_tiles), 0, 16},
-        {"producer", offsetof(flashcl_config, producer), -1, 1},
-        {"persistent", offsetof(flashcl_config, persistent), 0, 1 << 20},
-        {"sub_group", offsetof(flashcl_config, sub_group), 0, 128},
+        {"block_m", offsetof(flashcl_config, block_m), 1, 1024, PORTABLE | MMA | WGMMA | MFMA | WMMA | DPAS},
+        {"block_n", offsetof(flashcl_config, block_n), 1, 1024, PORTABLE | MMA | WGMMA | MFMA | WMMA | DPAS},
+        {"threads_per_row", offsetof(flashcl_config, threads_per_row), 1, 1024, PORTABLE},
+        {"rows_per_item", offsetof(flashcl_config, rows_per_item), 1, 64, PORTABLE},
+        {"d_chunk", offsetof(flashcl_config, d_chunk), 1, 1024, PORTABLE},
+        {"v_chunk", offsetof(flashcl_config, v_chunk), 1, 1024, PORTABLE},
+        {"kv_stages", offsetof(flashcl_config, kv_stages), 0, 4, MMA | WGMMA},
+        {"m_tiles", offsetof(flashcl_config, m_tiles), 0, 2, MMA},
+        {"producer", offsetof(flashcl_config, producer), -1, 1, WGMMA},
+        {"persistent", offsetof(flashcl_config, persistent), 0, 1 << 20, WGMMA},
+        {"sub_group", offsetof(flashcl_config, sub_group), 0, 128, DPAS},
     };
     static const flashcl_kernel kernels[] = {FLASHCL_KERNEL_PORTABLE, FLASHCL_KERNEL_MMA,  FLASHCL_KERNEL_WGMMA,
                                              FLASHCL_KERNEL_MFMA,     FLASHCL_KERNEL_WMMA, FLASHCL_KERNEL_DPAS};
+    enum { N_FIELDS = sizeof fields / sizeof *fields };
     memset(c, 0, sizeof *c);
     c->producer = -1; /* (flash_wgmma: where it fits) */
-    char buf[256];
-    if (!spec || !*spec || strlen(spec) >= sizeof buf) {
-        fprintf(stderr, "flashcl %s: --config: expected KEY=VALUE,... (at most %zu characters)\n", cmd, sizeof buf - 1);
-        return 0;
-    }
-    strcpy(buf, spec);
-    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '=');
-        if (!eq || eq == item || !eq[1]) {
-            fprintf(stderr, "flashcl %s: --config: '%s' is not KEY=VALUE\n", cmd, item);
+    unsigned seen = 0; /* (bit N_FIELDS: kernel) */
+    const char *p = spec ? spec : "";
+    do {
+        const char *comma = strchr(p, ','), *stop = comma ? comma : p + strlen(p), *eq = memchr(p, '=', (size_t)(stop - p));
+        char key[32], val[32];
+        const size_t kn = eq ? (size_t)(eq - p) : 0, vn = eq ? (size_t)(stop - eq - 1) : 0;
+        if (!eq || !kn || !vn || kn >= sizeof key || vn >= sizeof val) {
+            fprintf(stderr, "flashcl %s: --config: '%.*s' is not KEY=VALUE (SPEC: KEY=VALUE,... with no empty item)\n",
+                    cmd, (int)(stop - p), p);
             return 0;
         }
-        *eq = '\0';
-        const char *val = eq + 1;
-        if (!strcmp(item, "kernel")) {
+        memcpy(key, p, kn);
+        key[kn] = '\0';
+        memcpy(val, eq + 1, vn);
+        val[vn] = '\0';
+        size_t f = 0;
+        while (f < N_FIELDS && strcmp(key, fields[f].key))
+            ++f;
+        if (f == N_FIELDS && strcmp(key, "kernel")) {
+            fprintf(stderr,
+                    "flashcl %s: --config: no field '%s' (kernel, block_m, block_n, threads_per_row, rows_per_item, "
+                    "d_chunk, v_chunk, kv_stages, m_tiles, producer, persistent, sub_group)\n",
+                    cmd, key);
+            return 0;
+        }
+        if (seen & (1u << f)) {
+            fprintf(stderr, "flashcl %s: --config: '%s' given twice\n", cmd, key);
+            return 0;
+        }
+        seen |= 1u << f;
+        if (f == N_FIELDS) { /* kernel */
             size_t k = 0;
             while (k < sizeof kernels / sizeof *kernels && strcmp(val, flashcl_kernel_name(kernels[k])))
                 ++k;
@@ -176,25 +196,22 @@ int cli_config(const char *cmd, const char *spec, flashcl_config *c)
                 return 0;
             }
             c->kernel = kernels[k];
-            continue;
+        } else {
+            char opt[48];
+            snprintf(opt, sizeof opt, "--config %s", key);
+            long v;
+            if (!cli_int(opt, val, fields[f].min, fields[f].max, &v))
+                return 0;
+            *(int32_t *)((char *)c + fields[f].off) = (int32_t)v;
         }
-        size_t f = 0;
-        while (f < sizeof fields / sizeof *fields && strcmp(item, fields[f].key))
-            ++f;
-        if (f == sizeof fields / sizeof *fields) {
-            fprintf(stderr,
-                    "flashcl %s: --config: no field '%s' (kernel, block_m, block_n, threads_per_row, rows_per_item, "
-                    "d_chunk, v_chunk, kv_stages, m_tiles, producer, persistent, sub_group)\n",
-                    cmd, item);
+        p = comma ? comma + 1 : NULL;
+    } while (p);
+    for (size_t f = 0; f < N_FIELDS; ++f) /* (a field the kernel does not read would be dropped unsaid) */
+        if ((seen & (1u << f)) && !(fields[f].kernels & (1u << c->kernel))) {
+            fprintf(stderr, "flashcl %s: --config %s: kernel=%s does not read it\n", cmd, fields[f].key,
+                    flashcl_kernel_name(c->kernel));
             return 0;
         }
-        char opt[48];
-        snprintf(opt, sizeof opt, "--config %s", item);
-        long v;
-        if (!cli_int(opt, val, fields[f].min, fields[f].max, &v))
-            return 0;
-        *(int32_t *)((char *)c + fields[f].off) = (int32_t)v;
-    }
     return 1;
 }
 

@@ -34,15 +34,17 @@ enum {
     CLI_OPT_CONFIG,
     CLI_OPT_END
 };
-/* --config KEY=VALUE,...: the tiles of one kernel forced for every plan (flashcl_context_override_config;
- * bench, run and tiles). */
+/* --config KEY=VALUE,...: the tiles of one kernel forced for every flash plan (flashcl_context_override_config;
+ * bench, run and tiles). CLI_CONFIG_HELP(PAD, IND): its --help lines, PAD after "--config SPEC" and IND before
+ * each further line reaching the command's description column. */
 #define CLI_CONFIG_LONGOPT {"config", required_argument, NULL, CLI_OPT_CONFIG}
-#define CLI_CONFIG_HELP                                                                                        \
-    "  --config SPEC      force one kernel's tiles (flashcl_context_override_config), SPEC = KEY=VALUE,...:\n"  \
-    "                     kernel (portable, mma, wgmma, mfma, wmma or dpas; default portable), block_m,\n"      \
-    "                     block_n, threads_per_row, rows_per_item, d_chunk, v_chunk (portable), m_tiles\n"     \
-    "                     (mma), kv_stages (mma, wgmma), producer (-1, 0, 1) and persistent (wgmma),\n"        \
-    "                     sub_group (dpas); a plan it does not fit fails, naming the field\n"
+#define CLI_CONFIG_HELP(PAD, IND)                                                                           \
+    "  --config SPEC" PAD "force one kernel's tiles for the flash plans, over --path; SPEC =\n"              \
+    IND "KEY=VALUE,...: kernel (portable, mma, wgmma, mfma, wmma or dpas; default\n"                       \
+    IND "portable) and the fields it reads: block_m, block_n; threads_per_row,\n"                          \
+    IND "rows_per_item, d_chunk, v_chunk (portable); m_tiles (mma); kv_stages (mma,\n"                     \
+    IND "wgmma); producer (-1, 0, 1), persistent (wgmma); sub_group (dpas). A plan\n"                     \
+    IND "it does not fit fails, naming the field (flashcl_context_override_config)\n"
 #define CLI_MASK_LONGOPTS                                                                                \
     {"window", required_argument, NULL, CLI_OPT_WINDOW}, {"softcap", required_argument, NULL, CLI_OPT_SOFTCAP}, \
         {"alibi", no_argument, NULL, CLI_OPT_ALIBI}, {"sinks", required_argument, NULL, CLI_OPT_SINKS},        \

@@ -27,7 +27,7 @@ static void usage(FILE *f)
             "the naive kernel and times it (median of profiling events after warm-up).\n"
             "  --device SEL       \"P:D\" or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
             "  --path P           flash kernel: auto, portable, mma, decode or wgmma (see flashcl run --help)\n"
-            CLI_CONFIG_HELP
+            CLI_CONFIG_HELP("      ", "                     ")
             "  --preset NAME      fa2: B*N = 16384 tokens, hidden 2048 (d=64 H=32, d=128 H=16),\n"
             "                     N = 512 ... 16384, causal and not; long: N = 32768, 65536, d=128, H=16, B=1;\n"
             "                     serving: B=4 N=4096 Hq=32 Hkv=8 d=128 fp16 causal, plain and with one\n"

@@ -28,7 +28,7 @@ static void usage(FILE *f)
             "                   Hopper's warpgroup MMA through sm_90a programs, emulated elsewhere), mfma\n"
             "                   (flash_mfma: AMD CDNA's matrix cores), wmma (flash_wmma: AMD RDNA3/4's) or dpas\n"
             "                   (flash_dpas: Intel's matrix engines), each emulated elsewhere ($FLASHCL_PATH)\n"
-            CLI_CONFIG_HELP
+            CLI_CONFIG_HELP("    ", "                   ")
             "  -b, --batch N    batch (default 1)\n"
             "  -H, --heads N    query heads (default 8)\n"
             "  --heads-kv N     key/value heads, divides --heads (default: --heads)\n"

@@ -35,7 +35,7 @@ static void usage(FILE *f)
             "                   plans then shrink their tiles); without it nothing is compiled\n"
             "  --path P         flash kernel: auto, portable, mma, decode, wgmma, mfma, wmma or dpas (see flashcl run\n"
             "                   --help)\n"
-            CLI_CONFIG_HELP
+            CLI_CONFIG_HELP("    ", "                   ")
             "  --json           machine-readable output\n"
             "Each line ends with the kernel's path and why: the matrix units (flash_wgmma, flash_mma,\n"
             "flash_decode_mma on NVIDIA; flash_mfma, flash_wmma on AMD; flash_dpas on Intel),\n"

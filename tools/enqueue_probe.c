@@ -126,6 +126,14 @@ int main(int argc, char **argv)
 
     static double v[REPS];
     stat s[20];
+#define PUSH(x)                                                                                              \
+    do {                                                                                                     \
+        if (ns == (int)(sizeof s / sizeof *s)) {                                                             \
+            fprintf(stderr, "enqueue_probe: more results than the table's %d\n", (int)(sizeof s / sizeof *s)); \
+            return 1;                                                                                        \
+        }                                                                                                    \
+        s[ns++] = (x);                                                                                       \
+    } while (0)
     int ns = 0;
     /* clSetKernelArg: batches of BATCH calls, a call's mean per batch */
     for (int kind = 0; kind < 3; ++kind) {
@@ -143,7 +151,7 @@ int main(int argc, char **argv)
         static const char *names[3] = {"set_arg_buffer", "set_arg_int", "set_arg_struct256"};
         static const char *whats[3] = {"clSetKernelArg of a cl_mem", "clSetKernelArg of an int",
                                        "clSetKernelArg of a 256-byte struct"};
-        s[ns++] = summarize(names[kind], whats[kind], v, REPS / BATCH);
+        PUSH(summarize(names[kind], whats[kind], v, REPS / BATCH));
     }
     for (int i = 0; i < N_MEM; ++i) /* (the batches above moved them: back in place) */
         CHECK(clSetKernelArg(wide, (cl_uint)i, sizeof(cl_mem), &buf[i]), "clSetKernelArg(wide)");
@@ -157,7 +165,7 @@ int main(int argc, char **argv)
         if (r >= 10)
             v[r - 10] = (now_us() - t0) / BATCH;
     }
-    s[ns++] = summarize("mem_info", "clGetMemObjectInfo of a cl_mem's size", v, REPS / BATCH);
+    PUSH(summarize("mem_info", "clGetMemObjectInfo of a cl_mem's size", v, REPS / BATCH));
     /* the enqueue call alone: an empty kernel, the queue drained every BATCH calls outside the timing */
     for (int kind = 0; kind < 4; ++kind) {
         cl_command_queue q = kind >= 2 ? qn : qp;
@@ -180,7 +188,7 @@ int main(int argc, char **argv)
                                        "clEnqueueNDRangeKernel with an event (profiling queue)",
                                        "clEnqueueNDRangeKernel with an event (queue without profiling)",
                                        "clEnqueueNDRangeKernel, no event (queue without profiling)"};
-        s[ns++] = summarize(names[kind], whats[kind], v, REPS);
+        PUSH(summarize(names[kind], whats[kind], v, REPS));
     }
     /* round trips from the first call to the event's completion, on an idle queue (as flashcl bench's
      * host_step_us) */
@@ -214,7 +222,7 @@ int main(int argc, char **argv)
             "enqueue to completion: a marker", "15 buffers set, then one kernel to completion",
             "enqueue to completion: one empty kernel (queue without profiling)",
             "enqueue to completion: the 15-buffer kernel, its arguments as they were"};
-        s[ns++] = summarize(names[kind], whats[kind], v, REPS / 2);
+        PUSH(summarize(names[kind], whats[kind], v, REPS / 2));
     }
     /* the kernel's own time as profiling events give it (CL_PROFILING_COMMAND_START to END, which
      * `flashcl bench`'s kernel figures are), of an empty kernel: one work-group of 32, and a decode step's
@@ -232,10 +240,10 @@ int main(int argc, char **argv)
             if (r >= 50)
                 v[r - 50] = (double)(t1 - t0) * 1e-3;
         }
-        s[ns++] = summarize(kind ? "kernel_grid" : "kernel_empty",
+        PUSH(summarize(kind ? "kernel_grid" : "kernel_empty",
                             kind ? "profiling start to end: the empty kernel, 128 work-groups of 128"
                                  : "profiling start to end: the empty kernel, one work-group of 32",
-                            v, REPS / 2);
+                            v, REPS / 2));
     }
     /* flashcl bench's device_us: from a marker held by a user event until the kernel is enqueued, the
      * marker's end to the kernel's end: the empty kernel's own time plus what the gate's release adds */
@@ -257,8 +265,8 @@ int main(int argc, char **argv)
         if (r >= 50)
             v[r - 50] = (double)(t1 - t0) * 1e-3;
     }
-    s[ns++] = summarize("kernel_gated", "a gated marker's end to the empty kernel's end (flashcl bench's device_us)", v,
-                        REPS / 2);
+    PUSH(summarize("kernel_gated", "a gated marker's end to the empty kernel's end (flashcl bench's device_us)", v,
+                        REPS / 2));
     if (json) {
         printf("{\"device\": \"%s\", \"reps\": %d, \"results\": [", full, REPS);
         for (int i = 0; i < ns; ++i)
