@@ -479,9 +479,14 @@ flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors,
     /* The device's time alone (short steps: where the enqueue call is a share of the marker-to-end figure
      * above, which holds it on an idle queue, docs/design/decode_mma.md, decode-mma-15): the marker waits
      * on a user event that the host completes after the plan is enqueued, so the queue reaches the plan's
-     * first command with every command of the step already submitted. */
-    double *gt = host && st == FLASHCL_SUCCESS && events_work && kernel_ms <= 5.0 ? calloc((size_t)iters, sizeof *gt)
-                                                                                  : NULL;
+     * first command with every command of the step already submitted. Flash plans only: standard
+     * attention's GEMMs (CLBlast) wait inside the enqueue for work the gate holds back. */
+    flashcl_config gcfg;
+    flashcl_plan_config(plan, &gcfg);
+    double *gt = host && st == FLASHCL_SUCCESS && events_work && kernel_ms <= 5.0 &&
+                         gcfg.algorithm == FLASHCL_ALGO_FLASH
+                     ? calloc((size_t)iters, sizeof *gt)
+                     : NULL;
     int gated_ok = gt != NULL;
     cl_context gctx = NULL;
     if (gt)
