@@ -36,3 +36,34 @@ def host_us(fn, warmup, runs):
         torch.cuda.synchronize()
         times.append((time.perf_counter() - t0) * 1e6)
     return statistics.median(times)
+
+
+def graph_us(fn, runs, repeat=20):
+    """Median in microseconds of one call's device time without its host dispatch (flashcl bench's
+    device_us counterpart): fn() captured once in a CUDA graph, then `repeat` replays back to back
+    between two CUDA events (the GPU kept busy, so each replay's launch hides under the one before), over
+    `runs` such rounds; None where the call cannot be captured."""
+    try:
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):  # (warm-up on a side stream, as graph capture asks)
+                fn()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn()
+    except Exception:  # a backend whose call cannot be captured has no such figure
+        return None
+    graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(repeat):
+            graph.replay()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) * 1e3 / repeat)
+    return statistics.median(times)

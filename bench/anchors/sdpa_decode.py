@@ -1,6 +1,7 @@
 """PyTorch SDPA on flashcl's decode shapes (seq_q = 1, Hq = 32, Hkv = 8, d = 128, fp16), for BENCHMARKS.md.
 Median of CUDA events over 50 runs after 10 warm-ups, and of the host's time from the call to its work
-finished (host_step_us: the call, then torch.cuda.synchronize()); GQA through enable_gqa (no K/V copies).
+finished (host_step_us: the call, then torch.cuda.synchronize()), and its device time without the host's
+dispatch (device_us: replays of a CUDA graph of the call); GQA through enable_gqa (no K/V copies).
 Prints one JSON line per (backend, batch, cache length). Arguments (optional): the cache lengths, comma
 separated, and the backends, comma separated (default: all five lengths, all four backends)."""
 import json
@@ -10,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from cuda_timing import host_us, time_ms
+from cuda_timing import graph_us, host_us, time_ms
 
 dev = torch.device("cuda")
 backends = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
@@ -31,8 +32,10 @@ for batch in (1, 8):
                     step = lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
                     med, lo, hi = time_ms(step, 10, 50)
                     host = host_us(step, 10, 50)
+                    device = graph_us(step, 10)
                 print(json.dumps({"backend": name, "batch": batch, "cache": cache, "median_ms": med,
-                                  "min_ms": lo, "max_ms": hi, "gb_per_s": io / med / 1e6, "host_step_us": host}),
+                                  "min_ms": lo, "max_ms": hi, "gb_per_s": io / med / 1e6, "host_step_us": host,
+                                  "device_us": device}),
                       flush=True)
             except Exception as ex:  # a backend that refuses the shape is a result too
                 print(json.dumps({"backend": name, "batch": batch, "cache": cache, "error": str(ex)[:160]}), flush=True)

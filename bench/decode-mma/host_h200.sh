@@ -28,8 +28,10 @@ timeout 180 "$b/tools/flashcl" bench --device "$dev" --decode -b 1 -H 32 --heads
 import json, sys
 for r in json.load(open(sys.argv[1]))["results"]:
     if r.get("ran"):
+        dev = r.get("device_us")
         print(f"flashcl B=1 x {r['seq']}: kernel {r['median_ms'] * 1e3:.1f} us, enqueue call {r['host_enqueue_us']:.1f} us, "
-              f"enqueue to completion {r['host_step_us']:.1f} us ({r['kernel']})")
+              f"enqueue to completion {r['host_step_us']:.1f} us, device alone "
+              f"{'-' if dev is None else f'{dev:.1f} us'} ({r['kernel']})")
 PY
 "$py" - > "$out/cuda.jsonl" <<'PY'
 import json, sys
@@ -47,6 +49,8 @@ import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line) if line.startswith("{") else {}
     if r.get("batch") == 1 and "host_step_us" in r:
+        dev = r.get("device_us")
         print(f"SDPA {r['backend']} B=1 x {r['cache']}: kernel {r['median_ms'] * 1e3:.1f} us, "
-              f"call to synchronize {r['host_step_us']:.1f} us")
+              f"call to synchronize {r['host_step_us']:.1f} us, device alone "
+              f"{'-' if dev is None else f'{dev:.1f} us'}")
 PY
