@@ -419,9 +419,9 @@ static void measure(bench_run *run, flashcl_context *ctx, flashcl_plan *plan, co
     st = cli_time_plan(plan, t, 0, 1, &med, &mn, &mx, &host_clock, &r->host);
     long n = run->o->iters, w = run->o->warmup;
     const double left_ms = run->o->max_seconds > 0.0 ? (run->o->max_seconds - elapsed_s(run)) * 1e3 : INFINITY;
-    /* (the probe says how long a run takes; runs of up to 5 ms go twice, the second time for the host's side:
-     * cli_time_plan) */
-    const double per_run = med <= 5.0 ? 2.0 * med : med;
+    /* (the probe says how long a run takes; runs of up to 5 ms go twice, the second time for the host's side,
+     * and a flash plan's a third time, behind the gate, for the device's alone: cli_time_plan) */
+    const double per_run = med <= 5.0 ? (a == FLASHCL_ALGO_FLASH ? 3.0 : 2.0) * med : med;
     if (st == FLASHCL_SUCCESS && med > 0 && left_ms < (n + w) * per_run) {
         const long fit = left_ms > 0 ? (long)(left_ms / per_run) : 0;
         w = fit > 3 ? 1 : 0;
