@@ -102,10 +102,11 @@ def decode_kernel_section(directory):
                 out.append(f"| {b} | {r['seq']} | {ms(r)} | {r['gb_per_s']:.0f} | {ms(q)} | {q['gb_per_s']:.0f} | "
                            f"{r['gb_per_s'] / q['gb_per_s']:.2f}× |")
     cmds = sorted({run['command'].split(' --json')[0] for run in runs.values()})
-    out.append('\nOne run on the H200 (both kernels measured together; the decode rows are the kernel as it now stands:')
+    gpu = gpu_of(os.path.join(directory, 'decode-kernel'))
+    out.append(f'\nOne run on the {gpu} (both kernels measured together; the decode rows are the kernel as it now stands:')
     out.append('each key\'s row on its own, the exact exp2), seq_q 1, Hq 32, Hkv 8, d 128, fp16 K/V;')
     out.append('GB/s of Q, K, V and O over the median. The chooser takes the decode kernel only where it measured')
-    out.append('faster (2^19 key rows and more, on the H200; on matrix units it takes flash_decode_mma, above); what')
+    out.append('faster on the H200 (2^19 key rows and more; on matrix units it takes flash_decode_mma, above); what')
     out.append('limits it and the comparison with PyTorch: `docs/design/decode.md`. Commands: ' +
                '; '.join(f'`{c}`' for c in cmds) + '. Data: `bench/decode-kernel/`.')
     return '\n'.join(out)
@@ -796,9 +797,8 @@ def main():
         print(dk + '\n')
     print('## Flash against standard attention (time of standard / time of flash, same run)\n')
     print('Above 1 flash is faster. Standard attention (CLBlast\'s SGEMMs) writes the n×n scores to device memory;')
-    print('flash needs no memory beyond Q, K, V and O. These runs are the portable kernel on fp32 as it was on')
-    print('2026-11-29; its fp32 figures on the H200 have risen since (the prefill section above; its history:')
-    print('`docs/design/portable.md`).\n')
+    print('flash needs no memory beyond Q, K, V and O. These runs are the portable kernel on fp32 (its history:')
+    print('`docs/design/portable.md`); each run\'s date is in its heading below.\n')
     print(standings(runs) + '\n')
     for run in runs:
         print('## %s (%s, driver %s), %s\n' % (run['device'], run['platform'], run['driver'], run['date']))
