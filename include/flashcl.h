@@ -854,7 +854,7 @@ FLASHCL_API flashcl_status flashcl_plan_kernel_info(const flashcl_plan *plan, fl
  * Device memory the plan allocated beyond the caller's buffers, in bytes: for standard attention the
  * score matrices (and fp32 copies for fp16/bf16); for flash under split-KV its partial results once an
  * enqueue ran without a caller workspace, and where the matrix-unit decode kernel merges its splits
- * itself (flash_decode_mma, up to 64 splits) a 4-byte counter a block of rows once an enqueue ran;
+ * itself (flash_decode_mma, up to 16 splits) a 4-byte counter a block of rows once an enqueue ran;
  * otherwise 0.
  * Validation's scratch is not counted.
  */

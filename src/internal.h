@@ -293,7 +293,7 @@ struct flashcl_plan {
      * the first enqueue that needs it) */
     uint64_t ws_bytes, ws_lse_floats; /* (ws_lse_floats: where the log-sum-exps start, in floats) */
     cl_mem partial;
-    /* flash_decode_mma under split-KV (up to 64 splits) merges in the kernel (no `combine`): a counter an
+    /* flash_decode_mma under split-KV (up to 16 splits) merges in the kernel (no `combine`): a counter an
      * (batch, KV head, row block), the plan's own, zeroed by the first enqueue (allocated there) and left
      * zero by every step */
     int fused_merge;

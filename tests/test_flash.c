@@ -708,12 +708,12 @@ static void run_case(const case_params *c)
         ck_assert_msg(st == FLASHCL_SUCCESS, "flash enqueue: %s", flashcl_context_last_error(ctx));
     }
     /* the plan allocated its own scratch only where the caller gave none, and where the matrix-unit decode
-     * kernel merges its splits itself (up to 64), a counter (4 bytes) a row block: a split's work-groups */
+     * kernel merges its splits itself (up to 16), a counter (4 bytes) a row block: a split's work-groups */
     {
         flashcl_config fc;
         flashcl_plan_config(flash, &fc);
         const uint64_t pack = fc.gqa_pack > 1 ? (uint64_t)fc.gqa_pack : 1;
-        const uint64_t counters = fc.kernel == FLASHCL_KERNEL_DECODE_MMA && fc.kv_splits > 1 && fc.kv_splits <= 64
+        const uint64_t counters = fc.kernel == FLASHCL_KERNEL_DECODE_MMA && fc.kv_splits > 1 && fc.kv_splits <= 16
                                       ? ((uint64_t)p.seq_q * pack + (uint64_t)fc.block_m - 1) / (uint64_t)fc.block_m *
                                             (uint64_t)p.batch * (uint64_t)p.heads_q / pack * 4
                                       : 0;
@@ -1451,18 +1451,18 @@ static const case_params decode_mma_cases[] = {
      .kv_splits = 16, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 1, .seq_kv = 33, .batch = 2, .heads_kv = 3,
      .alibi = 1, .path = FLASHCL_PATH_MMA},
-    /* up to 64 splits the kernel's last work-group of a row block merges them (three batches of loads at
-     * 20), past them the merge kernel (flash_combine): with sinks, all */
+    /* up to 16 splits the kernel's last work-group of a row block merges them, past them the merge kernel
+     * (flash_combine): with sinks, both */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 8, .seq_q = 2, .seq_kv = 400, .batch = 1, .heads_kv = 2,
      .sinks = 1, .causal = 1, .kv_splits = 5, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 700, .batch = 2, .heads_kv = 2,
      .sinks = 1, .kv_splits = 20, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 2100, .batch = 1, .heads_kv = 1,
      .sinks = 1, .kv_splits = 70, .path = FLASHCL_PATH_MMA},
-    /* every split with keys, past the first batch of 8: 20 (three batches of loads) and 64 (the most the
-     * kernel merges itself) */
+    /* every split with keys, past the first batch of 8: 16 (the most the kernel merges itself, two batches
+     * of loads) and 64 (flash_combine's) */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 2500, .batch = 1, .heads_kv = 1,
-     .kv_splits = 20, .path = FLASHCL_PATH_MMA},
+     .kv_splits = 16, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 1, .seq_kv = 8192, .batch = 1, .heads_kv = 1,
      .sinks = 1, .kv_splits = 64, .path = FLASHCL_PATH_MMA}, /* (sinks: standard attention refuses it by name, as
                                                                  it would 8192 keys under the GPU-like limits) */

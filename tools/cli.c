@@ -477,45 +477,93 @@ flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors,
         host->device_us = host->device_us_min = host->device_us_max = NAN;
     }
     /* The device's time alone (short steps: where the enqueue call is a share of the marker-to-end figure
-     * above, which holds it on an idle queue, docs/design/decode_mma.md, decode-mma-15): the marker waits
-     * on a user event that the host completes after the plan is enqueued, so the queue reaches the plan's
-     * first command with every command of the step already submitted. Flash plans only: standard
-     * attention's GEMMs (CLBlast) wait inside the enqueue for work the gate holds back. */
+     * above, which holds it on an idle queue, docs/design/decode_mma.md, decode-mma-15 and -22): a fill of
+     * a pad buffer before the step keeps the queue busy while the step is enqueued, so the step's first
+     * command starts as soon as the fill ends; the figure is the fill's end to the step's end. The pad is
+     * sized (doubling from 1 MiB up to 256 MiB) until its fill lasts three enqueue calls and 20 us more,
+     * and a sample counts only where the fill was still running when the enqueue call returned. (A user
+     * event holding a marker does not serve: NVIDIA's driver releases what waits on it 1-3 ms late.) Flash
+     * plans only: standard attention's GEMMs (CLBlast) may wait inside the enqueue. */
     flashcl_config gcfg;
     flashcl_plan_config(plan, &gcfg);
     double *gt = host && st == FLASHCL_SUCCESS && events_work && kernel_ms <= 5.0 &&
                          gcfg.algorithm == FLASHCL_ALGO_FLASH
                      ? calloc((size_t)iters, sizeof *gt)
                      : NULL;
-    int gated_ok = gt != NULL;
-    cl_context gctx = NULL;
-    if (gt)
-        flashcl_context_cl_objects(flashcl_plan_context(plan), &gctx, NULL, NULL);
-    for (long i = 0; gated_ok && i < pwarm + iters; ++i) {
-        cl_int err;
-        cl_event gate = clCreateUserEvent(gctx, &err), mark = NULL, ev = NULL;
-        clFinish(queue);
-        gated_ok = gate && clEnqueueMarkerWithWaitList(queue, 1, &gate, &mark) == CL_SUCCESS;
-        gated_ok = gated_ok && flashcl_plan_enqueue_tensors(plan, tensors, 0, NULL, &ev) == FLASHCL_SUCCESS;
-        if (gate) { /* (released whatever failed: the commands behind it must not wait forever) */
-            clSetUserEventStatus(gate, gated_ok ? CL_COMPLETE : -1);
-            clReleaseEvent(gate);
+    int padded_ok = gt != NULL;
+    cl_mem pad = NULL;
+    size_t pad_bytes = (size_t)1 << 20;
+    if (gt) {
+        cl_context pctx = NULL;
+        cl_device_id pdev = NULL;
+        cl_ulong max_alloc = 0;
+        flashcl_context_cl_objects(flashcl_plan_context(plan), &pctx, &pdev, NULL);
+        clGetDeviceInfo(pdev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+        double enq_med = 0, lo, hi, *e = malloc((size_t)iters * sizeof *e);
+        if (e) {
+            memcpy(e, enq, (size_t)iters * sizeof *e);
+            cli_stats(e, (int)iters, &enq_med, &lo, &hi);
+            free(e);
         }
+        const double want_us = 3.0 * enq_med + 20.0;
+        const size_t most = max_alloc / 4 < ((size_t)256 << 20) ? (size_t)(max_alloc / 4) : ((size_t)256 << 20);
+        for (padded_ok = 0; !padded_ok && pad_bytes <= most; pad_bytes *= 2) {
+            cl_int err;
+            if (pad)
+                clReleaseMemObject(pad);
+            pad = clCreateBuffer(pctx, CL_MEM_READ_WRITE, pad_bytes, NULL, &err);
+            if (!pad)
+                break;
+            cl_ulong f0 = 0, f1 = 0;
+            const cl_uint zero = 0;
+            cl_event fill = NULL;
+            for (int r = 0; r < 2; ++r) { /* (the second: the first fill of a buffer may place it) */
+                if (fill)
+                    clReleaseEvent(fill);
+                fill = NULL;
+                if (clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill) != CL_SUCCESS ||
+                    clWaitForEvents(1, &fill) != CL_SUCCESS)
+                    break;
+            }
+            padded_ok = fill && clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_START, sizeof f0, &f0, NULL) ==
+                                    CL_SUCCESS &&
+                        clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_END, sizeof f1, &f1, NULL) == CL_SUCCESS &&
+                        f1 > f0 && (double)(f1 - f0) * 1e-3 >= want_us;
+            if (fill)
+                clReleaseEvent(fill);
+            if (padded_ok)
+                break;
+        }
+    }
+    long taken = 0;
+    for (long i = 0; padded_ok && i < pwarm + 2 * iters && taken < iters; ++i) {
+        cl_event fill = NULL, ev = NULL;
+        const cl_uint zero = 0;
+        cl_int fill_status = CL_COMPLETE;
+        clFinish(queue);
+        padded_ok = clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill) == CL_SUCCESS;
+        padded_ok = padded_ok && clFlush(queue) == CL_SUCCESS &&
+                    flashcl_plan_enqueue_tensors(plan, tensors, 0, NULL, &ev) == FLASHCL_SUCCESS &&
+                    clFlush(queue) == CL_SUCCESS;
+        if (padded_ok) /* (the fill still running: the step's commands were all submitted before it ended) */
+            clGetEventInfo(fill, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof fill_status, &fill_status, NULL);
         cl_ulong start = 0, end = 0;
-        gated_ok = gated_ok && clWaitForEvents(1, &ev) == CL_SUCCESS &&
-                   clGetEventProfilingInfo(mark, CL_PROFILING_COMMAND_END, sizeof start, &start, NULL) == CL_SUCCESS &&
-                   clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS &&
-                   end > start;
+        padded_ok = padded_ok && clWaitForEvents(1, &ev) == CL_SUCCESS &&
+                    clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_END, sizeof start, &start, NULL) == CL_SUCCESS &&
+                    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS &&
+                    end > start;
         if (ev)
             clReleaseEvent(ev);
-        if (mark)
-            clReleaseEvent(mark);
-        if (gated_ok && i >= pwarm)
-            gt[i - pwarm] = (double)(end - start) * 1e-3;
+        if (fill)
+            clReleaseEvent(fill);
+        if (padded_ok && i >= pwarm && fill_status != CL_COMPLETE)
+            gt[taken++] = (double)(end - start) * 1e-3;
     }
     clFinish(queue);
-    if (gated_ok)
-        cli_stats(gt, (int)iters, &host->device_us, &host->device_us_min, &host->device_us_max);
+    if (pad)
+        clReleaseMemObject(pad);
+    if (padded_ok && taken * 2 >= iters) /* (at least half the samples with the queue held) */
+        cli_stats(gt, (int)taken, &host->device_us, &host->device_us_min, &host->device_us_max);
     free(gt);
     if (st == FLASHCL_SUCCESS) {
         cli_stats(t, (int)iters, median, min, max);

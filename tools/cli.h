@@ -102,16 +102,16 @@ void cli_stats(double *v, int n, double *median, double *min, double *max);
 typedef struct cli_host_times {
     double enqueue_us, step_us;
     int plain_queue; /* measured on a queue without profiling, no event (else on the profiling queue, with one) */
-    /* The device's time alone, microseconds (median, min, max; NaN where not measured): the marker before
-     * the plan held by a user event the host completes once the plan is enqueued, so that the interval
-     * holds no enqueue call (steps of up to 5 ms) */
+    /* The device's time alone, microseconds (median, min, max; NaN where not measured): from the end of a
+     * buffer fill enqueued before the plan, long enough to keep the queue busy through the enqueue call,
+     * to the plan's end, so that the interval holds no enqueue call (flash steps of up to 5 ms) */
     double device_us, device_us_min, device_us_max;
 } cli_host_times;
 
 /* Times `iters` enqueues after `warmup` ones, in milliseconds, from profiling events (the host clock
  * around each run when the driver's events give no duration, *host_clock then set); `host` (NULL: not
  * wanted) the host's side, as many steps again on an in-order queue without profiling and no event, and
- * the device's time alone, as many steps again behind a gate. */
+ * the device's time alone, as many steps again behind a fill that keeps the queue busy. */
 flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *t, long warmup, long iters,
                              double *median, double *min, double *max, int *host_clock, cli_host_times *host);
 /* FLOPs as FlashAttention counts them: 4*B*H*Sq*Sk*d, only computed pairs under a causal mask. */

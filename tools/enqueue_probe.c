@@ -5,7 +5,8 @@
  * event, on a profiling queue and a plain one; and the round trip from enqueue to the event's completion
  * for one empty kernel, two in order (a split step and its combine), a marker, and a kernel with
  * flash_decode_mma's 15 buffers and a 256-byte struct, with and without its buffers set again first; and
- * the profiling events' start to end of the empty kernel, alone and over a decode step's grid.
+ * the profiling events' start to end of the empty kernel, alone and over a decode step's grid, and
+ * behind a fill that keeps the queue busy (flashcl bench's device_us).
  * Medians over many calls, in microseconds, with the 10th and 90th percentiles. docs/design/decode_mma.md
  * (the host's side of a step) reads it beside `flashcl bench --decode`'s host_enqueue_us and
  * host_step_us. Not installed.
@@ -245,28 +246,62 @@ int main(int argc, char **argv)
                                  : "profiling start to end: the empty kernel, one work-group of 32",
                             v, REPS / 2));
     }
-    /* flashcl bench's device_us: from a marker held by a user event until the kernel is enqueued, the
-     * marker's end to the kernel's end: the empty kernel's own time plus what the gate's release adds */
-    for (int r = 0; r < REPS / 2 + 50; ++r) {
-        cl_int err;
-        cl_event gate = clCreateUserEvent(ctx, &err), mark = NULL, ev = NULL;
-        CHECK(err, "clCreateUserEvent");
-        CHECK(clEnqueueMarkerWithWaitList(qp, 1, &gate, &mark), "clEnqueueMarkerWithWaitList");
-        const size_t g = 32, l = 32;
-        CHECK(clEnqueueNDRangeKernel(qp, empty, 1, NULL, &g, &l, 0, NULL, &ev), "clEnqueueNDRangeKernel");
-        CHECK(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
-        CHECK(clWaitForEvents(1, &ev), "clWaitForEvents");
-        cl_ulong t0 = 0, t1 = 0;
-        CHECK(clGetEventProfilingInfo(mark, CL_PROFILING_COMMAND_END, sizeof t0, &t0, NULL), "profiling end");
-        CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL), "profiling end");
-        clReleaseEvent(gate);
-        clReleaseEvent(mark);
-        clReleaseEvent(ev);
-        if (r >= 50)
-            v[r - 50] = (double)(t1 - t0) * 1e-3;
+    /* flashcl bench's device_us: a fill of a pad buffer keeps the queue busy while the kernel is enqueued,
+     * the fill's end to the kernel's end: the empty kernel's own time plus the gap between two commands
+     * on a busy queue. The pad doubles from 1 MiB (up to 256 MiB) until its fill lasts 50 us; a sample
+     * counts only where the fill was still running once the kernel was flushed. */
+    {
+        cl_mem pad = NULL;
+        size_t pad_bytes = (size_t)1 << 20;
+        const cl_uint zero = 0;
+        int sized = 0;
+        for (; !sized && pad_bytes <= ((size_t)256 << 20); pad_bytes *= 2) {
+            cl_int err;
+            if (pad)
+                clReleaseMemObject(pad);
+            pad = clCreateBuffer(ctx, CL_MEM_READ_WRITE, pad_bytes, NULL, &err);
+            CHECK(err, "clCreateBuffer (pad)");
+            cl_ulong t0 = 0, t1 = 0;
+            for (int r = 0; r < 2; ++r) { /* (the second fill: the first may place the buffer) */
+                cl_event fill = NULL;
+                CHECK(clEnqueueFillBuffer(qp, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill),
+                      "clEnqueueFillBuffer");
+                CHECK(clWaitForEvents(1, &fill), "clWaitForEvents");
+                CHECK(clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL), "profiling start");
+                CHECK(clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL), "profiling end");
+                clReleaseEvent(fill);
+            }
+            sized = t1 > t0 && (double)(t1 - t0) * 1e-3 >= 50.0;
+            if (sized)
+                break;
+        }
+        int taken = 0;
+        for (int r = 0; sized && r < REPS + 50 && taken < REPS / 2; ++r) {
+            cl_event fill = NULL, ev = NULL;
+            const size_t g = 32, l = 32;
+            cl_int status = CL_COMPLETE;
+            CHECK(clEnqueueFillBuffer(qp, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill),
+                  "clEnqueueFillBuffer");
+            CHECK(clFlush(qp), "clFlush");
+            CHECK(clEnqueueNDRangeKernel(qp, empty, 1, NULL, &g, &l, 0, NULL, &ev), "clEnqueueNDRangeKernel");
+            CHECK(clFlush(qp), "clFlush");
+            CHECK(clGetEventInfo(fill, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL),
+                  "clGetEventInfo");
+            CHECK(clWaitForEvents(1, &ev), "clWaitForEvents");
+            cl_ulong t0 = 0, t1 = 0;
+            CHECK(clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_END, sizeof t0, &t0, NULL), "profiling end");
+            CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL), "profiling end");
+            clReleaseEvent(fill);
+            clReleaseEvent(ev);
+            if (r >= 50 && status != CL_COMPLETE)
+                v[taken++] = (double)(t1 - t0) * 1e-3;
+        }
+        if (pad)
+            clReleaseMemObject(pad);
+        if (taken > 0)
+            PUSH(summarize("kernel_padded", "a busy queue's fill end to the empty kernel's end (flashcl bench's device_us)",
+                           v, taken));
     }
-    PUSH(summarize("kernel_gated", "a gated marker's end to the empty kernel's end (flashcl bench's device_us)", v,
-                        REPS / 2));
     if (json) {
         printf("{\"device\": \"%s\", \"reps\": %d, \"results\": [", full, REPS);
         for (int i = 0; i < ns; ++i)

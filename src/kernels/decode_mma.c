@@ -84,13 +84,13 @@ static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice 
 }
 
 /* Whether the kernel merges its splits itself, the last of a row block's work-groups (FUSED_MERGE: no
- * flash_combine): up to 64 splits, where the last work-group stages every split's LSE for its rows in the
- * merge area and reads the partials 8 splits at a time (decode.cl). Up to 16 it measured faster than the
- * merge kernel (decode-mma-7); 33 lost 6 us then, when each split's partial was a load waited for alone,
- * and is taken again since the loads are batched (decode-mma-20, docs/design/decode_mma.md). */
+ * flash_combine): up to 16 splits, where it measured faster than the merge kernel (decode-mma-7). Past
+ * them the last work-group's merge costs more than the launch it saves: 33 splits lost 6 us in
+ * decode-mma-7 and, with the partials' loads batched (decode-mma-17), 5-9 us of a batch-1 step again in
+ * decode-mma-20 (docs/design/decode_mma.md). The kernel itself merges up to 64 (decode.cl). */
 int fcl_decode_mma_fuses(const flashcl_config *c)
 {
-    return c->kv_splits > 1 && c->kv_splits <= 64;
+    return c->kv_splits > 1 && c->kv_splits <= 16;
 }
 
 /* block_m its rows, work_group_size / 32 its warps, keys_per_step its keys a warp and step (16 a tile). */
