@@ -108,7 +108,8 @@
  * out the producer's transpose of V (fp8), bit 2 the softmax's exponentials, bit 4 the P * V products, bit
  * 8 the Q * K^T products (14: the copies, the barriers and the softmax's other steps alone), bit 16 O's
  * stores to global memory where O is staged (WG_O_STAGED: a block's epilogue, wgmma-epilogue; no effect
- * on the other programs), bit 32 fp8's conversion of P to E4M3 bytes (fp8-5) */
+ * on the other programs), bit 32 fp8's conversion of P to E4M3 bytes (fp8-5); bit 64 does fp8's V transpose
+ * twice (the same bytes: results unchanged, the producer's transpose work doubled; fp8-6) */
 #ifndef WG_ABLATE
 #define WG_ABLATE 0
 #endif
@@ -862,6 +863,9 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
                     ASYNC_WAIT0();
                 mbar_wait(EMPTY_V(t - 1), ROUND(t - 1) ^ 1);
 #if !(WG_ABLATE & 1)
+                VT_TRANSPOSE(VBUF(t - 1), STG(t - 1), me);
+#endif
+#if WG_ABLATE & 64 /* (the same bytes again: the results unchanged, the producer's work doubled) */
                 VT_TRANSPOSE(VBUF(t - 1), STG(t - 1), me);
 #endif
                 FENCE_PROXY_ASYNC(); /* (its stores, made visible to wgmma's reads) */
