@@ -865,7 +865,9 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if !(WG_ABLATE & 1)
                 VT_TRANSPOSE(VBUF(t - 1), STG(t - 1), me);
 #endif
-#if WG_ABLATE & 64 /* (the same bytes again: the results unchanged, the producer's work doubled) */
+#if WG_ABLATE & 64 /* (the same bytes again: the results unchanged, the producer's work doubled; the
+                       clobber keeps the compiler from taking the first pass's loads and dropping its stores) */
+                __asm__ volatile("" ::: "memory");
                 VT_TRANSPOSE(VBUF(t - 1), STG(t - 1), me);
 #endif
                 FENCE_PROXY_ASYNC(); /* (its stores, made visible to wgmma's reads) */

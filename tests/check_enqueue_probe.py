@@ -19,12 +19,13 @@ doc = json.loads(run.stdout)
 res = {r['name']: r for r in doc['results']}
 want = {'set_arg_buffer', 'set_arg_int', 'set_arg_struct256', 'mem_info', 'enqueue', 'enqueue_event', 'enqueue_event_plain_queue', 'enqueue_plain_queue',
         'step_one', 'step_two', 'step_marker', 'step_15_buffers', 'step_one_plain_queue', 'step_wide', 'kernel_empty',
-        'kernel_grid', 'kernel_gated'}
+        'kernel_grid', 'kernel_padded'}
 assert set(res) == want, sorted(set(res) ^ want)
 for r in res.values():
     assert 0 < r['p10_us'] <= r['median_us'] <= r['p90_us'], r
 assert res['step_one']['median_us'] > res['enqueue_event']['p10_us'], res
 assert res['kernel_empty']['median_us'] < res['step_one']['median_us'], res  # (the kernel inside its round trip)
+assert res['kernel_padded']['median_us'] >= res['kernel_empty']['p10_us'], res  # (the kernel's own run, at least)
 assert doc['device'] and doc['reps'] > 0
 bad = subprocess.run([sys.argv[1], '--no-such-option'], capture_output=True, text=True)
 assert bad.returncode == 2 and 'usage' in bad.stderr, bad

@@ -808,7 +808,7 @@ END_TEST
 
 /* bench --json -: stdout is the JSON alone (the table on stderr), which parses, with numbers that keep
  * their digits (a CPU's TFLOP/s is no 0.0000), the decode shape's real lengths, the kernel's tiles, the
- * host's side and the gated device time;
+ * host's side and the device's time alone;
  * the progress line says Sq=4 Sk=64 for --decode --seq-q 4 -n 64. */
 START_TEST(test_bench_json_stdout)
 {

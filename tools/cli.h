@@ -111,7 +111,8 @@ typedef struct cli_host_times {
 /* Times `iters` enqueues after `warmup` ones, in milliseconds, from profiling events (the host clock
  * around each run when the driver's events give no duration, *host_clock then set); `host` (NULL: not
  * wanted) the host's side, as many steps again on an in-order queue without profiling and no event, and
- * the device's time alone, as many steps again behind a fill that keeps the queue busy. */
+ * the device's time alone, as many steps again (up to twice as many where the fill ended first) behind
+ * a fill that keeps the queue busy. */
 flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *t, long warmup, long iters,
                              double *median, double *min, double *max, int *host_clock, cli_host_times *host);
 /* FLOPs as FlashAttention counts them: 4*B*H*Sq*Sk*d, only computed pairs under a causal mask. */

@@ -88,8 +88,9 @@ static void usage(FILE *f)
             "queue without profiling and no event asked for, as an engine's loop runs (host_queue \"plain\";\n"
             "\"profiling\": the timed queue's, with an event, for runs over 5 ms or where no such queue could\n"
             "be made), and device_us (with device_us_min and _max): the device's time alone, from the end\n"
-            "of a buffer fill that keeps the queue busy while the step is enqueued to the step's end (flash\n"
-            "steps up to 5 ms; null else), where the median above holds the enqueue call on an idle queue.\n"
+            "of a buffer fill that keeps the queue busy while the step is enqueued to the step's end, where\n"
+            "the median above holds the enqueue call on an idle queue (flash steps up to 5 ms; null for\n"
+            "others, where events give no times, or where the fill ended first in over half the steps).\n"
             "The JSON names each algorithm's kernel and its tiles: kernel, block_m, block_n, work_group and\n"
             "kv_stages (the plan's flashcl_config).\n"
             "exit status: 0 ok (a standard attention that cannot allocate is a result), 1 an error or a\n"
@@ -420,9 +421,11 @@ static void measure(bench_run *run, flashcl_context *ctx, flashcl_plan *plan, co
     long n = run->o->iters, w = run->o->warmup;
     const double left_ms = run->o->max_seconds > 0.0 ? (run->o->max_seconds - elapsed_s(run)) * 1e3 : INFINITY;
     /* (the probe says how long a run takes; runs of up to 5 ms go twice, the second time for the host's side,
-     * and a flash plan's a third time, behind a fill about three enqueue calls long, its samples retried
-     * where the fill ended first, for the device's alone: cli_time_plan; counted as two more) */
-    const double per_run = med <= 5.0 ? (a == FLASHCL_ALGO_FLASH ? 4.0 : 2.0) * med : med;
+     * and a flash plan's a third time for the device's alone, each step behind a fill of three profiled
+     * enqueue calls and 20 us, up to twice that once sized, and up to twice as many steps where the fill
+     * ended first: cli_time_plan. The profiled call counted as three plain ones, the probe's figure.) */
+    const double pad_ms = 2e-3 * (9.0 * (r->host.enqueue_us > 0 ? r->host.enqueue_us : 0.0) + 20.0);
+    const double per_run = med > 5.0 ? med : a == FLASHCL_ALGO_FLASH ? 2.0 * med + 2.0 * (med + pad_ms) : 2.0 * med;
     if (st == FLASHCL_SUCCESS && med > 0 && left_ms < (n + w) * per_run) {
         const long fit = left_ms > 0 ? (long)(left_ms / per_run) : 0;
         w = fit > 3 ? 1 : 0;

@@ -248,14 +248,18 @@ int main(int argc, char **argv)
     }
     /* flashcl bench's device_us: a fill of a pad buffer keeps the queue busy while the kernel is enqueued,
      * the fill's end to the kernel's end: the empty kernel's own time plus the gap between two commands
-     * on a busy queue. The pad doubles from 1 MiB (up to 256 MiB) until its fill lasts 50 us; a sample
-     * counts only where the fill was still running once the kernel was flushed. */
+     * on a busy queue. The pad doubles from 1 MiB (up to 256 MiB and a quarter of the largest buffer)
+     * until its fill lasts 50 us; a sample counts only where the fill was still running once the kernel
+     * was flushed. */
     {
         cl_mem pad = NULL;
         size_t pad_bytes = (size_t)1 << 20;
         const cl_uint zero = 0;
         int sized = 0;
-        for (; !sized && pad_bytes <= ((size_t)256 << 20); pad_bytes *= 2) {
+        cl_ulong max_alloc = 0;
+        clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+        const size_t most = max_alloc / 4 < ((size_t)256 << 20) ? (size_t)(max_alloc / 4) : ((size_t)256 << 20);
+        for (; !sized && pad_bytes <= most; pad_bytes *= 2) {
             cl_int err;
             if (pad)
                 clReleaseMemObject(pad);

@@ -86,8 +86,8 @@ static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice 
 /* Whether the kernel merges its splits itself, the last of a row block's work-groups (FUSED_MERGE: no
  * flash_combine): up to 16 splits, where it measured faster than the merge kernel (decode-mma-7). Past
  * them the last work-group's merge costs more than the launch it saves: 33 splits lost 6 us in
- * decode-mma-7 and, with the partials' loads batched (decode-mma-17), 5-9 us of a batch-1 step again in
- * decode-mma-20 (docs/design/decode_mma.md). The kernel itself merges up to 64 (decode.cl). */
+ * decode-mma-7 and, with the partials' loads batched (decode-mma-17), 4.6-9.2 us of a batch-1 step again in
+ * decode-mma-20 (docs/design/decode_mma.md). The merge in decode.cl itself takes any count. */
 int fcl_decode_mma_fuses(const flashcl_config *c)
 {
     return c->kv_splits > 1 && c->kv_splits <= 16;
