@@ -67,7 +67,7 @@
 /* SCALE_SHFL (docs/design/decode_mma.md, decode-mma-21): an int8 cache's scales loaded once a key, lane L
  * taking the step's key k0 + L, and passed to the lanes whose scores and weights use them by shuffles (each
  * scale is needed by the 8 lanes of one t, which otherwise each load it); up to 32 keys a warp step (two
- * tiles). The default for fp16 scales, where it measured 2-6% faster on the H100; fp32 scales' own loads
+ * tiles). 2 (a variant to measure): V's scales so, K's loaded by each lane as without it. The default for fp16 scales, where it measured 2-6% faster on the H100; fp32 scales' own loads
  * are fewer instructions than the shuffles, and it ran 10% slower there (decode-mma-21). */
 #ifndef SCALE_SHFL
 #define SCALE_SHFL (KV_FORMAT == 1 && KV_SCALE_F16 && TILES <= 2 && !SCALE_LOADS)
@@ -370,7 +370,8 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
         float ks[TILES][2][2], vs[TILES][2][2];
 #endif
 #if SCALE_SHFL
-        { /* this lane's key's scales (0 past the keys' end), then each lane's from their keys' lanes */
+        { /* this lane's key's scales (0 past the keys' end), then each lane's from their keys' lanes (2: V's
+           * only, K's loaded below) */
             float k_own = 0.0f, v_own = 0.0f;
             if (lane < 16 * TILES) {
                 const int key = k0 + lane;
@@ -378,13 +379,19 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                 const long st = lane < 16 ? s_tile[0] : s_tile[TILES - 1];
 #if KV_SCALE_F16 /* (loaded whatever ok is, as below) */
                 const long si = st + (long)(ok ? key : (lane < 16 ? s_key[0] : s_key[TILES - 1])) * heads_kv;
+#if SCALE_SHFL == 1
                 const float k_scale = LOAD_SCALE(K_SCALE, si), v_scale = LOAD_SCALE(V_SCALE, si);
                 k_own = ok ? k_scale : 0.0f;
+#else
+                const float v_scale = LOAD_SCALE(V_SCALE, si);
+#endif
                 v_own = ok ? v_scale : 0.0f;
 #else
                 const long si = st + (long)key * heads_kv;
                 if (ok) {
+#if SCALE_SHFL == 1
                     k_own = LOAD_SCALE(K_SCALE, si);
+#endif
                     v_own = LOAD_SCALE(V_SCALE, si);
                 }
 #endif
@@ -395,13 +402,16 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                 for (int j = 0; j < 2; ++j) {
                     UNROLL
                     for (int cc = 0; cc < 2; ++cc) {
+#if SCALE_SHFL == 1
                         ks[i][j][cc] = SHFL_IDX(k_own, 16 * i + 8 * j + 2 * t + cc);
+#endif
                         vs[i][j][cc] = SHFL_IDX(v_own, 16 * i + 8 * j + 2 * t + cc);
                     }
                 }
             }
         }
-#else
+#endif
+#if SCALE_SHFL != 1
         UNROLL
         for (int i = 0; i < TILES; ++i) {
             UNROLL
@@ -421,14 +431,19 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
                     ks[i][j][cc] = ((__global const ushort *)K_SCALE)[si];
                     vs[i][j][cc] = ((__global const ushort *)V_SCALE)[si];
 #else
-                    const float k_scale = LOAD_SCALE(K_SCALE, si), v_scale = LOAD_SCALE(V_SCALE, si);
+                    const float k_scale = LOAD_SCALE(K_SCALE, si);
                     ks[i][j][cc] = ok ? k_scale : 0.0f;
+#if !SCALE_SHFL
+                    const float v_scale = LOAD_SCALE(V_SCALE, si);
                     vs[i][j][cc] = ok ? v_scale : 0.0f;
+#endif
 #endif
 #else
                     const long si = s_tile[i] + (long)key * heads_kv;
                     ks[i][j][cc] = ok ? LOAD_SCALE(K_SCALE, si) : 0.0f;
+#if !SCALE_SHFL
                     vs[i][j][cc] = ok ? LOAD_SCALE(V_SCALE, si) : 0.0f;
+#endif
 #endif
                 }
             }
