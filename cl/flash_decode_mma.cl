@@ -67,13 +67,17 @@
 /* SCALE_SHFL (docs/design/decode_mma.md, decode-mma-21): an int8 cache's scales loaded once a key, lane L
  * taking the step's key k0 + L, and passed to the lanes whose scores and weights use them by shuffles (each
  * scale is needed by the 8 lanes of one t, which otherwise each load it); up to 32 keys a warp step (two
- * tiles). 2 (a variant to measure): V's scales so, K's loaded by each lane as without it. The default for fp16 scales, where it measured 2-6% faster on the H100; fp32 scales' own loads
- * are fewer instructions than the shuffles, and it ran 10% slower there (decode-mma-21). */
+ * tiles). 1, the default for fp16 scales, measured 2-6% faster there on the H100; fp32 scales ran 10%
+ * slower so, for a reason not yet found, and keep their loads. 2 (a variant to measure): V's scales
+ * shuffled, K's loaded by each lane as without it. */
 #ifndef SCALE_SHFL
 #define SCALE_SHFL (KV_FORMAT == 1 && KV_SCALE_F16 && TILES <= 2 && !SCALE_LOADS)
 #endif
 #if SCALE_SHFL && KV_FORMAT == 1 && (TILES > 2 || SCALE_LOADS)
 #error "SCALE_SHFL: up to two tiles a warp step, not with SCALE_LOADS"
+#endif
+#if SCALE_SHFL < 0 || SCALE_SHFL > 2
+#error "SCALE_SHFL: 0, 1 (both scales shuffled) or 2 (V's)"
 #endif
 /* KV_PREFETCH (a variant to measure, off unless a build option sets it: docs/design/decode_mma.md,
  * decode-mma-11): a step's K loads issued during the step before, once its S no longer needs kr (no more
@@ -372,7 +376,11 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
 #if SCALE_SHFL
         { /* this lane's key's scales (0 past the keys' end), then each lane's from their keys' lanes (2: V's
            * only, K's loaded below) */
+#if SCALE_SHFL == 1
             float k_own = 0.0f, v_own = 0.0f;
+#else
+            float v_own = 0.0f;
+#endif
             if (lane < 16 * TILES) {
                 const int key = k0 + lane;
                 const bool ok = key < keys.end;
