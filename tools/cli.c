@@ -385,6 +385,80 @@ static double us_between(const struct timespec *a, const struct timespec *b)
     return (double)(b->tv_sec - a->tv_sec) * 1e6 + (double)(b->tv_nsec - a->tv_nsec) * 1e-3;
 }
 
+/* cli_time_plan's device time alone: `iters` samples (up to twice as many tries, after `pwarm`) into gt, the
+ * fill sized to last three of the profiling queue's enqueue calls (prof_enq_us) and 20 us more; host's
+ * device_us set where at least half the samples had the queue held. */
+static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_command_queue queue, long pwarm,
+                        long iters, double prof_enq_us, double *gt, cli_host_times *host)
+{
+    cl_mem pad = NULL;
+    size_t pad_bytes = (size_t)1 << 20;
+    cl_context pctx = NULL;
+    cl_device_id pdev = NULL;
+    cl_ulong max_alloc = 0;
+    flashcl_context_cl_objects(flashcl_plan_context(plan), &pctx, &pdev, NULL);
+    clGetDeviceInfo(pdev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+    const double want_us = 3.0 * prof_enq_us + 20.0;
+    int padded_ok = 0;
+    const size_t most = max_alloc / 4 < ((size_t)256 << 20) ? (size_t)(max_alloc / 4) : ((size_t)256 << 20);
+    for (; !padded_ok && pad_bytes <= most; pad_bytes *= 2) {
+        cl_int err;
+        if (pad)
+            clReleaseMemObject(pad);
+        pad = clCreateBuffer(pctx, CL_MEM_READ_WRITE, pad_bytes, NULL, &err);
+        if (!pad)
+            break;
+        cl_ulong f0 = 0, f1 = 0;
+        const cl_uint zero = 0;
+        cl_event fill = NULL;
+        for (int r = 0; r < 2; ++r) { /* (the second: the first fill of a buffer may place it) */
+            if (fill)
+                clReleaseEvent(fill);
+            fill = NULL;
+            if (clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill) != CL_SUCCESS ||
+                clWaitForEvents(1, &fill) != CL_SUCCESS)
+                break;
+        }
+        padded_ok = fill && clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_START, sizeof f0, &f0, NULL) ==
+                                CL_SUCCESS &&
+                    clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_END, sizeof f1, &f1, NULL) == CL_SUCCESS &&
+                    f1 > f0 && (double)(f1 - f0) * 1e-3 >= want_us;
+        if (fill)
+            clReleaseEvent(fill);
+        if (padded_ok)
+            break;
+    }
+    long taken = 0;
+    for (long i = 0; padded_ok && i < pwarm + 2 * iters && taken < iters; ++i) {
+        cl_event fill = NULL, ev = NULL;
+        const cl_uint zero = 0;
+        cl_int fill_status = CL_COMPLETE;
+        clFinish(queue);
+        padded_ok = clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill) == CL_SUCCESS;
+        padded_ok = padded_ok && clFlush(queue) == CL_SUCCESS &&
+                    flashcl_plan_enqueue_tensors(plan, tensors, 0, NULL, &ev) == FLASHCL_SUCCESS &&
+                    clFlush(queue) == CL_SUCCESS;
+        if (padded_ok) /* (the fill still running: the step's commands were all submitted before it ended) */
+            clGetEventInfo(fill, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof fill_status, &fill_status, NULL);
+        cl_ulong start = 0, end = 0;
+        padded_ok = padded_ok && clWaitForEvents(1, &ev) == CL_SUCCESS &&
+                    clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_END, sizeof start, &start, NULL) == CL_SUCCESS &&
+                    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS &&
+                    end > start;
+        if (ev)
+            clReleaseEvent(ev);
+        if (fill)
+            clReleaseEvent(fill);
+        if (padded_ok && i >= pwarm && fill_status != CL_COMPLETE)
+            gt[taken++] = (double)(end - start) * 1e-3;
+    }
+    clFinish(queue);
+    if (pad)
+        clReleaseMemObject(pad);
+    if (padded_ok && taken * 2 >= iters) /* (at least half the samples with the queue held) */
+        cli_stats(gt, (int)taken, &host->device_us, &host->device_us_min, &host->device_us_max);
+}
+
 flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors, long warmup, long iters,
                              double *median, double *min, double *max, int *host_clock, cli_host_times *host)
 {
@@ -491,8 +565,9 @@ flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors,
      * above, which holds it on an idle queue, docs/design/decode_mma.md, decode-mma-15 and -22): a fill of
      * a pad buffer before the step keeps the queue busy while the step is enqueued, so the step's first
      * command starts as soon as the fill ends; the figure is the fill's end to the step's end. The pad is
-     * sized (doubling from 1 MiB up to 256 MiB) until its fill lasts three enqueue calls and 20 us more,
-     * and a sample counts only where the fill was still running when the enqueue call returned. (A user
+     * sized (doubling from 1 MiB, up to 256 MiB and a quarter of the largest buffer) until its fill lasts
+     * three enqueue calls and 20 us more, and a sample counts only where the fill was still running once
+     * the step was flushed (time_padded). (A user
      * event holding a marker does not serve: NVIDIA's driver releases what waits on it 1-3 ms late.) Flash
      * plans only: standard attention's GEMMs (CLBlast) may wait inside the enqueue. */
     flashcl_config gcfg;
@@ -501,74 +576,8 @@ flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors,
                          gcfg.algorithm == FLASHCL_ALGO_FLASH
                      ? calloc((size_t)iters, sizeof *gt)
                      : NULL;
-    int padded_ok = gt != NULL;
-    cl_mem pad = NULL;
-    size_t pad_bytes = (size_t)1 << 20;
-    if (gt) {
-        cl_context pctx = NULL;
-        cl_device_id pdev = NULL;
-        cl_ulong max_alloc = 0;
-        flashcl_context_cl_objects(flashcl_plan_context(plan), &pctx, &pdev, NULL);
-        clGetDeviceInfo(pdev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
-        const double want_us = 3.0 * prof_enq_us + 20.0;
-        const size_t most = max_alloc / 4 < ((size_t)256 << 20) ? (size_t)(max_alloc / 4) : ((size_t)256 << 20);
-        for (padded_ok = 0; !padded_ok && pad_bytes <= most; pad_bytes *= 2) {
-            cl_int err;
-            if (pad)
-                clReleaseMemObject(pad);
-            pad = clCreateBuffer(pctx, CL_MEM_READ_WRITE, pad_bytes, NULL, &err);
-            if (!pad)
-                break;
-            cl_ulong f0 = 0, f1 = 0;
-            const cl_uint zero = 0;
-            cl_event fill = NULL;
-            for (int r = 0; r < 2; ++r) { /* (the second: the first fill of a buffer may place it) */
-                if (fill)
-                    clReleaseEvent(fill);
-                fill = NULL;
-                if (clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill) != CL_SUCCESS ||
-                    clWaitForEvents(1, &fill) != CL_SUCCESS)
-                    break;
-            }
-            padded_ok = fill && clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_START, sizeof f0, &f0, NULL) ==
-                                    CL_SUCCESS &&
-                        clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_END, sizeof f1, &f1, NULL) == CL_SUCCESS &&
-                        f1 > f0 && (double)(f1 - f0) * 1e-3 >= want_us;
-            if (fill)
-                clReleaseEvent(fill);
-            if (padded_ok)
-                break;
-        }
-    }
-    long taken = 0;
-    for (long i = 0; padded_ok && i < pwarm + 2 * iters && taken < iters; ++i) {
-        cl_event fill = NULL, ev = NULL;
-        const cl_uint zero = 0;
-        cl_int fill_status = CL_COMPLETE;
-        clFinish(queue);
-        padded_ok = clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill) == CL_SUCCESS;
-        padded_ok = padded_ok && clFlush(queue) == CL_SUCCESS &&
-                    flashcl_plan_enqueue_tensors(plan, tensors, 0, NULL, &ev) == FLASHCL_SUCCESS &&
-                    clFlush(queue) == CL_SUCCESS;
-        if (padded_ok) /* (the fill still running: the step's commands were all submitted before it ended) */
-            clGetEventInfo(fill, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof fill_status, &fill_status, NULL);
-        cl_ulong start = 0, end = 0;
-        padded_ok = padded_ok && clWaitForEvents(1, &ev) == CL_SUCCESS &&
-                    clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_END, sizeof start, &start, NULL) == CL_SUCCESS &&
-                    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS &&
-                    end > start;
-        if (ev)
-            clReleaseEvent(ev);
-        if (fill)
-            clReleaseEvent(fill);
-        if (padded_ok && i >= pwarm && fill_status != CL_COMPLETE)
-            gt[taken++] = (double)(end - start) * 1e-3;
-    }
-    clFinish(queue);
-    if (pad)
-        clReleaseMemObject(pad);
-    if (padded_ok && taken * 2 >= iters) /* (at least half the samples with the queue held) */
-        cli_stats(gt, (int)taken, &host->device_us, &host->device_us_min, &host->device_us_max);
+    if (gt)
+        time_padded(plan, tensors, queue, pwarm, iters, prof_enq_us, gt, host);
     free(gt);
     if (st == FLASHCL_SUCCESS) {
         cli_stats(t, (int)iters, median, min, max);
