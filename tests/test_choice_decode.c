@@ -73,25 +73,44 @@ START_TEST(test_decode_packing_and_splits)
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.kv_splits, 16); /* 4 steps of 128 keys a split */
     /* Quantized caches (decode-mma-19): int8 two 16-key tiles a warp, as fp16; E4M3 two where sm_89's pair
-     * conversion is (FCL_SM), 3 on the permute path; E5M2 four. */
+     * conversion is (FCL_SM), 3 on the permute path; E5M2 four. int8 with fp32 scales three where
+     * flash_combine merges the splits (past 16) and a split holds 1024 keys or more (decode-mma-24). */
     p.kv_cache = 1;
-    p.seq_kv = 131072;
     const struct {
         flashcl_kv_format format;
-        int cc, v_chunk;
-    } quant[] = {{FLASHCL_KV_INT8, 90, 32},        {FLASHCL_KV_FP8_E5M2, 90, 64}, {FLASHCL_KV_FP8_E4M3, 90, 32},
-                 {FLASHCL_KV_FP8_E4M3, 89, 32},    {FLASHCL_KV_FP8_E4M3, 86, 48}, {FLASHCL_KV_FP8_E4M3, 80, 48},
-                 {FLASHCL_KV_PLAIN, 90, 32}};
+        flashcl_dtype scales;
+        int cc, batch, keys, splits, v_chunk;
+    } quant[] = {{FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 48}, /* 33 splits of 3971 keys */
+                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F16, 90, 1, 131072, 0, 32}, /* (the shuffled scales' two) */
+                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 49152, 0, 48},  /* 33 of 1489 */
+                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 32768, 0, 32},  /* 33 of 992 */
+                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 131072, 16, 32}, /* merged in the kernel */
+                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 131072, 66, 48},
+                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 8, 131072, 0, 32}, /* 4 splits */
+                 {FLASHCL_KV_FP8_E5M2, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 64},
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 32},
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 89, 1, 131072, 0, 32},
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 86, 1, 131072, 0, 48},
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 80, 1, 131072, 0, 48},
+                 {FLASHCL_KV_PLAIN, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 32}};
     for (size_t i = 0; i < sizeof quant / sizeof quant[0]; ++i) {
         p.kv_format = quant[i].format;
+        p.kv_scale_dtype = quant[i].scales;
+        p.batch = quant[i].batch;
+        p.seq_kv = quant[i].keys;
+        p.kv_splits = quant[i].splits;
         prof.nv_cc_major = quant[i].cc / 10;
         prof.nv_cc_minor = quant[i].cc % 10;
         ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_str_eq(c.kernel_name, "flash_decode_mma");
-        ck_assert_msg(c.v_chunk == quant[i].v_chunk, "%s sm_%d: %d keys a warp, want %d",
-                      flashcl_kv_format_name(p.kv_format), quant[i].cc, (int)c.v_chunk, quant[i].v_chunk);
+        ck_assert_msg(c.v_chunk == quant[i].v_chunk, "%s sm_%d B=%d N=%d splits %d: %d keys a warp, want %d",
+                      flashcl_kv_format_name(p.kv_format), quant[i].cc, quant[i].batch, quant[i].keys,
+                      (int)c.kv_splits, (int)c.v_chunk, quant[i].v_chunk);
     }
     p.kv_cache = 0;
+    p.kv_splits = 0;
+    p.batch = 1;
+    p.kv_scale_dtype = FLASHCL_DTYPE_F32;
     p.kv_format = FLASHCL_KV_PLAIN;
     p.seq_kv = 8192;
     p.head_dim = 256;

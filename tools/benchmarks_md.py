@@ -139,6 +139,13 @@ def decode_mma_section(directory):
         return sorted({r['seq'] for v in ('auto', 'paged256', 'paged16') if f'b{b}_{v}' in runs
                        for r in runs[f'b{b}_{v}']['results'] if r.get('ran')})
     m4 = lambda r: f"{r['median_ms']:.4f}"
+    # a step against another: the device's time alone where both have it (device_us: what a step costs the
+    # GPU, the enqueue call out), else the median (which holds the enqueue call on an idle queue)
+    ratio = lambda a, b: (a['device_us'] / b['device_us'] if a.get('device_us') and b.get('device_us')
+                          else a['median_ms'] / b['median_ms'])
+    both_dev = lambda pairs: all(a.get('device_us') and b.get('device_us') for a, b in pairs)
+    # SDPA's device time: over rotated K/V copies where a copy fits L2 (device_cold_us), else its replays'
+    sdpa_dev = lambda t: t.get('device_cold_us') or t.get('device_us') if t else None
     ms4 = lambda r: f"{r['median_ms']:.4f} ({r['min_ms']:.4f}–{r['max_ms']:.4f})"
     quant = [v for v in ('int8', 'fp8e4m3', 'fp8e5m2') if any(f'b{b}_{v}' in runs for b in batches)]
     other = [v for v in ('cudacore', 'portable') if any(f'b{b}_{v}' in runs for b in batches)]
@@ -163,39 +170,57 @@ def decode_mma_section(directory):
     if r and t:
         row('B=1, cache 8192: GB/s ≥ FlashAttention-2', [f"{r['gb_per_s']:.0f} vs {t['gb_per_s']:.0f}"],
             r['gb_per_s'] >= t['gb_per_s'])
-    cells, ok = [], True
+    cells, ok, pairs = [], True, []
     for b in batches:
         for page in (256, 16):
             deltas = []
             for n in caches(b):
                 r, p = get(b, 'auto', n), get(b, f'paged{page}', n)
                 if r and p:
-                    x = p['median_ms'] / r['median_ms'] - 1
+                    x = ratio(p, r) - 1
+                    pairs.append((p, r))
                     deltas.append(f'{100 * x:+.1f}%')
                     ok = ok and x <= 0.05
             if deltas:
                 cells.append(f"B={b} pages of {page}: {' / '.join(deltas)}")
     if cells:
-        row('paged caches (pages of 256 and of 16) within 5% of contiguous (step time, every cache length)', cells, ok)
+        row('paged caches (pages of 256 and of 16) within 5% of contiguous (' +
+            ('the device\'s step time' if both_dev(pairs) else 'step time') + ', every cache length)', cells, ok)
     if quant:
-        cells, ok = [], True
+        cells, ok, pairs = [], True, []
         for b in batches:
             r = get(b, 'auto', 131072)
             for v in quant:
                 q = get(b, v, 131072)
                 if r and q:
-                    x = q['median_ms'] / r['median_ms']
+                    x = ratio(q, r)
+                    pairs.append((q, r))
                     cells.append(f'B={b} {v}: {x:.2f}×')
                     ok = ok and x <= 0.55
         if cells:
-            row('int8 and fp8 caches: step ≤ 0.55× the fp16 step at cache 131072', cells, ok)
+            row('int8 and fp8 caches: ' + ('the device\'s step' if both_dev(pairs) else 'step') +
+                ' ≤ 0.55× the fp16 step at cache 131072', cells, ok)
+    cells, ok = [], True
+    for b in batches:
+        for n in caches(b):
+            r, t = get(b, 'auto', n), sdpa.get(('cudnn', b, n))
+            if r and r.get('device_us') and sdpa_dev(t):
+                cells.append(f"B={b} {n}: {r['device_us']:.1f} vs {sdpa_dev(t):.1f}")
+                ok = ok and r['device_us'] <= sdpa_dev(t)
+    if cells:
+        row('the device\'s time alone ≤ cuDNN\'s, every shape (µs; flashcl\'s `device_us` against SDPA\'s CUDA-graph '
+            'replays)', cells, ok)
 
     out.append('')
     host = any('host_step_us' in r for run in runs.values() for r in run['results'])
+    dev = any(r.get('device_us') for run in runs.values() for r in run['results'])
+    cold = any(t.get('device_cold_us') for t in sdpa.values())
     out.append('| B | cache | flashcl ms (min–max) | GB/s | splits | paged 256 ms (Δ%) | paged 16 ms (Δ%) | '
                'FA2 ms | GB/s | cuDNN ms | GB/s | flashcl / FA2 |' +
-               (' host µs a step: flashcl (its enqueue) | FA2 | cuDNN |' if host else ''))
-    out.append('|---|---|---|---|---|---|---|---|---|---|---|---|' + ('---|---|---|' if host else ''))
+               (' host µs a step: flashcl (its enqueue) | FA2 | cuDNN |' if host else '') +
+               (' device µs: flashcl | FA2 | cuDNN |' if dev else ''))
+    out.append('|---|---|---|---|---|---|---|---|---|---|---|---|' + ('---|---|---|' if host else '') +
+               ('---|---|---|' if dev else ''))
     for b in batches:
         for n in caches(b):
             r = get(b, 'auto', n)
@@ -205,7 +230,7 @@ def decode_mma_section(directory):
             for page in (256, 16):
                 p = get(b, f'paged{page}', n)
                 if p and r:
-                    line += f" {m4(p)} ({100 * (p['median_ms'] / r['median_ms'] - 1):+.1f}%) |"
+                    line += f" {m4(p)} ({100 * (ratio(p, r) - 1):+.1f}%) |"
                 else:
                     line += f' {m4(p)} |' if p else ' — |'
             for t in (fa, cu):
@@ -216,6 +241,11 @@ def decode_mma_section(directory):
                          else ' — |')
                 for t in (fa, cu):
                     line += f" {t['host_step_us']:.0f} |" if t and 'host_step_us' in t else ' — |'
+            if dev:
+                line += f" {r['device_us']:.1f} |" if r and r.get('device_us') else ' — |'
+                for t in (fa, cu):
+                    line += (f" {sdpa_dev(t):.1f}{'*' if t.get('device_cold_us') else ''} |" if sdpa_dev(t)
+                             else ' — |')
             out.append(line)
     if host:
         queues = {r.get('host_queue', 'profiling') for run in runs.values() for r in run['results'] if 'host_step_us' in r}
@@ -231,17 +261,28 @@ def decode_mma_section(directory):
                    ' For steps of tens of µs the ms columns hold the enqueue call too (flashcl\'s from a marker that '
                    'an idle queue ends before the plan is submitted, PyTorch\'s from CUDA events around its call: '
                    'docs/design/decode_mma.md, decode-mma-15): neither is a device time there.')
+    if dev:
+        out.append('\nDevice µs: the GPU\'s time for a step with no enqueue call in it. flashcl\'s `device_us`: from the '
+                   'end of a buffer fill that keeps the queue busy while the step is enqueued to the step\'s end (it '
+                   'holds the kernel\'s start on the GPU, 4.5 µs for an empty kernel on the H100; the fill writes '
+                   'at least 1 MiB before each step). PyTorch\'s: a CUDA graph of the call replayed back to back, '
+                   'each replay\'s launch hidden under the one before' +
+                   ('; * where a cache fits the GPU\'s L2, over copies of K and V rotated so that none is read '
+                    'from L2 (`device_cold_us`)' if cold else
+                    '; its replays read the same K and V, which at batch 1 × 8192 (33.5 MB) fit the H100\'s 50 MB '
+                    'L2, so that figure may come from L2') + ' (docs/design/decode_mma.md, decode-mma-22).')
     if quant or other:
         out.append('')
-        out.append('| B | cache | variant (file) | kernel | ms (min–max) | GB/s | step / fp16 step |')
-        out.append('|---|---|---|---|---|---|---|')
+        out.append('| B | cache | variant (file) | kernel | ms (min–max) | GB/s | device µs | step / fp16 step |')
+        out.append('|---|---|---|---|---|---|---|---|')
         for b in batches:
             for v in quant + other:
                 run = runs.get(f'b{b}_{v}')
                 for q in sorted((x for x in run['results'] if x.get('ran')), key=lambda x: x['seq']) if run else ():
                     r = get(b, 'auto', q['seq'])
-                    ratio = f"{q['median_ms'] / r['median_ms']:.2f}×" if r else '—'
-                    out.append(f"| {b} | {q['seq']} | {v} | {q.get('kernel', '?')} | {ms4(q)} | {q['gb_per_s']:.0f} | {ratio} |")
+                    x = f"{ratio(q, r):.2f}×" if r else '—'
+                    dv = f"{q['device_us']:.1f}" if q.get('device_us') else '—'
+                    out.append(f"| {b} | {q['seq']} | {v} | {q.get('kernel', '?')} | {ms4(q)} | {q['gb_per_s']:.0f} | {dv} | {x} |")
 
     main = [r for k, run in runs.items() if k.endswith('_auto') for r in run['results'] if r.get('ran')]
     one = lambda key: ', '.join(str(v) for v in sorted({r.get(key) for r in main}, key=str))
@@ -258,8 +299,8 @@ def decode_mma_section(directory):
     out.append(f"One run on the {meta('device')} ({meta('date')}; {meta('platform')}, driver "
                f"{meta('driver')}), seq_q {one('seq_q')}, Hq {one('heads')}, Hkv {one('heads_kv')}, d {one('head_dim')}, "
                f"{dtype} K/V" + (' (the quantized caches as named)' if quant else '') + '; flashcl medians of '
-               f"{one('runs')} runs. GB/s = the bytes of Q, K, V and O over the median; Δ% is the paged step time against")
-    out.append('the contiguous one; "splits" is the `--kv-splits` a run forced ("auto": the chooser\'s count, not recorded in')
+               f"{one('runs')} runs. GB/s = the bytes of Q, K, V and O over the median; Δ% is the paged step time (the device's, where both have it) against")
+    out.append('the contiguous one, as is a variant\'s "step / fp16 step"; "splits" is the `--kv-splits` a run forced ("auto": the chooser\'s count, not recorded in')
     out.append('the JSON). PyTorch' + (f' {torch}' if torch else '') + ' SDPA in the same run (`bench/anchors/sdpa_decode.py`: '
                'median of 50 CUDA-event runs, GQA')
     out.append('through enable_gqa; FA2 is its flash backend).' +

@@ -455,8 +455,10 @@ static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_c
     clFinish(queue);
     if (pad)
         clReleaseMemObject(pad);
-    if (padded_ok && taken * 2 >= iters) /* (at least half the samples with the queue held) */
+    if (padded_ok && taken * 2 >= iters) { /* (at least half the samples with the queue held) */
         cli_stats(gt, (int)taken, &host->device_us, &host->device_us_min, &host->device_us_max);
+        host->device_pad_bytes = (double)pad_bytes;
+    }
 }
 
 flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors, long warmup, long iters,
@@ -560,6 +562,7 @@ flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors,
     if (host) {
         host->plain_queue = plain_ok;
         host->device_us = host->device_us_min = host->device_us_max = NAN;
+        host->device_pad_bytes = 0;
     }
     /* The device's time alone (short steps: where the enqueue call is a share of the marker-to-end figure
      * above, which holds it on an idle queue, docs/design/decode_mma.md, decode-mma-15 and -22): a fill of

@@ -106,6 +106,8 @@ typedef struct cli_host_times {
      * buffer fill enqueued before the plan, long enough to keep the queue busy through the enqueue call,
      * to the plan's end, so that the interval holds no enqueue call (flash steps of up to 5 ms) */
     double device_us, device_us_min, device_us_max;
+    double device_pad_bytes; /* the fill's bytes, written before each step (each of them may evict a cached
+                                byte of the step's inputs); 0 where not measured */
 } cli_host_times;
 
 /* Times `iters` enqueues after `warmup` ones, in milliseconds, from profiling events (the host clock

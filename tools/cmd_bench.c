@@ -90,7 +90,9 @@ static void usage(FILE *f)
             "be made), and device_us (with device_us_min and _max): the device's time alone, from the end\n"
             "of a buffer fill that keeps the queue busy while the step is enqueued to the step's end, where\n"
             "the median above holds the enqueue call on an idle queue (flash steps up to 5 ms; null for\n"
-            "others, where events give no times, or where the fill ended first in over half the steps).\n"
+            "others, where events give no times, or where the fill ended first in over half the steps);\n"
+            "device_pad_bytes: that fill's size (the bytes written before each step, which may evict the\n"
+            "step's inputs from the device's cache).\n"
             "The JSON names each algorithm's kernel and its tiles: kernel, block_m, block_n, work_group and\n"
             "kv_stages (the plan's flashcl_config).\n"
             "exit status: 0 ok (a standard attention that cannot allocate is a result), 1 an error or a\n"
@@ -571,6 +573,7 @@ static void json_result(FILE *f, const result *r)
         json_number_field(f, "device_us", r->host.device_us);
         json_number_field(f, "device_us_min", r->host.device_us_min);
         json_number_field(f, "device_us_max", r->host.device_us_max);
+        json_number_field(f, "device_pad_bytes", r->host.device_pad_bytes > 0 ? r->host.device_pad_bytes : NAN);
         json_number_field(f, "tflops", r->tflops);
         json_number_field(f, "gb_per_s", (double)r->io_bytes / (r->median * 1e6));
         fprintf(f, "\"extra_bytes\": %llu, \"io_bytes\": %llu, \"validated\": %s, \"passed\": %s, \"rows_checked\": %lld, ",

@@ -41,8 +41,19 @@ static int decode_mma_takes(const flashcl_problem *p, char *why, size_t n)
 /* Up to 8 of the KV head's packed rows a work-group, four warps (fewer where the work-group limit says
  * so), two 16-key tiles a warp and step up to head dim 128 and one above (registers). Byte caches: int8
  * and E4M3 through sm_89's pair conversion take two as well (their former three and four ran 3-10%
- * slower on the H100, decode-mma-19); E5M2 keeps four and E4M3's permute path three, chosen when they kept
+ * slower on the H100, decode-mma-19), but int8 with fp32 scales takes three where flash_combine merges the
+ * splits and each split holds 1024 keys or more (5-14% faster at batch 1 from 49152 keys, 4-7% slower
+ * below and wherever the kernel merges: decode-mma-24); E5M2 keeps four and E4M3's permute path three, chosen when they kept
  * about fp16's bytes in flight a lane and not measured against two since (docs/design/decode_mma.md). */
+static int32_t decode_mma_int8_tiles(const flashcl_device_profile *pr, const flashcl_problem *p, int32_t rows,
+                                     int32_t warps)
+{
+    flashcl_config two = {.kernel = FLASHCL_KERNEL_DECODE_MMA, .block_m = rows, .block_n = warps * 32,
+                          .gqa_pack = p->heads_q / p->heads_kv};
+    two.kv_splits = fcl_choose_splits(pr, p, &two); /* (the finisher's count at two tiles) */
+    return !fcl_decode_mma_fuses(&two) && two.kv_splits > 1 && p->seq_kv / two.kv_splits >= 1024 ? 3 : 2;
+}
+
 static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                              flashcl_config *cfg, char *why, size_t why_len)
 {
@@ -52,13 +63,16 @@ static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice 
     const int big = p->head_dim > 128;
     const int fp8_cvt = pr->vendor == FLASHCL_VENDOR_NVIDIA && pr->matrix_units && p->dtype == FLASHCL_DTYPE_F16 &&
                         pr->nv_cc_major * 10 + pr->nv_cc_minor >= 89; /* the kernel's FP8_CVT */
-    const int32_t tiles = p->kv_format == FLASHCL_KV_INT8       ? (big ? 1 : 2)
+    const int32_t tiles0 = p->kv_format == FLASHCL_KV_INT8       ? (big ? 1 : 2)
                           : p->kv_format == FLASHCL_KV_FP8_E5M2 ? (big ? 2 : 4)
                           : p->kv_format == FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? 2 : (big ? 1 : 3))
                                                                 : (big ? 1 : 2);
     for (int32_t warps = 4; warps >= 1; warps /= 2) {
         if ((size_t)(32 * warps) > ch->work_group || decode_mma_bytes(p->head_dim, rows, warps, emulated) > ch->local_mem)
             continue;
+        const int32_t tiles = p->kv_format == FLASHCL_KV_INT8 && !big && p->kv_scale_dtype != FLASHCL_DTYPE_F16
+                                  ? decode_mma_int8_tiles(pr, p, rows, warps)
+                                  : tiles0;
         memset(cfg, 0, sizeof *cfg);
         cfg->kernel = FLASHCL_KERNEL_DECODE_MMA;
         cfg->emulated = emulated;
