@@ -3,7 +3,7 @@
 # options_h200.sh REPS "BENCH ARGS" NAME=OPTIONS ...: one build of flashcl timed under several
 # FLASHCL_BUILD_OPTIONS (a kernel's variant macros, e.g. base= ostage=-DWG_O_STAGED=1, options within one
 # variant separated by commas; NAME=cfg:SPEC runs `flashcl bench --config SPEC` instead, one kernel's tiles
-# forced), interleaved (variant after variant, REPS rounds) so that drift hits each
+# forced, and NAME=cfg:SPEC+OPTIONS both), interleaved (variant after variant, REPS rounds) so that drift hits each
 # alike, in one device call: the design pages' variant measurements where the variants are build options
 # rather than source trees (bench/variants_h200.sh). Run on the GPU machine after `source .gpu/gpu-env.sh`;
 # writes $OUT/options/NAME-ROUND.json and prints each variant's median TFLOP/s (GB/s for decode steps) per
@@ -22,7 +22,10 @@ for v in "$@"; do names+=("${v%%=*}"); done
 for ((r = 1; r <= reps; ++r)); do
   for v in "$@"; do
     name=${v%%=*} opts=${v#*=} config=()
-    case $opts in cfg:*) config=(--config "${opts#cfg:}") opts= ;; esac
+    case $opts in
+    cfg:*+*) spec=${opts#cfg:} config=(--config "${spec%%+*}") opts=${spec#*+} ;;
+    cfg:*) config=(--config "${opts#cfg:}") opts= ;;
+    esac
     # shellcheck disable=SC2086
     FLASHCL_BUILD_OPTIONS="${opts//,/ }" timeout "${RUN_LIMIT:-150}" "$b/tools/flashcl" bench $args --algos flash \
       ${config[@]+"${config[@]}"} --json "$out/$name-$r.json" \

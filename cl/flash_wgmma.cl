@@ -126,6 +126,16 @@
 #ifndef Q_BUFS
 #define Q_BUFS 1
 #endif
+#ifdef Q_BUFS_OVERRIDE /* (a variant's Q tiles, measurement only: wgmma-carveout; OpenCL's options cannot undefine) */
+#undef Q_BUFS
+#define Q_BUFS Q_BUFS_OVERRIDE
+#endif
+/* WG_LOCAL_PAD (measurement only, results unchanged: wgmma-carveout): bytes more of local memory in Q's
+ * array, never touched, so that the driver gives the SM's shared memory that much more of the L1 it
+ * shares (the copies go through L1) */
+#ifndef WG_LOCAL_PAD
+#define WG_LOCAL_PAD 0
+#endif
 #if Q_BUFS == 2
 #define ASYNC_WAIT_Q() ASYNC_WAIT(1) /* (this block's Q: all groups but the last, the next block's Q) */
 #else
@@ -708,7 +718,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if WG_FP8
     DESCALE += descale_off;
 #endif
-    __local uint4 q4[Q_BUFS * BLOCK_M * QW / 8] LOCAL_ALIGN;
+    __local uint4 q4[Q_BUFS * BLOCK_M * QW / 8 + WG_LOCAL_PAD / 16] LOCAL_ALIGN;
     __local uint4 k4[KV_STAGES * KT / 8] LOCAL_ALIGN;
     __local uint4 v4[KV_STAGES * VT / 8] LOCAL_ALIGN;
     __local ushort *const q_s = (__local ushort *)q4;
