@@ -23,7 +23,8 @@ PY
 BUILD=$b OUT=$out/ablate RUN_LIMIT=${RUN_LIMIT:-90} bash bench/options_h200.sh "${ROUNDS:-3}" \
   "--device $dev --decode -b 1 -H 32 --heads-kv 8 -d 128 --dtype f16 -n 8192,32768 --iters 50 --warmup 10" \
   base= nomerge=-DDEC_ABLATE=1 nocount=-DDEC_ABLATE=3 noloop=-DDEC_ABLATE=4 bare=-DDEC_ABLATE=7
-# (GB/s above are of the whole cache, whatever was read; the kernel and host-step times, us, each round's:)
+# (GB/s above are of the whole cache, whatever was read; the kernel, host-step and device times (device_us:
+# the enqueue call out, decode-mma-22), us, each round's:)
 python3 - "$out/ablate/options" <<'PY'
 import glob, json, os, statistics, sys
 t = {}
@@ -35,10 +36,10 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
         continue
     for r in res:
         if r.get("ran"):
-            t.setdefault(r["seq"], {}).setdefault(name, []).append((r["median_ms"] * 1e3, r.get("host_step_us", float("nan"))))
+            t.setdefault(r["seq"], {}).setdefault(name, []).append(
+                (r["median_ms"] * 1e3, r.get("host_step_us") or float("nan"), r.get("device_us") or float("nan")))
+span = lambda v, i: f"{statistics.median(x[i] for x in v):.1f} [{min(x[i] for x in v):.1f}-{max(x[i] for x in v):.1f}]"
 for seq, per in t.items():
     print(f"B=1 x {seq}: " + "  ".join(
-        f"{n} kernel {statistics.median(k for k, _ in v):.1f} [{min(k for k, _ in v):.1f}-{max(k for k, _ in v):.1f}]"
-        f" step {statistics.median(s for _, s in v):.1f} [{min(s for _, s in v):.1f}-{max(s for _, s in v):.1f}]"
-        for n, v in per.items()))
+        f"{n} kernel {span(v, 0)} step {span(v, 1)} device {span(v, 2)}" for n, v in per.items()))
 PY
