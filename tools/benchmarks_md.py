@@ -144,8 +144,13 @@ def decode_mma_section(directory):
     ratio = lambda a, b: (a['device_us'] / b['device_us'] if a.get('device_us') and b.get('device_us')
                           else a['median_ms'] / b['median_ms'])
     both_dev = lambda pairs: all(a.get('device_us') and b.get('device_us') for a, b in pairs)
-    # SDPA's device time: over rotated K/V copies where a copy fits L2 (device_cold_us), else its replays'
-    sdpa_dev = lambda t: t.get('device_cold_us') or t.get('device_us') if t else None
+    # SDPA's device time: its graph's replays back to back (device_us, each reading the K/V the one before
+    # left in L2), and over rotated K/V copies where one copy fits L2 (device_cold_us; else its replays')
+    sdpa_warm = lambda t: t.get('device_us') if t else None
+    sdpa_cold = lambda t: (t.get('device_cold_us') or (t.get('device_us') if t.get('copies') == 1 else None)) \
+        if t else None
+    b2b = any(r.get('device_b2b_us') for run in runs.values() for r in run['results'])
+    cold = any(t.get('device_cold_us') for t in sdpa.values())
     ms4 = lambda r: f"{r['median_ms']:.4f} ({r['min_ms']:.4f}–{r['max_ms']:.4f})"
     quant = [v for v in ('int8', 'fp8e4m3', 'fp8e5m2') if any(f'b{b}_{v}' in runs for b in batches)]
     other = [v for v in ('cudacore', 'portable') if any(f'b{b}_{v}' in runs for b in batches)]
@@ -200,27 +205,37 @@ def decode_mma_section(directory):
         if cells:
             row('int8 and fp8 caches: ' + ('the device\'s step' if both_dev(pairs) else 'step') +
                 ' ≤ 0.55× the fp16 step at cache 131072', cells, ok)
-    cells, ok = [], True
-    for b in batches:
-        for n in caches(b):
-            r, t = get(b, 'auto', n), sdpa.get(('cudnn', b, n))
-            if r and r.get('device_us') and sdpa_dev(t):
-                cells.append(f"B={b} {n}: {r['device_us']:.1f} vs {sdpa_dev(t):.1f}")
-                ok = ok and r['device_us'] <= sdpa_dev(t)
-    if cells:
-        row('the device\'s time alone ≤ cuDNN\'s, every shape (µs; flashcl\'s `device_us` against SDPA\'s CUDA-graph '
-            'replays)', cells, ok)
+    # the device's time against cuDNN's, like with like: steps back to back (flashcl's device_b2b_us against
+    # the graph's replays), and K/V from memory (device_us, behind a fill, against the rotated copies); files
+    # before device_b2b_us: device_us against the replays
+    pairs = ([('device_b2b_us', sdpa_warm, 'steps back to back: flashcl\'s `device_b2b_us` against SDPA\'s '
+               'CUDA-graph replays')] if b2b else
+             [('device_us', sdpa_warm, 'flashcl\'s `device_us` against SDPA\'s CUDA-graph replays')])
+    if b2b and cold:
+        pairs.append(('device_us', sdpa_cold, 'K and V from memory: flashcl\'s `device_us`, behind a fill, against '
+                      'SDPA\'s replays over rotated copies'))
+    for key, theirs, what in pairs:
+        cells, ok = [], True
+        for b in batches:
+            for n in caches(b):
+                r, t = get(b, 'auto', n), sdpa.get(('cudnn', b, n))
+                if r and r.get(key) and theirs(t):
+                    cells.append(f"B={b} {n}: {r[key]:.1f} vs {theirs(t):.1f}")
+                    ok = ok and r[key] <= theirs(t)
+        if cells:
+            row(f'the device\'s time ≤ cuDNN\'s, every shape, µs ({what})', cells, ok)
 
     out.append('')
     host = any('host_step_us' in r for run in runs.values() for r in run['results'])
     dev = any(r.get('device_us') for run in runs.values() for r in run['results'])
-    cold = any(t.get('device_cold_us') for t in sdpa.values())
+    cold_cols = b2b and cold
     out.append('| B | cache | flashcl ms (min–max) | GB/s | splits | paged 256 ms (Δ%) | paged 16 ms (Δ%) | '
                'FA2 ms | GB/s | cuDNN ms | GB/s | flashcl / FA2 |' +
                (' host µs a step: flashcl (its enqueue) | FA2 | cuDNN |' if host else '') +
-               (' device µs: flashcl | FA2 | cuDNN |' if dev else ''))
+               (' device µs' + (', back to back' if b2b else '') + ': flashcl | FA2 | cuDNN |' if dev else '') +
+               (' device µs, K/V from memory: flashcl | cuDNN |' if cold_cols else ''))
     out.append('|---|---|---|---|---|---|---|---|---|---|---|---|' + ('---|---|---|' if host else '') +
-               ('---|---|---|' if dev else ''))
+               ('---|---|---|' if dev else '') + ('---|---|' if cold_cols else ''))
     for b in batches:
         for n in caches(b):
             r = get(b, 'auto', n)
@@ -242,10 +257,13 @@ def decode_mma_section(directory):
                 for t in (fa, cu):
                     line += f" {t['host_step_us']:.0f} |" if t and 'host_step_us' in t else ' — |'
             if dev:
-                line += f" {r['device_us']:.1f} |" if r and r.get('device_us') else ' — |'
+                key = 'device_b2b_us' if b2b else 'device_us'
+                line += f" {r[key]:.1f} |" if r and r.get(key) else ' — |'
                 for t in (fa, cu):
-                    line += (f" {sdpa_dev(t):.1f}{'*' if t.get('device_cold_us') else ''} |" if sdpa_dev(t)
-                             else ' — |')
+                    line += f" {sdpa_warm(t):.1f} |" if sdpa_warm(t) else ' — |'
+            if cold_cols:
+                line += f" {r['device_us']:.1f} |" if r and r.get('device_us') else ' — |'
+                line += f" {sdpa_cold(cu):.1f} |" if sdpa_cold(cu) else ' — |'
             out.append(line)
     if host:
         queues = {r.get('host_queue', 'profiling') for run in runs.values() for r in run['results'] if 'host_step_us' in r}
@@ -261,16 +279,25 @@ def decode_mma_section(directory):
                    ' For steps of tens of µs the ms columns hold the enqueue call too (flashcl\'s from a marker that '
                    'an idle queue ends before the plan is submitted, PyTorch\'s from CUDA events around its call: '
                    'docs/design/decode_mma.md, decode-mma-15): neither is a device time there.')
-    if dev:
+    if dev and b2b:
+        out.append('\nDevice µs: the GPU\'s time for a step with no enqueue call in it. Back to back: flashcl\'s '
+                   '`device_b2b_us`, 8 steps enqueued behind one buffer fill and run back to back, the time each adds; '
+                   'PyTorch\'s, a CUDA graph of the call replayed back to back, each replay\'s launch hidden under the '
+                   'one before. Both read the K and V the step before read, from L2 where they fit it (the H100\'s '
+                   '50 MB: batch 1 × 8192\'s 33.5 MB).' +
+                   (' K/V from memory: flashcl\'s `device_us`, from the end of a fill (at least 1 MiB written) to '
+                    'one step\'s end, its kernel\'s start on the GPU included (4.5 µs for an empty kernel on the '
+                    'H100); cuDNN\'s replays over copies of K and V rotated so that none is read from L2 '
+                    '(`device_cold_us`; its plain replays where one copy is past 128 MiB).' if cold_cols else '') +
+                   ' (docs/design/decode_mma.md, decode-mma-22 and -25.)')
+    elif dev:
         out.append('\nDevice µs: the GPU\'s time for a step with no enqueue call in it. flashcl\'s `device_us`: from the '
                    'end of a buffer fill that keeps the queue busy while the step is enqueued to the step\'s end (it '
                    'holds the kernel\'s start on the GPU, 4.5 µs for an empty kernel on the H100; the fill writes '
                    'at least 1 MiB before each step). PyTorch\'s: a CUDA graph of the call replayed back to back, '
-                   'each replay\'s launch hidden under the one before' +
-                   ('; * where a cache fits the GPU\'s L2, over copies of K and V rotated so that none is read '
-                    'from L2 (`device_cold_us`)' if cold else
-                    '; its replays read the same K and V, which at batch 1 × 8192 (33.5 MB) fit the H100\'s 50 MB '
-                    'L2, so that figure may come from L2') + ' (docs/design/decode_mma.md, decode-mma-22).')
+                   'each replay\'s launch hidden under the one before; its replays read the same K and V, which at '
+                   'batch 1 × 8192 (33.5 MB) fit the H100\'s 50 MB L2, so that figure may come from L2 '
+                   '(docs/design/decode_mma.md, decode-mma-22).')
     if quant or other:
         out.append('')
         out.append('| B | cache | variant (file) | kernel | ms (min–max) | GB/s | device µs | step / fp16 step |')

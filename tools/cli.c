@@ -385,9 +385,48 @@ static double us_between(const struct timespec *a, const struct timespec *b)
     return (double)(b->tv_sec - a->tv_sec) * 1e6 + (double)(b->tv_nsec - a->tv_nsec) * 1e-3;
 }
 
+/* A pad buffer whose fill lasts want_us or more on the queue: *pad (released and remade) of *bytes, doubling
+ * from what *bytes holds up to `most`; 1 where such a fill was found. */
+static int size_pad(cl_context ctx, cl_command_queue queue, size_t most, double want_us, cl_mem *pad, size_t *bytes)
+{
+    for (; *bytes <= most; *bytes *= 2) {
+        cl_int err;
+        if (*pad)
+            clReleaseMemObject(*pad);
+        *pad = clCreateBuffer(ctx, CL_MEM_READ_WRITE, *bytes, NULL, &err);
+        if (!*pad)
+            return 0;
+        cl_ulong f0 = 0, f1 = 0;
+        const cl_uint zero = 0;
+        cl_event fill = NULL;
+        for (int r = 0; r < 2; ++r) { /* (the second: the first fill of a buffer may place it) */
+            if (fill)
+                clReleaseEvent(fill);
+            fill = NULL;
+            if (clEnqueueFillBuffer(queue, *pad, &zero, sizeof zero, 0, *bytes, 0, NULL, &fill) != CL_SUCCESS ||
+                clWaitForEvents(1, &fill) != CL_SUCCESS)
+                break;
+        }
+        const int ok = fill && clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_START, sizeof f0, &f0, NULL) ==
+                                   CL_SUCCESS &&
+                       clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_END, sizeof f1, &f1, NULL) == CL_SUCCESS &&
+                       f1 > f0 && (double)(f1 - f0) * 1e-3 >= want_us;
+        if (fill)
+            clReleaseEvent(fill);
+        if (ok)
+            return 1;
+    }
+    return 0;
+}
+
 /* cli_time_plan's device time alone: `iters` samples (up to twice as many tries, after `pwarm`) into gt, the
  * fill sized to last three of the profiling queue's enqueue calls (prof_enq_us) and 20 us more; host's
- * device_us set where at least half the samples had the queue held. */
+ * device_us set where at least half the samples had the queue held. Then the steps back to back
+ * (device_b2b_us): B2B_STEPS of them enqueued behind one fill, as a CUDA graph's replays run, the figure
+ * (the last one's end - the first one's) / (B2B_STEPS - 1), a round counted where the fill was still
+ * running once the last was flushed (so the device never waited on the host between them); each step
+ * after the first reads the inputs the one before left in the device's cache. */
+#define B2B_STEPS 8 /* (cmd_bench.c's budget counts 8) */
 static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_command_queue queue, long pwarm,
                         long iters, double prof_enq_us, double *gt, cli_host_times *host)
 {
@@ -398,40 +437,12 @@ static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_c
     cl_ulong max_alloc = 0;
     flashcl_context_cl_objects(flashcl_plan_context(plan), &pctx, &pdev, NULL);
     clGetDeviceInfo(pdev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
-    const double want_us = 3.0 * prof_enq_us + 20.0;
-    int padded_ok = 0;
     const size_t most = max_alloc / 4 < ((size_t)256 << 20) ? (size_t)(max_alloc / 4) : ((size_t)256 << 20);
-    for (; !padded_ok && pad_bytes <= most; pad_bytes *= 2) {
-        cl_int err;
-        if (pad)
-            clReleaseMemObject(pad);
-        pad = clCreateBuffer(pctx, CL_MEM_READ_WRITE, pad_bytes, NULL, &err);
-        if (!pad)
-            break;
-        cl_ulong f0 = 0, f1 = 0;
-        const cl_uint zero = 0;
-        cl_event fill = NULL;
-        for (int r = 0; r < 2; ++r) { /* (the second: the first fill of a buffer may place it) */
-            if (fill)
-                clReleaseEvent(fill);
-            fill = NULL;
-            if (clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill) != CL_SUCCESS ||
-                clWaitForEvents(1, &fill) != CL_SUCCESS)
-                break;
-        }
-        padded_ok = fill && clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_START, sizeof f0, &f0, NULL) ==
-                                CL_SUCCESS &&
-                    clGetEventProfilingInfo(fill, CL_PROFILING_COMMAND_END, sizeof f1, &f1, NULL) == CL_SUCCESS &&
-                    f1 > f0 && (double)(f1 - f0) * 1e-3 >= want_us;
-        if (fill)
-            clReleaseEvent(fill);
-        if (padded_ok)
-            break;
-    }
+    const cl_uint zero = 0;
+    int padded_ok = size_pad(pctx, queue, most, 3.0 * prof_enq_us + 20.0, &pad, &pad_bytes);
     long taken = 0;
     for (long i = 0; padded_ok && i < pwarm + 2 * iters && taken < iters; ++i) {
         cl_event fill = NULL, ev = NULL;
-        const cl_uint zero = 0;
         cl_int fill_status = CL_COMPLETE;
         clFinish(queue);
         padded_ok = clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill) == CL_SUCCESS;
@@ -453,12 +464,44 @@ static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_c
             gt[taken++] = (double)(end - start) * 1e-3;
     }
     clFinish(queue);
-    if (pad)
-        clReleaseMemObject(pad);
     if (padded_ok && taken * 2 >= iters) { /* (at least half the samples with the queue held) */
         cli_stats(gt, (int)taken, &host->device_us, &host->device_us_min, &host->device_us_max);
         host->device_pad_bytes = (double)pad_bytes;
     }
+    /* back to back: the fill to outlast B2B_STEPS enqueue calls; up to CLI_B2B_ROUNDS rounds into gt */
+    int b2b_ok = padded_ok && size_pad(pctx, queue, most, B2B_STEPS * prof_enq_us + 20.0, &pad, &pad_bytes);
+    const long rounds = iters < CLI_B2B_ROUNDS ? iters : CLI_B2B_ROUNDS;
+    taken = 0;
+    for (long i = 0; b2b_ok && i < 2 * rounds && taken < rounds; ++i) {
+        cl_event fill = NULL, ev[B2B_STEPS] = {NULL};
+        cl_int fill_status = CL_COMPLETE;
+        clFinish(queue);
+        b2b_ok = clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill) == CL_SUCCESS &&
+                 clFlush(queue) == CL_SUCCESS;
+        for (int k = 0; b2b_ok && k < B2B_STEPS; ++k)
+            b2b_ok = flashcl_plan_enqueue_tensors(plan, tensors, 0, NULL, &ev[k]) == FLASHCL_SUCCESS;
+        b2b_ok = b2b_ok && clFlush(queue) == CL_SUCCESS;
+        if (b2b_ok)
+            clGetEventInfo(fill, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof fill_status, &fill_status, NULL);
+        cl_ulong first = 0, last = 0;
+        b2b_ok = b2b_ok && clWaitForEvents(1, &ev[B2B_STEPS - 1]) == CL_SUCCESS &&
+                 clGetEventProfilingInfo(ev[0], CL_PROFILING_COMMAND_END, sizeof first, &first, NULL) == CL_SUCCESS &&
+                 clGetEventProfilingInfo(ev[B2B_STEPS - 1], CL_PROFILING_COMMAND_END, sizeof last, &last, NULL) ==
+                     CL_SUCCESS &&
+                 last > first;
+        for (int k = 0; k < B2B_STEPS; ++k)
+            if (ev[k])
+                clReleaseEvent(ev[k]);
+        if (fill)
+            clReleaseEvent(fill);
+        if (b2b_ok && fill_status != CL_COMPLETE)
+            gt[taken++] = (double)(last - first) * 1e-3 / (B2B_STEPS - 1);
+    }
+    clFinish(queue);
+    if (pad)
+        clReleaseMemObject(pad);
+    if (b2b_ok && taken * 2 >= rounds)
+        cli_stats(gt, (int)taken, &host->device_b2b_us, &host->device_b2b_us_min, &host->device_b2b_us_max);
 }
 
 flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors, long warmup, long iters,
@@ -562,6 +605,7 @@ flashcl_status cli_time_plan(flashcl_plan *plan, const flashcl_tensors *tensors,
     if (host) {
         host->plain_queue = plain_ok;
         host->device_us = host->device_us_min = host->device_us_max = NAN;
+        host->device_b2b_us = host->device_b2b_us_min = host->device_b2b_us_max = NAN;
         host->device_pad_bytes = 0;
     }
     /* The device's time alone (short steps: where the enqueue call is a share of the marker-to-end figure

@@ -92,7 +92,9 @@ static void usage(FILE *f)
             "the median above holds the enqueue call on an idle queue (flash steps up to 5 ms; null for\n"
             "others, where events give no times, or where the fill ended first in over half the steps);\n"
             "device_pad_bytes: that fill's size (the bytes written before each step, which may evict the\n"
-            "step's inputs from the device's cache).\n"
+            "step's inputs from the device's cache); device_b2b_us (and _min, _max): the time a step adds\n"
+            "to a busy queue, 8 steps enqueued behind one fill and run back to back, each reading what the\n"
+            "one before left in the cache (a CUDA graph's replays' way: bench/anchors/sdpa_decode.py).\n"
             "The JSON names each algorithm's kernel and its tiles: kernel, block_m, block_n, work_group and\n"
             "kv_stages (the plan's flashcl_config).\n"
             "exit status: 0 ok (a standard attention that cannot allocate is a result), 1 an error or a\n"
@@ -425,11 +427,16 @@ static void measure(bench_run *run, flashcl_context *ctx, flashcl_plan *plan, co
     /* (the probe says how long a run takes; runs of up to 5 ms go twice, the second time for the host's side,
      * and a flash plan's a third time for the device's alone, each step behind a fill of three profiled
      * enqueue calls and 20 us, up to twice that once sized, and up to twice as many steps where the fill
-     * ended first: cli_time_plan. The profiled call counted as three plain ones, the probe's figure.) */
-    const double pad_ms = 2e-3 * (9.0 * (r->host.enqueue_us > 0 ? r->host.enqueue_us : 0.0) + 20.0);
-    const double per_run = med > 5.0 ? med : a == FLASHCL_ALGO_FLASH ? 2.0 * med + 2.0 * (med + pad_ms) : 2.0 * med;
-    if (st == FLASHCL_SUCCESS && med > 0 && left_ms < (n + w) * per_run) {
-        const long fit = left_ms > 0 ? (long)(left_ms / per_run) : 0;
+     * ended first, then up to CLI_B2B_ROUNDS rounds of 8 steps back to back behind one fill of 8 such
+     * calls and 20 us, each tried up to twice: cli_time_plan. The profiled call counted as three plain
+     * ones, the probe's figure.) */
+    const double enq_us = r->host.enqueue_us > 0 ? r->host.enqueue_us : 0.0;
+    const double pad_ms = 2e-3 * (9.0 * enq_us + 20.0), b2b_pad_ms = 2e-3 * (24.0 * enq_us + 20.0);
+    const int flash_short = med <= 5.0 && a == FLASHCL_ALGO_FLASH;
+    const double per_run = med > 5.0 ? med : flash_short ? 2.0 * med + 2.0 * (med + pad_ms) : 2.0 * med;
+    const double b2b_ms = flash_short ? 2.0 * CLI_B2B_ROUNDS * (b2b_pad_ms + 8.0 * med) : 0.0;
+    if (st == FLASHCL_SUCCESS && med > 0 && left_ms < (n + w) * per_run + b2b_ms) {
+        const long fit = left_ms > b2b_ms ? (long)((left_ms - b2b_ms) / per_run) : 0;
         w = fit > 3 ? 1 : 0;
         n = fit - w;
         snprintf(r->note, sizeof r->note, "timed runs cut from %ld to %ld by --max-seconds", run->o->iters, n > 1 ? n : 1);
@@ -573,6 +580,9 @@ static void json_result(FILE *f, const result *r)
         json_number_field(f, "device_us", r->host.device_us);
         json_number_field(f, "device_us_min", r->host.device_us_min);
         json_number_field(f, "device_us_max", r->host.device_us_max);
+        json_number_field(f, "device_b2b_us", r->host.device_b2b_us);
+        json_number_field(f, "device_b2b_us_min", r->host.device_b2b_us_min);
+        json_number_field(f, "device_b2b_us_max", r->host.device_b2b_us_max);
         json_number_field(f, "device_pad_bytes", r->host.device_pad_bytes > 0 ? r->host.device_pad_bytes : NAN);
         json_number_field(f, "tflops", r->tflops);
         json_number_field(f, "gb_per_s", (double)r->io_bytes / (r->median * 1e6));
