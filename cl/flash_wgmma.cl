@@ -591,7 +591,16 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #endif
 #define VT_PER (VT_PAIR ? 2 : 1)                         /* units a work-item takes at once */
 #define VT_ROUNDS ((VT_UNITS / VT_PER + 127) / 128)
-#if VT_PAIR
+/* VT_LDSM (a variant, default 0: docs/design/fp8.md, fp8-7): each warp transposes whole blocks of 16 keys x
+ * 32 bytes by ldmatrix.trans (16-bit pairs), two byte permutes a pair of rows and stmatrix (VT_LDSM_BLOCK
+ * below); its staging swizzle spreads a matrix's 8 rows over 8 bank groups (4 at d_v = 64, two rows a
+ * 128-byte line there) */
+#ifndef VT_LDSM
+#define VT_LDSM 0
+#endif
+#if VT_LDSM
+#define STG_SWZ(r) (DV >= 128 ? ((r)&7) : (((r) >> 1) & 3))
+#elif VT_PAIR
 #define STG_SWZ(r) (((((r) >> 2) & 1) | (((r) >> 3) & 6)) & (DV / 16 - 1))
 #else
 #define STG_SWZ(r) (((((r) >> 1) & 3) | (((r) >> 2) & 4)) & (DV / 16 - 1))
@@ -694,6 +703,108 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
             VT_TRANSPOSE_UNIT(d_, stg_, 16 * g_ + 2 * tq_, 4 * g_ + tq_, 16 * cc_, cc_);                       \
         }                                                                                                      \
     } while (0)
+#if VT_LDSM
+/* VT_LDSM's blocks: block b of a tile (NG x DV / 32 of them) is key group G = b % NG (16 keys) and the
+ * staging tile's 16-byte chunks 2cp and 2cp + 1, cp = b / NG; warp w of the four takes blocks w, w + 4, ...
+ * Lane l copies row 16G + l % 16 of chunk 2cp + l / 16 (VT_STAGE), and gives ldmatrix the same row as
+ * row l % 8 of matrix l / 8 (matrices: keys 0-7 and 8-15 of chunk 2cp, then of 2cp + 1). With .trans, lane
+ * 4j + q receives of each matrix rows 2q and 2q + 1 at its 16-bit column j: the bytes of head dims 2j and
+ * 2j + 1 of keys 2q and 2q + 1 (+8 in the second). Two permutes give word q of V's rows 16 * chunk + 2j
+ * (bytes 0 and 2 of each of the pair) and 2j + 1 (bytes 1 and 3): keys 2q, 2q + 1, 2q + 8, 2q + 9 of the
+ * group, word 4G + q of the row as VT_WORDS makes it. stmatrix stores lane 4j + q's register m as word q of
+ * row j of matrix m, and lane l gives the address of row l % 8 of matrix l / 8: V's row 16 * chunk + 2i
+ * (+1 for odd m), its 16 bytes of group G (words 4G .. 4G + 3, one swizzled piece). */
+#define VT_BLOCKS (NG * (DV / 32))
+#if VT_BLOCKS % 4
+#error "VT_LDSM: the blocks a tile fall evenly to four warps"
+#endif
+#define VT_LDSM_STAGE(stg_, me_, n0_, limit_)                                                                  \
+    do {                                                                                                       \
+        const int ln_ = (me_)&31;                                                                              \
+        UNROLL                                                                                                 \
+        for (int k_ = 0; k_ < VT_BLOCKS / 4; ++k_) {                                                           \
+            const int b_ = ((me_) >> 5) + 4 * k_, r_ = 16 * (b_ % NG) + (ln_ & 15), cc_ = 2 * (b_ / NG) + (ln_ >> 4); \
+            const bool ok_ = r_ < (limit_);                                                                    \
+            ASYNC8((stg_) + STG_AT(r_, cc_), TPTR(V + v_base + KV_ROW((n0_) + (ok_ ? r_ : 0), v_ss, v_sb)) + 8 * cc_, \
+                   ok_);                                                                                       \
+        }                                                                                                      \
+    } while (0)
+#if FCL_PTX
+/* (every lane's copies waited for, then the warp's: ldmatrix reads rows other lanes copied) */
+#define VT_WARP_SYNC() __asm__ volatile("bar.warp.sync -1;" ::: "memory")
+#define VT_LDSM4(x, stg_, r_, cc_)                                                                             \
+    __asm__ volatile("//SM90A ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"         \
+                     : "=r"((x)[0]), "=r"((x)[1]), "=r"((x)[2]), "=r"((x)[3])                                  \
+                     : "r"(LADDR((stg_) + STG_AT(r_, cc_)))                                                    \
+                     : "memory")
+#define VT_STSM4(d_, n_, w_, x)                                                                                \
+    __asm__ volatile("//SM90A stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(         \
+                         LADDR((d_) + VT_WORD(n_, w_))),                                                       \
+                     "r"((x)[0]), "r"((x)[1]), "r"((x)[2]), "r"((x)[3])                                        \
+                     : "memory")
+#else
+/* (emulated: each work-item reads what its lane would receive and writes what its lane gives; the
+ * staging tile's rows, copied by other work-items, behind LOAD_V's barrier) */
+#define VT_WARP_SYNC()
+#define VT_LDSM4(x, stg_, r_, cc_)                                                                             \
+    do {                                                                                                       \
+        const int j_ = ln_ >> 2, q_ = ln_ & 3, r0_ = (r_) - (ln_ & 7) - 8 * ((ln_ >> 3) & 1),                   \
+                  c0_ = (cc_) - (ln_ >> 4);                                                                    \
+        UNROLL                                                                                                 \
+        for (int m_ = 0; m_ < 4; ++m_) {                                                                       \
+            const int ra_ = r0_ + 8 * (m_ & 1) + 2 * q_, ca_ = c0_ + (m_ >> 1);                                 \
+            (x)[m_] = (uint)(stg_)[STG_AT(ra_, ca_) + j_] | (uint)(stg_)[STG_AT(ra_ + 1, ca_) + j_] << 16;       \
+        }                                                                                                      \
+    } while (0)
+#define VT_STSM4(d_, n_, w_, x)                                                                                \
+    do {                                                                                                       \
+        const int j_ = ln_ >> 2, q_ = ln_ & 3, n0_ = (n_) - 16 * (ln_ >> 4) - 2 * (ln_ & 7) - ((ln_ >> 3) & 1);  \
+        UNROLL                                                                                                 \
+        for (int m_ = 0; m_ < 4; ++m_)                                                                         \
+            (d_)[VT_WORD(n0_ + 16 * (m_ >> 1) + 2 * j_ + (m_ & 1), (w_) + q_)] = (x)[m_];                      \
+    } while (0)
+#endif
+/* work-item me_'s blocks, its warp's copies landed, from the staging tile stg_ into V's buffer dst_ */
+#define VT_LDSM_TRANSPOSE(dst_, stg_, me_)                                                                     \
+    do {                                                                                                       \
+        __local uint *const d_ = (__local uint *)(dst_);                                                       \
+        const int ln_ = (me_)&31;                                                                              \
+        VT_WARP_SYNC();                                                                                        \
+        UNROLL                                                                                                 \
+        for (int k_ = 0; k_ < VT_BLOCKS / 4; ++k_) {                                                           \
+            const int b_ = ((me_) >> 5) + 4 * k_, g_ = b_ % NG, cp_ = b_ / NG;                                 \
+            uint x_[4], y_[4];                                                                                 \
+            VT_LDSM4(x_, stg_, 16 * g_ + (ln_ & 15), 2 * cp_ + (ln_ >> 4));                                    \
+            y_[0] = prmt(x_[0], x_[1], 0x6420u);                                                               \
+            y_[1] = prmt(x_[0], x_[1], 0x7531u);                                                               \
+            y_[2] = prmt(x_[2], x_[3], 0x6420u);                                                               \
+            y_[3] = prmt(x_[2], x_[3], 0x7531u);                                                               \
+            VT_STSM4(d_, 32 * cp_ + 16 * (ln_ >> 4) + 2 * (ln_ & 7) + ((ln_ >> 3) & 1), 4 * g_, y_);           \
+        }                                                                                                      \
+    } while (0)
+#undef VT_STAGE
+#define VT_STAGE(stg_, me_, n0_, limit_) VT_LDSM_STAGE(stg_, me_, n0_, limit_)
+#undef VT_TRANSPOSE
+#define VT_TRANSPOSE(dst_, stg_, me_) VT_LDSM_TRANSPOSE(dst_, stg_, me_)
+/* (emulated, the rows a lane reads were copied by others: a barrier between, LOAD_V being reached by the
+ * whole work-group) */
+#define LOAD_V(dst_, n0_, ROW_PTR)                                                                             \
+    do {                                                                                                       \
+        if (tid < 128) {                                                                                       \
+            VT_STAGE(stg_s, tid, n0_, skv - (n0_));                                                            \
+            ASYNC_COMMIT();                                                                                    \
+            ASYNC_WAIT0();                                                                                     \
+        }                                                                                                      \
+        VT_EMU_BARRIER();                                                                                      \
+        if (tid < 128)                                                                                         \
+            VT_TRANSPOSE(dst_, stg_s, tid);                                                                    \
+    } while (0)
+#if FCL_PTX
+#define VT_EMU_BARRIER()
+#else
+#define VT_EMU_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#endif
+#else
 /* V's tile at keys n0_ into buffer dst_ where the consumers copy (no producer): staged and transposed by
  * the first warpgroup at once (its copies waited for: the producer's way, synchronous) */
 #define LOAD_V(dst_, n0_, ROW_PTR)                                                                             \
@@ -705,6 +816,7 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
             VT_TRANSPOSE(dst_, stg_s, tid);                                                                    \
         }                                                                                                      \
     } while (0)
+#endif
 #else
 #define LOAD_V(dst_, n0_, ROW_PTR) LOAD_TILED(dst_, BLOCK_N, ROW_PTR, skv - (n0_), DV)
 #endif
