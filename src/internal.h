@@ -245,7 +245,8 @@ flashcl_status fcl_choose_flash(const flashcl_device_profile *pr, const flashcl_
  * else 1. The problem as the tiles see it then has seq_q * pack rows and heads_q / pack heads. */
 int32_t fcl_gqa_pack(const flashcl_problem *p);
 void fcl_packed_view(const flashcl_problem *p, int32_t pack, flashcl_problem *view);
-/* Key splits (split-KV) for flash tiles cfg: the problem's kv_splits, or the device's choice. */
+/* Key splits (split-KV) for flash tiles cfg: the problem's kv_splits, or the device's choice (kernels.c:
+ * below the kernels' modules, which ask it too). */
 int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_problem *p, const flashcl_config *cfg);
 
 /* tuning.c */

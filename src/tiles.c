@@ -51,38 +51,6 @@ uint32_t fcl_groups_per_cu(const flashcl_device_profile *pr, uint64_t local_byte
     return (uint32_t)(cu / local_bytes);
 }
 
-int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_problem *p, const flashcl_config *cfg)
-{
-    if (p->kv_splits > 0)
-        return p->kv_splits;
-    /* Split the keys only where the direct grid leaves compute units idle (docs/design/tiles.md): prefill
-     * wants two work-groups a compute unit and four key tiles a split; a decode step 32 work-groups a
-     * compute unit and two tiles a split; the matrix-unit decode kernel one wave of two work-groups a
-     * compute unit, never past it, four steps a split. At most 1024. */
-    const uint64_t pack = cfg->gqa_pack > 1 ? (uint64_t)cfg->gqa_pack : 1;
-    const uint64_t blocks = ((uint64_t)p->seq_q * pack + (uint64_t)cfg->block_m - 1) / (uint64_t)cfg->block_m;
-    const uint64_t groups = blocks * (uint64_t)p->batch * (uint64_t)p->heads_q / pack;
-    const int decode = fcl_is_decode(p);
-    const uint64_t cus = pr->compute_units ? pr->compute_units : 1;
-    if (cfg->kernel == FLASHCL_KERNEL_DECODE_MMA) {
-        uint64_t splits = 2u * cus / groups;
-        const uint64_t by_keys = (uint64_t)p->seq_kv / (4u * (uint64_t)cfg->block_n);
-        if (splits > by_keys)
-            splits = by_keys;
-        return splits < 1 ? 1 : splits > 1024 ? 1024 : (int32_t)splits;
-    }
-    const uint64_t want = (decode ? 32u : 2u) * cus;
-    if (groups >= want)
-        return 1;
-    uint64_t splits = (want + groups - 1) / groups;
-    const uint64_t by_keys = (uint64_t)p->seq_kv / ((decode ? 2u : 4u) * (uint64_t)cfg->block_n);
-    if (splits > by_keys)
-        splits = by_keys;
-    if (splits > 1024)
-        splits = 1024;
-    return splits < 1 ? 1 : (int32_t)splits;
-}
-
 /*
  * Every flash configuration goes through here, wherever its tiles came from (a module's chooser, the
  * tuning database, an override, a shrink after compiling): the portable kernel's tiles are checked

@@ -106,6 +106,9 @@ START_TEST(test_decode_packing_and_splits)
         ck_assert_msg(c.v_chunk == quant[i].v_chunk, "%s sm_%d B=%d N=%d splits %d: %d keys a warp, want %d",
                       flashcl_kv_format_name(p.kv_format), quant[i].cc, quant[i].batch, quant[i].keys,
                       (int)c.kv_splits, (int)c.v_chunk, quant[i].v_chunk);
+        ck_assert_int_eq(c.block_n, 4 * c.v_chunk); /* (four warps) */
+        if (quant[i].batch == 1 && !quant[i].splits) /* the split count as at two tiles: 8 KV heads, 2 x 132 */
+            ck_assert_int_eq(c.kv_splits, 33);
     }
     p.kv_cache = 0;
     p.kv_splits = 0;

@@ -42,8 +42,9 @@ static int decode_mma_takes(const flashcl_problem *p, char *why, size_t n)
  * so), two 16-key tiles a warp and step up to head dim 128 and one above (registers). Byte caches: int8
  * and E4M3 through sm_89's pair conversion take two as well (their former three and four ran 3-10%
  * slower on the H100, decode-mma-19), but int8 with fp32 scales takes three where flash_combine merges the
- * splits and each split holds 1024 keys or more (5-14% faster at batch 1 from 49152 keys, 4-7% slower
- * below and wherever the kernel merges: decode-mma-24); E5M2 keeps four and E4M3's permute path three, chosen when they kept
+ * splits and each split holds 1024 keys or more (4-14% faster at batch 1 from 49152 keys; 4-5% slower
+ * below 1024 keys a split and up to 10% wherever the kernel merges: decode-mma-24, fp16 Q at d=128 only,
+ * the rule taken for bf16 and d=64 unmeasured); E5M2 keeps four and E4M3's permute path three, chosen when they kept
  * about fp16's bytes in flight a lane and not measured against two since (docs/design/decode_mma.md). */
 static int32_t decode_mma_int8_tiles(const flashcl_device_profile *pr, const flashcl_problem *p, int32_t rows,
                                      int32_t warps)
