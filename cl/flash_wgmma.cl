@@ -786,8 +786,16 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define VT_STAGE(stg_, me_, n0_, limit_) VT_LDSM_STAGE(stg_, me_, n0_, limit_)
 #undef VT_TRANSPOSE
 #define VT_TRANSPOSE(dst_, stg_, me_) VT_LDSM_TRANSPOSE(dst_, stg_, me_)
-/* (emulated, the rows a lane reads were copied by others: a barrier between, LOAD_V being reached by the
- * whole work-group) */
+#endif
+/* V's tile at keys n0_ into buffer dst_ where the consumers copy (no producer): staged and transposed by
+ * the first warpgroup at once (its copies waited for: the producer's way, synchronous); emulated with
+ * VT_LDSM, whose lanes read rows that others copied, a barrier between (LOAD_V is reached by the whole
+ * work-group) */
+#if VT_LDSM && !FCL_PTX
+#define VT_EMU_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#else
+#define VT_EMU_BARRIER()
+#endif
 #define LOAD_V(dst_, n0_, ROW_PTR)                                                                             \
     do {                                                                                                       \
         if (tid < 128) {                                                                                       \
@@ -799,24 +807,6 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
         if (tid < 128)                                                                                         \
             VT_TRANSPOSE(dst_, stg_s, tid);                                                                    \
     } while (0)
-#if FCL_PTX
-#define VT_EMU_BARRIER()
-#else
-#define VT_EMU_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
-#endif
-#else
-/* V's tile at keys n0_ into buffer dst_ where the consumers copy (no producer): staged and transposed by
- * the first warpgroup at once (its copies waited for: the producer's way, synchronous) */
-#define LOAD_V(dst_, n0_, ROW_PTR)                                                                             \
-    do {                                                                                                       \
-        if (tid < 128) {                                                                                       \
-            VT_STAGE(stg_s, tid, n0_, skv - (n0_));                                                            \
-            ASYNC_COMMIT();                                                                                    \
-            ASYNC_WAIT0();                                                                                     \
-            VT_TRANSPOSE(dst_, stg_s, tid);                                                                    \
-        }                                                                                                      \
-    } while (0)
-#endif
 #else
 #define LOAD_V(dst_, n0_, ROW_PTR) LOAD_TILED(dst_, BLOCK_N, ROW_PTR, skv - (n0_), DV)
 #endif
