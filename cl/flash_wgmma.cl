@@ -715,8 +715,8 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
  * row j of matrix m, and lane l gives the address of row l % 8 of matrix l / 8: V's row 16 * chunk + 2i
  * (+1 for odd m), its 16 bytes of group G (words 4G .. 4G + 3, one swizzled piece). */
 #define VT_BLOCKS (NG * (DV / 32))
-#if VT_BLOCKS % 4
-#error "VT_LDSM: the blocks a tile fall evenly to four warps"
+#if VT_BLOCKS % 4 || (DV != 64 && DV != 128 && DV != 256)
+#error "VT_LDSM: d_v 64, 128 or 256 (whole 32-byte chunk pairs, STG_SWZ's range), blocks falling evenly to four warps"
 #endif
 #define VT_LDSM_STAGE(stg_, me_, n0_, limit_)                                                                  \
     do {                                                                                                       \

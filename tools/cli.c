@@ -386,8 +386,9 @@ static double us_between(const struct timespec *a, const struct timespec *b)
 }
 
 /* A pad buffer whose fill lasts want_us or more on the queue: *pad (released and remade) of *bytes, doubling
- * from what *bytes holds up to `most`; 1 where such a fill was found. */
-static int size_pad(cl_context ctx, cl_command_queue queue, size_t most, double want_us, cl_mem *pad, size_t *bytes)
+ * from what *bytes holds up to `most`; 1 where such a fill was found, its duration in *fill_us. */
+static int size_pad(cl_context ctx, cl_command_queue queue, size_t most, double want_us, cl_mem *pad, size_t *bytes,
+                    double *fill_us)
 {
     for (; *bytes <= most; *bytes *= 2) {
         cl_int err;
@@ -413,8 +414,10 @@ static int size_pad(cl_context ctx, cl_command_queue queue, size_t most, double 
                        f1 > f0 && (double)(f1 - f0) * 1e-3 >= want_us;
         if (fill)
             clReleaseEvent(fill);
-        if (ok)
+        if (ok) {
+            *fill_us = (double)(f1 - f0) * 1e-3;
             return 1;
+        }
     }
     return 0;
 }
@@ -422,11 +425,12 @@ static int size_pad(cl_context ctx, cl_command_queue queue, size_t most, double 
 /* cli_time_plan's device time alone: `iters` samples (up to twice as many tries, after `pwarm`) into gt, the
  * fill sized to last three of the profiling queue's enqueue calls (prof_enq_us) and 20 us more; host's
  * device_us set where at least half the samples had the queue held. Then the steps back to back
- * (device_b2b_us): B2B_STEPS of them enqueued behind one fill, as a CUDA graph's replays run, the figure
- * (the last one's end - the first one's) / (B2B_STEPS - 1), a round counted where the fill was still
- * running once the last was flushed (so the device never waited on the host between them); each step
- * after the first reads the inputs the one before left in the device's cache. */
-#define B2B_STEPS 8 /* (cmd_bench.c's budget counts 8) */
+ * (device_b2b_us): CLI_B2B_STEPS of them enqueued behind the same pad's fill repeated to last as many
+ * enqueue calls and 20 us more (one fill of 256 MiB lasts 163 us on the H100, under eight calls of 13:
+ * decode-mma-25), as a CUDA graph's replays run; the figure (the last one's end - the first one's) /
+ * (CLI_B2B_STEPS - 1), a round counted where the last fill was still running once the last step was
+ * flushed (so the device never waited on the host between them); each step after the first reads the
+ * inputs the one before left in the device's cache. */
 static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_command_queue queue, long pwarm,
                         long iters, double prof_enq_us, double *gt, cli_host_times *host)
 {
@@ -439,7 +443,8 @@ static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_c
     clGetDeviceInfo(pdev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
     const size_t most = max_alloc / 4 < ((size_t)256 << 20) ? (size_t)(max_alloc / 4) : ((size_t)256 << 20);
     const cl_uint zero = 0;
-    int padded_ok = size_pad(pctx, queue, most, 3.0 * prof_enq_us + 20.0, &pad, &pad_bytes);
+    double fill_us = 0;
+    int padded_ok = size_pad(pctx, queue, most, 3.0 * prof_enq_us + 20.0, &pad, &pad_bytes, &fill_us);
     long taken = 0;
     for (long i = 0; padded_ok && i < pwarm + 2 * iters && taken < iters; ++i) {
         cl_event fill = NULL, ev = NULL;
@@ -468,34 +473,39 @@ static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_c
         cli_stats(gt, (int)taken, &host->device_us, &host->device_us_min, &host->device_us_max);
         host->device_pad_bytes = (double)pad_bytes;
     }
-    /* back to back: the fill to outlast B2B_STEPS enqueue calls; up to CLI_B2B_ROUNDS rounds into gt */
-    int b2b_ok = padded_ok && size_pad(pctx, queue, most, B2B_STEPS * prof_enq_us + 20.0, &pad, &pad_bytes);
+    /* back to back: fills of the same pad to outlast CLI_B2B_STEPS enqueue calls (at most CLI_B2B_FILLS);
+     * up to CLI_B2B_ROUNDS rounds into gt */
+    const double fills_want = padded_ok ? ceil((CLI_B2B_STEPS * prof_enq_us + 20.0) / fill_us) : 0;
+    const int fills = fills_want < 1 ? 1 : (int)fills_want;
+    int b2b_ok = padded_ok && fills <= CLI_B2B_FILLS;
     const long rounds = iters < CLI_B2B_ROUNDS ? iters : CLI_B2B_ROUNDS;
     taken = 0;
     for (long i = 0; b2b_ok && i < 2 * rounds && taken < rounds; ++i) {
-        cl_event fill = NULL, ev[B2B_STEPS] = {NULL};
+        cl_event fill = NULL, ev[CLI_B2B_STEPS] = {NULL};
         cl_int fill_status = CL_COMPLETE;
         clFinish(queue);
-        b2b_ok = clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill) == CL_SUCCESS &&
-                 clFlush(queue) == CL_SUCCESS;
-        for (int k = 0; b2b_ok && k < B2B_STEPS; ++k)
+        for (int f = 0; b2b_ok && f < fills; ++f) /* (the last one's event) */
+            b2b_ok = clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL,
+                                         f == fills - 1 ? &fill : NULL) == CL_SUCCESS;
+        b2b_ok = b2b_ok && clFlush(queue) == CL_SUCCESS;
+        for (int k = 0; b2b_ok && k < CLI_B2B_STEPS; ++k)
             b2b_ok = flashcl_plan_enqueue_tensors(plan, tensors, 0, NULL, &ev[k]) == FLASHCL_SUCCESS;
         b2b_ok = b2b_ok && clFlush(queue) == CL_SUCCESS;
         if (b2b_ok)
             clGetEventInfo(fill, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof fill_status, &fill_status, NULL);
         cl_ulong first = 0, last = 0;
-        b2b_ok = b2b_ok && clWaitForEvents(1, &ev[B2B_STEPS - 1]) == CL_SUCCESS &&
+        b2b_ok = b2b_ok && clWaitForEvents(1, &ev[CLI_B2B_STEPS - 1]) == CL_SUCCESS &&
                  clGetEventProfilingInfo(ev[0], CL_PROFILING_COMMAND_END, sizeof first, &first, NULL) == CL_SUCCESS &&
-                 clGetEventProfilingInfo(ev[B2B_STEPS - 1], CL_PROFILING_COMMAND_END, sizeof last, &last, NULL) ==
+                 clGetEventProfilingInfo(ev[CLI_B2B_STEPS - 1], CL_PROFILING_COMMAND_END, sizeof last, &last, NULL) ==
                      CL_SUCCESS &&
                  last > first;
-        for (int k = 0; k < B2B_STEPS; ++k)
+        for (int k = 0; k < CLI_B2B_STEPS; ++k)
             if (ev[k])
                 clReleaseEvent(ev[k]);
         if (fill)
             clReleaseEvent(fill);
         if (b2b_ok && fill_status != CL_COMPLETE)
-            gt[taken++] = (double)(last - first) * 1e-3 / (B2B_STEPS - 1);
+            gt[taken++] = (double)(last - first) * 1e-3 / (CLI_B2B_STEPS - 1);
     }
     clFinish(queue);
     if (pad)

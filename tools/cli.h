@@ -106,16 +106,19 @@ typedef struct cli_host_times {
      * buffer fill enqueued before the plan, long enough to keep the queue busy through the enqueue call,
      * to the plan's end, so that the interval holds no enqueue call (flash steps of up to 5 ms) */
     double device_us, device_us_min, device_us_max;
-    /* The same steps back to back, B2B_STEPS enqueued behind one fill (a CUDA graph's replays' way): the
-     * time a step adds to a busy queue, its inputs left in the device's cache by the step before
+    /* The same steps back to back, CLI_B2B_STEPS enqueued behind fills of the pad (a CUDA graph's replays'
+     * way): the time a step adds to a busy queue, its inputs left in the device's cache by the step before
      * (median, min, max over rounds; NaN where not measured) */
     double device_b2b_us, device_b2b_us_min, device_b2b_us_max;
     double device_pad_bytes; /* the fill's bytes, written before each step (each of them may evict a cached
                                 byte of the step's inputs); 0 where not measured */
 } cli_host_times;
 
-/* The rounds of steps back to back that cli_time_plan times (device_b2b_us), at most */
+/* cli_time_plan's steps back to back (device_b2b_us): steps a round, rounds at most, and the fills of the
+ * pad before a round at most */
+#define CLI_B2B_STEPS 8
 #define CLI_B2B_ROUNDS 5
+#define CLI_B2B_FILLS 16
 
 /* Times `iters` enqueues after `warmup` ones, in milliseconds, from profiling events (the host clock
  * around each run when the driver's events give no duration, *host_clock then set); `host` (NULL: not

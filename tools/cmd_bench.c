@@ -93,8 +93,10 @@ static void usage(FILE *f)
             "others, where events give no times, or where the fill ended first in over half the steps);\n"
             "device_pad_bytes: that fill's size (the bytes written before each step, which may evict the\n"
             "step's inputs from the device's cache); device_b2b_us (and _min, _max): the time a step adds\n"
-            "to a busy queue, 8 steps enqueued behind one fill and run back to back, each reading what the\n"
-            "one before left in the cache (a CUDA graph's replays' way: bench/anchors/sdpa_decode.py).\n"
+            "to a busy queue, 8 steps enqueued behind fills of that pad and run back to back, each reading\n"
+            "what the one before left in the cache (a CUDA graph's replays' way: bench/anchors/\n"
+            "sdpa_decode.py); null as device_us, or where over 16 fills would be needed or the fills ended\n"
+            "first in over half the rounds.\n"
             "The JSON names each algorithm's kernel and its tiles: kernel, block_m, block_n, work_group and\n"
             "kv_stages (the plan's flashcl_config).\n"
             "exit status: 0 ok (a standard attention that cannot allocate is a result), 1 an error or a\n"
@@ -398,6 +400,13 @@ static int budget_spent(bench_run *run, result *r)
 
 static int save_outputs(bench_run *run);
 
+/* What k timed runs cost, milliseconds: each per_run, and the first CLI_B2B_ROUNDS a round of steps back
+ * to back (round_ms, 0 where there are none) */
+static double runs_ms(long k, double per_run, double round_ms)
+{
+    return (double)k * per_run + (double)(k < CLI_B2B_ROUNDS ? k : CLI_B2B_ROUNDS) * round_ms;
+}
+
 /* One algorithm on a shape's inputs: the validated run, a timed probe, then as many of the asked-for
  * runs as the budget leaves room for. */
 static void measure(bench_run *run, flashcl_context *ctx, flashcl_plan *plan, const flashcl_tensors *t, result *r)
@@ -427,16 +436,20 @@ static void measure(bench_run *run, flashcl_context *ctx, flashcl_plan *plan, co
     /* (the probe says how long a run takes; runs of up to 5 ms go twice, the second time for the host's side,
      * and a flash plan's a third time for the device's alone, each step behind a fill of three profiled
      * enqueue calls and 20 us, up to twice that once sized, and up to twice as many steps where the fill
-     * ended first, then up to CLI_B2B_ROUNDS rounds of 8 steps back to back behind one fill of 8 such
-     * calls and 20 us, each tried up to twice: cli_time_plan. The profiled call counted as three plain
-     * ones, the probe's figure.) */
+     * ended first, then one round of CLI_B2B_STEPS steps back to back a timed run, up to CLI_B2B_ROUNDS,
+     * each behind fills lasting as many such calls and 20 us (up to twice that once rounded to whole
+     * fills) and tried up to twice: cli_time_plan. The profiled call counted as three plain ones, the
+     * probe's figure.) */
     const double enq_us = r->host.enqueue_us > 0 ? r->host.enqueue_us : 0.0;
-    const double pad_ms = 2e-3 * (9.0 * enq_us + 20.0), b2b_pad_ms = 2e-3 * (24.0 * enq_us + 20.0);
+    const double pad_ms = 2e-3 * (9.0 * enq_us + 20.0);
     const int flash_short = med <= 5.0 && a == FLASHCL_ALGO_FLASH;
     const double per_run = med > 5.0 ? med : flash_short ? 2.0 * med + 2.0 * (med + pad_ms) : 2.0 * med;
-    const double b2b_ms = flash_short ? 2.0 * CLI_B2B_ROUNDS * (b2b_pad_ms + 8.0 * med) : 0.0;
-    if (st == FLASHCL_SUCCESS && med > 0 && left_ms < (n + w) * per_run + b2b_ms) {
-        const long fit = left_ms > b2b_ms ? (long)((left_ms - b2b_ms) / per_run) : 0;
+    const double round_ms =
+        flash_short ? 2.0 * (2e-3 * (3.0 * CLI_B2B_STEPS * enq_us + 20.0) + CLI_B2B_STEPS * med) : 0.0;
+    if (st == FLASHCL_SUCCESS && med > 0 && left_ms < runs_ms(n + w, per_run, round_ms)) {
+        long fit = 0;
+        while (runs_ms(fit + 1, per_run, round_ms) <= left_ms)
+            ++fit;
         w = fit > 3 ? 1 : 0;
         n = fit - w;
         snprintf(r->note, sizeof r->note, "timed runs cut from %ld to %ld by --max-seconds", run->o->iters, n > 1 ? n : 1);
