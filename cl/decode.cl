@@ -123,6 +123,12 @@ inline void decode_merge_store(__local const float *m_p, __local const float *l_
 #ifndef DECODE_MERGE_BATCH
 #define DECODE_MERGE_BATCH 8
 #endif
+/* DECODE_MERGE_PREFETCH (a variant, 0 = off: docs/design/decode_mma.md, decode-mma-26): an item's first
+ * element's partials of up to that many splits loaded with the splits' LSEs, before the weights are
+ * reduced, so that the merge waits for memory once where it waited three times */
+#ifndef DECODE_MERGE_PREFETCH
+#define DECODE_MERGE_PREFETCH 0
+#endif
 /* Split-KV's merge in the decode kernel (docs/design/decode_mma.md, "The merge in the kernel"): after a
  * work-group has written its split's partial rows, it counts itself on its row block's counter (CNT: one
  * an (batch, KV head, row block), zero between steps); the one that counts last merges the splits as
@@ -160,6 +166,9 @@ inline int decode_last_split(__global int *cnt, __local int *flag, const int n_s
  * plain loads: decode_last_split's acquire fence (a gpu-scope fence on NVIDIA, which also drops what the
  * SM's L1 holds) orders them after the other splits' writes, which the barrier passes on to the whole
  * work-group. */
+#if DECODE_MERGE_PREFETCH /* (larger so: clang leaves it out of line, and an OpenCL inline function has no body there) */
+__attribute__((always_inline))
+#endif
 inline void decode_fused_combine(const int rows, const int lid, const int wg, __local float *lw, const int lw_floats,
                                  const seq_view sv, const int pr0, const int group, const int hk, const int heads_q,
                                  const int seq_q, const int n_splits, const long rows_total, __global const float *OP_,
@@ -169,6 +178,22 @@ inline void decode_fused_combine(const int rows, const int lid, const int wg, __
 {
     const int staged = rows * (n_splits + 2) <= lw_floats;
     __local float *const row_m = lw + rows * n_splits, *const row_lse = row_m + rows;
+#if DECODE_MERGE_PREFETCH
+    /* (the first element of this item, as the staged loop below takes it: its row's partials, loaded now) */
+    const int pre_on = staged && n_splits <= DECODE_MERGE_PREFETCH && lid < rows * (HEAD_DIM / 4);
+    float4 pre[DECODE_MERGE_PREFETCH];
+    {
+        const int r = lid / (HEAD_DIM / 4), d = 4 * (lid - r * (HEAD_DIM / 4));
+        const int pr = pr0 + r, qi = pr / group, h = hk * group + pr % group;
+        const int mine = pre_on && qi < sv.sq;
+        const long row = mine ? lse_row(sv, h, qi, heads_q, seq_q, 0) : 0;
+        __global const float *const op = OP_ + partial_row(0, rows_total, row) * HEAD_DIM + d;
+        const long split_stride = partial_row(1, rows_total, 0) * HEAD_DIM;
+#pragma unroll
+        for (int u = 0; u < DECODE_MERGE_PREFETCH; ++u)
+            pre[u] = mine && u < n_splits ? vload4(0, op + u * split_stride) : (float4)(0.0f);
+    }
+#endif
     if (staged) {
         for (int idx = lid; idx < rows * n_splits; idx += wg) {
             const int r = idx / n_splits, s = idx - r * n_splits;
@@ -219,6 +244,15 @@ inline void decode_fused_combine(const int rows, const int lid, const int wg, __
              * none under a branch (docs/design/decode_mma.md, decode-mma-17: one load waited for at a time
              * took 5.7 us of a 16-split step); a split that saw no key weighs 0, and its partial, read
              * all the same, is selected away before the product (it may be anything, NaN included) */
+#if DECODE_MERGE_PREFETCH
+            if (row_m[r] != -INFINITY && pre_on && idx == lid) {
+#pragma unroll
+                for (int u = 0; u < DECODE_MERGE_PREFETCH; ++u) {
+                    const float w = u < n_splits ? lw[r * n_splits + u] : 0.0f;
+                    out += w * (w != 0.0f ? pre[u] : (float4)(0.0f));
+                }
+            } else
+#endif
             if (row_m[r] != -INFINITY) {
                 __global const float *const op = OP_ + partial_row(0, rows_total, row) * HEAD_DIM + d;
                 const long split_stride = partial_row(1, rows_total, 0) * HEAD_DIM;

@@ -22,6 +22,26 @@
 #define clamp(x, a, b) ((x) < (a) ? (a) : (x) > (b) ? (b) : (x))
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
+#define mem_fence(x) __nvvm_membar_gl()
+#define exp(x) __nvvm_ex2_approx_f(1.4426950408889634f * (x)) /* (the merge's weights: its count, not its bits) */
+#define log(x) (0.6931471805599453f * __nvvm_lg2_approx_f(x))
+#endif
+#ifndef NVCL_FRONT_END /* (the fused merge's count, a global int's) */
+static inline int nvcl_atom(volatile __global int *p, int v, int xchg)
+{
+    int r;
+    if (xchg)
+        __asm__ volatile("atom.global.exch.b32 %0, [%1], %2;" : "=r"(r) : "l"(p), "r"(v) : "memory");
+    else
+        __asm__ volatile("atom.global.add.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "r"(v) : "memory");
+    return r;
+}
+static inline float4 __attribute__((overloadable)) vload4(size_t i, const __global float *p)
+{
+    return (float4)(p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]);
+}
+#define atomic_inc(p) nvcl_atom((p), 1, 0)
+#define atomic_xchg(p, v) nvcl_atom((p), (v), 1)
 #endif
 #define vstore_half_rte(x, i, p) __builtin_store_halff((x), (p) + (i))
 #define vload_half(i, p) __builtin_load_halff((p) + (i))
