@@ -166,7 +166,8 @@ inline int decode_last_split(__global int *cnt, __local int *flag, const int n_s
  * plain loads: decode_last_split's acquire fence (a gpu-scope fence on NVIDIA, which also drops what the
  * SM's L1 holds) orders them after the other splits' writes, which the barrier passes on to the whole
  * work-group. */
-#if DECODE_MERGE_PREFETCH /* (larger so: clang leaves it out of line, and an OpenCL inline function has no body there) */
+/* (larger with DECODE_MERGE_PREFETCH: clang leaves it out of line, where an OpenCL inline function has no body) */
+#if DECODE_MERGE_PREFETCH
 __attribute__((always_inline))
 #endif
 inline void decode_fused_combine(const int rows, const int lid, const int wg, __local float *lw, const int lw_floats,

@@ -825,8 +825,10 @@ START_TEST(test_bench_json_stdout)
                                    "d[\"results\"][0][\"gb_per_s\"] > 0 and d[\"results\"][0][\"passed\"] and "
                                    "0 < d[\"results\"][0][\"host_enqueue_us\"] <= d[\"results\"][0][\"host_step_us\"] and "
                                    "0 < d[\"results\"][0][\"device_us_min\"] <= d[\"results\"][0][\"device_us\"] <= "
-                                   "d[\"results\"][0][\"device_us_max\"] and d[\"results\"][0][\"device_pad_bytes\"] >= 1048576 and "
-                                   "0 < d[\"results\"][0][\"device_b2b_us_min\"] <= d[\"results\"][0][\"device_b2b_us\"] <= "
+                                   "d[\"results\"][0][\"device_us_max\"] and "
+                                   "d[\"results\"][0][\"device_pad_bytes\"] >= 1048576 and "
+                                   "0 < d[\"results\"][0][\"device_b2b_us_min\"] <= "
+                                   "d[\"results\"][0][\"device_b2b_us\"] <= "
                                    "d[\"results\"][0][\"device_b2b_us_max\"] and "
                                    "d[\"results\"][0][\"kernel\"] and min(d[\"results\"][0][k] for k in (\"block_m\", "
                                    "\"block_n\", \"work_group\")) >= 1"),

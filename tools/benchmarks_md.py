@@ -315,7 +315,8 @@ def decode_mma_section(directory):
                     r = get(b, 'auto', q['seq'])
                     x = f"{ratio(q, r):.2f}×" if r else '—'
                     dv = f"{q['device_us']:.1f}" if q.get('device_us') else '—'
-                    out.append(f"| {b} | {q['seq']} | {v} | {q.get('kernel', '?')} | {ms4(q)} | {q['gb_per_s']:.0f} | {dv} | {x} |")
+                    out.append(f"| {b} | {q['seq']} | {v} | {q.get('kernel', '?')} | {ms4(q)} | {q['gb_per_s']:.0f} | "
+                               f"{dv} | {x} |")
 
     main = [r for k, run in runs.items() if k.endswith('_auto') for r in run['results'] if r.get('ran')]
     one = lambda key: ', '.join(str(v) for v in sorted({r.get(key) for r in main}, key=str))
@@ -332,8 +333,10 @@ def decode_mma_section(directory):
     out.append(f"One run on the {meta('device')} ({meta('date')}; {meta('platform')}, driver "
                f"{meta('driver')}), seq_q {one('seq_q')}, Hq {one('heads')}, Hkv {one('heads_kv')}, d {one('head_dim')}, "
                f"{dtype} K/V" + (' (the quantized caches as named)' if quant else '') + '; flashcl medians of '
-               f"{one('runs')} runs. GB/s = the bytes of Q, K, V and O over the median; Δ% is the paged step time (the device's, where both have it) against")
-    out.append('the contiguous one, as is a variant\'s "step / fp16 step"; "splits" is the `--kv-splits` a run forced ("auto": the chooser\'s count, not recorded in')
+               f"{one('runs')} runs. GB/s = the bytes of Q, K, V and O over the median; Δ% is the paged step time "
+               "(the device's, where both have it) against")
+    out.append('the contiguous one, as is a variant\'s "step / fp16 step"; "splits" is the `--kv-splits` a run forced '
+               '("auto": the chooser\'s count, not recorded in')
     out.append('the JSON). PyTorch' + (f' {torch}' if torch else '') + ' SDPA in the same run (`bench/anchors/sdpa_decode.py`: '
                'median of 50 CUDA-event runs, GQA')
     out.append('through enable_gqa; FA2 is its flash backend).' +
