@@ -591,12 +591,13 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #endif
 #define VT_PER (VT_PAIR ? 2 : 1)                         /* units a work-item takes at once */
 #define VT_ROUNDS ((VT_UNITS / VT_PER + 127) / 128)
-/* VT_LDSM (a variant, default 0: docs/design/fp8.md, fp8-7): each warp transposes whole blocks of 16 keys x
- * 32 bytes by ldmatrix.trans (16-bit pairs), two byte permutes a pair of rows and stmatrix (VT_LDSM_BLOCK
- * below); its staging swizzle spreads a matrix's 8 rows over 8 bank groups (4 at d_v = 64, two rows a
- * 128-byte line there) */
+/* VT_LDSM (docs/design/fp8.md, fp8-7): each warp transposes whole blocks of 16 keys x 32 bytes by
+ * ldmatrix.trans (16-bit pairs), two byte permutes a pair of rows and stmatrix (VT_LDSM_BLOCK below); its
+ * staging swizzle spreads a matrix's 8 rows over 8 bank groups (4 at d_v = 64, two rows a 128-byte line
+ * there). The default at d_v 128 and 256, where it measured 4% and 31% faster on the H100; d_v = 64 (not
+ * measured) keeps the permutes (0 or 1 sets it). */
 #ifndef VT_LDSM
-#define VT_LDSM 0
+#define VT_LDSM (DV == 128 || DV == 256)
 #endif
 #if VT_LDSM
 #define STG_SWZ(r) (DV >= 128 ? ((r)&7) : (((r) >> 1) & 3))
@@ -789,8 +790,9 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #endif
 /* V's tile at keys n0_ into buffer dst_ where the consumers copy (no producer): staged and transposed by
  * the first warpgroup at once (its copies waited for: the producer's way, synchronous); emulated with
- * VT_LDSM, whose lanes read rows that others copied, a barrier between (LOAD_V is reached by the whole
- * work-group) */
+ * VT_LDSM, whose lanes read rows that others copied, a barrier between and one after (two LOAD_Vs may
+ * follow each other, the second's copies overwriting what the first's transpose still reads; LOAD_V is
+ * reached by the whole work-group) */
 #if VT_LDSM && !FCL_PTX
 #define VT_EMU_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #else
@@ -806,6 +808,7 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
         VT_EMU_BARRIER();                                                                                      \
         if (tid < 128)                                                                                         \
             VT_TRANSPOSE(dst_, stg_s, tid);                                                                    \
+        VT_EMU_BARRIER(); /* (the staging tile read by all before the next LOAD_V's copies into it) */       \
     } while (0)
 #else
 #define LOAD_V(dst_, n0_, ROW_PTR) LOAD_TILED(dst_, BLOCK_N, ROW_PTR, skv - (n0_), DV)
