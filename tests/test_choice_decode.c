@@ -47,8 +47,8 @@ START_TEST(test_decode_packing_and_splits)
     ck_assert_str_eq(c.kernel_name, "flash_fwd");
     ck_assert_ptr_nonnull(strstr(c.path_reason, "2^19"));
     /* fp16/bf16 with a head dim a multiple of 64: the matrix-unit decode kernel at any length, up to 8
-     * packed rows, four warps of two 16-key tiles (one above d=128), as many splits as fill one wave of
-     * two work-groups per compute unit (never past it), each of at least 4 steps. */
+     * packed rows, eight warps of two 16-key tiles up to d=128 (four of one above), as many splits as fill
+     * one wave of eight warps per compute unit (never past it), each of at least 4 steps of 128 keys. */
     p.dtype = FLASHCL_DTYPE_F16;
     p.seq_kv = 131072;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
@@ -56,22 +56,27 @@ START_TEST(test_decode_packing_and_splits)
     ck_assert_int_eq(cfg_decode(&c), 3);
     ck_assert_int_eq(c.gqa_pack, 4);
     ck_assert_int_eq(c.block_m, 4);
-    ck_assert_int_eq(c.work_group_size, 128);
+    ck_assert_int_eq(c.work_group_size, 256);
     ck_assert_int_eq(c.v_chunk, 32);
-    ck_assert_int_eq(c.block_n, 128);
-    ck_assert_int_eq(c.kv_splits, 33); /* 8 work-groups a split: 264 = 2 x 132 */
-    ck_assert_uint_eq(c.local_mem_bytes, 4 * 4 * (128 + 2) * 4); /* cl/flash_decode_mma.cl's merge area */
+    ck_assert_int_eq(c.block_n, 256);
+    ck_assert_int_eq(c.kv_splits, 16); /* 8 work-groups a split: 128 <= 132, merged in the kernel */
+    ck_assert_uint_eq(c.local_mem_bytes, 8 * 4 * (128 + 2) * 4); /* cl/flash_decode_mma.cl's merge area */
     ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(128, &c));
     p.batch = 8;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_int_eq(c.kv_splits, 4); /* 64 work-groups a split: 256 <= 264 */
+    ck_assert_int_eq(c.kv_splits, 2); /* 64 work-groups a split: 128 <= 132 */
     p.batch = 64;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_int_eq(c.kv_splits, 1);
     p.batch = 1;
     p.seq_kv = 8192;
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
-    ck_assert_int_eq(c.kv_splits, 16); /* 4 steps of 128 keys a split */
+    ck_assert_int_eq(c.kv_splits, 16); /* 4 steps of 128 keys a split (2 of the work-group's 256) */
+    p.head_dim = 256; /* (one tile a warp above d=128: four warps, two work-groups an SM) */
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_int_eq(c.work_group_size, 128);
+    ck_assert_int_eq(c.kv_splits, 32); /* 8192 / (4 steps of 64 keys) < 2 x 132 / 8 */
+    p.head_dim = 128;
     /* Quantized caches (decode-mma-19): int8 two 16-key tiles a warp, as fp16; E4M3 two where sm_89's pair
      * conversion is (FCL_SM), 3 on the permute path; E5M2 four. int8 with fp32 scales three where
      * flash_combine merges the splits (past 16) and a split holds 1024 keys or more (decode-mma-24). */
@@ -106,9 +111,10 @@ START_TEST(test_decode_packing_and_splits)
         ck_assert_msg(c.v_chunk == quant[i].v_chunk, "%s sm_%d B=%d N=%d splits %d: %d keys a warp, want %d",
                       flashcl_kv_format_name(p.kv_format), quant[i].cc, quant[i].batch, quant[i].keys,
                       (int)c.kv_splits, (int)c.v_chunk, quant[i].v_chunk);
-        ck_assert_int_eq(c.block_n, 4 * c.v_chunk); /* (four warps) */
+        const int plain = quant[i].format == FLASHCL_KV_PLAIN;
+        ck_assert_int_eq(c.block_n, (plain ? 8 : 4) * c.v_chunk); /* (four warps for a byte cache) */
         if (quant[i].batch == 1 && !quant[i].splits) /* the split count as at two tiles: 8 KV heads, 2 x 132 */
-            ck_assert_int_eq(c.kv_splits, 33);
+            ck_assert_int_eq(c.kv_splits, plain ? 16 : 33);
     }
     p.kv_cache = 0;
     p.kv_splits = 0;
@@ -136,7 +142,7 @@ START_TEST(test_decode_packing_and_splits)
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_str_eq(c.kernel_name, "flash_decode_mma");
     ck_assert_int_eq(cfg_decode(&c), 4);
-    ck_assert_uint_eq(c.local_mem_bytes, 4 * 4 * (128 + 2) * 4 + 4 * 32 * 8 * 4);
+    ck_assert_uint_eq(c.local_mem_bytes, 8 * 4 * (128 + 2) * 4 + 8 * 32 * 8 * 4); /* (eight warps) */
     p.dtype = FLASHCL_DTYPE_F32; /* forced, but no fp32 on the matrix units: portable, with the reason */
     ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
     ck_assert_str_eq(c.kernel_name, "flash_fwd");

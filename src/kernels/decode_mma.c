@@ -38,8 +38,8 @@ static int decode_mma_takes(const flashcl_problem *p, char *why, size_t n)
     return 0;
 }
 
-/* Up to 8 of the KV head's packed rows a work-group, four warps (fewer where the work-group limit says
- * so), two 16-key tiles a warp and step up to head dim 128 and one above (registers). Byte caches: int8
+/* Up to 8 of the KV head's packed rows a work-group, eight warps for 16-bit caches up to d=128 and four
+ * otherwise (fewer where the work-group limit says so), two 16-key tiles a warp and step up to head dim 128 and one above (registers). Byte caches: int8
  * and E4M3 through sm_89's pair conversion take two as well (their former three and four ran 3-10%
  * slower on the H100, decode-mma-19), but int8 with fp32 scales takes three where flash_combine merges the
  * splits and each split holds 1024 keys or more (4-14% faster at batch 1 from 49152 keys; 4-5% slower
@@ -68,7 +68,12 @@ static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice 
                           : p->kv_format == FLASHCL_KV_FP8_E5M2 ? (big ? 2 : 4)
                           : p->kv_format == FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? 2 : (big ? 1 : 3))
                                                                 : (big ? 1 : 2);
-    for (int32_t warps = 4; warps >= 1; warps /= 2) {
+    /* Eight warps for 16-bit caches up to d=128 (decode-mma-27): one work-group an SM of them holds what two
+     * of four did, in half the splits, so that a batch-1 step merges in the kernel (16 splits or fewer):
+     * 4.5-5 us off batch 1 x 32768 and 131072 on the H100, batch 8 unchanged. The byte caches' tiles were
+     * measured at four warps. */
+    const int32_t most = !p->kv_format && !big && ch->work_group >= 256 ? 8 : 4;
+    for (int32_t warps = most; warps >= 1; warps /= 2) {
         if ((size_t)(32 * warps) > ch->work_group || decode_mma_bytes(p->head_dim, rows, warps, emulated) > ch->local_mem)
             continue;
         const int32_t tiles = p->kv_format == FLASHCL_KV_INT8 && !big && p->kv_scale_dtype != FLASHCL_DTYPE_F16
