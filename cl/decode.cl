@@ -49,8 +49,9 @@ typedef struct decode_keys {
     int inner_lo, inner_hi; /* the keys every one of its rows sees: no window test there */
 } decode_keys;
 
-/* The keys its rows see (the window), its split's share (a whole number of steps, so that every step
- * of `step` keys starts at a multiple of `step`: a paged cache's page holds whole steps). */
+/* The keys its rows see (the window), its split's share (a multiple of `step`, so that every split and
+ * window start is a multiple of `step`: a paged cache's page holds whole steps, or for
+ * flash_decode_mma's eight warps whole warp steps). */
 inline decode_keys decode_key_range(const int pr0, const int rows, const int group, const int sq, const int skv,
                                     const int split, const int n_splits, const int step, const int win_left,
                                     const int win_right)

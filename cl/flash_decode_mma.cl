@@ -98,6 +98,15 @@
 #define WG_SIZE (32 * WARPS)
 #define TK (16 * TILES)      /* keys a warp takes a step */
 #define STEP (WARPS * TK)    /* keys the work-group takes a step */
+/* A split's share of the keys is a multiple of SPLIT_ROUND (decode.cl): four warps' keys at most, so that
+ * eight warps split a cache as finely as four did (decode-mma-29); a multiple of TK keeps each warp's
+ * first key where a page holds its tiles. */
+#ifndef SPLIT_ROUND
+#define SPLIT_ROUND (WARPS > 4 ? 4 * TK : STEP)
+#endif
+#if SPLIT_ROUND % TK
+#error "SPLIT_ROUND: a multiple of a warp's keys a step"
+#endif
 #define KS (HEAD_DIM / 16)   /* k16 steps of S, m16 tiles of O^T */
 #define KVEC (HEAD_DIM / 32) /* 16-byte pieces of a K row a lane loads */
 #define VVEC (HEAD_DIM / 64) /* 16-byte pieces of a V row a lane loads */
@@ -247,7 +256,8 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
     key_range vis = visible_keys(my_qi, sq, skv, win_left, win_right);
 #endif
 
-    const decode_keys keys = decode_key_range(pr0, ROWS, group, sq, skv, split, n_splits, STEP, win_left, win_right);
+    const decode_keys keys =
+        decode_key_range(pr0, ROWS, group, sq, skv, split, n_splits, SPLIT_ROUND, win_left, win_right);
 #if HAS_WINDOW
     vis.hi = min(vis.hi, keys.end);
 #endif

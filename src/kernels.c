@@ -252,16 +252,17 @@ int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_proble
         return p->kv_splits;
     /* Split the keys only where the direct grid leaves compute units idle (docs/design/tiles.md): prefill
      * wants two work-groups a compute unit and four key tiles a split; a decode step 32 work-groups a
-     * compute unit and two tiles a split; the matrix-unit decode kernel one wave of eight warps a
-     * compute unit (two work-groups of four, one of eight), never past it, four steps of four warps a split. At most 1024. */
+     * compute unit and two tiles a split; the matrix-unit decode kernel one wave of two work-groups a
+     * compute unit, or of one of eight warps, never past it, four steps a split (of the work-group's keys,
+     * or of four warps' keys at eight warps). At most 1024. */
     const uint64_t pack = cfg->gqa_pack > 1 ? (uint64_t)cfg->gqa_pack : 1;
     const uint64_t blocks = ((uint64_t)p->seq_q * pack + (uint64_t)cfg->block_m - 1) / (uint64_t)cfg->block_m;
     const uint64_t groups = blocks * (uint64_t)p->batch * (uint64_t)p->heads_q / pack;
     const int decode = fcl_is_decode(p);
     const uint64_t cus = pr->compute_units ? pr->compute_units : 1;
     if (cfg->kernel == FLASHCL_KERNEL_DECODE_MMA) {
-        /* (eight warps an SM: two work-groups of four or fewer, one of eight; a split at least four steps
-         * of four warps' keys) */
+        /* (two work-groups an SM of four warps or fewer, one of eight; a split at least four steps of the
+         * work-group's keys, or of four warps' keys at eight) */
         const uint64_t warps = cfg->work_group_size > 0 ? (uint64_t)cfg->work_group_size / 32 : 4;
         uint64_t splits = (warps >= 8 ? 1u : 2u) * cus / groups;
         const uint64_t step = warps > 4 ? (uint64_t)cfg->block_n * 4 / warps : (uint64_t)cfg->block_n;
