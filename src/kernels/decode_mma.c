@@ -39,7 +39,8 @@ static int decode_mma_takes(const flashcl_problem *p, char *why, size_t n)
 }
 
 /* Up to 8 of the KV head's packed rows a work-group, eight warps for 16-bit caches up to d=128 and four
- * otherwise (fewer where the work-group limit says so), two 16-key tiles a warp and step up to head dim 128 and one above (registers). Byte caches: int8
+ * otherwise (fewer where the work-group limit says so), two 16-key tiles a warp and step up to head dim
+ * 128 and one above (registers). Byte caches: int8
  * and E4M3 through sm_89's pair conversion take two as well (their former three and four ran 3-10%
  * slower on the H100, decode-mma-19), but int8 with fp32 scales takes three where flash_combine merges the
  * splits and each split holds 1024 keys or more (4-14% faster at batch 1 from 49152 keys; 4-5% slower
