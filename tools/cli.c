@@ -422,15 +422,17 @@ static int size_pad(cl_context ctx, cl_command_queue queue, size_t most, double 
     return 0;
 }
 
-/* cli_time_plan's device time alone: `iters` samples (up to twice as many tries, after `pwarm`) into gt, the
- * fill sized to last three of the profiling queue's enqueue calls (prof_enq_us) and 20 us more; host's
- * device_us set where at least half the samples had the queue held. Then the steps back to back
- * (device_b2b_us): CLI_B2B_STEPS of them enqueued behind the same pad's fill repeated to last as many
- * enqueue calls and 20 us more (one fill of 256 MiB lasts 163 us on the H100, under eight calls of 13:
- * decode-mma-25), as a CUDA graph's replays run; the figure (the last one's end - the first one's) /
- * (CLI_B2B_STEPS - 1), a round counted where the last fill was still running once the last step was
- * flushed (so the device never waited on the host between them); each step after the first reads the
- * inputs the one before left in the device's cache. */
+/* cli_time_plan's device time alone: `iters` samples (up to twice as many tries and four more, after `pwarm`)
+ * into gt, the fill sized to last three of the profiling queue's enqueue calls (prof_enq_us) and 20 us more,
+ * and repeated twice as often after a try where it ended before the step was flushed (a host slower than its
+ * median: a loaded CPU, a sanitizer); host's device_us set where at least half the samples had the queue held.
+ * Then the steps back to back (device_b2b_us): CLI_B2B_STEPS of them enqueued behind the same pad's fill
+ * repeated to last as many enqueue calls and 20 us more (one fill of 256 MiB lasts 163 us on the H100, under
+ * eight calls of 13: decode-mma-25), the fills doubled in the same way (at most CLI_B2B_FILLS), as a CUDA
+ * graph's replays run; the figure (the last one's end - the first one's) / (CLI_B2B_STEPS - 1), a round
+ * counted where the last fill was still running once the last step was flushed (so the device never waited
+ * on the host between them); each step after the first reads the inputs the one before left in the device's
+ * cache. */
 static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_command_queue queue, long pwarm,
                         long iters, double prof_enq_us, double *gt, cli_host_times *host)
 {
@@ -446,11 +448,14 @@ static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_c
     double fill_us = 0;
     int padded_ok = size_pad(pctx, queue, most, 3.0 * prof_enq_us + 20.0, &pad, &pad_bytes, &fill_us);
     long taken = 0;
-    for (long i = 0; padded_ok && i < pwarm + 2 * iters && taken < iters; ++i) {
+    int lead = 1; /* (fills ahead of the step: doubled after a try where they ended before the step was flushed) */
+    for (long i = 0; padded_ok && i < pwarm + 2 * iters + 4 && taken < iters; ++i) {
         cl_event fill = NULL, ev = NULL;
         cl_int fill_status = CL_COMPLETE;
         clFinish(queue);
-        padded_ok = clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL, &fill) == CL_SUCCESS;
+        for (int f = 0; padded_ok && f < lead; ++f) /* (the last one's event) */
+            padded_ok = clEnqueueFillBuffer(queue, pad, &zero, sizeof zero, 0, pad_bytes, 0, NULL,
+                                            f == lead - 1 ? &fill : NULL) == CL_SUCCESS;
         padded_ok = padded_ok && clFlush(queue) == CL_SUCCESS &&
                     flashcl_plan_enqueue_tensors(plan, tensors, 0, NULL, &ev) == FLASHCL_SUCCESS &&
                     clFlush(queue) == CL_SUCCESS;
@@ -467,6 +472,8 @@ static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_c
             clReleaseEvent(fill);
         if (padded_ok && i >= pwarm && fill_status != CL_COMPLETE)
             gt[taken++] = (double)(end - start) * 1e-3;
+        else if (padded_ok && fill_status == CL_COMPLETE && lead < CLI_B2B_FILLS)
+            lead *= 2;
     }
     clFinish(queue);
     if (padded_ok && taken * 2 >= iters) { /* (at least half the samples with the queue held) */
@@ -476,11 +483,11 @@ static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_c
     /* back to back: fills of the same pad to outlast CLI_B2B_STEPS enqueue calls (at most CLI_B2B_FILLS);
      * up to CLI_B2B_ROUNDS rounds into gt */
     const double fills_want = padded_ok ? ceil((CLI_B2B_STEPS * prof_enq_us + 20.0) / fill_us) : 0;
-    const int fills = fills_want < 1 ? 1 : (int)fills_want;
+    int fills = fills_want < 1 ? 1 : (int)fills_want;
     int b2b_ok = padded_ok && fills <= CLI_B2B_FILLS;
     const long rounds = iters < CLI_B2B_ROUNDS ? iters : CLI_B2B_ROUNDS;
     taken = 0;
-    for (long i = 0; b2b_ok && i < 2 * rounds && taken < rounds; ++i) {
+    for (long i = 0; b2b_ok && i < 2 * rounds + 4 && taken < rounds; ++i) {
         cl_event fill = NULL, ev[CLI_B2B_STEPS] = {NULL};
         cl_int fill_status = CL_COMPLETE;
         clFinish(queue);
@@ -506,6 +513,8 @@ static void time_padded(flashcl_plan *plan, const flashcl_tensors *tensors, cl_c
             clReleaseEvent(fill);
         if (b2b_ok && fill_status != CL_COMPLETE)
             gt[taken++] = (double)(last - first) * 1e-3 / (CLI_B2B_STEPS - 1);
+        else if (b2b_ok && fills < CLI_B2B_FILLS) /* (the host was slower than its median: more lead) */
+            fills = 2 * fills < CLI_B2B_FILLS ? 2 * fills : CLI_B2B_FILLS;
     }
     clFinish(queue);
     if (pad)
