@@ -90,7 +90,9 @@
  * the fused merge's reads and stores (the last split still counts itself), 2 the count as well (no fence,
  * no atomic), 4 the key loop (Q's loads, the partial rows' stores and the merge stay; rows without keys,
  * so the merge reads no partial); for a byte cache, 8 its bytes' conversion to Q's type (an add a pair in
- * its place), 16 an int8 cache's scales (their loads and products). 0 compiles none of it. */
+ * its place), 16 an int8 cache's scales (their loads and products); 32 issues each step's products twice
+ * (S's and P * V's, on the same registers: the scores and O doubled), the loads and their order unchanged,
+ * to price the products on a step's path (decode-mma-30). 0 compiles none of it. */
 #ifndef DEC_ABLATE
 #define DEC_ABLATE 0
 #endif
@@ -496,8 +498,9 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
             for (int j = 0; j < 2; ++j) {
                 float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
                 UNROLL
-                for (int k = 0; k < KS; ++k)
-                    MMA(c, qa[k][0], 0u, qa[k][1], 0u, PAIR(kr[i][j], 2 * k), PAIR(kr[i][j], 2 * k + 1));
+                for (int k = 0; k < KS * (1 + !!(DEC_ABLATE & 32)); ++k)
+                    MMA(c, qa[k % KS][0], 0u, qa[k % KS][1], 0u, PAIR(kr[i][j], 2 * (k % KS)),
+                        PAIR(kr[i][j], 2 * (k % KS) + 1));
                 UNROLL
                 for (int cc = 0; cc < 2; ++cc) {
                     const int key = k0 + 16 * i + 8 * j + 2 * t + cc;
@@ -546,7 +549,8 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
             const uint pb0 = pack2(V_SCALED(p[0][0], i, 0, 0), V_SCALED(p[0][1], i, 0, 1));
             const uint pb1 = pack2(V_SCALED(p[1][0], i, 1, 0), V_SCALED(p[1][1], i, 1, 1));
             UNROLL
-            for (int mt = 0; mt < KS; ++mt) {
+            for (int mr = 0; mr < KS * (1 + !!(DEC_ABLATE & 32)); ++mr) {
+                const int mt = mr % KS;
                 const uint x0 = PAIR(vr[i][0], mt), x1 = PAIR(vr[i][1], mt), x2 = PAIR(vr[i][2], mt),
                            x3 = PAIR(vr[i][3], mt);
                 MMA(o[mt], (x0 & 0xffffu) | (x1 << 16), (x0 >> 16) | (x1 & 0xffff0000u), (x2 & 0xffffu) | (x3 << 16),

@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# pending_h200.sh [STAGE ...]: the measurements whose predictions the design pages hold and no device call
+# has run yet, stage by stage, so that a device call starts on them at once. Run on the GPU machine from
+# the repository root after `source .gpu/gpu-env.sh`; each stage packs what it wrote into $OUT/STAGE.tgz
+# (a call brings back only a few files) and prints its table last. Stages (default: check decode):
+#   check   the default decode program on the GPU: the decode_mma and quant lists, and validated steps at
+#           lengths a split's rounding does not divide (decode-mma-29's SPLIT_ROUND), batch 1 and 8,
+#           16-bit and byte caches (about 2 minutes with the build)
+#   decode  decode-mma-28 (KV_PREFETCH at batch 1, eight warps), -29 (SPLIT_ROUND=256 against the
+#           default), -30 (DEC_ABLATE=32: the products twice), interleaved, device_us and device_b2b_us,
+#           then the driver's registers for each program (docs/design/decode_mma.md; about 4 minutes)
+#   fp8     fp8-8 (VT_LDSM at d=64) and fp8-9 (the consumers' turns with the transpose and the
+#           exponentials left out), fp16 beside (docs/design/fp8.md; about 5 minutes)
+#   sass    the driver's code for flash_wgmma's default and persistent programs at d=128 (wgmma-carveout's
+#           next step, docs/design/wgmma.md): their PTX and registers back for ptxas and nvdisasm
+#   bench   BENCHMARKS.md's decode section again (ONLY="decode-mma" bench/h200.sh, PyTorch beside) and the
+#           host's side (bench/decode-mma/host_h200.sh); the JSON comes back in bench.tgz
+#   suites  every device suite of the build (tools/gpu_suites.sh, six shards)
+# BUILD (default /tmp/b): the release build every stage uses, made by the first stage that needs it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+b=${BUILD:-/tmp/b}
+out=${OUT:-/tmp}
+dev=${FLASHCL_DEVICE:-NVIDIA}
+[ $# -gt 0 ] || set -- check decode
+t0=$SECONDS
+if [ ! -x "$b/tools/flashcl" ]; then
+  meson setup "$b" . --buildtype=release >/dev/null && ninja -C "$b" >/dev/null || { echo "build failed"; exit 1; }
+  echo "built in $((SECONDS - t0)) s"
+fi
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
+# decode_table DIR: each variant's device_us / device_b2b_us per (batch, keys), every round
+decode_table() {
+  python3 - "$1" <<'PY'
+import glob, json, os, statistics, sys
+t = {}
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    name = os.path.basename(f).rsplit("-", 1)[0]
+    try:
+        res = json.load(open(f))["results"]
+    except (OSError, ValueError):
+        continue
+    for r in res:
+        if r.get("ran"):
+            t.setdefault((r["batch"], r["seq"]), {}).setdefault(name, []).append(
+                (r.get("device_us"), r.get("device_b2b_us"), r.get("passed")))
+fmt = lambda v: "-" if v is None else f"{v:.1f}"
+for (b, n), per in sorted(t.items()):
+    cells = []
+    for name, v in per.items():
+        dev = [x for x, _, _ in v if x is not None]
+        b2b = [y for _, y, _ in v if y is not None]
+        cells.append(f"{name} {fmt(statistics.median(dev) if dev else None)} / "
+                     f"{fmt(statistics.median(b2b) if b2b else None)} [{' '.join(fmt(x) for x, _, _ in v)}]"
+                     f"{'' if all(p for _, _, p in v) else ' (not validated)'}")
+    print(f"B={b} x {n}: " + "; ".join(cells))
+PY
+}
+for stage in "$@"; do
+  s0=$SECONDS
+  r=$out/$stage
+  mkdir -p "$r"
+  echo "== $stage"
+  case $stage in
+  check)
+    FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no FLASHCL_TEST_FEATURES=decode_mma,quant timeout 240 "$b/tests/test_flash" \
+      > "$r/lists.log" 2>&1
+    echo "decode_mma + quant lists: exit $? $(grep -h 'Checks:' "$r/lists.log" | tail -n 1)"
+    grep -hE ":[FE]:" "$r/lists.log" | head -n 5
+    for kv in f16 int8 fp8e4m3; do
+      for bt in 1 8; do
+        timeout 150 "$b/tools/flashcl" bench --device "$dev" --decode -b $bt -H 32 --heads-kv 8 -d 128 --dtype f16 \
+          --kv-dtype $kv -n 1000,3000,8193,32769,131073 --iters 5 --warmup 1 --algos flash \
+          --json "$r/steps-$kv-b$bt.json" > "$r/steps-$kv-b$bt.txt" 2>&1 || echo "steps $kv b=$bt: exit $?"
+      done
+    done
+    python3 - "$r" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/steps-*.json")):
+    for x in json.load(open(f))["results"]:
+        print(f"  {f.rsplit('/', 1)[1][6:-5]:12s} n={x['seq']:6d} {x.get('kernel')} wg={x.get('work_group')} "
+              f"validated={x.get('passed')} err={x.get('max_rel_error')}")
+PY
+    ;;
+  decode)
+    BUILD=$b OUT=$r RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev --decode -b 1 -H 32 --heads-kv 8 -d 128 \
+--dtype f16 -n 8192,8193,32768,32769 --iters 20 --warmup 3" base= pf=-DKV_PREFETCH=1 r256=-DSPLIT_ROUND=256 \
+      x2=-DDEC_ABLATE=32 > "$r/options.txt" 2>&1
+    for v in base: pf:-DKV_PREFETCH=1 x2:-DDEC_ABLATE=32; do # (the driver's programs, for their registers)
+      name=${v%%:*}
+      FLASHCL_CACHE_DIR=$r/cache-$name FLASHCL_BUILD_OPTIONS=${v#*:} timeout 60 "$b/tools/flashcl" bench \
+        --device "$dev" --decode -b 1 -H 32 --heads-kv 8 -d 128 --dtype f16 -n 8192 --iters 1 --warmup 0 \
+        --algos flash > /dev/null 2>&1
+      mkdir -p "$r/sass-$name" && OUT_DIR=$r/sass-$name timeout 120 python3 tools/nv_driver_sass.py \
+        "$r/cache-$name" > "$r/sass-$name/log.txt" 2>&1
+      echo "$name: $(grep -h 'flash_decode_mma: [0-9]* registers' "$r/sass-$name/log.txt" | head -n 1)"
+    done
+    echo "device_us / device_b2b_us (us), the median of the rounds [each round's device_us]:"
+    decode_table "$r/options"
+    ;;
+  fp8)
+    BUILD=$b OUT=$r/d128 RUN_LIMIT=200 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 16384 --dtype f16 \
+--fp8 e4m3 --descale head --iters 10" base= pp=-DWG_PINGPONG=1 vtexp=-DWG_ABLATE=3 \
+      vtexppp=-DWG_ABLATE=3,-DWG_PINGPONG=1 | tail -n 3
+    BUILD=$b OUT=$r/d64 RUN_LIMIT=200 bash bench/options_h200.sh 2 "--device $dev -d 64 -n 16384 --dtype f16 \
+--fp8 e4m3 --descale head --iters 10" base= ldsm=-DVT_LDSM=1 | tail -n 3
+    BUILD=$b OUT=$r/f16 RUN_LIMIT=200 bash bench/options_h200.sh 2 "--device $dev -d 64,128 -n 16384 --dtype f16 \
+--iters 10" f16= | tail -n 3
+    ;;
+  sass)
+    # (the default's tiles, then the same tiles persistent: bench/options_h200.sh's p2048 of wgmma-carveout)
+    for name in default persistent; do
+      cfg=()
+      [ $name = default ] || cfg=(--config "$(python3 -c 'import json, sys
+x = json.load(open(sys.argv[1]))["results"][0]
+print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=2048" %
+      (x["block_m"], x["block_n"], x["kv_stages"]))' "$r/default.json")")
+      FLASHCL_CACHE_DIR=$r/cache-$name timeout 150 "$b/tools/flashcl" bench --device "$dev" -d 128 -n 1024 --dtype f16 \
+        --iters 3 --warmup 1 --algos flash ${cfg[@]+"${cfg[@]}"} --json "$r/$name.json" > "$r/$name.txt" 2>&1 ||
+        echo "$name: exit $?"
+      mkdir -p "$r/sass-$name" && OUT_DIR=$r/sass-$name timeout 120 python3 tools/nv_driver_sass.py "$r/cache-$name" \
+        > "$r/sass-$name/log.txt" 2>&1
+      echo "$name ${cfg[*]:-}: $(grep -h 'flash_wgmma: [0-9]* registers' "$r/sass-$name/log.txt" | head -n 1)"
+    done
+    ;;
+  bench)
+    ONLY="decode-mma" PYTHON=${PYTHON:-/opt/torch/.venv/bin/python} bench/h200.sh "$b" | tail -n 4
+    BUILD=$b OUT=$r bash bench/decode-mma/host_h200.sh > "$r/host.txt" 2>&1
+    tail -n 12 "$r/host.txt"
+    cp -r bench/decode-mma "$r/decode-mma"
+    ;;
+  suites)
+    SHARDS=6 OUT=$r timeout 420 bash tools/gpu_suites.sh "$b" 330
+    ;;
+  *) echo "pending_h200.sh: no stage '$stage'"; continue ;;
+  esac
+  tar czf "$out/$stage.tgz" -C "$out" "$stage" && rm -rf "$r"
+  echo "$stage: $((SECONDS - s0)) s"
+done
