@@ -12,6 +12,8 @@
 #           then the driver's registers for each program (docs/design/decode_mma.md; about 4 minutes)
 #   fp8     fp8-8 (VT_LDSM at d=64) and fp8-9 (the consumers' turns with the transpose and the
 #           exponentials left out), fp16 beside (docs/design/fp8.md; about 5 minutes)
+#   bytes8  decode-mma-31: eight warps for the byte caches (int8, E4M3) against this tree's four, batch 1 and 8,
+#           interleaved trees (bench/variants_h200.sh; about 6 minutes with the two builds)
 #   sass    the driver's code for flash_wgmma's default and persistent programs at d=128 (wgmma-carveout's
 #           next step, docs/design/wgmma.md): their PTX and registers back for ptxas and nvdisasm
 #   bench   BENCHMARKS.md's decode section again (ONLY="decode-mma" bench/h200.sh, PyTorch beside) and the
@@ -107,6 +109,28 @@ PY
 --fp8 e4m3 --descale head --iters 10" base= ldsm=-DVT_LDSM=1 | tail -n 3
     BUILD=$b OUT=$r/f16 RUN_LIMIT=200 bash bench/options_h200.sh 2 "--device $dev -d 64,128 -n 16384 --dtype f16 \
 --iters 10" f16= | tail -n 3
+    ;;
+  bytes8)
+    # (this tree, and copies whose chooser gives the byte caches eight warps as the 16-bit ones: w8 with the
+    # tile rule as it stands, two tiles where the kernel merges; w8t3 with int8's three tiles wherever four
+    # warps' splits would not merge, as before decode-mma-31's rule counted eight warps)
+    for w in w8 w8t3; do
+      rm -rf "/tmp/fcl-$w" && mkdir -p "/tmp/fcl-$w" && tar cf - --exclude=./.gpu --exclude='./build*' . | tar xf - -C "/tmp/fcl-$w"
+      sed -i 's/const int32_t most = !p->kv_format && !big && /const int32_t most = !big \&\& /' \
+        "/tmp/fcl-$w/src/kernels/decode_mma.c"
+      [ $w = w8 ] || sed -i 's/\.work_group_size = 32 \* warps, \.gqa_pack/.gqa_pack/' "/tmp/fcl-$w/src/kernels/decode_mma.c"
+    done
+    if ! grep -q 'most = !big && ' /tmp/fcl-w8/src/kernels/decode_mma.c ||
+      grep -q 'work_group_size = 32 \* warps, \.gqa_pack' /tmp/fcl-w8t3/src/kernels/decode_mma.c; then
+      echo "bytes8: the chooser's lines have changed"; continue
+    fi
+    for c in "1 int8 w8t3=/tmp/fcl-w8t3" "1 fp8e4m3" "8 int8 w8t3=/tmp/fcl-w8t3"; do
+      set -- $c
+      OUT=$r/b$1-$2 REUSE=1 RUN_LIMIT=150 bash bench/variants_h200.sh 2 "--device $dev --decode -b $1 -H 32 \
+--heads-kv 8 -d 128 --dtype f16 --kv-dtype $2 -n 8192,32768,131072 --iters 20 --warmup 3" base=. w8=/tmp/fcl-w8 \
+        ${3:-} > /dev/null
+      decode_table "$r/b$1-$2/variants" | sed "s/^/$2 /"
+    done
     ;;
   sass)
     # (the default's tiles, then the same tiles persistent: bench/options_h200.sh's p2048 of wgmma-carveout)

@@ -51,7 +51,7 @@ static int32_t decode_mma_int8_tiles(const flashcl_device_profile *pr, const fla
                                      int32_t warps)
 {
     flashcl_config two = {.kernel = FLASHCL_KERNEL_DECODE_MMA, .block_m = rows, .block_n = warps * 32,
-                          .gqa_pack = p->heads_q / p->heads_kv};
+                          .work_group_size = 32 * warps, .gqa_pack = p->heads_q / p->heads_kv};
     two.kv_splits = fcl_choose_splits(pr, p, &two); /* (the finisher's count at two tiles) */
     return !fcl_decode_mma_fuses(&two) && two.kv_splits > 1 && p->seq_kv / two.kv_splits >= 1024 ? 3 : 2;
 }
