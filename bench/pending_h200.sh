@@ -14,6 +14,8 @@
 #           exponentials left out), fp16 beside (docs/design/fp8.md; about 5 minutes)
 #   bytes8  decode-mma-31: eight warps for the byte caches (int8, E4M3) against this tree's four, batch 1 and 8,
 #           interleaved trees (bench/variants_h200.sh; about 6 minutes with the two builds)
+#   wide    wgmma-192: 192-key tiles against the chooser's 128 at d=128 (fp16 N 1024-16384, bf16 and causal at
+#           16384), the driver's registers and spills for the 192-key program (about 5 minutes)
 #   sass    the driver's code for flash_wgmma's default and persistent programs at d=128 (wgmma-carveout's
 #           next step, docs/design/wgmma.md): their PTX and registers back for ptxas and nvdisasm
 #   bench   BENCHMARKS.md's decode section again (ONLY="decode-mma" bench/h200.sh, PyTorch beside) and the
@@ -131,6 +133,20 @@ PY
         ${3:-} > /dev/null
       decode_table "$r/b$1-$2/variants" | sed "s/^/$2 /"
     done
+    ;;
+  wide)
+    # (the chooser's tiles spelled out, and the same with 192-key tiles; every run validated)
+    c128=kernel=wgmma,block_m=128,block_n=128,kv_stages=2,producer=1
+    c192=kernel=wgmma,block_m=128,block_n=192,kv_stages=2,producer=1
+    BUILD=$b OUT=$r/f16 RUN_LIMIT=200 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 1024,4096,16384 \
+--dtype f16 --iters 10" auto= t128=cfg:$c128 t192=cfg:$c192 | tail -n 4
+    BUILD=$b OUT=$r/more RUN_LIMIT=200 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 16384 --dtype bf16 \
+--iters 10 --both" t128=cfg:$c128 t192=cfg:$c192 | tail -n 4
+    FLASHCL_CACHE_DIR=$r/cache-192 timeout 120 "$b/tools/flashcl" bench --device "$dev" -d 128 -n 4096 --dtype f16 \
+      --iters 2 --warmup 0 --algos flash --config "$c192" > /dev/null 2>&1
+    mkdir -p "$r/sass-192" && OUT_DIR=$r/sass-192 timeout 120 python3 tools/nv_driver_sass.py "$r/cache-192" \
+      > "$r/sass-192/log.txt" 2>&1
+    grep -h "flash_wgmma: [0-9]* registers\|spill\|serialized" "$r/sass-192/log.txt" | head -n 4
     ;;
   sass)
     # (the default's tiles, then the same tiles persistent: bench/options_h200.sh's p2048 of wgmma-carveout)

@@ -49,8 +49,15 @@
 #endif
 /* (FlashAttention-3's head dims, Q's and V's each: wgmma's n takes every one for O, k16 steps for S) */
 #define WG_DIM_OK(d) ((d) == 64 || (d) == 80 || (d) == 96 || (d) == 128 || (d) == 192 || (d) == 256)
-#if !WG_DIM_OK(HEAD_DIM) || !WG_DIM_OK(HEAD_DIM_V) || (BLOCK_N != 64 && BLOCK_N != 128)
-#error "flash_wgmma.cl takes HEAD_DIM and HEAD_DIM_V 64, 80, 96, 128, 192 or 256 and BLOCK_N 64 or 128"
+#if !WG_DIM_OK(HEAD_DIM) || !WG_DIM_OK(HEAD_DIM_V) || (BLOCK_N != 64 && BLOCK_N != 128 && BLOCK_N != 192)
+#error "flash_wgmma.cl takes HEAD_DIM and HEAD_DIM_V 64, 80, 96, 128, 192 or 256 and BLOCK_N 64, 128 or 192"
+#endif
+/* 192-key tiles (FlashAttention-3's 176 and 192, docs/design/wgmma.md, wgmma-192): 96 S accumulators a
+ * work-item beside O's, so V's head dim up to 128, two consumer warpgroups at most (their register split
+ * below), 16-bit operands, and no keep bits (a boolean mask's or key padding's: a lane's bits of a tile in
+ * one 32-bit word, 2 * BLOCK_N / 8 of them) */
+#if BLOCK_N == 192 && (HEAD_DIM_V > 128 || WARPGROUPS > 2 || Q_FORMAT || (HAS_MASK && MASK_KIND == 2) || HAS_KPM)
+#error "flash_wgmma.cl: 192-key tiles with d_v up to 128, two warpgroups, 16-bit operands, no boolean mask or key padding"
 #endif
 /* (the operands' type, and Q in another: mma.cl's MMA_BF16 and Q_CONVERT) */
 /* The shape comes from the host alone (src/kernels/wgmma.c, whose local-memory formula reads the same
@@ -315,8 +322,14 @@ inline void mbar_wait(__local ulong *b, uint parity)
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
 #else
 #define WG_SPLIT_THREADS 384
+#if BLOCK_N > 128 /* (S's 96 accumulators: ptxas 12.9 on clang's PTX spills 48 bytes and serializes wgmma at
+                    232, none at 240; the producer's copies fit 24: wgmma-192) */
+#define WG_PRODUCER_NREG 24
+#define WG_CONSUMER_NREG 240
+#else
 #define WG_PRODUCER_NREG 40
 #define WG_CONSUMER_NREG 232
+#endif
 #define CONSUMERS_BARRIER() __asm__ volatile("bar.sync 1, 256;" ::: "memory")
 #endif
 #if WG_PRODUCER_NREG % 8 || WG_CONSUMER_NREG % 8 || WG_PRODUCER_NREG < 24 || WG_CONSUMER_NREG > 256 ||            \
@@ -464,7 +477,8 @@ inline void wg_pv_emu(float *d, __local const ushort *p, const int p_row0, __loc
 #define CHUNK_ROW(i, N) ((32 / SEG(N)) * (((i) >> 5) / ((N) / SEG(N))) + ((i) / SEG(N)) % (32 / SEG(N)))
 #define CHUNK_COL(i, N) (8 * (SEG(N) * (((i) >> 5) % ((N) / SEG(N))) + (i) % SEG(N)))
 #if SWIZZLE /* (chunk i of a tile of ROWS rows: piece i % 8 of a 64-column block's row; a warp: four rows) */
-#define CHUNK_R(i, ROWS, N) (((i) >> 3) & ((ROWS)-1))
+/* (ROWS a power of two, or 192 for 192-key tiles: the same mask's code for the first) */
+#define CHUNK_R(i, ROWS, N) (((ROWS) & ((ROWS)-1)) ? ((i) >> 3) % (ROWS) : ((i) >> 3) & ((ROWS)-1))
 #define CHUNK_C(i, ROWS, N) (64 * (((i) >> 3) / (ROWS)) + 8 * ((i)&7))
 #define CHUNKS(N) (PAD64(8 * (N)) / 8) /* a row's chunks walked: whole blocks, those past N skipped */
 #define CHUNK_IN(c, N) ((N) % 8 == 0 || (c) < 8 * (N))

@@ -738,8 +738,10 @@ FLASHCL_API flashcl_status flashcl_context_choose_config(flashcl_context *ctx, c
  *   FLASHCL_KERNEL_MMA       block_m (16 to 128 query rows, a multiple of 16 x m_tiles) and block_n (16
  *                            to 256 keys, a multiple of 16), m_tiles (1 or 2; 1 with fp32 operands) and
  *                            kv_stages (1 or 2);
- *   FLASHCL_KERNEL_WGMMA     block_m (64, 128, or 192 at head dims 64 without fp8), block_n (64 or 128),
- *                            kv_stages (1 to 3, 4 with the producer), producer (-1: where it fits, 0, 1)
+ *   FLASHCL_KERNEL_WGMMA     block_m (64, 128, or 192 at head dims 64 without fp8), block_n (64 or 128;
+ *                            192 with 16-bit operands, head_dim_v up to 128, block_m up to 128, no
+ *                            boolean mask or key padding), kv_stages (1 to 3, 4 with the producer),
+ *                            producer (-1: where it fits, 0, 1)
  *                            and persistent (0, or n > 0 work-groups running the row blocks in turn);
  *   FLASHCL_KERNEL_MFMA, _WMMA, _DPAS  block_m and block_n (multiples of the kernel's matrix shape;
  *                            DPAS also sub_group 8 or 16).

@@ -1350,6 +1350,18 @@ static const case_params wgmma_cases[] = {
      .wgmma_tiles = 1},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 140, .seq_kv = 450, .batch = 1, .heads_kv = 1,
      .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 128, .mma_stages = 3, .wgmma_tiles = 1},
+    /* 192-key tiles (an override's: docs/design/wgmma.md, wgmma-192): d=128 over two tiles and a partial
+     * third, causal GQA with a negative scale, in two stages; d=64 unswizzled (eight-row copies) with softcap
+     * over a paged cache; d=80 (two swizzled blocks, the second partial) under a window, one stage */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 2, .seq_q = 200, .seq_kv = 500, .batch = 1, .heads_kv = 1,
+     .causal = 1, .scale = -0.3f, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 192,
+     .mma_stages = 2, .wgmma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 1, .seq_q = 130, .seq_kv = 420, .batch = 2, .heads_kv = 1,
+     .softcap = 30.0f, .kv_cache = 1, .page_size = 16, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128,
+     .mma_block_n = 192, .mma_stages = 2, .wgmma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 80, .gqa = 1, .seq_q = 100, .seq_kv = 450, .batch = 1, .heads_kv = 2,
+     .window = 1, .window_left = 200, .window_right = 30, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128,
+     .mma_block_n = 192, .wgmma_tiles = 1},
     /* three warpgroups, a 192-row block (d=64's override: docs/design/wgmma.md, wgmma-d64): causal GQA over
      * two blocks, the second partial, in two stages; a window with a negative scale in one */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 250, .seq_kv = 330, .batch = 1, .heads_kv = 1,
@@ -1393,6 +1405,10 @@ static const case_params wgmma_persist_cases[] = {
     /* one warpgroup (no producer anywhere: on sm_90a the copies and products of the loop without it) */
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 2, .seq_q = 200, .seq_kv = 300, .batch = 2, .heads_kv = 1,
      .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 64, .mma_block_n = 64, .mma_stages = 2,
+     .wgmma_tiles = 1, .persistent = 2},
+    /* 192-key tiles (wgmma-192) over blocks of unequal tiles, causal, the stages counted on across blocks */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 330, .seq_kv = 600, .batch = 1, .heads_kv = 2,
+     .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 192, .mma_stages = 2,
      .wgmma_tiles = 1, .persistent = 2},
     /* and in four stages (the producer's; refused where it cannot run): the ring's phases over blocks of
      * three tiles */

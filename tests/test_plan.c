@@ -495,6 +495,57 @@ START_TEST(test_wgmma_fits)
                           strstr(flashcl_context_last_error(ctx), "producer warpgroup"),
                       "%s", flashcl_context_last_error(ctx));
     }
+    /* 192-key tiles (docs/design/wgmma.md, wgmma-192): with 16-bit operands a plan whose tiles the compiled
+     * kernel holds, by the formula (or, where local memory is short of the emulation's, the refusal that
+     * says so); with fp8 operands, 192 rows, or key padding (a lane's keep bits of a tile are one word):
+     * refused by name, nothing built */
+    o = c;
+    o.kernel = FLASHCL_KERNEL_WGMMA;
+    o.block_m = 128;
+    o.block_n = 192;
+    o.kv_stages = 2;
+    o.producer = -1;
+    o.persistent = 0;
+    ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
+    flashcl_status st = flashcl_plan_create(ctx, &p, &plan);
+    if (p.qkv_format) {
+        ck_assert_int_eq(st, FLASHCL_INVALID_ARGUMENT);
+        ck_assert_ptr_null(plan);
+        ck_assert_msg(strstr(flashcl_context_last_error(ctx), "192 with block_m up to 128") &&
+                          strstr(flashcl_context_last_error(ctx), "16-bit operands"),
+                      "%s", flashcl_context_last_error(ctx));
+    } else if (st != FLASHCL_SUCCESS) {
+        ck_assert_int_eq(st, FLASHCL_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(flashcl_context_last_error(ctx), "the limit is") &&
+                          flashcl_context_profile(ctx)->local_mem_size < 65536,
+                      "%s", flashcl_context_last_error(ctx));
+        printf("  d=%d 128x192: %s\n", p.head_dim, flashcl_context_last_error(ctx));
+    } else {
+        flashcl_config w;
+        ck_assert_int_eq(flashcl_plan_config(plan, &w), FLASHCL_SUCCESS);
+        ck_assert_msg(w.kernel == FLASHCL_KERNEL_WGMMA && w.block_n == 192 && w.block_m == 128, "%s %dx%d",
+                      w.kernel_name, w.block_m, w.block_n);
+        ck_assert_uint_eq(w.local_mem_bytes, flashcl_flash_local_mem_bytes(p.head_dim, &w));
+        flashcl_kernel_info ki;
+        ck_assert_int_eq(flashcl_plan_kernel_info(plan, &ki), FLASHCL_SUCCESS);
+        if (ki.local_mem_bytes)
+            ck_assert_msg(ki.local_mem_bytes >= w.local_mem_bytes && ki.local_mem_bytes <= w.local_mem_bytes + 1024,
+                          "d=%d 128x192: compiler reports %llu B, formula %llu B", p.head_dim,
+                          (unsigned long long)ki.local_mem_bytes, (unsigned long long)w.local_mem_bytes);
+        flashcl_plan_destroy(&plan);
+        flashcl_problem kp = p;
+        kp.key_padding = 1;
+        ck_assert_int_eq(flashcl_plan_create(ctx, &kp, &plan), FLASHCL_INVALID_ARGUMENT);
+        ck_assert_ptr_null(plan);
+        ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "no boolean mask or key padding"));
+    }
+    if (p.head_dim == 64 && !p.qkv_format) {
+        o.block_m = 192;
+        ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
+        ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_INVALID_ARGUMENT);
+        ck_assert_ptr_null(plan);
+        ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "192 with block_m up to 128"));
+    }
     /* persistent work-groups: a negative count, and fp8 operands (whose descale factors are a block's own):
      * refused by name, nothing built */
     o = c;

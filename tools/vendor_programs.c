@@ -46,6 +46,7 @@ typedef struct problem_case {
     flashcl_path path;
     flashcl_problem p;
     const char *only; /* the one class it is written for, or NULL: every class */
+    int32_t block_n;  /* a key tile the override gives where the chooser does not (0: the chooser's) */
 } problem_case;
 
 static flashcl_problem base(int d, flashcl_dtype t, int seq_q, int seq_kv, int hq, int hkv)
@@ -163,6 +164,12 @@ static void make_cases(void)
     p.batch = 8;
     p.kv_format = FLASHCL_KV_INT8;
     add("decode-d128-f16-b8-int8-fused", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO, p)->only = "nvidia-hopper";
+    /* flash_wgmma's 192-key tiles, an override's (docs/design/wgmma.md, wgmma-192): the producer's register
+     * split at 24 / 240 */
+    problem_case *wide = add("prefill-d128-f16-keys192", FLASHCL_ALGO_FLASH, FLASHCL_PATH_AUTO,
+                             base(128, FLASHCL_DTYPE_F16, 4096, 4096, 16, 16));
+    wide->only = "nvidia-hopper";
+    wide->block_n = 192;
 }
 
 static int write_program(const char *dir, const char *file, fcl_kernel_id id)
@@ -261,6 +268,11 @@ int main(int argc, char **argv)
                 fprintf(stderr, "vendor_programs: %s %s: %s\n", tc->name, pc->name, flashcl_context_last_error(NULL));
                 ok = 0;
                 continue;
+            }
+            if (pc->block_n) { /* (the override's tiles: flash_wgmma's keys, its stages as chosen) */
+                c.block_n = pc->block_n;
+                c.v_chunk = c.kv_stages * pc->block_n;
+                c.local_mem_bytes = flashcl_flash_local_mem_bytes(pc->p.head_dim, &c);
             }
             /* the plan's problem: the chooser resolved nothing in it that the options read */
             ok &= emit(argv[1], tc, pc->name, fcl_config_kernel(&c), &pc->p, &c, c.local_mem_bytes,

@@ -215,9 +215,19 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     return 1;
 }
 
-/* 64, 128 or 192 rows (192: three warpgroups, d = d_v = 64), 64- or 128-key tiles, one to three K/V stages
- * (kv_stages; 0 reads as 1; four with the producer, its ring of stages); the producer warpgroup asked for by
- * producer 1, refused by 0, where it fits by -1 (the chooser's rule); `persistent` work-groups as given. */
+/* Whether 192-key tiles take a shape (cl/flash_wgmma.cl; wgmma-192, an override's until measured): S's 96
+ * accumulators a work-item beside O's up to d_v = 128, two warpgroups at most, 16-bit operands, and no boolean
+ * mask or key padding (a lane's keep bits of a tile are one 32-bit word). */
+static int wgmma_wide_tiles_take(const flashcl_problem *p, int32_t bm)
+{
+    return bm <= 128 && fcl_head_dim_v(p) <= 128 && !p->qkv_format && !p->key_padding &&
+           !(p->attn_mask && p->mask_dtype == FLASHCL_MASK_BOOL);
+}
+
+/* 64, 128 or 192 rows (192: three warpgroups, d = d_v = 64), 64-, 128- or 192-key tiles (192: wgmma_wide_tiles_take),
+ * one to three K/V stages (kv_stages; 0 reads as 1; four with the producer, its ring of stages); the producer
+ * warpgroup asked for by producer 1, refused by 0, where it fits by -1 (the chooser's rule); `persistent`
+ * work-groups as given. */
 static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                           flashcl_config *c, char *why, size_t n)
 {
@@ -229,9 +239,11 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
     const int emulated = fcl_ptx_units(pr) < 2, fp8 = p->qkv_format != 0;
     const int32_t stages = fcl_mma_stages(c), bm = c->block_m, bn = c->block_n, want = c->producer;
     const int rows_ok = bm == 64 || bm == 128 || (bm == 192 && p->head_dim == 64 && fcl_head_dim_v(p) == 64 && !fp8);
-    if (!(rows_ok && (bn == 64 || bn == 128) && (size_t)(2 * bm) <= ch->work_group)) {
+    if (!(rows_ok && (bn == 64 || bn == 128 || (bn == 192 && wgmma_wide_tiles_take(p, bm))) &&
+          (size_t)(2 * bm) <= ch->work_group)) {
         snprintf(why, n,
-                 ": flash_wgmma takes block_m 64 or 128 (192 at head dims 64 without fp8) and block_n 64 or 128 "
+                 ": flash_wgmma takes block_m 64 or 128 (192 at head dims 64 without fp8) and block_n 64 or 128 (192 "
+                 "with block_m up to 128, head_dim_v up to 128, 16-bit operands, no boolean mask or key padding) "
                  "(got %d, %d), and 2 x block_m work-items (at most %zu)",
                  (int)bm, (int)bn, ch->work_group);
         return 0;
