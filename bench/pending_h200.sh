@@ -3,7 +3,7 @@
 # pending_h200.sh [STAGE ...]: the measurements whose predictions the design pages hold and no device call
 # has run yet, stage by stage, so that a device call starts on them at once. Run on the GPU machine from
 # the repository root after `source .gpu/gpu-env.sh`; each stage packs what it wrote into $OUT/STAGE.tgz
-# (a call brings back only a few files) and prints its table last. Stages (default: check decode):
+# (a call brings back only a few files) and prints its table last. Stages (default: check decode stream):
 #   check   the default decode program on the GPU: the decode_mma and quant lists, and validated steps at
 #           lengths a split's rounding does not divide (decode-mma-29's SPLIT_ROUND), batch 1 and 8,
 #           16-bit and byte caches (about 2 minutes with the build)
@@ -16,6 +16,8 @@
 #           interleaved trees (bench/variants_h200.sh; about 6 minutes with the two builds)
 #   wide    wgmma-192: 192-key tiles against the chooser's 128 at d=128 (fp16 N 1024-16384, bf16 and causal at
 #           16384), the driver's registers and spills for the 192-key program (about 5 minutes)
+#   stream  decode-mma-32: tools/stream_probe, the rate batch 1's grid reads a cache at by loads and by bulk
+#           copies, apart from flashcl's kernel (about 1 minute)
 #   sass    the driver's code for flash_wgmma's default and persistent programs at d=128 (wgmma-carveout's
 #           next step, docs/design/wgmma.md): their PTX and registers back for ptxas and nvdisasm
 #   bench   BENCHMARKS.md's decode section again (ONLY="decode-mma" bench/h200.sh, PyTorch beside) and the
@@ -27,7 +29,7 @@ cd "$(dirname "$0")/.."
 b=${BUILD:-/tmp/b}
 out=${OUT:-/tmp}
 dev=${FLASHCL_DEVICE:-NVIDIA}
-[ $# -gt 0 ] || set -- check decode
+[ $# -gt 0 ] || set -- check decode stream
 t0=$SECONDS
 if [ ! -x "$b/tools/flashcl" ]; then
   meson setup "$b" . --buildtype=release >/dev/null && ninja -C "$b" >/dev/null || { echo "build failed"; exit 1; }
@@ -147,6 +149,25 @@ PY
     mkdir -p "$r/sass-192" && OUT_DIR=$r/sass-192 timeout 120 python3 tools/nv_driver_sass.py "$r/cache-192" \
       > "$r/sass-192/log.txt" 2>&1
     grep -h "flash_wgmma: [0-9]* registers\|spill\|serialized" "$r/sass-192/log.txt" | head -n 4
+    ;;
+  stream)
+    # (tools/stream_probe: batch 1's grid at 8192 and 32768 keys, eight warps and 16 splits; the byte caches'
+    # four warps and 33 splits; every variant's program back for the driver's registers)
+    for c in "8192 8 16" "32768 8 16" "8192 4 32"; do
+      set -- $c
+      timeout 150 "$b/tools/stream_probe" "$dev" --keys $1 --warps $2 --splits $3 --copies 4 --reps 30 \
+        --ptx "$r/ptx-$1-$2" --json > "$r/probe-$1-$2.json" 2> "$r/probe-$1-$2.err" || echo "stream_probe $c: exit $?"
+      python3 - "$r/probe-$1-$2.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(f"{d['keys']} keys, {d['warps']} warps, {d['splits']} splits ({2 * d['bytes'] / 1e6:.1f} MB):")
+for x in d["results"]:
+    print(f"  {x['kernel']:12s} depth {x['depth']:2d} stages {x['stages']}: {x['median_us']:8.2f} us "
+          f"[{x['p10_us']:.2f}-{x['p90_us']:.2f}] {x['gb_per_s']:7.1f} GB/s")
+PY
+      timeout 120 python3 tools/nv_driver_sass.py "$r/ptx-$1-$2" > "$r/sass-$1-$2.txt" 2>&1
+      grep -h "registers" "$r/sass-$1-$2.txt" | head -n 12
+    done
     ;;
   sass)
     # (the default's tiles, then the same tiles persistent: bench/options_h200.sh's p2048 of wgmma-carveout)
