@@ -13,7 +13,7 @@
 #   fp8     fp8-8 (VT_LDSM at d=64) and fp8-9 (the consumers' turns with the transpose and the
 #           exponentials left out), fp16 beside (docs/design/fp8.md; about 5 minutes)
 #   bytes8  decode-mma-31: eight warps for the byte caches (int8, E4M3) against this tree's four, batch 1 and 8,
-#           interleaved trees (bench/variants_h200.sh; about 6 minutes with the two builds)
+#           interleaved trees (bench/variants_h200.sh; about 8 minutes with the three trees' builds)
 #   wide    wgmma-192: 192-key tiles against the chooser's 128 at d=128 (fp16 N 1024-16384, bf16 and causal at
 #           16384), the driver's registers and spills for the 192-key program (about 5 minutes)
 #   stream  decode-mma-32: tools/stream_probe, the rate batch 1's grid reads a cache at by loads and by bulk
@@ -31,10 +31,10 @@ out=${OUT:-/tmp}
 dev=${FLASHCL_DEVICE:-NVIDIA}
 [ $# -gt 0 ] || set -- check decode stream
 t0=$SECONDS
-if [ ! -x "$b/tools/flashcl" ]; then
-  meson setup "$b" . --buildtype=release >/dev/null && ninja -C "$b" >/dev/null || { echo "build failed"; exit 1; }
-  echo "built in $((SECONDS - t0)) s"
-fi
+# (built again every time: a no-op where nothing changed, and no stale binary after a source change)
+{ [ -f "$b/build.ninja" ] || meson setup "$b" . --buildtype=release >/dev/null; } && ninja -C "$b" >/dev/null ||
+  { echo "build failed"; exit 1; }
+echo "built in $((SECONDS - t0)) s"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
 # decode_table DIR: each variant's device_us / device_b2b_us per (batch, keys), every round
 decode_table() {
@@ -116,15 +116,20 @@ PY
     ;;
   bytes8)
     # (this tree, and copies whose chooser gives the byte caches eight warps as the 16-bit ones: w8 with the
-    # tile rule as it stands, two tiles where the kernel merges; w8t3 with int8's three tiles wherever four
-    # warps' splits would not merge, as before decode-mma-31's rule counted eight warps)
+    # tile rule as it stands, two tiles where the kernel merges; w8t3 with int8's tiles chosen as four warps'
+    # splits would have them, the rule as it was before decode-mma-31)
     for w in w8 w8t3; do
-      rm -rf "/tmp/fcl-$w" && mkdir -p "/tmp/fcl-$w" && tar cf - --exclude=./.gpu --exclude='./build*' . | tar xf - -C "/tmp/fcl-$w"
+      rm -rf "/tmp/fcl-$w" && mkdir -p "/tmp/fcl-$w" &&
+        tar cf - --exclude=./.gpu --exclude='./build*' . | tar xf - -C "/tmp/fcl-$w"
       sed -i 's/const int32_t most = !p->kv_format && !big && /const int32_t most = !big \&\& /' \
         "/tmp/fcl-$w/src/kernels/decode_mma.c"
-      [ $w = w8 ] || sed -i 's/\.work_group_size = 32 \* warps, \.gqa_pack/.gqa_pack/' "/tmp/fcl-$w/src/kernels/decode_mma.c"
+      [ $w = w8 ] ||
+        sed -i -e 's/\.block_n = warps \* 32,$/.block_n = 4 * 32,/' \
+          -e 's/\.work_group_size = 32 \* warps, \.gqa_pack/.gqa_pack/' \
+        "/tmp/fcl-$w/src/kernels/decode_mma.c"
     done
     if ! grep -q 'most = !big && ' /tmp/fcl-w8/src/kernels/decode_mma.c ||
+      ! grep -q '\.block_n = 4 \* 32,' /tmp/fcl-w8t3/src/kernels/decode_mma.c ||
       grep -q 'work_group_size = 32 \* warps, \.gqa_pack' /tmp/fcl-w8t3/src/kernels/decode_mma.c; then
       echo "bytes8: the chooser's lines have changed"; continue
     fi
@@ -144,15 +149,16 @@ PY
 --dtype f16 --iters 10" auto= t128=cfg:$c128 t192=cfg:$c192 | tail -n 4
     BUILD=$b OUT=$r/more RUN_LIMIT=200 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 16384 --dtype bf16 \
 --iters 10 --both" t128=cfg:$c128 t192=cfg:$c192 | tail -n 4
+    # (the driver's registers and spills for the 192-key programs, plain and causal)
     FLASHCL_CACHE_DIR=$r/cache-192 timeout 120 "$b/tools/flashcl" bench --device "$dev" -d 128 -n 4096 --dtype f16 \
-      --iters 2 --warmup 0 --algos flash --config "$c192" > /dev/null 2>&1
+      --iters 2 --warmup 0 --algos flash --config "$c192" --both > /dev/null 2>&1
     mkdir -p "$r/sass-192" && OUT_DIR=$r/sass-192 timeout 120 python3 tools/nv_driver_sass.py "$r/cache-192" \
       > "$r/sass-192/log.txt" 2>&1
-    grep -h "flash_wgmma: [0-9]* registers\|spill\|serialized" "$r/sass-192/log.txt" | head -n 4
+    grep -h "flash_wgmma: [0-9]* registers\|spill\|serialized" "$r/sass-192/log.txt" | head -n 8
     ;;
   stream)
-    # (tools/stream_probe: batch 1's grid at 8192 and 32768 keys, eight warps and 16 splits; the byte caches'
-    # four warps and 33 splits; every variant's program back for the driver's registers)
+    # (tools/stream_probe: batch 1's grid at 8192 and 32768 keys, eight warps and 16 splits; four warps and 32
+    # splits, the byte caches' grid at 8192; every variant's program back for the driver's registers)
     for c in "8192 8 16" "32768 8 16" "8192 4 32"; do
       set -- $c
       timeout 150 "$b/tools/stream_probe" "$dev" --keys $1 --warps $2 --splits $3 --copies 4 --reps 30 \
@@ -165,7 +171,8 @@ for x in d["results"]:
     print(f"  {x['kernel']:12s} depth {x['depth']:2d} stages {x['stages']}: {x['median_us']:8.2f} us "
           f"[{x['p10_us']:.2f}-{x['p90_us']:.2f}] {x['gb_per_s']:7.1f} GB/s")
 PY
-      timeout 120 python3 tools/nv_driver_sass.py "$r/ptx-$1-$2" > "$r/sass-$1-$2.txt" 2>&1
+      mkdir -p "$r/sass-$1-$2" && OUT_DIR=$r/sass-$1-$2 timeout 120 python3 tools/nv_driver_sass.py "$r/ptx-$1-$2" \
+        > "$r/sass-$1-$2.txt" 2>&1
       grep -h "registers" "$r/sass-$1-$2.txt" | head -n 12
     done
     ;;

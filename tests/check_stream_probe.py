@@ -28,4 +28,4 @@ for r in doc['results']:
 for bad in (['--keys', '0'], ['--warps', 'x'], ['--no-such-option']):
     b = subprocess.run(args + bad, capture_output=True, text=True)
     assert b.returncode == 2 and 'usage' in b.stderr, (bad, b)
-print(f"{doc['device']}: loads and bulk copies read {doc['bytes'] * 2} bytes, every word checked")
+print(f"{doc['device']}: loads and bulk copies read {doc['bytes'] * 2} bytes, each run's fold checked")

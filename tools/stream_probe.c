@@ -4,7 +4,7 @@
  * kernel (docs/design/decode_mma.md, decode-mma-32): K and V of `heads` KV heads, rows of 256 bytes (d=128
  * in 16 bits) interleaved by key, one work-group of WARPS warps for each (head, split) as flash_decode_mma
  * at batch 1, each warp reading DEPTH keys' K and V rows a step (2 * DEPTH * 256 bytes), and nothing done
- * with the bytes but an exclusive-or of every word, which the host checks against its own. Two ways:
+ * with the bytes but an exclusive-or of every word, whose fold the host checks against its own. Two ways:
  *   loads  every lane's DEPTH 16-byte loads of a step issued before any is used (the fold takes the last
  *          load first, through an instruction the compiler cannot reorder, so the step waits for them all),
  *          as flash_decode_mma's step does;
@@ -87,25 +87,29 @@ static const char source[] =
     "#define LADDR(p) ((uint)(size_t)(p))\n"
     "inline void mbar_init(__local ulong *b)\n"
     "{\n"
-    "    __asm__ volatile(\"//SM90A mbarrier.init.shared.b64 [%0], 1;\\n//SM90A fence.mbarrier_init.release.cluster;\"\n"
+    "    __asm__ volatile(\"//SM90A mbarrier.init.shared.b64 [%0], 1;\\n\"\n"
+    "                     \"//SM90A fence.mbarrier_init.release.cluster;\"\n"
     "                     ::\"r\"(LADDR(b)) : \"memory\");\n"
     "}\n"
     "inline void mbar_expect(__local ulong *b, const uint bytes)\n"
     "{\n"
     "    __asm__ volatile(\"{\\n//SM90A .reg .b64 st;\\n\"\n"
-    "                     \"//SM90A mbarrier.arrive.expect_tx.shared.b64 st, [%0], %1;\\n}\" ::\"r\"(LADDR(b)), \"r\"(bytes)\n"
+    "                     \"//SM90A mbarrier.arrive.expect_tx.shared.b64 st, [%0], %1;\\n}\"\n"
+    "                     ::\"r\"(LADDR(b)), \"r\"(bytes)\n"
     "                     : \"memory\");\n"
     "}\n"
     "inline void bulk_row(__local uint4 *dst, __global const uint4 *src, __local ulong *b)\n"
     "{\n"
-    "    __asm__ volatile(\"//SM90A cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 256, [%2];\"\n"
+    "    __asm__ volatile(\"//SM90A cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes\"\n"
+    "                     \" [%0], [%1], 256, [%2];\"\n"
     "                     ::\"r\"(LADDR(dst)), \"l\"((ulong)(size_t)src), \"r\"(LADDR(b)) : \"memory\");\n"
     "}\n"
     "inline void mbar_wait(__local ulong *b, const uint parity)\n"
     "{\n"
     "    uint done;\n"
     "    do {\n"
-    "        __asm__ volatile(\"{\\n//SM90A .reg .pred p;\\n//SM90A mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\\n\"\n"
+    "        __asm__ volatile(\"{\\n//SM90A .reg .pred p;\\n\"\n"
+    "                         \"//SM90A mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\\n\"\n"
     "                         \"mov.u32 %0, 1;\\n//SM90A selp.u32 %0, 1, 0, p;\\n}\"\n"
     "                         : \"=r\"(done) : \"r\"(LADDR(b)), \"r\"(parity) : \"memory\");\n"
     "    } while (!done);\n"
@@ -141,7 +145,8 @@ static const char source[] =
     "            WARP_SYNC();                                                                          \\\n"
     "            for (int c_ = lane; c_ < 2 * DEPTH; c_ += 32)                                         \\\n"
     "                if (c_ % DEPTH < n_)                                                              \\\n"
-    "                    bulk_row(d_ + c_ * ROW, (c_ < DEPTH ? k : v) + ((long)(k0_ + c_ % DEPTH) * heads + h) * ROW, b_); \\\n"
+    "                    bulk_row(d_ + c_ * ROW,                                               \\\n"
+    "                             (c_ < DEPTH ? k : v) + ((long)(k0_ + c_ % DEPTH) * heads + h) * ROW, b_); \\\n"
     "        }                                                                                         \\\n"
     "    } while (0)\n"
     "    for (int t = 0; t < STAGES && t < steps; ++t)\n"
@@ -165,7 +170,8 @@ static const char source[] =
     "        const int k0 = begin + t * STEP_KEYS + warp * DEPTH, n = clamp(end - k0, 0, DEPTH);\n"
     "        for (int u = lane; u < 2 * DEPTH * ROW; u += 32)\n"
     "            if ((u / ROW) % DEPTH < n)\n"
-    "                mine[u] = (u / ROW < DEPTH ? k : v)[((long)(k0 + (u / ROW) % DEPTH) * heads + h) * ROW + u % ROW];\n"
+    "                mine[u] = (u / ROW < DEPTH ? k : v)[((long)(k0 + (u / ROW) % DEPTH) * heads + h) * ROW +\n"
+    "                                                     u % ROW];\n"
     "        barrier(CLK_LOCAL_MEM_FENCE);\n"
     "        for (int u = lane; u < 2 * DEPTH * ROW; u += 32)\n"
     "            if ((u / ROW) % DEPTH < n)\n"
@@ -285,9 +291,10 @@ int main(int argc, char **argv)
                     : !strcmp(argv[i], "--reps")   ? &reps
                                                    : NULL;
         if (num) {
+            const char *name = argv[i];
             char *end = NULL;
             if (i + 1 >= argc || (*num = strtol(argv[++i], &end, 10)) < 1 || *end) {
-                fprintf(stderr, "stream_probe: %s takes a positive integer\n", argv[i - (i + 1 < argc)]);
+                fprintf(stderr, "stream_probe: %s takes a positive integer\n", name);
                 return usage(stderr, 2);
             }
         } else if (!strcmp(argv[i], "--json"))
@@ -301,8 +308,8 @@ int main(int argc, char **argv)
         else
             sel = argv[i];
     }
-    if (copies > MAX_COPIES || warps > 32 || keys > (1L << 26) || heads > 1024 || splits > keys) {
-        fprintf(stderr, "stream_probe: --copies at most %d, --warps 32, --keys 2^26, --heads 1024, --splits --keys\n",
+    if (copies > MAX_COPIES || warps > 32 || keys > (1L << 22) || heads > 256 || splits > keys) {
+        fprintf(stderr, "stream_probe: --copies at most %d, --warps 32, --keys 2^22, --heads 256, --splits --keys\n",
                 MAX_COPIES);
         return 2;
     }
@@ -316,8 +323,8 @@ int main(int argc, char **argv)
     cl_device_id dev;
     cl_context ctx;
     flashcl_context_cl_objects(fctx, &ctx, &dev, NULL);
-    /* inline PTX on NVIDIA; the copy engine's bulk copies from compute capability 9.0 */
-    const int ptx = pr->vendor == FLASHCL_VENDOR_NVIDIA, bulk = ptx && pr->nv_cc_major >= 9;
+    /* inline PTX on NVIDIA; the copy engine's bulk copies at compute capability 9.0, whose programs ptx.c finishes */
+    const int ptx = pr->vendor == FLASHCL_VENDOR_NVIDIA, bulk = ptx && pr->nv_cc_major == 9; /* (src/ptx.c: sm_90) */
     const size_t bytes = (size_t)keys * (size_t)heads * 256;
     int rc = 1;
     cl_int err;
@@ -347,7 +354,8 @@ int main(int argc, char **argv)
     out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(uint32_t), NULL, &err);
     CHECK(err, "clCreateBuffer (out)");
     if (json)
-        printf("{\"device\": \"%s / %s\", \"keys\": %ld, \"heads\": %ld, \"splits\": %ld, \"warps\": %ld, \"copies\": %ld, "
+        printf("{\"device\": \"%s / %s\", \"keys\": %ld, \"heads\": %ld, \"splits\": %ld, \"warps\": %ld, "
+               "\"copies\": %ld, "
                "\"reps\": %ld, \"bytes\": %zu, \"bulk_copies\": %s, \"results\": [",
                pr->platform_name, pr->name, keys, heads, splits, warps, copies, reps, bytes, bulk ? "true" : "false");
     else
@@ -355,6 +363,7 @@ int main(int argc, char **argv)
                "work-group; bulk copies %s\n",
                pr->platform_name, pr->name, keys, heads, 2.0 * (double)bytes / 1e6, splits, warps,
                bulk ? "by the copy engine" : "emulated by loads");
+    int printed = 0;
     for (int vi = 0; vi < N_VARIANTS; ++vi) {
         const variant *va = &variants[vi];
         const int is_bulk = !strcmp(va->kernel, "stream_bulk");
@@ -365,19 +374,18 @@ int main(int argc, char **argv)
             mkdir(ptx_dir, 0777);
             snprintf(path, sizeof path, "%s/%s_d%d_s%d.ptx", ptx_dir, va->kernel, va->depth, va->stages);
         }
+        /* (a variant the device cannot build or launch, say one whose local memory it lacks, is skipped and
+         * said to be; a run whose bytes fold wrong fails the probe) */
+        const char *skip = NULL;
         cl_program prog = build(ctx, dev, options, is_bulk && bulk, ptx_dir ? path : NULL);
-        if (!prog)
-            goto fail;
-        cl_kernel kern = clCreateKernel(prog, va->kernel, &err);
-        if (!kern) {
-            clReleaseProgram(prog);
-            CHECK(err, "clCreateKernel");
-        }
+        cl_kernel kern = prog ? clCreateKernel(prog, va->kernel, &err) : NULL;
+        if (!kern)
+            skip = prog ? "clCreateKernel failed" : "its program did not build";
         const cl_int nk = (cl_int)keys, nh = (cl_int)heads, ns = (cl_int)splits;
         const size_t local = (size_t)(32 * warps), global = local * (size_t)(heads * splits);
         int ok = 1, runs = 0;
         const uint32_t zero = 0;
-        for (long r = -3; r < reps && ok; ++r) { /* (three warm-up runs first) */
+        for (long r = -3; r < reps && ok && !skip; ++r) { /* (three warm-up runs first) */
             const long c = (r + 3) % copies;
             cl_event ev = NULL;
             uint32_t got = 0;
@@ -395,7 +403,9 @@ int main(int argc, char **argv)
             err |= clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof s1, &s1, NULL);
             if (ev)
                 clReleaseEvent(ev);
-            if (err != CL_SUCCESS) {
+            if (err != CL_SUCCESS && r == -3) {
+                skip = "its first run failed (local memory or work-group limits?)";
+            } else if (err != CL_SUCCESS) {
                 fprintf(stderr, "stream_probe: %s (depth %d): a run failed (%d)\n", va->kernel, va->depth, (int)err);
                 ok = 0;
             } else if (got != expect[c]) {
@@ -405,18 +415,29 @@ int main(int argc, char **argv)
             } else if (r >= 0)
                 t[runs++] = (double)(s1 - s0) * 1e-3;
         }
-        clReleaseKernel(kern);
-        clReleaseProgram(prog);
+        if (kern)
+            clReleaseKernel(kern);
+        if (prog)
+            clReleaseProgram(prog);
         if (!ok)
             goto fail;
+        if (skip) {
+            fprintf(stderr, "stream_probe: %s depth %d, %d stages: skipped: %s\n", va->kernel, va->depth, va->stages,
+                    skip);
+            if (json)
+                printf("%s\n  {\"kernel\": \"%s\", \"depth\": %d, \"stages\": %d, \"skipped\": \"%s\"}",
+                       printed++ ? "," : "", va->kernel, va->depth, va->stages, skip);
+            continue;
+        }
         qsort(t, (size_t)runs, sizeof *t, cmp);
         const double med = t[runs / 2], p10 = t[runs / 10], p90 = t[runs - 1 - runs / 10];
         const double gbs = 2.0 * (double)bytes / med * 1e-3;
         if (json)
-            printf("%s\n  {\"kernel\": \"%s\", \"depth\": %d, \"stages\": %d, \"bulk_by_copy_engine\": %s, \"median_us\": "
+            printf("%s\n  {\"kernel\": \"%s\", \"depth\": %d, \"stages\": %d, \"bulk_by_copy_engine\": %s, "
+                   "\"median_us\": "
                    "%.3f, \"p10_us\": %.3f, \"p90_us\": %.3f, \"gb_per_s\": %.1f, \"checked\": true}",
-                   vi ? "," : "", va->kernel, va->depth, va->stages, is_bulk && bulk ? "true" : "false", med, p10, p90,
-                   gbs);
+                   printed++ ? "," : "", va->kernel, va->depth, va->stages, is_bulk && bulk ? "true" : "false", med,
+                   p10, p90, gbs);
         else
             printf("  %-12s depth %2d, %d stage%s  %9.2f us [%.2f-%.2f]  %7.1f GB/s  (the bytes checked)\n", va->kernel,
                    va->depth, va->stages, va->stages > 1 ? "s" : " ", med, p10, p90, gbs);

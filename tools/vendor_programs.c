@@ -269,6 +269,12 @@ int main(int argc, char **argv)
                 ok = 0;
                 continue;
             }
+            if (pc->block_n && c.kernel != FLASHCL_KERNEL_WGMMA) {
+                fprintf(stderr, "vendor_programs: %s %s: a key tile for flash_wgmma, but the chooser took %s\n",
+                        tc->name, pc->name, c.kernel_name);
+                ok = 0;
+                continue;
+            }
             if (pc->block_n) { /* (the override's tiles: flash_wgmma's keys, its stages as chosen) */
                 c.block_n = pc->block_n;
                 c.v_chunk = c.kv_stages * pc->block_n;
