@@ -418,6 +418,20 @@ START_TEST(test_config_fits)
 }
 END_TEST
 
+/* A flash_wgmma plan's local memory: the public formula's, and the compiled kernel's within a KiB above it
+ * (where the driver reports it); returns the compiled kernel's figure (0: not reported). */
+static uint64_t wgmma_formula_holds(flashcl_plan *plan, const flashcl_problem *p, const flashcl_config *c)
+{
+    ck_assert_uint_eq(c->local_mem_bytes, flashcl_flash_local_mem_bytes(p->head_dim, c));
+    flashcl_kernel_info ki;
+    ck_assert_int_eq(flashcl_plan_kernel_info(plan, &ki), FLASHCL_SUCCESS);
+    if (ki.local_mem_bytes)
+        ck_assert_msg(ki.local_mem_bytes >= c->local_mem_bytes && ki.local_mem_bytes <= c->local_mem_bytes + 1024,
+                      "d=%d %dx%d: compiler reports %llu B, formula %llu B", p->head_dim, c->block_m, c->block_n,
+                      (unsigned long long)ki.local_mem_bytes, (unsigned long long)c->local_mem_bytes);
+    return ki.local_mem_bytes;
+}
+
 /* flash_wgmma's local-memory formula (src/tiles.c wgmma_bytes, the kernel's layout comment) against the
  * compiled kernel, emulated here (P's tile and the exchange area included): two warpgroups at d=64, one
  * at d=128, each with 16-bit and with fp8 operands (byte tiles, V's transposed, the staging tile); the
@@ -446,15 +460,9 @@ START_TEST(test_wgmma_fits)
     } else {
         ck_assert_str_eq(c.kernel_name, "flash_wgmma");
         ck_assert_uint_le(c.local_mem_bytes, c.local_mem_budget);
-        ck_assert_uint_eq(c.local_mem_bytes, flashcl_flash_local_mem_bytes(p.head_dim, &c));
-        flashcl_kernel_info ki;
-        ck_assert_int_eq(flashcl_plan_kernel_info(plan, &ki), FLASHCL_SUCCESS);
-        if (ki.local_mem_bytes)
-            ck_assert_msg(ki.local_mem_bytes >= c.local_mem_bytes && ki.local_mem_bytes <= c.local_mem_bytes + 1024,
-                          "d=%d: compiler reports %llu B, formula %llu B", p.head_dim,
-                          (unsigned long long)ki.local_mem_bytes, (unsigned long long)c.local_mem_bytes);
+        const uint64_t compiled = wgmma_formula_holds(plan, &p, &c);
         printf("  d=%d%s %dx%d: formula %llu B, compiled kernel %llu B\n", p.head_dim, p.qkv_format ? " fp8" : "",
-               c.block_m, c.block_n, (unsigned long long)c.local_mem_bytes, (unsigned long long)ki.local_mem_bytes);
+               c.block_m, c.block_n, (unsigned long long)c.local_mem_bytes, (unsigned long long)compiled);
     }
     flashcl_plan_destroy(&plan);
     /* an override of flash_wgmma's tiles that it does not have (96 rows; kernel 10): refused, nothing built */
@@ -525,13 +533,7 @@ START_TEST(test_wgmma_fits)
         ck_assert_int_eq(flashcl_plan_config(plan, &w), FLASHCL_SUCCESS);
         ck_assert_msg(w.kernel == FLASHCL_KERNEL_WGMMA && w.block_n == 192 && w.block_m == 128, "%s %dx%d",
                       w.kernel_name, w.block_m, w.block_n);
-        ck_assert_uint_eq(w.local_mem_bytes, flashcl_flash_local_mem_bytes(p.head_dim, &w));
-        flashcl_kernel_info ki;
-        ck_assert_int_eq(flashcl_plan_kernel_info(plan, &ki), FLASHCL_SUCCESS);
-        if (ki.local_mem_bytes)
-            ck_assert_msg(ki.local_mem_bytes >= w.local_mem_bytes && ki.local_mem_bytes <= w.local_mem_bytes + 1024,
-                          "d=%d 128x192: compiler reports %llu B, formula %llu B", p.head_dim,
-                          (unsigned long long)ki.local_mem_bytes, (unsigned long long)w.local_mem_bytes);
+        wgmma_formula_holds(plan, &p, &w);
         flashcl_plan_destroy(&plan);
         flashcl_problem kp = p;
         kp.key_padding = 1;
