@@ -23,7 +23,7 @@
 #   bench   BENCHMARKS.md's decode section again (ONLY="decode-mma" bench/h200.sh, PyTorch beside) and the
 #           host's side (bench/decode-mma/host_h200.sh); the JSON comes back in bench.tgz
 #   suites  every device suite of the build (tools/gpu_suites.sh, six shards)
-# BUILD (default /tmp/b): the release build every stage uses, made by the first stage that needs it.
+# BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=${BUILD:-/tmp/b}
@@ -75,9 +75,11 @@ for stage in "$@"; do
     echo "decode_mma + quant lists: exit $? $(grep -h 'Checks:' "$r/lists.log" | tail -n 1)"
     grep -hE ":[FE]:" "$r/lists.log" | head -n 5
     for kv in f16 int8 fp8e4m3; do
+      kvarg=()
+      [ $kv = f16 ] || kvarg=(--kv-dtype $kv)
       for bt in 1 8; do
         timeout 150 "$b/tools/flashcl" bench --device "$dev" --decode -b $bt -H 32 --heads-kv 8 -d 128 --dtype f16 \
-          --kv-dtype $kv -n 1000,3000,8193,32769,131073 --iters 5 --warmup 1 --algos flash \
+          ${kvarg[@]+"${kvarg[@]}"} -n 1000,3000,8193,32769,131073 --iters 5 --warmup 1 --algos flash \
           --json "$r/steps-$kv-b$bt.json" > "$r/steps-$kv-b$bt.txt" 2>&1 || echo "steps $kv b=$bt: exit $?"
       done
     done
