@@ -163,6 +163,7 @@ PY
     # splits, the byte caches' grid at 8192; every variant's program back for the driver's registers)
     for c in "8192 8 16" "32768 8 16" "8192 4 32"; do
       set -- $c
+      mkdir -p "$r/ptx-$1-$2"
       timeout 150 "$b/tools/stream_probe" "$dev" --keys $1 --warps $2 --splits $3 --copies 4 --reps 30 \
         --ptx "$r/ptx-$1-$2" --json > "$r/probe-$1-$2.json" 2> "$r/probe-$1-$2.err" || echo "stream_probe $c: exit $?"
       python3 - "$r/probe-$1-$2.json" <<'PY'

@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char source[] =
     "#define ROW 16 /* a row's 16-byte pieces: 256 bytes */\n"
@@ -215,7 +214,8 @@ static int usage(FILE *f, int rc)
                "the rate at which a decode step's work-groups read a KV cache of H heads' 256-byte rows (default\n"
                "8192 keys, 8 heads, 16 splits, 8 warps: flash_decode_mma's batch-1 grid), by loads and by bulk\n"
                "copies, the bytes checked; K and V rotated over C copies (default 4), R timed runs (default 30);\n"
-               "--ptx DIR writes each variant's program (PTX on NVIDIA) for tools/nv_driver_sass.py\n");
+               "--ptx DIR writes each variant's program (PTX on NVIDIA) into the folder DIR, which exists, for\n"
+               "tools/nv_driver_sass.py\n");
     return rc;
 }
 
@@ -370,10 +370,8 @@ int main(int argc, char **argv)
         char options[256], path[1024];
         snprintf(options, sizeof options, "-cl-std=CL1.2 -DWARPS=%ld -DDEPTH=%d -DSTAGES=%d -DFCL_PTX=%d -DFCL_BULK=%d",
                  warps, va->depth, va->stages, ptx, bulk);
-        if (ptx_dir) {
-            mkdir(ptx_dir, 0777);
+        if (ptx_dir) /* (an existing folder) */
             snprintf(path, sizeof path, "%s/%s_d%d_s%d.ptx", ptx_dir, va->kernel, va->depth, va->stages);
-        }
         /* (a variant the device cannot build or launch, say one whose local memory it lacks, is skipped and
          * said to be; a run whose bytes fold wrong fails the probe) */
         const char *skip = NULL;
