@@ -57,7 +57,7 @@
  * below), 16-bit operands, and no keep bits (a boolean mask's or key padding's: a lane's bits of a tile in
  * one 32-bit word, 2 * BLOCK_N / 8 of them) */
 #if BLOCK_N == 192 && (HEAD_DIM_V > 128 || WARPGROUPS > 2 || Q_FORMAT || (HAS_MASK && MASK_KIND == 2) || HAS_KPM)
-#error "flash_wgmma.cl: 192-key tiles with d_v up to 128, two warpgroups, 16-bit operands, no boolean mask or key padding"
+#error "flash_wgmma.cl: 192-key tiles need d_v <= 128, two warpgroups, 16-bit operands, no bool mask or key padding"
 #endif
 /* (the operands' type, and Q in another: mma.cl's MMA_BF16 and Q_CONVERT) */
 /* The shape comes from the host alone (src/kernels/wgmma.c, whose local-memory formula reads the same
