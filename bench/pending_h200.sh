@@ -13,7 +13,8 @@
 #   fp8     fp8-8 (VT_LDSM at d=64) and fp8-9 (the consumers' turns with the transpose and the
 #           exponentials left out), fp16 beside (docs/design/fp8.md; about 5 minutes)
 #   bytes8  decode-mma-31: eight warps for the byte caches (int8, E4M3) against this tree's four, batch 1 and 8,
-#           interleaved trees (bench/variants_h200.sh; about 8 minutes with the three trees' builds)
+#           interleaved trees (bench/variants_h200.sh; about 8 minutes with the three trees' builds);
+#           BYTES8_CASES picks among b1-int8 b1-fp8e4m3 b8-int8 (default all three)
 #   wide    wgmma-192: 192-key tiles against the chooser's 128 at d=128 (fp16 N 1024-16384, bf16 and causal at
 #           16384), the driver's registers and spills for the 192-key program (about 5 minutes)
 #   stream  decode-mma-32: tools/stream_probe, the rate batch 1's grid reads a cache at by loads and by bulk
@@ -137,6 +138,7 @@ PY
     fi
     for c in "1 int8 w8t3=/tmp/fcl-w8t3" "1 fp8e4m3" "8 int8 w8t3=/tmp/fcl-w8t3"; do
       set -- $c
+      case " ${BYTES8_CASES:-b1-int8 b1-fp8e4m3 b8-int8} " in *" b$1-$2 "*) ;; *) continue ;; esac
       OUT=$r/b$1-$2 REUSE=1 RUN_LIMIT=150 bash bench/variants_h200.sh 2 "--device $dev --decode -b $1 -H 32 \
 --heads-kv 8 -d 128 --dtype f16 --kv-dtype $2 -n 8192,32768,131072 --iters 20 --warmup 3" base=. w8=/tmp/fcl-w8 \
         ${3:-} > /dev/null
