@@ -78,26 +78,27 @@ START_TEST(test_decode_packing_and_splits)
     ck_assert_int_eq(c.kv_splits, 32); /* 8192 / (4 steps of 64 keys) < 2 x 132 / 8 */
     p.head_dim = 128;
     /* Quantized caches (decode-mma-19): int8 two 16-key tiles a warp, as fp16; E4M3 two where sm_89's pair
-     * conversion is (FCL_SM), 3 on the permute path; E5M2 four. int8 with fp32 scales three where
-     * flash_combine merges the splits (past 16) and a split holds 1024 keys or more (decode-mma-24). */
+     * conversion is (FCL_SM), 3 on the permute path; E5M2 four. int8 with fp32 scales takes eight warps as
+     * fp16 does (decode-mma-31), the others four; it takes three tiles where flash_combine merges the splits
+     * (past 16) and a split holds 1024 keys or more (decode-mma-24). */
     p.kv_cache = 1;
     const struct {
         flashcl_kv_format format;
         flashcl_dtype scales;
-        int cc, batch, keys, splits, v_chunk;
-    } quant[] = {{FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 48}, /* 33 splits of 3971 keys */
-                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F16, 90, 1, 131072, 0, 32}, /* (the shuffled scales' two) */
-                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 49152, 0, 48},  /* 33 of 1489 */
-                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 32768, 0, 32},  /* 33 of 992 */
-                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 131072, 16, 32}, /* merged in the kernel */
-                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 131072, 66, 48},
-                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 8, 131072, 0, 32}, /* 4 splits */
-                 {FLASHCL_KV_FP8_E5M2, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 64},
-                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 32},
-                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 89, 1, 131072, 0, 32},
-                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 86, 1, 131072, 0, 48},
-                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 80, 1, 131072, 0, 48},
-                 {FLASHCL_KV_PLAIN, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 32}};
+        int cc, batch, keys, splits, v_chunk, warps;
+    } quant[] = {{FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 32, 8},  /* 16 splits, merged in the kernel */
+                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F16, 90, 1, 131072, 0, 32, 4},  /* (the shuffled scales' two) */
+                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 49152, 0, 32, 8},   /* 16 */
+                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 32768, 0, 32, 8},   /* 16 */
+                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 131072, 66, 48, 8}, /* 66 of 1986, flash_combine */
+                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 16384, 33, 32, 8},  /* 33 of 497 */
+                 {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 8, 131072, 0, 32, 8},  /* 2 splits */
+                 {FLASHCL_KV_FP8_E5M2, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 64, 4},
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 32, 4},
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 89, 1, 131072, 0, 32, 4},
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 86, 1, 131072, 0, 48, 4},
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 80, 1, 131072, 0, 48, 4},
+                 {FLASHCL_KV_PLAIN, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 32, 8}};
     for (size_t i = 0; i < sizeof quant / sizeof quant[0]; ++i) {
         p.kv_format = quant[i].format;
         p.kv_scale_dtype = quant[i].scales;
@@ -108,13 +109,14 @@ START_TEST(test_decode_packing_and_splits)
         prof.nv_cc_minor = quant[i].cc % 10;
         ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
         ck_assert_str_eq(c.kernel_name, "flash_decode_mma");
-        ck_assert_msg(c.v_chunk == quant[i].v_chunk, "%s sm_%d B=%d N=%d splits %d: %d keys a warp, want %d",
+        ck_assert_msg(c.v_chunk == quant[i].v_chunk && c.work_group_size == 32 * quant[i].warps,
+                      "%s sm_%d B=%d N=%d splits %d: %d keys a warp and %d warps, want %d and %d",
                       flashcl_kv_format_name(p.kv_format), quant[i].cc, quant[i].batch, quant[i].keys,
-                      (int)c.kv_splits, (int)c.v_chunk, quant[i].v_chunk);
-        const int plain = quant[i].format == FLASHCL_KV_PLAIN;
-        ck_assert_int_eq(c.block_n, (plain ? 8 : 4) * c.v_chunk); /* (four warps for a byte cache) */
-        if (quant[i].batch == 1 && !quant[i].splits) /* the split count as at two tiles: 8 KV heads, 2 x 132 */
-            ck_assert_int_eq(c.kv_splits, plain ? 16 : 33);
+                      (int)c.kv_splits, (int)c.v_chunk, (int)c.work_group_size / 32, quant[i].v_chunk,
+                      quant[i].warps);
+        ck_assert_int_eq(c.block_n, quant[i].warps * c.v_chunk);
+        if (quant[i].batch == 1 && !quant[i].splits) /* 8 KV heads: a wave of eight warps an SM, or two of four */
+            ck_assert_int_eq(c.kv_splits, quant[i].warps == 8 ? 16 : 33);
     }
     p.kv_cache = 0;
     p.kv_splits = 0;
