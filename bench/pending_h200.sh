@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# pending_h200.sh [STAGE ...]: the measurements whose predictions the design pages hold and no device call
-# has run yet, stage by stage, so that a device call starts on them at once. Run on the GPU machine from
-# the repository root after `source .gpu/gpu-env.sh`; each stage packs what it wrote into $OUT/STAGE.tgz
-# (a call brings back only a few files) and prints its table last. Stages:
+# pending_h200.sh [STAGE ...]: the measurements whose predictions the design pages hold, stage by stage (those
+# that ran kept to reproduce the recorded results), so that a device call starts on them at once. Run on the
+# GPU machine from the repository root after `source .gpu/gpu-env.sh`; each stage packs what it wrote into
+# $OUT/STAGE.tgz (a call brings back only a few files) and prints its table last. Stages:
 #   check   the default decode program on the GPU: the decode_mma and quant lists, and validated steps at
 #           lengths a split's rounding does not divide (decode-mma-29's SPLIT_ROUND), batch 1 and 8,
 #           16-bit and byte caches (about 2 minutes with the build)
@@ -12,7 +12,8 @@
 #           then the driver's registers for each program (docs/design/decode_mma.md; about 4 minutes)
 #   fp8     fp8-8 (VT_LDSM at d=64) and fp8-9 (the consumers' turns with the transpose and the
 #           exponentials left out), fp16 beside (docs/design/fp8.md; about 5 minutes)
-#   bytes8  decode-mma-31: eight warps for the byte caches (int8, E4M3) against this tree's four, batch 1 and 8,
+#   bytes8  decode-mma-31 (ran; its chooser lines are gone since int8 took eight warps, so it now stops at its
+#           check): eight warps for the byte caches (int8, E4M3) against the four of its day, batch 1 and 8,
 #           interleaved trees (bench/variants_h200.sh; about 8 minutes with the three trees' builds);
 #           BYTES8_CASES picks among b1-int8 b1-fp8e4m3 b8-int8 (default all three)
 #   wide    wgmma-192: 192-key tiles against the chooser's 128 at d=128 (fp16 N 1024-16384, bf16 and causal at

@@ -118,6 +118,21 @@ START_TEST(test_decode_packing_and_splits)
         if (quant[i].batch == 1 && !quant[i].splits) /* 8 KV heads: a wave of eight warps an SM, or two of four */
             ck_assert_int_eq(c.kv_splits, quant[i].warps == 8 ? 16 : 33);
     }
+    /* Under 256 work-items a work-group int8 with fp32 scales runs four warps, and at batch 1 x 131072 their
+     * 33 splits of 3971 keys go to flash_combine: three tiles (decode-mma-24) */
+    const size_t most_items = prof.max_work_group_size;
+    prof.max_work_group_size = 128;
+    p.kv_format = FLASHCL_KV_INT8;
+    p.kv_scale_dtype = FLASHCL_DTYPE_F32;
+    p.batch = 1;
+    p.seq_kv = 131072;
+    p.kv_splits = 0;
+    ck_assert_int_eq(choose(&prof, &p, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+    ck_assert_str_eq(c.kernel_name, "flash_decode_mma");
+    ck_assert_int_eq(c.work_group_size, 128);
+    ck_assert_int_eq(c.v_chunk, 48);
+    ck_assert_int_eq(c.kv_splits, 33);
+    prof.max_work_group_size = most_items;
     p.kv_cache = 0;
     p.kv_splits = 0;
     p.batch = 1;

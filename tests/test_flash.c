@@ -1524,8 +1524,8 @@ static const case_params quant_cases[] = {
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 301, .batch = 1, .heads_kv = 2,
      .kv_cache = 1, .page_size = 48, .kv_format = FLASHCL_KV_INT8, .path = FLASHCL_PATH_MMA},
     /* int8 with fp32 scales past 16 splits of 1024 keys or more: the chooser's three tiles a warp with
-     * flash_combine (decode-mma-24); splits of 1152 keys (whole 192-key steps), so the 16th holds 165 and
-     * the 17th none */
+     * flash_combine (decode-mma-24), eight warps (decode-mma-31); splits of 1152 keys (rounded to four warps'
+     * 192 keys, SPLIT_ROUND), so the 16th holds 165 and the 17th none */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 17445, .batch = 1, .heads_kv = 1,
      .kv_cache = 1, .kv_splits = 17, .kv_format = FLASHCL_KV_INT8, .path = FLASHCL_PATH_MMA},
 };

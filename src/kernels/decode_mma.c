@@ -38,15 +38,16 @@ static int decode_mma_takes(const flashcl_problem *p, char *why, size_t n)
     return 0;
 }
 
-/* Up to 8 of the KV head's packed rows a work-group, eight warps for 16-bit caches and int8 with fp32 scales up
- * to d=128 and four otherwise (fewer where the work-group limit says so), two 16-key tiles a warp and step up to head dim
- * 128 and one above (registers). Byte caches: int8
- * and E4M3 through sm_89's pair conversion take two as well (their former three and four ran 3-10%
- * slower on the H100, decode-mma-19), but int8 with fp32 scales takes three where flash_combine merges the
- * splits and each split holds 1024 keys or more (4-14% faster at batch 1 from 49152 keys; 4-5% slower
- * below 1024 keys a split and up to 10% wherever the kernel merges: decode-mma-24, fp16 Q at d=128 only,
- * the rule taken for bf16 and d=64 unmeasured); E5M2 keeps four and E4M3's permute path three, chosen when they kept
- * about fp16's bytes in flight a lane and not measured against two since (docs/design/decode_mma.md). */
+/* Up to 8 of the KV head's packed rows a work-group, eight warps for 16-bit caches and int8 with fp32 scales
+ * up to d=128 and four otherwise (fewer where the work-group limit says so), two 16-key tiles a warp and step
+ * up to head dim 128 and one above (registers). Byte caches: int8 and E4M3 through sm_89's pair conversion
+ * take two as well (their former three and four ran 3-10% slower on the H100, decode-mma-19), but int8 with
+ * fp32 scales takes three where flash_combine merges the splits and each split holds 1024 keys or more
+ * (measured at four warps: 4-14% faster at batch 1 from 49152 keys; 4-5% slower below 1024 keys a split and
+ * up to 10% wherever the kernel merges, at eight warps as at four: decode-mma-24 and -31, fp16 Q at d=128
+ * only; at eight warps it applies only to forced splits or fewer KV heads than 8, not measured there, nor
+ * bf16 or d=64); E5M2 keeps four and E4M3's permute path three, chosen when they kept about fp16's bytes in
+ * flight a lane and not measured against two since (docs/design/decode_mma.md). */
 static int32_t decode_mma_int8_tiles(const flashcl_device_profile *pr, const flashcl_problem *p, int32_t rows,
                                      int32_t warps)
 {
@@ -73,10 +74,11 @@ static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice 
      * of four did, in half the splits, so that a batch-1 step merges in the kernel (16 splits or fewer):
      * 4.5-5 us off batch 1 x 32768 and 131072 on the H100, batch 8 unchanged. int8 with fp32 scales too
      * (decode-mma-31: 1-13% faster at batch 1 and 8 x 8192-131072, two tiles where the kernel merges); E4M3
-     * measured 3-5% faster at 8192 and 32768 keys but 2.4% slower at 131072 and keeps four, as do E5M2 and
-     * int8 with fp16 scales (not measured at eight). */
+     * measured 3-5% faster at 8192 and 32768 keys but 2.4% slower at 131072 (10% back to back) and keeps
+     * four, as do E5M2 and int8 with fp16 scales (not measured at eight). */
     const int int8_f32 = p->kv_format == FLASHCL_KV_INT8 && p->kv_scale_dtype != FLASHCL_DTYPE_F16;
-    const int32_t most = (!p->kv_format || int8_f32) && !big && ch->work_group >= 256 ? 8 : 4;
+    const int eight = (!p->kv_format || int8_f32) && !big && ch->work_group >= 256;
+    const int32_t most = eight ? 8 : 4;
     for (int32_t warps = most; warps >= 1; warps /= 2) {
         if ((size_t)(32 * warps) > ch->work_group || decode_mma_bytes(p->head_dim, rows, warps, emulated) > ch->local_mem)
             continue;
