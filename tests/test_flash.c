@@ -1350,18 +1350,15 @@ static const case_params wgmma_cases[] = {
      .wgmma_tiles = 1},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 140, .seq_kv = 450, .batch = 1, .heads_kv = 1,
      .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 128, .mma_stages = 3, .wgmma_tiles = 1},
-    /* 192-key tiles (an override's: docs/design/wgmma.md, wgmma-192): d=128 over two tiles and a partial
-     * third, causal GQA with a negative scale, in two stages; d=64 unswizzled (eight-row copies) with softcap
-     * over a paged cache; d=80 (two swizzled blocks, the second partial) under a window, one stage */
+    /* 192-key tiles (an override's, not the chooser's: docs/design/wgmma.md, wgmma-192): d=128 over two tiles
+     * and a partial third, causal GQA with a negative scale, in two stages; d=80 (two swizzled blocks, the
+     * second partial) with softcap over a paged cache under a window, one stage */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 2, .seq_q = 200, .seq_kv = 500, .batch = 1, .heads_kv = 1,
      .causal = 1, .scale = -0.3f, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 192,
      .mma_stages = 2, .wgmma_tiles = 1},
-    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 1, .seq_q = 130, .seq_kv = 420, .batch = 2, .heads_kv = 1,
-     .softcap = 30.0f, .kv_cache = 1, .page_size = 16, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128,
-     .mma_block_n = 192, .mma_stages = 2, .wgmma_tiles = 1},
-    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 80, .gqa = 1, .seq_q = 100, .seq_kv = 450, .batch = 1, .heads_kv = 2,
-     .window = 1, .window_left = 200, .window_right = 30, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128,
-     .mma_block_n = 192, .wgmma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 80, .gqa = 1, .seq_q = 100, .seq_kv = 450, .batch = 2, .heads_kv = 2,
+     .softcap = 30.0f, .kv_cache = 1, .page_size = 16, .window = 1, .window_left = 200, .window_right = 30,
+     .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 192, .wgmma_tiles = 1},
     /* three warpgroups, a 192-row block (d=64's override: docs/design/wgmma.md, wgmma-d64): causal GQA over
      * two blocks, the second partial, in two stages; a window with a negative scale in one */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 250, .seq_kv = 330, .batch = 1, .heads_kv = 1,
