@@ -12,10 +12,9 @@
 #           then the driver's registers for each program (docs/design/decode_mma.md; about 4 minutes)
 #   fp8     fp8-8 (VT_LDSM at d=64) and fp8-9 (the consumers' turns with the transpose and the
 #           exponentials left out), fp16 beside (docs/design/fp8.md; about 5 minutes)
-#   bytes8  decode-mma-31 (ran; its chooser lines are gone since int8 took eight warps, so it now stops at its
-#           check): eight warps for the byte caches (int8, E4M3) against the four of its day, batch 1 and 8,
-#           interleaved trees (bench/variants_h200.sh; about 8 minutes with the three trees' builds);
-#           BYTES8_CASES picks among b1-int8 b1-fp8e4m3 b8-int8 (default all three)
+#   bytes8  decode-mma-31 (eight warps for the byte caches against the four of its day) ran at dbf080e and was
+#           removed once int8 took eight warps, its sed patches no longer matching this tree: `git show
+#           dbf080e:bench/pending_h200.sh` reproduces it at that commit
 #   wide    wgmma-192: 192-key tiles against the chooser's 128 at d=128 (fp16 N 1024-16384, bf16 and causal at
 #           16384), the driver's registers and spills for the 192-key program (about 5 minutes)
 #   stream  decode-mma-32: tools/stream_probe, the rate batch 1's grid reads a cache at by loads and by bulk
@@ -126,34 +125,6 @@ PY
 --fp8 e4m3 --descale head --iters 10" base= ldsm=-DVT_LDSM=1 | tail -n 3
     BUILD=$b OUT=$r/f16 RUN_LIMIT=200 bash bench/options_h200.sh 2 "--device $dev -d 64,128 -n 16384 --dtype f16 \
 --iters 10" f16= | tail -n 3
-    ;;
-  bytes8)
-    # (this tree, and copies whose chooser gives the byte caches eight warps as the 16-bit ones: w8 with the
-    # tile rule as it stands, two tiles where the kernel merges; w8t3 with int8's tiles chosen as four warps'
-    # splits would have them, the rule as it was before decode-mma-31)
-    for w in w8 w8t3; do
-      rm -rf "/tmp/fcl-$w" && mkdir -p "/tmp/fcl-$w" &&
-        tar cf - --exclude=./.gpu --exclude='./build*' . | tar xf - -C "/tmp/fcl-$w"
-      sed -i 's/const int32_t most = !p->kv_format && !big && /const int32_t most = !big \&\& /' \
-        "/tmp/fcl-$w/src/kernels/decode_mma.c"
-      [ $w = w8 ] ||
-        sed -i -e 's/\.block_n = warps \* 32,$/.block_n = 4 * 32,/' \
-          -e 's/\.work_group_size = 32 \* warps, \.gqa_pack/.gqa_pack/' \
-        "/tmp/fcl-$w/src/kernels/decode_mma.c"
-    done
-    if ! grep -q 'most = !big && ' /tmp/fcl-w8/src/kernels/decode_mma.c ||
-      ! grep -q '\.block_n = 4 \* 32,' /tmp/fcl-w8t3/src/kernels/decode_mma.c ||
-      grep -q 'work_group_size = 32 \* warps, \.gqa_pack' /tmp/fcl-w8t3/src/kernels/decode_mma.c; then
-      echo "bytes8: the chooser's lines have changed"; continue
-    fi
-    for c in "1 int8 w8t3=/tmp/fcl-w8t3" "1 fp8e4m3" "8 int8 w8t3=/tmp/fcl-w8t3"; do
-      set -- $c
-      case " ${BYTES8_CASES:-b1-int8 b1-fp8e4m3 b8-int8} " in *" b$1-$2 "*) ;; *) continue ;; esac
-      OUT=$r/b$1-$2 REUSE=1 RUN_LIMIT=150 bash bench/variants_h200.sh 2 "--device $dev --decode -b $1 -H 32 \
---heads-kv 8 -d 128 --dtype f16 --kv-dtype $2 -n 8192,32768,131072 --iters 20 --warmup 3" base=. w8=/tmp/fcl-w8 \
-        ${3:-} > /dev/null
-      decode_table "$r/b$1-$2/variants" | sed "s/^/$2 /"
-    done
     ;;
   wide)
     # (the chooser's tiles spelled out, and the same with 192-key tiles; every run validated)
