@@ -127,152 +127,168 @@ fi
 bad=0
 printf '%-9s %-8s %-52s %-14s %s\n' class target program kernel "result"
 : > "$T/report.txt"
+# check_programs PART PARTS: the index lines whose number is PART modulo PARTS, each report line prefixed by its
+# index line's number and a tab (the parts run side by side, one a core, and are merged back in index order).
 # One line of index.tsv: class, program name, entry, formula's local bytes, options, the launched work-group.
-while IFS="$(printf '\t')" read -r class name entry local opts _wg; do
-    src="$T/programs/$name.cl"
-    short=${name#"$class"__}
-    case $class in
-    amd-cdna) targets="amd:gfx90a amd:gfx940 amd19:gfx942" ;;
-    amd-rdna2) targets="amd:gfx1030" ;;
-    amd-rdna) targets="amd19:gfx1100 amd19:gfx1200" ;;
-    intel-xe) targets="intel:tgllp" ;;
-    intel-hpg) targets="intel:acm-g10" ;;
-    intel-pvc) targets="intel:pvc intel2:bmg-g21" ;; # (Xe2's programs are Xe-HPC's: 128 KiB of local memory)
-    *) targets= ;;
-    esac
-    for tt in $targets; do
-        kind=${tt%%:*} target=${tt#*:}
-        if [ "$kind" = amd ] || [ "$kind" = amd19 ]; then
-            # (the assembly is kept: flash_mfma's must hold the MFMA instructions)
-            s="$T/programs/$name.$target.s"
-            if [ "$kind" = amd ]; then
-                [ $have_amd = 1 ] || continue
-                # shellcheck disable=SC2086
-                r=$("$CLANG" -x cl $opts -target amdgcn-amd-amdhsa -mcpu="$target" -O3 --rocm-device-lib-path="$LIBS" \
-                    -Rpass-analysis=kernel-resource-usage -S "$src" -o "$s" 2>&1)
-            else
-                [ $have_amd19 = 1 ] || continue
-                # shellcheck disable=SC2086
-                r=$(clang19 -x cl $opts -Xclang -finclude-default-header -target amdgcn-mesa-mesa3d -mcpu="$target" -O3 \
-                    -nogpulib -Xclang -mlink-builtin-bitcode -Xclang "$L19/usr/lib/clc/$target-amdgcn-mesa-mesa3d.bc" \
-                    -Rpass-analysis=kernel-resource-usage -S "$src" -o "$s" 2>&1)
-            fi
-            if [ $? -ne 0 ]; then
-                printf '%-9s %-8s %-52s %-14s %s\n' "$class" "$target" "$short" "$entry" "BUILD ERROR"
-                bad=1
-                continue
-            fi
-            line=$(printf '%s\n' "$r" | sed -n 's/.*remark: *\(.*\) \[-Rpass-analysis.*/\1/p' | awk -v k="$entry" '
-                /Function Name:/ { on = ($NF == k) }
-                on && /VGPRs:/ && !/Spill/ { v = $NF } on && /VGPRs Spill:/ { vs = $NF }
-                on && /SGPRs Spill:/ { ss = $NF } on && /ScratchSize/ { sc = $NF }
-                on && /AGPRs:/ { a = $NF }
-                on && /Occupancy/ { oc = $NF } on && /LDS Size/ { lds = $NF }
-                END { printf "%s %s %s %s %s %s %s", v, vs, ss, sc, oc, lds, a + 0 }')
-            set -- $line
-            verdict=ok
-            agprs=${7:-0}
-            mfma=
-            if [ "$entry" = flash_mfma ] || [ "$entry" = flash_wmma ]; then
-                # the matrix cores' instructions: none is a kernel that would run its products elsewhere
-                ins=$([ "$entry" = flash_mfma ] && echo v_mfma || echo v_wmma)
-                mfma=$(grep -c "$ins" "$s")
-                [ "$mfma" = 0 ] && verdict="NO MATRIX"
-                mfma=", $mfma $ins, $agprs AGPRs"
-            fi
-            # VGPR spills go to scratch memory: a failure. SGPR spills go to lanes of a VGPR
-            # (v_writelane/v_readlane, no memory): reported in the spills column, not failed.
-            [ "${2:-0}" != 0 ] && verdict=SPILL
-            [ "${4:-0}" != 0 ] && verdict=SCRATCH
-            [ "$local" != 0 ] && [ "${6:-0}" != "$local" ] && verdict="LOCAL ${6:-?} != $local"
-            [ "$verdict" != ok ] && bad=1
-            printf '%-9s %-8s %-52s %-14s VGPRs %s, spills %s+%s, scratch %s B/lane, %s waves/SIMD, LDS %s%s: %s\n' \
-                "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "${6:-?}" "$mfma" "$verdict"
-        elif [ "$kind" = intel2 ]; then
-            # Xe2 through IGC 2.x: its report (IGC_ShaderDumpEnable) has the kernel's assembly with its spill
-            # size, and the kernels' zeInfo their SIMD width, registers, scratch, private and local memory
-            [ $have_xe2 = 1 ] || continue
-            o="$T/xe2/out/$target/$name"
-            rm -rf "$o" && mkdir -p "$o"
-            xopts=$opts
-            [ "$entry" = flash_dpas ] &&
-                xopts="$opts -Dcl_intel_subgroup_matrix_multiply_accumulate -Dcl_intel_subgroup_local_block_io"
-            if ! IGC_ShaderDumpEnable=1 IGC_DumpToCustomDir="$o/dump" ocloc2 compile -q -file "$src" -device "$target" \
-                -options "$xopts" -output_no_suffix -out_dir "$o" >"$o/ocloc.log" 2>&1; then
-                if [ "$xe2_igc" = "$XE2_CHECKED_IGC" ]; then
+check_programs() {
+    local part=$1 parts=$2 n=0
+    while IFS="$(printf '\t')" read -r class name entry local opts _wg; do
+        n=$((n + 1))
+        [ $((n % parts)) = "$part" ] || continue
+        src="$T/programs/$name.cl"
+        short=${name#"$class"__}
+        case $class in
+        amd-cdna) targets="amd:gfx90a amd:gfx940 amd19:gfx942" ;;
+        amd-rdna2) targets="amd:gfx1030" ;;
+        amd-rdna) targets="amd19:gfx1100 amd19:gfx1200" ;;
+        intel-xe) targets="intel:tgllp" ;;
+        intel-hpg) targets="intel:acm-g10" ;;
+        intel-pvc) targets="intel:pvc intel2:bmg-g21" ;; # (Xe2's programs are Xe-HPC's: 128 KiB of local memory)
+        *) targets= ;;
+        esac
+        for tt in $targets; do
+            kind=${tt%%:*} target=${tt#*:}
+            if [ "$kind" = amd ] || [ "$kind" = amd19 ]; then
+                # (the assembly is kept: flash_mfma's must hold the MFMA instructions)
+                s="$T/programs/$name.$target.s"
+                if [ "$kind" = amd ]; then
+                    [ $have_amd = 1 ] || continue
+                    # shellcheck disable=SC2086
+                    r=$("$CLANG" -x cl $opts -target amdgcn-amd-amdhsa -mcpu="$target" -O3 --rocm-device-lib-path="$LIBS" \
+                        -Rpass-analysis=kernel-resource-usage -S "$src" -o "$s" 2>&1)
+                else
+                    [ $have_amd19 = 1 ] || continue
+                    # shellcheck disable=SC2086
+                    r=$(clang19 -x cl $opts -Xclang -finclude-default-header -target amdgcn-mesa-mesa3d -mcpu="$target" -O3 \
+                        -nogpulib -Xclang -mlink-builtin-bitcode -Xclang "$L19/usr/lib/clc/$target-amdgcn-mesa-mesa3d.bc" \
+                        -Rpass-analysis=kernel-resource-usage -S "$src" -o "$s" 2>&1)
+                fi
+                if [ $? -ne 0 ]; then
                     printf '%-9s %-8s %-52s %-14s %s\n' "$class" "$target" "$short" "$entry" "BUILD ERROR"
                     bad=1
-                else
-                    printf '%-9s %-8s %-52s %-14s %s\n' "$class" "$target" "$short" "$entry" "BUILD ERROR (IGC $xe2_igc)"
+                    continue
                 fi
-                continue
+                line=$(printf '%s\n' "$r" | sed -n 's/.*remark: *\(.*\) \[-Rpass-analysis.*/\1/p' | awk -v k="$entry" '
+                    /Function Name:/ { on = ($NF == k) }
+                    on && /VGPRs:/ && !/Spill/ { v = $NF } on && /VGPRs Spill:/ { vs = $NF }
+                    on && /SGPRs Spill:/ { ss = $NF } on && /ScratchSize/ { sc = $NF }
+                    on && /AGPRs:/ { a = $NF }
+                    on && /Occupancy/ { oc = $NF } on && /LDS Size/ { lds = $NF }
+                    END { printf "%s %s %s %s %s %s %s", v, vs, ss, sc, oc, lds, a + 0 }')
+                set -- $line
+                verdict=ok
+                agprs=${7:-0}
+                mfma=
+                if [ "$entry" = flash_mfma ] || [ "$entry" = flash_wmma ]; then
+                    # the matrix cores' instructions: none is a kernel that would run its products elsewhere
+                    ins=$([ "$entry" = flash_mfma ] && echo v_mfma || echo v_wmma)
+                    mfma=$(grep -c "$ins" "$s")
+                    [ "$mfma" = 0 ] && verdict="NO MATRIX"
+                    mfma=", $mfma $ins, $agprs AGPRs"
+                fi
+                # VGPR spills go to scratch memory: a failure. SGPR spills go to lanes of a VGPR
+                # (v_writelane/v_readlane, no memory): reported in the spills column, not failed.
+                [ "${2:-0}" != 0 ] && verdict=SPILL
+                [ "${4:-0}" != 0 ] && verdict=SCRATCH
+                [ "$local" != 0 ] && [ "${6:-0}" != "$local" ] && verdict="LOCAL ${6:-?} != $local"
+                [ "$verdict" != ok ] && bad=1
+                printf '%-9s %-8s %-52s %-14s VGPRs %s, spills %s+%s, scratch %s B/lane, %s waves/SIMD, LDS %s%s: %s\n' \
+                    "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "${6:-?}" "$mfma" "$verdict"
+            elif [ "$kind" = intel2 ]; then
+                # Xe2 through IGC 2.x: its report (IGC_ShaderDumpEnable) has the kernel's assembly with its spill
+                # size, and the kernels' zeInfo their SIMD width, registers, scratch, private and local memory
+                [ $have_xe2 = 1 ] || continue
+                o="$T/xe2/out/$target/$name"
+                rm -rf "$o" && mkdir -p "$o"
+                xopts=$opts
+                [ "$entry" = flash_dpas ] &&
+                    xopts="$opts -Dcl_intel_subgroup_matrix_multiply_accumulate -Dcl_intel_subgroup_local_block_io"
+                if ! IGC_ShaderDumpEnable=1 IGC_DumpToCustomDir="$o/dump" ocloc2 compile -q -file "$src" -device "$target" \
+                    -options "$xopts" -output_no_suffix -out_dir "$o" >"$o/ocloc.log" 2>&1; then
+                    if [ "$xe2_igc" = "$XE2_CHECKED_IGC" ]; then
+                        printf '%-9s %-8s %-52s %-14s %s\n' "$class" "$target" "$short" "$entry" "BUILD ERROR"
+                        bad=1
+                    else
+                        printf '%-9s %-8s %-52s %-14s %s\n' "$class" "$target" "$short" "$entry" "BUILD ERROR (IGC $xe2_igc)"
+                    fi
+                    continue
+                fi
+                line=$(awk -v k="$entry" '
+                    /^[a-z_]+:/ { top = $1 }
+                    top == "kernels:" && /^  - name:/ { on = ($3 == k) }
+                    on && /grf_count:/ { grf = $2 } on && /simd_size:/ { simd = $2 } on && /slm_size:/ { slm = $2 }
+                    on && /- type: *scratch/ { t = "s" } on && /- type: *private/ { t = "p" }
+                    on && /^ +size:/ && t == "s" { sc += $2; t = "" } on && /^ +size:/ && t == "p" { pm += $2; t = "" }
+                    END { printf "%s %s %s %s %s", simd, grf, sc + 0, pm + 0, slm + 0 }' "$o"/dump/*.zeinfo 2>/dev/null)
+                set -- $line
+                asm=$(grep -l "^//.kernel $entry\$" "$o"/dump/*_simd"${1:-0}"_entry_*.asm 2>/dev/null | head -1)
+                verdict=ok
+                [ "${3:-0}" != 0 ] && verdict=SCRATCH
+                [ "${4:-0}" != 0 ] && verdict=PRIVATE
+                [ -z "$asm" ] && verdict="NO ASSEMBLY"
+                [ "$local" != 0 ] && [ "${5:-0}" != "$local" ] && verdict="LOCAL ${5:-?} != $local"
+                dpas=
+                if [ "$entry" = flash_dpas ]; then
+                    n=$(grep -c 'dpas\.' "$asm" 2>/dev/null)
+                    [ "${n:-0}" = 0 ] && verdict="NO MATRIX"
+                    dpas=", $n dpas"
+                fi
+                case $verdict in ok*) ;; *) if [ "$xe2_igc" = "$XE2_CHECKED_IGC" ]; then bad=1; else verdict="$verdict (IGC $xe2_igc)"; fi ;; esac
+                printf '%-9s %-8s %-52s %-14s SIMD %s, %s GRF, scratch %s B/thread, private %s B, SLM %s%s: %s\n' \
+                    "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "$dpas" "$verdict"
+            else
+                [ $have_intel = 1 ] || continue
+                o="$T/intel/out/$target/$name"
+                rm -rf "$o" && mkdir -p "$o"
+                # (flash_dpas: ocloc 22.43 does not define the extensions' macros, which guard their built-ins)
+                xopts=$opts
+                [ "$entry" = flash_dpas ] &&
+                    xopts="$opts -Dcl_intel_subgroup_matrix_multiply_accumulate -Dcl_intel_subgroup_local_block_io"
+                if ! LD_LIBRARY_PATH="$T/intel/root/usr/lib/x86_64-linux-gnu" "$OCLOC" compile -q -file "$src" \
+                    -device "$target" -options "$xopts" -output_no_suffix -output pt -out_dir "$o" >"$o/ocloc.log" 2>&1; then
+                    printf '%-9s %-8s %-52s %-14s %s\n' "$class" "$target" "$short" "$entry" "BUILD ERROR"
+                    bad=1
+                    continue
+                fi
+                LD_LIBRARY_PATH="$IGA:$T/intel/root/usr/lib/x86_64-linux-gnu" "$OCLOC" disasm -file "$o/pt" -device "$target" \
+                    -patch "$PATCHDIR" -dump "$o/dis" >"$o/disasm.log" 2>&1
+                line=$(awk -v k="$entry" '
+                    /^\tKernelName / { on = ($2 == k) }
+                    on && /LargestCompiledSIMDSize/ { simd = $NF } on && /NumGRFRequired/ { grf = $NF }
+                    on && /PerThreadScratchSpace/ && $NF > sc { sc = $NF }
+                    on && /PerThreadPrivateMemorySize/ { pm = $NF }
+                    on && /TotalInlineLocalMemorySize/ { slm = $NF }
+                    END { printf "%s %s %s %s %s", simd, grf, sc + 0, pm + 0, slm + 0 }' "$o/dis/PTM.txt" 2>/dev/null)
+                set -- $line
+                verdict=ok
+                [ "${3:-0}" != 0 ] && verdict=SCRATCH
+                [ "${4:-0}" != 0 ] && verdict=PRIVATE
+                [ "$local" != 0 ] && [ "${5:-0}" != "$local" ] && verdict="LOCAL ${5:-?} != $local"
+                dpas=
+                if [ "$entry" = flash_dpas ]; then
+                    # the matrix engines' instruction, and never IGC's "INVALID opcode" (it builds a DPAS kernel for
+                    # a device without the instruction into one that computes nothing, and exits 0)
+                    n=$(cat "$o/dis"/*.asm 2>/dev/null | grep -c 'dpas\.')
+                    invalid=$(grep -ci 'invalid opcode' "$o/ocloc.log")
+                    { [ "$n" = 0 ] || [ "$invalid" != 0 ]; } && verdict="NO MATRIX"
+                    dpas=", $n dpas"
+                fi
+                case $verdict in ok*) ;; *) bad=1 ;; esac
+                printf '%-9s %-8s %-52s %-14s SIMD %s, %s GRF, scratch %s B/thread, private %s B, SLM %s%s: %s\n' \
+                    "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "$dpas" "$verdict"
             fi
-            line=$(awk -v k="$entry" '
-                /^[a-z_]+:/ { top = $1 }
-                top == "kernels:" && /^  - name:/ { on = ($3 == k) }
-                on && /grf_count:/ { grf = $2 } on && /simd_size:/ { simd = $2 } on && /slm_size:/ { slm = $2 }
-                on && /- type: *scratch/ { t = "s" } on && /- type: *private/ { t = "p" }
-                on && /^ +size:/ && t == "s" { sc += $2; t = "" } on && /^ +size:/ && t == "p" { pm += $2; t = "" }
-                END { printf "%s %s %s %s %s", simd, grf, sc + 0, pm + 0, slm + 0 }' "$o"/dump/*.zeinfo 2>/dev/null)
-            set -- $line
-            asm=$(grep -l "^//.kernel $entry\$" "$o"/dump/*_simd"${1:-0}"_entry_*.asm 2>/dev/null | head -1)
-            verdict=ok
-            [ "${3:-0}" != 0 ] && verdict=SCRATCH
-            [ "${4:-0}" != 0 ] && verdict=PRIVATE
-            [ -z "$asm" ] && verdict="NO ASSEMBLY"
-            [ "$local" != 0 ] && [ "${5:-0}" != "$local" ] && verdict="LOCAL ${5:-?} != $local"
-            dpas=
-            if [ "$entry" = flash_dpas ]; then
-                n=$(grep -c 'dpas\.' "$asm" 2>/dev/null)
-                [ "${n:-0}" = 0 ] && verdict="NO MATRIX"
-                dpas=", $n dpas"
-            fi
-            case $verdict in ok*) ;; *) if [ "$xe2_igc" = "$XE2_CHECKED_IGC" ]; then bad=1; else verdict="$verdict (IGC $xe2_igc)"; fi ;; esac
-            printf '%-9s %-8s %-52s %-14s SIMD %s, %s GRF, scratch %s B/thread, private %s B, SLM %s%s: %s\n' \
-                "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "$dpas" "$verdict"
-        else
-            [ $have_intel = 1 ] || continue
-            o="$T/intel/out/$target/$name"
-            rm -rf "$o" && mkdir -p "$o"
-            # (flash_dpas: ocloc 22.43 does not define the extensions' macros, which guard their built-ins)
-            xopts=$opts
-            [ "$entry" = flash_dpas ] &&
-                xopts="$opts -Dcl_intel_subgroup_matrix_multiply_accumulate -Dcl_intel_subgroup_local_block_io"
-            if ! LD_LIBRARY_PATH="$T/intel/root/usr/lib/x86_64-linux-gnu" "$OCLOC" compile -q -file "$src" \
-                -device "$target" -options "$xopts" -output_no_suffix -output pt -out_dir "$o" >"$o/ocloc.log" 2>&1; then
-                printf '%-9s %-8s %-52s %-14s %s\n' "$class" "$target" "$short" "$entry" "BUILD ERROR"
-                bad=1
-                continue
-            fi
-            LD_LIBRARY_PATH="$IGA:$T/intel/root/usr/lib/x86_64-linux-gnu" "$OCLOC" disasm -file "$o/pt" -device "$target" \
-                -patch "$PATCHDIR" -dump "$o/dis" >"$o/disasm.log" 2>&1
-            line=$(awk -v k="$entry" '
-                /^\tKernelName / { on = ($2 == k) }
-                on && /LargestCompiledSIMDSize/ { simd = $NF } on && /NumGRFRequired/ { grf = $NF }
-                on && /PerThreadScratchSpace/ && $NF > sc { sc = $NF }
-                on && /PerThreadPrivateMemorySize/ { pm = $NF }
-                on && /TotalInlineLocalMemorySize/ { slm = $NF }
-                END { printf "%s %s %s %s %s", simd, grf, sc + 0, pm + 0, slm + 0 }' "$o/dis/PTM.txt" 2>/dev/null)
-            set -- $line
-            verdict=ok
-            [ "${3:-0}" != 0 ] && verdict=SCRATCH
-            [ "${4:-0}" != 0 ] && verdict=PRIVATE
-            [ "$local" != 0 ] && [ "${5:-0}" != "$local" ] && verdict="LOCAL ${5:-?} != $local"
-            dpas=
-            if [ "$entry" = flash_dpas ]; then
-                # the matrix engines' instruction, and never IGC's "INVALID opcode" (it builds a DPAS kernel for
-                # a device without the instruction into one that computes nothing, and exits 0)
-                n=$(cat "$o/dis"/*.asm 2>/dev/null | grep -c 'dpas\.')
-                invalid=$(grep -ci 'invalid opcode' "$o/ocloc.log")
-                { [ "$n" = 0 ] || [ "$invalid" != 0 ]; } && verdict="NO MATRIX"
-                dpas=", $n dpas"
-            fi
-            case $verdict in ok*) ;; *) bad=1 ;; esac
-            printf '%-9s %-8s %-52s %-14s SIMD %s, %s GRF, scratch %s B/thread, private %s B, SLM %s%s: %s\n' \
-                "$class" "$target" "$short" "$entry" "${1:-?}" "${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "$dpas" "$verdict"
-        fi
-    done
-done < "$T/index.tsv" | tee "$T/report.txt"
+        done | sed "s/^/$n\t/"
+    done < "$T/index.tsv"
+}
+parts=$(nproc 2>/dev/null || echo 1)
+p=0
+while [ $p -lt "$parts" ]; do
+    check_programs "$p" "$parts" > "$T/part.$p" &
+    p=$((p + 1))
+done
+wait
+sort -s -t "$(printf '\t')" -k1,1n "$T"/part.* | cut -f2- | tee "$T/report.txt"
+rm -f "$T"/part.*
 grep -qE ': (SPILL|SCRATCH|PRIVATE|NO MATRIX|NO ASSEMBLY|BUILD ERROR|LOCAL .*)$|BUILD ERROR$' "$T/report.txt" && bad=1
 # The summary, a Markdown table (docs/TESTING.md holds the last one): per target and
 # kernel, the range of registers and occupancy over the programs, and whether all are in registers.
