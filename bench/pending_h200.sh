@@ -29,17 +29,20 @@
 #           warps take), interleaved trees (bench/variants_h200.sh; about 6 minutes with the trees' builds)
 #   tiles1  decode-mma-34: 16-bit caches with one 16-key tile a warp and step (TILES_OVERRIDE=1) against the
 #           chooser's two, batch 1 and 8, fp16, d=128 (bench/options_h200.sh; about 3 minutes)
+#   bulk    decode-mma-35: K and V by bulk copies (KV_BULK=1, one tile a warp) against the chooser's program and
+#           one tile by loads (decode-mma-34's variant), batch 1 and 8, fp16, d=128 (about 5 minutes; tiles1's
+#           variants included)
 # Ran on 2026-12-06 (seventh session, H100): check, decode, stream, wide, sass, fp8, bytes8, bench, suites; their
-# results are in the design pages. Still pending: e4m3, tiles1, and check and suites again on this tree's defaults
-# (int8 with fp32 scales at eight warps, VT_LDSM at d_v 64).
+# results are in the design pages. Still pending: e4m3, tiles1 (or bulk, which holds it), and check and suites
+# again on this tree's defaults (int8 with fp32 scales at eight warps, VT_LDSM at d_v 64).
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first.
-# (Default stages: check suites e4m3 tiles1.)
+# (Default stages: check suites bulk e4m3.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=${BUILD:-/tmp/b}
 out=${OUT:-/tmp}
 dev=${FLASHCL_DEVICE:-NVIDIA}
-[ $# -gt 0 ] || set -- check suites e4m3 tiles1
+[ $# -gt 0 ] || set -- check suites bulk e4m3
 t0=$SECONDS
 # (built again every time: a no-op where nothing changed, and no stale binary after a source change)
 { [ -f "$b/build.ninja" ] || meson setup "$b" . --buildtype=release >/dev/null; } && ninja -C "$b" >/dev/null ||
@@ -213,6 +216,15 @@ print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=204
     for bt in 1 8; do
       BUILD=$b OUT=$r/b$bt RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev --decode -b $bt -H 32 --heads-kv 8 \
 -d 128 --dtype f16 -n 8192,32768,131072 --iters 20 --warmup 3" base= t1=-DTILES_OVERRIDE=1 > "$r/b$bt.txt" 2>&1
+      decode_table "$r/b$bt/options"
+    done
+    ;;
+  bulk)
+    # (-DFCL_SM90A=1 finishes every program of the run for sm_90a: without marks, only retargeted)
+    for bt in 1 8; do
+      BUILD=$b OUT=$r/b$bt RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev --decode -b $bt -H 32 --heads-kv 8 \
+-d 128 --dtype f16 -n 8192,32768,131072 --iters 20 --warmup 3" base= t1=-DTILES_OVERRIDE=1 \
+        bulk=-DKV_BULK=1,-DFCL_SM90A=1 > "$r/b$bt.txt" 2>&1
       decode_table "$r/b$bt/options"
     done
     ;;

@@ -39,7 +39,19 @@
  * Local memory (floats; src/tiles.c's formula must match): WARPS*ROWS*(HEAD_DIM+2) for the merge, and
  * emulated WARPS*32*8 uints of exchange area.
  */
-#ifdef TILES_OVERRIDE /* (a variant's tile count, measurement only: OpenCL's build options cannot undefine) */
+/* KV_BULK (a variant to measure, off unless a build option sets it: docs/design/decode_mma.md, decode-mma-35):
+ * each warp's K and V rows of a step copied into local memory by the copy engine (cp.async.bulk, one row a
+ * lane: lanes 0-15 K's 16 keys, 16-31 V's), two steps ahead, counted by the warp's own mbarrier; the fragments
+ * then read from local memory as they were from global memory. One tile a warp and step; 16-bit caches whose
+ * rows start at 16-byte multiples, head dims up to 128. On NVIDIA the program must be finished for sm_90a
+ * (-DFCL_SM90A=1); FCL_PTX=0 copies the rows by plain loads between work-group barriers (the emulation). */
+#ifndef KV_BULK
+#define KV_BULK 0
+#endif
+#if KV_BULK
+#undef TILES
+#define TILES 1
+#elif defined(TILES_OVERRIDE) /* (a variant's tile count, measurement only: OpenCL's build options cannot undefine) */
 #undef TILES
 #define TILES TILES_OVERRIDE
 #endif
@@ -95,6 +107,12 @@
  * to price the products on a step's path (decode-mma-30). 0 compiles none of it. */
 #ifndef DEC_ABLATE
 #define DEC_ABLATE 0
+#endif
+#if KV_BULK && (KV_FORMAT || !ROWS_ALIGNED || HEAD_DIM > 128 || KV_PREFETCH || (DEC_ABLATE & 4))
+#error "KV_BULK: 16-bit caches with rows at 16-byte multiples, head dims up to 128, no KV_PREFETCH"
+#endif
+#if KV_BULK && FCL_PTX && !(defined(FCL_SM90A) && FCL_SM90A)
+#error "KV_BULK on NVIDIA: the program finished for sm_90a (-DFCL_SM90A=1)"
 #endif
 
 #define WG_SIZE (32 * WARPS)
@@ -206,6 +224,65 @@ inline uint kv_pair(const uint w, const int hi)
 #define PAIR(w, idx) ((w)[(idx)])
 #endif
 
+#if KV_BULK
+/* A warp's stage: its step's 16 K rows, then 16 V rows, as uint4s. The strides keep a fragment's 16-byte reads
+ * free of bank conflicts (a read is served eight lanes at a time: lanes 8p..8p+7, g = 2p and 2p+1, t = 0-3): K's
+ * lanes read rows g and g+1 at 16t (+64v) bytes, and a stride of 64 mod 128 bytes puts the four pieces of two
+ * rows in eight distinct 16-byte bank groups; V's read rows 2t (+1, +8) at 16g (+128u), where 16 mod 128 does
+ * (64 would put two rows 2 apart in one group). */
+#define BULK_ROW_B (2 * HEAD_DIM)                  /* a row's bytes */
+#define BULK_KST (BULK_ROW_B / 16 + 4)             /* K's row stride, uint4s (64 B past the row) */
+#define BULK_VST (BULK_ROW_B / 16 + 1)             /* V's (16 B past it) */
+#define BULK_STAGE (16 * BULK_KST + 16 * BULK_VST) /* uint4s a warp's stage */
+#if FCL_PTX
+#define LADDR(p) ((uint)(size_t)(p))
+inline void mbar_init1(__local ulong *b)
+{
+    __asm__ volatile("//SM90A mbarrier.init.shared.b64 [%0], 1;\n//SM90A fence.mbarrier_init.release.cluster;" ::"r"(
+                         LADDR(b))
+                     : "memory");
+}
+/* The barrier's one arrival, with the bytes the phase's copies will bring */
+inline void mbar_expect(__local ulong *b, const uint bytes)
+{
+    __asm__ volatile("{\n//SM90A .reg .b64 st;\n//SM90A mbarrier.arrive.expect_tx.shared.b64 st, [%0], %1;\n}" ::"r"(
+                         LADDR(b)),
+                     "r"(bytes)
+                     : "memory");
+}
+inline void mbar_wait(__local ulong *b, const uint parity)
+{
+    uint done;
+    do {
+        __asm__ volatile("{\n//SM90A .reg .pred p;\n//SM90A mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n"
+                         "mov.u32 %0, 1;\n//SM90A selp.u32 %0, 1, 0, p;\n}"
+                         : "=r"(done)
+                         : "r"(LADDR(b)), "r"(parity)
+                         : "memory");
+    } while (!done);
+}
+/* One row by the copy engine: BULK_ROW_B bytes from src (16-byte aligned) to dst, counted on barrier b */
+inline void bulk_row(__local uint4 *dst, __global const ushort *src, __local ulong *b)
+{
+    __asm__ volatile("//SM90A cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                     ::"r"(LADDR(dst)), "l"((ulong)(size_t)src), "r"((uint)BULK_ROW_B), "r"(LADDR(b))
+                     : "memory");
+}
+#define BULK_WARP_SYNC() __asm__ volatile("bar.warp.sync -1;" ::: "memory")
+/* This warp's reads of a stage before the copy engine writes it again */
+#define BULK_RELEASE() __asm__ volatile("//SM90A fence.proxy.async.shared::cta;\nbar.warp.sync -1;" ::: "memory")
+#else
+inline void bulk_row(__local uint4 *dst, __global const ushort *src, __local ulong *b)
+{
+    (void)b;
+    UNROLL
+    for (int c = 0; c < BULK_ROW_B / 16; ++c)
+        dst[c] = ((__global const uint4 *)src)[c];
+}
+#define BULK_RELEASE() barrier(CLK_LOCAL_MEM_FENCE)
+#endif
+#endif
+
 /* (cl/args.h's FCL_FLASH_DECODE_ARGS: Q as 16-bit words, K and V in the packed view of the cache) */
 #define DECODE_Q_T ushort
 #define DECODE_KV_T KV_P
@@ -217,6 +294,10 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
     __local float merge[FCL_DECODE_MMA_MERGE_FLOATS(HEAD_DIM, ROWS, WARPS)]; /* (cl/layout.h) */
 #if !FCL_PTX
     __local uint xchg[FCL_DECODE_MMA_XCHG_UINTS(WARPS)];
+#endif
+#if KV_BULK
+    __local uint4 bulk_stage[WARPS * 2 * BULK_STAGE]; /* (two stages a warp) */
+    __local ulong bulk_bar[WARPS * 2];                /* (a barrier a stage; the emulation's unused) */
 #endif
 #ifdef FLASHCL_DEBUG_SCALE
     const float scale2 = scale_log2 * FLASHCL_DEBUG_SCALE; /* fault injection for the validation tests */
@@ -361,6 +442,42 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
         LOAD_K_STEP(keys.begin + warp * TK, kt0);
     }
 #endif
+#if KV_BULK
+    __local uint4 *const mine = bulk_stage + warp * 2 * BULK_STAGE;
+    __local ulong *const bars = bulk_bar + warp * 2;
+#if FCL_PTX
+    if (lane == 0) {
+        mbar_init1(bars);
+        mbar_init1(bars + 1);
+    }
+    BULK_WARP_SYNC();
+#define BULK_EXPECT(b_, n_)                                                                                    \
+    do {                                                                                                       \
+        if (lane == 0)                                                                                         \
+            mbar_expect((b_), (uint)(n_) * (2u * BULK_ROW_B));                                                 \
+        BULK_WARP_SYNC();                                                                                      \
+    } while (0)
+#else
+#define BULK_EXPECT(b_, n_) ((void)0)
+#endif
+    /* The warp's rows of the step from key n0_ into stage s_ (none past the keys' end; nothing where no key is
+     * left: that step's wait is skipped as well) */
+#define BULK_ISSUE(n0_, s_)                                                                                    \
+    do {                                                                                                       \
+        const int k0_ = (n0_) + warp * TK, n_ = clamp(keys.end - k0_, 0, 16), r_ = lane & 15;                  \
+        if (n_ > 0) {                                                                                          \
+            long kt_[1], vt_[1];                                                                               \
+            KV_TILES(k0_, kt_, vt_);                                                                           \
+            BULK_EXPECT(bars + (s_), n_);                                                                      \
+            if (r_ < n_)                                                                                       \
+                bulk_row(mine + (s_)*BULK_STAGE + (lane < 16 ? r_ * BULK_KST : 16 * BULK_KST + r_ * BULK_VST), \
+                         lane < 16 ? K + kt_[0] + (long)(k0_ + r_) * k_ss : V + vt_[0] + (long)(k0_ + r_) * v_ss,  \
+                         bars + (s_));                                                                         \
+        }                                                                                                      \
+    } while (0)
+    BULK_ISSUE(keys.begin, 0);
+    BULK_ISSUE(keys.begin + STEP, 1);
+#endif
     for (int n0 = keys.begin; n0 < ((DEC_ABLATE & 4) ? keys.begin : keys.end); n0 += STEP) {
         const int k0 = n0 + warp * TK; /* this warp's first key of the step */
         long k_tile[TILES], v_tile[TILES];
@@ -370,11 +487,47 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
         int s_key[TILES];
         SCALE_TILES(k0, s_tile, s_key);
 #endif
+#if KV_BULK
+        { /* the step's rows landed in stage it & 1: the fragments from there, then the stage refilled two steps on */
+            const int it = (n0 - keys.begin) / STEP, st_ = it & 1;
+#if FCL_PTX
+            if (k0 < keys.end)
+                mbar_wait(bars + st_, (uint)(it >> 1) & 1u);
+#else
+            barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+            __local const uint4 *const kl = mine + st_ * BULK_STAGE, *const vl = kl + 16 * BULK_KST;
+            UNROLL
+            for (int j = 0; j < 2; ++j) {
+                const bool ok = k0 + 8 * j + g < keys.end;
+                UNROLL
+                for (int v = 0; v < KVEC; ++v) {
+                    const uint4 x = ok ? kl[(8 * j + g) * BULK_KST + t + 4 * v] : (uint4)(0);
+                    SPLAT4(kr[0][j] + 4 * v, x);
+                }
+            }
+            UNROLL
+            for (int e = 0; e < 4; ++e) {
+                const int r = 2 * t + (e & 1) + 8 * (e >> 1);
+                const bool ok = k0 + r < keys.end;
+                UNROLL
+                for (int u = 0; u < VVEC; ++u) {
+                    const uint4 x = ok ? vl[r * BULK_VST + g + 8 * u] : (uint4)(0);
+                    SPLAT4(vr[0][e] + 4 * u, x);
+                }
+            }
+            BULK_RELEASE();
+            BULK_ISSUE(n0 + 2 * STEP, st_);
+        }
+        (void)k_tile;
+        (void)v_tile;
+#else
         /* Every load of the step first (with KV_PREFETCH K's were issued during the step before) */
 #if !KV_PREFETCH
         LOAD_K_STEP(k0, k_tile);
 #endif
         LOAD_V_STEP(k0, v_tile);
+#endif
 #if KV_FORMAT == 1
         /* The int8 scales of this lane's keys of S: K's multiply the scores, V's the weights P. */
 #if SCALE_LOADS >= 1 && FCL_PTX

@@ -50,6 +50,8 @@ typedef struct case_params {
     int persistent;               /* and: at most this many work-groups, each running row blocks in turn */
     int mfma_tiles;               /* with them: flash_mfma's tiles (an override of kernel MFMA) */
     int wmma_gfx;                 /* 11: flash_wmma emulated in RDNA3's layout (-DWMMA_GFX=11; else the default, 12) */
+    int kv_bulk;                  /* 1: flash_decode_mma's variant fed by bulk copies (-DKV_BULK=1: decode_mma.md's
+                                     decode-mma-35), finished for sm_90a on an NVIDIA 9.x GPU, emulated elsewhere */
     int dpas_sg;                  /* with mma_block_m/n: flash_dpas's tiles (an override of kernel DPAS) in sub-groups of
                                      this many (8: Xe-HPG's layout, emulated) */
     int top_left; /* problem.alignment = FLASHCL_ALIGN_TOP_LEFT */
@@ -192,6 +194,16 @@ static void run_case(const case_params *c)
         if (c->wmma_gfx) { /* (after the configuration's own options, which this setting would replace) */
             snprintf(options, sizeof options, "%s -DWMMA_GFX=%d",
                      getenv("FLASHCL_BUILD_OPTIONS") ? getenv("FLASHCL_BUILD_OPTIONS") : "", c->wmma_gfx);
+            s.extra_build_options = options;
+        }
+        if (c->kv_bulk) { /* (the copy engine's instructions are sm_90's: on another NVIDIA GPU the default program) */
+            flashcl_device_profile pr;
+            ck_assert_int_eq(flashcl_device_profile_query(tu_device, &pr), FLASHCL_SUCCESS);
+            const int nv = pr.vendor == FLASHCL_VENDOR_NVIDIA && pr.matrix_units, sm90 = nv && pr.nv_cc_major == 9;
+            snprintf(options, sizeof options, "%s%s", getenv("FLASHCL_BUILD_OPTIONS") ? getenv("FLASHCL_BUILD_OPTIONS") : "",
+                     sm90 ? " -DKV_BULK=1 -DFCL_SM90A=1" : nv ? "" : " -DKV_BULK=1");
+            if (nv && !sm90)
+                printf("(KV_BULK case: compute capability %d, not 9: the default program)\n", (int)pr.nv_cc_major);
             s.extra_build_options = options;
         }
         ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
@@ -1483,6 +1495,15 @@ static const case_params decode_mma_cases[] = {
      * window, past the keys' end), whose partials the merge reads and drops */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 1500, .batch = 2, .heads_kv = 2,
      .window = 1, .window_left = 600, .window_right = -1, .kv_splits = 11, .path = FLASHCL_PATH_MMA},
+    /* KV_BULK (one tile a warp, the rows through local memory two steps ahead): fewer keys than the split's
+     * last step, the kernel's merge and flash_combine's, a paged cache with appending, a window, bf16 */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 1000, .batch = 2, .heads_kv = 2,
+     .kv_splits = 3, .kv_bulk = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 8, .seq_q = 2, .seq_kv = 700, .batch = 2, .heads_kv = 1,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .kv_splits = 20, .kv_bulk = 1,
+     .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 2, .seq_q = 1, .seq_kv = 300, .batch = 1, .heads_kv = 2,
+     .window = 1, .window_left = 100, .window_right = -1, .softcap = 20.0f, .kv_bulk = 1, .path = FLASHCL_PATH_MMA},
 };
 #define N_DECODE_MMA_CASES ((int)(sizeof decode_mma_cases / sizeof *decode_mma_cases))
 

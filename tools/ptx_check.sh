@@ -8,6 +8,7 @@
 #   tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DKV_STAGES=2
 #   KERNEL=flash_decode_mma tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DROWS=8 -DTILES=1
 #   KERNEL=flash_wgmma tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DFCL_SM90A=1
+#   KERNEL=flash_decode_mma tools/ptx_check.sh 128 FLASHCL_DTYPE_F16 -DROWS=8 -UWARPS -DWARPS=8 -DKV_BULK=1 -DFCL_SM90A=1
 set -e
 cd "$(dirname "$0")/.."
 d=${1:-128}
@@ -41,9 +42,12 @@ swizzle='(HEAD_DIM == 64 && Q_LOCAL)'
 clang -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -O3 -S \
   -D"$t" -DHEAD_DIM="$d" $shape -DFCL_PTX=1 -DFAST_EXP2=1 -DROWS_ALIGNED=1 "$@" -o "$tmp/k.ptx" "$tmp/k.cl" \
   2>&1 | grep -v "warning:" | grep -E "error" || true
-# flash_wgmma: its program finished for sm_90a as src/program.c does (the marks removed, the target)
+# flash_wgmma, and any program given -DFCL_SM90A=1 (flash_decode_mma's KV_BULK): finished for sm_90a as
+# src/program.c does (the marks removed, the target)
 arch=sm_90
-if [ "$kernel" = flash_wgmma ]; then
+sm90a=0
+case " $* " in *" -DFCL_SM90A=1 "*) sm90a=1 ;; esac
+if [ "$kernel" = flash_wgmma ] || [ $sm90a = 1 ]; then
   arch=sm_90a; sed -i 's#//SM90A ##g' "$tmp/k.ptx"
   # (a thread-count mark: the entry's .reqntid, which clang does not write)
   n=$(sed -n 's#.*//SM90A-THREADS \([0-9]*\).*#\1#p' "$tmp/k.ptx" | head -1)
