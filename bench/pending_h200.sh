@@ -220,9 +220,10 @@ print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=204
     done
     ;;
   bulk)
-    # (-DFCL_SM90A=1 finishes every program of the run for sm_90a: without marks, only retargeted)
+    # (-DFCL_SM90A=1 finishes every program of the run for sm_90a: without marks, only retargeted; a run has
+    # 90 s, so that a wait that never ends costs four of them, not the call)
     for bt in 1 8; do
-      BUILD=$b OUT=$r/b$bt RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev --decode -b $bt -H 32 --heads-kv 8 \
+      BUILD=$b OUT=$r/b$bt RUN_LIMIT=90 bash bench/options_h200.sh 2 "--device $dev --decode -b $bt -H 32 --heads-kv 8 \
 -d 128 --dtype f16 -n 8192,32768,131072 --iters 20 --warmup 3" base= t1=-DTILES_OVERRIDE=1 \
         bulk=-DKV_BULK=1,-DFCL_SM90A=1 > "$r/b$bt.txt" 2>&1
       decode_table "$r/b$bt/options"
