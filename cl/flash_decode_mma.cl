@@ -44,7 +44,9 @@
  * lane: lanes 0-15 K's 16 keys, 16-31 V's), two steps ahead, counted by the warp's own mbarrier; the fragments
  * then read from local memory as they were from global memory. One tile a warp and step; 16-bit caches whose
  * rows start at 16-byte multiples, head dims up to 128. On NVIDIA the program must be finished for sm_90a
- * (-DFCL_SM90A=1); FCL_PTX=0 copies the rows by plain loads between work-group barriers (the emulation). */
+ * (-DFCL_SM90A=1); FCL_PTX=0 copies the rows by plain loads between work-group barriers (the emulation). Its
+ * stages (WARPS * 2 * BULK_STAGE uint4s, and the barriers) are not in src/tiles.c's formula: a measurement, not
+ * a choice of the host's. */
 #ifndef KV_BULK
 #define KV_BULK 0
 #endif
@@ -109,7 +111,7 @@
 #define DEC_ABLATE 0
 #endif
 #if KV_BULK && (KV_FORMAT || !ROWS_ALIGNED || HEAD_DIM > 128 || KV_PREFETCH || (DEC_ABLATE & 4))
-#error "KV_BULK: 16-bit caches with rows at 16-byte multiples, head dims up to 128, no KV_PREFETCH"
+#error "KV_BULK: 16-bit caches with rows at 16-byte multiples, head dims up to 128, no KV_PREFETCH or DEC_ABLATE 4"
 #endif
 #if KV_BULK && FCL_PTX && !(defined(FCL_SM90A) && FCL_SM90A)
 #error "KV_BULK on NVIDIA: the program finished for sm_90a (-DFCL_SM90A=1)"
@@ -480,8 +482,10 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
 #endif
     for (int n0 = keys.begin; n0 < ((DEC_ABLATE & 4) ? keys.begin : keys.end); n0 += STEP) {
         const int k0 = n0 + warp * TK; /* this warp's first key of the step */
+#if !KV_BULK /* (its copies' rows found where they are issued) */
         long k_tile[TILES], v_tile[TILES];
         KV_TILES(k0, k_tile, v_tile);
+#endif
 #if KV_FORMAT == 1
         long s_tile[TILES];
         int s_key[TILES];
@@ -519,8 +523,6 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
             BULK_RELEASE();
             BULK_ISSUE(n0 + 2 * STEP, st_);
         }
-        (void)k_tile;
-        (void)v_tile;
 #else
         /* Every load of the step first (with KV_PREFETCH K's were issued during the step before) */
 #if !KV_PREFETCH

@@ -184,6 +184,7 @@ static void check_quantized_cache(const case_params *c, const flashcl_problem *p
 static void run_case(const case_params *c)
 {
     flashcl_context *ctx = NULL;
+    int bulk = 0; /* flash_decode_mma built with KV_BULK */
     if (c->path) {
         flashcl_settings s;
         flashcl_settings_default(&s);
@@ -196,14 +197,16 @@ static void run_case(const case_params *c)
                      getenv("FLASHCL_BUILD_OPTIONS") ? getenv("FLASHCL_BUILD_OPTIONS") : "", c->wmma_gfx);
             s.extra_build_options = options;
         }
-        if (c->kv_bulk) { /* (the copy engine's instructions are sm_90's: on another NVIDIA GPU the default program) */
+        if (c->kv_bulk) { /* (the copy engine's instructions need a device that proved sm_90a programs; on
+                             another NVIDIA GPU with matrix units the case runs the default program) */
             flashcl_device_profile pr;
             ck_assert_int_eq(flashcl_device_profile_query(tu_device, &pr), FLASHCL_SUCCESS);
-            const int nv = pr.vendor == FLASHCL_VENDOR_NVIDIA && pr.matrix_units, sm90 = nv && pr.nv_cc_major == 9;
+            const int nv = pr.vendor == FLASHCL_VENDOR_NVIDIA && pr.matrix_units, sm90a = nv && pr.matrix_units == 2;
             snprintf(options, sizeof options, "%s%s", getenv("FLASHCL_BUILD_OPTIONS") ? getenv("FLASHCL_BUILD_OPTIONS") : "",
-                     sm90 ? " -DKV_BULK=1 -DFCL_SM90A=1" : nv ? "" : " -DKV_BULK=1");
-            if (nv && !sm90)
-                printf("(KV_BULK case: compute capability %d, not 9: the default program)\n", (int)pr.nv_cc_major);
+                     sm90a ? " -DKV_BULK=1 -DFCL_SM90A=1" : nv ? "" : " -DKV_BULK=1");
+            bulk = !nv || sm90a;
+            if (!bulk)
+                printf("(KV_BULK case: no sm_90a programs on this device: the default program)\n");
             s.extra_build_options = options;
         }
         ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &s, &ctx), FLASHCL_SUCCESS);
@@ -373,6 +376,15 @@ static void run_case(const case_params *c)
     flashcl_plan_problem(flash, &p); /* resolved strides and scale */
     flashcl_config cfg;
     flashcl_plan_config(flash, &cfg);
+    if (bulk) { /* (the variant's stages, which the host's formula does not count, are in the compiled kernel) */
+        flashcl_kernel_info ki;
+        ck_assert_int_eq(flashcl_plan_kernel_info(flash, &ki), FLASHCL_SUCCESS);
+        const uint64_t row = 2 * (uint64_t)p.head_dim, stages = (uint64_t)cfg.work_group_size / 32 * 2 * 16 *
+                                                                     ((row + 64) + (row + 16));
+        ck_assert_msg(ki.local_mem_bytes >= stages + cfg.local_mem_bytes, "KV_BULK: %llu B of local memory, want %llu + %llu",
+                      (unsigned long long)ki.local_mem_bytes, (unsigned long long)stages,
+                      (unsigned long long)cfg.local_mem_bytes);
+    }
     /* the case is there to test a matrix-unit kernel; above d=128 (Q's block in local memory) a device
      * with too little local memory for the emulation's tiles (rusticl, the 48 KiB configuration) runs
      * the portable kernel, and says why */
@@ -1496,7 +1508,8 @@ static const case_params decode_mma_cases[] = {
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 1500, .batch = 2, .heads_kv = 2,
      .window = 1, .window_left = 600, .window_right = -1, .kv_splits = 11, .path = FLASHCL_PATH_MMA},
     /* KV_BULK (one tile a warp, the rows through local memory two steps ahead): fewer keys than the split's
-     * last step, the kernel's merge and flash_combine's, a paged cache with appending, a window, bf16 */
+     * last step, the kernel's merge and flash_combine's, a paged cache with appending, a window, bf16, and
+     * one split of many steps */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 4, .seq_q = 1, .seq_kv = 1000, .batch = 2, .heads_kv = 2,
      .kv_splits = 3, .kv_bulk = 1, .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 128, .gqa = 8, .seq_q = 2, .seq_kv = 700, .batch = 2, .heads_kv = 1,
@@ -1504,6 +1517,9 @@ static const case_params decode_mma_cases[] = {
      .path = FLASHCL_PATH_MMA},
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 2, .seq_q = 1, .seq_kv = 300, .batch = 1, .heads_kv = 2,
      .window = 1, .window_left = 100, .window_right = -1, .softcap = 20.0f, .kv_bulk = 1, .path = FLASHCL_PATH_MMA},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 4, .seq_q = 1, .seq_kv = 1500, .batch = 1, .heads_kv = 1,
+     .kv_splits = 1, .kv_bulk = 1, .path = FLASHCL_PATH_MMA}, /* (12 steps a warp: each stage's barrier past its
+                                                                 second phase, the last step part-filled) */
 };
 #define N_DECODE_MMA_CASES ((int)(sizeof decode_mma_cases / sizeof *decode_mma_cases))
 
