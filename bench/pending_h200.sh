@@ -35,7 +35,8 @@
 # Ran on 2026-12-06 (seventh session, H100): check, decode, stream, wide, sass, fp8, bytes8, bench, suites; their
 # results are in the design pages. Still pending: e4m3, tiles1 (or bulk, which holds it), and check and suites
 # again on this tree's defaults (int8 with fp32 scales at eight warps, VT_LDSM at d_v 64).
-# BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first.
+# BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
+# (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs). REPS: bulk's rounds (2).
 # (Default stages: check suites bulk e4m3.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +46,8 @@ dev=${FLASHCL_DEVICE:-NVIDIA}
 [ $# -gt 0 ] || set -- check suites bulk e4m3
 t0=$SECONDS
 # (built again every time: a no-op where nothing changed, and no stale binary after a source change)
-{ [ -f "$b/build.ninja" ] || meson setup "$b" . --buildtype=release >/dev/null; } && ninja -C "$b" >/dev/null ||
+# shellcheck disable=SC2086
+{ [ -f "$b/build.ninja" ] || meson setup "$b" . --buildtype=release >/dev/null; } && ninja -C "$b" ${TARGETS:-} >/dev/null ||
   { echo "build failed"; exit 1; }
 echo "built in $((SECONDS - t0)) s"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
@@ -223,7 +225,7 @@ print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=204
     # (-DFCL_SM90A=1 finishes every program of the run for sm_90a: without marks, only retargeted; a run has
     # 90 s, so that a wait that never ends costs four of them, not the call)
     for bt in 1 8; do
-      BUILD=$b OUT=$r/b$bt RUN_LIMIT=90 bash bench/options_h200.sh 2 "--device $dev --decode -b $bt -H 32 --heads-kv 8 \
+      BUILD=$b OUT=$r/b$bt RUN_LIMIT=90 bash bench/options_h200.sh "${REPS:-2}" "--device $dev --decode -b $bt -H 32 --heads-kv 8 \
 -d 128 --dtype f16 -n 8192,32768,131072 --iters 20 --warmup 3" base= t1=-DTILES_OVERRIDE=1 \
         bulk=-DKV_BULK=1,-DFCL_SM90A=1 > "$r/b$bt.txt" 2>&1
       decode_table "$r/b$bt/options"
