@@ -36,7 +36,7 @@
 # results are in the design pages. Still pending: e4m3, tiles1 (or bulk, which holds it), and check and suites
 # again on this tree's defaults (int8 with fp32 scales at eight warps, VT_LDSM at d_v 64).
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
-# (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs). REPS: bulk's rounds (2).
+# (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs). REPS: bulk's rounds (2), BATCHES its batches (1 8).
 # (Default stages: check suites bulk e4m3.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -224,7 +224,7 @@ print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=204
   bulk)
     # (-DFCL_SM90A=1 finishes every program of the run for sm_90a: without marks, only retargeted; a run has
     # 90 s, so that a wait that never ends costs four of them, not the call)
-    for bt in 1 8; do
+    for bt in ${BATCHES:-1 8}; do
       BUILD=$b OUT=$r/b$bt RUN_LIMIT=90 bash bench/options_h200.sh "${REPS:-2}" "--device $dev --decode -b $bt -H 32 --heads-kv 8 \
 -d 128 --dtype f16 -n 8192,32768,131072 --iters 20 --warmup 3" base= t1=-DTILES_OVERRIDE=1 \
         bulk=-DKV_BULK=1,-DFCL_SM90A=1 > "$r/b$bt.txt" 2>&1
