@@ -237,13 +237,8 @@ inline uint kv_pair(const uint w, const int hi)
 #define BULK_VST (BULK_ROW_B / 16 + 1)             /* V's (16 B past it) */
 #define BULK_STAGE (16 * BULK_KST + 16 * BULK_VST) /* uint4s a warp's stage */
 #if FCL_PTX
-#define LADDR(p) ((uint)(size_t)(p))
-inline void mbar_init1(__local ulong *b)
-{
-    __asm__ volatile("//SM90A mbarrier.init.shared.b64 [%0], 1;\n//SM90A fence.mbarrier_init.release.cluster;" ::"r"(
-                         LADDR(b))
-                     : "memory");
-}
+/* (mma.cl: LADDR, mbar_init and mbar_wait) */
+#define MBAR_INIT_FENCE() __asm__ volatile("//SM90A fence.mbarrier_init.release.cluster;" ::: "memory")
 /* The barrier's one arrival, with the bytes the phase's copies will bring */
 inline void mbar_expect(__local ulong *b, const uint bytes)
 {
@@ -251,17 +246,6 @@ inline void mbar_expect(__local ulong *b, const uint bytes)
                          LADDR(b)),
                      "r"(bytes)
                      : "memory");
-}
-inline void mbar_wait(__local ulong *b, const uint parity)
-{
-    uint done;
-    do {
-        __asm__ volatile("{\n//SM90A .reg .pred p;\n//SM90A mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n"
-                         "mov.u32 %0, 1;\n//SM90A selp.u32 %0, 1, 0, p;\n}"
-                         : "=r"(done)
-                         : "r"(LADDR(b)), "r"(parity)
-                         : "memory");
-    } while (!done);
 }
 /* One row by the copy engine: BULK_ROW_B bytes from src (16-byte aligned) to dst, counted on barrier b */
 inline void bulk_row(__local uint4 *dst, __global const ushort *src, __local ulong *b)
@@ -449,8 +433,9 @@ flash_decode_mma(FCL_SIGNATURE(FCL_FLASH_DECODE_ARGS))
     __local ulong *const bars = bulk_bar + warp * 2;
 #if FCL_PTX
     if (lane == 0) {
-        mbar_init1(bars);
-        mbar_init1(bars + 1);
+        mbar_init(bars, 1);
+        mbar_init(bars + 1, 1);
+        MBAR_INIT_FENCE();
     }
     BULK_WARP_SYNC();
 #define BULK_EXPECT(b_, n_)                                                                                    \

@@ -261,25 +261,8 @@
 #else
 #define WG_RS_O(d, a, db, acc) CAT(WGMMA_RS_, DV)(d, a, db, acc)
 #endif
-/* The producer warpgroup's synchronization (WG_PRODUCER): mbarriers in local memory, written as PTX of
- * sm_90 (marked, as the wgmma instructions are: the unfinished program is only compiled, never run). */
-#define LADDR(p) ((uint)(size_t)(p))
-inline void mbar_init(__local ulong *b, uint count)
-{
-    __asm__ volatile("//SM90A mbarrier.init.shared.b64 [%0], %1;" ::"r"(LADDR(b)), "r"(count) : "memory");
-}
-/* Until the phase of parity `parity` has completed (a fresh barrier is in phase 0; parity 1 then passes) */
-inline void mbar_wait(__local ulong *b, uint parity)
-{
-    uint done;
-    do {
-        __asm__ volatile("{\n//SM90A .reg .pred p;\n//SM90A mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n"
-                         "//SM90A selp.u32 %0, 1, 0, p;\n}"
-                         : "=r"(done)
-                         : "r"(LADDR(b)), "r"(parity)
-                         : "memory");
-    } while (!done);
-}
+/* The producer warpgroup's synchronization (WG_PRODUCER): mbarriers in local memory (mma.cl's mbar_init and
+ * mbar_wait, and these) */
 /* One arrival, by the work-items whose `who` is 0 (predicated: no branch between the products) */
 #define MBAR_ARRIVE_IF0(b, who)                                                                                \
     __asm__ volatile("{\n//SM90A .reg .pred p;\n//SM90A .reg .b64 st;\n//SM90A setp.eq.u32 p, %1, 0;\n"         \

@@ -142,6 +142,25 @@ inline float shfl_idx(float v, int src)
 }
 #define SHFL_XOR(v, m) shfl_xor((v), (m))
 #define SHFL_IDX(v, src) shfl_idx((v), (src))
+/* mbarriers in local memory (flash_wgmma's producer, flash_decode_mma's bulk copies), written as PTX of sm_90
+ * and marked: a program that uses them is finished for sm_90a (src/ptx.c); unfinished it is only compiled. */
+#define LADDR(p) ((uint)(size_t)(p))
+inline void mbar_init(__local ulong *b, uint count)
+{
+    __asm__ volatile("//SM90A mbarrier.init.shared.b64 [%0], %1;" ::"r"(LADDR(b)), "r"(count) : "memory");
+}
+/* Until the phase of parity `parity` has completed (a fresh barrier is in phase 0; parity 1 then passes) */
+inline void mbar_wait(__local ulong *b, uint parity)
+{
+    uint done;
+    do {
+        __asm__ volatile("{\n//SM90A .reg .pred p;\n//SM90A mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n"
+                         "//SM90A selp.u32 %0, 1, 0, p;\n}"
+                         : "=r"(done)
+                         : "r"(LADDR(b)), "r"(parity)
+                         : "memory");
+    } while (!done);
+}
 /* The online softmax's two per-score operations in one instruction each: the NaN-propagating maximum
  * (max.NaN, compute capability 8.0+: common.cl's max_nan is a compare, a max and a select) and the
  * hardware's exp2 with denormal results flushed to zero (a weight below 2^-126: the row's sum holds
