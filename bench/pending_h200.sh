@@ -36,7 +36,10 @@
 # results are in the design pages. Still pending: e4m3, tiles1 (or bulk, which holds it), and check and suites
 # again on this tree's defaults (int8 with fp32 scales at eight warps, VT_LDSM at d_v 64).
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
-# (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs). REPS: bulk's rounds (2), BATCHES its batches (1 8).
+# (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs). REPS: bulk's rounds (2),
+# BATCHES its batches (1 8). With less device time than a build: `meson setup build-rel --buildtype=release
+# -Dtests=disabled && ninja -C build-rel tools/flashcl` here, build-rel in the call's carry, and
+# bench/options_h200.sh run there with BUILD=$PWD/build-rel (it builds nothing where the command exists).
 # (Default stages: check suites bulk e4m3.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
