@@ -50,7 +50,8 @@ dev=${FLASHCL_DEVICE:-NVIDIA}
 t0=$SECONDS
 # (built again every time: a no-op where nothing changed, and no stale binary after a source change)
 # shellcheck disable=SC2086
-{ [ -f "$b/build.ninja" ] || meson setup "$b" . --buildtype=release >/dev/null; } && ninja -C "$b" ${TARGETS:-} >/dev/null ||
+{ [ -f "$b/build.ninja" ] || meson setup "$b" . --buildtype=release >/dev/null; } &&
+  ninja -C "$b" ${TARGETS:-} >/dev/null ||
   { echo "build failed"; exit 1; }
 echo "built in $((SECONDS - t0)) s"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
