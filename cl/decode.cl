@@ -61,9 +61,10 @@ inline decode_keys decode_key_range(const int pr0, const int rows, const int gro
     r.begin = 0;
     r.end = q_lo < sq ? skv : 0;
 #if SPLIT_KV
-    const int share = ((skv + n_splits - 1) / n_splits + step - 1) / step * step;
-    r.begin = split * share;
-    r.end = min(r.end, r.begin + share);
+    /* (in 64 bits: skv + n_splits and the last split's end may pass 2^31 - 1) */
+    const long share = (((long)skv + n_splits - 1) / n_splits + step - 1) / step * step;
+    r.begin = (int)min(split * share, (long)skv);
+    r.end = (int)min((long)r.end, split * share + share);
 #endif
 #if HAS_WINDOW
     const key_range first_row = visible_keys(q_lo, sq, skv, win_left, win_right);

@@ -184,9 +184,10 @@ flash_fwd(FCL_SIGNATURE(FCL_FLASH_FWD_ARGS))
     int n_begin = 0, n_end = q_lo < sq ? skv : 0;
 #if SPLIT_KV
     { /* this split's keys: an equal share, whole tiles */
-        const int share = ((skv + n_splits - 1) / n_splits + BLOCK_N - 1) / BLOCK_N * BLOCK_N;
-        n_begin = split * share;
-        n_end = min(n_end, n_begin + share);
+        /* (in 64 bits: skv + n_splits and the last split's end may pass 2^31 - 1) */
+        const long share = (((long)skv + n_splits - 1) / n_splits + BLOCK_N - 1) / BLOCK_N * BLOCK_N;
+        n_begin = (int)min(split * share, (long)skv);
+        n_end = (int)min((long)n_end, split * share + share);
     }
 #endif
 #if HAS_WINDOW

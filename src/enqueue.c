@@ -160,6 +160,19 @@ static int overlap(const region *a, const region *b)
     return a->m && a->m == b->m && a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
 }
 
+/* A sub-buffer's region as its parent buffer's bytes (clCreateSubBuffer: one level), so that two views of one
+ * buffer are compared where they lie. */
+static void in_parent(region *r)
+{
+    cl_mem parent = NULL;
+    size_t off = 0;
+    if (r->m && clGetMemObjectInfo(r->m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) == CL_SUCCESS &&
+        parent && clGetMemObjectInfo(r->m, CL_MEM_OFFSET, sizeof off, &off, NULL) == CL_SUCCESS) {
+        r->m = parent;
+        r->offset += off;
+    }
+}
+
 /* Every buffer the problem takes is there, large enough past its offset, its offset a multiple of its
  * element; the ones it does not take are absent; the matrix-unit kernels' 16-byte starts. */
 static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
@@ -170,7 +183,8 @@ static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
     const resolved_layout *L = &pl->layout;
     const struct flashcl_offsets *of = &t->offsets;
     const size_t es = flashcl_dtype_size((flashcl_dtype)p->dtype), ek = fcl_kv_elem(p),
-                 escale = flashcl_dtype_size((flashcl_dtype)p->kv_scale_dtype);
+                 escale = p->kv_format == FLASHCL_KV_INT8 ? flashcl_dtype_size((flashcl_dtype)p->kv_scale_dtype)
+                                                          : 1; /* (the scales' type is read for int8 caches only) */
     flashcl_status st;
     if ((st = check_buffer_at(ctx, q, "q", L->q_bytes, of->q, fcl_q_elem(p))) ||
         (st = check_buffer_at(ctx, k, "k", L->k_bytes, of->k, ek)) ||
@@ -253,8 +267,9 @@ static flashcl_status check_aliasing(flashcl_plan *pl, const flashcl_tensors *t)
     const resolved_layout *L = &pl->layout;
     const struct flashcl_offsets *of = &t->offsets;
     /* What is written (o, lse; the cache's K and V under kv_append) overlaps nothing it is computed from:
-     * the same buffer and overlapping byte ranges (tensors of one pooled buffer at apart offsets do not). */
-    const region in[18] = {{q, of->q, L->q_bytes, "q"},
+     * the same buffer (or sub-buffers of one) and overlapping byte ranges (tensors of one pooled buffer at
+     * apart offsets do not). */
+    region in[18] = {{q, of->q, L->q_bytes, "q"},
                            {k, of->k, L->k_bytes, "k"},
                            {v, of->v, L->v_bytes, "v"},
                            {t->alibi_slopes, of->alibi_slopes, L->alibi_bytes, "alibi_slopes"},
@@ -272,7 +287,11 @@ static flashcl_status check_aliasing(flashcl_plan *pl, const flashcl_tensors *t)
                            {t->cache_batch_idx, of->cache_batch_idx, L->cache_batch_idx_bytes, "cache_batch_idx"},
                            {t->cache_leftpad, of->cache_leftpad, L->cache_leftpad_bytes, "cache_leftpad"},
                            {t->descale, of->descale, L->descale_bytes, "descale"}};
-    const region out_o = {o, of->o, L->o_bytes, "o"}, out_lse = {lse, of->lse, L->lse_bytes, "lse"};
+    region out_o = {o, of->o, L->o_bytes, "o"}, out_lse = {lse, of->lse, L->lse_bytes, "lse"};
+    for (int i = 0; i < 18; ++i)
+        in_parent(&in[i]);
+    in_parent(&out_o);
+    in_parent(&out_lse);
     for (int i = 0; i < 18; ++i)
         for (int w = 0; w < 2; ++w) {
             const region *out = w ? &out_lse : &out_o;
@@ -281,19 +300,24 @@ static flashcl_status check_aliasing(flashcl_plan *pl, const flashcl_tensors *t)
         }
     validate_or_return(ctx, !overlap(&out_lse, &out_o), FLASHCL_INVALID_ARGUMENT, "%s: lse aliases o", enqueue_who);
     if (t->workspace && pl->ws_bytes) { /* the workspace is written too: apart from every other tensor */
-        const region ws = {t->workspace, of->workspace, pl->ws_bytes, "workspace"};
+        region ws = {t->workspace, of->workspace, pl->ws_bytes, "workspace"};
+        in_parent(&ws);
         for (int i = 0; i < 18; ++i)
             validate_or_return(ctx, !overlap(&ws, &in[i]), FLASHCL_INVALID_ARGUMENT,
                                "%s: workspace aliases an input buffer (%s)", enqueue_who, in[i].name);
         validate_or_return(ctx, !overlap(&ws, &out_o) && !overlap(&ws, &out_lse), FLASHCL_INVALID_ARGUMENT,
                            "%s: workspace aliases an output (%s)", enqueue_who, overlap(&ws, &out_o) ? "o" : "lse");
     }
-    const region *cache[2] = {&in[1], &in[2]}, *added[2] = {&in[10], &in[11]}; /* k, v; k_new, v_new */
-    for (int c = 0; c < 2; ++c) /* the cache's K and V, written by the append */
-        for (int n = 0; n < 2; ++n)
-            validate_or_return(ctx, !overlap(cache[c], added[n]), FLASHCL_INVALID_ARGUMENT,
-                               "%s: k_new or v_new aliases the cache it is appended to (%s, %s)", enqueue_who,
-                               added[n]->name, cache[c]->name);
+    if (!pl->problem.kv_cache || !pl->problem.kv_append)
+        return FLASHCL_SUCCESS;
+    /* the cache's K and V, written by the append: apart from every other input (K and V from each other by
+     * extent too would refuse a cache that interleaves them: each writes its own rows) */
+    for (int c = 1; c <= 2; ++c)
+        for (int i = 0; i < 18; ++i)
+            validate_or_return(ctx, i == 1 || i == 2 || !overlap(&in[c], &in[i]), FLASHCL_INVALID_ARGUMENT,
+                               i == 10 || i == 11 ? "%s: %s aliases the cache it is appended to (%s)"
+                                                  : "%s: %s aliases the cache that kv_append writes (%s)",
+                               enqueue_who, in[i].name, in[c].name);
     return FLASHCL_SUCCESS;
 }
 
@@ -554,17 +578,29 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         return st;
     }
 
+    /* Every kernel's arguments, before any of the step's launches: a refused argument leaves nothing enqueued */
+    fcl_args ap, c;
+    if (pl->append) {
+        ap = fcl_args_of(pl->append, FCL_K_KV_APPEND);
+        if (!bound)
+            fcl_append_module.bind_buffers(&ap, pl, t, &scr);
+        st = fcl_args_check(ctx, &ap, "kv_append");
+    }
+    if (pl->combine && st == FLASHCL_SUCCESS) {
+        c = fcl_args_of(pl->combine, FCL_K_FLASH_COMBINE);
+        if (!bound)
+            fcl_combine_module.bind_buffers(&c, pl, t, &scr);
+        st = fcl_args_check(ctx, &c, "split-KV");
+    }
+    if (st != FLASHCL_SUCCESS) {
+        if (zeroed)
+            clReleaseEvent(zeroed);
+        return st;
+    }
+
     cl_int err;
     cl_event appended = NULL;
     if (pl->append) { /* the step's keys and values into the cache, then the attention after it */
-        fcl_args ap = fcl_args_of(pl->append, FCL_K_KV_APPEND);
-        if (!bound)
-            fcl_append_module.bind_buffers(&ap, pl, t, &scr);
-        if ((st = fcl_args_check(ctx, &ap, "kv_append")) != FLASHCL_SUCCESS) {
-            if (zeroed)
-                clReleaseEvent(zeroed);
-            return st;
-        }
         const size_t local = 64; /* (the attention after it: the queue's order where it is in order, else its event) */
         err = clEnqueueNDRangeKernel(pl->queue, pl->append, 1, NULL, &pl->append_global, &local, num_events,
                                      wait_list, in_order ? NULL : &appended);
@@ -585,23 +621,20 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
         clReleaseEvent(appended);
     if (zeroed)
         clReleaseEvent(zeroed);
-    if (err != CL_SUCCESS)
+    if (err != CL_SUCCESS) {
+        if (pl->append) /* (the append was enqueued: done before the call returns, flashcl.h) */
+            clFinish(pl->queue);
         return fcl_fail_cl(ctx, err, "clEnqueueNDRangeKernel");
+    }
     if (pl->combine) { /* split-KV: merge the partial results, after them */
-        fcl_args c = fcl_args_of(pl->combine, FCL_K_FLASH_COMBINE);
-        if (!bound)
-            fcl_combine_module.bind_buffers(&c, pl, t, &scr);
-        st = fcl_args_check(ctx, &c, "split-KV");
-        err = st != FLASHCL_SUCCESS ? CL_SUCCESS
-                                    : clEnqueueNDRangeKernel(pl->queue, pl->combine, 1, NULL, &pl->combine_global,
-                                                             &pl->combine_local, partial ? 1 : 0,
-                                                             partial ? &partial : NULL, done);
+        err = clEnqueueNDRangeKernel(pl->queue, pl->combine, 1, NULL, &pl->combine_global, &pl->combine_local,
+                                     partial ? 1 : 0, partial ? &partial : NULL, done);
         if (partial)
             clReleaseEvent(partial);
-        if (st != FLASHCL_SUCCESS)
-            return st;
-        if (err != CL_SUCCESS)
+        if (err != CL_SUCCESS) {
+            clFinish(pl->queue); /* (the split kernel, and the append before it, done before the call returns) */
             return fcl_fail_cl(ctx, err, "split-KV: clEnqueueNDRangeKernel(flash_combine)");
+        }
     }
     return FLASHCL_SUCCESS;
 }

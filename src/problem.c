@@ -5,6 +5,7 @@
  */
 #include "internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,8 +262,11 @@ static flashcl_status check_shape(flashcl_context *ctx, const flashcl_problem *p
                        "problem.head_dim_v = %d: 0 (head_dim) or a multiple of 8 from 8 to 256", (int)p->head_dim_v);
     validate_or_return(ctx, flashcl_dtype_size(p->dtype) != 0, FLASHCL_INVALID_ARGUMENT,
                        "problem.dtype = %d: not a flashcl_dtype", (int)p->dtype);
-    validate_or_return(ctx, isfinite(p->scale), FLASHCL_INVALID_ARGUMENT,
-                       "problem.scale = %g: must be finite (0 means 1/sqrt(head_dim))", (double)p->scale);
+    /* (the kernels take scale and softcap times log2(e) too: both finite) */
+    const float log2e_max = FLT_MAX / 1.44269504088896340736f;
+    validate_or_return(ctx, isfinite(p->scale) && fabsf(p->scale) <= log2e_max, FLASHCL_INVALID_ARGUMENT,
+                       "problem.scale = %g: must be finite, at most %g in magnitude (0 means 1/sqrt(head_dim))",
+                       (double)p->scale, (double)log2e_max);
     validate_or_return(ctx, !p->window || (p->window_left >= -1 && p->window_right >= -1),
                        FLASHCL_INVALID_ARGUMENT,
                        "problem.window_left = %d, window_right = %d: each must be >= 0, or -1 for unbounded",
@@ -273,8 +277,9 @@ static flashcl_status check_shape(flashcl_context *ctx, const flashcl_problem *p
                        (int)p->alignment);
     validate_or_return(ctx, p->kv_splits >= 0 && p->kv_splits <= 1024, FLASHCL_INVALID_ARGUMENT,
                        "problem.kv_splits = %d: 0 (chosen), 1 (none) to 1024", (int)p->kv_splits);
-    validate_or_return(ctx, isfinite(p->softcap) && p->softcap >= 0.0f, FLASHCL_INVALID_ARGUMENT,
-                       "problem.softcap = %g: must be finite and >= 0 (0: no softcap)", (double)p->softcap);
+    validate_or_return(ctx, isfinite(p->softcap) && p->softcap >= 0.0f && p->softcap <= log2e_max,
+                       FLASHCL_INVALID_ARGUMENT, "problem.softcap = %g: must be from 0 (no softcap) to %g",
+                       (double)p->softcap, (double)log2e_max);
     /* Work-group indices along batch x heads are int in the kernels. */
     validate_or_return(ctx, (int64_t)p->batch * p->heads_q <= INT32_MAX, FLASHCL_INVALID_ARGUMENT,
                        "problem.batch * problem.heads_q = %lld: must fit in 31 bits",
@@ -492,22 +497,40 @@ static flashcl_status resolve_buffers(flashcl_context *ctx, const flashcl_proble
         return st;
     layout->row_groups = p->varlen ? p->heads_q : (int64_t)p->batch * p->heads_q;
     layout->group_rows = p->varlen ? p->total_q : p->seq_q;
-    layout->lse_bytes = p->return_lse ? (uint64_t)layout->row_groups * (uint64_t)layout->group_rows * sizeof(float) : 0;
-    layout->cu_seqlens_bytes = p->varlen ? ((uint64_t)p->batch + 1) * sizeof(int32_t) : 0;
-    layout->cache_seqlens_bytes = p->kv_cache ? (uint64_t)p->batch * sizeof(int32_t) : 0;
-    layout->cache_batch_idx_bytes = p->cache_batch_idx ? (uint64_t)p->batch * sizeof(int32_t) : 0;
-    layout->cache_leftpad_bytes = p->cache_leftpad ? (uint64_t)p->batch * sizeof(int32_t) : 0;
-    layout->descale_bytes = p->fp8_descale == FLASHCL_DESCALE_TENSOR ? 3 * sizeof(float)
-                            : p->fp8_descale == FLASHCL_DESCALE_HEAD
-                                ? 3 * (uint64_t)p->batch * (uint64_t)p->heads_kv * sizeof(float)
-                                : 0;
-    layout->block_table_bytes =
-        p->kv_cache && p->page_size ? (uint64_t)p->batch * (uint64_t)layout->max_pages * sizeof(int32_t) : 0;
-    layout->kv_scale_bytes = p->kv_format == FLASHCL_KV_INT8 ? (uint64_t)nbk * (uint64_t)nk * (uint64_t)p->heads_kv *
-                                                               flashcl_dtype_size(p->kv_scale_dtype)
-                                                         : 0;
-    layout->kv_new_bytes = p->kv_cache && p->kv_append ? (uint64_t)p->batch * p->seq_q * p->heads_kv * d * elem : 0;
-    layout->v_new_bytes = p->kv_cache && p->kv_append ? (uint64_t)p->batch * p->seq_q * p->heads_kv * dv * elem : 0;
+    const uint64_t scale_size = flashcl_dtype_size(p->kv_scale_dtype); /* (read for int8 only) */
+    const struct {
+        const char *name;
+        int used;
+        uint64_t f[5];
+        uint64_t *out;
+    } sizes[] = {
+        {"lse", p->return_lse, {(uint64_t)layout->row_groups, (uint64_t)layout->group_rows, sizeof(float), 1, 1},
+         &layout->lse_bytes},
+        {"cu_seqlens", p->varlen, {(uint64_t)p->batch + 1, sizeof(int32_t), 1, 1, 1}, &layout->cu_seqlens_bytes},
+        {"cache_seqlens", p->kv_cache, {(uint64_t)p->batch, sizeof(int32_t), 1, 1, 1}, &layout->cache_seqlens_bytes},
+        {"cache_batch_idx", p->cache_batch_idx, {(uint64_t)p->batch, sizeof(int32_t), 1, 1, 1},
+         &layout->cache_batch_idx_bytes},
+        {"cache_leftpad", p->cache_leftpad, {(uint64_t)p->batch, sizeof(int32_t), 1, 1, 1}, &layout->cache_leftpad_bytes},
+        {"descale", p->fp8_descale == FLASHCL_DESCALE_TENSOR || p->fp8_descale == FLASHCL_DESCALE_HEAD,
+         {3, sizeof(float), p->fp8_descale == FLASHCL_DESCALE_HEAD ? (uint64_t)p->batch : 1,
+          p->fp8_descale == FLASHCL_DESCALE_HEAD ? (uint64_t)p->heads_kv : 1, 1},
+         &layout->descale_bytes},
+        {"block_table", p->kv_cache && p->page_size, {(uint64_t)p->batch, (uint64_t)layout->max_pages, sizeof(int32_t), 1, 1},
+         &layout->block_table_bytes},
+        {"k_scale and v_scale", p->kv_format == FLASHCL_KV_INT8,
+         {(uint64_t)nbk, (uint64_t)nk, (uint64_t)p->heads_kv, scale_size, 1}, &layout->kv_scale_bytes},
+        {"k_new", p->kv_cache && p->kv_append, {(uint64_t)p->batch, (uint64_t)p->seq_q, (uint64_t)p->heads_kv, (uint64_t)d, elem},
+         &layout->kv_new_bytes},
+        {"v_new", p->kv_cache && p->kv_append, {(uint64_t)p->batch, (uint64_t)p->seq_q, (uint64_t)p->heads_kv, (uint64_t)dv, elem},
+         &layout->v_new_bytes},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
+        uint64_t bytes = sizes[i].used ? 1 : 0;
+        for (int j = 0; j < 5 && sizes[i].used; ++j)
+            validate_or_return(ctx, !__builtin_mul_overflow(bytes, sizes[i].f[j], &bytes), FLASHCL_INVALID_ARGUMENT,
+                               "problem: %s's size in bytes overflows 64 bits", sizes[i].name);
+        *sizes[i].out = bytes;
+    }
     return FLASHCL_SUCCESS;
 }
 

@@ -2,7 +2,8 @@
 /*
  * test_edges.c: numerical edges, every algorithm against the float64 reference: a NaN or an inf in one
  * query row poisons that row only (never a hang, never another row); scores of 1e4 do not overflow
- * (the softmax subtracts the row maximum); denormal inputs; a negative scale; rows that see no key.
+ * (the softmax subtracts the row maximum); denormal inputs; a negative scale; rows that see no key; a cache of
+ * nearly 2^31 keys split across work-groups.
  * The matrix-unit kernel (fp16/bf16) on the same edges against the naive kernel.
  */
 #include "testutil.h"
@@ -212,6 +213,80 @@ START_TEST(test_edge_mma)
 }
 END_TEST
 
+/* The longest caches: seq_kv near 2^31 - 1 split across work-groups (each split's share and end in the kernels
+ * pass 2^31 - 1 there), a window of 100 keys to the left of each query (its right unbounded), one K and V row
+ * broadcast to every key (stride 0), so that the float64 reference is exact: O is V's row, the LSE the score
+ * plus the log of the keys seen. A split arithmetic that wraps loses the keys: zeros, or the poisoned
+ * output. _i: 0-3 one query or 20, splits chosen or 1000; 4, 5 the decode kernels, the same. */
+START_TEST(test_longest_cache)
+{
+    flashcl_context *ctx = NULL;
+    if (_i >= 4) { /* the decode kernels' split arithmetic (decode.cl), forced */
+        flashcl_settings st;
+        flashcl_settings_default(&st);
+        st.disk_cache = 0;
+        st.validate = 0;
+        st.path = FLASHCL_PATH_DECODE;
+        ck_assert_int_eq(flashcl_context_create(tu_context, tu_device, tu_queue, &st, &ctx), FLASHCL_SUCCESS);
+    } else {
+        ctx = tu_context_create();
+    }
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = p.heads_kv = 1;
+    p.seq_q = _i & 1 && _i < 4 ? 20 : 1;
+    p.seq_kv = INT32_MAX - 647;
+    p.head_dim = 16;
+    p.window = 1;
+    p.window_left = 100;
+    p.window_right = -1;
+    p.kv_splits = _i & 1 && _i >= 4 ? 1000 : _i & 2 ? 1000 : 0; /* (1000: skv + splits past 2^31 - 1) */
+    p.return_lse = 1;
+    p.k_strides = p.v_strides = (flashcl_strides){0, 0, 16};
+    flashcl_plan *plan = NULL;
+    ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
+    flashcl_plan_problem(plan, &p);
+    flashcl_config cfg;
+    flashcl_plan_config(plan, &cfg);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    ck_assert_uint_eq(sz[1], 16 * sizeof(float));
+    float qh[20 * 16], kh[16], vh[16];
+    hm_rng rng;
+    hm_rng_seed(&rng, 4242 + (uint64_t)_i);
+    hm_fill_normal(qh, FLASHCL_DTYPE_F32, (size_t)p.seq_q * 16, &rng, 1.0);
+    hm_fill_normal(kh, FLASHCL_DTYPE_F32, 16, &rng, 1.0);
+    hm_fill_normal(vh, FLASHCL_DTYPE_F32, 16, &rng, 1.0);
+    cl_mem q = tu_buffer(sz[0], qh), k = tu_buffer(sz[1], kh), v = tu_buffer(sz[2], vh);
+    cl_mem o = tu_buffer(sz[3], NULL), l = tu_buffer(sz[4], NULL); /* (NaN until written) */
+    ck_assert_msg(flashcl_plan_enqueue(plan, q, k, v, o, l, 0, NULL, NULL) == FLASHCL_SUCCESS, "%s",
+                  flashcl_context_last_error(ctx));
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    float *out = tu_read(o, sz[3]), *lse = tu_read(l, sz[4]);
+    for (int i = 0; i < p.seq_q; ++i) {
+        double s = 0;
+        for (int d = 0; d < 16; ++d)
+            s += (double)qh[i * 16 + d] * kh[d];
+        /* (keys from 100 before the query's position to the last: the window's right side unbounded) */
+        const double want = s * p.scale + log(101.0 + (p.seq_q - 1 - i)); /* (the plan's problem: scale resolved) */
+        for (int d = 0; d < 16; ++d)
+            ck_assert_msg(fabs(out[i * 16 + d] - vh[d]) <= 1e-5 * (1 + fabs(vh[d])),
+                          "%s, %d splits: query %d col %d: %g, want V's %g", cfg.kernel_name, (int)cfg.kv_splits, i,
+                          d, (double)out[i * 16 + d], (double)vh[d]);
+        ck_assert_msg(fabs(lse[i] - want) <= 1e-4 * (1 + fabs(want)), "%s, %d splits: query %d: lse %g, want %g",
+                      cfg.kernel_name, (int)cfg.kv_splits, i, (double)lse[i], want);
+    }
+    ck_assert_msg(cfg.kv_splits > 1, "%s: %d splits, the case is about splits", cfg.kernel_name, (int)cfg.kv_splits);
+    free(out);
+    free(lse);
+    cl_mem all[5] = {q, k, v, o, l};
+    for (int j = 0; j < 5; ++j)
+        clReleaseMemObject(all[j]);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("edges");
@@ -222,6 +297,7 @@ static Suite *make_suite(void)
             tcase_add_loop_test(tc, test_edge, i, i + 1);
         }
     tcase_add_loop_test(tc, test_edge_mma, 0, 2);
+    tcase_add_loop_test(tc, test_longest_cache, 0, 6);
     suite_add_tcase(s, tc);
     return s;
 }

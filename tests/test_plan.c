@@ -82,6 +82,76 @@ static void expect_refused(flashcl_context *ctx, int c, flashcl_status st, flash
     ck_assert_msg(still_poisoned(o, o_bytes), "case %d: something was launched", c);
 }
 
+/* Aliases the handles do not show: O as a sub-buffer over V's bytes; under kv_append, Q inside the K cache that
+ * the append writes (case 1), k_new and v_new kept apart from it, and the same tensors apart accepted (case 2). */
+START_TEST(test_enqueue_alias_views)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p = small_problem();
+    if (_i) {
+        p.batch = 1;
+        p.seq_q = 1;
+        p.kv_cache = 1;
+        p.kv_append = 1;
+    }
+    flashcl_plan *plan = NULL;
+    ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    struct flashcl_offsets bytes;
+    ck_assert_int_eq(flashcl_plan_tensor_bytes(plan, &bytes), FLASHCL_SUCCESS);
+    const size_t knew_bytes = (size_t)bytes.k_new, vnew_bytes = (size_t)bytes.v_new;
+    cl_mem q, k, v;
+    upload_inputs(sz, 11, &q, &k, &v);
+    cl_mem o = tu_buffer(sz[3], NULL);
+    const int32_t len = 20; /* (the cache's rows before the step's) */
+    cl_mem lens = tu_buffer(sizeof len, &len), knew = tu_buffer(knew_bytes ? knew_bytes : 4, NULL),
+           vnew = tu_buffer(vnew_bytes ? vnew_bytes : 4, NULL);
+    flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o};
+    if (_i) {
+        t.cache_seqlens = lens;
+        t.k_new = knew;
+        t.v_new = vnew;
+    }
+    cl_int err;
+    cl_mem parent = NULL, views[2] = {NULL, NULL};
+    flashcl_status st;
+    if (_i == 0) { /* V and O: sub-buffers over the same first bytes of one buffer */
+        parent = tu_buffer(sz[2] > sz[3] ? sz[2] : sz[3], NULL);
+        const cl_buffer_region r[2] = {{0, sz[2]}, {0, sz[3]}};
+        for (int i = 0; i < 2; ++i) {
+            views[i] = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r[i], &err);
+            ck_assert_int_eq(err, CL_SUCCESS);
+        }
+        ck_assert_int_eq(clEnqueueCopyBuffer(tu_queue, v, views[0], 0, 0, sz[2], 0, NULL, NULL), CL_SUCCESS);
+        t.v = views[0];
+        t.o = views[1];
+        st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
+        ck_assert_msg(st == FLASHCL_INVALID_ARGUMENT && strstr(flashcl_context_last_error(ctx), "o aliases an input buffer (v)"),
+                      "%s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
+    } else if (_i == 1) { /* Q: the K cache's row 20, the one the append writes */
+        t.q = k;
+        t.offsets.q = (uint64_t)len * p.heads_kv * p.head_dim * sizeof(float);
+        st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
+        expect_refused(ctx, _i, st, FLASHCL_INVALID_ARGUMENT, "q aliases the cache that kv_append writes (k)", o, sz[3]);
+    } else {
+        ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_SUCCESS);
+        ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+        ck_assert(!still_poisoned(o, sz[3]));
+    }
+    for (int i = 0; i < 2; ++i)
+        if (views[i])
+            clReleaseMemObject(views[i]);
+    if (parent)
+        clReleaseMemObject(parent);
+    cl_mem all[7] = {q, k, v, o, lens, knew, vnew};
+    for (int i = 0; i < 7; ++i)
+        clReleaseMemObject(all[i]);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 START_TEST(test_context_bad_input)
 {
     flashcl_context *ctx = (flashcl_context *)0x1;
@@ -1834,6 +1904,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_public_chooser_is_the_plans, 0, 2);
     tcase_add_test(tc, test_plan_bad_input);
     tcase_add_loop_test(tc, test_enqueue_bad_input, 0, 8);
+    tcase_add_loop_test(tc, test_enqueue_alias_views, 0, 3);
     tcase_add_test(tc, test_wait_list);
     tcase_add_loop_test(tc, test_enqueue_tensors_bad_input, 0, 6);
     tcase_add_loop_test(tc, test_enqueue_sinks_bad_input, 0, 5);

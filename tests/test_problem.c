@@ -147,6 +147,9 @@ static const bad_case bad_cases[] = {
     {"problem.qkv_format = fp8e4m3 with head_dim_v", FLASHCL_UNSUPPORTED},
     {"problem.qkv_format = fp8e4m3 with kv_append", FLASHCL_UNSUPPORTED},
     {"problem.qkv_format = fp8e4m3 with a TF32 precision", FLASHCL_UNSUPPORTED},
+    {"problem.scale = -3e+38: must be finite, at most", FLASHCL_INVALID_ARGUMENT},
+    {"problem.softcap = 3e+38: must be from 0", FLASHCL_INVALID_ARGUMENT},
+    {"problem: k_scale and v_scale's size in bytes overflows 64 bits", FLASHCL_INVALID_ARGUMENT},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -218,6 +221,15 @@ static void break_field(flashcl_problem *p, int i)
     case 62: p->qkv_format = FLASHCL_KV_FP8_E4M3; p->head_dim_v = 32; break;
     case 63: p->qkv_format = FLASHCL_KV_FP8_E4M3; p->kv_cache = 1; p->kv_append = 1; break;
     case 64: p->qkv_format = FLASHCL_KV_FP8_E4M3; p->precision = FLASHCL_PRECISION_TF32X3; break;
+    /* finite, but times log2(e) (the kernels' exp2 arguments) past FLT_MAX */
+    case 65: p->scale = -3e38f; break;
+    case 66: p->softcap = 3e38f; break;
+    /* an int8 cache of 2^30 pages of 2^30 rows (rows broadcast): its scales' bytes past 2^64 */
+    case 67:
+        p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_INT8; p->heads_q = p->heads_kv = 8;
+        p->page_size = 1 << 30; p->num_pages = 1 << 30; p->kv_scale_dtype = FLASHCL_DTYPE_F16;
+        p->k_strides = p->v_strides = (flashcl_strides){0, 0, 64};
+        break;
     }
 }
 
