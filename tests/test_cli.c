@@ -93,6 +93,19 @@ static const char *file_text(const char *path)
     return buf;
 }
 
+/* A whole file's bytes (malloc'd; NULL and 0 where it cannot be read) */
+static unsigned char *file_bytes(const char *path, size_t *n)
+{
+    *n = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char *b = malloc(1 << 20);
+    *n = fread(b, 1, 1 << 20, f);
+    fclose(f);
+    return b;
+}
+
 static void setup(void)
 {
     snprintf(dir, sizeof dir, "/tmp/flashcl-cli-XXXXXX");
@@ -403,6 +416,58 @@ START_TEST(test_help_and_usage_errors)
     ck_assert_int_eq(run_tool("frobnicate", &out), 2);
     ck_assert_int_eq(run_tool("run -d 12 -n 8", &out), 1); /* a library refusal: head dim */
     ck_assert_ptr_nonnull(strstr(out, "problem.head_dim = 12"));
+    /* lists: an empty item, too many; a window side missing; an output that is a directory, before any run */
+    ck_assert_int_eq(run_tool("bench -n 128,,256", &out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "--seq (-n) 128,,256: an empty value"));
+    ck_assert_int_eq(run_tool("tune --dry-run -d 8,16,24,32,40,48,56,64,72,80,88,96,104,112,120,128,136", &out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "takes at most 16"));
+    ck_assert_int_eq(run_tool("run -n 8 --window ,5", &out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "--window ,5"));
+    char bench[300];
+    snprintf(bench, sizeof bench, "bench -n 16 -H 1 -d 8 --iters 1 --json %s", dir);
+    ck_assert_int_ne(run_tool(bench, &out), 0);
+    ck_assert_msg(strstr(out, "a directory") && !strstr(out, "median"), "%s", out); /* (no run) */
+    teardown();
+}
+END_TEST
+
+/* Outputs of `run` on .npy files: all or none (an LSE that cannot be written leaves an earlier O as it was), a
+ * symbolic link written through (the link stays), a replaced file's permissions kept. */
+START_TEST(test_run_npy_outputs_kept)
+{
+    setup();
+    const int64_t qs[4] = {1, 8, 2, 16};
+    void *host[3];
+    write_inputs(FLASHCL_DTYPE_F32, qs, qs, host);
+    char args[1200], o[256], link_o[256], *out;
+    snprintf(o, sizeof o, "%s/o.npy", dir);
+    snprintf(link_o, sizeof link_o, "%s/o-link.npy", dir);
+    snprintf(args, sizeof args, "run --q %s/q.npy --k %s/k.npy --v %s/v.npy --out %s", dir, dir, dir, o);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    ck_assert_int_eq(chmod(o, 0640), 0);
+    size_t n_before, n_now;
+    unsigned char *before = file_bytes(o, &n_before), *now;
+    snprintf(args, sizeof args, "run --q %s/q.npy --k %s/k.npy --v %s/v.npy --out %s --lse %s/none/l.npy --scale 0.5",
+             dir, dir, dir, o, dir);
+    ck_assert_msg(run_tool(args, &out) == 1 && strstr(out, "none/l.npy"), "%s", out);
+    now = file_bytes(o, &n_now); /* (the first run's O, not the second's) */
+    ck_assert_msg(n_now == n_before && !memcmp(now, before, n_now), "O changed");
+    free(now);
+    ck_assert_int_eq(symlink("o.npy", link_o), 0);
+    snprintf(args, sizeof args, "run --q %s/q.npy --k %s/k.npy --v %s/v.npy --out %s --scale 0.5", dir, dir, dir,
+             link_o);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    struct stat st;
+    ck_assert_int_eq(lstat(link_o, &st), 0);
+    ck_assert_msg(S_ISLNK(st.st_mode), "the link was replaced");
+    ck_assert_int_eq(stat(o, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0640);
+    now = file_bytes(o, &n_now); /* (the second run's O, through the link) */
+    ck_assert_msg(n_now == n_before && memcmp(now, before, n_now), "O not rewritten through the link");
+    free(now);
+    free(before);
+    for (int i = 0; i < 3; ++i)
+        free(host[i]);
     teardown();
 }
 END_TEST
@@ -1014,6 +1079,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_help_and_usage_errors);
     tcase_add_test(tc, test_inference_options);
     tcase_add_test(tc, test_run_npy_output_clash);
+    tcase_add_test(tc, test_run_npy_outputs_kept);
     tcase_add_test(tc, test_conflicting_options);
     tcase_add_test(tc, test_option_spellings);
     tcase_add_test(tc, test_help_lists_environment);

@@ -129,6 +129,35 @@ int cli_int(const char *opt, const char *value, long min, long max, long *out)
     return 1;
 }
 
+int cli_int_list(const char *cmd, const char *opt, const char *val, long min, long max, long *out, int most, int *n)
+{
+    *n = 0;
+    if (!val || !*val) {
+        fprintf(stderr, "flashcl %s: %s needs a value: integers from %ld to %ld, comma-separated\n", cmd, opt, min, max);
+        return 0;
+    }
+    for (const char *tok = val;; ++tok) {
+        const char *comma = strchr(tok, ',');
+        const size_t len = comma ? (size_t)(comma - tok) : strlen(tok);
+        char item[64];
+        if (len == 0 || len >= sizeof item || *n == most) {
+            fprintf(stderr, "flashcl %s: %s %s: %s\n", cmd, opt, val,
+                    *n == most ? "too many values" : len ? "a value too long" : "an empty value between commas");
+            if (*n == most)
+                fprintf(stderr, "flashcl %s: %s takes at most %d\n", cmd, opt, most);
+            return 0;
+        }
+        memcpy(item, tok, len);
+        item[len] = '\0';
+        if (!cli_int(opt, item, min, max, &out[*n]))
+            return 0;
+        ++*n;
+        if (!comma)
+            return 1;
+        tok = comma;
+    }
+}
+
 int cli_config(const char *cmd, const char *spec, flashcl_config *c)
 {
     enum { PORTABLE = 1 << FLASHCL_KERNEL_PORTABLE, MMA = 1 << FLASHCL_KERNEL_MMA, WGMMA = 1 << FLASHCL_KERNEL_WGMMA,
@@ -684,6 +713,9 @@ double cli_flops(const flashcl_problem *p)
 const char *cli_unwritable(const char *path)
 {
     static _Thread_local char why[1200];
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return "a directory";
     if (access(path, F_OK) == 0) {
         if (access(path, W_OK) == 0)
             return NULL;
@@ -789,8 +821,10 @@ int cli_mask_option(const char *cmd, int code, const char *val, flashcl_problem 
         return 1;
     case CLI_OPT_WINDOW: {
         long l = 0, r = 0;
-        if (!val || (l = strtol(val, &end, 10), *end != ',') || (r = strtol(end + 1, &end, 10), *end) || l < -1 ||
-            r < -1 || l > INT32_MAX || r > INT32_MAX) {
+        const char *right = NULL;
+        if (!val || (l = strtol(val, &end, 10), end == val || *end != ',') ||
+            (right = end + 1, r = strtol(right, &end, 10), end == right || *end) || l < -1 || r < -1 ||
+            l > INT32_MAX || r > INT32_MAX) {
             fprintf(stderr, "flashcl %s: --window %s: expected LEFT,RIGHT, each >= 0 or -1 (unbounded)\n", cmd, v);
             return 0;
         }

@@ -65,6 +65,9 @@ int cli_conflict(const char *cmd, const char *a, const char *b, const char *why)
 
 /* Parses an integer option value; prints an error naming the option and returns 0 on bad input. */
 int cli_int(const char *opt, const char *value, long min, long max, long *out);
+/* A comma-separated list of at most `most` integers from min to max into out[0 .. *n): 1, or 0 with a message
+ * naming the option (a missing value, an empty item, too many, a bad number) */
+int cli_int_list(const char *cmd, const char *opt, const char *val, long min, long max, long *out, int most, int *n);
 /* Parses a number of seconds: finite, > 0, at most 10^9; prints an error and returns 0 on bad input. */
 int cli_seconds(const char *opt, const char *value, double *out);
 int cli_dtype(const char *value, flashcl_dtype *out);

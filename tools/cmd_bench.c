@@ -26,7 +26,8 @@ static void usage(FILE *f)
             "Runs flash, naive and standard attention on the same random inputs, validates each against\n"
             "the naive kernel and times it (median of profiling events after warm-up).\n"
             "  --device SEL       \"P:D\" or a name substring (default: $FLASHCL_DEVICE, a GPU, a CPU)\n"
-            "  --path P           flash kernel: auto, portable, mma, decode or wgmma (see flashcl run --help)\n"
+            "  --path P           flash kernel: auto, portable, mma, decode, wgmma, mfma, wmma or dpas (see\n"
+            "                     flashcl run --help)\n"
             CLI_CONFIG_HELP("      ", "                     ")
             "  --preset NAME      fa2: B*N = 16384 tokens, hidden 2048 (d=64 H=32, d=128 H=16),\n"
             "                     N = 512 ... 16384, causal and not; long: N = 32768, 65536, d=128, H=16, B=1;\n"
@@ -122,23 +123,6 @@ typedef struct result {
     int64_t rows_checked;
     double max_rel_error;
 } result;
-
-static int parse_list(const char *opt, const char *val, long lo, long hi, long *out, int max, int *n)
-{
-    if (!val) {
-        fprintf(stderr, "flashcl bench: %s needs a value\n", opt);
-        return 0;
-    }
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", val);
-    *n = 0;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        if (*n == max || !cli_int(opt, tok, lo, hi, &out[*n]))
-            return 0;
-        ++*n;
-    }
-    return *n > 0;
-}
 
 static void fill_buffer(cl_command_queue queue, cl_mem m, size_t bytes, flashcl_dtype t, hm_rng *rng)
 {
@@ -452,9 +436,12 @@ static void measure(bench_run *run, flashcl_context *ctx, flashcl_plan *plan, co
         while (runs_ms(fit + 1, per_run, round_ms) <= left_ms)
             ++fit;
         w = fit > 3 ? 1 : 0;
-        n = fit - w;
-        snprintf(r->note, sizeof r->note, "timed runs cut from %ld to %ld by --max-seconds", run->o->iters, n > 1 ? n : 1);
-        ++run->cut;
+        n = fit - w < run->o->iters ? fit - w : run->o->iters;
+        if ((n > 1 ? n : 1) < run->o->iters) { /* (else only the warm-up was cut: no fewer timed runs) */
+            snprintf(r->note, sizeof r->note, "timed runs cut from %ld to %ld by --max-seconds", run->o->iters,
+                     n > 1 ? n : 1);
+            ++run->cut;
+        }
     }
     r->median = med; /* (the probe's, if no more runs fit) */
     r->min = mn;
@@ -743,7 +730,7 @@ static int write_plot(const bench_run *run)
                     const result *r = &run->res[i];
                     if (r->p.head_dim != o->dims[di] || r->p.causal != c || ps->n == PLOT_MAX_POINTS)
                         continue;
-                    ps->x[ps->n] = r->p.seq_q;
+                    ps->x[ps->n] = o->decode_q ? r->p.seq_kv : r->p.seq_q; /* (N: decode's keys, as the table's) */
                     ps->time_ms[ps->n] = r->ran ? r->median : NAN;
                     ps->mem_bytes[ps->n] = r->ran ? (double)(r->extra_bytes + r->io_bytes) : NAN;
                     ps->n++;
@@ -801,8 +788,8 @@ static int parse_value(int c, const char *val, bench_opts *o)
     case OPT_DIM_V: return cli_int(name, val, 1, 4096, &o->dim_v);
     case OPT_HEADS_KV: return cli_int(name, val, 1, 1 << 20, &o->heads_kv);
     case OPT_SEQ_Q: return cli_int(name, val, 1, 1 << 20, &o->decode_q);
-    case 'n': return parse_list(name, val, 1, 1L << 30, o->seqs, 32, &o->n_seqs);
-    case 'd': return parse_list(name, val, 8, 256, o->dims, 8, &o->n_dims);
+    case 'n': return cli_int_list("bench", name, val, 1, 1L << 30, o->seqs, 32, &o->n_seqs);
+    case 'd': return cli_int_list("bench", name, val, 8, 256, o->dims, 8, &o->n_dims);
     case OPT_MAX_SECONDS: return cli_seconds(name, val, &o->max_seconds);
     case OPT_DTYPE: return cli_dtype(val, &o->dtype);
     case OPT_ALGOS: return parse_algos(val, o->algos);
@@ -817,7 +804,7 @@ static int parse_value(int c, const char *val, bench_opts *o)
     case OPT_PATH: {
         flashcl_path fp;
         if (flashcl_path_parse(val, &fp) != FLASHCL_SUCCESS) {
-            fprintf(stderr, "flashcl bench: --path %s: expected auto, portable, mma, decode or wgmma\n", val);
+            fprintf(stderr, "flashcl bench: --path %s: expected auto, portable, mma, decode, wgmma, mfma, wmma or dpas\n", val);
             return 0;
         }
         o->path = (int)fp;

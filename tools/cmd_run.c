@@ -44,6 +44,7 @@ static void usage(FILE *f)
             "  --window L,R     sliding window: query i sees keys i' - L .. i' + R (i' = i + seq_kv - seq_q;\n"
             "                   -1 leaves a side unbounded), FlashAttention's (left, right)\n"
             "  --softcap C      scores become C * tanh(scores / C) before the softmax\n"
+            "  --scale S        the scores' scale (default 1/sqrt(dim))\n"
             "  --alibi          ALiBi biases, slopes 2^(-8(h+1)/H) for head h\n"
             "  --sinks L        attention sinks: logit L for every query head in each row's softmax\n"
             "                   denominator (gpt-oss; -inf: none)\n"
@@ -63,7 +64,7 @@ static void usage(FILE *f)
             "                   scales), fp8e4m3 or fp8e5m2 (decode steps, --seq-q <= 16; see flashcl.h)\n"
             "  --varlen         packed sequences: the batch's query and key lengths drawn from N/2..N\n"
             "                   (seeded), Q/K/V/O (total, heads, dim) with cu_seqlens\n"
-            "  --lse            also write the log-sum-exp\n"
+            "  --lse            also compute the log-sum-exp (validated with O; on .npy files: --lse FILE)\n"
             "  --algo A         flash (default), naive, or standard (CLBlast GEMMs, n x n memory)\n"
             "  --naive          the same as --algo naive\n"
             "  --iters N        timed runs (default 10); --warmup N (default 2)\n"
@@ -71,9 +72,10 @@ static void usage(FILE *f)
             "  --seed N         input seed (default 1)\n"
             "  --json           machine-readable output\n"
             "\n"
-            "usage: flashcl run --q Q.npy --k K.npy --v V.npy --out O.npy [--lse LSE.npy] [--causal]\n"
-            "                   [--window L,R] [--softcap C] [--scale S] [--bf16] [--validate] [--device SEL]\n"
-            "                   [--path P] [--precision P]\n"
+            "usage: flashcl run --q Q.npy --k K.npy --v V.npy --out O.npy [--lse LSE.npy (or --lse-out)]\n"
+            "                   [--causal]\n"
+            "                   [--top-left] [--window L,R] [--softcap C] [--scale S] [--bf16] [--validate]\n"
+            "                   [--device SEL] [--path P] [--config SPEC] [--precision P]\n"
             "                   [--json]\n"
             "Runs attention on .npy files of shape (batch, seq, heads, dim), float32 or float16 (bf16 as\n"
             "uint16 with --bf16), C order; GQA follows from the head counts, V's dim may differ from Q's\n"
@@ -973,12 +975,24 @@ static int run_npy(run_opts *o)
     }
     const int64_t lse_shape[3] = {p.batch, p.heads_q, p.seq_q};
     const int64_t o_shape[4] = {p.batch, p.seq_q, p.heads_q, a[2].shape[3]}; /* (V's head dim) */
-    if (npy_write(o->out_path, a[0].descr, 4, o_shape, out, err, sizeof err) != 0 ||
-        (lse && npy_write(o->lse_path, "<f4", 3, lse_shape, lse, err, sizeof err) != 0)) {
-        fail("FILE_ERROR", "%s", err);
-        if (lse)
-            remove(o->out_path); /* all or nothing */
-        goto done;
+    { /* all or nothing: both written under temporary names, then both renamed (O's rename first) */
+        npy_staged ws[2];
+        int ok = npy_write_staged(&ws[0], o->out_path, a[0].descr, 4, o_shape, out, err, sizeof err) == 0;
+        if (ok && lse && npy_write_staged(&ws[1], o->lse_path, "<f4", 3, lse_shape, lse, err, sizeof err) != 0) {
+            npy_discard(&ws[0]);
+            ok = 0;
+        }
+        if (ok && npy_commit(&ws[0], err, sizeof err) != 0) {
+            if (lse)
+                npy_discard(&ws[1]);
+            ok = 0;
+        }
+        if (ok && lse && npy_commit(&ws[1], err, sizeof err) != 0)
+            ok = 0;
+        if (!ok) {
+            fail("FILE_ERROR", "%s", err);
+            goto done;
+        }
     }
     flashcl_config cfg;
     flashcl_plan_config(plan, &cfg);

@@ -43,21 +43,6 @@ static void usage(FILE *f)
             "exit status: 0 ok, 1 a flashcl error or no valid candidate, 2 bad usage\n");
 }
 
-static int parse_list(const char *opt, const char *val, long lo, long hi, long *out, int *n)
-{
-    if (!val) {
-        fprintf(stderr, "flashcl tune: %s needs a value\n", opt);
-        return 0;
-    }
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", val);
-    *n = 0;
-    for (char *tok = strtok(buf, ","); tok && *n < MAX_LIST; tok = strtok(NULL, ","))
-        if (!cli_int(opt, tok, lo, hi, &out[(*n)++]))
-            return 0;
-    return *n > 0;
-}
-
 typedef struct candidate {
     flashcl_config cfg;
     double median, min, max;
@@ -447,7 +432,7 @@ static int parse_value(int c, const char *val, tune_opts *o)
     case 'H': return cli_int(name, val, 1, 1L << 20, &o->heads);
     case OPT_GQA: return cli_int(name, val, 1, 1024, &o->gqa);
     case OPT_ITERS: return cli_int(name, val, 1, 100000, &o->iters);
-    case 'd': return parse_list(name, val, 8, 256, o->dims, &o->n_dims);
+    case 'd': return cli_int_list("tune", name, val, 8, 256, o->dims, MAX_LIST, &o->n_dims);
     case 'n': case OPT_SEQ_Q: case OPT_SEQ_KV:
         return cli_int(name, val, 1, 1L << 30, &o->seq[c == 'n' ? 0 : c == OPT_SEQ_Q ? 1 : 2]);
     case OPT_DTYPE: {

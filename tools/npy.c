@@ -3,12 +3,14 @@
  * npy.c: the .npy reader and writer (see npy.h). The header is a Python dict literal; this parser
  * accepts what NumPy writes (keys in any order, spaces, a trailing comma) and nothing looser.
  */
+#define _XOPEN_SOURCE 700 /* realpath (X/Open, beyond the project's POSIX 2008) */
 #include "npy.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int fail(char *err, size_t n, const char *msg)
@@ -165,10 +167,38 @@ int npy_read(const char *path, npy_array *out, char *err, size_t en)
     return rc;
 }
 
-int npy_write(const char *path, const char *descr, int ndim, const int64_t *shape, const void *data, char *err,
-              size_t en)
+/* Where a write of `path` lands: through a symbolic link its target (the link stays), else path itself; *in_place:
+ * an existing file that is not a regular one (a FIFO, a device), written where it is rather than replaced. */
+static const char *write_target(const char *path, char *buf, size_t n, int *in_place, mode_t *mode)
 {
-    char dict[256];
+    struct stat st;
+    *in_place = 0;
+    *mode = 0;
+    const char *target = path;
+#ifndef _WIN32 /* (no symbolic links to follow there, and no permissions to keep) */
+    char *real = NULL;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)) != NULL) {
+        snprintf(buf, n, "%s", real);
+        free(real);
+        target = buf;
+    }
+#else
+    (void)buf;
+    (void)n;
+#endif
+    if (stat(target, &st) == 0) {
+        *in_place = !S_ISREG(st.st_mode);
+#ifndef _WIN32
+        *mode = st.st_mode & 07777; /* (a replaced file keeps its permissions) */
+#endif
+    }
+    return target;
+}
+
+int npy_write_staged(npy_staged *w, const char *path, const char *descr, int ndim, const int64_t *shape,
+                     const void *data, char *err, size_t en)
+{
+    char dict[512];
     int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     size_t count = 1;
     for (int i = 0; i < ndim; ++i) {
@@ -182,9 +212,15 @@ int npy_write(const char *path, const char *descr, int ndim, const int64_t *shap
     const size_t hlen = (size_t)n + pad + 1;
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
     const size_t elem = descr[2] == '4' ? 4 : 2;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
+    mode_t mode;
+    const char *target = write_target(path, w->path, sizeof w->path, &w->in_place, &mode);
+    if (target != w->path)
+        snprintf(w->path, sizeof w->path, "%s", path);
+    if (w->in_place)
+        snprintf(w->tmp, sizeof w->tmp, "%s", w->path);
+    else
+        snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", w->path, (long)getpid());
+    FILE *f = fopen(w->tmp, "wb");
     if (!f) {
         snprintf(err, en, "cannot write %s: %s", path, strerror(errno));
         return -1;
@@ -195,13 +231,46 @@ int npy_write(const char *path, const char *descr, int ndim, const int64_t *shap
     ok = ok && fputc('\n', f) != EOF && fwrite(data, elem, count, f) == count;
     ok = (fclose(f) == 0) && ok;
     const int saved = errno;
-    if (!ok || rename(tmp, path) != 0) {
-        const int why = ok ? errno : saved;
-        remove(tmp);
+#ifndef _WIN32
+    if (ok && mode && !w->in_place && chmod(w->tmp, mode) != 0)
+        ok = 0;
+#else
+    (void)mode;
+#endif
+    if (!ok) {
+        const int why = saved ? saved : errno;
+        if (!w->in_place)
+            remove(w->tmp);
         snprintf(err, en, "cannot write %s: %s", path, why ? strerror(why) : "short write");
         return -1;
     }
     return 0;
+}
+
+int npy_commit(npy_staged *w, char *err, size_t en)
+{
+#ifdef _WIN32 /* (rename does not replace a file there) */
+    if (!w->in_place)
+        remove(w->path);
+#endif
+    if (w->in_place || rename(w->tmp, w->path) == 0)
+        return 0;
+    snprintf(err, en, "cannot write %s: %s", w->path, strerror(errno));
+    remove(w->tmp);
+    return -1;
+}
+
+void npy_discard(npy_staged *w)
+{
+    if (!w->in_place)
+        remove(w->tmp);
+}
+
+int npy_write(const char *path, const char *descr, int ndim, const int64_t *shape, const void *data, char *err,
+              size_t en)
+{
+    npy_staged w;
+    return npy_write_staged(&w, path, descr, ndim, shape, data, err, en) != 0 ? -1 : npy_commit(&w, err, en);
 }
 
 void npy_free(npy_array *a)

@@ -24,9 +24,21 @@ typedef struct npy_array {
 int npy_parse(const unsigned char *bytes, size_t len, npy_array *out, char *err, size_t err_len);
 /* Reads a file; same contract. */
 int npy_read(const char *path, npy_array *out, char *err, size_t err_len);
-/* Writes a file atomically (temporary name, then rename): nothing is left behind on failure. */
+/* Writes a file atomically (temporary name, then rename): nothing is left behind on failure. Through a
+ * symbolic link its target is written (the link stays); a FIFO or a device is written in place; a replaced
+ * file keeps its permissions. */
 int npy_write(const char *path, const char *descr, int ndim, const int64_t *shape, const void *data, char *err,
               size_t err_len);
+/* The same in two steps, so that several files are written all or none: npy_write_staged writes the
+ * temporary file, then npy_commit renames it into place or npy_discard removes it. */
+typedef struct npy_staged {
+    char path[4096], tmp[4200];
+    int in_place;
+} npy_staged;
+int npy_write_staged(npy_staged *w, const char *path, const char *descr, int ndim, const int64_t *shape,
+                     const void *data, char *err, size_t err_len);
+int npy_commit(npy_staged *w, char *err, size_t err_len);
+void npy_discard(npy_staged *w);
 void npy_free(npy_array *a);
 
 #endif
