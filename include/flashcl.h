@@ -12,10 +12,11 @@
  *
  * Every function returns a flashcl_status. On failure nothing is launched and nothing is leaked, and
  * flashcl_context_last_error() holds a message naming the argument and the reason (or the OpenCL
- * compiler's build log). One exception: a step of two or three kernels (kv_append's, split-KV's merge)
- * whose later launch the OpenCL driver refuses (CL_OUT_OF_RESOURCES) after the first was enqueued; the
- * call then waits for what was enqueued (clFinish) before it returns the driver's error, and the step's
- * outputs, the cache rows it appends and the workspace hold undefined values.
+ * compiler's build log). One exception: a step of several launches (kv_append's, split-KV's merge,
+ * standard attention's GEMMs, softmax and conversions) whose later launch the OpenCL driver (or CLBlast)
+ * refuses after the first was enqueued; the call then waits for what was enqueued (clFinish) before it
+ * returns the error, and the step's outputs, the cache rows it appends and the workspace hold undefined
+ * values.
  */
 #ifndef FLASHCL_H
 #define FLASHCL_H
