@@ -437,12 +437,20 @@ static int parse_value(int c, const char *val, tune_opts *o)
         return cli_int(name, val, 1, 1L << 30, &o->seq[c == 'n' ? 0 : c == OPT_SEQ_Q ? 1 : 2]);
     case OPT_DTYPE: {
         char buf[128];
-        snprintf(buf, sizeof buf, "%s", val);
+        snprintf(buf, sizeof buf, "%s", val ? val : "");
         o->n_types = 0;
-        for (char *tok = strtok(buf, ","); tok && o->n_types < MAX_LIST; tok = strtok(NULL, ","))
-            if (!cli_dtype(tok, &o->types[o->n_types++]))
+        if (!val || !*val || strstr(buf, ",,") || *buf == ',' || buf[strlen(buf) - 1] == ',') {
+            fprintf(stderr, "flashcl tune: --dtype %s: f32, f16 or bf16, comma-separated, no empty item\n",
+                    val ? val : "(missing)");
+            return 0;
+        }
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+            if (o->n_types == MAX_LIST || !cli_dtype(tok, &o->types[o->n_types++])) {
+                if (o->n_types == MAX_LIST)
+                    fprintf(stderr, "flashcl tune: --dtype %s: at most %d types\n", val, MAX_LIST);
                 return 0;
-        return o->n_types > 0 || cli_dtype(NULL, &o->types[0]);
+            }
+        return 1;
     }
     }
     return 0;
