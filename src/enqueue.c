@@ -270,23 +270,23 @@ static flashcl_status check_aliasing(flashcl_plan *pl, const flashcl_tensors *t)
      * the same buffer (or sub-buffers of one) and overlapping byte ranges (tensors of one pooled buffer at
      * apart offsets do not). */
     region in[18] = {{q, of->q, L->q_bytes, "q"},
-                           {k, of->k, L->k_bytes, "k"},
-                           {v, of->v, L->v_bytes, "v"},
-                           {t->alibi_slopes, of->alibi_slopes, L->alibi_bytes, "alibi_slopes"},
-                           {t->mask, of->mask, L->mask_bytes, "mask"},
-                           {t->key_padding, of->key_padding, L->key_padding_bytes, "key_padding"},
-                           {t->cu_seqlens_q, of->cu_seqlens_q, L->cu_seqlens_bytes, "cu_seqlens_q"},
-                           {t->cu_seqlens_k, of->cu_seqlens_k, L->cu_seqlens_bytes, "cu_seqlens_k"},
-                           {t->cache_seqlens, of->cache_seqlens, L->cache_seqlens_bytes, "cache_seqlens"},
-                           {t->block_table, of->block_table, L->block_table_bytes, "block_table"},
-                           {t->k_new, of->k_new, L->kv_new_bytes, "k_new"},
-                           {t->v_new, of->v_new, L->v_new_bytes, "v_new"},
-                           {t->k_scale, of->k_scale, L->kv_scale_bytes, "k_scale"},
-                           {t->v_scale, of->v_scale, L->kv_scale_bytes, "v_scale"},
-                           {t->sinks, of->sinks, L->sinks_bytes, "sinks"},
-                           {t->cache_batch_idx, of->cache_batch_idx, L->cache_batch_idx_bytes, "cache_batch_idx"},
-                           {t->cache_leftpad, of->cache_leftpad, L->cache_leftpad_bytes, "cache_leftpad"},
-                           {t->descale, of->descale, L->descale_bytes, "descale"}};
+                     {k, of->k, L->k_bytes, "k"},
+                     {v, of->v, L->v_bytes, "v"},
+                     {t->alibi_slopes, of->alibi_slopes, L->alibi_bytes, "alibi_slopes"},
+                     {t->mask, of->mask, L->mask_bytes, "mask"},
+                     {t->key_padding, of->key_padding, L->key_padding_bytes, "key_padding"},
+                     {t->cu_seqlens_q, of->cu_seqlens_q, L->cu_seqlens_bytes, "cu_seqlens_q"},
+                     {t->cu_seqlens_k, of->cu_seqlens_k, L->cu_seqlens_bytes, "cu_seqlens_k"},
+                     {t->cache_seqlens, of->cache_seqlens, L->cache_seqlens_bytes, "cache_seqlens"},
+                     {t->block_table, of->block_table, L->block_table_bytes, "block_table"},
+                     {t->k_new, of->k_new, L->kv_new_bytes, "k_new"},
+                     {t->v_new, of->v_new, L->v_new_bytes, "v_new"},
+                     {t->k_scale, of->k_scale, L->kv_scale_bytes, "k_scale"},
+                     {t->v_scale, of->v_scale, L->kv_scale_bytes, "v_scale"},
+                     {t->sinks, of->sinks, L->sinks_bytes, "sinks"},
+                     {t->cache_batch_idx, of->cache_batch_idx, L->cache_batch_idx_bytes, "cache_batch_idx"},
+                     {t->cache_leftpad, of->cache_leftpad, L->cache_leftpad_bytes, "cache_leftpad"},
+                     {t->descale, of->descale, L->descale_bytes, "descale"}};
     region out_o = {o, of->o, L->o_bytes, "o"}, out_lse = {lse, of->lse, L->lse_bytes, "lse"};
     for (int i = 0; i < 18; ++i)
         in_parent(&in[i]);
