@@ -456,7 +456,7 @@ static flashcl_status enqueue(flashcl_plan *pl, cl_command_queue queue, const fl
         pl->bound = 0;
     if (pl->config.algorithm == FLASHCL_ALGO_STANDARD) {
         st = fcl_standard_enqueue(pl, t->q, t->k, t->v, t->o, t->lse, num_events, wait_list, want_done);
-        if (st != FLASHCL_SUCCESS) /* (its GEMMs and softmax enqueued before the refusal: done before the call returns) */
+        if (st != FLASHCL_SUCCESS) /* (its GEMMs and softmax enqueued before the refusal: done before it returns) */
             clFinish(pl->queue);
     } else
         st = launch_kernel(pl, t, bound, in_order, num_events, wait_list, want_done);

@@ -127,13 +127,15 @@ START_TEST(test_enqueue_alias_views)
         t.v = views[0];
         t.o = views[1];
         st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
-        ck_assert_msg(st == FLASHCL_INVALID_ARGUMENT && strstr(flashcl_context_last_error(ctx), "o aliases an input buffer (v)"),
-                      "%s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
+        const char *msg = flashcl_context_last_error(ctx);
+        ck_assert_msg(st == FLASHCL_INVALID_ARGUMENT && strstr(msg, "o aliases an input buffer (v)"), "%s: %s",
+                      flashcl_status_name(st), msg);
     } else if (_i == 1) { /* Q: the K cache's row 20, the one the append writes */
         t.q = k;
         t.offsets.q = (uint64_t)len * p.heads_kv * p.head_dim * sizeof(float);
         st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
-        expect_refused(ctx, _i, st, FLASHCL_INVALID_ARGUMENT, "q aliases the cache that kv_append writes (k)", o, sz[3]);
+        expect_refused(ctx, _i, st, FLASHCL_INVALID_ARGUMENT, "q aliases the cache that kv_append writes (k)", o,
+                       sz[3]);
     } else {
         ck_assert_int_eq(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL), FLASHCL_SUCCESS);
         ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);

@@ -133,7 +133,8 @@ int cli_int_list(const char *cmd, const char *opt, const char *val, long min, lo
 {
     *n = 0;
     if (!val || !*val) {
-        fprintf(stderr, "flashcl %s: %s needs a value: integers from %ld to %ld, comma-separated\n", cmd, opt, min, max);
+        fprintf(stderr, "flashcl %s: %s needs a value: integers from %ld to %ld, comma-separated\n", cmd, opt, min,
+                max);
         return 0;
     }
     for (const char *tok = val;; ++tok) {
