@@ -183,8 +183,7 @@ static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
     const resolved_layout *L = &pl->layout;
     const struct flashcl_offsets *of = &t->offsets;
     const size_t es = flashcl_dtype_size((flashcl_dtype)p->dtype), ek = fcl_kv_elem(p),
-                 escale = p->kv_format == FLASHCL_KV_INT8 ? flashcl_dtype_size((flashcl_dtype)p->kv_scale_dtype)
-                                                          : 1; /* (the scales' type is read for int8 caches only) */
+                 escale = fcl_kv_scale_elem(p);
     flashcl_status st;
     if ((st = check_buffer_at(ctx, q, "q", L->q_bytes, of->q, fcl_q_elem(p))) ||
         (st = check_buffer_at(ctx, k, "k", L->k_bytes, of->k, ek)) ||
@@ -345,7 +344,7 @@ static flashcl_status check_wait_list(flashcl_context *ctx, cl_uint num_events, 
 static fcl_offsets element_offsets(const flashcl_problem *p, const struct flashcl_offsets *of)
 {
     const size_t es = flashcl_dtype_size((flashcl_dtype)p->dtype), ek = fcl_kv_elem(p),
-                 escale = flashcl_dtype_size((flashcl_dtype)p->kv_scale_dtype);
+                 escale = fcl_kv_scale_elem(p);
     return (fcl_offsets){.q = (cl_long)(of->q / fcl_q_elem(p)), .k = (cl_long)(of->k / ek), .v = (cl_long)(of->v / ek),
                             .o = (cl_long)(of->o / es), .lse = (cl_long)(of->lse / sizeof(float)),
                             .alibi = (cl_long)(of->alibi_slopes / sizeof(float)),
@@ -581,15 +580,14 @@ static flashcl_status launch_kernel(flashcl_plan *pl, const flashcl_tensors *t, 
     }
 
     /* Every kernel's arguments, before any of the step's launches: a refused argument leaves nothing enqueued */
-    fcl_args ap, c;
     if (pl->append) {
-        ap = fcl_args_of(pl->append, FCL_K_KV_APPEND);
+        fcl_args ap = fcl_args_of(pl->append, FCL_K_KV_APPEND);
         if (!bound)
             fcl_append_module.bind_buffers(&ap, pl, t, &scr);
         st = fcl_args_check(ctx, &ap, "kv_append");
     }
     if (pl->combine && st == FLASHCL_SUCCESS) {
-        c = fcl_args_of(pl->combine, FCL_K_FLASH_COMBINE);
+        fcl_args c = fcl_args_of(pl->combine, FCL_K_FLASH_COMBINE);
         if (!bound)
             fcl_combine_module.bind_buffers(&c, pl, t, &scr);
         st = fcl_args_check(ctx, &c, "split-KV");

@@ -143,6 +143,8 @@ int fcl_kv_mixed(const flashcl_problem *p);
  * and of Q (1 under fp8 attention) */
 size_t fcl_kv_elem(const flashcl_problem *p);
 size_t fcl_q_elem(const flashcl_problem *p);
+/* an int8 cache's scale (f32 or f16); 1 for the other caches, which have none */
+size_t fcl_kv_scale_elem(const flashcl_problem *p);
 /* TF32 products a product under problem.precision: 3 (tf32x3), 1 (tf32) or 0 (fp32). */
 int fcl_tf32(const flashcl_problem *p);
 /* V's and O's head dim: problem.head_dim_v, or head_dim where that is 0. */

@@ -111,6 +111,11 @@ size_t fcl_kv_elem(const flashcl_problem *p)
     return p->qkv_format || p->kv_format ? 1 : flashcl_dtype_size(fcl_kv_dtype(p));
 }
 
+size_t fcl_kv_scale_elem(const flashcl_problem *p)
+{
+    return p->kv_format == FLASHCL_KV_INT8 ? flashcl_dtype_size((flashcl_dtype)p->kv_scale_dtype) : 1;
+}
+
 size_t fcl_q_elem(const flashcl_problem *p)
 {
     return p->qkv_format ? 1 : flashcl_dtype_size((flashcl_dtype)p->dtype);
@@ -497,7 +502,6 @@ static flashcl_status resolve_buffers(flashcl_context *ctx, const flashcl_proble
         return st;
     layout->row_groups = p->varlen ? p->heads_q : (int64_t)p->batch * p->heads_q;
     layout->group_rows = p->varlen ? p->total_q : p->seq_q;
-    const uint64_t scale_size = flashcl_dtype_size(p->kv_scale_dtype); /* (read for int8 only) */
     const struct {
         const char *name;
         int used;
@@ -519,7 +523,7 @@ static flashcl_status resolve_buffers(flashcl_context *ctx, const flashcl_proble
         {"block_table", p->kv_cache && p->page_size,
          {(uint64_t)p->batch, (uint64_t)layout->max_pages, sizeof(int32_t), 1, 1}, &layout->block_table_bytes},
         {"k_scale and v_scale", p->kv_format == FLASHCL_KV_INT8,
-         {(uint64_t)nbk, (uint64_t)nk, (uint64_t)p->heads_kv, scale_size, 1}, &layout->kv_scale_bytes},
+         {(uint64_t)nbk, (uint64_t)nk, (uint64_t)p->heads_kv, fcl_kv_scale_elem(p), 1}, &layout->kv_scale_bytes},
         {"k_new", p->kv_cache && p->kv_append,
          {(uint64_t)p->batch, (uint64_t)p->seq_q, (uint64_t)p->heads_kv, (uint64_t)d, elem}, &layout->kv_new_bytes},
         {"v_new", p->kv_cache && p->kv_append,

@@ -141,11 +141,12 @@ int cli_int_list(const char *cmd, const char *opt, const char *val, long min, lo
         const char *comma = strchr(tok, ',');
         const size_t len = comma ? (size_t)(comma - tok) : strlen(tok);
         char item[64];
-        if (len == 0 || len >= sizeof item || *n == most) {
-            fprintf(stderr, "flashcl %s: %s %s: %s\n", cmd, opt, val,
-                    *n == most ? "too many values" : len ? "a value too long" : "an empty value between commas");
-            if (*n == most)
-                fprintf(stderr, "flashcl %s: %s takes at most %d\n", cmd, opt, most);
+        if (*n == most) {
+            fprintf(stderr, "flashcl %s: %s %s: too many values; it takes at most %d\n", cmd, opt, val, most);
+            return 0;
+        }
+        if (len == 0 || len >= sizeof item) {
+            fprintf(stderr, "flashcl %s: %s %s: %s\n", cmd, opt, val, len ? "a value too long" : "an empty value");
             return 0;
         }
         memcpy(item, tok, len);

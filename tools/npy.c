@@ -167,32 +167,28 @@ int npy_read(const char *path, npy_array *out, char *err, size_t en)
     return rc;
 }
 
-/* Where a write of `path` lands: through a symbolic link its target (the link stays), else path itself; *in_place:
- * an existing file that is not a regular one (a FIFO, a device), written where it is rather than replaced. */
-static const char *write_target(const char *path, char *buf, size_t n, int *in_place, mode_t *mode)
+/* Where a write of `path` lands, into w->path: through a symbolic link its target (the link stays), else path
+ * itself; w->in_place: an existing file that is not a regular one (a FIFO, a device), written where it is
+ * rather than replaced; *mode: an existing file's permissions, which its replacement keeps (0: none). */
+static void write_target(npy_staged *w, const char *path, mode_t *mode)
 {
     struct stat st;
-    *in_place = 0;
+    w->in_place = 0;
     *mode = 0;
-    const char *target = path;
+    snprintf(w->path, sizeof w->path, "%s", path);
 #ifndef _WIN32 /* (no symbolic links to follow there, and no permissions to keep) */
     char *real = NULL;
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)) != NULL) {
-        snprintf(buf, n, "%s", real);
+        snprintf(w->path, sizeof w->path, "%s", real);
         free(real);
-        target = buf;
     }
-#else
-    (void)buf;
-    (void)n;
 #endif
-    if (stat(target, &st) == 0) {
-        *in_place = !S_ISREG(st.st_mode);
+    if (stat(w->path, &st) == 0) {
+        w->in_place = !S_ISREG(st.st_mode);
 #ifndef _WIN32
-        *mode = st.st_mode & 07777; /* (a replaced file keeps its permissions) */
+        *mode = st.st_mode & 07777;
 #endif
     }
-    return target;
 }
 
 int npy_write_staged(npy_staged *w, const char *path, const char *descr, int ndim, const int64_t *shape,
@@ -213,9 +209,7 @@ int npy_write_staged(npy_staged *w, const char *path, const char *descr, int ndi
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
     const size_t elem = descr[2] == '4' ? 4 : 2;
     mode_t mode;
-    const char *target = write_target(path, w->path, sizeof w->path, &w->in_place, &mode);
-    if (target != w->path)
-        snprintf(w->path, sizeof w->path, "%s", path);
+    write_target(w, path, &mode);
     if (w->in_place)
         snprintf(w->tmp, sizeof w->tmp, "%s", w->path);
     else
