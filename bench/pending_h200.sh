@@ -29,6 +29,11 @@
 #           warps take), interleaved trees (bench/variants_h200.sh; about 6 minutes with the trees' builds)
 #   tiles1  decode-mma-34: 16-bit caches with one 16-key tile a warp and step (TILES_OVERRIDE=1) against the
 #           chooser's two, batch 1 and 8, fp16, d=128 (bench/options_h200.sh; about 3 minutes)
+#   e4m3b   decode-mma-33's e8t3 (E4M3 at eight warps, three tiles) against this tree at batch 1 × 8192 and batch 8 ×
+#           8192-131072, the chooser's splits (about 3 minutes with the trees' builds)
+#   uniform wgmma-uniform: the persistent program with the next block's Q copies unconditional (WG_QNEXT_ALWAYS)
+#           against the default and the persistent program, d=128 fp16 N 1024 and 16384, and the driver's PTX of
+#           both persistent programs for tools/ptx_loops.py (docs/design/wgmma.md; about 3 minutes)
 #   bulk    decode-mma-35: K and V by bulk copies (KV_BULK=1, one tile a warp) against the chooser's program and
 #           one tile by loads (decode-mma-34's variant), batch 1 and 8, fp16, d=128 (about 5 minutes; tiles1's
 #           variants included)
@@ -216,6 +221,42 @@ print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=204
 -d 128 --dtype f16 --kv-dtype fp8e4m3 -n 32768,131072 --iters 20 --warmup 3 ${sp[*]:-}" base=. e8t2=/tmp/fcl-e8t2 \
         e8t3=/tmp/fcl-e8t3 e8t4=/tmp/fcl-e8t4 > /dev/null
       decode_table "$r/$s/variants" | sed "s/^/splits $s: /"
+    done
+    ;;
+  e4m3b)
+    # (decode-mma-33's e8t3, E4M3 at eight warps with three tiles, against this tree at the shapes e4m3 left out)
+    rm -rf /tmp/fcl-e8t3 && mkdir -p /tmp/fcl-e8t3 &&
+      tar cf - --exclude=./.gpu --exclude='./build*' . | tar xf - -C /tmp/fcl-e8t3
+    sed -i -e 's/(!p->kv_format || int8_f32) && !big/(!p->kv_format || int8_f32 || p->kv_format == FLASHCL_KV_FP8_E4M3) \&\& !big/' \
+      -e "s/FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? 2 :/FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? 3 :/" /tmp/fcl-e8t3/src/kernels/decode_mma.c
+    grep -q "(fp8_cvt ? 3 :" /tmp/fcl-e8t3/src/kernels/decode_mma.c || { echo "e4m3b: the chooser's lines have changed"; continue; }
+    for bt in 1 8; do
+      n=8192
+      [ $bt = 1 ] || n=8192,32768,131072
+      OUT=$r/b$bt REUSE=1 RUN_LIMIT=150 bash bench/variants_h200.sh 2 "--device $dev --decode -b $bt -H 32 --heads-kv 8 \
+-d 128 --dtype f16 --kv-dtype fp8e4m3 -n $n --iters 20 --warmup 3" base=. e8t3=/tmp/fcl-e8t3 > /dev/null
+      decode_table "$r/b$bt/variants"
+    done
+    ;;
+  uniform)
+    # (wgmma-uniform: the chooser's tiles spelled out, then the default, the persistent program and the persistent
+    # program with the next Q's copies unconditional, interleaved; the driver's PTX of both persistent programs)
+    FLASHCL_CACHE_DIR=$r/cache-default timeout 150 "$b/tools/flashcl" bench --device "$dev" -d 128 -n 1024 --dtype f16 \
+      --iters 3 --warmup 1 --algos flash --json "$r/default.json" > "$r/default.txt" 2>&1
+    c=$(python3 -c 'import json, sys
+x = json.load(open(sys.argv[1]))["results"][0]
+print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=2048" %
+      (x["block_m"], x["block_n"], x["kv_stages"]))' "$r/default.json") || { echo "uniform: no default tiles"; continue; }
+    OUT=$r BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 1024,16384 --dtype f16 --iters 10" \
+      base= p2048=cfg:$c p2048a=cfg:$c+-DWG_QNEXT_ALWAYS=1
+    for v in p2048 p2048a; do
+      opts=
+      [ $v = p2048 ] || opts=-DWG_QNEXT_ALWAYS=1
+      FLASHCL_BUILD_OPTIONS=$opts FLASHCL_CACHE_DIR=$r/cache-$v timeout 150 "$b/tools/flashcl" bench --device "$dev" \
+        -d 128 -n 1024 --dtype f16 --iters 3 --warmup 1 --algos flash --config "$c" > /dev/null 2>&1
+      mkdir -p "$r/sass-$v" && OUT_DIR=$r/sass-$v timeout 120 python3 tools/nv_driver_sass.py "$r/cache-$v" \
+        > "$r/sass-$v/log.txt" 2>&1
+      echo "$v: $(grep -h 'flash_wgmma: [0-9]* registers' "$r/sass-$v/log.txt" | head -n 1)"
     done
     ;;
   tiles1)

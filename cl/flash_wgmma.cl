@@ -143,6 +143,12 @@
 #ifndef WG_LOCAL_PAD
 #define WG_LOCAL_PAD 0
 #endif
+/* WG_QNEXT_ALWAYS (measurement only, results unchanged: wgmma-uniform): with two Q tiles, the next block's Q
+ * copies issued by every block, the last block's copying its own rows again (never read), instead of under
+ * a test of whether a next block exists; the consumers wait for all their copies before they end */
+#ifndef WG_QNEXT_ALWAYS
+#define WG_QNEXT_ALWAYS 0
+#endif
 #if Q_BUFS == 2
 #define ASYNC_WAIT_Q() ASYNC_WAIT(1) /* (this block's Q: all groups but the last, the next block's Q) */
 #else
@@ -1034,8 +1040,14 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if Q_BUFS == 2
     { /* the next block's Q, into the other tile (free: the barrier above, or none before) */
         __local ushort *const q_next = (__local ushort *)q4 + (q_par ^ 1) * (BLOCK_M * QW);
+#if WG_QNEXT_ALWAYS
+        {
+            const int wn = min(w + w_step, n_work - 1);
+#else
         if (w + w_step < n_work) {
-            BLOCK_ROWS((w + w_step) % blocks_m, blocks_m, (w + w_step) / blocks_m); /* (its m0, sv, h, sq) */
+            const int wn = w + w_step;
+#endif
+            BLOCK_ROWS(wn % blocks_m, blocks_m, wn / blocks_m); /* (its m0, sv, h, sq) */
             LOAD_Q_TILED(q_next, BLOCK_M, Q_ROW, sq - m0);
         }
         ASYNC_COMMIT(); /* (a group, maybe empty: the waits below leave the last one in flight) */
@@ -1608,5 +1620,8 @@ UNROLL
         q_par ^= 1;
 #endif
     }
+#if WG_QNEXT_ALWAYS && Q_BUFS == 2
+    ASYNC_WAIT_ALL(); /* (the last block's copies of its own Q, never read, land before the work-item ends) */
+#endif
 #endif
 }
