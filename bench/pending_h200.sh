@@ -31,9 +31,10 @@
 #           chooser's two, batch 1 and 8, fp16, d=128 (bench/options_h200.sh; about 3 minutes)
 #   e4m3b   decode-mma-33's e8t3 (E4M3 at eight warps, three tiles) against this tree at batch 1 × 8192 and batch 8 ×
 #           8192-131072, the chooser's splits (about 3 minutes with the trees' builds)
-#   uniform wgmma-uniform: the persistent program with the next block's Q copies unconditional (WG_QNEXT_ALWAYS)
-#           against the default and the persistent program, d=128 fp16 N 1024 and 16384, and the driver's PTX of
-#           both persistent programs for tools/ptx_loops.py (docs/design/wgmma.md; about 3 minutes)
+#   uniform wgmma-uniform: the persistent program with the warpgroup's branches read from a warp shuffle
+#           (WG_WARP_BCAST, its default) against the default and the persistent program without it, d=128 fp16
+#           N 1024 and 16384, after the wgmma_persist list; the driver's PTX of the new program for
+#           tools/ptx_loops.py (docs/design/wgmma.md; about 4 minutes with the tests' build)
 #   bulk    decode-mma-35: K and V by bulk copies (KV_BULK=1, one tile a warp) against the chooser's program and
 #           one tile by loads (decode-mma-34's variant), batch 1 and 8, fp16, d=128 (about 5 minutes; tiles1's
 #           variants included)
@@ -239,8 +240,11 @@ print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=204
     done
     ;;
   uniform)
-    # (wgmma-uniform: the chooser's tiles spelled out, then the default, the persistent program and the persistent
-    # program with the next Q's copies unconditional, interleaved; the driver's PTX of both persistent programs)
+    # (wgmma-uniform: the wgmma_persist list on the GPU; the chooser's tiles spelled out, then the default, the
+    # persistent program as it was (WG_WARP_BCAST=0) and as it is, interleaved; the driver's PTX of the new one)
+    FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no FLASHCL_TEST_FEATURES=wgmma_persist timeout 120 "$b/tests/test_flash" \
+      > "$r/persist.log" 2>&1
+    echo "wgmma_persist list: exit $? $(grep -h 'Checks:' "$r/persist.log" | tail -n 1)"
     FLASHCL_CACHE_DIR=$r/cache-default timeout 150 "$b/tools/flashcl" bench --device "$dev" -d 128 -n 1024 --dtype f16 \
       --iters 3 --warmup 1 --algos flash --json "$r/default.json" > "$r/default.txt" 2>&1
     c=$(python3 -c 'import json, sys
@@ -248,16 +252,12 @@ x = json.load(open(sys.argv[1]))["results"][0]
 print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=2048" %
       (x["block_m"], x["block_n"], x["kv_stages"]))' "$r/default.json") || { echo "uniform: no default tiles"; continue; }
     OUT=$r BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 1024,16384 --dtype f16 --iters 10" \
-      base= p2048=cfg:$c p2048a=cfg:$c+-DWG_QNEXT_ALWAYS=1
-    for v in p2048 p2048a; do
-      opts=
-      [ $v = p2048 ] || opts=-DWG_QNEXT_ALWAYS=1
-      FLASHCL_BUILD_OPTIONS=$opts FLASHCL_CACHE_DIR=$r/cache-$v timeout 150 "$b/tools/flashcl" bench --device "$dev" \
-        -d 128 -n 1024 --dtype f16 --iters 3 --warmup 1 --algos flash --config "$c" > /dev/null 2>&1
-      mkdir -p "$r/sass-$v" && OUT_DIR=$r/sass-$v timeout 120 python3 tools/nv_driver_sass.py "$r/cache-$v" \
-        > "$r/sass-$v/log.txt" 2>&1
-      echo "$v: $(grep -h 'flash_wgmma: [0-9]* registers' "$r/sass-$v/log.txt" | head -n 1)"
-    done
+      base= p2048old=cfg:$c+-DWG_WARP_BCAST=0 p2048=cfg:$c
+    FLASHCL_CACHE_DIR=$r/cache-p2048 timeout 150 "$b/tools/flashcl" bench --device "$dev" -d 128 -n 1024 --dtype f16 \
+      --iters 3 --warmup 1 --algos flash --config "$c" > /dev/null 2>&1
+    mkdir -p "$r/sass-p2048" && OUT_DIR=$r/sass-p2048 timeout 120 python3 tools/nv_driver_sass.py "$r/cache-p2048" \
+      > "$r/sass-p2048/log.txt" 2>&1
+    echo "p2048: $(grep -h 'flash_wgmma: [0-9]* registers' "$r/sass-p2048/log.txt" | head -n 1)"
     ;;
   tiles1)
     for bt in 1 8; do

@@ -143,11 +143,12 @@
 #ifndef WG_LOCAL_PAD
 #define WG_LOCAL_PAD 0
 #endif
-/* WG_QNEXT_ALWAYS (measurement only, results unchanged: wgmma-uniform): with two Q tiles, the next block's Q
- * copies issued by every block, the last block's copying its own rows again (never read), instead of under
- * a test of whether a next block exists; the consumers wait for all their copies before they end */
-#ifndef WG_QNEXT_ALWAYS
-#define WG_QNEXT_ALWAYS 0
+/* WG_WARP_BCAST (on with WG_PERSIST unless a build option sets it to 0: docs/design/wgmma.md, wgmma-uniform): the
+ * warpgroup's index and the producer's test taken from the warp's first work-item's index, read by a shuffle, so
+ * that ptxas knows them the same across the warp: the branches on them are then uniform, and the block loop's
+ * body keeps the uniform datapath (the wgmma descriptors, the stages and phases in uniform registers) */
+#ifndef WG_WARP_BCAST
+#define WG_WARP_BCAST WG_PERSIST
 #endif
 #if Q_BUFS == 2
 #define ASYNC_WAIT_Q() ASYNC_WAIT(1) /* (this block's Q: all groups but the last, the next block's Q) */
@@ -847,7 +848,12 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     float scale2 = scale_log2;
 #endif
     const int tid = get_local_id(0);
-    const int wgi = tid >> 7, wt = tid & 127; /* the warpgroup, and the work-item in it */
+#if WG_WARP_BCAST && FCL_PTX
+    const int tid_w = as_int(shfl_idx(as_float(tid), 0)); /* (the warp's first work-item's: WG_WARP_BCAST) */
+#else
+    const int tid_w = tid;
+#endif
+    const int wgi = tid_w >> 7, wt = tid & 127; /* the warpgroup, and the work-item in it */
     const int warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t = lane & 3;
 #if !FCL_PTX
@@ -945,7 +951,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     }
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (tid >= WG_SIZE) {
+    if (tid_w >= WG_SIZE) {
         /* The producer: K(t) then V(t-1), the order of use, each into its stage once the consumers freed it
          * (a tile KV_STAGES earlier: the phase before; a stage's first round passes at once) */
         PRODUCER_REGS();
@@ -1040,14 +1046,8 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if Q_BUFS == 2
     { /* the next block's Q, into the other tile (free: the barrier above, or none before) */
         __local ushort *const q_next = (__local ushort *)q4 + (q_par ^ 1) * (BLOCK_M * QW);
-#if WG_QNEXT_ALWAYS
-        {
-            const int wn = min(w + w_step, n_work - 1);
-#else
         if (w + w_step < n_work) {
-            const int wn = w + w_step;
-#endif
-            BLOCK_ROWS(wn % blocks_m, blocks_m, wn / blocks_m); /* (its m0, sv, h, sq) */
+            BLOCK_ROWS((w + w_step) % blocks_m, blocks_m, (w + w_step) / blocks_m); /* (its m0, sv, h, sq) */
             LOAD_Q_TILED(q_next, BLOCK_M, Q_ROW, sq - m0);
         }
         ASYNC_COMMIT(); /* (a group, maybe empty: the waits below leave the last one in flight) */
@@ -1620,8 +1620,5 @@ UNROLL
         q_par ^= 1;
 #endif
     }
-#if WG_QNEXT_ALWAYS && Q_BUFS == 2
-    ASYNC_WAIT_ALL(); /* (the last block's copies of its own Q, never read, land before the work-item ends) */
-#endif
 #endif
 }
