@@ -39,20 +39,20 @@
 #           one tile by loads (decode-mma-34's variant), batch 1 and 8, fp16, d=128 (about 5 minutes; tiles1's
 #           variants included)
 # Ran on 2026-12-06 (seventh session, H100): check, decode, stream, wide, sass, fp8, bytes8, bench, suites; on
-# 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check. Their results are in the design
-# pages. Still pending: e4m3, and suites on this tree's defaults (VT_LDSM at d_v 64 among them).
+# 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
+# e4m3. Their results are in the design pages. Still pending: e4m3b and uniform.
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs). REPS: bulk's rounds (2),
 # BATCHES its batches (1 8). With less device time than a build: `meson setup build-rel --buildtype=release
 # -Dtests=disabled && ninja -C build-rel tools/flashcl` here, build-rel in the call's carry, and
 # bench/options_h200.sh run there with BUILD=$PWD/build-rel (it builds nothing where the command exists).
-# (Default stages: suites e4m3.)
+# (Default stages: e4m3b uniform.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=${BUILD:-/tmp/b}
 out=${OUT:-/tmp}
 dev=${FLASHCL_DEVICE:-NVIDIA}
-[ $# -gt 0 ] || set -- suites e4m3
+[ $# -gt 0 ] || set -- e4m3b uniform
 t0=$SECONDS
 # (built again every time: a no-op where nothing changed, and no stale binary after a source change)
 # shellcheck disable=SC2086
