@@ -32,8 +32,8 @@
 #   e4m3b   decode-mma-33's e8t3 (E4M3 at eight warps, three tiles) against this tree at batch 1 × 8192 and batch 8 ×
 #           8192-131072, the chooser's splits (about 3 minutes with the trees' builds)
 #   uniform wgmma-uniform: the persistent program with the warpgroup's branches read from a warp shuffle
-#           (WG_WARP_BCAST, its default) against the default and the persistent program without it, d=128 fp16
-#           N 1024 and 16384, after the wgmma_persist list; the driver's PTX of the new program for
+#           (WG_WARP_BCAST, its default) against the default and the persistent program without it, one block a
+#           work-group, and one work-group an SM (132), d=128 fp16 N 1024 and 16384, after the wgmma_persist list; the driver's PTX of the new program for
 #           tools/ptx_loops.py (docs/design/wgmma.md; about 4 minutes with the tests' build)
 #   bulk    decode-mma-35: K and V by bulk copies (KV_BULK=1, one tile a warp) against the chooser's program and
 #           one tile by loads (decode-mma-34's variant), batch 1 and 8, fp16, d=128 (about 5 minutes; tiles1's
@@ -252,7 +252,7 @@ x = json.load(open(sys.argv[1]))["results"][0]
 print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=2048" %
       (x["block_m"], x["block_n"], x["kv_stages"]))' "$r/default.json") || { echo "uniform: no default tiles"; continue; }
     OUT=$r BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 1024,16384 --dtype f16 --iters 10" \
-      base= p2048old=cfg:$c+-DWG_WARP_BCAST=0 p2048=cfg:$c
+      base= p2048old=cfg:$c+-DWG_WARP_BCAST=0 p2048=cfg:$c p132=cfg:${c/persistent=2048/persistent=132}
     FLASHCL_CACHE_DIR=$r/cache-p2048 timeout 150 "$b/tools/flashcl" bench --device "$dev" -d 128 -n 1024 --dtype f16 \
       --iters 3 --warmup 1 --algos flash --config "$c" > /dev/null 2>&1
     mkdir -p "$r/sass-p2048" && OUT_DIR=$r/sass-p2048 timeout 120 python3 tools/nv_driver_sass.py "$r/cache-p2048" \
