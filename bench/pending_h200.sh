@@ -35,12 +35,15 @@
 #           (WG_WARP_BCAST, its default) against the default and the persistent program without it, one block a
 #           work-group, and one work-group an SM (132), d=128 fp16 N 1024 and 16384, after the wgmma_persist list; the driver's PTX of the new program for
 #           tools/ptx_loops.py (docs/design/wgmma.md; about 4 minutes with the tests' build)
+#   desc    wgmma-desc: the wgmma, wgmma_features and wgmma_persist lists with each k step's descriptor made by
+#           an integer add (WG_DESC_ADD=1), then the default against it, d 64, 128 and 256, fp16 N 1024 and 16384
+#           (docs/design/wgmma.md; about 4 minutes with the tests' build)
 #   bulk    decode-mma-35: K and V by bulk copies (KV_BULK=1, one tile a warp) against the chooser's program and
 #           one tile by loads (decode-mma-34's variant), batch 1 and 8, fp16, d=128 (about 5 minutes; tiles1's
 #           variants included)
 # Ran on 2026-12-06 (seventh session, H100): check, decode, stream, wide, sass, fp8, bytes8, bench, suites; on
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
-# e4m3. Their results are in the design pages. Still pending: e4m3b and uniform.
+# e4m3. Their results are in the design pages. Still pending: e4m3b, uniform and desc (two calls).
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs). REPS: bulk's rounds (2),
 # BATCHES its batches (1 8). With less device time than a build: `meson setup build-rel --buildtype=release
@@ -258,6 +261,16 @@ print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=204
     mkdir -p "$r/sass-p2048" && OUT_DIR=$r/sass-p2048 timeout 120 python3 tools/nv_driver_sass.py "$r/cache-p2048" \
       > "$r/sass-p2048/log.txt" 2>&1
     echo "p2048: $(grep -h 'flash_wgmma: [0-9]* registers' "$r/sass-p2048/log.txt" | head -n 1)"
+    ;;
+  desc)
+    # (wgmma-desc: the wgmma lists on the GPU with the descriptors by adds, then the default against them,
+    # interleaved, at each head dim the chooser's program)
+    FLASHCL_BUILD_OPTIONS=-DWG_DESC_ADD=1 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no \
+      FLASHCL_TEST_FEATURES=wgmma,wgmma_features,wgmma_persist timeout 240 "$b/tests/test_flash" > "$r/lists.log" 2>&1
+    echo "wgmma lists with WG_DESC_ADD=1: exit $? $(grep -h 'Checks:' "$r/lists.log" | tail -n 1)"
+    grep -hE ":[FE]:" "$r/lists.log" | head -n 5
+    OUT=$r BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev -d 64,128,256 -n 1024,16384 --dtype f16 \
+--iters 10" base= desc=-DWG_DESC_ADD=1
     ;;
   tiles1)
     for bt in 1 8; do

@@ -150,6 +150,12 @@
 #ifndef WG_WARP_BCAST
 #define WG_WARP_BCAST WG_PERSIST
 #endif
+/* WG_DESC_ADD (measurement first, off: docs/design/wgmma.md, wgmma-desc): each k step's wgmma descriptor made
+ * from its tile's by an integer add to the address field, rather than from its own address (a mask, a shift
+ * and an or each) */
+#ifndef WG_DESC_ADD
+#define WG_DESC_ADD 0
+#endif
 #if Q_BUFS == 2
 #define ASYNC_WAIT_Q() ASYNC_WAIT(1) /* (this block's Q: all groups but the last, the next block's Q) */
 #else
@@ -1268,19 +1274,27 @@ UNROLL
  * 1024 bytes between 8-row groups (the leading offset unused); V MN-major, k step kk 2048 bytes on,
  * BLOCK_N * 128 bytes between 64-column blocks (the leading offset: the two swapped failed validation,
  * docs/design/wgmma.md) and 1024 between 8-key groups. */
+#if WG_DESC_ADD
+/* the descriptor of a tile's start, e elements (16-bit: every tile here is ushorts) on: the offset added to
+ * the address field (the start's bytes 4-17), exact where it does not carry out of the field's 256 KB, which
+ * holds a work-group's local memory */
+#define DESC_AT(p_, e, lbo, sbo) (wg_desc((p_), (lbo), (sbo)) + (ulong)((uint)(e) >> 3))
+#else
+#define DESC_AT(p_, e, lbo, sbo) wg_desc((p_) + (e), (lbo), (sbo))
+#endif
 #if SWIZZLE
 #define SW128(desc) ((desc) | (1ul << 62))
-#define DESC_Q(ks) SW128(wg_desc(q_s + (((ks) >> 2) * BLOCK_M + 64 * wgi) * 64 + 16 * ((ks)&3), 16, 1024))
-#define DESC_K(kt_, ks) SW128(wg_desc((kt_) + ((ks) >> 2) * BLOCK_N * 64 + 16 * ((ks)&3), 16, 1024))
+#define DESC_Q(ks) SW128(DESC_AT(q_s + 64 * wgi * 64, ((ks) >> 2) * BLOCK_M * 64 + 16 * ((ks)&3), 16, 1024))
+#define DESC_K(kt_, ks) SW128(DESC_AT((kt_), ((ks) >> 2) * BLOCK_N * 64 + 16 * ((ks)&3), 16, 1024))
 #if WG_FP8 /* (V's transposed tile, K-major as K's: k32 step kk 32 bytes into its 128-byte rows) */
-#define DESC_V(vt_, kk) SW128(wg_desc((vt_) + 16 * (kk), 16, 1024))
+#define DESC_V(vt_, kk) SW128(DESC_AT((vt_), 16 * (kk), 16, 1024))
 #else
-#define DESC_V(vt_, kk) SW128(wg_desc((vt_) + 16 * (kk)*64, BLOCK_N * 128, 1024))
+#define DESC_V(vt_, kk) SW128(DESC_AT((vt_), 16 * (kk)*64, BLOCK_N * 128, 1024))
 #endif
 #else
-#define DESC_Q(ks) wg_desc(q_s + 64 * wgi * QD + 128 * (ks), 128, 16 * QD)
-#define DESC_K(kt_, ks) wg_desc((kt_) + 128 * (ks), 128, 16 * QD)
-#define DESC_V(vt_, kk) wg_desc((vt_) + 16 * (kk)*DV, 16 * DV, 128)
+#define DESC_Q(ks) DESC_AT(q_s + 64 * wgi * QD, 128 * (ks), 128, 16 * QD)
+#define DESC_K(kt_, ks) DESC_AT((kt_), 128 * (ks), 128, 16 * QD)
+#define DESC_V(vt_, kk) DESC_AT((vt_), 16 * (kk)*DV, 16 * DV, 128)
 #endif
 /* The issue of S = Q * K^T from the K tile at kt_ and of O += P * V from the V tile at vt_, each a batch of
  * its own (not waited for). */
