@@ -45,7 +45,8 @@
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
 # e4m3. Their results are in the design pages. Still pending: e4m3b, uniform and desc (two calls).
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
-# (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs). REPS: bulk's rounds (2),
+# (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
+# run the tests). REPS: bulk's rounds (2),
 # BATCHES its batches (1 8). With less device time than a build: `meson setup build-rel --buildtype=release
 # -Dtests=disabled && ninja -C build-rel tools/flashcl` here, build-rel in the call's carry, and
 # bench/options_h200.sh run there with BUILD=$PWD/build-rel (it builds nothing where the command exists).
