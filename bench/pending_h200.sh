@@ -33,8 +33,9 @@
 #           8192-131072, the chooser's splits (about 3 minutes with the trees' builds)
 #   uniform wgmma-uniform: the persistent program with the warpgroup's branches read from a warp shuffle
 #           (WG_WARP_BCAST, its default) against the default and the persistent program without it, one block a
-#           work-group, and one work-group an SM (132), d=128 fp16 N 1024 and 16384, after the wgmma_persist list; the driver's PTX of the new program for
-#           tools/ptx_loops.py (docs/design/wgmma.md; about 4 minutes with the tests' build)
+#           work-group, and one work-group an SM (132), d=128 fp16 N 1024 and 16384, after the wgmma_persist
+#           list; the driver's PTX of the new program for tools/ptx_loops.py (docs/design/wgmma.md; about 4
+#           minutes with the tests' build)
 #   desc    wgmma-desc: the wgmma, wgmma_features and wgmma_persist lists with each k step's descriptor made by
 #           an integer add (WG_DESC_ADD=1), then the default against it, d 64, 128 and 256, fp16 N 1024 and 16384
 #           (docs/design/wgmma.md; about 4 minutes with the tests' build)
@@ -234,7 +235,8 @@ print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=204
       tar cf - --exclude=./.gpu --exclude='./build*' . | tar xf - -C /tmp/fcl-e8t3
     sed -i -e 's/(!p->kv_format || int8_f32) && !big/(!p->kv_format || int8_f32 || p->kv_format == FLASHCL_KV_FP8_E4M3) \&\& !big/' \
       -e "s/FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? 2 :/FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? 3 :/" /tmp/fcl-e8t3/src/kernels/decode_mma.c
-    grep -q "(fp8_cvt ? 3 :" /tmp/fcl-e8t3/src/kernels/decode_mma.c || { echo "e4m3b: the chooser's lines have changed"; continue; }
+    grep -q "(fp8_cvt ? 3 :" /tmp/fcl-e8t3/src/kernels/decode_mma.c ||
+      { echo "e4m3b: the chooser's lines have changed"; continue; }
     for bt in 1 8; do
       n=8192
       [ $bt = 1 ] || n=8192,32768,131072
@@ -254,8 +256,10 @@ print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=204
     c=$(python3 -c 'import json, sys
 x = json.load(open(sys.argv[1]))["results"][0]
 print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=2048" %
-      (x["block_m"], x["block_n"], x["kv_stages"]))' "$r/default.json") || { echo "uniform: no default tiles"; continue; }
-    OUT=$r BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 1024,16384 --dtype f16 --iters 10" \
+      (x["block_m"], x["block_n"], x["kv_stages"]))' "$r/default.json") ||
+      { echo "uniform: no default tiles"; continue; }
+    OUT=$r BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 \
+      "--device $dev -d 128 -n 1024,16384 --dtype f16 --iters 10" \
       base= p2048old=cfg:$c+-DWG_WARP_BCAST=0 p2048=cfg:$c p132=cfg:${c/persistent=2048/persistent=132}
     FLASHCL_CACHE_DIR=$r/cache-p2048 timeout 150 "$b/tools/flashcl" bench --device "$dev" -d 128 -n 1024 --dtype f16 \
       --iters 3 --warmup 1 --algos flash --config "$c" > /dev/null 2>&1
