@@ -93,6 +93,23 @@ for (b, n), per in sorted(t.items()):
     print(f"B={b} x {n}: " + "; ".join(cells))
 PY
 }
+# e4m3_tree TILES: /tmp/fcl-e8tTILES, a copy of this tree whose chooser gives E4M3 eight warps (as int8 with fp32
+# scales) of TILES tiles (decode-mma-33); fails where the chooser's lines have changed
+e4m3_tree() {
+  local d=/tmp/fcl-e8t$1
+  rm -rf "$d" && mkdir -p "$d" && tar cf - --exclude=./.gpu --exclude='./build*' . | tar xf - -C "$d" &&
+    sed -i -e 's/(!p->kv_format || int8_f32) && !big/(!p->kv_format || int8_f32 || p->kv_format == FLASHCL_KV_FP8_E4M3) \&\& !big/' \
+      -e "s/FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? 2 :/FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? $1 :/" "$d/src/kernels/decode_mma.c" &&
+    grep -q "int8_f32 || p->kv_format == FLASHCL_KV_FP8_E4M3) && !big" "$d/src/kernels/decode_mma.c" &&
+    grep -q "(fp8_cvt ? $1 :" "$d/src/kernels/decode_mma.c"
+}
+# persistent_cfg JSON: the --config of the persistent program (2048 work-groups) with the tiles a bench JSON ran
+persistent_cfg() {
+  python3 -c 'import json, sys
+x = json.load(open(sys.argv[1]))["results"][0]
+print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=2048" %
+      (x["block_m"], x["block_n"], x["kv_stages"]))' "$1"
+}
 for stage in "$@"; do
   s0=$SECONDS
   r=$out/$stage
@@ -186,10 +203,7 @@ PY
     # (the default's tiles, then the same tiles persistent: bench/options_h200.sh's p2048 of wgmma-carveout)
     for name in default persistent; do
       cfg=()
-      [ $name = default ] || cfg=(--config "$(python3 -c 'import json, sys
-x = json.load(open(sys.argv[1]))["results"][0]
-print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=2048" %
-      (x["block_m"], x["block_n"], x["kv_stages"]))' "$r/default.json")")
+      [ $name = default ] || cfg=(--config "$(persistent_cfg "$r/default.json")")
       FLASHCL_CACHE_DIR=$r/cache-$name timeout 150 "$b/tools/flashcl" bench --device "$dev" -d 128 -n 1024 --dtype f16 \
         --iters 3 --warmup 1 --algos flash ${cfg[@]+"${cfg[@]}"} --json "$r/$name.json" > "$r/$name.txt" 2>&1 ||
         echo "$name: exit $?"
@@ -210,15 +224,8 @@ print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=204
   e4m3)
     # (copies whose chooser gives E4M3 eight warps, as int8 with fp32 scales: e8t2 with its two tiles, e8t3 and
     # e8t4 with three and four)
-    for w in e8t2 e8t3 e8t4; do
-      rm -rf "/tmp/fcl-$w" && mkdir -p "/tmp/fcl-$w" &&
-        tar cf - --exclude=./.gpu --exclude='./build*' . | tar xf - -C "/tmp/fcl-$w"
-      sed -i -e 's/(!p->kv_format || int8_f32) && !big/(!p->kv_format || int8_f32 || p->kv_format == FLASHCL_KV_FP8_E4M3) \&\& !big/' \
-        -e "s/FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? 2 :/FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? ${w#e8t} :/" \
-        "/tmp/fcl-$w/src/kernels/decode_mma.c"
-      grep -q "int8_f32 || p->kv_format == FLASHCL_KV_FP8_E4M3) && !big" "/tmp/fcl-$w/src/kernels/decode_mma.c" &&
-        grep -q "(fp8_cvt ? ${w#e8t} :" "/tmp/fcl-$w/src/kernels/decode_mma.c" ||
-        { echo "e4m3: the chooser's lines have changed"; continue 2; }
+    for tiles in 2 3 4; do
+      e4m3_tree $tiles || { echo "e4m3: the chooser's lines have changed"; continue 2; }
     done
     for s in auto 33; do
       sp=()
@@ -231,12 +238,7 @@ print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=204
     ;;
   e4m3b)
     # (decode-mma-33's e8t3, E4M3 at eight warps with three tiles, against this tree at the shapes e4m3 left out)
-    rm -rf /tmp/fcl-e8t3 && mkdir -p /tmp/fcl-e8t3 &&
-      tar cf - --exclude=./.gpu --exclude='./build*' . | tar xf - -C /tmp/fcl-e8t3
-    sed -i -e 's/(!p->kv_format || int8_f32) && !big/(!p->kv_format || int8_f32 || p->kv_format == FLASHCL_KV_FP8_E4M3) \&\& !big/' \
-      -e "s/FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? 2 :/FLASHCL_KV_FP8_E4M3 ? (fp8_cvt ? 3 :/" /tmp/fcl-e8t3/src/kernels/decode_mma.c
-    grep -q "(fp8_cvt ? 3 :" /tmp/fcl-e8t3/src/kernels/decode_mma.c ||
-      { echo "e4m3b: the chooser's lines have changed"; continue; }
+    e4m3_tree 3 || { echo "e4m3b: the chooser's lines have changed"; continue; }
     for bt in 1 8; do
       n=8192
       [ $bt = 1 ] || n=8192,32768,131072
@@ -253,11 +255,7 @@ print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=204
     echo "wgmma_persist list: exit $? $(grep -h 'Checks:' "$r/persist.log" | tail -n 1)"
     FLASHCL_CACHE_DIR=$r/cache-default timeout 150 "$b/tools/flashcl" bench --device "$dev" -d 128 -n 1024 --dtype f16 \
       --iters 3 --warmup 1 --algos flash --json "$r/default.json" > "$r/default.txt" 2>&1
-    c=$(python3 -c 'import json, sys
-x = json.load(open(sys.argv[1]))["results"][0]
-print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=2048" %
-      (x["block_m"], x["block_n"], x["kv_stages"]))' "$r/default.json") ||
-      { echo "uniform: no default tiles"; continue; }
+    c=$(persistent_cfg "$r/default.json") || { echo "uniform: no default tiles"; continue; }
     OUT=$r BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 \
       "--device $dev -d 128 -n 1024,16384 --dtype f16 --iters 10" \
       base= p2048old=cfg:$c+-DWG_WARP_BCAST=0 p2048=cfg:$c p132=cfg:${c/persistent=2048/persistent=132}
