@@ -42,22 +42,27 @@
 #   bulk    decode-mma-35: K and V by bulk copies (KV_BULK=1, one tile a warp) against the chooser's program and
 #           one tile by loads (decode-mma-34's variant), batch 1 and 8, fp16, d=128 (about 5 minutes; tiles1's
 #           variants included)
+#   short   wgmma-short: one work-group a compute unit (persistent, the chooser's tiles spelled out) against the
+#           default, d=128 fp16 N 1024-16384, bf16, d=64, causal; three interleaved rounds (about 5 minutes)
+#   e4m3c   decode-mma-37: e8t3 against this tree at batch 1 x 16384 and 65536 and batch 2 and 4 x 32768, where
+#           a rule for batch 1's long caches would draw its line (about 3 minutes with the trees' builds)
 # Ran on 2026-12-06 (seventh session, H100): check, decode, stream, wide, sass, fp8, bytes8, bench, suites; on
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
-# e4m3. Their results are in the design pages. Still pending: e4m3b, uniform and desc (two calls).
+# e4m3; (eleventh session, H100): e4m3b, uniform, desc. Their results are in the design pages. Still pending:
+# short and e4m3c (one call, TARGETS=tools/flashcl).
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
 # BATCHES its batches (1 8). With less device time than a build: `meson setup build-rel --buildtype=release
 # -Dtests=disabled && ninja -C build-rel tools/flashcl` here, build-rel in the call's carry, and
 # bench/options_h200.sh run there with BUILD=$PWD/build-rel (it builds nothing where the command exists).
-# (Default stages: e4m3b uniform.)
+# (Default stages: short e4m3c.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=${BUILD:-/tmp/b}
 out=${OUT:-/tmp}
 dev=${FLASHCL_DEVICE:-NVIDIA}
-[ $# -gt 0 ] || set -- e4m3b uniform
+[ $# -gt 0 ] || set -- short e4m3c
 t0=$SECONDS
 # (built again every time: a no-op where nothing changed, and no stale binary after a source change)
 # shellcheck disable=SC2086
@@ -290,6 +295,43 @@ PY
 -d 128 --dtype f16 -n 8192,32768,131072 --iters 20 --warmup 3" base= t1=-DTILES_OVERRIDE=1 \
         bulk=-DKV_BULK=1,-DFCL_SM90A=1 > "$r/b$bt.txt" 2>&1
       decode_table "$r/b$bt/options"
+    done
+    ;;
+  short)
+    # (wgmma-short: one work-group a compute unit against the default, each row's tiles the chooser's spelled out,
+    # three interleaved rounds; a row whose lengths get different tiles is skipped, named)
+    cus=$("$b/tools/flashcl" devices --json | python3 -c 'import json, sys
+print(next(x["compute_units"] for x in json.load(sys.stdin) if sys.argv[1] in x["name"] + x["platform"]))' "$dev") ||
+      { echo "short: no compute units for $dev"; continue; }
+    i=0
+    for spec in "-d 128 -n 1024,2048,4096,16384 --dtype f16" "-d 128 -n 1024,4096 --dtype bf16" \
+      "-d 64 -n 1024,4096,16384 --dtype f16" "-d 128 -n 1024,4096,16384 --dtype f16 --causal" \
+      "-d 64 -n 1024 --dtype f16 --causal"; do
+      i=$((i + 1))
+      mkdir -p "$r/s$i"
+      # shellcheck disable=SC2086
+      timeout 150 "$b/tools/flashcl" bench --device "$dev" $spec --iters 2 --warmup 1 --algos flash \
+        --json "$r/s$i/default.json" > "$r/s$i/default.txt" 2>&1
+      tiles=$(python3 -c 'import json, sys
+print(len({(x["block_m"], x["block_n"], x["kv_stages"]) for x in json.load(open(sys.argv[1]))["results"] if x.get("ran")}))' \
+        "$r/s$i/default.json") || tiles=0
+      [ "$tiles" = 1 ] || { echo "short [$spec]: the lengths' tiles differ ($tiles), skipped"; continue; }
+      c=$(persistent_cfg "$r/s$i/default.json")
+      echo "[$spec] p$cus=${c/persistent=2048/persistent=$cus}"
+      OUT=$r/s$i BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 3 "--device $dev $spec --iters 10" \
+        base= p$cus=cfg:${c/persistent=2048/persistent=$cus}
+    done
+    ;;
+  e4m3c)
+    # (decode-mma-37: e8t3 against this tree at batch 1 x 16384 and 65536, where the chooser's rule would draw its
+    # line, and batch 2 and 4 x 32768)
+    e4m3_tree 3 || { echo "e4m3c: the chooser's lines have changed"; continue; }
+    for bt in 1 2 4; do
+      n=32768
+      [ $bt != 1 ] || n=16384,65536
+      OUT=$r/b$bt REUSE=1 RUN_LIMIT=150 bash bench/variants_h200.sh 2 "--device $dev --decode -b $bt -H 32 --heads-kv 8 \
+-d 128 --dtype f16 --kv-dtype fp8e4m3 -n $n --iters 20 --warmup 3" base=. e8t3=/tmp/fcl-e8t3 > /dev/null
+      decode_table "$r/b$bt/variants"
     done
     ;;
   *) echo "pending_h200.sh: no stage '$stage'"; continue ;;
