@@ -183,6 +183,63 @@ START_TEST(test_wgmma_path)
 }
 END_TEST
 
+/* Short plain prefills (keys at most 1024, more row blocks than compute units) on the Hopper profile: one
+ * work-group a compute unit (wgmma-short), two Q tiles in its local memory (the next block's copied during
+ * one), at d=128 and at d=64's 192 rows, fp16 and bf16; not past 1024 keys, not with causal, a window, packed
+ * sequences, a cache, a mask, key padding, softcap, ALiBi or sinks, not where the blocks fit one wave, nor at
+ * d=256 (the block loop spills there). */
+START_TEST(test_wgmma_short)
+{
+    flashcl_device_profile prof = hopper_profile();
+    prof.compute_units = 132;
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.head_dim = 128;
+    p.heads_q = p.heads_kv = 16;
+    p.batch = 16;
+    p.seq_q = p.seq_kv = 1024;
+    p.dtype = FLASHCL_DTYPE_F16;
+    flashcl_config c;
+    for (int d = 64; d <= 128; d += 64)
+        for (int bf = 0; bf < 2; ++bf) {
+            flashcl_problem q = p;
+            q.head_dim = d;
+            q.dtype = bf ? FLASHCL_DTYPE_BF16 : FLASHCL_DTYPE_F16;
+            ck_assert_int_eq(choose(&prof, &q, FLASHCL_ALGO_FLASH, &c), FLASHCL_SUCCESS);
+            ck_assert_str_eq(c.kernel_name, "flash_wgmma");
+            ck_assert_int_eq(c.block_m, d == 64 ? 192 : 128);
+            ck_assert_int_eq(c.persistent, 132);
+            ck_assert_msg(strstr(c.reason, "persistent work-groups"), "%s", c.reason);
+            /* Q's block twice beside two stages of 128-key K and V tiles and the producer's mbarriers */
+            ck_assert_uint_eq(c.local_mem_bytes, (2 * (uint64_t)c.block_m * d + 2 * 128 * 2 * (uint64_t)d) * 2 + 64);
+            ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_static);
+        }
+    enum { N_NOT = 13 };
+    flashcl_problem no[N_NOT];
+    for (int i = 0; i < N_NOT; ++i)
+        no[i] = p;
+    no[0].seq_kv = 1025;
+    no[1].causal = 1;
+    no[2].window = 1, no[2].window_left = 256, no[2].window_right = 0;
+    no[3].softcap = 30.0f;
+    no[4].alibi = 1;
+    no[5].sinks = 1;
+    no[6].key_padding = 1;
+    no[7].attn_mask = 1, no[7].mask_dtype = FLASHCL_MASK_BOOL;
+    no[8].varlen = 1, no[8].total_q = no[8].total_kv = (int64_t)p.batch * p.seq_q;
+    no[9].batch = 1, no[9].heads_q = no[9].heads_kv = 16; /* 128 blocks: one wave of 132 compute units */
+    no[10].head_dim = 256;
+    no[11].seq_q = no[11].seq_kv = 4096;
+    no[12].seq_q = 4096; /* 4096 queries over 1024 keys: short blocks, taken */
+    for (int i = 0; i < N_NOT; ++i) {
+        ck_assert_msg(choose(&prof, &no[i], FLASHCL_ALGO_FLASH, &c) == FLASHCL_SUCCESS, "case %d", i);
+        ck_assert_msg(!strcmp(c.kernel_name, "flash_wgmma"), "case %d: %s %s", i, c.kernel_name, c.path_reason);
+        ck_assert_msg(c.persistent == (i == 12 ? 132 : 0), "case %d: persistent %d", i,
+                      (int)c.persistent);
+    }
+}
+END_TEST
+
 /* fp8 Q, K and V (problem.qkv_format) on the Hopper profile: auto takes flash_wgmma at head dims 64, 128 and
  * 256 with the producer, its local memory by the fp8 layout (byte tiles in 16-bit units in 128-byte rows,
  * V's tiles transposed, the staging tile; the formula equals ptxas's shared-memory count for these programs,
@@ -248,6 +305,7 @@ static Suite *make_suite(void)
     TCase *tc = tcase_create("chooser");
     tcase_add_test(tc, test_wgmma_path);
     tcase_add_test(tc, test_wgmma_fp8);
+    tcase_add_test(tc, test_wgmma_short);
     suite_add_tcase(s, tc);
     return s;
 }
