@@ -80,7 +80,10 @@ START_TEST(test_decode_packing_and_splits)
     /* Quantized caches (decode-mma-19): int8 two 16-key tiles a warp, as fp16; E4M3 two where sm_89's pair
      * conversion is (FCL_SM), 3 on the permute path; E5M2 four. int8 with fp32 scales takes eight warps as
      * fp16 does (decode-mma-31), the others four; it takes three tiles where flash_combine merges the splits
-     * (past 16) and a split holds 1024 keys or more (decode-mma-24). */
+     * (past 16) and a split holds 1024 keys or more (decode-mma-24). E4M3 through the pair conversion takes
+     * eight warps of three tiles where their splits are a whole wave of 8 or more (decode-mma-37): batch 1 from
+     * 16384 keys (16 splits of 4 steps or more) and batch 2 (8), not batch 1 x 8192 (the keys cut them to 10),
+     * batch 4 (4) or forced splits. */
     p.kv_cache = 1;
     const struct {
         flashcl_kv_format format;
@@ -94,8 +97,14 @@ START_TEST(test_decode_packing_and_splits)
                  {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 1, 16384, 33, 32, 8},  /* 33 of 497 */
                  {FLASHCL_KV_INT8, FLASHCL_DTYPE_F32, 90, 8, 131072, 0, 32, 8},  /* 2 splits */
                  {FLASHCL_KV_FP8_E5M2, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 64, 4},
-                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 32, 4},
-                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 89, 1, 131072, 0, 32, 4},
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 48, 8}, /* 16, in the kernel */
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 89, 1, 131072, 0, 48, 8},
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 1, 16384, 0, 48, 8},  /* 16 of 1024 keys */
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 1, 12287, 0, 32, 4},  /* 15: the keys cut them */
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 1, 8192, 0, 32, 4},
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 2, 32768, 0, 48, 8},  /* 8 */
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 4, 32768, 0, 32, 4},  /* 4 would be */
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 1, 131072, 33, 32, 4}, /* forced */
                  {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 86, 1, 131072, 0, 48, 4},
                  {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 80, 1, 131072, 0, 48, 4},
                  {FLASHCL_KV_PLAIN, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 32, 8}};
@@ -115,7 +124,8 @@ START_TEST(test_decode_packing_and_splits)
                       (int)c.kv_splits, (int)c.v_chunk, (int)c.work_group_size / 32, quant[i].v_chunk,
                       quant[i].warps);
         ck_assert_int_eq(c.block_n, quant[i].warps * c.v_chunk);
-        if (quant[i].batch == 1 && !quant[i].splits) /* 8 KV heads: a wave of eight warps an SM, or two of four */
+        if (quant[i].batch == 1 && !quant[i].splits && quant[i].keys >= 32768) /* 8 KV heads: a wave of eight
+                                                                                  * warps an SM, or two of four */
             ck_assert_int_eq(c.kv_splits, quant[i].warps == 8 ? 16 : 33);
     }
     /* Under 256 work-items a work-group int8 with fp32 scales runs four warps, and at batch 1 x 131072 their

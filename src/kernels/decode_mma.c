@@ -57,6 +57,23 @@ static int32_t decode_mma_int8_tiles(const flashcl_device_profile *pr, const fla
     return !fcl_decode_mma_fuses(&two) && two.kv_splits > 1 && p->seq_kv / two.kv_splits >= 1024 ? 3 : 2;
 }
 
+/* Whether E4M3 through sm_89's pair conversion takes eight warps of three tiles (decode-mma-33, -36, -37, the
+ * H100): where their splits fill a wave of eight-warp work-groups with at least 8 splits, each of 4 steps or more,
+ * and the splits are the chooser's (batch 1 x 16384-131072 and batch 2 x 32768: 3-8% faster); not where the keys
+ * cut the splits short (batch 1 x 8192: 6.5% slower), nor at batch 4 and 8 (fewer splits: 0-4% slower), nor with
+ * forced splits (33 at batch 1: 10-13% slower). */
+static int decode_mma_e4m3_eight(const flashcl_device_profile *pr, const flashcl_problem *p, int32_t rows)
+{
+    if (p->kv_splits > 0)
+        return 0;
+    const flashcl_config eight = {.kernel = FLASHCL_KERNEL_DECODE_MMA, .block_m = rows, .block_n = 8 * 48,
+                                  .work_group_size = 256, .gqa_pack = p->heads_q / p->heads_kv};
+    const int64_t pack = eight.gqa_pack > 1 ? eight.gqa_pack : 1;
+    const int64_t groups = ((int64_t)p->seq_q * pack + rows - 1) / rows * p->batch * (p->heads_q / pack);
+    const int64_t wave = (int64_t)(pr->compute_units ? pr->compute_units : 1) / groups;
+    return wave >= 8 && fcl_choose_splits(pr, p, &eight) == wave;
+}
+
 static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                              flashcl_config *cfg, char *why, size_t why_len)
 {
@@ -74,15 +91,18 @@ static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice 
      * of four did, in half the splits, so that a batch-1 step merges in the kernel (16 splits or fewer):
      * 4.5-5 us off batch 1 x 32768 and 131072 on the H100, batch 8 unchanged. int8 with fp32 scales too
      * (decode-mma-31: 1-13% faster at batch 1 and 8 x 8192-131072, two tiles where the kernel merges); E4M3
-     * measured 3-5% faster at 8192 and 32768 keys but 2.4% slower at 131072 (10% back to back) and keeps
-     * four, as do E5M2 and int8 with fp16 scales (not measured at eight). */
+     * through the pair conversion where decode_mma_e4m3_eight says, with three tiles (two lost 2.4% at batch 1 x
+     * 131072); E5M2, E4M3's permute path and int8 with fp16 scales keep four (not measured at eight). */
     const int int8_f32 = p->kv_format == FLASHCL_KV_INT8 && p->kv_scale_dtype != FLASHCL_DTYPE_F16;
-    const int eight = (!p->kv_format || int8_f32) && !big && ch->work_group >= 256;
+    const int e4m3_eight = p->kv_format == FLASHCL_KV_FP8_E4M3 && fp8_cvt && !big && decode_mma_e4m3_eight(pr, p, rows);
+    const int eight = (!p->kv_format || int8_f32 || e4m3_eight) && !big && ch->work_group >= 256;
     const int32_t most = eight ? 8 : 4;
     for (int32_t warps = most; warps >= 1; warps /= 2) {
         if ((size_t)(32 * warps) > ch->work_group || decode_mma_bytes(p->head_dim, rows, warps, emulated) > ch->local_mem)
             continue;
-        const int32_t tiles = int8_f32 && !big ? decode_mma_int8_tiles(pr, p, rows, warps) : tiles0;
+        const int32_t tiles = int8_f32 && !big ? decode_mma_int8_tiles(pr, p, rows, warps)
+                              : e4m3_eight && warps == 8 ? 3
+                                                         : tiles0;
         memset(cfg, 0, sizeof *cfg);
         cfg->kernel = FLASHCL_KERNEL_DECODE_MMA;
         cfg->emulated = emulated;

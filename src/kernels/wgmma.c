@@ -217,9 +217,13 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
                                    : 0;
     wgmma_config(cfg, emulated, 64 * wgs, bn, stages, p, producer, persistent);
     snprintf(cfg->reason, sizeof cfg->reason,
-             "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors%s)%s",
+             "%d warpgroups x 64 query rows%s, Q and %s%d-key K/V tiles in local memory (wgmma descriptors%s)",
              (int)wgs, producer ? " and a producer warpgroup" : "", stages == 2 ? "two stages of " : "", (int)bn,
-             fp8 ? "; fp8, V transposed" : "", persistent ? ", persistent work-groups" : "");
+             fp8 ? "; fp8, V transposed" : "");
+    if (persistent) {
+        const size_t used = strlen(cfg->reason);
+        snprintf(cfg->reason + used, sizeof cfg->reason - used, "%s", ", persistent work-groups");
+    }
     snprintf(why, why_len, "%s",
              emulated ? "warpgroup kernel, emulated (FLASHCL_PATH=wgmma on a device without sm_90a programs)"
                       : "warpgroup MMA: wgmma.mma_async through PTX finished for sm_90a, fp32 accumulation");
