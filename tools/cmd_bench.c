@@ -119,6 +119,7 @@ typedef struct result {
     uint64_t extra_bytes, io_bytes; /* beyond the caller's buffers; the caller's Q, K, V, O */
     char kernel[32];                /* the plan's kernel ("flash_fwd", "flash_mma", ...) */
     int32_t block_m, block_n, work_group, kv_stages; /* its tiles (flashcl_config; 0: none known) */
+    int32_t persistent;                              /* flash_wgmma's persistent work-groups (0: a block each) */
     int validated, passed;
     int64_t rows_checked;
     double max_rel_error;
@@ -487,7 +488,7 @@ static void run_shape(bench_run *run, flashcl_context *ctx, const flashcl_proble
             if (flashcl_plan_config(plans[a], &cfg) == FLASHCL_SUCCESS) {
                 snprintf(r->kernel, sizeof r->kernel, "%s", cfg.kernel_name);
                 r->block_m = cfg.block_m, r->block_n = cfg.block_n, r->kv_stages = cfg.kv_stages;
-                r->work_group = (int32_t)cfg.work_group_size;
+                r->work_group = (int32_t)cfg.work_group_size, r->persistent = cfg.persistent;
             }
         }
     }
@@ -569,8 +570,11 @@ static void json_result(FILE *f, const result *r)
                 (long long)r->p.total_kv);
     if (r->ran) {
         if (r->kernel[0])
-            fprintf(f, "\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"work_group\": %d, \"kv_stages\": %d, ",
-                    r->kernel, (int)r->block_m, (int)r->block_n, (int)r->work_group, (int)r->kv_stages);
+            fprintf(f,
+                    "\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"work_group\": %d, \"kv_stages\": %d, "
+                    "\"persistent\": %d, ",
+                    r->kernel, (int)r->block_m, (int)r->block_n, (int)r->work_group, (int)r->kv_stages,
+                    (int)r->persistent);
         json_number_field(f, "median_ms", r->median);
         json_number_field(f, "min_ms", r->min);
         json_number_field(f, "max_ms", r->max);
