@@ -44,25 +44,29 @@
 #           variants included)
 #   short   wgmma-short: one work-group a compute unit (persistent, the chooser's tiles spelled out) against the
 #           default, d=128 fp16 N 1024-16384, bf16, d=64, causal; three interleaved rounds (about 5 minutes)
+#   verify  the eleventh session's chooser changes (wgmma-short's persistent work-groups, decode-mma-37's E4M3
+#           rule): the wgmma, wgmma_persist, decode_mma and quant lists; the chooser against a work-group a
+#           block (d 64 and 128, N 512 and 1024) and against E4M3 at four warps (batch 1 and 2), interleaved;
+#           cuDNN's prefill at d 64 and 128 (about 6 minutes with the tests' build)
 #   e4m3c   decode-mma-37: e8t3 against this tree at batch 1 x 16384 and 65536 and batch 2 and 4 x 32768, where
 #           a rule for batch 1's long caches would draw its line (about 3 minutes with the trees' builds)
 # Ran on 2026-12-06 (seventh session, H100): check, decode, stream, wide, sass, fp8, bytes8, bench, suites; on
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
-# e4m3; (eleventh session, H100): e4m3b, uniform, desc. Their results are in the design pages. Still pending:
-# short and e4m3c (one call, TARGETS=tools/flashcl).
+# e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
+# Still pending: verify.
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
 # BATCHES its batches (1 8). With less device time than a build: `meson setup build-rel --buildtype=release
 # -Dtests=disabled && ninja -C build-rel tools/flashcl` here, build-rel in the call's carry, and
 # bench/options_h200.sh run there with BUILD=$PWD/build-rel (it builds nothing where the command exists).
-# (Default stages: short e4m3c.)
+# (Default stage: verify.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=${BUILD:-/tmp/b}
 out=${OUT:-/tmp}
 dev=${FLASHCL_DEVICE:-NVIDIA}
-[ $# -gt 0 ] || set -- short e4m3c
+[ $# -gt 0 ] || set -- verify
 t0=$SECONDS
 # (built again every time: a no-op where nothing changed, and no stale binary after a source change)
 # shellcheck disable=SC2086
@@ -333,6 +337,50 @@ print(len({(x["block_m"], x["block_n"], x["kv_stages"]) for x in json.load(open(
 -d 128 --dtype f16 --kv-dtype fp8e4m3 -n $n --iters 20 --warmup 3" base=. e8t3=/tmp/fcl-e8t3 > /dev/null
       decode_table "$r/b$bt/variants"
     done
+    ;;
+  verify)
+    # (the eleventh session's chooser changes on the GPU: the lists first; then the chooser's prefill against the
+    # same tiles with a work-group a block, and its E4M3 steps against a copy whose rule is off, interleaved;
+    # cuDNN beside at d 64 and 128)
+    FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no FLASHCL_TEST_FEATURES=wgmma,wgmma_persist,decode_mma,quant timeout 300 \
+      "$b/tests/test_flash" > "$r/lists.log" 2>&1
+    echo "wgmma, wgmma_persist, decode_mma and quant lists: exit $? $(grep -h 'Checks:' "$r/lists.log" | tail -n 1)"
+    grep -hE ":[FE]:" "$r/lists.log" | head -n 5
+    i=0
+    for spec in "-d 128 -n 512,1024 --dtype f16" "-d 128 -n 1024 --dtype bf16" "-d 64 -n 512,1024 --dtype f16"; do
+      i=$((i + 1))
+      mkdir -p "$r/p$i"
+      # shellcheck disable=SC2086
+      timeout 150 "$b/tools/flashcl" bench --device "$dev" $spec --iters 2 --warmup 1 --algos flash \
+        --json "$r/p$i/auto.json" > "$r/p$i/auto.txt" 2>&1
+      c=$(python3 -c 'import json, sys
+x = [r for r in json.load(open(sys.argv[1]))["results"] if r.get("ran")]
+assert all(r["persistent"] > 0 for r in x), "not persistent"
+print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=0" % (x[0]["block_m"], x[0]["block_n"], x[0]["kv_stages"]))' \
+        "$r/p$i/auto.json") || { echo "verify [$spec]: the chooser did not take persistent work-groups"; continue; }
+      echo "[$spec] blocks=$c"
+      OUT=$r/p$i BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 3 "--device $dev $spec --iters 10" \
+        chooser= blocks=cfg:$c
+    done
+    d=/tmp/fcl-e4m3-four
+    rm -rf "$d" && mkdir -p "$d" && tar cf - --exclude=./.gpu --exclude='./build*' . | tar xf - -C "$d" &&
+      sed -i 's/&& !big && decode_mma_e4m3_eight(pr, p, rows);/\&\& !big \&\& 0 \&\& decode_mma_e4m3_eight(pr, p, rows);/' \
+        "$d/src/kernels/decode_mma.c" && grep -q '!big && 0 && decode_mma_e4m3_eight' "$d/src/kernels/decode_mma.c" ||
+      { echo "verify: the E4M3 rule's line has changed"; continue; }
+    for bt in 1 2; do
+      n=12288,16384
+      [ $bt = 1 ] || n=8192,16384,32768
+      OUT=$r/b$bt RUN_LIMIT=150 bash bench/variants_h200.sh 2 "--device $dev --decode -b $bt -H 32 --heads-kv 8 \
+-d 128 --dtype f16 --kv-dtype fp8e4m3 -n $n --iters 20 --warmup 3" chooser=. four=$d > /dev/null
+      decode_table "$r/b$bt/variants"
+    done
+    /opt/torch/.venv/bin/python bench/anchors/sdpa_prefill.py cudnn 64,128 > "$r/sdpa_prefill.jsonl" 2>&1 &&
+      python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    x = json.loads(l)
+    if "tflops" in x:
+        print("cudnn %s d=%d N=%d%s %.1f" % (x["dtype"], x["d"], x["n"], " causal" if x["causal"] else "", x["tflops"]))' \
+        "$r/sdpa_prefill.jsonl"
     ;;
   *) echo "pending_h200.sh: no stage '$stage'"; continue ;;
   esac
