@@ -48,25 +48,27 @@
 #           rule): the wgmma, wgmma_persist, decode_mma and quant lists; the chooser against a work-group a
 #           block (d 64 and 128, N 512 and 1024) and against E4M3 at four warps (batch 1 and 2), interleaved;
 #           cuDNN's prefill at d 64 and 128 (about 6 minutes with the tests' build)
+#   snake   wgmma-snake: causal d=128 fp16 N 1024-16384, the default against one work-group an SM taking blocks
+#           by stride and by the snake order (WG_SNAKE=1), interleaved (about 3 minutes)
 #   e4m3c   decode-mma-37: e8t3 against this tree at batch 1 x 16384 and 65536 and batch 2 and 4 x 32768, where
 #           a rule for batch 1's long caches would draw its line (about 3 minutes with the trees' builds)
 # Ran on 2026-12-06 (seventh session, H100): check, decode, stream, wide, sass, fp8, bytes8, bench, suites; on
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
-# Still pending: verify.
+# verify ran the same session. Still pending: snake (TARGETS=tools/flashcl).
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
 # BATCHES its batches (1 8). With less device time than a build: `meson setup build-rel --buildtype=release
 # -Dtests=disabled && ninja -C build-rel tools/flashcl` here, build-rel in the call's carry, and
 # bench/options_h200.sh run there with BUILD=$PWD/build-rel (it builds nothing where the command exists).
-# (Default stage: verify.)
+# (Default stage: snake.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=${BUILD:-/tmp/b}
 out=${OUT:-/tmp}
 dev=${FLASHCL_DEVICE:-NVIDIA}
-[ $# -gt 0 ] || set -- verify
+[ $# -gt 0 ] || set -- snake
 t0=$SECONDS
 # (built again every time: a no-op where nothing changed, and no stale binary after a source change)
 # shellcheck disable=SC2086
@@ -381,6 +383,16 @@ for l in open(sys.argv[1]):
     if "tflops" in x:
         print("cudnn %s d=%d N=%d%s %.1f" % (x["dtype"], x["d"], x["n"], " causal" if x["causal"] else "", x["tflops"]))' \
         "$r/sdpa_prefill.jsonl"
+    ;;
+  snake)
+    # (wgmma-snake: causal with one work-group an SM, blocks by stride and by the snake, against the default)
+    timeout 150 "$b/tools/flashcl" bench --device "$dev" -d 128 -n 1024 --causal --dtype f16 --iters 2 --warmup 1 \
+      --algos flash --json "$r/default.json" > "$r/default.txt" 2>&1
+    c=$(persistent_cfg "$r/default.json") || { echo "snake: no default tiles"; continue; }
+    c=${c/persistent=2048/persistent=132}
+    OUT=$r BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 \
+      "--device $dev -d 128 -n 1024,4096,16384 --causal --dtype f16 --iters 10" \
+      base= p132=cfg:$c snake=cfg:$c+-DWG_SNAKE=1
     ;;
   *) echo "pending_h200.sh: no stage '$stage'"; continue ;;
   esac

@@ -150,6 +150,14 @@
 #ifndef WG_WARP_BCAST
 #define WG_WARP_BCAST WG_PERSIST
 #endif
+/* WG_SNAKE (measurement first, off: docs/design/wgmma.md, wgmma-snake): with WG_PERSIST, a work-group's blocks
+ * taken round by round in a snake order, work-group g the g-th block of even rounds and the g-th from the end of
+ * odd ones, rather than every grid's-size-th block: causal's heavy-first blocks of a head are then paired heavy
+ * with light in each work-group (with a stride near a head's block count, one work-group got a head's heavy
+ * blocks in every round) */
+#ifndef WG_SNAKE
+#define WG_SNAKE 0
+#endif
 /* WG_DESC_ADD (measurement first, off: docs/design/wgmma.md, wgmma-desc): each k step's wgmma descriptor made
  * from its tile's by an integer add to the address field, rather than from its own address (a mask, a shift
  * and an or each) */
@@ -894,6 +902,15 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if WG_PERSIST
     const int blocks_m = (seq_q + BLOCK_M - 1) / BLOCK_M, n_work = blocks_m * batch * heads_q;
     const int w0 = (int)get_group_id(0), w_step = (int)get_num_groups(0);
+    /* the work-group's slots w0, w0 + w_step, ... and the block of each (WG_SNAKE: odd rounds reversed; a slot
+     * whose block is past the last one ends the work-group's blocks: it is in the last round) */
+#if WG_SNAKE
+    const int n_slots = (n_work + w_step - 1) / w_step * w_step;
+#define WG_BLOCK_OF(w_) ((w_) / w_step * w_step + (((w_) / w_step) & 1 ? w_step - 1 - w0 : w0))
+#else
+    const int n_slots = n_work;
+#define WG_BLOCK_OF(w_) (w_)
+#endif
 #define BLOCK_AT(w_)                                                                                           \
     BLOCK_ROWS((w_) % blocks_m, blocks_m, (w_) / blocks_m);                                                    \
     BLOCK_KEYS();                                                                                              \
@@ -964,8 +981,8 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         const int me = tid - WG_SIZE;
 #if WG_PERSIST
         int tb = 0;
-        for (int w = w0; w < n_work; w += w_step) {
-            BLOCK_AT(w);
+        for (int w = w0; w < n_slots && WG_BLOCK_OF(w) < n_work; w += w_step) {
+            BLOCK_AT(WG_BLOCK_OF(w));
 #endif
         for (int t = 0; t <= tiles; ++t) {
             if (t < tiles) {
@@ -1035,8 +1052,8 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if Q_BUFS == 2
     int q_par = 0; /* (the block's Q tile) */
 #endif
-    for (int w = w0; w < n_work; w += w_step) {
-        BLOCK_AT(w);
+    for (int w = w0; w < n_slots && WG_BLOCK_OF(w) < n_work; w += w_step) {
+        BLOCK_AT(WG_BLOCK_OF(w));
 #if Q_BUFS == 2
         __local ushort *const q_s = (__local ushort *)q4 + q_par * (BLOCK_M * QW);
 #endif
@@ -1052,8 +1069,9 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if Q_BUFS == 2
     { /* the next block's Q, into the other tile (free: the barrier above, or none before) */
         __local ushort *const q_next = (__local ushort *)q4 + (q_par ^ 1) * (BLOCK_M * QW);
-        if (w + w_step < n_work) {
-            BLOCK_ROWS((w + w_step) % blocks_m, blocks_m, (w + w_step) / blocks_m); /* (its m0, sv, h, sq) */
+        const int wn = WG_BLOCK_OF(w + w_step); /* (the next slot's block: past the last one, none) */
+        if (w + w_step < n_slots && wn < n_work) {
+            BLOCK_ROWS(wn % blocks_m, blocks_m, wn / blocks_m); /* (its m0, sv, h, sq) */
             LOAD_Q_TILED(q_next, BLOCK_M, Q_ROW, sq - m0);
         }
         ASYNC_COMMIT(); /* (a group, maybe empty: the waits below leave the last one in flight) */

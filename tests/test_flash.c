@@ -1431,6 +1431,11 @@ static const case_params wgmma_persist_cases[] = {
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 330, .seq_kv = 600, .batch = 1, .heads_kv = 2,
      .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 192, .mma_stages = 2,
      .wgmma_tiles = 1, .persistent = 2},
+    /* six blocks over four work-groups: a last round they do not all have a block in (WG_SNAKE's odd round,
+     * reversed, where the work-groups past the blocks are the first ones) */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 300, .seq_kv = 300, .batch = 1, .heads_kv = 2,
+     .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 128, .mma_stages = 2,
+     .wgmma_tiles = 1, .persistent = 4},
     /* and in four stages (the producer's; refused where it cannot run): the ring's phases over blocks of
      * three tiles */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 500, .seq_kv = 330, .batch = 2, .heads_kv = 2,
