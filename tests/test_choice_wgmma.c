@@ -68,7 +68,7 @@ START_TEST(test_wgmma_path)
         ck_assert_msg(cfg_mma(&c) == 3 && !strcmp(c.kernel_name, "flash_wgmma"), "d=%d: %s %s", want[i].d, c.kernel_name, c.path_reason);
         ck_assert_int_eq(c.block_m, want[i].bm);
         ck_assert_int_eq(c.block_n, want[i].bn);
-        ck_assert_int_eq(c.persistent, 0); /* (a work-group a block: wgmma-persist is not measured yet) */
+        ck_assert_int_eq(c.persistent, 0); /* (no compute units in this profile: a block each; test_wgmma_short) */
         /* 128 work-items a warpgroup of 64 rows; with two or three of them the producer warpgroup, 128 more */
         const int producer = want[i].bm >= 128;
         ck_assert_int_eq(c.work_group_size, 2 * want[i].bm + (producer ? 128 : 0));
@@ -183,11 +183,11 @@ START_TEST(test_wgmma_path)
 }
 END_TEST
 
-/* Short plain prefills (keys at most 1024, more row blocks than compute units) on the Hopper profile: one
- * work-group a compute unit (wgmma-short), two Q tiles in its local memory (the next block's copied during
- * one), at d=128 and at d=64's 192 rows, fp16 and bf16; not past 1024 keys, not with causal, a window, packed
- * sequences, a cache, a mask, key padding, softcap, ALiBi or sinks, not where the blocks fit one wave, nor at
- * d=256 (the block loop spills there). */
+/* Short prefills (keys at most 1024, more row blocks than compute units) on the Hopper profile: one work-group
+ * a compute unit (wgmma-short), two Q tiles in its local memory (the next block's copied during one), at d=128
+ * and at d=64's 192 rows, fp16 and bf16; causal up to 4096 keys with 128-row blocks (wgmma-snake); not past
+ * those, not with a window, packed sequences, a cache, a mask, key padding, softcap, ALiBi or sinks, not where
+ * the blocks fit one wave, nor at d=256 (the block loop spills there). */
 START_TEST(test_wgmma_short)
 {
     flashcl_device_profile prof = hopper_profile();
@@ -214,12 +214,12 @@ START_TEST(test_wgmma_short)
             ck_assert_uint_eq(c.local_mem_bytes, (2 * (uint64_t)c.block_m * d + 2 * 128 * 2 * (uint64_t)d) * 2 + 64);
             ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_static);
         }
-    enum { N_NOT = 13 };
+    enum { N_NOT = 16 };
     flashcl_problem no[N_NOT];
     for (int i = 0; i < N_NOT; ++i)
         no[i] = p;
     no[0].seq_kv = 1025;
-    no[1].causal = 1;
+    no[1].causal = 1, no[1].seq_q = no[1].seq_kv = 4097;
     no[2].window = 1, no[2].window_left = 256, no[2].window_right = 0;
     no[3].softcap = 30.0f;
     no[4].alibi = 1;
@@ -231,10 +231,13 @@ START_TEST(test_wgmma_short)
     no[10].head_dim = 256;
     no[11].seq_q = no[11].seq_kv = 4096;
     no[12].seq_q = 4096; /* 4096 queries over 1024 keys: short blocks, taken */
+    no[13].causal = 1, no[13].seq_q = no[13].seq_kv = 4096, no[13].batch = 4; /* taken (the snake) */
+    no[14].causal = 1, no[14].head_dim = 64; /* 1024 queries: 128-row blocks, taken */
+    no[15].causal = 1, no[15].head_dim = 64, no[15].seq_q = no[15].seq_kv = 2048; /* 192 rows: not measured */
     for (int i = 0; i < N_NOT; ++i) {
         ck_assert_msg(choose(&prof, &no[i], FLASHCL_ALGO_FLASH, &c) == FLASHCL_SUCCESS, "case %d", i);
         ck_assert_msg(!strcmp(c.kernel_name, "flash_wgmma"), "case %d: %s %s", i, c.kernel_name, c.path_reason);
-        ck_assert_msg(c.persistent == (i == 12 ? 132 : 0), "case %d: persistent %d", i,
+        ck_assert_msg(c.persistent == (i >= 12 && i <= 14 ? 132 : 0), "case %d: persistent %d", i,
                       (int)c.persistent);
     }
 }

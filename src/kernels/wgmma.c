@@ -201,17 +201,19 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     /* two K/V stages (the pipelined loop: one tile's products beside the next one's softmax) where they fit */
     const int32_t stages = wgmma_bytes(d, dv, 64 * wgs, bn, 2, emulated, 0, fp8) <= limit ? 2 : 1;
     const int producer = producer_fits(emulated, p, 64 * wgs, bn, stages, ch);
-    /* persistent work-groups, one a compute unit, for short plain prefills (wgmma-short, the H100: +3.2% fp16 and
+    /* persistent work-groups, one a compute unit, for short prefills (wgmma-short, the H100: +3.2% fp16 and
      * +5.9% bf16 at d=128 and +3.5% at d=64, N=1024; +0.5% at 2048, -0.4 to -1.6% from 4096, -12% at d=64
-     * N=16384; causal -5 to -34% at every length, the blocks' unequal tiles walked in a fixed order): keys at
-     * most 1024, no mask of any kind, no cache, packed sequences or per-score feature (none measured), more row
-     * blocks than compute units; up to d_v 128 (at 256 the block loop makes the consumers spill: 564 B in
-     * ptxas 13, none without it) */
+     * N=16384): keys at most 1024; causal, its blocks in the snake order (wgmma-snake: +5.1% at d=128 and +3.2%
+     * at d=64, N=1024; +2.2% at d=128 N=4096, -0.8% at 8192, -32% at 16384), keys at most 4096 with 128-row
+     * blocks (d=64's 192 not measured); no window, mask, cache, packed sequences or per-score feature (none
+     * measured), more row blocks than compute units; up to d_v 128 (at 256 the block loop makes the consumers
+     * spill: 564 B in ptxas 13, none without it) */
     const uint64_t blocks = (uint64_t)(p->seq_q + 64 * wgs - 1) / (uint64_t)(64 * wgs) * (uint64_t)p->batch *
                             (uint64_t)p->heads_q;
-    const int plain = !p->causal && !p->window && !p->varlen && !p->kv_cache && !p->attn_mask && !p->key_padding &&
+    const int plain = !p->window && !p->varlen && !p->kv_cache && !p->attn_mask && !p->key_padding &&
                       p->softcap <= 0.0f && !p->alibi && !p->sinks && !p->kv_dtype && !p->kv_format;
-    const int32_t persistent = producer && !fp8 && dv <= 128 && plain && p->seq_kv <= 1024 &&
+    const int short_keys = p->causal ? wgs == 2 && p->seq_kv <= 4096 : p->seq_kv <= 1024;
+    const int32_t persistent = producer && !fp8 && dv <= 128 && plain && short_keys &&
                                        blocks > (uint64_t)pr->compute_units
                                    ? (int32_t)pr->compute_units
                                    : 0;
