@@ -23,6 +23,8 @@
 #           next step, docs/design/wgmma.md): their PTX and registers back for ptxas and nvdisasm
 #   bench   BENCHMARKS.md's decode section again (ONLY="decode-mma" bench/h200.sh, PyTorch beside) and the
 #           host's side (bench/decode-mma/host_h200.sh); the JSON comes back in bench.tgz
+#   benchw  BENCHMARKS.md's flash_wgmma section again (ONLY=wgmma bench/h200.sh, PyTorch beside); its JSON comes
+#           back in benchw.tgz (about 4 minutes)
 #   suites  every device suite of the build (tools/gpu_suites.sh, six shards)
 #   e4m3    decode-mma-33: E4M3 caches at eight warps (two, three and four tiles) against this tree's four,
 #           batch 1 × 32768 and 131072, the chooser's splits and 33 forced (flash_combine's merge, as four
@@ -55,20 +57,20 @@
 # Ran on 2026-12-06 (seventh session, H100): check, decode, stream, wide, sass, fp8, bytes8, bench, suites; on
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
-# verify ran the same session. Still pending: snake (TARGETS=tools/flashcl).
+# verify and snake ran the same session. Next: suites (the causal rule's default is not through them) and benchw.
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
 # BATCHES its batches (1 8). With less device time than a build: `meson setup build-rel --buildtype=release
 # -Dtests=disabled && ninja -C build-rel tools/flashcl` here, build-rel in the call's carry, and
 # bench/options_h200.sh run there with BUILD=$PWD/build-rel (it builds nothing where the command exists).
-# (Default stage: snake.)
+# (Default stages: suites benchw.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=${BUILD:-/tmp/b}
 out=${OUT:-/tmp}
 dev=${FLASHCL_DEVICE:-NVIDIA}
-[ $# -gt 0 ] || set -- snake
+[ $# -gt 0 ] || set -- suites benchw
 t0=$SECONDS
 # (built again every time: a no-op where nothing changed, and no stale binary after a source change)
 # shellcheck disable=SC2086
@@ -228,6 +230,12 @@ PY
     BUILD=$b OUT=$r bash bench/decode-mma/host_h200.sh > "$r/host.txt" 2>&1
     tail -n 12 "$r/host.txt"
     cp -r bench/decode-mma "$r/decode-mma"
+    ;;
+  benchw)
+    # (BENCHMARKS.md's flash_wgmma section again, cuDNN and FlashAttention-2 beside: its JSON comes back in
+    # benchw.tgz, for tools/benchmarks_md.py here)
+    ONLY="wgmma" PYTHON=${PYTHON:-/opt/torch/.venv/bin/python} bench/h200.sh "$b" | tail -n 4
+    cp -r bench/wgmma "$r/wgmma"
     ;;
   suites)
     SHARDS=6 OUT=$r timeout 420 bash tools/gpu_suites.sh "$b" 330
