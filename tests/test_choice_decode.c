@@ -105,6 +105,7 @@ START_TEST(test_decode_packing_and_splits)
                  {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 2, 32768, 0, 48, 8},  /* 8 */
                  {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 4, 32768, 0, 32, 4},  /* 4 would be */
                  {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 1, 131072, 33, 32, 4}, /* forced */
+                 {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 90, 1, 131072, 16, 32, 4}, /* forced, a wave's count */
                  {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 86, 1, 131072, 0, 48, 4},
                  {FLASHCL_KV_FP8_E4M3, FLASHCL_DTYPE_F32, 80, 1, 131072, 0, 48, 4},
                  {FLASHCL_KV_PLAIN, FLASHCL_DTYPE_F32, 90, 1, 131072, 0, 32, 8}};
@@ -124,6 +125,8 @@ START_TEST(test_decode_packing_and_splits)
                       (int)c.kv_splits, (int)c.v_chunk, (int)c.work_group_size / 32, quant[i].v_chunk,
                       quant[i].warps);
         ck_assert_int_eq(c.block_n, quant[i].warps * c.v_chunk);
+        if (quant[i].format == FLASHCL_KV_FP8_E4M3 && quant[i].warps == 8) /* the wave: 132 / (8 x batch) */
+            ck_assert_int_eq(c.kv_splits, 132 / (8 * quant[i].batch));
         if (quant[i].batch == 1 && !quant[i].splits && quant[i].keys >= 32768) /* 8 KV heads: a wave of eight
                                                                                   * warps an SM, or two of four */
             ck_assert_int_eq(c.kv_splits, quant[i].warps == 8 ? 16 : 33);

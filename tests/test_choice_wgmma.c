@@ -214,7 +214,7 @@ START_TEST(test_wgmma_short)
             ck_assert_uint_eq(c.local_mem_bytes, (2 * (uint64_t)c.block_m * d + 2 * 128 * 2 * (uint64_t)d) * 2 + 64);
             ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_static);
         }
-    enum { N_NOT = 16 };
+    enum { N_NOT = 21 };
     flashcl_problem no[N_NOT];
     for (int i = 0; i < N_NOT; ++i)
         no[i] = p;
@@ -234,6 +234,11 @@ START_TEST(test_wgmma_short)
     no[13].causal = 1, no[13].seq_q = no[13].seq_kv = 4096, no[13].batch = 4; /* taken (the snake) */
     no[14].causal = 1, no[14].head_dim = 64; /* 1024 queries: 128-row blocks, taken */
     no[15].causal = 1, no[15].head_dim = 64, no[15].seq_q = no[15].seq_kv = 2048; /* 192 rows: not measured */
+    no[16].kv_cache = 1, no[16].seq_q = 512, no[16].seq_kv = 1024; /* a cache (chunked prefill) */
+    no[17].kv_dtype = FLASHCL_KV_DTYPE_F16, no[17].dtype = FLASHCL_DTYPE_BF16; /* bf16 Q over fp16 K and V */
+    no[18].batch = 33, no[18].heads_q = no[18].heads_kv = 1, no[18].seq_q = no[18].seq_kv = 512; /* 132 blocks */
+    no[19].head_dim = 96; /* head dims other than 64 and 128: not measured */
+    no[20].head_dim = 128, no[20].head_dim_v = 64;
     for (int i = 0; i < N_NOT; ++i) {
         ck_assert_msg(choose(&prof, &no[i], FLASHCL_ALGO_FLASH, &c) == FLASHCL_SUCCESS, "case %d", i);
         ck_assert_msg(!strcmp(c.kernel_name, "flash_wgmma"), "case %d: %s %s", i, c.kernel_name, c.path_reason);

@@ -58,10 +58,10 @@ static int32_t decode_mma_int8_tiles(const flashcl_device_profile *pr, const fla
 }
 
 /* Whether E4M3 through sm_89's pair conversion takes eight warps of three tiles (decode-mma-33, -36, -37, the
- * H100): where their splits fill a wave of eight-warp work-groups with at least 8 splits, each of 4 steps or more,
- * and the splits are the chooser's (batch 1 x 16384-131072 and batch 2 x 32768: 3-8% faster); not where the keys
- * cut the splits short (batch 1 x 8192: 6.5% slower), nor at batch 4 and 8 (fewer splits: 0-4% slower), nor with
- * forced splits (33 at batch 1: 10-13% slower). */
+ * H100): where their splits fill a wave of eight-warp work-groups with 8 to 16 splits (as measured: merged in the
+ * kernel), each of 4 steps or more, and the splits are the chooser's (batch 1 x 16384-131072 and batch 2 x 32768:
+ * 3-8% faster); not where the keys cut the splits short (batch 1 x 8192: 6.5% slower), nor at batch 4 and 8
+ * (fewer splits: 0-4% slower), nor with forced splits (33 at batch 1: 10-13% slower). */
 static int decode_mma_e4m3_eight(const flashcl_device_profile *pr, const flashcl_problem *p, int32_t rows)
 {
     if (p->kv_splits > 0)
@@ -71,7 +71,7 @@ static int decode_mma_e4m3_eight(const flashcl_device_profile *pr, const flashcl
     const int64_t pack = eight.gqa_pack > 1 ? eight.gqa_pack : 1;
     const int64_t groups = ((int64_t)p->seq_q * pack + rows - 1) / rows * p->batch * (p->heads_q / pack);
     const int64_t wave = (int64_t)(pr->compute_units ? pr->compute_units : 1) / groups;
-    return wave >= 8 && fcl_choose_splits(pr, p, &eight) == wave;
+    return wave >= 8 && wave <= 16 && fcl_choose_splits(pr, p, &eight) == wave;
 }
 
 static int decode_mma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,

@@ -206,14 +206,14 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
      * N=16384): keys at most 1024; causal, its blocks in the snake order (wgmma-snake: +5.1% at d=128 and +3.2%
      * at d=64, N=1024; +2.2% at d=128 N=4096, -0.8% at 8192, -32% at 16384), keys at most 4096 with 128-row
      * blocks (d=64's 192 not measured); no window, mask, cache, packed sequences or per-score feature (none
-     * measured), more row blocks than compute units; up to d_v 128 (at 256 the block loop makes the consumers
-     * spill: 564 B in ptxas 13, none without it) */
-    const uint64_t blocks = (uint64_t)(p->seq_q + 64 * wgs - 1) / (uint64_t)(64 * wgs) * (uint64_t)p->batch *
-                            (uint64_t)p->heads_q;
+     * measured), more row blocks than compute units; head dims 64 and 128, as measured (at 256 the block loop
+     * makes the consumers spill: 564 B in ptxas 13, none without it) */
+    const uint64_t blocks = ((uint64_t)p->seq_q + (uint64_t)(64 * wgs) - 1) / (uint64_t)(64 * wgs) *
+                            (uint64_t)p->batch * (uint64_t)p->heads_q;
     const int plain = !p->window && !p->varlen && !p->kv_cache && !p->attn_mask && !p->key_padding &&
                       p->softcap <= 0.0f && !p->alibi && !p->sinks && !p->kv_dtype && !p->kv_format;
     const int short_keys = p->causal ? wgs == 2 && p->seq_kv <= 4096 : p->seq_kv <= 1024;
-    const int32_t persistent = producer && !fp8 && dv <= 128 && plain && short_keys &&
+    const int32_t persistent = producer && !fp8 && d == dv && (d == 64 || d == 128) && plain && short_keys &&
                                        blocks > (uint64_t)pr->compute_units
                                    ? (int32_t)pr->compute_units
                                    : 0;
