@@ -23,6 +23,10 @@
 #           next step, docs/design/wgmma.md): their PTX and registers back for ptxas and nvdisasm
 #   bench   BENCHMARKS.md's decode section again (ONLY="decode-mma" bench/h200.sh, PyTorch beside) and the
 #           host's side (bench/decode-mma/host_h200.sh); the JSON comes back in bench.tgz
+#   l2      wgmma-l2: d=64 and causal d=128 at N=16384, the default against one work-group an SM and against
+#           the default with the persistent program's local memory (WG_LOCAL_PAD), with every query head's own
+#           KV head and with one shared by all; the driver's registers of the persistent programs (about 4
+#           minutes)
 #   benchw  BENCHMARKS.md's flash_wgmma section again (ONLY=wgmma bench/h200.sh, PyTorch beside); its JSON comes
 #           back in benchw.tgz (about 4 minutes)
 #   suites  every device suite of the build (tools/gpu_suites.sh, six shards)
@@ -57,20 +61,20 @@
 # Ran on 2026-12-06 (seventh session, H100): check, decode, stream, wide, sass, fp8, bytes8, bench, suites; on
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
-# verify and snake ran the same session. Next: suites (the causal rule's default is not through them) and benchw.
+# verify and snake ran the same session. Next: suites (the causal rule's default is not through them), benchw and l2.
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
 # BATCHES its batches (1 8). With less device time than a build: `meson setup build-rel --buildtype=release
 # -Dtests=disabled && ninja -C build-rel tools/flashcl` here, build-rel in the call's carry, and
 # bench/options_h200.sh run there with BUILD=$PWD/build-rel (it builds nothing where the command exists).
-# (Default stages: suites benchw.)
+# (Default stages: suites benchw l2.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=${BUILD:-/tmp/b}
 out=${OUT:-/tmp}
 dev=${FLASHCL_DEVICE:-NVIDIA}
-[ $# -gt 0 ] || set -- suites benchw
+[ $# -gt 0 ] || set -- suites benchw l2
 t0=$SECONDS
 # (built again every time: a no-op where nothing changed, and no stale binary after a source change)
 # shellcheck disable=SC2086
@@ -401,6 +405,32 @@ for l in open(sys.argv[1]):
     OUT=$r BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 \
       "--device $dev -d 128 -n 1024,4096,16384 --causal --dtype f16 --iters 10" \
       base= p132=cfg:$c snake=cfg:$c+-DWG_SNAKE=1
+    ;;
+  l2)
+    # (wgmma-l2: why one work-group an SM loses at N=16384: the same runs with one KV head, whose K and V then stay
+    # in L2, and the default with the persistent program's local memory (WG_LOCAL_PAD); the driver's registers)
+    for spec in "64 f16" "128 f16 --causal"; do
+      set -- $spec
+      t=d$1${3:+c}
+      mkdir -p "$r/$t"
+      # shellcheck disable=SC2086
+      timeout 150 "$b/tools/flashcl" bench --device "$dev" -d $1 -n 16384 --dtype $2 ${3:-} --iters 2 --warmup 1 \
+        --algos flash --json "$r/$t/default.json" > "$r/$t/default.txt" 2>&1
+      c=$(persistent_cfg "$r/$t/default.json") || { echo "l2 $t: no default tiles"; continue; }
+      c=${c/persistent=2048/persistent=132}
+      pad=$(( $1 == 64 ? 24576 : 32768 )) # (Q's second tile: 192 x 64 or 128 x 128 16-bit elements)
+      for kv in $((2048 / $1)) 1; do
+        echo "[$t, $kv KV heads]"
+        OUT=$r/$t/kv$kv BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 \
+          "--device $dev -d $1 -n 16384 --dtype $2 ${3:-} --heads-kv $kv --iters 10" \
+          base= p132=cfg:$c pad=-DWG_LOCAL_PAD=$pad
+      done
+      FLASHCL_CACHE_DIR=$r/$t/cache-p132 timeout 150 "$b/tools/flashcl" bench --device "$dev" -d $1 -n 16384 \
+        --dtype $2 ${3:-} --iters 2 --warmup 1 --algos flash --config "$c" > /dev/null 2>&1
+      mkdir -p "$r/$t/sass-p132" && OUT_DIR=$r/$t/sass-p132 timeout 120 python3 tools/nv_driver_sass.py \
+        "$r/$t/cache-p132" > "$r/$t/sass-p132/log.txt" 2>&1
+      echo "$t p132: $(grep -h 'flash_wgmma: [0-9]* registers' "$r/$t/sass-p132/log.txt" | head -n 1)"
+    done
     ;;
   *) echo "pending_h200.sh: no stage '$stage'"; continue ;;
   esac
