@@ -27,6 +27,8 @@
 #           the default with the persistent program's local memory (WG_LOCAL_PAD), with every query head's own
 #           KV head and with one shared by all; the driver's registers of the persistent programs (about 4
 #           minutes)
+#   feat    wgmma-feat: the wgmma_persist list, then one work-group an SM against the default at d=128 fp16
+#           N=1024 with softcap, ALiBi, sinks, a paged cache and a window (about 3 minutes with the tests' build)
 #   benchw  BENCHMARKS.md's flash_wgmma section again (ONLY=wgmma bench/h200.sh, PyTorch beside); its JSON comes
 #           back in benchw.tgz (about 4 minutes)
 #   suites  every device suite of the build (tools/gpu_suites.sh, six shards)
@@ -61,14 +63,14 @@
 # Ran on 2026-12-06 (seventh session, H100): check, decode, stream, wide, sass, fp8, bytes8, bench, suites; on
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
-# verify and snake ran the same session. Next: suites (the causal rule's default is not through them), benchw and l2.
+# verify and snake ran the same session. Next: suites (the causal rule's default is not through them), benchw, l2 and feat.
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
 # BATCHES its batches (1 8). With less device time than a build: `meson setup build-rel --buildtype=release
 # -Dtests=disabled && ninja -C build-rel tools/flashcl` here, build-rel in the call's carry, and
 # bench/options_h200.sh run there with BUILD=$PWD/build-rel (it builds nothing where the command exists).
-# (Default stage: suites; then `benchw l2` in a second call: a call has 600 s.)
+# (Default stage: suites; then `benchw l2` and `feat` in calls of their own: a call has 600 s.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=${BUILD:-/tmp/b}
@@ -430,6 +432,24 @@ for l in open(sys.argv[1]):
       mkdir -p "$r/$t/sass-p132" && OUT_DIR=$r/$t/sass-p132 timeout 120 python3 tools/nv_driver_sass.py \
         "$r/$t/cache-p132" > "$r/$t/sass-p132/log.txt" 2>&1
       echo "$t p132: $(grep -h 'flash_wgmma: [0-9]* registers' "$r/$t/sass-p132/log.txt" | head -n 1)"
+    done
+    ;;
+  feat)
+    # (wgmma-feat: one work-group an SM against the default at N=1024 with each feature the chooser leaves out of
+    # it, the wgmma_persist list (which has them) first)
+    FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no FLASHCL_TEST_FEATURES=wgmma_persist timeout 150 "$b/tests/test_flash" \
+      > "$r/persist.log" 2>&1
+    echo "wgmma_persist list: exit $? $(grep -h 'Checks:' "$r/persist.log" | tail -n 1)"
+    grep -hE ":[FE]:" "$r/persist.log" | head -n 5
+    timeout 150 "$b/tools/flashcl" bench --device "$dev" -d 128 -n 1024 --dtype f16 --iters 2 --warmup 1 \
+      --algos flash --json "$r/default.json" > "$r/default.txt" 2>&1
+    c=$(persistent_cfg "$r/default.json") || { echo "feat: no default tiles"; continue; }
+    c=${c/persistent=2048/persistent=132}
+    for f in "--softcap 50" "--alibi" "--sinks 0.5" "--paged 16" "--window 256,0"; do
+      t=$(echo "$f" | tr -dc 'a-z0-9')
+      echo "[$f]"
+      OUT=$r/$t BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 \
+        "--device $dev -d 128 -n 1024 --dtype f16 $f --iters 10" base= p132=cfg:$c
     done
     ;;
   *) echo "pending_h200.sh: no stage '$stage'"; continue ;;

@@ -1436,6 +1436,19 @@ static const case_params wgmma_persist_cases[] = {
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 1, .seq_q = 300, .seq_kv = 300, .batch = 1, .heads_kv = 2,
      .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 128, .mma_stages = 2,
      .wgmma_tiles = 1, .persistent = 4},
+    /* the per-score features and the others a serving engine sends, which the chooser does not give
+     * persistent work-groups until measured with them (wgmma-feat): softcap, ALiBi per batch and head and
+     * sinks over GQA; a boolean mask broadcast over batch and heads with key padding at d=64's 192 rows;
+     * chunked prefill into a paged cache, causal, the step's keys appended first */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 2, .seq_q = 300, .seq_kv = 300, .batch = 2, .heads_kv = 2,
+     .softcap = 20.0f, .alibi = 2, .sinks = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 128,
+     .mma_stages = 2, .wgmma_tiles = 1, .persistent = 3},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 64, .gqa = 1, .seq_q = 450, .seq_kv = 380, .batch = 2, .heads_kv = 2,
+     .attn_mask = 2, .mask_dtype = FLASHCL_MASK_BOOL, .key_padding = 1, .path = FLASHCL_PATH_WGMMA,
+     .mma_block_m = 192, .mma_block_n = 128, .mma_stages = 2, .wgmma_tiles = 1, .persistent = 2},
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 128, .gqa = 2, .seq_q = 200, .seq_kv = 520, .batch = 2, .heads_kv = 2,
+     .causal = 1, .kv_cache = 1, .kv_append = 1, .page_size = 16, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128,
+     .mma_block_n = 128, .mma_stages = 2, .wgmma_tiles = 1, .persistent = 3},
     /* and in four stages (the producer's; refused where it cannot run): the ring's phases over blocks of
      * three tiles */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 1, .seq_q = 500, .seq_kv = 330, .batch = 2, .heads_kv = 2,
