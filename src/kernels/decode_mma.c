@@ -68,9 +68,9 @@ static int decode_mma_e4m3_eight(const flashcl_device_profile *pr, const flashcl
         return 0;
     const flashcl_config eight = {.kernel = FLASHCL_KERNEL_DECODE_MMA, .block_m = rows, .block_n = 8 * 48,
                                   .work_group_size = 256, .gqa_pack = p->heads_q / p->heads_kv};
-    const int64_t pack = eight.gqa_pack > 1 ? eight.gqa_pack : 1;
-    const int64_t groups = ((int64_t)p->seq_q * pack + rows - 1) / rows * p->batch * (p->heads_q / pack);
-    const int64_t wave = (int64_t)(pr->compute_units ? pr->compute_units : 1) / groups;
+    flashcl_problem unbounded = *p; /* (the wave's count: the finisher's splits where the keys cut none) */
+    unbounded.seq_kv = INT32_MAX;
+    const int32_t wave = fcl_choose_splits(pr, &unbounded, &eight);
     return wave >= 8 && wave <= 16 && fcl_choose_splits(pr, p, &eight) == wave;
 }
 
