@@ -274,8 +274,8 @@ typedef struct flashcl_problem {
     /* V's and O's head dim when it is not head_dim (0: head_dim, the default; else a multiple of 8, 8 to
      * 256): V is (batch, seq_kv, heads_kv, head_dim_v) and O (batch, seq_q, heads_q, head_dim_v), their
      * default strides and sizes by it, v_new too (DeepSeek's MLA: 192-wide queries and keys over 128-wide
-     * values). The scale stays 1/sqrt(head_dim). Flash (the portable kernel, and the matrix-unit prefill
-     * kernel for head dims that are multiples of 32; not the decode kernels), naive and standard
+     * values). The scale stays 1/sqrt(head_dim). Flash (the portable kernel, flash_mma for head dims that are
+     * multiples of 16 and flash_wgmma for 64, 80, 96, 128, 192 or 256; not the decode kernels), naive and standard
      * attention; not with a quantized kv_format. (ABI 3: it took the struct's tail padding, so the size
      * did not change and only the version tells the layouts apart) */
     int32_t head_dim_v;
@@ -328,7 +328,7 @@ typedef enum flashcl_descale {
  *           scale, fp32's 8 + 2 sqrt(N) ulps where that is more: docs/design/mma.md, tf32-2 to tf32-5.
  *   TF32    each operand rounded to TF32 and one product (PyTorch's allow_tf32): Q, K, V and the weights P
  *           each carry a relative error up to 2^-11, as fp16 operands do (with fp32's range), so outputs
- *           move by up to about 2^-10 of the row's |V|; about 3x TF32X3's speed.
+ *           move by up to about 2^-10 of the row's |V|; about 1.5x TF32X3's speed (H100, BENCHMARKS.md).
  * Problems that the matrix-unit kernel does not take (decode steps, head dims not a multiple of 16) and
  * devices without it compute in fp32. A precision other than FP32 with fp16/bf16 data is an error.
  */
@@ -512,7 +512,7 @@ FLASHCL_API const char *flashcl_kernel_name(flashcl_kernel kernel);
 
 typedef struct flashcl_config {
     flashcl_algorithm algorithm;
-    flashcl_kernel kernel;   /* the kernel it runs (an override's: portable, mma or wgmma) */
+    flashcl_kernel kernel;   /* the kernel it runs (an override's: portable, mma, wgmma, mfma, wmma or dpas) */
     int32_t emulated;        /* nonzero: a matrix-unit kernel emulated on a device without matrix units (a
                                 forced path, for testing: correct, slow) */
     int32_t block_m;         /* query rows per work-group */

@@ -88,9 +88,9 @@ static void usage(FILE *f)
             "enqueue to clFinish (what a loop that waits on each step pays), each step on an idle in-order\n"
             "queue without profiling and no event asked for, as an engine's loop runs (host_queue \"plain\";\n"
             "\"profiling\": the timed queue's, with an event, for runs over 5 ms or where no such queue could\n"
-            "be made), and device_us (with device_us_min and _max): the device's time alone, from the end\n"
-            "of a buffer fill that keeps the queue busy while the step is enqueued to the step's end, where\n"
-            "the median above holds the enqueue call on an idle queue (flash steps up to 5 ms; null for\n"
+            "be made); the JSON alone, device_us (with device_us_min and _max): the device's time alone, from\n"
+            "the end of a buffer fill that keeps the queue busy while the step is enqueued to the step's\n"
+            "end, where the median above holds the enqueue call on an idle queue (flash steps up to 5 ms; null for\n"
             "others, where events give no times, or where the fill ended first in over half the steps);\n"
             "device_pad_bytes: that fill's size (the bytes written before each step, which may evict the\n"
             "step's inputs from the device's cache; filled up to 16 times over where the host lagged);\n"
@@ -99,8 +99,8 @@ static void usage(FILE *f)
             "what the one before left in the cache (a CUDA graph's replays' way: bench/anchors/\n"
             "sdpa_decode.py); null as device_us, or where over 16 fills would be needed or the fills ended\n"
             "first in over half the rounds.\n"
-            "The JSON names each algorithm's kernel and its tiles: kernel, block_m, block_n, work_group and\n"
-            "kv_stages (the plan's flashcl_config).\n"
+            "The JSON names each algorithm's kernel and its tiles: kernel, block_m, block_n, work_group,\n"
+            "kv_stages and persistent (the plan's flashcl_config).\n"
             "exit status: 0 ok (a standard attention that cannot allocate is a result), 1 an error or a\n"
             "validation failure, 2 bad usage\n");
 }
