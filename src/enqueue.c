@@ -309,14 +309,25 @@ static flashcl_status check_aliasing(flashcl_plan *pl, const flashcl_tensors *t)
     }
     if (!pl->problem.kv_cache || !pl->problem.kv_append)
         return FLASHCL_SUCCESS;
-    /* the cache's K and V, written by the append: apart from every other input (K and V from each other by
-     * extent too would refuse a cache that interleaves them: each writes its own rows) */
-    for (int c = 1; c <= 2; ++c)
+    /* What the append writes: the cache's K and V, and an int8 cache's scales (in[12], in[13]), each apart
+     * from every other input. K and V are compared by extent only with the others: a cache that interleaves
+     * them is two tensors whose rows each write their own; but the same elements (one buffer, offset and
+     * strides) would take V's rows over K's. */
+    const int written[4] = {1, 2, 12, 13}, n_written = pl->problem.kv_format == FLASHCL_KV_INT8 ? 4 : 2;
+    validate_or_return(ctx,
+                       !(in[1].m == in[2].m && in[1].offset == in[2].offset &&
+                         !memcmp(&L->k, &L->v, sizeof L->k)),
+                       FLASHCL_INVALID_ARGUMENT, "%s: k and v are the same tensor, which kv_append writes twice",
+                       enqueue_who);
+    for (int w = 0; w < n_written; ++w) {
+        const int c = written[w];
         for (int i = 0; i < 18; ++i)
-            validate_or_return(ctx, i == 1 || i == 2 || !overlap(&in[c], &in[i]), FLASHCL_INVALID_ARGUMENT,
+            validate_or_return(ctx, i == c || (c <= 2 && i <= 2 && i >= 1) || !overlap(&in[c], &in[i]),
+                               FLASHCL_INVALID_ARGUMENT,
                                i == 10 || i == 11 ? "%s: %s aliases the cache it is appended to (%s)"
                                                   : "%s: %s aliases the cache that kv_append writes (%s)",
                                enqueue_who, in[i].name, in[c].name);
+    }
     return FLASHCL_SUCCESS;
 }
 

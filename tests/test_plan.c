@@ -83,7 +83,9 @@ static void expect_refused(flashcl_context *ctx, int c, flashcl_status st, flash
 }
 
 /* Aliases the handles do not show: O as a sub-buffer over V's bytes; under kv_append, Q inside the K cache that
- * the append writes (case 1), k_new and v_new kept apart from it, and the same tensors apart accepted (case 2). */
+ * the append writes (case 1), k_new and v_new kept apart from it, and the same tensors apart accepted (case 2);
+ * K and V the same tensor, which the append would write twice (case 3); an int8 cache's scales, which the append
+ * writes too, in one buffer (case 4: V's row scale would replace K's). */
 START_TEST(test_enqueue_alias_views)
 {
     flashcl_context *ctx = tu_context_create();
@@ -93,6 +95,8 @@ START_TEST(test_enqueue_alias_views)
         p.seq_q = 1;
         p.kv_cache = 1;
         p.kv_append = 1;
+        if (_i == 4)
+            p.kv_format = FLASHCL_KV_INT8;
     }
     flashcl_plan *plan = NULL;
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
@@ -106,7 +110,8 @@ START_TEST(test_enqueue_alias_views)
     cl_mem o = tu_buffer(sz[3], NULL);
     const int32_t len = 20; /* (the cache's rows before the step's) */
     cl_mem lens = tu_buffer(sizeof len, &len), knew = tu_buffer(knew_bytes ? knew_bytes : 4, NULL),
-           vnew = tu_buffer(vnew_bytes ? vnew_bytes : 4, NULL);
+           vnew = tu_buffer(vnew_bytes ? vnew_bytes : 4, NULL),
+           scales = tu_buffer(bytes.k_scale ? (size_t)bytes.k_scale : 4, NULL);
     flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o};
     if (_i) {
         t.cache_seqlens = lens;
@@ -130,6 +135,15 @@ START_TEST(test_enqueue_alias_views)
         const char *msg = flashcl_context_last_error(ctx);
         ck_assert_msg(st == FLASHCL_INVALID_ARGUMENT && strstr(msg, "o aliases an input buffer (v)"), "%s: %s",
                       flashcl_status_name(st), msg);
+    } else if (_i == 3) { /* V: K's buffer at K's offset and strides */
+        t.v = k;
+        st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
+        expect_refused(ctx, _i, st, FLASHCL_INVALID_ARGUMENT, "k and v are the same tensor", o, sz[3]);
+    } else if (_i == 4) { /* k_scale and v_scale: one buffer */
+        t.k_scale = t.v_scale = scales;
+        st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
+        expect_refused(ctx, _i, st, FLASHCL_INVALID_ARGUMENT,
+                       "v_scale aliases the cache that kv_append writes (k_scale)", o, sz[3]);
     } else if (_i == 1) { /* Q: the K cache's row 20, the one the append writes */
         t.q = k;
         t.offsets.q = (uint64_t)len * p.heads_kv * p.head_dim * sizeof(float);
@@ -146,8 +160,8 @@ START_TEST(test_enqueue_alias_views)
             clReleaseMemObject(views[i]);
     if (parent)
         clReleaseMemObject(parent);
-    cl_mem all[7] = {q, k, v, o, lens, knew, vnew};
-    for (int i = 0; i < 7; ++i)
+    cl_mem all[8] = {q, k, v, o, lens, knew, vnew, scales};
+    for (int i = 0; i < 8; ++i)
         clReleaseMemObject(all[i]);
     flashcl_plan_destroy(&plan);
     flashcl_context_destroy(&ctx);
@@ -1906,7 +1920,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_public_chooser_is_the_plans, 0, 2);
     tcase_add_test(tc, test_plan_bad_input);
     tcase_add_loop_test(tc, test_enqueue_bad_input, 0, 8);
-    tcase_add_loop_test(tc, test_enqueue_alias_views, 0, 3);
+    tcase_add_loop_test(tc, test_enqueue_alias_views, 0, 5);
     tcase_add_test(tc, test_wait_list);
     tcase_add_loop_test(tc, test_enqueue_tensors_bad_input, 0, 6);
     tcase_add_loop_test(tc, test_enqueue_sinks_bad_input, 0, 5);
