@@ -63,14 +63,15 @@
 # Ran on 2026-12-06 (seventh session, H100): check, decode, stream, wide, sass, fp8, bytes8, bench, suites; on
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
-# verify and snake ran the same session. Next: suites (the causal rule's default is not through them), benchw, l2 and feat.
+# verify and snake ran the same session; (twelfth session, H100, one call): feat. Next: suites (the causal snake and
+# the features' persistence are through the wgmma_persist list on the GPU, not the suites), benchw and l2.
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
 # BATCHES its batches (1 8). With less device time than a build: `meson setup build-rel --buildtype=release
 # -Dtests=disabled && ninja -C build-rel tools/flashcl` here, build-rel in the call's carry, and
 # bench/options_h200.sh run there with BUILD=$PWD/build-rel (it builds nothing where the command exists).
-# (Default stage: suites; then `benchw l2` and `feat` in calls of their own: a call has 600 s.)
+# (Default stage: suites; then `benchw` and `l2` in calls of their own: a call has 600 s.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 b=${BUILD:-/tmp/b}

@@ -37,7 +37,9 @@ inline seq_view seq_view_of(const int b, const int seq_q, const int seq_kv, __gl
 #if LEFTPAD
     s.k_start = clamp(leftpad[b], 0, seq_kv);
 #endif
-    s.skv = clamp(cache_lens[b] + (KV_APPEND ? seq_q : 0), s.k_start, seq_kv) - s.k_start;
+    /* (in 64 bits: a length near INT_MAX plus the appended rows clamps to seq_kv, as the API says, not past
+     * INT_MAX to a negative) */
+    s.skv = (int)clamp((long)cache_lens[b] + (KV_APPEND ? seq_q : 0), (long)s.k_start, (long)seq_kv) - s.k_start;
 #elif VARLEN
     s.k_start = clamp(cu_k[b], 0, total_kv);
     s.skv = clamp(cu_k[b + 1], s.k_start, total_kv) - s.k_start;

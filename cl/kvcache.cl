@@ -68,13 +68,14 @@ __kernel void kv_append(FCL_SIGNATURE(FCL_KV_APPEND_ARGS))
     const long bi = r / heads_kv;
     const int i = (int)(bi % seq_new);
     const long b = bi / seq_new;
-    const int j = cache_lens[b] + i;
+    const long jl = (long)cache_lens[b] + i; /* (in 64 bits: a length near INT_MAX does not wrap into the cache) */
+    const int j = (int)jl;
 #if CACHE_IDX /* (the cache's sequence that serves batch entry b) */
     const long cb = clamp(cache_idx[b], 0, cache_batch - 1);
 #else
     const long cb = b;
 #endif
-    if (gid < total && j >= 0 && j < seq_kv) {
+    if (gid < total && jl >= 0 && jl < seq_kv) {
         const long ko = cache_offset(cb, j, hk, bt, max_pages, num_pages, k_sb, k_ss, k_sh) + d;
         const long vo = cache_offset(cb, j, hk, bt, max_pages, num_pages, v_sb, v_ss, v_sh) + d;
 #if KV_FORMAT == 1

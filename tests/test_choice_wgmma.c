@@ -185,9 +185,10 @@ END_TEST
 
 /* Short prefills (keys at most 1024, more row blocks than compute units) on the Hopper profile: one work-group
  * a compute unit (wgmma-short), two Q tiles in its local memory (the next block's copied during one), at d=128
- * and at d=64's 192 rows, fp16 and bf16; causal up to 4096 keys with 128-row blocks (wgmma-snake); not past
- * those, not with a window, packed sequences, a cache, a mask, key padding, softcap, ALiBi or sinks, not where
- * the blocks fit one wave, nor at d=256 (the block loop spills there). */
+ * and at d=64's 192 rows, fp16 and bf16; causal up to 4096 keys with 128-row blocks (wgmma-snake); softcap, ALiBi,
+ * sinks and a paged cache at d=128 without causal (wgmma-feat); not past those, not with a window, packed
+ * sequences, a contiguous cache, a mask or key padding, not where the blocks fit one wave, nor at d=256 (the block
+ * loop spills there). */
 START_TEST(test_wgmma_short)
 {
     flashcl_device_profile prof = hopper_profile();
@@ -214,7 +215,7 @@ START_TEST(test_wgmma_short)
             ck_assert_uint_eq(c.local_mem_bytes, (2 * (uint64_t)c.block_m * d + 2 * 128 * 2 * (uint64_t)d) * 2 + 64);
             ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_static);
         }
-    enum { N_NOT = 21 };
+    enum { N_NOT = 26 };
     flashcl_problem no[N_NOT];
     for (int i = 0; i < N_NOT; ++i)
         no[i] = p;
@@ -239,11 +240,17 @@ START_TEST(test_wgmma_short)
     no[18].batch = 33, no[18].heads_q = no[18].heads_kv = 1, no[18].seq_q = no[18].seq_kv = 512; /* 132 blocks */
     no[19].head_dim = 96; /* head dims other than 64 and 128: not measured */
     no[20].head_dim = 128, no[20].head_dim_v = 64;
+    no[21].kv_cache = 1, no[21].page_size = 16, no[21].num_pages = 1024; /* a paged cache at d=128: taken */
+    no[22].softcap = 30.0f, no[22].head_dim = 64; /* the features at d=64 and causal: not measured */
+    no[23].alibi = 1, no[23].causal = 1;
+    no[24].sinks = 1, no[24].head_dim = 64;
+    no[25].kv_cache = 1, no[25].page_size = 16, no[25].num_pages = 1024, no[25].causal = 1;
+    /* taken: softcap, ALiBi and sinks at d=128 (wgmma-feat), short blocks, causal in the snake order, pages */
+    static const int taken[N_NOT] = {[3] = 1, [4] = 1, [5] = 1, [12] = 1, [13] = 1, [14] = 1, [21] = 1};
     for (int i = 0; i < N_NOT; ++i) {
         ck_assert_msg(choose(&prof, &no[i], FLASHCL_ALGO_FLASH, &c) == FLASHCL_SUCCESS, "case %d", i);
         ck_assert_msg(!strcmp(c.kernel_name, "flash_wgmma"), "case %d: %s %s", i, c.kernel_name, c.path_reason);
-        ck_assert_msg(c.persistent == (i >= 12 && i <= 14 ? 132 : 0), "case %d: persistent %d", i,
-                      (int)c.persistent);
+        ck_assert_msg(c.persistent == (taken[i] ? 132 : 0), "case %d: persistent %d", i, (int)c.persistent);
     }
 }
 END_TEST

@@ -3,7 +3,7 @@
  * test_edges.c: numerical edges, every algorithm against the float64 reference: a NaN or an inf in one
  * query row poisons that row only (never a hang, never another row); scores of 1e4 do not overflow
  * (the softmax subtracts the row maximum); denormal inputs; a negative scale; rows that see no key; a cache of
- * nearly 2^31 keys split across work-groups.
+ * nearly 2^31 keys split across work-groups; a cache length near 2^31 past the capacity under an append.
  * The matrix-unit kernel (fp16/bf16) on the same edges against the naive kernel.
  */
 #include "testutil.h"
@@ -287,6 +287,76 @@ START_TEST(test_longest_cache)
 }
 END_TEST
 
+/* A cache length past the capacity, near INT_MAX, under kv_append: the step's rows fall past the cache and are
+ * dropped, and the keys are clamped to the cache's seq_kv rows (flashcl.h). The length plus the step's rows wraps a
+ * 32-bit int to a negative, which clamped to no keys at all before the kernels summed in 64 bits. O against
+ * float64 attention over the cache's rows as they were; _i: 0 a decode step, 1 twenty queries. */
+START_TEST(test_cache_length_past_capacity)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.heads_q = p.heads_kv = 1;
+    p.seq_q = _i ? 20 : 1;
+    p.seq_kv = 48;
+    p.head_dim = 16;
+    p.kv_cache = 1;
+    p.kv_append = 1;
+    flashcl_plan *plan = NULL;
+    ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
+    flashcl_plan_problem(plan, &p);
+    flashcl_config cfg;
+    flashcl_plan_config(plan, &cfg);
+    size_t sz[5];
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    struct flashcl_offsets bytes;
+    ck_assert_int_eq(flashcl_plan_tensor_bytes(plan, &bytes), FLASHCL_SUCCESS);
+    float qh[20 * 16], kh[48 * 16], vh[48 * 16], newh[20 * 16];
+    hm_rng rng;
+    hm_rng_seed(&rng, 777 + (uint64_t)_i);
+    hm_fill_normal(qh, FLASHCL_DTYPE_F32, (size_t)p.seq_q * 16, &rng, 1.0);
+    hm_fill_normal(kh, FLASHCL_DTYPE_F32, 48 * 16, &rng, 1.0);
+    hm_fill_normal(vh, FLASHCL_DTYPE_F32, 48 * 16, &rng, 1.0);
+    hm_fill_normal(newh, FLASHCL_DTYPE_F32, (size_t)p.seq_q * 16, &rng, 4.0);
+    const int32_t len = INT32_MAX; /* (plus one row past INT_MAX) */
+    cl_mem q = tu_buffer(sz[0], qh), k = tu_buffer(sz[1], kh), v = tu_buffer(sz[2], vh), o = tu_buffer(sz[3], NULL),
+           lens = tu_buffer(sizeof len, &len), knew = tu_buffer((size_t)bytes.k_new, newh),
+           vnew = tu_buffer((size_t)bytes.v_new, newh);
+    flashcl_tensors t = {.q = q, .k = k, .v = v, .o = o, .cache_seqlens = lens, .k_new = knew, .v_new = vnew};
+    ck_assert_msg(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL) == FLASHCL_SUCCESS, "%s",
+                  flashcl_context_last_error(ctx));
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    float *out = tu_read(o, sz[3]), *kc = tu_read(k, sz[1]);
+    ck_assert_msg(!memcmp(kc, kh, sizeof kh), "%s: the append wrote into the cache", cfg.kernel_name);
+    for (int i = 0; i < p.seq_q; ++i) {
+        double s[48], m = -INFINITY, l = 0;
+        for (int j = 0; j < 48; ++j) {
+            s[j] = 0;
+            for (int d = 0; d < 16; ++d)
+                s[j] += (double)qh[i * 16 + d] * kh[j * 16 + d];
+            s[j] *= p.scale;
+            m = fmax(m, s[j]);
+        }
+        for (int j = 0; j < 48; ++j)
+            l += exp(s[j] - m);
+        for (int d = 0; d < 16; ++d) {
+            double want = 0;
+            for (int j = 0; j < 48; ++j)
+                want += exp(s[j] - m) / l * vh[j * 16 + d];
+            ck_assert_msg(fabs(out[i * 16 + d] - want) <= 1e-5 * (1 + fabs(want)), "%s: query %d col %d: %g, want %g",
+                          cfg.kernel_name, i, d, (double)out[i * 16 + d], want);
+        }
+    }
+    free(out);
+    free(kc);
+    cl_mem all[7] = {q, k, v, o, lens, knew, vnew};
+    for (int j = 0; j < 7; ++j)
+        clReleaseMemObject(all[j]);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("edges");
@@ -298,6 +368,7 @@ static Suite *make_suite(void)
         }
     tcase_add_loop_test(tc, test_edge_mma, 0, 2);
     tcase_add_loop_test(tc, test_longest_cache, 0, 6);
+    tcase_add_loop_test(tc, test_cache_length_past_capacity, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

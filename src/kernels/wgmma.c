@@ -205,15 +205,19 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
      * +5.9% bf16 at d=128 and +3.5% at d=64, N=1024; +0.5% at 2048, -0.4 to -1.6% from 4096, -12% at d=64
      * N=16384): keys at most 1024; causal, its blocks in the snake order (wgmma-snake: +5.1% at d=128 and +3.2%
      * at d=64, N=1024; +2.2% at d=128 N=4096, -0.8% at 8192, -32% at 16384), keys at most 4096 with 128-row
-     * blocks (d=64's 192 not measured); no window, mask, cache, packed sequences or per-score feature (none
-     * measured), more row blocks than compute units; head dims 64 and 128, as measured (at 256 the block loop
-     * makes the consumers spill: 564 B in ptxas 13, none without it) */
+     * blocks (d=64's 192 not measured); softcap, ALiBi, sinks and a paged cache at d=128 without causal
+     * (wgmma-feat, N=1024: +1.2%, +2.2%, +2.6%, +5.8%); not a window (-2.3% there), nor what is not measured:
+     * those features with causal or at d=64, a contiguous cache, masks, packed sequences; more row blocks than
+     * compute units; head dims 64 and 128, as measured (at 256 the block loop makes the consumers spill: 564 B
+     * in ptxas 13, none without it) */
     const uint64_t blocks = ((uint64_t)p->seq_q + (uint64_t)(64 * wgs) - 1) / (uint64_t)(64 * wgs) *
                             (uint64_t)p->batch * (uint64_t)p->heads_q;
-    const int plain = !p->window && !p->varlen && !p->kv_cache && !p->attn_mask && !p->key_padding &&
-                      p->softcap <= 0.0f && !p->alibi && !p->sinks && !p->kv_dtype && !p->kv_format;
+    const int feat = !p->causal && d == 128; /* (where wgmma-feat measured the features) */
+    const int taken = !p->window && !p->varlen && !p->attn_mask && !p->key_padding && !p->kv_dtype && !p->kv_format &&
+                      (!p->kv_cache || (feat && p->page_size > 0)) &&
+                      (feat || (p->softcap <= 0.0f && !p->alibi && !p->sinks));
     const int short_keys = p->causal ? wgs == 2 && p->seq_kv <= 4096 : p->seq_kv <= 1024;
-    const int32_t persistent = producer && !fp8 && d == dv && (d == 64 || d == 128) && plain && short_keys &&
+    const int32_t persistent = producer && !fp8 && d == dv && (d == 64 || d == 128) && taken && short_keys &&
                                        blocks > (uint64_t)pr->compute_units
                                    ? (int32_t)pr->compute_units
                                    : 0;
