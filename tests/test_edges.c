@@ -213,6 +213,17 @@ START_TEST(test_edge_mma)
 }
 END_TEST
 
+/* A plan of *p that must be made; *p as the plan resolved it (the scale, heads_kv), its config and buffer sizes. */
+static flashcl_plan *plan_of(flashcl_context *ctx, flashcl_problem *p, flashcl_config *cfg, size_t sz[5])
+{
+    flashcl_plan *plan = NULL;
+    ck_assert_msg(flashcl_plan_create(ctx, p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
+    flashcl_plan_problem(plan, p);
+    flashcl_plan_config(plan, cfg);
+    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    return plan;
+}
+
 /* The longest caches: seq_kv near 2^31 - 1 split across work-groups (each split's share and end in the kernels
  * pass 2^31 - 1 there), a window of 100 keys to the left of each query (its right unbounded), one K and V row
  * broadcast to every key (stride 0), so that the float64 reference is exact: O is V's row, the LSE the score
@@ -243,13 +254,9 @@ START_TEST(test_longest_cache)
     p.kv_splits = _i & 1 && _i >= 4 ? 1000 : _i & 2 ? 1000 : 0; /* (1000: skv + splits past 2^31 - 1) */
     p.return_lse = 1;
     p.k_strides = p.v_strides = (flashcl_strides){0, 0, 16};
-    flashcl_plan *plan = NULL;
-    ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
-    flashcl_plan_problem(plan, &p);
     flashcl_config cfg;
-    flashcl_plan_config(plan, &cfg);
     size_t sz[5];
-    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    flashcl_plan *plan = plan_of(ctx, &p, &cfg, sz);
     ck_assert_uint_eq(sz[1], 16 * sizeof(float));
     float qh[20 * 16], kh[16], vh[16];
     hm_rng rng;
@@ -302,13 +309,9 @@ START_TEST(test_cache_length_past_capacity)
     p.head_dim = 16;
     p.kv_cache = 1;
     p.kv_append = 1;
-    flashcl_plan *plan = NULL;
-    ck_assert_msg(flashcl_plan_create(ctx, &p, &plan) == FLASHCL_SUCCESS, "%s", flashcl_context_last_error(ctx));
-    flashcl_plan_problem(plan, &p);
     flashcl_config cfg;
-    flashcl_plan_config(plan, &cfg);
     size_t sz[5];
-    flashcl_plan_buffer_sizes(plan, &sz[0], &sz[1], &sz[2], &sz[3], &sz[4]);
+    flashcl_plan *plan = plan_of(ctx, &p, &cfg, sz);
     struct flashcl_offsets bytes;
     ck_assert_int_eq(flashcl_plan_tensor_bytes(plan, &bytes), FLASHCL_SUCCESS);
     float qh[20 * 16], kh[48 * 16], vh[48 * 16], newh[20 * 16];
