@@ -165,6 +165,18 @@
 #ifndef WG_DESC_ADD
 #define WG_DESC_ADD 0
 #endif
+/* WG_EPI_PRODUCER (measurement first, off: docs/design/wgmma.md, wgmma-epi): with persistent work-groups, two Q
+ * tiles, the producer and O staged (WG_EPI: all of them, else off), the producer warpgroup stores each block's
+ * staged O to global memory and then copies the block after next's Q into that tile, so that the consumers go
+ * from a block's last product to the next block's first without the stores, the warpgroup barrier before them,
+ * the consumers' barrier and Q's copies. Two mbarriers a Q tile order it: "Q full" (the producer's copies
+ * landed) and "O staged" (every consumer's stores of the block's O into the tile done). */
+#ifndef WG_EPI_PRODUCER
+#define WG_EPI_PRODUCER 0
+#endif
+#define WG_EPI                                                                                                 \
+    (WG_EPI_PRODUCER && WG_PERSIST && WG_PRODUCER && Q_BUFS == 2 && WG_O_STAGED && !WG_FP8 && DV == HEAD_DIM &&  \
+     !Q_CONVERT && FCL_PTX)
 #if Q_BUFS == 2
 #define ASYNC_WAIT_Q() ASYNC_WAIT(1) /* (this block's Q: all groups but the last, the next block's Q) */
 #else
@@ -956,16 +968,28 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     /* mbarriers, a stage's each: "full" K and V (128 arrivals: each producer work-item's once its copies of
      * the tile landed) and "empty" K and V (WARPS arrivals: each consumer warp's once the products that read
      * the tile are done). After the barrier that makes them visible, no work-group barrier is reached. */
-    __local ulong mbar[4 * KV_STAGES];
+    __local ulong mbar[4 * KV_STAGES + 4 * WG_EPI];
 #define FULL_K(t) (mbar + (tb + (t)) % KV_STAGES)
 #define FULL_V(t) (mbar + KV_STAGES + (tb + (t)) % KV_STAGES)
 #define EMPTY_K(t) (mbar + 2 * KV_STAGES + (tb + (t)) % KV_STAGES)
 #define EMPTY_V(t) (mbar + 3 * KV_STAGES + (tb + (t)) % KV_STAGES)
 #define ROUND(t) (((tb + (t)) / KV_STAGES) & 1) /* the parity of tile t's phase of its stage's barriers */
+    /* WG_EPI's, Q tile p's: "Q full" (128 arrivals: each producer work-item's once its copies landed) and "O
+     * staged" (WG_SIZE: every consumer work-item's once its stores of O into the tile are done); the k-th block
+     * of the work-group takes tile k % 2, the (k / 2)-th phase of its barriers */
+#define Q_FULL(p) (mbar + 4 * KV_STAGES + (p))
+#define O_STAGED(p) (mbar + 4 * KV_STAGES + 2 + (p))
     THREADS_MARK(); /* (the finishing step: the entry's .reqntid, which setmaxnreg needs) */
-    if (tid == 0)
+    if (tid == 0) {
         for (int i = 0; i < 4 * KV_STAGES; ++i)
             mbar_init(mbar + i, i < 2 * KV_STAGES ? 128 : WARPS);
+#if WG_EPI
+        for (int p = 0; p < 2; ++p) {
+            mbar_init(Q_FULL(p), 128);
+            mbar_init(O_STAGED(p), WG_SIZE);
+        }
+#endif
+    }
 #if !Q_CONVERT && !WG_PERSIST /* (a converted Q: its loads wait for their data, so the consumers issue them
                   past the barrier, while the producer copies the first K tile; S(0)'s wait and fence cover their
                   stores; WG_PERSIST: each block's at its start) */
@@ -975,6 +999,64 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     }
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
+#if WG_EPI
+/* The chunks of a Q tile (Q_TILE(kk_): the k-th block's, kk_ = k) the producer's work-item me takes, LOAD_TILED's
+ * walk over 128 work-items: the same for O's stores out of the tile and Q's copies into it, so that a work-item
+ * overwrites only chunks it has itself read (its stores, issued in order, have their data first) */
+#define Q_TILE(kk_) ((__local ushort *)q4 + ((kk_)&1) * (BLOCK_M * QW))
+#define EPI_CHUNKS (BLOCK_M * CHUNKS(CPR))
+#define EPI_FOR(i_) for (int i_ = me; i_ < EPI_CHUNKS; i_ += 128)
+/* Slot ww_'s block (the kk_-th of the work-group): its staged O, once every consumer stored it, to global memory,
+ * four chunks read before their stores */
+#define EPI_STORE_O(kk_, ww_)                                                                                  \
+    do {                                                                                                       \
+        const int wb_ = WG_BLOCK_OF(ww_);                                                                      \
+        BLOCK_ROWS(wb_ % blocks_m, blocks_m, wb_ / blocks_m); /* (its m0, sv, h, sq) */                        \
+        __local const ushort *const src_ = Q_TILE(kk_);                                                        \
+        mbar_wait(O_STAGED((kk_)&1), ((kk_) >> 1) & 1);                                                        \
+        for (int i0_ = me; i0_ < EPI_CHUNKS; i0_ += 512) {                                                     \
+            uint4 x_[4];                                                                                       \
+            UNROLL                                                                                             \
+            for (int u_ = 0; u_ < 4; ++u_) {                                                                   \
+                const int i_ = i0_ + 128 * u_;                                                                 \
+                if (EPI_CHUNKS % 512 == 0 || i_ < EPI_CHUNKS)                                                  \
+                    x_[u_] = *(__local const uint4 *)(src_ + TILE_AT(CHUNK_R(i_, BLOCK_M, CPR),                \
+                                                                    CHUNK_C(i_, BLOCK_M, CPR), BLOCK_M, QD));  \
+            }                                                                                                  \
+            UNROLL                                                                                             \
+            for (int u_ = 0; u_ < 4; ++u_) {                                                                   \
+                const int i_ = i0_ + 128 * u_;                                                                 \
+                const int r_ = CHUNK_R(i_, BLOCK_M, CPR), c_ = CHUNK_C(i_, BLOCK_M, CPR);                      \
+                if ((EPI_CHUNKS % 512 == 0 || i_ < EPI_CHUNKS) && CHUNK_IN(c_, CPR) && m0 + r_ < sq)           \
+                    *(__global uint4 *)(O + q_row_offset(sv, h, m0 + r_, o_sb, o_ss, o_sh) + c_) = x_[u_];    \
+            }                                                                                                  \
+        }                                                                                                      \
+    } while (0)
+/* Slot ww_'s block's Q (the kk_-th of the work-group) into its tile, then the tile's "Q full" arrival */
+#define EPI_COPY_Q(kk_, ww_)                                                                                   \
+    do {                                                                                                       \
+        const int wb_ = WG_BLOCK_OF(ww_);                                                                      \
+        BLOCK_ROWS(wb_ % blocks_m, blocks_m, wb_ / blocks_m);                                                  \
+        __local ushort *const dst_ = Q_TILE(kk_);                                                              \
+        EPI_FOR(i_)                                                                                            \
+        {                                                                                                      \
+            const int r_ = CHUNK_R(i_, BLOCK_M, CPR), c_ = CHUNK_C(i_, BLOCK_M, CPR);                          \
+            const bool ok_ = r_ < sq - m0;                                                                     \
+            if (CHUNK_IN(c_, CPR))                                                                             \
+                ASYNC8(dst_ + TILE_AT(r_, c_, BLOCK_M, QD), Q_ROW(ok_ ? r_ : 0) + c_, ok_);                    \
+        }                                                                                                      \
+        ASYNC_ARRIVE(Q_FULL((kk_)&1));                                                                         \
+    } while (0)
+/* In the k-th block (slot w): the block before's O out, then the block after's Q into the same tile */
+#define EPI_STEP(k_, w_)                                                                                       \
+    do {                                                                                                       \
+        if ((k_) > 0) {                                                                                        \
+            EPI_STORE_O((k_)-1, (w_)-w_step);                                                                  \
+            if ((w_) + w_step < n_slots && WG_BLOCK_OF((w_) + w_step) < n_work)                                \
+                EPI_COPY_Q((k_) + 1, (w_) + w_step);                                                           \
+        }                                                                                                      \
+    } while (0)
+#endif
     if (tid_w >= WG_SIZE) {
         /* The producer: K(t) then V(t-1), the order of use, each into its stage once the consumers freed it
          * (a tile KV_STAGES earlier: the phase before; a stage's first round passes at once) */
@@ -982,10 +1064,25 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         const int me = tid - WG_SIZE;
 #if WG_PERSIST
         int tb = 0;
+#if WG_EPI
+        /* (WG_EPI: the first two blocks' Q at once; each later block's at the epilogue step of the block two
+         * before it, once that block's O has left its tile) */
+        int k = 0;
+        EPI_COPY_Q(0, w0);
+        if (w0 + w_step < n_slots && WG_BLOCK_OF(w0 + w_step) < n_work)
+            EPI_COPY_Q(1, w0 + w_step);
+#endif
         for (int w = w0; w < n_slots && WG_BLOCK_OF(w) < n_work; w += w_step) {
             BLOCK_AT(WG_BLOCK_OF(w));
 #endif
         for (int t = 0; t <= tiles; ++t) {
+#if WG_EPI
+            /* (the block before's end, where the producer would wait anyway: K(KV_STAGES)'s stage is freed
+             * by this block's S(0), which the consumers reach once they staged the block before's O; blocks of
+             * at most KV_STAGES tiles take it after their copies) */
+            if (t == KV_STAGES && t < tiles)
+                EPI_STEP(k, w);
+#endif
             if (t < tiles) {
                 const int n1 = n_begin + t * BLOCK_N;
                 mbar_wait(EMPTY_K(t), ROUND(t) ^ 1);
@@ -1036,8 +1133,17 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #endif
         }
 #if WG_PERSIST
+#if WG_EPI
+            if (tiles <= KV_STAGES)
+                EPI_STEP(k, w);
+            ++k;
+#endif
             tb += tiles;
         }
+#if WG_EPI
+        if (k > 0) /* (the last block's O) */
+            EPI_STORE_O(k - 1, w0 + (k - 1) * w_step);
+#endif
 #endif
         ASYNC_WAIT_ALL(); /* (its copies land before the work-item ends) */
         return;
@@ -1053,13 +1159,25 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if Q_BUFS == 2
     int q_par = 0; /* (the block's Q tile) */
 #endif
+#if WG_EPI
+    int q_use = 0; /* (the phase of the tile's barriers this block waits for: the tile's use, counted from 0) */
+#endif
     for (int w = w0; w < n_slots && WG_BLOCK_OF(w) < n_work; w += w_step) {
         BLOCK_AT(WG_BLOCK_OF(w));
 #if Q_BUFS == 2
         __local ushort *const q_s = (__local ushort *)q4 + q_par * (BLOCK_M * QW);
 #endif
 #endif
-#if WG_PRODUCER
+#if WG_EPI
+    /* the producer's copies of this block's Q landed (S(0)'s proxy fence after its K wait covers them; with no
+     * keys, O's staging below writes its tile only after them) */
+    mbar_wait(Q_FULL(q_par), q_use & 1);
+    if (q_sign) {
+        FLIP_Q_SIGN();
+        FENCE_PROXY_ASYNC();
+        CONSUMERS_BARRIER(); /* (every consumer's flips, before any warpgroup's S(0)) */
+    }
+#elif WG_PRODUCER
 #if WG_PERSIST
     if (w != w0)
         CONSUMERS_BARRIER(); /* (every consumer done with the block before: its Q tile, its staged O) */
@@ -1461,6 +1579,13 @@ UNROLL
      * reads by the async one, and the PTX memory model asks for the fence between them. */
 #undef STEP_COPIES
 #define STEP_COPIES(j_)
+#if WG_EPI /* (Q: the producer's, its "Q full" waited for at the block's start) */
+#define SYNC_FIRST()                                                                                           \
+    do {                                                                                                       \
+        mbar_wait(FULL_K(0), ROUND(0));                                                                        \
+        FENCE_PROXY_ASYNC();                                                                                   \
+    } while (0)
+#else
 #define SYNC_FIRST()                                                                                           \
     do {                                                                                                       \
         ASYNC_WAIT_Q(); /* (Q's copies: with two tiles, all but the next block's) */                           \
@@ -1469,6 +1594,7 @@ UNROLL
         mbar_wait(FULL_K(0), ROUND(0));                                                                        \
         FENCE_PROXY_ASYNC();                                                                                   \
     } while (0)
+#endif
 #define SYNC_STEP(j_)                                                                                          \
     do {                                                                                                       \
         mbar_wait(FULL_K((j_) + 1), ROUND((j_) + 1));                                                          \
@@ -1584,9 +1710,11 @@ UNROLL
 #endif
     }
 #endif
+#if !WG_EPI /* (WG_EPI: the consumers copy nothing, and the start's "Q full" wait covers a block with no keys) */
     ASYNC_WAIT_Q(); /* (no keys: Q's copies, never read, landed before the work-group ends; with two Q tiles
                        the next block's may fly on) */
-#if WG_O_STAGED
+#endif
+#if WG_O_STAGED && !WG_EPI
     /* With no keys, no step waited for Q: the rows a warpgroup stages O into below took copies from the
      * other consumers' work-items too, which must land first (found on the H100, 2026-12-05: a causal block
      * of rows that see no key wrote Q's values where zeros belong) */
@@ -1635,7 +1763,9 @@ UNROLL
         if (qi < sq && write_lse && t == 0)
             LSE[lse_row(sv, h, qi, heads_q, seq_q, total_q)] = softmax_lse(lse_m, lse_l);
     }
-#if WG_O_STAGED
+#if WG_EPI
+    MBAR_ARRIVE_IF0(O_STAGED(q_par), 0); /* (every consumer work-item's stores into the tile; the producer's) */
+#elif WG_O_STAGED
     /* then the warpgroup's 64 rows leave in 16-byte chunks, a row's chunks from neighbouring work-items */
     WARPGROUP_BARRIER();
     for (int idx = wt; idx < 64 * (DV / 8) * !(WG_ABLATE & 16); idx += 128) {
@@ -1651,6 +1781,9 @@ UNROLL
 #endif
 #if Q_BUFS == 2
         q_par ^= 1;
+#endif
+#if WG_EPI
+        q_use += q_par == 0; /* (both tiles used once more) */
 #endif
     }
 #endif
