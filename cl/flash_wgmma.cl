@@ -1068,7 +1068,8 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         /* (WG_EPI: the first two blocks' Q at once; each later block's at the epilogue step of the block two
          * before it, once that block's O has left its tile) */
         int k = 0;
-        EPI_COPY_Q(0, w0);
+        if (w0 < n_slots && WG_BLOCK_OF(w0) < n_work)
+            EPI_COPY_Q(0, w0);
         if (w0 + w_step < n_slots && WG_BLOCK_OF(w0 + w_step) < n_work)
             EPI_COPY_Q(1, w0 + w_step);
 #endif

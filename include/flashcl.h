@@ -182,7 +182,9 @@ typedef struct flashcl_problem {
     int32_t seq_kv;     /* >= 1; 0 (the default): seq_q (ABI 4: the default was 1, one key) */
     int32_t head_dim;   /* a multiple of 8, 8 to 256 */
     flashcl_dtype dtype; /* storage type of Q, K, V and O; arithmetic is fp32 */
-    float scale;        /* 0 means 1/sqrt(head_dim) */
+    float scale;        /* 0 means 1/sqrt(head_dim); the scores times the scale within FLT_MAX / log2(e) (about
+                           2.36e38) in magnitude: past it the flash kernels' base-2 exponent overflows and such a
+                           row reads as one that sees no key (zeros, LSE -inf) */
     int32_t causal;     /* nonzero: bottom-right aligned, query i sees key j iff j <= i + seq_kv - seq_q */
     int32_t return_lse; /* nonzero: write fp32 log-sum-exp, (batch, heads_q, seq_q) contiguous */
     /* Sliding window (FlashAttention's (left, right), with the causal mask's alignment): when

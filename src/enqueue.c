@@ -259,6 +259,22 @@ static flashcl_status check_tensors(flashcl_plan *pl, const flashcl_tensors *t)
     return FLASHCL_SUCCESS;
 }
 
+/* Whether K and V, with the same strides in one buffer at byte offsets ko and vo, share an element: the two as one
+ * tensor of a fourth dimension, extent 2 and stride their distance (a whole number of elements), overlap
+ * (head dims d and d_v: the larger one's columns) */
+static int kv_overlap(const flashcl_plan *pl, uint64_t ko, uint64_t vo)
+{
+    const resolved_layout *L = &pl->layout;
+    const uint64_t elem = fcl_kv_elem(&pl->problem), dist = ko > vo ? ko - vo : vo - ko;
+    if (dist % elem || dist / elem > (uint64_t)INT64_MAX)
+        return 1;
+    const int64_t d = pl->problem.head_dim > fcl_head_dim_v(&pl->problem) ? pl->problem.head_dim
+                                                                            : fcl_head_dim_v(&pl->problem);
+    const int64_t strides[4] = {L->k.batch, L->k.seq, L->k.head, (int64_t)(dist / elem)};
+    const int64_t extents[4] = {L->kv_batches, L->kv_rows, pl->problem.heads_kv, 2};
+    return fcl_layout_overlaps(strides, extents, 4, d);
+}
+
 static flashcl_status check_aliasing(flashcl_plan *pl, const flashcl_tensors *t)
 {
     flashcl_context *ctx = pl->ctx;
@@ -311,14 +327,21 @@ static flashcl_status check_aliasing(flashcl_plan *pl, const flashcl_tensors *t)
         return FLASHCL_SUCCESS;
     /* What the append writes: the cache's K and V, and an int8 cache's scales (in[12], in[13]), each apart
      * from every other input. K and V are compared by extent only with the others: a cache that interleaves
-     * them is two tensors whose rows each write their own; but the same elements (one buffer, offset and
-     * strides) would take V's rows over K's. */
+     * them is two tensors whose rows each write their own; but an element of both would take V's row over
+     * K's (kv_overlap). */
     const int written[4] = {1, 2, 12, 13}, n_written = pl->problem.kv_format == FLASHCL_KV_INT8 ? 4 : 2;
-    validate_or_return(ctx,
-                       !(in[1].m == in[2].m && in[1].offset == in[2].offset &&
-                         !memcmp(&L->k, &L->v, sizeof L->k)),
+    validate_or_return(ctx, !(in[1].m == in[2].m && in[1].offset == in[2].offset && !memcmp(&L->k, &L->v, sizeof L->k)),
                        FLASHCL_INVALID_ARGUMENT, "%s: k and v are the same tensor, which kv_append writes twice",
                        enqueue_who);
+    validate_or_return(ctx, !overlap(&in[1], &in[2]) || !memcmp(&L->k, &L->v, sizeof L->k), FLASHCL_INVALID_ARGUMENT,
+                       "%s: k and v share bytes of one buffer with different strides, which kv_append writes: give "
+                       "them the same strides (an interleaved cache) or apart bytes",
+                       enqueue_who);
+    validate_or_return(ctx, !overlap(&in[1], &in[2]) || !kv_overlap(pl, in[1].offset, in[2].offset),
+                       FLASHCL_INVALID_ARGUMENT,
+                       "%s: k and v (offsets %llu and %llu of one buffer, the same strides) share elements, which "
+                       "kv_append would write twice",
+                       enqueue_who, (unsigned long long)in[1].offset, (unsigned long long)in[2].offset);
     for (int w = 0; w < n_written; ++w) {
         const int c = written[w];
         for (int i = 0; i < 18; ++i)

@@ -125,6 +125,7 @@ typedef struct resolved_layout {
     /* Output rows as (groups, rows per group): (batch * heads_q, seq_q), or (heads_q, total_q) for
      * packed sequences; flat row = group * rows + row, the LSE's layout too. */
     int64_t row_groups, group_rows;
+    int64_t kv_batches, kv_rows; /* K's and V's batches (num_pages of a paged cache) of rows (page_size) */
 } resolved_layout;
 flashcl_status fcl_check_problem(flashcl_context *ctx, const flashcl_problem *p, resolved_layout *layout);
 /* The problem with heads_kv and seq_kv of 0 read as the query side's (flashcl_problem_default leaves
@@ -155,6 +156,11 @@ int32_t fcl_head_dim_v(const flashcl_problem *p);
 void fcl_visible_window(const flashcl_problem *p, int32_t *left, int32_t *right);
 /* Whether the kernels' key positions (geometry.cl visible_keys) need 64 bits: sequences past 2^30. */
 int fcl_wide_positions(const flashcl_problem *p);
+/* Whether two different indices of a strided layout (n <= FCL_LAYOUT_DIMS dimensions of strides >= 0, over a
+ * last one of stride 1 and extent d) map to one element (the usual sufficient test: each stride, in order, at
+ * least the span of the smaller ones). */
+#define FCL_LAYOUT_DIMS 4
+int fcl_layout_overlaps(const int64_t *strides, const int64_t *extents, int n, int64_t d);
 /* Bytes per element of the attn_mask buffer (problem.mask_dtype). */
 size_t fcl_mask_elem(const flashcl_problem *p);
 

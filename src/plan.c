@@ -42,8 +42,17 @@ static flashcl_status setup_splits(flashcl_plan *pl)
     const resolved_layout *L = &pl->layout;
     const cl_long rows = (cl_long)(L->row_groups * L->group_rows);
     const cl_int splits = pl->config.kv_splits;
-    pl->ws_lse_floats = (uint64_t)splits * (uint64_t)rows * (uint64_t)fcl_head_dim_v(p);
-    pl->ws_bytes = (pl->ws_lse_floats + (uint64_t)splits * (uint64_t)rows) * sizeof(float);
+    /* (splits x rows x (d_v + 1) floats: refused where that passes 64 bits, never a wrapped size) */
+    uint64_t partial_floats = 0;
+    validate_or_return(ctx,
+                       !__builtin_mul_overflow((uint64_t)splits, (uint64_t)rows, &partial_floats) &&
+                           !__builtin_mul_overflow(partial_floats, (uint64_t)fcl_head_dim_v(p), &pl->ws_lse_floats) &&
+                           !__builtin_add_overflow(pl->ws_lse_floats, partial_floats, &pl->ws_bytes) &&
+                           !__builtin_mul_overflow(pl->ws_bytes, (uint64_t)sizeof(float), &pl->ws_bytes),
+                       FLASHCL_INVALID_ARGUMENT,
+                       "problem: the split-KV workspace, kv_splits = %d x %lld rows x (head_dim_v + 1) floats, "
+                       "overflows 64 bits",
+                       (int)splits, (long long)rows);
     if (pl->kernel_id == FCL_K_FLASH_DECODE_MMA && fcl_decode_mma_fuses(&pl->config)) {
         pl->fused_merge = 1;
         return FLASHCL_SUCCESS;

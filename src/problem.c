@@ -173,16 +173,22 @@ static int tensor_extent(const flashcl_strides *s, int64_t nb, int64_t ns, int64
 }
 
 /*
- * Nonzero when two different (batch, seq, head, dim) indices map to one element. Sort the dimensions
- * of extent > 1 by stride; the layout is injective iff each stride is at least the span of all
- * smaller ones (the usual sufficient test, exact for the layouts people use).
+ * Nonzero when two different indices of a strided layout map to one element: n dimensions (strides and
+ * extents, strides not negative) over a last one of stride 1 and extent d. Sort the dimensions of extent > 1
+ * by stride; the layout is injective iff each stride is at least the span of all smaller ones (the usual
+ * sufficient test, exact for the layouts people use).
  */
-static int strides_overlap(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t nh, int64_t d)
+int fcl_layout_overlaps(const int64_t *strides, const int64_t *extents, int n, int64_t d)
 {
-    int64_t stride[3] = {s->batch, s->seq, s->head};
-    int64_t extent[3] = {nb, ns, nh};
-    for (int i = 0; i < 3; ++i)
-        for (int j = i + 1; j < 3; ++j)
+    int64_t stride[FCL_LAYOUT_DIMS], extent[FCL_LAYOUT_DIMS];
+    if (n > FCL_LAYOUT_DIMS)
+        return 1;
+    for (int i = 0; i < n; ++i) {
+        stride[i] = strides[i];
+        extent[i] = extents[i];
+    }
+    for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j < n; ++j)
             if (stride[j] < stride[i]) {
                 int64_t t = stride[i];
                 stride[i] = stride[j];
@@ -191,8 +197,8 @@ static int strides_overlap(const flashcl_strides *s, int64_t nb, int64_t ns, int
                 extent[i] = extent[j];
                 extent[j] = t;
             }
-    int64_t span = d; /* the head_dim dimension: stride 1, extent d */
-    for (int i = 0; i < 3; ++i) {
+    int64_t span = d; /* the last dimension: stride 1, extent d */
+    for (int i = 0; i < n; ++i) {
         if (extent[i] <= 1)
             continue;
         if (stride[i] < span)
@@ -202,6 +208,12 @@ static int strides_overlap(const flashcl_strides *s, int64_t nb, int64_t ns, int
             return 1;
     }
     return 0;
+}
+
+static int strides_overlap(const flashcl_strides *s, int64_t nb, int64_t ns, int64_t nh, int64_t d)
+{
+    const int64_t stride[3] = {s->batch, s->seq, s->head}, extent[3] = {nb, ns, nh};
+    return fcl_layout_overlaps(stride, extent, 3, d);
 }
 
 static flashcl_status resolve_tensor(flashcl_context *ctx, const char *name, const flashcl_strides *given,
@@ -232,10 +244,10 @@ static flashcl_status resolve_tensor(flashcl_context *ctx, const char *name, con
                        (unsigned long long)elements);
     if (is_output & 1)
         validate_or_return(ctx, !strides_overlap(out, nb, ns, nh, d), FLASHCL_INVALID_ARGUMENT,
-                           "problem.%s_strides = {%lld, %lld, %lld}: output elements overlap (each "
+                           "problem.%s_strides = {%lld, %lld, %lld}: %s elements overlap (each "
                            "stride must cover the span of the smaller dimensions, head_dim %lld)",
                            name, (long long)out->batch, (long long)out->seq, (long long)out->head,
-                           (long long)d);
+                           name[0] == 'o' ? "output" : "the cache's (kv_append writes it)", (long long)d);
     *bytes = elements * elem;
     return FLASHCL_SUCCESS;
 }
@@ -493,13 +505,18 @@ static flashcl_status resolve_buffers(flashcl_context *ctx, const flashcl_proble
     const size_t elem = flashcl_dtype_size(p->dtype);
     const size_t kv_elem = fcl_kv_elem(p);
     const int64_t d = p->head_dim, dv = fcl_head_dim_v(p);
+    const int written = p->kv_cache && p->kv_append; /* (the cache's K and V: written by the append) */
     flashcl_status st;
     if ((st = resolve_tensor(ctx, "q", &p->q_strides, nb, nq, p->heads_q, d, fcl_q_elem(p), 0, &layout->q,
                              &layout->q_bytes)) ||
-        (st = resolve_tensor(ctx, "k", &p->k_strides, nbk, nk, p->heads_kv, d, kv_elem, 0, &layout->k, &layout->k_bytes)) ||
-        (st = resolve_tensor(ctx, "v", &p->v_strides, nbk, nk, p->heads_kv, dv, kv_elem, 0, &layout->v, &layout->v_bytes)) ||
+        (st = resolve_tensor(ctx, "k", &p->k_strides, nbk, nk, p->heads_kv, d, kv_elem, written, &layout->k,
+                             &layout->k_bytes)) ||
+        (st = resolve_tensor(ctx, "v", &p->v_strides, nbk, nk, p->heads_kv, dv, kv_elem, written, &layout->v,
+                             &layout->v_bytes)) ||
         (st = resolve_tensor(ctx, "o", &p->o_strides, nb, nq, p->heads_q, dv, elem, 1, &layout->o, &layout->o_bytes)))
         return st;
+    layout->kv_batches = nbk;
+    layout->kv_rows = nk;
     layout->row_groups = p->varlen ? p->heads_q : (int64_t)p->batch * p->heads_q;
     layout->group_rows = p->varlen ? p->total_q : p->seq_q;
     const struct {

@@ -360,6 +360,87 @@ START_TEST(test_cache_length_past_capacity)
 }
 END_TEST
 
+/* K and V interleaved in one buffer under kv_append (each cache row K's heads then V's: the same strides, V's
+ * offset one row of K's heads): apart elements, accepted, each appended row written to its half and the rest of
+ * the buffer untouched; O against float64 attention over the cache after the append, GQA (two query heads a KV
+ * head), two sequences of cache lengths 17 and 30. _i: 0 a decode step, 1 five queries. */
+START_TEST(test_interleaved_cache)
+{
+    enum { H = 2, D = 16, CAP = 40, B = 2 };
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.batch = B;
+    p.heads_q = 2 * H;
+    p.heads_kv = H;
+    p.seq_q = _i ? 5 : 1;
+    p.seq_kv = CAP;
+    p.head_dim = D;
+    p.kv_cache = 1;
+    p.kv_append = 1;
+    p.k_strides = p.v_strides = (flashcl_strides){CAP * 2 * H * D, 2 * H * D, D};
+    flashcl_config cfg;
+    size_t sz[5];
+    flashcl_plan *plan = plan_of(ctx, &p, &cfg, sz);
+    struct flashcl_offsets bytes;
+    ck_assert_int_eq(flashcl_plan_tensor_bytes(plan, &bytes), FLASHCL_SUCCESS);
+    const size_t cache_floats = (size_t)B * CAP * 2 * H * D, new_floats = (size_t)B * p.seq_q * H * D;
+    float *qh = malloc(sz[0]), *cache = malloc(cache_floats * 4), *kn = malloc(new_floats * 4),
+          *vn = malloc(new_floats * 4);
+    hm_rng rng;
+    hm_rng_seed(&rng, 4242 + (uint64_t)_i);
+    hm_fill_normal(qh, FLASHCL_DTYPE_F32, sz[0] / 4, &rng, 1.0);
+    hm_fill_normal(cache, FLASHCL_DTYPE_F32, cache_floats, &rng, 1.0);
+    hm_fill_normal(kn, FLASHCL_DTYPE_F32, new_floats, &rng, 2.0);
+    hm_fill_normal(vn, FLASHCL_DTYPE_F32, new_floats, &rng, 2.0);
+    const int32_t lens[B] = {17, 30};
+    cl_mem q = tu_buffer(sz[0], qh), kv = tu_buffer(cache_floats * 4, cache), o = tu_buffer(sz[3], NULL),
+           lb = tu_buffer(sizeof lens, lens), knew = tu_buffer((size_t)bytes.k_new, kn),
+           vnew = tu_buffer((size_t)bytes.v_new, vn);
+    flashcl_tensors t = {.q = q, .k = kv, .v = kv, .o = o, .cache_seqlens = lb, .k_new = knew, .v_new = vnew};
+    t.offsets.v = H * D * sizeof(float);
+    ck_assert_msg(flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL) == FLASHCL_SUCCESS, "%s",
+                  flashcl_context_last_error(ctx));
+    ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
+    float *out = tu_read(o, sz[3]), *after = tu_read(kv, cache_floats * 4);
+    for (int b = 0; b < B; ++b) /* the appended rows in their halves, every other element as it was */
+        for (int r = 0; r < CAP; ++r)
+            for (int e = 0; e < 2 * H * D; ++e) {
+                const size_t at = ((size_t)b * CAP + r) * 2 * H * D + e;
+                const int i = r - lens[b];
+                const float want = i >= 0 && i < p.seq_q
+                                       ? (e < H * D ? kn : vn)[((size_t)b * p.seq_q + i) * H * D + e % (H * D)]
+                                       : cache[at];
+                ck_assert_msg(after[at] == want, "%s: sequence %d row %d element %d: %g, want %g", cfg.kernel_name, b,
+                              r, e, (double)after[at], (double)want);
+            }
+    const hm_extras x = {.cache_seqlens = lens};
+    double ref[D], scores[CAP];
+    for (int64_t row = 0; row < (int64_t)B * p.heads_q * p.seq_q; ++row) {
+        hm_reference_row_ex(&p, qh, after, after + H * D, &x, row, ref, scores);
+        const int64_t i = row % p.seq_q, h = row / p.seq_q % p.heads_q, b = row / p.seq_q / p.heads_q;
+        const float *orow = out + hm_offset(&p.o_strides, b, i, h);
+        double scale = 1e-30;
+        for (int d = 0; d < D; ++d)
+            scale = fmax(scale, fabs(ref[d]));
+        for (int d = 0; d < D; ++d)
+            ck_assert_msg(fabs(orow[d] - ref[d]) <= 1e-5 * scale, "%s: row %lld col %d: %g, want %g", cfg.kernel_name,
+                          (long long)row, d, (double)orow[d], ref[d]);
+    }
+    free(out);
+    free(after);
+    free(qh);
+    free(cache);
+    free(kn);
+    free(vn);
+    cl_mem all[6] = {q, kv, o, lb, knew, vnew};
+    for (int j = 0; j < 6; ++j)
+        clReleaseMemObject(all[j]);
+    flashcl_plan_destroy(&plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("edges");
@@ -372,6 +453,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_edge_mma, 0, 2);
     tcase_add_loop_test(tc, test_longest_cache, 0, 6);
     tcase_add_loop_test(tc, test_cache_length_past_capacity, 0, 2);
+    tcase_add_loop_test(tc, test_interleaved_cache, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

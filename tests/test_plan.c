@@ -85,7 +85,10 @@ static void expect_refused(flashcl_context *ctx, int c, flashcl_status st, flash
 /* Aliases the handles do not show: O as a sub-buffer over V's bytes; under kv_append, Q inside the K cache that
  * the append writes (case 1), k_new and v_new kept apart from it, and the same tensors apart accepted (case 2);
  * K and V the same tensor, which the append would write twice (case 3); an int8 cache's scales, which the append
- * writes too, in one buffer (case 4: V's row scale would replace K's). */
+ * writes too, in one buffer (case 4: V's row scale would replace K's); V one row after K in one buffer with K's
+ * strides (case 5: V's rows over K's next ones); V with padded rows over K's bytes (case 6: strides that differ,
+ * which the check does not take apart). An interleaved cache (one buffer, apart elements) is accepted and checked
+ * against float64 in test_edges. */
 START_TEST(test_enqueue_alias_views)
 {
     flashcl_context *ctx = tu_context_create();
@@ -97,6 +100,9 @@ START_TEST(test_enqueue_alias_views)
         p.kv_append = 1;
         if (_i == 4)
             p.kv_format = FLASHCL_KV_INT8;
+        if (_i == 6) /* (V's rows 8 elements longer than K's) */
+            p.v_strides = (flashcl_strides){(int64_t)p.seq_kv * (p.heads_kv * p.head_dim + 8),
+                                            p.heads_kv * p.head_dim + 8, p.head_dim};
     }
     flashcl_plan *plan = NULL;
     ck_assert_int_eq(flashcl_plan_create(ctx, &p, &plan), FLASHCL_SUCCESS);
@@ -139,6 +145,16 @@ START_TEST(test_enqueue_alias_views)
         t.v = k;
         st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
         expect_refused(ctx, _i, st, FLASHCL_INVALID_ARGUMENT, "k and v are the same tensor", o, sz[3]);
+    } else if (_i == 5 || _i == 6) { /* V in K's buffer: one row after K's start (5), or at its start (6) */
+        const size_t row = (size_t)p.heads_kv * p.head_dim * sizeof(float);
+        parent = tu_buffer(sz[1] + sz[2] + row, NULL);
+        t.k = t.v = parent;
+        t.offsets.v = _i == 5 ? row : 0;
+        st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
+        expect_refused(ctx, _i, st, FLASHCL_INVALID_ARGUMENT,
+                       _i == 5 ? "k and v (offsets 0 and 256 of one buffer, the same strides) share elements"
+                               : "k and v share bytes of one buffer with different strides",
+                       o, sz[3]);
     } else if (_i == 4) { /* k_scale and v_scale: one buffer */
         t.k_scale = t.v_scale = scales;
         st = flashcl_plan_enqueue_tensors(plan, &t, 0, NULL, NULL);
@@ -1004,6 +1020,30 @@ END_TEST
  * the plan's own memory (which the plan then allocates, and only then), refusals by name with nothing
  * launched (too small, an unaligned offset, aliasing an input or the output), ignored by a plan that
  * needs none. */
+/* Split-KV's partial results past 2^64 bytes (2^52 rows of 1024 splits at head_dim_v 256; Q, K and V rows broadcast
+ * so that their own sizes stay small): refused at plan creation by name, where the size wrapped to 0 before and
+ * the enqueue would then have taken Q for the scratch */
+START_TEST(test_workspace_overflow)
+{
+    flashcl_context *ctx = tu_context_create();
+    flashcl_problem p;
+    flashcl_problem_default(&p);
+    p.batch = 1 << 23;
+    p.heads_q = p.heads_kv = 1;
+    p.seq_q = 1 << 29;
+    p.seq_kv = 64;
+    p.head_dim = 256;
+    p.kv_splits = 1024;
+    p.q_strides = p.k_strides = p.v_strides = (flashcl_strides){0, 0, 1};
+    flashcl_plan *plan = (flashcl_plan *)0x1;
+    const flashcl_status st = flashcl_plan_create(ctx, &p, &plan);
+    ck_assert_msg(st == FLASHCL_INVALID_ARGUMENT && strstr(flashcl_context_last_error(ctx), "split-KV workspace"),
+                  "%s: %s", flashcl_status_name(st), flashcl_context_last_error(ctx));
+    ck_assert_ptr_null(plan);
+    flashcl_context_destroy(&ctx);
+}
+END_TEST
+
 START_TEST(test_enqueue_workspace)
 {
     flashcl_context *ctx = tu_context_create();
@@ -1920,11 +1960,12 @@ static Suite *make_suite(void)
     tcase_add_loop_test(tc, test_public_chooser_is_the_plans, 0, 2);
     tcase_add_test(tc, test_plan_bad_input);
     tcase_add_loop_test(tc, test_enqueue_bad_input, 0, 8);
-    tcase_add_loop_test(tc, test_enqueue_alias_views, 0, 5);
+    tcase_add_loop_test(tc, test_enqueue_alias_views, 0, 7);
     tcase_add_test(tc, test_wait_list);
     tcase_add_loop_test(tc, test_enqueue_tensors_bad_input, 0, 6);
     tcase_add_loop_test(tc, test_enqueue_sinks_bad_input, 0, 5);
     tcase_add_test(tc, test_enqueue_workspace);
+    tcase_add_test(tc, test_workspace_overflow);
     tcase_add_test(tc, test_head_dim_v);
     tcase_add_test(tc, test_enqueue_rebinds);
     tcase_add_test(tc, test_enqueue_same_tensors);

@@ -150,6 +150,9 @@ static const bad_case bad_cases[] = {
     {"problem.scale = -3e+38: must be finite, at most", FLASHCL_INVALID_ARGUMENT},
     {"problem.softcap = 3e+38: must be from 0", FLASHCL_INVALID_ARGUMENT},
     {"problem: k_scale and v_scale's size in bytes overflows 64 bits", FLASHCL_INVALID_ARGUMENT},
+    {"problem.k_strides = {12800, 0, 64}: the cache's (kv_append writes it) elements overlap", FLASHCL_INVALID_ARGUMENT},
+    {"problem.v_strides = {1024, 128, 64}: the cache's (kv_append writes it) elements overlap",
+     FLASHCL_INVALID_ARGUMENT},
 };
 
 static void break_field(flashcl_problem *p, int i)
@@ -229,6 +232,16 @@ static void break_field(flashcl_problem *p, int i)
         p->kv_cache = 1; p->seq_q = 1; p->kv_format = FLASHCL_KV_INT8; p->heads_q = p->heads_kv = 8;
         p->page_size = 1 << 30; p->num_pages = 1 << 30; p->kv_scale_dtype = FLASHCL_DTYPE_F16;
         p->k_strides = p->v_strides = (flashcl_strides){0, 0, 64};
+        break;
+    /* under kv_append the cache is written: K's rows on one another (row stride 0), and pages of 16 rows 8 rows
+     * apart (each page's second half the next page's first) */
+    case 68:
+        p->kv_cache = p->kv_append = 1; p->seq_q = 1;
+        p->k_strides = (flashcl_strides){12800, 0, 64};
+        break;
+    case 69:
+        p->kv_cache = p->kv_append = 1; p->seq_q = 1; p->page_size = 16; p->num_pages = 20;
+        p->v_strides = (flashcl_strides){1024, 128, 64};
         break;
     }
 }
