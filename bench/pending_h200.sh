@@ -67,8 +67,8 @@
 # Ran on 2026-12-06 (seventh session, H100): check, decode, stream, wide, sass, fp8, bytes8, bench, suites; on
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
-# verify and snake ran the same session; (twelfth session, H100, one call): feat. Next: suites (the causal snake and
-# the features' persistence are through the wgmma_persist list on the GPU, not the suites), epi, benchw and l2.
+# verify and snake ran the same session; (twelfth session, H100, one call): feat; (thirteenth session, H100): suites,
+# epi, benchw, l2 and bench. Their results are in the design pages.
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
