@@ -80,7 +80,7 @@ int npy_parse(const unsigned char *b, size_t len, npy_array *out, char *err, siz
     if (d >= end)
         return fail(err, en, "unterminated 'descr'");
     if (!strcmp(descr, "<f4") || !strcmp(descr, "<f2") || !strcmp(descr, "<u2"))
-        snprintf(out->descr, sizeof out->descr, "%s", descr);
+        memcpy(out->descr, descr, 4); /* (three characters and the NUL; snprintf of the 16-byte buffer warns) */
     else {
         char msg[96];
         snprintf(msg, sizeof msg, "unsupported dtype '%s' (float32 '<f4', float16 '<f2' or bf16 bits '<u2')", descr);
