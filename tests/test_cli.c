@@ -1030,6 +1030,29 @@ START_TEST(test_tiles_budget_and_groups)
 }
 END_TEST
 
+/* Counts past int32 (a pool of pages, packed sequences' totals) refused by name, exit 2, before any work: they
+ * once overflowed (a negative malloc, a pool of k pages for 2^32 + k, the library's refusal of negative totals). */
+START_TEST(test_int32_limits)
+{
+    setup();
+    static const struct {
+        const char *args, *expect;
+    } cases[] = {
+        {"run -b 32768 -H 1 -d 8 --seq-kv 1048576 --seq-q 1 --kv-cache --paged 16 --no-validate --iters 1",
+         "a pool of 2147549184 pages, past 2^31-1"},
+        {"run -b 4096 -H 1 -d 8 -n 1048576 --varlen --no-validate", "--varlen: -b 4096 sequences"},
+        {"bench -n 1048576 -d 8 -H 1 -b 4096 --varlen --algos flash", "--varlen: B=4096 sequences"},
+        {"bench -n 1073741824 -d 8 -H 1 -b 65 --paged 16 --algos flash", "take 4362076160 pages, past 2^31-1"},
+    };
+    char *out;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        const int rc = run_tool(cases[i].args, &out);
+        ck_assert_msg(rc == 2 && strstr(out, cases[i].expect), "%s: exit %d: %s", cases[i].args, rc, out);
+    }
+    teardown();
+}
+END_TEST
+
 /* A candidate with only the figures the decision reads. */
 static candidate timed(double min, double median, double max)
 {
@@ -1089,6 +1112,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_bench_killed_keeps_results);
     tcase_add_test(tc, test_tiles_budget_and_groups);
     tcase_add_test(tc, test_tune_decision);
+    tcase_add_test(tc, test_int32_limits);
     suite_add_tcase(s, tc);
     return s;
 }

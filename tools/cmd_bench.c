@@ -156,18 +156,25 @@ static void fill_kv_buffer(cl_command_queue queue, cl_mem m, size_t bytes, flash
 }
 
 /* --varlen: the sequences' lengths, drawn from N/2 to N (the first at N) by a generator seeded with
- * the shape, so that the shape's totals and its run agree. cu_q and cu_k hold batch + 1 entries. */
-static void varlen_lengths(const flashcl_problem *p, int32_t *cu_q, int32_t *cu_k)
+ * the shape, so that the shape's totals and its run agree. cu_q and cu_k hold batch + 1 entries. 0 where
+ * a total passes 2^31-1 (cu_seqlens are int32; the entries are then incomplete), else 1. */
+static int varlen_lengths(const flashcl_problem *p, int32_t *cu_q, int32_t *cu_k)
 {
     hm_rng r;
     hm_rng_seed(&r, (uint64_t)p->batch * 1000003u + (uint64_t)p->seq_q * 31u + (uint64_t)p->seq_kv);
     cu_q[0] = cu_k[0] = 0;
+    int64_t tq = 0, tk = 0; /* (in 64 bits: the sums of int32 lengths pass int32) */
     for (int b = 0; b < p->batch; ++b) {
         const int32_t lq = b == 0 ? p->seq_q : (p->seq_q + 1) / 2 + (int32_t)(hm_rng_uniform(&r) * (p->seq_q / 2));
         const int32_t lk = b == 0 ? p->seq_kv : (p->seq_kv + 1) / 2 + (int32_t)(hm_rng_uniform(&r) * (p->seq_kv / 2));
-        cu_q[b + 1] = cu_q[b] + (lq < p->seq_q ? lq : p->seq_q);
-        cu_k[b + 1] = cu_k[b] + (lk < p->seq_kv ? lk : p->seq_kv);
+        tq += lq < p->seq_q ? lq : p->seq_q;
+        tk += lk < p->seq_kv ? lk : p->seq_kv;
+        if (tq > INT32_MAX || tk > INT32_MAX)
+            return 0;
+        cu_q[b + 1] = (int32_t)tq;
+        cu_k[b + 1] = (int32_t)tk;
     }
+    return 1;
 }
 
 /* FLOPs of a shape: packed sequences count their own lengths. */
@@ -921,8 +928,9 @@ static int parse(int argc, char **argv, bench_opts *o)
     return check_options(seen, o);
 }
 
-/* Shape (dim, causal, seq) of the options' lists, with every option that applies to all shapes. */
-static void make_shape(const bench_opts *o, long dim, int causal, long seq, flashcl_problem *p)
+/* Shape (dim, causal, seq) of the options' lists, with every option that applies to all shapes; 0 after a
+ * message where its packed totals or its pool of pages pass int32 (the problem's fields, cu_seqlens). */
+static int make_shape(const bench_opts *o, long dim, int causal, long seq, flashcl_problem *p)
 {
     flashcl_problem_default(p);
     p->head_dim = (int32_t)dim;
@@ -938,10 +946,16 @@ static void make_shape(const bench_opts *o, long dim, int causal, long seq, flas
         int32_t *cu = malloc(2 * ((size_t)p->batch + 1) * sizeof *cu);
         if (cu) {
             p->varlen = 1;
-            varlen_lengths(p, cu, cu + p->batch + 1);
+            const int fits = varlen_lengths(p, cu, cu + p->batch + 1);
             p->total_q = cu[p->batch];
             p->total_kv = cu[2 * p->batch + 1];
             free(cu);
+            if (!fits) {
+                fprintf(stderr, "flashcl bench: --varlen: B=%d sequences of N=%ld (lengths N/2 .. N) hold more than "
+                                "2^31-1 rows (cu_seqlens are int32): a smaller -b or --tokens, or shorter -n\n",
+                        p->batch, seq);
+                return 0;
+            }
         }
     }
     /* The pool: every sequence's pages (one more if 7 divides their count), sized after the batch is
@@ -950,6 +964,12 @@ static void make_shape(const bench_opts *o, long dim, int causal, long seq, flas
         p->kv_cache = 1;
         p->page_size = (int32_t)o->paged;
         const int64_t pages = (int64_t)p->batch * ((p->seq_kv + o->paged - 1) / o->paged);
+        if ((pages % 7 ? pages : pages + 1) > INT32_MAX) {
+            fprintf(stderr, "flashcl bench: --paged %ld: B=%d sequences of N=%d keys take %lld pages, past 2^31-1 "
+                            "(problem.num_pages is int32): a smaller -b or --tokens, or larger pages\n",
+                    o->paged, p->batch, p->seq_kv, (long long)pages);
+            return 0;
+        }
         p->num_pages = (int32_t)(pages % 7 ? pages : pages + 1);
         if (p->varlen)
             p->total_kv = 0; /* (packed queries over the cache: its fill is the drawn key lengths) */
@@ -973,6 +993,7 @@ static void make_shape(const bench_opts *o, long dim, int causal, long seq, flas
         p->kv_format = o->kv_fmt.kv_format;
         p->kv_scale_dtype = o->kv_fmt.kv_scale_dtype;
     }
+    return 1;
 }
 
 /* The serving preset's shape names (--only), in its order. */
@@ -1007,7 +1028,7 @@ static int serving_only(const char *list, int k)
     return k < 0;
 }
 
-/* The serving preset: what an engine sends (B=4, N=4096, Hq=32, Hkv=8, d=128, fp16, causal), plain and
+/* The serving preset (its shapes' count, -1 as make_shapes): what an engine sends (B=4, N=4096, Hq=32, Hkv=8, d=128, fp16, causal), plain and
  * with one feature a shape, head dims 80, 96 and 192 over 128 (16 heads), and chunked prefill (1024 new
  * queries over a cache of 16384 keys in pages of 16), and packed sequences over a paged cache (their
  * queries packed, each sequence's keys its pages, pages of 16). */
@@ -1048,7 +1069,8 @@ static int serving_shapes(const bench_opts *o, flashcl_problem *shapes)
         if ((o->max_n && seq > o->max_n) || (o->only && !serving_only(o->only, k)))
             continue;
         flashcl_problem *p = &shapes[n++];
-        make_shape(&v, dim, 1, seq, p);
+        if (!make_shape(&v, dim, 1, seq, p))
+            return -1;
         if (k == MASK) { /* one boolean (seq_q, seq_kv) mask for every batch and head */
             p->attn_mask = 1;
             p->mask_dtype = FLASHCL_MASK_BOOL;
@@ -1061,7 +1083,7 @@ static int serving_shapes(const bench_opts *o, flashcl_problem *shapes)
     return n;
 }
 
-/* The shapes, in the order they run; their count. */
+/* The shapes, in the order they run; their count (-1 after a message: a shape past int32's fields). */
 static int make_shapes(bench_opts *o, flashcl_problem *shapes)
 {
     if (o->preset && !strcmp(o->preset, "serving"))
@@ -1094,8 +1116,8 @@ static int make_shapes(bench_opts *o, flashcl_problem *shapes)
             if ((o->causal_mode == 0 && ci == 1) || (o->causal_mode == 1 && ci == 0))
                 continue;
             for (int si = 0; si < o->n_seqs && n < MAX_SHAPES; ++si)
-                if (!o->max_n || o->seqs[si] <= o->max_n)
-                    make_shape(o, o->dims[di], ci, o->seqs[si], &shapes[n++]);
+                if ((!o->max_n || o->seqs[si] <= o->max_n) && !make_shape(o, o->dims[di], ci, o->seqs[si], &shapes[n++]))
+                    return -1;
         }
     return n;
 }
@@ -1139,6 +1161,8 @@ int cmd_bench(int argc, char **argv)
         return 1;
     static flashcl_problem shapes[MAX_SHAPES];
     const int n_shapes = make_shapes(&o, shapes);
+    if (n_shapes < 0)
+        return 2;
     if (!n_shapes) {
         fprintf(stderr, "flashcl bench: --max-n %ld leaves out every sequence length\n", o.max_n);
         return 2;

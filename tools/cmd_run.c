@@ -247,6 +247,15 @@ static int check_options(const char *seen, const run_opts *o)
         return cli_conflict("run", "--validate", "--no-validate", "give one");
     if (seen['n'] && seen[OPT_SEQ_Q] && seen[OPT_SEQ_KV])
         return cli_conflict("run", "--seq (-n)", "--seq-q with --seq-kv", "-n sets both lengths");
+    if (!o->npy && o->problem.page_size) { /* the pool: every sequence's pages and one sequence's more (run_random) */
+        const flashcl_problem *p = &o->problem;
+        const int64_t pages = ((int64_t)p->seq_kv + p->page_size - 1) / p->page_size, pool = ((int64_t)p->batch + 1) * pages;
+        if (pool > INT32_MAX) {
+            fprintf(stderr, "flashcl run: -b %d with --seq-kv %d in --paged %d pages: a pool of %lld pages, past 2^31-1 "
+                            "(problem.num_pages is int32)\n", p->batch, p->seq_kv, p->page_size, (long long)pool);
+            return 2;
+        }
+    }
     if (o->npy && (!o->q_path || !o->k_path || !o->v_path || !o->out_path)) {
         fprintf(stderr, "flashcl run: --q, --k, --v and --out are all needed to run on .npy files\n");
         return 2;
@@ -530,10 +539,20 @@ static int run_random(run_opts o)
                 free(cu[0]);
                 return fail("OUT_OF_HOST_MEMORY", "out of host memory");
             }
+            int64_t total = 0; /* (in 64 bits: the sum of int32 lengths passes 2^31-1, cu_seqlens' limit) */
             for (int b = 0; b < p->batch; ++b) {
                 const int32_t half = (maxlen[s] + 1) / 2;
                 const int32_t len = b == 0 ? maxlen[s] : half + (int32_t)(hm_rng_uniform(&lr) * (maxlen[s] - half + 1));
-                cu[s][b + 1] = cu[s][b] + (len > maxlen[s] ? maxlen[s] : len);
+                total += len > maxlen[s] ? maxlen[s] : len;
+                if (total > INT32_MAX) {
+                    free(cu[0]);
+                    free(cu[1]);
+                    fail("INVALID_ARGUMENT", "--varlen: -b %d sequences of %s lengths %d/2 .. %d hold more than 2^31-1 "
+                         "rows (cu_seqlens are int32): fewer or shorter sequences", p->batch, s ? "key" : "query",
+                         maxlen[s], maxlen[s]);
+                    return 2;
+                }
+                cu[s][b + 1] = (int32_t)total;
             }
         }
         p->total_q = cu[0][p->batch];
@@ -551,7 +570,7 @@ static int run_random(run_opts o)
         cache_lens = calloc((size_t)p->batch, sizeof *cache_lens);
         if (p->page_size) {
             max_pages = (p->seq_kv + p->page_size - 1) / p->page_size;
-            p->num_pages = p->batch * max_pages + max_pages;
+            p->num_pages = p->batch * max_pages + max_pages; /* (at most 2^31-1: check_options) */
             block_table = calloc((size_t)p->batch * max_pages, sizeof *block_table);
         }
         if (!cache_lens || (p->page_size && !block_table)) {
