@@ -1053,6 +1053,27 @@ START_TEST(test_int32_limits)
 }
 END_TEST
 
+/* Every shape the lists allow (32 lengths x 8 dims x 2 masks) is run or said not started: past 256 they
+ * were once dropped unsaid. The budget leaves all but the first not started. */
+START_TEST(test_bench_every_shape)
+{
+    setup();
+    char args[1024], path[256], *out;
+    int k = snprintf(args, sizeof args, "bench -n ");
+    for (int i = 1; i <= 32; ++i)
+        k += snprintf(args + k, sizeof args - (size_t)k, "%d%s", 16 * i, i < 32 ? "," : "");
+    snprintf(args + k, sizeof args - (size_t)k, " -d 8,16,24,32,40,48,56,64 --both -H 1 -b 1 --algos flash --iters 1 "
+                                                "--warmup 0 --max-seconds 0.001 --json %s/e.json", dir);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, ": 512 shapes") != NULL, "%.1000s", out);
+    snprintf(path, sizeof path, "%s/e.json", dir);
+    ck_assert_msg(json_holds(path, "len({(r[\"seq\"], r[\"head_dim\"], r[\"causal\"]) for r in d[\"results\"]}) == 512 "
+                                   "and d[\"complete\"]"),
+                  "%.1000s", file_text(path));
+    teardown();
+}
+END_TEST
+
 /* A candidate with only the figures the decision reads. */
 static candidate timed(double min, double median, double max)
 {
@@ -1113,6 +1134,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_tiles_budget_and_groups);
     tcase_add_test(tc, test_tune_decision);
     tcase_add_test(tc, test_int32_limits);
+    tcase_add_test(tc, test_bench_every_shape);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_SHAPES 256
+#define MAX_SEQS 32 /* -n's lengths */
+#define MAX_DIMS 8  /* -d's head dims */
+#define MAX_SHAPES (MAX_SEQS * MAX_DIMS * 2) /* every length and dim, causal and not: none can be left out */
 #define N_ALGOS 3
 
 static void usage(FILE *f)
@@ -344,7 +346,7 @@ static const char *mask_name(const flashcl_problem *p)
 typedef struct bench_opts {
     const char *device, *preset, *json_path, *csv_path, *plot_path;
     const char *only; /* --only: the serving preset's shapes to run (NULL: all) */
-    long seqs[32], dims[8], heads, batch, tokens, max_n, iters, warmup;
+    long seqs[MAX_SEQS], dims[MAX_DIMS], heads, batch, tokens, max_n, iters, warmup;
     int n_seqs, n_dims, causal_mode; /* 0 full, 1 causal, 2 both */
     int top_left, path;              /* --path: flash kernel (-1: $FLASHCL_PATH) */
     int has_config;                  /* --config: the flash tiles forced (config) */
@@ -799,8 +801,8 @@ static int parse_value(int c, const char *val, bench_opts *o)
     case OPT_DIM_V: return cli_int(name, val, 1, 4096, &o->dim_v);
     case OPT_HEADS_KV: return cli_int(name, val, 1, 1 << 20, &o->heads_kv);
     case OPT_SEQ_Q: return cli_int(name, val, 1, 1 << 20, &o->decode_q);
-    case 'n': return cli_int_list("bench", name, val, 1, 1L << 30, o->seqs, 32, &o->n_seqs);
-    case 'd': return cli_int_list("bench", name, val, 8, 256, o->dims, 8, &o->n_dims);
+    case 'n': return cli_int_list("bench", name, val, 1, 1L << 30, o->seqs, MAX_SEQS, &o->n_seqs);
+    case 'd': return cli_int_list("bench", name, val, 8, 256, o->dims, MAX_DIMS, &o->n_dims);
     case OPT_MAX_SECONDS: return cli_seconds(name, val, &o->max_seconds);
     case OPT_DTYPE: return cli_dtype(val, &o->dtype);
     case OPT_ALGOS: return parse_algos(val, o->algos);
@@ -1115,7 +1117,7 @@ static int make_shapes(bench_opts *o, flashcl_problem *shapes)
         for (int ci = 0; ci < 2; ++ci) {
             if ((o->causal_mode == 0 && ci == 1) || (o->causal_mode == 1 && ci == 0))
                 continue;
-            for (int si = 0; si < o->n_seqs && n < MAX_SHAPES; ++si)
+            for (int si = 0; si < o->n_seqs; ++si) /* (at most MAX_SHAPES) */
                 if ((!o->max_n || o->seqs[si] <= o->max_n) && !make_shape(o, o->dims[di], ci, o->seqs[si], &shapes[n++]))
                     return -1;
         }
