@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_npy.c: the .npy reader and writer: round trips of every supported dtype, and a clear refusal
- * of every kind of bad file (magic, version, dtype, byte order, Fortran order, shape, truncation).
+ * of every kind of bad file (magic, version, dtype, byte order, Fortran order, shape, truncation, a header
+ * dict looser than NumPy's: keys twice or unknown, fortran_order not exactly False or True, braces missing).
  */
 #include "testutil.h"
 #include "npy.h"
@@ -80,6 +81,20 @@ static const bad_file bad_files[] = {
     {.dict = "{'fortran_order': False, 'shape': (2, 3), }", .message = "no 'descr'"},
     {.dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", .version = 9, .message = "version"},
     {.dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3), }", .message = "bad 'shape'"},
+    /* Nothing looser than NumPy reads: a key twice (Python's dict keeps the last; the first was once taken), a key
+     * NumPy does not write, a fortran_order that is not exactly False or True, the dict's braces missing. */
+    {.dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (9, 9), 'shape': (2, 3), }",
+     .message = "key 'shape' given twice"},
+    {.dict = "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+     .message = "key 'descr' given twice"},
+    {.dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'extra': 1, }",
+     .message = "unknown key 'extra'"},
+    {.dict = "{'descr': '<f4', 'fortran_order': Falsey, 'shape': (2, 3), }", .message = "bad 'fortran_order'"},
+    {.dict = "{'descr': '<f4', 'fortran_order': Truest, 'shape': (2, 3), }", .message = "bad 'fortran_order'"},
+    {.dict = "'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), ", .message = "not a dict (no '{')"},
+    {.dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), ", .message = "not closed (no '}')"},
+    {.dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)} x", .message = "characters after the dict"},
+    {.dict = "{'descr': '<f4' 'fortran_order': False, 'shape': (2, 3)}", .message = "expected ',' or '}'"},
 };
 
 START_TEST(test_refuses_bad_files)
@@ -93,6 +108,27 @@ START_TEST(test_refuses_bad_files)
     ck_assert_int_eq(npy_parse(buf, len, &a, err, sizeof err), -1);
     ck_assert_msg(strstr(err, b->message) != NULL, "case %d: '%s' lacks '%s'", _i, err, b->message);
     ck_assert_ptr_null(a.data);
+}
+END_TEST
+
+/* NumPy's variants that stay accepted: keys in another order, double quotes, no trailing comma, spaces. */
+START_TEST(test_accepts_numpy_variants)
+{
+    static const char *const dicts[] = {
+        "{'shape': (2, 3), 'fortran_order': False, 'descr': '<f4'}",
+        "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (2, 3,), }   ",
+        "{ 'descr' : '<f4' , 'fortran_order' : False , 'shape' : ( 2 , 3 ) , }",
+    };
+    for (size_t i = 0; i < sizeof dicts / sizeof *dicts; ++i) {
+        unsigned char buf[512];
+        const size_t len = make_file(buf, dicts[i], 2 * 3 * 4, 1);
+        npy_array a;
+        char err[256] = "";
+        ck_assert_msg(npy_parse(buf, len, &a, err, sizeof err) == 0, "%s: %s", dicts[i], err);
+        ck_assert_int_eq(a.ndim, 2);
+        ck_assert_uint_eq(a.count, 6);
+        npy_free(&a);
+    }
 }
 END_TEST
 
@@ -136,6 +172,7 @@ static Suite *make_suite(void)
     TCase *tc = tcase_create("npy");
     tcase_add_loop_test(tc, test_round_trip, 0, 3);
     tcase_add_loop_test(tc, test_refuses_bad_files, 0, (int)(sizeof bad_files / sizeof *bad_files));
+    tcase_add_test(tc, test_accepts_numpy_variants);
     tcase_add_test(tc, test_refuses_short_and_foreign);
     tcase_add_test(tc, test_regression_number_at_header_end);
     suite_add_tcase(s, tc);

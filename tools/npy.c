@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npy.c: the .npy reader and writer (see npy.h). The header is a Python dict literal; this parser
- * accepts what NumPy writes (keys in any order, spaces, a trailing comma) and nothing looser.
+ * accepts what NumPy writes (keys in any order, spaces, a trailing comma) and nothing looser: the three keys
+ * once each and no other, False or True exactly, the braces.
  */
 #define _XOPEN_SOURCE 700 /* realpath (X/Open, beyond the project's POSIX 2008) */
 #include "npy.h"
@@ -26,18 +27,15 @@ static const char *skip_ws(const char *p, const char *end)
     return p;
 }
 
-/* Finds 'key': in the dict and returns a pointer just after the colon, or NULL. */
-static const char *find_key(const char *h, const char *end, const char *key)
+/* The header dict's keys: NumPy requires these three and no other (a duplicate, which Python's dict would
+ * give the last value of, is refused rather than guessed). */
+static const char *const keys[3] = {"descr", "fortran_order", "shape"};
+
+/* Whether the word w (n characters) starts at p and ends there: a delimiter or the header's end follows
+ * ("Falsey" is no False). */
+static int word_at(const char *p, const char *end, const char *w, size_t n)
 {
-    char pat[32];
-    snprintf(pat, sizeof pat, "'%s'", key);
-    const size_t n = strlen(pat);
-    for (const char *p = h; p + n <= end; ++p)
-        if (!memcmp(p, pat, n)) {
-            p = skip_ws(p + n, end);
-            return p < end && *p == ':' ? skip_ws(p + 1, end) : NULL;
-        }
-    return NULL;
+    return (size_t)(end - p) >= n && !memcmp(p, w, n) && (p + n == end || (p[n] && strchr(" \t,}", p[n])));
 }
 
 int npy_parse(const unsigned char *b, size_t len, npy_array *out, char *err, size_t en)
@@ -68,59 +66,109 @@ int npy_parse(const unsigned char *b, size_t len, npy_array *out, char *err, siz
     hbuf[hlen] = '\0';
     const char *h = hbuf, *end = h + hlen;
 
-    const char *d = find_key(h, end, "descr");
-    if (!d || d >= end || (*d != '\'' && *d != '"'))
-        return fail(err, en, "header has no 'descr'");
-    const char quote = *d++;
-    size_t k = 0;
-    char descr[16];
-    while (d < end && *d != quote && k + 1 < sizeof descr)
-        descr[k++] = *d++;
-    descr[k] = '\0';
-    if (d >= end)
-        return fail(err, en, "unterminated 'descr'");
-    if (!strcmp(descr, "<f4") || !strcmp(descr, "<f2") || !strcmp(descr, "<u2"))
-        memcpy(out->descr, descr, 4); /* (three characters and the NUL; snprintf of the 16-byte buffer warns) */
-    else {
-        char msg[96];
-        snprintf(msg, sizeof msg, "unsupported dtype '%s' (float32 '<f4', float16 '<f2' or bf16 bits '<u2')", descr);
-        return fail(err, en, msg);
-    }
-    out->elem_size = descr[2] == '4' ? 4 : 2;
-
-    const char *f = find_key(h, end, "fortran_order");
-    if (!f)
-        return fail(err, en, "header has no 'fortran_order'");
-    if ((size_t)(end - f) >= 4 && !memcmp(f, "True", 4))
-        return fail(err, en, "Fortran-order arrays are not supported (write C order, np.ascontiguousarray)");
-    if ((size_t)(end - f) < 5 || memcmp(f, "False", 5))
-        return fail(err, en, "bad 'fortran_order'");
-
-    const char *s = find_key(h, end, "shape");
-    if (!s || s >= end || *s != '(')
-        return fail(err, en, "header has no 'shape' tuple");
-    ++s;
-    out->count = 1;
-    for (;;) {
-        s = skip_ws(s, end);
-        if (s < end && *s == ')')
+    /* The dict, key by key, as NumPy's literal_eval would read it: '{', 'key': value pairs separated by
+     * commas (a trailing one allowed), '}', then only the padding and the newline. */
+    const char *p = skip_ws(h, end);
+    if (p >= end || *p != '{')
+        return fail(err, en, "header is not a dict (no '{')");
+    int seen[3] = {0, 0, 0};
+    char msg[160];
+    for (++p;;) {
+        p = skip_ws(p, end);
+        if (p >= end || *p == '\n') /* (the header's last character) */
+            return fail(err, en, "header's dict is not closed (no '}')");
+        if (*p == '}')
             break;
-        if (out->ndim == NPY_MAX_DIMS)
-            return fail(err, en, "too many dimensions");
-        char *stop;
-        long long v = strtoll(s, &stop, 10);
-        if (stop == s || stop > end || v < 0 || v > (1LL << 40))
-            return fail(err, en, "bad 'shape'");
-        out->shape[out->ndim++] = v;
-        if (v && out->count > SIZE_MAX / (size_t)v)
-            return fail(err, en, "shape too large");
-        out->count *= (size_t)v;
-        s = skip_ws(stop, end);
-        if (s < end && *s == ',')
+        const char *close = *p == '\'' || *p == '"' ? memchr(p + 1, *p, (size_t)(end - p - 1)) : NULL;
+        if (!close)
+            return fail(err, en, "bad header: expected a quoted key or '}'");
+        const size_t klen = (size_t)(close - p - 1);
+        int k = 0;
+        while (k < 3 && !(strlen(keys[k]) == klen && !memcmp(p + 1, keys[k], klen)))
+            ++k;
+        if (k == 3) {
+            snprintf(msg, sizeof msg, "unknown key '%.*s' in the header (NumPy's are descr, fortran_order and shape)",
+                     klen > 32 ? 32 : (int)klen, p + 1);
+            return fail(err, en, msg);
+        }
+        if (seen[k]++) {
+            snprintf(msg, sizeof msg, "key '%s' given twice in the header", keys[k]);
+            return fail(err, en, msg);
+        }
+        p = skip_ws(close + 1, end);
+        if (p >= end || *p != ':') {
+            snprintf(msg, sizeof msg, "bad header: no ':' after '%s'", keys[k]);
+            return fail(err, en, msg);
+        }
+        p = skip_ws(p + 1, end);
+        if (k == 0) { /* descr: a quoted type string */
+            const char *d = p < end && (*p == '\'' || *p == '"') ? memchr(p + 1, *p, (size_t)(end - p - 1)) : NULL;
+            if (p >= end || (*p != '\'' && *p != '"'))
+                return fail(err, en, "bad 'descr' (a quoted type string)");
+            if (!d)
+                return fail(err, en, "unterminated 'descr'");
+            const size_t n = (size_t)(d - p - 1);
+            if (n != 3 || (memcmp(p + 1, "<f4", 3) && memcmp(p + 1, "<f2", 3) && memcmp(p + 1, "<u2", 3))) {
+                snprintf(msg, sizeof msg, "unsupported dtype '%.*s' (float32 '<f4', float16 '<f2' or bf16 bits '<u2')",
+                         n > 16 ? 16 : (int)n, p + 1);
+                return fail(err, en, msg);
+            }
+            memcpy(out->descr, p + 1, 3);
+            out->descr[3] = '\0';
+            out->elem_size = p[3] == '4' ? 4 : 2;
+            p = d + 1;
+        } else if (k == 1) { /* fortran_order: False or True, exactly */
+            if (word_at(p, end, "True", 4))
+                return fail(err, en, "Fortran-order arrays are not supported (write C order, np.ascontiguousarray)");
+            if (!word_at(p, end, "False", 5))
+                return fail(err, en, "bad 'fortran_order' (False or True)");
+            p += 5;
+        } else { /* shape: a tuple of integers */
+            const char *s = p;
+            if (s >= end || *s != '(')
+                return fail(err, en, "header has no 'shape' tuple");
             ++s;
-        else if (s >= end || *s != ')')
-            return fail(err, en, "bad 'shape'");
+            out->count = 1;
+            for (;;) {
+                s = skip_ws(s, end);
+                if (s < end && *s == ')')
+                    break;
+                if (out->ndim == NPY_MAX_DIMS)
+                    return fail(err, en, "too many dimensions");
+                char *stop;
+                long long v = strtoll(s, &stop, 10);
+                if (stop == s || stop > end || v < 0 || v > (1LL << 40))
+                    return fail(err, en, "bad 'shape'");
+                out->shape[out->ndim++] = v;
+                if (v && out->count > SIZE_MAX / (size_t)v)
+                    return fail(err, en, "shape too large");
+                out->count *= (size_t)v;
+                s = skip_ws(stop, end);
+                if (s < end && *s == ',')
+                    ++s;
+                else if (s >= end || *s != ')')
+                    return fail(err, en, "bad 'shape'");
+            }
+            p = s + 1;
+        }
+        p = skip_ws(p, end);
+        if (p < end && *p == ',')
+            ++p;
+        else if (p >= end || *p != '}') {
+            snprintf(msg, sizeof msg, "bad header: expected ',' or '}' after the value of '%s'", keys[k]);
+            return fail(err, en, msg);
+        }
     }
+    for (++p; p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'); ++p) /* (the padding, the newline) */
+        ;
+    if (p < end)
+        return fail(err, en, "bad header: characters after the dict's '}'");
+    if (!seen[0])
+        return fail(err, en, "header has no 'descr'");
+    if (!seen[1])
+        return fail(err, en, "header has no 'fortran_order'");
+    if (!seen[2])
+        return fail(err, en, "header has no 'shape' tuple");
     const size_t data_start = hstart + hlen;
     if (out->count > SIZE_MAX / out->elem_size)
         return fail(err, en, "shape too large");
