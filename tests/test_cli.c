@@ -1074,6 +1074,44 @@ START_TEST(test_bench_every_shape)
 }
 END_TEST
 
+/* JSON strings stay valid JSON whatever bytes they hold: well-formed UTF-8 kept, every other byte \ufffd (raw
+ * bytes of a Latin-1 path once made the document invalid); and so a run's --json with such a path. */
+START_TEST(test_json_string_utf8)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain \"q\" \\ \t", "\"plain \\\"q\\\" \\\\ \\u0009\""},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""}, /* kept */
+        {"a\xff" "b", "\"a\\ufffdb\""},                               /* no lead byte */
+        {"\x80x", "\"\\ufffdx\""},                                     /* a stray continuation */
+        {"\xc3", "\"\\ufffd\""},                                       /* cut at the end */
+        {"\xe2\x82x", "\"\\ufffd\\ufffdx\""},                          /* cut before an ASCII byte */
+        {"\xc0\xaf", "\"\\ufffd\\ufffd\""},                            /* overlong */
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},                 /* a surrogate */
+        {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""},      /* past U+10FFFF */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&buf, &n);
+        ck_assert_ptr_nonnull(f);
+        cli_json_string(f, cases[i].in);
+        fclose(f);
+        ck_assert_msg(!strcmp(buf, cases[i].out), "case %zu: %s, expected %s", i, buf, cases[i].out);
+        free(buf);
+    }
+    setup();
+    char args[1024], path[256], *out;
+    snprintf(args, sizeof args, "run --q %s/q\xff.npy --k %s/k.npy --v %s/v.npy --out %s/o.npy --json", dir, dir, dir, dir);
+    char *err;
+    ck_assert_int_eq(run_tool_full("", args, 1, &out, &err), 1); /* (no such file) */
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    ck_assert_msg(json_holds(path, "d[\"status\"] == \"FILE_ERROR\" and \"q\\ufffd.npy\" in d[\"message\"]"), "%s", out);
+    teardown();
+}
+END_TEST
+
 /* A candidate with only the figures the decision reads. */
 static candidate timed(double min, double median, double max)
 {
@@ -1135,6 +1173,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_tune_decision);
     tcase_add_test(tc, test_int32_limits);
     tcase_add_test(tc, test_bench_every_shape);
+    tcase_add_test(tc, test_json_string_utf8);
     suite_add_tcase(s, tc);
     return s;
 }

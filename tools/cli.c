@@ -342,17 +342,37 @@ int cli_fail(const flashcl_context *ctx, const char *what, flashcl_status st)
     return 1;
 }
 
+/* The length of the well-formed UTF-8 sequence at s (1 to 4), or 0: a stray continuation byte, a truncated
+ * sequence, an overlong form, a surrogate or a code point past U+10FFFF (RFC 3629's table). */
+static int utf8_length(const unsigned char *s)
+{
+    const unsigned char c = s[0];
+    const int n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    /* the second byte's range: narrower after E0 (overlong), ED (surrogates), F0 (overlong), F4 (past U+10FFFF) */
+    const unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80, hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    if (n > 1 && (s[1] < lo || s[1] > hi))
+        return 0;
+    for (int i = 2; i < n; ++i)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return n;
+}
+
 void cli_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (; s && *s; ++s) {
-        unsigned char c = (unsigned char)*s;
+    for (const unsigned char *u = (const unsigned char *)s; u && *u;) {
+        const unsigned char c = *u;
+        const int n = utf8_length(u);
         if (c == '"' || c == '\\')
             fprintf(f, "\\%c", c);
         else if (c < 0x20)
             fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
+        else if (n)
+            fwrite(u, 1, (size_t)n, f);
+        else /* (a byte of no well-formed sequence: JSON text is UTF-8) */
+            fputs("\\ufffd", f);
+        u += n ? n : 1;
     }
     fputc('"', f);
 }

@@ -89,6 +89,9 @@ int cli_fail(const flashcl_context *ctx, const char *what, flashcl_status st);
 const char *cli_unwritable(const char *path);
 /* "12.345 TFLOP/s", or GFLOP/s below 0.1 TFLOP/s (a CPU), into buf. */
 const char *cli_flop_rate(double tflops, char *buf, size_t n);
+/* s as a JSON string: '"', '\\' and control characters escaped, well-formed UTF-8 kept as it is, and each byte
+ * of no well-formed sequence (a path's Latin-1 name, a cut sequence) written as \ufffd, so that the document
+ * stays valid JSON (the byte itself is lost: U+FFFD is the replacement character) */
 void cli_json_string(FILE *f, const char *s);
 /* A JSON number: the shortest of %.15g, %.16g and %.17g that reads back as x; null when x is NaN or inf
  * (JSON has neither). */
