@@ -472,6 +472,54 @@ START_TEST(test_run_npy_outputs_kept)
 }
 END_TEST
 
+/* bench's --json and --csv written as run's outputs are: through a symbolic link (the link stays), a replaced
+ * file's permissions kept, a dangling link's target created; and run's --out through a dangling link. They were
+ * once replaced by regular files (and run's dangling --out link too). */
+START_TEST(test_outputs_through_links)
+{
+    setup();
+    char args[1200], json[256], csv[256], link_json[256], link_csv[256], made[256], *out;
+    snprintf(json, sizeof json, "%s/b.json", dir);
+    snprintf(link_json, sizeof link_json, "%s/b-link.json", dir);
+    snprintf(csv, sizeof csv, "%s/made.csv", dir);
+    snprintf(link_csv, sizeof link_csv, "%s/b-link.csv", dir);
+    FILE *f = fopen(json, "w");
+    fputs("{}\n", f);
+    fclose(f);
+    ck_assert_int_eq(chmod(json, 0640), 0);
+    ck_assert_int_eq(symlink("b.json", link_json), 0);
+    ck_assert_int_eq(symlink("made.csv", link_csv), 0); /* (dangling) */
+    snprintf(args, sizeof args, "bench -n 16 -H 1 -b 1 -d 8 --algos flash --iters 1 --warmup 0 --json %s --csv %s",
+             link_json, link_csv);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    struct stat st;
+    ck_assert_msg(lstat(link_json, &st) == 0 && S_ISLNK(st.st_mode), "the --json link was replaced");
+    ck_assert_msg(lstat(link_csv, &st) == 0 && S_ISLNK(st.st_mode), "the dangling --csv link was replaced");
+    ck_assert_int_eq(stat(json, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0640);
+    ck_assert_msg(json_holds(json, "d[\"complete\"] and len(d[\"results\"]) == 1"), "%s", file_text(json));
+    ck_assert_msg(!strncmp(file_text(csv), "algo,", 5), "%s", file_text(csv));
+
+    const int64_t qs[4] = {1, 8, 2, 16};
+    void *host[3];
+    write_inputs(FLASHCL_DTYPE_F32, qs, qs, host);
+    snprintf(link_json, sizeof link_json, "%s/o-link.npy", dir);
+    snprintf(made, sizeof made, "%s/o-made.npy", dir);
+    ck_assert_int_eq(symlink("o-made.npy", link_json), 0);
+    snprintf(args, sizeof args, "run --q %s/q.npy --k %s/k.npy --v %s/v.npy --out %s", dir, dir, dir, link_json);
+    ck_assert_msg(run_tool(args, &out) == 0, "%s", out);
+    ck_assert_msg(lstat(link_json, &st) == 0 && S_ISLNK(st.st_mode), "the dangling --out link was replaced");
+    npy_array oa;
+    char err[256];
+    ck_assert_msg(npy_read(made, &oa, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(oa.shape[1], 8);
+    npy_free(&oa);
+    for (int i = 0; i < 3; ++i)
+        free(host[i]);
+    teardown();
+}
+END_TEST
+
 /* The command's edges: strict option lists, conflicting options and output paths refused before any work
  * (exit 2, or 1 for a path that cannot be written), failures counted in the exit status, exact JSON
  * FLOP counts, `run --decode`, `devices --device`, errors with their reasons. */
@@ -1174,6 +1222,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_int32_limits);
     tcase_add_test(tc, test_bench_every_shape);
     tcase_add_test(tc, test_json_string_utf8);
+    tcase_add_test(tc, test_outputs_through_links);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,6 +6,7 @@
 #define _XOPEN_SOURCE 700 /* realpath (X/Open, beyond the project's POSIX 2008) */
 
 #include "cli.h"
+#include "npy.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -394,26 +395,28 @@ void cli_json_number(FILE *f, double x)
 
 int cli_write_file(const char *cmd, const char *path, void (*write)(FILE *f, void *arg), void *arg)
 {
-    struct stat sb;
-    const int in_place = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode); /* (renaming over /dev/null replaces it) */
-    char tmp[PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(in_place ? path : tmp, "w");
+    npy_staged w; /* (npy_write's rule: through symbolic links, in place for a device or a pipe, the mode kept) */
+    mode_t mode;
+    npy_write_target(&w, path, &mode);
+    FILE *f = fopen(w.tmp, "w");
     if (!f) {
-        fprintf(stderr, "flashcl %s: cannot write %s: %s\n", cmd, in_place ? path : tmp, strerror(errno));
+        fprintf(stderr, "flashcl %s: cannot write %s: %s\n", cmd, w.tmp, strerror(errno));
         return -1;
     }
     write(f, arg);
-    const int failed = ferror(f) | fclose(f);
-#ifdef _WIN32 /* (rename does not replace a file there) */
-    if (!failed && !in_place)
-        remove(path);
+    int failed = ferror(f) | fclose(f);
+#ifndef _WIN32
+    failed = failed || (mode && !w.in_place && chmod(w.tmp, mode) != 0);
 #endif
-    if (!failed && (in_place || rename(tmp, path) == 0))
+    char err[4200 + 64];
+    if (!failed && npy_commit(&w, err, sizeof err) == 0)
         return 0;
-    fprintf(stderr, "flashcl %s: cannot write %s: %s\n", cmd, path, strerror(errno));
-    if (!in_place)
-        remove(tmp);
+    if (failed) {
+        fprintf(stderr, "flashcl %s: cannot write %s: %s\n", cmd, path, strerror(errno));
+        npy_discard(&w);
+    } else {
+        fprintf(stderr, "flashcl %s: %s\n", cmd, err);
+    }
     return -1;
 }
 

@@ -97,8 +97,9 @@ void cli_json_string(FILE *f, const char *s);
  * (JSON has neither). */
 void cli_json_number(FILE *f, double x);
 /* Writes `path` through write(f, arg): to a temporary file beside it, renamed over it when complete, so that
- * the file is always whole (the last complete version); a path that is no regular file (a device, a pipe)
- * is written in place. 0, or -1 with a message on stderr naming `cmd`. */
+ * the file is always whole (the last complete version); as npy_write does, a symbolic link is written
+ * through (a dangling one's target created), a replaced file keeps its permissions and a path that is no
+ * regular file (a device, a pipe) is written in place. 0, or -1 with a message on stderr naming `cmd`. */
 int cli_write_file(const char *cmd, const char *path, void (*write)(FILE *f, void *arg), void *arg);
 /* Median, minimum and maximum of n doubles (sorts them). */
 void cli_stats(double *v, int n, double *median, double *min, double *max);

@@ -4,7 +4,6 @@
  * accepts what NumPy writes (keys in any order, spaces, a trailing comma) and nothing looser: the three keys
  * once each and no other, False or True exactly, the braces.
  */
-#define _XOPEN_SOURCE 700 /* realpath (X/Open, beyond the project's POSIX 2008) */
 #include "npy.h"
 
 #include <errno.h>
@@ -215,20 +214,27 @@ int npy_read(const char *path, npy_array *out, char *err, size_t en)
     return rc;
 }
 
-/* Where a write of `path` lands, into w->path: through a symbolic link its target (the link stays), else path
- * itself; w->in_place: an existing file that is not a regular one (a FIFO, a device), written where it is
- * rather than replaced; *mode: an existing file's permissions, which its replacement keeps (0: none). */
-static void write_target(npy_staged *w, const char *path, mode_t *mode)
+void npy_write_target(npy_staged *w, const char *path, mode_t *mode)
 {
     struct stat st;
     w->in_place = 0;
     *mode = 0;
     snprintf(w->path, sizeof w->path, "%s", path);
 #ifndef _WIN32 /* (no symbolic links to follow there, and no permissions to keep) */
-    char *real = NULL;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)) != NULL) {
-        snprintf(w->path, sizeof w->path, "%s", real);
-        free(real);
+    /* Link by link (readlink, not realpath: a dangling link's target is the file to create, not the link to
+     * replace); 40 hops at most, as the kernel's ELOOP limit */
+    for (int hops = 0; hops < 40 && lstat(w->path, &st) == 0 && S_ISLNK(st.st_mode); ++hops) {
+        char to[4096], next[sizeof w->path];
+        const ssize_t n = readlink(w->path, to, sizeof to - 1);
+        if (n < 0)
+            break;
+        to[n] = '\0';
+        const char *slash = strrchr(w->path, '/'); /* (a relative target is relative to the link's directory) */
+        const int len = to[0] == '/' || !slash ? snprintf(next, sizeof next, "%s", to)
+                        : snprintf(next, sizeof next, "%.*s/%s", (int)(slash - w->path), w->path, to);
+        if (len < 0 || (size_t)len >= sizeof next)
+            break; /* (too long a name: the link itself, as before) */
+        memcpy(w->path, next, sizeof next);
     }
 #endif
     if (stat(w->path, &st) == 0) {
@@ -237,6 +243,10 @@ static void write_target(npy_staged *w, const char *path, mode_t *mode)
         *mode = st.st_mode & 07777;
 #endif
     }
+    if (w->in_place)
+        snprintf(w->tmp, sizeof w->tmp, "%s", w->path);
+    else
+        snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", w->path, (long)getpid());
 }
 
 int npy_write_staged(npy_staged *w, const char *path, const char *descr, int ndim, const int64_t *shape,
@@ -257,11 +267,7 @@ int npy_write_staged(npy_staged *w, const char *path, const char *descr, int ndi
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
     const size_t elem = descr[2] == '4' ? 4 : 2;
     mode_t mode;
-    write_target(w, path, &mode);
-    if (w->in_place)
-        snprintf(w->tmp, sizeof w->tmp, "%s", w->path);
-    else
-        snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", w->path, (long)getpid());
+    npy_write_target(w, path, &mode);
     FILE *f = fopen(w->tmp, "wb");
     if (!f) {
         snprintf(err, en, "cannot write %s: %s", path, strerror(errno));

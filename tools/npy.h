@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define NPY_MAX_DIMS 8
 
@@ -25,8 +26,8 @@ int npy_parse(const unsigned char *bytes, size_t len, npy_array *out, char *err,
 /* Reads a file; same contract. */
 int npy_read(const char *path, npy_array *out, char *err, size_t err_len);
 /* Writes a file atomically (temporary name, then rename): nothing is left behind on failure. Through a
- * symbolic link its target is written (the link stays); a FIFO or a device is written in place; a replaced
- * file keeps its permissions. */
+ * symbolic link its target is written (the link stays; a dangling link's target is created); a FIFO or a
+ * device is written in place; a replaced file keeps its permissions. */
 int npy_write(const char *path, const char *descr, int ndim, const int64_t *shape, const void *data, char *err,
               size_t err_len);
 /* The same in two steps, so that several files are written all or none: npy_write_staged writes the
@@ -39,6 +40,11 @@ int npy_write_staged(npy_staged *w, const char *path, const char *descr, int ndi
                      const void *data, char *err, size_t err_len);
 int npy_commit(npy_staged *w, char *err, size_t err_len);
 void npy_discard(npy_staged *w);
+/* Where a write of `path` lands, by npy_write's rule (the command's other files share it: cli_write_file):
+ * w->path the file, through symbolic links; w->tmp the temporary name beside it, or w->path itself where
+ * w->in_place (an existing file that is not a regular one); *mode an existing file's permissions, which
+ * its replacement keeps (0: none). Commit or discard as above. */
+void npy_write_target(npy_staged *w, const char *path, mode_t *mode);
 void npy_free(npy_array *a);
 
 #endif
