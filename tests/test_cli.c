@@ -354,6 +354,23 @@ START_TEST(test_tiles_json_is_the_plan)
 }
 END_TEST
 
+/* tiles takes --precision as run does: a TF32 precision on f16 data refused (it was once dropped, exit 0);
+ * under --all only the f32 rows take it, as documented. */
+START_TEST(test_tiles_precision)
+{
+    setup();
+    char *out;
+    ck_assert_int_eq(run_tool("tiles -d 64 -n 64 --dtype f16 --precision tf32", &out), 1);
+    ck_assert_msg(strstr(out, "a TF32 precision is for fp32") != NULL, "%s", out);
+    ck_assert_int_eq(run_tool("run -d 64 -n 64 --dtype f16 --precision tf32", &out), 1);
+    ck_assert_msg(strstr(out, "a TF32 precision is for fp32") != NULL, "%s", out);
+    ck_assert_int_eq(run_tool("tiles -d 64 -n 64 --precision tf32", &out), 0);
+    ck_assert_int_eq(run_tool("tiles --all -n 64 --precision tf32", &out), 0);
+    ck_assert_ptr_null(strstr(out, "error:"));
+    teardown();
+}
+END_TEST
+
 START_TEST(test_tune_dry_run)
 {
     setup();
@@ -1223,6 +1240,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_bench_every_shape);
     tcase_add_test(tc, test_json_string_utf8);
     tcase_add_test(tc, test_outputs_through_links);
+    tcase_add_test(tc, test_tiles_precision);
     suite_add_tcase(s, tc);
     return s;
 }

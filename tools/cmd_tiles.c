@@ -24,7 +24,7 @@ static void usage(FILE *f)
             "  --dtype T        f32, f16 or bf16 (default f32)\n"
             "  --causal         causal mask\n"
             "  --precision P    fp32 data's products: fp32 (default), tf32x3 or tf32 (flash_mma's TF32 tiles;\n"
-            "                   see flashcl run --help; with --all the f32 rows only)\n"
+            "                   see flashcl run --help; with --all the f32 rows only, else fp32 data only)\n"
             "  --fp8 F          fp8 attention: Q, K and V as e4m3 or e5m2 bytes, O in --dtype\n"
             "  -n, --seq N      seq_q = seq_kv = N (default 4096); --seq-q N, --seq-kv N\n"
             "  --gqa R          query heads per kv head (default 1)\n"
@@ -262,7 +262,8 @@ int cmd_tiles(int argc, char **argv)
         for (int t = t_first; t <= t_last; ++t) {
             p.head_dim = d;
             p.dtype = (flashcl_dtype)t;
-            p.precision = t == FLASHCL_DTYPE_F32 ? o.p.precision : FLASHCL_PRECISION_FP32;
+            /* (--all: the f32 rows only; one problem asked for takes it as given, refused as run refuses it) */
+            p.precision = t == FLASHCL_DTYPE_F32 || !o.all ? o.p.precision : FLASHCL_PRECISION_FP32;
             p.qkv_format = o.p.qkv_format;
             flashcl_config c;
             if (o.build) {
