@@ -537,6 +537,35 @@ START_TEST(test_outputs_through_links)
 }
 END_TEST
 
+/* run on .npy files checks its output paths before any work (they were once checked only when writing, after
+ * the computation): an empty one is bad usage (exit 2), one that cannot be written exits 1, as bench's do.
+ * The missing --q shows the order: the outputs are said first. */
+START_TEST(test_run_npy_outputs_checked_first)
+{
+    setup();
+    static const struct {
+        const char *outs, *expect;
+        int rc;
+    } cases[] = {
+        {"--out ''", "--out: an empty path", 2},
+        {"--out %s/o.npy --lse=", "--lse: an empty path", 2},
+        {"--out %s/o.npy --lse-out ''", "--lse-out: an empty path", 2},
+        {"--out %s/none/o.npy", "none/o.npy: ", 1},
+        {"--out %s/o.npy --lse %s/none/l.npy", "none/l.npy: ", 1},
+        {"--out %s --json", "a directory", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        char outs[512], args[1200], *out;
+        snprintf(outs, sizeof outs, cases[i].outs, dir, dir);
+        snprintf(args, sizeof args, "run --q %s/missing.npy --k %s/k.npy --v %s/v.npy %s", dir, dir, dir, outs);
+        const int rc = run_tool(args, &out);
+        ck_assert_msg(rc == cases[i].rc && strstr(out, cases[i].expect) && !strstr(out, "missing.npy"),
+                      "%s: exit %d: %s", args, rc, out);
+    }
+    teardown();
+}
+END_TEST
+
 /* The command's edges: strict option lists, conflicting options and output paths refused before any work
  * (exit 2, or 1 for a path that cannot be written), failures counted in the exit status, exact JSON
  * FLOP counts, `run --decode`, `devices --device`, errors with their reasons. */
@@ -1241,6 +1270,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_json_string_utf8);
     tcase_add_test(tc, test_outputs_through_links);
     tcase_add_test(tc, test_tiles_precision);
+    tcase_add_test(tc, test_run_npy_outputs_checked_first);
     suite_add_tcase(s, tc);
     return s;
 }

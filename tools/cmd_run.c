@@ -260,6 +260,10 @@ static int check_options(const char *seen, const run_opts *o)
         fprintf(stderr, "flashcl run: --q, --k, --v and --out are all needed to run on .npy files\n");
         return 2;
     }
+    if (o->npy && (!*o->out_path || (o->lse_path && !*o->lse_path))) {
+        fprintf(stderr, "flashcl run: %s: an empty path\n", *o->out_path ? seen[OPT_LSE_OUT] ? "--lse-out" : "--lse" : "--out");
+        return 2;
+    }
     return o->npy && outputs_clash(o) ? 2 : -1;
 }
 
@@ -882,6 +886,13 @@ static int run_npy(run_opts *o)
     cl_mem bufs[5] = {0};
     void *out = NULL;
     float *lse = NULL;
+    /* The outputs before the work (checked, not opened: nothing is written unless all of it is) */
+    const char *const outs[2] = {o->out_path, o->lse_path};
+    for (int i = 0; i < 2; ++i) {
+        const char *why = outs[i] ? cli_unwritable(outs[i]) : NULL;
+        if (why)
+            return fail("FILE_ERROR", "cannot write %s: %s", outs[i], why);
+    }
     for (int i = 0; i < 3; ++i) {
         if (npy_read(paths[i], &a[i], err, sizeof err) != 0) {
             fail("FILE_ERROR", "%s %s: %s", names[i], paths[i], err);
