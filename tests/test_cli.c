@@ -566,6 +566,31 @@ START_TEST(test_run_npy_outputs_checked_first)
 }
 END_TEST
 
+/* Values that were once taken in part: a list's trailing empty item (as cli_int_list refuses one), a softcap so
+ * small that float makes it 0 (no softcap). Usage errors, before any work. */
+START_TEST(test_values_not_dropped)
+{
+    setup();
+    static const struct {
+        const char *args, *expect;
+    } cases[] = {
+        {"bench --algos flash, -n 64", "--algos flash,: an empty value"},
+        {"bench --algos , -n 64", "--algos ,: an empty value"},
+        {"bench --preset serving --only plain,", "--only plain,: an empty value"},
+        {"bench -n 64,", "--seq (-n) 64,: an empty value"},
+        {"run --softcap 1e-50 -n 8", "--softcap 1e-50: too small for a float"},
+        {"bench --softcap 1e-60 -n 8", "--softcap 1e-60: too small for a float"},
+    };
+    char *out;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        const int rc = run_tool(cases[i].args, &out);
+        ck_assert_msg(rc == 2 && strstr(out, cases[i].expect) && !strstr(out, "[1/") && !strstr(out, "planning"),
+                      "%s: exit %d: %s", cases[i].args, rc, out);
+    }
+    teardown();
+}
+END_TEST
+
 /* The command's edges: strict option lists, conflicting options and output paths refused before any work
  * (exit 2, or 1 for a path that cannot be written), failures counted in the exit status, exact JSON
  * FLOP counts, `run --decode`, `devices --device`, errors with their reasons. */
@@ -883,6 +908,7 @@ START_TEST(test_conflicting_options)
         {"tiles --all --dtype f16", "--all", "--dtype"},
         {"tune -d 64 -H 4 --gqa 3 --dry-run", "--gqa", "--heads"},
         {"run --q a.npy --k b.npy --v c.npy --out o.npy --lse", "--lse", "--q"},
+        {"bench -n 64 -b 2 --tokens 64", "--tokens", "-b"}, /* (--tokens was dropped unsaid) */
     };
     char *out;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
@@ -1271,6 +1297,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_outputs_through_links);
     tcase_add_test(tc, test_tiles_precision);
     tcase_add_test(tc, test_run_npy_outputs_checked_first);
+    tcase_add_test(tc, test_values_not_dropped);
     suite_add_tcase(s, tc);
     return s;
 }

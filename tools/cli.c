@@ -896,6 +896,10 @@ int cli_mask_option(const char *cmd, int code, const char *val, flashcl_problem 
             fprintf(stderr, "flashcl %s: --softcap %s: expected a number >= 0\n", cmd, v);
             return 0;
         }
+        if (c == 0.0f && strtod(val, NULL) > 0.0) { /* (0 is no softcap: a tiny cap must not turn it off unsaid) */
+            fprintf(stderr, "flashcl %s: --softcap %s: too small for a float (it would be 0, no softcap)\n", cmd, v);
+            return 0;
+        }
         p->softcap = c;
         return 1;
     }

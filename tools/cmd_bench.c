@@ -44,7 +44,7 @@ static void usage(FILE *f)
             "  -n, --seq LIST     sequence lengths (seq_q = seq_kv), comma-separated, instead of a preset\n"
             "  -d, --dim LIST     head dims (default 128); heads default to 2048 / d\n"
             "  -H, --heads N      query heads; -b, --batch N (default tokens / N, at least 1)\n"
-            "  --tokens T         B*N for presets and lists (default 16384)\n"
+            "  --tokens T         B*N for presets and lists (default 16384), not with -b\n"
             "  --max-n N          leave out longer sequences (for slow devices)\n"
             "  --causal           causal only; --both: causal and not (presets do both)\n"
             "  --top-left         masks, windows and ALiBi aligned top-left (query i at key i)\n"
@@ -320,8 +320,12 @@ static int parse_algos(const char *val, int algos[N_ALGOS])
     static const char *const names[N_ALGOS] = {"flash", "naive", "standard"};
     memset(algos, 0, N_ALGOS * sizeof *algos);
     int any = 0;
-    for (const char *p = val; *p;) {
+    for (const char *p = val;;) {
         const size_t n = strcspn(p, ",");
+        if (!n) { /* (as cli_int_list: "flash," is no list) */
+            fprintf(stderr, "flashcl bench: --algos %s: an empty value\n", val);
+            return 0;
+        }
         int known = 0;
         for (int a = 0; a < N_ALGOS; ++a)
             if (n == strlen(names[a]) && !strncmp(p, names[a], n))
@@ -330,11 +334,10 @@ static int parse_algos(const char *val, int algos[N_ALGOS])
             fprintf(stderr, "flashcl bench: --algos %s: '%.*s' is not flash, naive or standard\n", val, (int)n, p);
             return 0;
         }
-        p += n + (p[n] == ',');
+        if (!p[n])
+            return any;
+        p += n + 1;
     }
-    if (!any)
-        fprintf(stderr, "flashcl bench: --algos needs some of flash,naive,standard\n");
-    return any;
 }
 
 static const char *mask_name(const flashcl_problem *p)
@@ -875,6 +878,8 @@ static int check_options(const char *seen, const bench_opts *o)
         fprintf(stderr, "flashcl bench: --only names shapes of --preset serving: add it, or drop --only\n");
         return 2;
     }
+    if (seen[OPT_TOKENS] && seen['b']) /* (B = tokens / N only where -b is not given: one would be dropped) */
+        return cli_conflict("bench", "--tokens", "--batch (-b)", "-b sets the batch that --tokens would derive");
     if (o->preset && !strcmp(o->preset, "long") && seen[OPT_TOKENS])
         return cli_conflict("bench", "--preset long", "--tokens", "the preset runs one sequence a batch (B = 1)");
     if (o->plot_path && (strlen(o->plot_path) < 4 || strcmp(o->plot_path + strlen(o->plot_path) - 4, ".svg"))) {
@@ -1007,12 +1012,12 @@ static const char *const serving_names[] = {"plain", "varlen",  "paged", "softca
  * naming the first that is not). */
 static int serving_only(const char *list, int k)
 {
-    if (k < 0 && !*list) {
-        fprintf(stderr, "flashcl bench: --only: an empty list\n");
-        return 0;
-    }
-    for (const char *p = list; *p;) {
+    for (const char *p = list;;) {
         const size_t len = strcspn(p, ",");
+        if (k < 0 && !len) { /* (as cli_int_list: "plain," is no list) */
+            fprintf(stderr, "flashcl bench: --only %s: an empty value\n", list);
+            return 0;
+        }
         int found = -1;
         for (int i = 0; i < N_SERVING_NAMES; ++i)
             if (strlen(serving_names[i]) == len && !strncmp(p, serving_names[i], len))
@@ -1025,9 +1030,10 @@ static int serving_only(const char *list, int k)
         }
         if (k >= 0 && found == k)
             return 1;
-        p += len + (p[len] == ',');
+        if (!p[len])
+            return k < 0;
+        p += len + 1;
     }
-    return k < 0;
 }
 
 /* The serving preset (its shapes' count, -1 as make_shapes): what an engine sends (B=4, N=4096, Hq=32, Hkv=8, d=128, fp16, causal), plain and
