@@ -1223,11 +1223,13 @@ START_TEST(test_json_string_utf8)
     }
     setup();
     char args[1024], path[256], *out;
-    snprintf(args, sizeof args, "run --q %s/q\xff.npy --k %s/k.npy --v %s/v.npy --out %s/o.npy --json", dir, dir, dir, dir);
+    snprintf(args, sizeof args, "run --q %s/q\xff.npy --k %s/k.npy --v %s/v.npy --out %s/o.npy --json", dir, dir, dir,
+             dir);
     char *err;
     ck_assert_int_eq(run_tool_full("", args, 1, &out, &err), 1); /* (no such file) */
     snprintf(path, sizeof path, "%s/out.txt", dir);
-    ck_assert_msg(json_holds(path, "d[\"status\"] == \"FILE_ERROR\" and \"q\\ufffd.npy\" in d[\"message\"]"), "%s", out);
+    ck_assert_msg(json_holds(path, "d[\"status\"] == \"FILE_ERROR\" and \"q\\ufffd.npy\" in d[\"message\"]"), "%s",
+                  out);
     teardown();
 }
 END_TEST

@@ -348,9 +348,11 @@ int cli_fail(const flashcl_context *ctx, const char *what, flashcl_status st)
 static int utf8_length(const unsigned char *s)
 {
     const unsigned char c = s[0];
-    const int n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    /* (C0 and C1 lead only overlong forms; F5 and up, past U+10FFFF) */
+    const int n = c < 0x80 ? 1 : c < 0xc2 ? 0 : c <= 0xdf ? 2 : c <= 0xef ? 3 : c <= 0xf4 ? 4 : 0;
     /* the second byte's range: narrower after E0 (overlong), ED (surrogates), F0 (overlong), F4 (past U+10FFFF) */
-    const unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80, hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    const unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    const unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
     if (n > 1 && (s[1] < lo || s[1] > hi))
         return 0;
     for (int i = 2; i < n; ++i)

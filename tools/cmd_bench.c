@@ -1036,10 +1036,10 @@ static int serving_only(const char *list, int k)
     }
 }
 
-/* The serving preset (its shapes' count, -1 as make_shapes): what an engine sends (B=4, N=4096, Hq=32, Hkv=8, d=128, fp16, causal), plain and
- * with one feature a shape, head dims 80, 96 and 192 over 128 (16 heads), and chunked prefill (1024 new
- * queries over a cache of 16384 keys in pages of 16), and packed sequences over a paged cache (their
- * queries packed, each sequence's keys its pages, pages of 16). */
+/* The serving preset (its shapes' count, -1 as make_shapes): what an engine sends (B=4, N=4096, Hq=32, Hkv=8,
+ * d=128, fp16, causal), plain and with one feature a shape, head dims 80, 96 and 192 over 128 (16 heads), and
+ * chunked prefill (1024 new queries over a cache of 16384 keys in pages of 16), and packed sequences over a
+ * paged cache (their queries packed, each sequence's keys its pages, pages of 16). */
 static int serving_shapes(const bench_opts *o, flashcl_problem *shapes)
 {
     enum { PLAIN, VARLEN, PAGED, SOFTCAP, ALIBI, WINDOW, SINKS, MASK, KEY_PADDING, D80, D96, D192, CHUNKED, VARLEN_PAGED,
@@ -1124,7 +1124,8 @@ static int make_shapes(bench_opts *o, flashcl_problem *shapes)
             if ((o->causal_mode == 0 && ci == 1) || (o->causal_mode == 1 && ci == 0))
                 continue;
             for (int si = 0; si < o->n_seqs; ++si) /* (at most MAX_SHAPES) */
-                if ((!o->max_n || o->seqs[si] <= o->max_n) && !make_shape(o, o->dims[di], ci, o->seqs[si], &shapes[n++]))
+                if ((!o->max_n || o->seqs[si] <= o->max_n) &&
+                    !make_shape(o, o->dims[di], ci, o->seqs[si], &shapes[n++]))
                     return -1;
         }
     return n;

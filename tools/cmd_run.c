@@ -249,10 +249,12 @@ static int check_options(const char *seen, const run_opts *o)
         return cli_conflict("run", "--seq (-n)", "--seq-q with --seq-kv", "-n sets both lengths");
     if (!o->npy && o->problem.page_size) { /* the pool: every sequence's pages and one sequence's more (run_random) */
         const flashcl_problem *p = &o->problem;
-        const int64_t pages = ((int64_t)p->seq_kv + p->page_size - 1) / p->page_size, pool = ((int64_t)p->batch + 1) * pages;
+        const int64_t pages = ((int64_t)p->seq_kv + p->page_size - 1) / p->page_size;
+        const int64_t pool = ((int64_t)p->batch + 1) * pages;
         if (pool > INT32_MAX) {
-            fprintf(stderr, "flashcl run: -b %d with --seq-kv %d in --paged %d pages: a pool of %lld pages, past 2^31-1 "
-                            "(problem.num_pages is int32)\n", p->batch, p->seq_kv, p->page_size, (long long)pool);
+            fprintf(stderr, "flashcl run: -b %d with --seq-kv %d in --paged %d pages: a pool of %lld pages, past "
+                            "2^31-1 (problem.num_pages is int32)\n",
+                    p->batch, p->seq_kv, p->page_size, (long long)pool);
             return 2;
         }
     }
@@ -261,7 +263,8 @@ static int check_options(const char *seen, const run_opts *o)
         return 2;
     }
     if (o->npy && (!*o->out_path || (o->lse_path && !*o->lse_path))) {
-        fprintf(stderr, "flashcl run: %s: an empty path\n", *o->out_path ? seen[OPT_LSE_OUT] ? "--lse-out" : "--lse" : "--out");
+        fprintf(stderr, "flashcl run: %s: an empty path\n",
+                *o->out_path ? seen[OPT_LSE_OUT] ? "--lse-out" : "--lse" : "--out");
         return 2;
     }
     return o->npy && outputs_clash(o) ? 2 : -1;
