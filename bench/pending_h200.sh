@@ -33,6 +33,8 @@
 #           (WG_EPI_PRODUCER=1), then the default against it and against the default without O's global stores
 #           (WG_ABLATE=16), d 64 and 128, N 512 and 1024, and causal d=128 N 1024 and 4096, interleaved; the
 #           driver's registers for the new program (docs/design/wgmma.md; about 5 minutes with the tests' build)
+#   epi2    wgmma-epi2: as epi with WG_EPI_PRODUCER=2, the producer's epilogue step after each block's copies
+#           (about 5 minutes with the tests' build)
 #   benchw  BENCHMARKS.md's flash_wgmma section again (ONLY=wgmma bench/h200.sh, PyTorch beside); its JSON comes
 #           back in benchw.tgz (about 4 minutes)
 #   suites  every device suite of the build (tools/gpu_suites.sh, six shards)
@@ -68,7 +70,7 @@
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
 # verify and snake ran the same session; (twelfth session, H100, one call): feat; (thirteenth session, H100): suites,
-# epi, benchw, l2 and bench. Their results are in the design pages.
+# epi, benchw, l2 and bench. Their results are in the design pages. Next: epi2.
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
@@ -439,22 +441,25 @@ for l in open(sys.argv[1]):
       echo "$t p132: $(grep -h 'flash_wgmma: [0-9]* registers' "$r/$t/sass-p132/log.txt" | head -n 1)"
     done
     ;;
-  epi)
-    # (wgmma-epi: the wgmma_persist list with the producer's epilogue, then the default against it and against the
-    # default without O's global stores, interleaved; causal with the snake; the registers of the new program)
-    FLASHCL_BUILD_OPTIONS=-DWG_EPI_PRODUCER=1 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no \
+  epi | epi2)
+    # (wgmma-epi, wgmma-epi2: the wgmma_persist list with the producer's epilogue, 1 where the block before's end
+    # comes before K(KV_STAGES)'s copies, 2 after every block's copies; then the default against it and against
+    # the default without O's global stores, interleaved; causal with the snake; the registers of the new program)
+    v=${stage#epi}
+    v=${v:-1}
+    FLASHCL_BUILD_OPTIONS=-DWG_EPI_PRODUCER=$v FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no \
       FLASHCL_TEST_FEATURES=wgmma_persist timeout 150 "$b/tests/test_flash" > "$r/persist.log" 2>&1
-    echo "wgmma_persist list with WG_EPI_PRODUCER=1: exit $? $(grep -h 'Checks:' "$r/persist.log" | tail -n 1)"
+    echo "wgmma_persist list with WG_EPI_PRODUCER=$v: exit $? $(grep -h 'Checks:' "$r/persist.log" | tail -n 1)"
     grep -hE ":[FE]:" "$r/persist.log" | head -n 5
     OUT=$r/plain BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev -d 64,128 -n 512,1024 --dtype f16 \
---iters 10" base= epi=-DWG_EPI_PRODUCER=1 noout=-DWG_ABLATE=16
+--iters 10" base= "epi=-DWG_EPI_PRODUCER=$v" noout=-DWG_ABLATE=16
     OUT=$r/causal BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 1024,4096 --dtype f16 \
---causal --iters 10" base= epi=-DWG_EPI_PRODUCER=1
-    FLASHCL_BUILD_OPTIONS=-DWG_EPI_PRODUCER=1 FLASHCL_CACHE_DIR=$r/cache-epi timeout 100 "$b/tools/flashcl" bench \
+--causal --iters 10" base= "epi=-DWG_EPI_PRODUCER=$v"
+    FLASHCL_BUILD_OPTIONS=-DWG_EPI_PRODUCER=$v FLASHCL_CACHE_DIR=$r/cache-epi timeout 100 "$b/tools/flashcl" bench \
       --device "$dev" -d 128 -n 1024 --dtype f16 --iters 2 --warmup 1 --algos flash > /dev/null 2>&1
     mkdir -p "$r/sass-epi" && OUT_DIR=$r/sass-epi timeout 100 python3 tools/nv_driver_sass.py "$r/cache-epi" \
       > "$r/sass-epi/log.txt" 2>&1
-    echo "epi: $(grep -h 'flash_wgmma: [0-9]* registers' "$r/sass-epi/log.txt" | head -n 1)"
+    echo "epi$v: $(grep -h 'flash_wgmma: [0-9]* registers' "$r/sass-epi/log.txt" | head -n 1)"
     ;;
   feat)
     # (wgmma-feat: one work-group an SM against the default at N=1024 with each feature the chooser leaves out of

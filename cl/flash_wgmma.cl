@@ -165,7 +165,8 @@
 #ifndef WG_DESC_ADD
 #define WG_DESC_ADD 0
 #endif
-/* WG_EPI_PRODUCER (measurement first, off: docs/design/wgmma.md, wgmma-epi): with persistent work-groups, two Q
+/* WG_EPI_PRODUCER (1 or 2, measurement first, off: docs/design/wgmma.md, wgmma-epi and wgmma-epi2: where the
+ * producer takes a block's end, below): with persistent work-groups, two Q
  * tiles, the producer and O staged (WG_EPI: all of them, else off), the producer warpgroup stores each block's
  * staged O to global memory and then copies the block after next's Q into that tile, so that the consumers go
  * from a block's last product to the next block's first without the stores, the warpgroup barrier before them,
@@ -1078,10 +1079,12 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #endif
         for (int t = 0; t <= tiles; ++t) {
 #if WG_EPI
-            /* (the block before's end, where the producer would wait anyway: K(KV_STAGES)'s stage is freed
-             * by this block's S(0), which the consumers reach once they staged the block before's O; blocks of
-             * at most KV_STAGES tiles take it after their copies) */
-            if (t == KV_STAGES && t < tiles)
+            /* (1: the block before's end where the producer waits anyway, K(KV_STAGES)'s stage being freed by
+             * this block's S(0), which the consumers reach once they staged the block before's O; blocks of at
+             * most KV_STAGES tiles take it after their copies. Measured: −4 to −16%, the step then on the path
+             * to this block's next copies (wgmma-epi). 2: every block after its copies, about KV_STAGES tiles
+             * before the consumers need the next block's first ones: wgmma-epi2) */
+            if (WG_EPI_PRODUCER == 1 && t == KV_STAGES && t < tiles)
                 EPI_STEP(k, w);
 #endif
             if (t < tiles) {
@@ -1135,7 +1138,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         }
 #if WG_PERSIST
 #if WG_EPI
-            if (tiles <= KV_STAGES)
+            if (WG_EPI_PRODUCER != 1 || tiles <= KV_STAGES)
                 EPI_STEP(k, w);
             ++k;
 #endif
