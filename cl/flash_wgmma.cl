@@ -178,6 +178,13 @@
 #define WG_EPI                                                                                                 \
     (WG_EPI_PRODUCER && WG_PERSIST && WG_PRODUCER && Q_BUFS == 2 && WG_O_STAGED && !WG_FP8 && DV == HEAD_DIM &&  \
      !Q_CONVERT && FCL_PTX)
+/* WG_SKIP_IDLE (measurement first, off: docs/design/wgmma.md, wgmma-idle): a consumer warpgroup whose 64 rows are
+ * all past the block's queries skips its products (WG_IDLE: with the producer and the turns, which order its
+ * arrivals; below) */
+#ifndef WG_SKIP_IDLE
+#define WG_SKIP_IDLE 0
+#endif
+#define WG_IDLE (WG_SKIP_IDLE && WG_PRODUCER && WG_PINGPONG && FCL_PTX && KV_STAGES >= 2)
 #if Q_BUFS == 2
 #define ASYNC_WAIT_Q() ASYNC_WAIT(1) /* (this block's Q: all groups but the last, the next block's Q) */
 #else
@@ -1620,6 +1627,37 @@ UNROLL
 #define RELEASE_V(t)
 #endif
     TURN_START();
+#if WG_IDLE
+    /* WG_SKIP_IDLE: a warpgroup whose rows are all past the queries (a partial last block) leaves out its products
+     * and softmax, and keeps every barrier the others count on: Q's wait and the consumers' barrier (SYNC_FIRST's),
+     * its turns, and its warps' arrivals on each stage's "empty" barriers. Such warpgroups are the last in the
+     * turns' ring, so each arrival comes after the active warpgroups' arrival for the stage's tile before (no
+     * phase taken early). */
+    if (m0 + 64 * wgi >= sq) {
+        if (tiles > 0) {
+#if !WG_EPI
+            ASYNC_WAIT_Q();
+            CONSUMERS_BARRIER();
+#endif
+            TURN_WAIT();
+            TURN_PASS(0);
+            RELEASE_K(0);
+        }
+        for (int j = 0; j + 1 < tiles; ++j) {
+            TURN_WAIT();
+            TURN_PASS(0);
+            RELEASE_K(j + 1);
+            RELEASE_V(j);
+        }
+        if (tiles > 0) {
+            TURN_WAIT();
+            TURN_PASS(1);
+#if WG_PERSIST
+            RELEASE_V(tiles - 1);
+#endif
+        }
+    } else {
+#endif
     if (tiles > 0) { /* S(0) */
         SYNC_FIRST();
         TURN_WAIT();
@@ -1666,6 +1704,9 @@ UNROLL
 #endif
         PIN_O();
     }
+#if WG_IDLE
+    }
+#endif
 #else
     for (int n0 = n_begin; n0 < n_end; n0 += BLOCK_N) { /* one stage: each tile's products waited for at once */
         ASYNC_WAIT0();                /* this work-item's copies of K(n0) (and Q's) landed */

@@ -721,6 +721,17 @@ START_TEST(test_inference_options)
     ck_assert_msg(strstr(out, "\"qkv_format\": \"fp8e4m3\"") && strstr(out, "\"fp8_descale\": \"head\"") &&
                       strstr(out, "\"passed\": true"),
                   "%s", out);
+    /* the inference features in run's JSON as in its text: the alignment, the sinks' logit, the paged cache */
+    ck_assert_int_eq(run_tool("run -n 48 -d 32 -H 2 -b 2 --causal --top-left --sinks 0.5 --kv-cache --paged 16 "
+                              "--iters 1 --json",
+                              &out),
+                     0);
+    ck_assert_msg(strstr(out, "\"alignment\": \"top_left\"") && strstr(out, "\"sinks\": 0.5") &&
+                      strstr(out, "\"kv_cache\": true") && strstr(out, "\"page_size\": 16") &&
+                      strstr(out, "\"gqa_pack\": ") && strstr(out, "\"passed\": true"),
+                  "%s", out);
+    ck_assert_int_eq(run_tool("run -n 48 -d 32 -H 2 --causal --top-left --iters 1", &out), 0);
+    ck_assert_msg(strstr(out, "causal top-left") && strstr(out, "PASS"), "%s", out);
     ck_assert_int_eq(run_tool("run -n 40 -d 32 --iters 1 --fp8 e5m2 --descale tensor", &out), 0);
     ck_assert_msg(strstr(out, "Q, K and V fp8e5m2 with descale factors a tensor") && strstr(out, "PASS"), "%s", out);
     ck_assert_int_eq(run_tool("run -n 40 -d 32 --dim-v 16 --iters 1 --fp8 e4m3", &out), 1);
@@ -909,6 +920,7 @@ START_TEST(test_conflicting_options)
         {"tune -d 64 -H 4 --gqa 3 --dry-run", "--gqa", "--heads"},
         {"run --q a.npy --k b.npy --v c.npy --out o.npy --lse", "--lse", "--q"},
         {"bench -n 64 -b 2 --tokens 64", "--tokens", "-b"}, /* (--tokens was dropped unsaid) */
+        {"bench --preset serving --plot x.svg", "--preset serving", "--plot"}, /* (one panel of one length) */
     };
     char *out;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {

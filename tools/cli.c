@@ -914,6 +914,8 @@ const char *cli_mask_name(const flashcl_problem *p, char *buf, size_t n)
     int k = snprintf(buf, n, "%s", p->causal ? "causal" : "full");
     if (p->window && k >= 0 && (size_t)k < n)
         k += snprintf(buf + k, n - (size_t)k, " window %d,%d", p->window_left, p->window_right);
+    if ((p->causal || p->window) && p->alignment == FLASHCL_ALIGN_TOP_LEFT && k >= 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - (size_t)k, " top-left"); /* (bottom-right, the default, unsaid) */
     if (p->softcap > 0.0f && k >= 0 && (size_t)k < n)
         k += snprintf(buf + k, n - (size_t)k, " softcap %g", (double)p->softcap);
     if (p->alibi && k >= 0 && (size_t)k < n)

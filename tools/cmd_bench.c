@@ -83,7 +83,8 @@ static void usage(FILE *f)
             "                     cut is said on stderr and in the outputs (\"not started: ...\", \"runs\")\n"
             "  --json FILE, --csv FILE, --plot FILE.svg   also write these ('-': stdout, which then holds\n"
             "                     only that format, the table going to stderr); the JSON and CSV files are\n"
-            "                     rewritten after every measurement, whole (\"complete\": false until the last)\n"
+            "                     rewritten after every measurement, whole (\"complete\": false until the last);\n"
+            "                     --plot draws time over N a head dim and mask (not with --preset serving)\n"
             "GB/s in the table: the bytes of the caller's Q, K, V and O over the median time (for a decode\n"
             "step, nearly all of it the K/V cache read once). The JSON and CSV also hold the host's side,\n"
             "medians in microseconds: host_enqueue_us, the enqueue call alone, and host_step_us, from the\n"
@@ -882,6 +883,10 @@ static int check_options(const char *seen, const bench_opts *o)
         return cli_conflict("bench", "--tokens", "--batch (-b)", "-b sets the batch that --tokens would derive");
     if (o->preset && !strcmp(o->preset, "long") && seen[OPT_TOKENS])
         return cli_conflict("bench", "--preset long", "--tokens", "the preset runs one sequence a batch (B = 1)");
+    if (o->preset && !strcmp(o->preset, "serving") && o->plot_path) /* (the plot's lines run over N, its panels d) */
+        return cli_conflict("bench", "--preset serving", "--plot",
+                            "the preset's shapes share one length and differ in features, which the plot's "
+                            "lines over N do not show: its table, --json and --csv do");
     if (o->plot_path && (strlen(o->plot_path) < 4 || strcmp(o->plot_path + strlen(o->plot_path) - 4, ".svg"))) {
         fprintf(stderr, "flashcl bench: --plot %s: the plot is SVG, name it FILE.svg\n", o->plot_path);
         return 2;

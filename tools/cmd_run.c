@@ -466,12 +466,22 @@ static void print_json(const flashcl_device_profile *dev, const flashcl_problem 
            p->window_left, p->window_right);
     cli_json_number(stdout, (double)p->softcap);
     printf(", \"alibi\": %d, \"varlen\": %s, \"total_q\": %lld, \"total_kv\": %lld, \"precision\": \"%s\", "
-           "\"qkv_format\": \"%s\", \"fp8_descale\": \"%s\"},\n",
+           "\"qkv_format\": \"%s\", \"fp8_descale\": \"%s\",\n  \"alignment\": \"%s\", \"sinks\": ",
            p->alibi, p->varlen ? "true" : "false", (long long)(p->varlen ? p->total_q : (int64_t)p->batch * p->seq_q),
            (long long)(p->varlen ? p->total_kv : (int64_t)p->batch * p->seq_kv),
            flashcl_precision_name((flashcl_precision)p->precision),
            flashcl_kv_format_name((flashcl_kv_format)p->qkv_format),
-           p->fp8_descale == FLASHCL_DESCALE_HEAD ? "head" : p->fp8_descale ? "tensor" : "none");
+           p->fp8_descale == FLASHCL_DESCALE_HEAD ? "head" : p->fp8_descale ? "tensor" : "none",
+           p->alignment == FLASHCL_ALIGN_TOP_LEFT ? "top_left" : "bottom_right");
+    if (p->sinks) /* (the logit every query head's sink has here: --sinks) */
+        cli_json_number(stdout, cli_sink_logit);
+    else
+        printf("null");
+    printf(", \"kv_cache\": %s, \"kv_append\": %s, \"page_size\": %d, \"num_pages\": %d, \"kv_format\": \"%s\", "
+           "\"kv_dtype\": \"%s\"},\n",
+           p->kv_cache ? "true" : "false", p->kv_append ? "true" : "false", p->page_size, p->num_pages,
+           flashcl_kv_format_name((flashcl_kv_format)p->kv_format),
+           flashcl_dtype_name(p->kv_dtype ? (flashcl_dtype)(p->kv_dtype - 1) : p->dtype));
     printf(" \"config\": {\"kernel\": \"%s\", \"block_m\": %d, \"block_n\": %d, \"threads_per_row\": %d, "
            "\"rows_per_item\": %d, \"d_chunk\": %d, \"v_chunk\": %d, \"kv_splits\": %d, \"work_group_size\": %d, "
            "\"local_mem_bytes\": %llu, \"local_mem_budget\": %llu, \"source\": \"%s\", \"reason\": ",
@@ -480,9 +490,10 @@ static void print_json(const flashcl_device_profile *dev, const flashcl_problem 
            (unsigned long long)cfg->local_mem_budget, cfg->source);
     cli_json_string(stdout, cfg->reason);
     printf(", \"module\": \"%s\", \"emulated\": %d, \"kv_stages\": %d, \"m_tiles\": %d, \"producer\": %d, "
-           "\"team\": %d, \"keys_per_step\": %d, \"shuffles\": %d, \"tf32\": %d, \"persistent\": %d, \"path_reason\": ",
+           "\"team\": %d, \"keys_per_step\": %d, \"shuffles\": %d, \"tf32\": %d, \"persistent\": %d, \"gqa_pack\": %d, "
+           "\"path_reason\": ",
            flashcl_kernel_name(cfg->kernel), cfg->emulated, cfg->kv_stages, cfg->m_tiles, cfg->producer, cfg->team,
-           cfg->keys_per_step, cfg->shuffles, cfg->tf32, cfg->persistent);
+           cfg->keys_per_step, cfg->shuffles, cfg->tf32, cfg->persistent, cfg->gqa_pack);
     cli_json_string(stdout, cfg->path_reason);
     printf("},\n \"plan_ms\": ");
     cli_json_number(stdout, t->plan_ms);
