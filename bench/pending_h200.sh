@@ -35,6 +35,9 @@
 #           driver's registers for the new program (docs/design/wgmma.md; about 5 minutes with the tests' build)
 #   epi2    wgmma-epi2: as epi with WG_EPI_PRODUCER=2, the producer's epilogue step after each block's copies
 #           (about 5 minutes with the tests' build)
+#   obulk   wgmma-obulk: the wgmma lists with WG_O_BULK=1 (O's rows written by bulk copies from plain staged
+#           rows), then the default against it and against the default without O's global stores, d 64, 128 and
+#           256, N 1024 and 4096, and causal d=128, interleaved (about 6 minutes with the tests' build)
 #   idle    wgmma-idle: the wgmma lists with WG_SKIP_IDLE=1 (a warpgroup whose rows are all past the queries skips
 #           its products), then the default against it at d=64 N 512 and 1024 and the serving preset's packed
 #           sequences, interleaved (about 5 minutes with the tests' build)
@@ -73,7 +76,7 @@
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
 # verify and snake ran the same session; (twelfth session, H100, one call): feat; (thirteenth session, H100): suites,
-# epi, benchw, l2 and bench. Their results are in the design pages. Next: epi2, idle.
+# epi, benchw, l2 and bench. Their results are in the design pages. Next: obulk, idle, epi2.
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
@@ -463,6 +466,18 @@ for l in open(sys.argv[1]):
     mkdir -p "$r/sass-epi" && OUT_DIR=$r/sass-epi timeout 100 python3 tools/nv_driver_sass.py "$r/cache-epi" \
       > "$r/sass-epi/log.txt" 2>&1
     echo "epi$v: $(grep -h 'flash_wgmma: [0-9]* registers' "$r/sass-epi/log.txt" | head -n 1)"
+    ;;
+  obulk)
+    # (wgmma-obulk: the wgmma lists with O's rows written by bulk copies, then the default against it and against
+    # the default without O's global stores, interleaved; causal beside)
+    FLASHCL_BUILD_OPTIONS=-DWG_O_BULK=1 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no \
+      FLASHCL_TEST_FEATURES=wgmma,wgmma_features,wgmma_persist timeout 240 "$b/tests/test_flash" > "$r/lists.log" 2>&1
+    echo "wgmma lists with WG_O_BULK=1: exit $? $(grep -h 'Checks:' "$r/lists.log" | tail -n 1)"
+    grep -hE ":[FE]:" "$r/lists.log" | head -n 5
+    OUT=$r/plain BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev -d 64,128,256 -n 1024,4096 \
+--dtype f16 --iters 10" base= obulk=-DWG_O_BULK=1 noout=-DWG_ABLATE=16
+    OUT=$r/causal BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 1024,4096 --dtype f16 \
+--causal --iters 10" base= obulk=-DWG_O_BULK=1
     ;;
   idle)
     # (wgmma-idle: the wgmma lists with idle warpgroups skipping their products, then the default against it where

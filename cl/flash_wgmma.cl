@@ -178,6 +178,28 @@
 #define WG_EPI                                                                                                 \
     (WG_EPI_PRODUCER && WG_PERSIST && WG_PRODUCER && Q_BUFS == 2 && WG_O_STAGED && !WG_FP8 && DV == HEAD_DIM &&  \
      !Q_CONVERT && FCL_PTX)
+/* WG_O_BULK (measurement first, off: docs/design/wgmma.md, wgmma-obulk): O staged (WG_O_STAGED) in plain rows of
+ * O_PITCH units in its Q tile, each row then written to O by one bulk copy (cp.async.bulk, shared to global, the
+ * copy engine's) issued by one work-item, in place of each work-item's reads and 16-byte stores; the copies' reads
+ * of the tile waited for before it takes the next Q and at the end (WG_OB: with WG_O_STAGED on the matrix units,
+ * not with WG_EPI) */
+#ifndef WG_O_BULK
+#define WG_O_BULK 0
+#endif
+#define WG_OB (WG_O_BULK && WG_O_STAGED && FCL_PTX && !WG_EPI)
+#define O_PITCH (DV + 8) /* (16 bytes more than a row: a warp's pairs of eight rows in different banks) */
+/* A Q tile's units: Q's block, or staged O's rows where they take more (whole 1024-byte swizzle atoms) */
+#define Q_TILE_U (WG_OB && O_PITCH > QW ? (BLOCK_M * O_PITCH + 511) / 512 * 512 : BLOCK_M * QW)
+#if WG_OB
+#define BULK_STORE(dst, src, bytes)                                                                            \
+    __asm__ volatile("//SM90A cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst),            \
+                     "r"(LADDR(src)), "r"(bytes)                                                                \
+                     : "memory")
+#define BULK_COMMIT() __asm__ volatile("//SM90A cp.async.bulk.commit_group;" ::: "memory")
+#define BULK_WAIT_READ() __asm__ volatile("//SM90A cp.async.bulk.wait_group.read 0;" ::: "memory")
+#else
+#define BULK_WAIT_READ()
+#endif
 /* WG_SKIP_IDLE (measurement first, off: docs/design/wgmma.md, wgmma-idle): a consumer warpgroup whose 64 rows are
  * all past the block's queries skips its products (WG_IDLE: with the producer and the turns, which order its
  * arrivals; below) */
@@ -862,7 +884,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #if WG_FP8
     DESCALE += descale_off;
 #endif
-    __local uint4 q4[Q_BUFS * BLOCK_M * QW / 8 + WG_LOCAL_PAD / 16] LOCAL_ALIGN;
+    __local uint4 q4[Q_BUFS * Q_TILE_U / 8 + WG_LOCAL_PAD / 16] LOCAL_ALIGN;
     __local uint4 k4[KV_STAGES * KT / 8] LOCAL_ALIGN;
     __local uint4 v4[KV_STAGES * VT / 8] LOCAL_ALIGN;
     __local ushort *const q_s = (__local ushort *)q4;
@@ -1011,7 +1033,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 /* The chunks of a Q tile (Q_TILE(kk_): the k-th block's, kk_ = k) the producer's work-item me takes, LOAD_TILED's
  * walk over 128 work-items: the same for O's stores out of the tile and Q's copies into it, so that a work-item
  * overwrites only chunks it has itself read (its stores, issued in order, have their data first) */
-#define Q_TILE(kk_) ((__local ushort *)q4 + ((kk_)&1) * (BLOCK_M * QW))
+#define Q_TILE(kk_) ((__local ushort *)q4 + ((kk_)&1) * Q_TILE_U)
 #define EPI_CHUNKS (BLOCK_M * CHUNKS(CPR))
 #define EPI_FOR(i_) for (int i_ = me; i_ < EPI_CHUNKS; i_ += 128)
 /* Slot ww_'s block (the kk_-th of the work-group): its staged O, once every consumer stored it, to global memory,
@@ -1176,7 +1198,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     for (int w = w0; w < n_slots && WG_BLOCK_OF(w) < n_work; w += w_step) {
         BLOCK_AT(WG_BLOCK_OF(w));
 #if Q_BUFS == 2
-        __local ushort *const q_s = (__local ushort *)q4 + q_par * (BLOCK_M * QW);
+        __local ushort *const q_s = (__local ushort *)q4 + q_par * Q_TILE_U;
 #endif
 #endif
 #if WG_EPI
@@ -1190,6 +1212,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     }
 #elif WG_PRODUCER
 #if WG_PERSIST
+    BULK_WAIT_READ(); /* (WG_OB: the block before's rows read out of the tile that takes the next Q) */
     if (w != w0)
         CONSUMERS_BARRIER(); /* (every consumer done with the block before: its Q tile, its staged O) */
     if (Q_BUFS == 1 || w == w0) {
@@ -1198,7 +1221,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     }
 #if Q_BUFS == 2
     { /* the next block's Q, into the other tile (free: the barrier above, or none before) */
-        __local ushort *const q_next = (__local ushort *)q4 + (q_par ^ 1) * (BLOCK_M * QW);
+        __local ushort *const q_next = (__local ushort *)q4 + (q_par ^ 1) * Q_TILE_U;
         const int wn = WG_BLOCK_OF(w + w_step); /* (the next slot's block: past the last one, none) */
         if (w + w_step < n_slots && wn < n_work) {
             BLOCK_ROWS(wn % blocks_m, blocks_m, wn / blocks_m); /* (its m0, sv, h, sq) */
@@ -1216,6 +1239,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     }
 #else
 #if WG_PERSIST
+    BULK_WAIT_READ();
     if (w != w0)
         barrier(CLK_LOCAL_MEM_FENCE); /* (the block before done with Q's and K/V's tiles) */
 #endif
@@ -1788,7 +1812,14 @@ UNROLL
 #else
         const float inv = e.inv, lse_m = e.m, lse_l = e.l;
 #endif
-#if WG_O_STAGED
+#if WG_OB
+        /* the row's packed pairs into this warpgroup's rows of the tile, plain rows O_PITCH units apart */
+        const int rr = 64 * wgi + 16 * (warp & 3) + g + r * 8;
+UNROLL
+        for (int j = 0; j < DV / 8; ++j)
+            *(__local uint *)(q_s + rr * O_PITCH + j * 8 + 2 * t) =
+                pack2(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+#elif WG_O_STAGED
         /* the row's packed pairs into this warpgroup's rows of Q's block (its own products are done) */
         const int rr = 16 * (warp & 3) + g + r * 8;
 UNROLL
@@ -1810,6 +1841,15 @@ UNROLL
     }
 #if WG_EPI
     MBAR_ARRIVE_IF0(O_STAGED(q_par), 0); /* (every consumer work-item's stores into the tile; the producer's) */
+#elif WG_OB
+    /* the warpgroup's rows, once all staged and made visible to the copy engine (the async proxy): a bulk copy a
+     * row, by the warpgroup's first 64 work-items */
+    FENCE_PROXY_ASYNC();
+    WARPGROUP_BARRIER();
+    if (wt < 64 && m0 + 64 * wgi + wt < sq)
+        BULK_STORE(O + q_row_offset(sv, h, m0 + 64 * wgi + wt, o_sb, o_ss, o_sh), q_s + (64 * wgi + wt) * O_PITCH,
+                   DV * 2);
+    BULK_COMMIT();
 #elif WG_O_STAGED
     /* then the warpgroup's 64 rows leave in 16-byte chunks, a row's chunks from neighbouring work-items */
     WARPGROUP_BARRIER();
@@ -1832,4 +1872,5 @@ UNROLL
 #endif
     }
 #endif
+    BULK_WAIT_READ(); /* (WG_OB: the last rows read out of local memory before the work-group ends) */
 }
