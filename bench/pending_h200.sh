@@ -142,6 +142,14 @@ x = json.load(open(sys.argv[1]))["results"][0]
 print("kernel=wgmma,block_m=%d,block_n=%d,kv_stages=%d,producer=1,persistent=2048" %
       (x["block_m"], x["block_n"], x["kv_stages"]))' "$1"
 }
+# lists_with OPTIONS FEATURES SECONDS: the device's test lists (FLASHCL_TEST_FEATURES) with a variant's build
+# options, into $r/lists.log, and their result
+lists_with() {
+  FLASHCL_BUILD_OPTIONS=$1 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no FLASHCL_TEST_FEATURES=$2 timeout "$3" \
+    "$b/tests/test_flash" > "$r/lists.log" 2>&1
+  echo "$2 with $1: exit $? $(grep -h 'Checks:' "$r/lists.log" | tail -n 1)"
+  grep -hE ":[FE]:" "$r/lists.log" | head -n 5
+}
 for stage in "$@"; do
   s0=$SECONDS
   r=$out/$stage
@@ -306,10 +314,7 @@ PY
   desc)
     # (wgmma-desc: the wgmma lists on the GPU with the descriptors by adds, then the default against them,
     # interleaved, at each head dim the chooser's program)
-    FLASHCL_BUILD_OPTIONS=-DWG_DESC_ADD=1 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no \
-      FLASHCL_TEST_FEATURES=wgmma,wgmma_features,wgmma_persist timeout 240 "$b/tests/test_flash" > "$r/lists.log" 2>&1
-    echo "wgmma lists with WG_DESC_ADD=1: exit $? $(grep -h 'Checks:' "$r/lists.log" | tail -n 1)"
-    grep -hE ":[FE]:" "$r/lists.log" | head -n 5
+    lists_with -DWG_DESC_ADD=1 wgmma,wgmma_features,wgmma_persist 240
     OUT=$r BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev -d 64,128,256 -n 1024,16384 --dtype f16 \
 --iters 10" base= desc=-DWG_DESC_ADD=1
     ;;
@@ -453,10 +458,7 @@ for l in open(sys.argv[1]):
     # the default without O's global stores, interleaved; causal with the snake; the registers of the new program)
     v=${stage#epi}
     v=${v:-1}
-    FLASHCL_BUILD_OPTIONS=-DWG_EPI_PRODUCER=$v FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no \
-      FLASHCL_TEST_FEATURES=wgmma_persist timeout 150 "$b/tests/test_flash" > "$r/persist.log" 2>&1
-    echo "wgmma_persist list with WG_EPI_PRODUCER=$v: exit $? $(grep -h 'Checks:' "$r/persist.log" | tail -n 1)"
-    grep -hE ":[FE]:" "$r/persist.log" | head -n 5
+    lists_with "-DWG_EPI_PRODUCER=$v" wgmma_persist 150
     OUT=$r/plain BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev -d 64,128 -n 512,1024 --dtype f16 \
 --iters 10" base= "epi=-DWG_EPI_PRODUCER=$v" noout=-DWG_ABLATE=16
     OUT=$r/causal BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 1024,4096 --dtype f16 \
@@ -470,10 +472,7 @@ for l in open(sys.argv[1]):
   obulk)
     # (wgmma-obulk: the wgmma lists with O's rows written by bulk copies, then the default against it and against
     # the default without O's global stores, interleaved; causal beside)
-    FLASHCL_BUILD_OPTIONS=-DWG_O_BULK=1 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no \
-      FLASHCL_TEST_FEATURES=wgmma,wgmma_features,wgmma_persist timeout 240 "$b/tests/test_flash" > "$r/lists.log" 2>&1
-    echo "wgmma lists with WG_O_BULK=1: exit $? $(grep -h 'Checks:' "$r/lists.log" | tail -n 1)"
-    grep -hE ":[FE]:" "$r/lists.log" | head -n 5
+    lists_with -DWG_O_BULK=1 wgmma,wgmma_features,wgmma_persist 240
     OUT=$r/plain BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev -d 64,128,256 -n 1024,4096 \
 --dtype f16 --iters 10" base= obulk=-DWG_O_BULK=1 noout=-DWG_ABLATE=16
     OUT=$r/causal BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 1024,4096 --dtype f16 \
@@ -482,10 +481,7 @@ for l in open(sys.argv[1]):
   idle)
     # (wgmma-idle: the wgmma lists with idle warpgroups skipping their products, then the default against it where
     # blocks end partial: d=64's 192 rows at N 512 and 1024, and the serving preset's packed sequences)
-    FLASHCL_BUILD_OPTIONS=-DWG_SKIP_IDLE=1 FLASHCL_TEST_PLATFORM=NVIDIA CK_FORK=no \
-      FLASHCL_TEST_FEATURES=wgmma,wgmma_features,wgmma_persist timeout 240 "$b/tests/test_flash" > "$r/lists.log" 2>&1
-    echo "wgmma lists with WG_SKIP_IDLE=1: exit $? $(grep -h 'Checks:' "$r/lists.log" | tail -n 1)"
-    grep -hE ":[FE]:" "$r/lists.log" | head -n 5
+    lists_with -DWG_SKIP_IDLE=1 wgmma,wgmma_features,wgmma_persist 240
     OUT=$r/plain BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 64 -n 512,1024 --dtype f16 \
 --iters 10" base= idle=-DWG_SKIP_IDLE=1
     OUT=$r/serving BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev --preset serving --only \
