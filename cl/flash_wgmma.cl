@@ -200,6 +200,40 @@
 #else
 #define BULK_WAIT_READ()
 #endif
+/* WG_OB's plain rows cover other warpgroups' Q (warpgroup i's 64 rows of O_PITCH units reach into warpgroup i + 1's
+ * rows, and at d=128 the next one's into the first one's second 64-column block), which their products may still
+ * read: before its staging, every warpgroup whose Q it covers must be done with S. With the turns, only the next
+ * warpgroup in the ring needs a wait (the one before it has issued its last P * V, so its S is done): warpgroup i +
+ * 1 arrives on named barrier 8 + i once its last S is done (OB_Q_READ), warpgroup i waits there (OB_STAGE_WAIT);
+ * without the turns, a barrier of all the consumers (found by review before the first run, 2026-12-07) */
+#if WG_OB && WG_PINGPONG && WG_PRODUCER
+#define OB_BAR_(op, i)                                                                                         \
+    do {                                                                                                       \
+        if ((i) == 0)                                                                                          \
+            __asm__ volatile(op " 8, 256;" ::: "memory");                                                      \
+        else                                                                                                   \
+            __asm__ volatile(op " 9, 256;" ::: "memory");                                                      \
+    } while (0)
+#define OB_Q_READ()                                                                                            \
+    do {                                                                                                       \
+        if (wgi > 0)                                                                                           \
+            OB_BAR_("bar.arrive", wgi - 1);                                                                    \
+    } while (0)
+#define OB_STAGE_WAIT()                                                                                        \
+    do {                                                                                                       \
+        if (wgi + 1 < WARPGROUPS)                                                                              \
+            OB_BAR_("bar.sync", wgi);                                                                          \
+    } while (0)
+#elif WG_OB && WG_PRODUCER
+#define OB_Q_READ()
+#define OB_STAGE_WAIT() CONSUMERS_BARRIER()
+#elif WG_OB
+#define OB_Q_READ()
+#define OB_STAGE_WAIT() barrier(CLK_LOCAL_MEM_FENCE)
+#else
+#define OB_Q_READ()
+#define OB_STAGE_WAIT()
+#endif
 /* WG_SKIP_IDLE (measurement first, off: docs/design/wgmma.md, wgmma-idle): a consumer warpgroup whose 64 rows are
  * all past the block's queries skips its products (WG_IDLE: with the producer and the turns, which order its
  * arrivals; below) */
@@ -1658,9 +1692,11 @@ UNROLL
      * turns' ring, so each arrival comes after the active warpgroups' arrival for the stage's tile before (no
      * phase taken early). */
     if (m0 + 64 * wgi >= sq) {
+        OB_Q_READ(); /* (its Q is never read) */
         if (tiles > 0) {
 #if !WG_EPI
             ASYNC_WAIT_Q();
+            FENCE_PROXY_ASYNC(); /* (its copies of the others' rows, as SYNC_FIRST's) */
             CONSUMERS_BARRIER();
 #endif
             TURN_WAIT();
@@ -1682,6 +1718,8 @@ UNROLL
         }
     } else {
 #endif
+    if (tiles == 0)
+        OB_Q_READ(); /* (no S: its Q is never read) */
     if (tiles > 0) { /* S(0) */
         SYNC_FIRST();
         TURN_WAIT();
@@ -1690,6 +1728,8 @@ UNROLL
         TURN_PASS(0);
         STEP_COPIES(-1);
         WGMMA_WAIT0();
+        if (tiles == 1)
+            OB_Q_READ(); /* (its last S done: WG_OB's next staging may cover its Q) */
         LOAD_KEEP(n_begin);
         RELEASE_K(0);
         PIN_S();
@@ -1705,6 +1745,8 @@ UNROLL
         TURN_PASS(0);
         STEP_COPIES(j);
         WGMMA_WAIT1(); /* S(j+1) done, P(j) * V(j) may still run */
+        if (j + 2 == tiles)
+            OB_Q_READ();
         LOAD_KEEP(n_begin + (j + 1) * BLOCK_N);
         RELEASE_K(j + 1);
         PIN_S();
@@ -1796,6 +1838,7 @@ UNROLL
     }
 #endif
 
+    OB_STAGE_WAIT(); /* (WG_OB: the Q rows its staging covers read) */
     /* The row sums over the 4 lanes of each row; normalise and store (WG_O_STAGED: through local memory). */
 UNROLL
     for (int r = 0; r < 2; ++r) {
