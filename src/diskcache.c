@@ -69,6 +69,14 @@ static int fcl_is_dir(const char *path)
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
+/* A path part that exists but is no directory: said as such (mkdir's EEXIST read "File exists") */
+static int not_dir(void)
+{
+    if (errno == EEXIST)
+        errno = ENOTDIR;
+    return -1;
+}
+
 static int mkdir_p(const char *path)
 {
     char tmp[4096];
@@ -95,10 +103,10 @@ static int mkdir_p(const char *path)
             const char sep = *p;
             *p = '\0';
             if (fcl_mkdir(tmp) != 0 && !fcl_is_dir(tmp))
-                return -1;
+                return not_dir();
             *p = sep;
         }
-    return (fcl_mkdir(tmp) == 0 || fcl_is_dir(tmp)) ? 0 : -1;
+    return (fcl_mkdir(tmp) == 0 || fcl_is_dir(tmp)) ? 0 : not_dir();
 }
 
 /* The temporary name is the target's, the process id and a serial number taken atomically: no two
@@ -109,9 +117,46 @@ static int mkdir_p(const char *path)
  * plain fopen of the file itself would. */
 static atomic_ulong temp_serial;
 
-int fcl_write_atomically(const char *path, int (*fill)(FILE *f, void *arg), void *arg)
+/* The file a path names through its symbolic links (40 at most, relative ones from the link's directory), into
+ * out: the atomic write replaces that file, never the link (a tuning database kept elsewhere and linked stays
+ * where it is). 0, or -1 with errno set (ELOOP, ENAMETOOLONG). */
+static int link_target(const char *path, char *out, size_t n)
 {
-    char dir[4096], tmp[4200];
+    if (strlen(path) >= n) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    strcpy(out, path);
+#ifndef _WIN32
+    for (int hop = 0; hop < 40; ++hop) {
+        struct stat st;
+        if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
+            return 0; /* (not there yet, or a file: written where it is named) */
+        char to[4096];
+        const ssize_t len = readlink(out, to, sizeof to - 1);
+        if (len < 0)
+            return -1;
+        to[len] = '\0';
+        const char *slash = strrchr(out, '/');
+        const size_t keep = to[0] != '/' && slash ? (size_t)(slash - out) + 1 : 0; /* (a relative link's dir) */
+        if (keep + (size_t)len >= n) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        memmove(out + keep, to, (size_t)len + 1);
+    }
+    errno = ELOOP;
+    return -1;
+#else
+    return 0;
+#endif
+}
+
+int fcl_write_atomically(const char *named, int (*fill)(FILE *f, void *arg), void *arg)
+{
+    char dir[4096], tmp[4200], path[4096];
+    if (link_target(named, path, sizeof path) != 0)
+        return -1;
     const size_t n = strlen(path);
     if (n == 0 || n >= sizeof dir) {
         errno = n ? ENAMETOOLONG : ENOENT;
@@ -134,6 +179,13 @@ int fcl_write_atomically(const char *path, int (*fill)(FILE *f, void *arg), void
     }
     if (fd < 0)
         return -1;
+#ifndef _WIN32
+    {
+        struct stat st; /* (the file replaced keeps its mode: a private database stays private) */
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            (void)fchmod(fd, st.st_mode & 07777);
+    }
+#endif
 
     FILE *f = fdopen(fd, "wb");
     if (!f)

@@ -144,6 +144,9 @@ static int parse_line(const char *line, db_entry *e, const char **why)
     char key[32], val[160];
     int bad = 0, side = 0;
     static const char *dtypes[] = {"f32", "f16", "bf16"};
+    static const char *const fields[] = {"vendor", "arch",    "device", "head_dim", "dtype", "causal", "seq",
+                                         "mode",   "block_m", "block_n", "tpr",     "rows",  "dchunk", "vchunk"};
+    unsigned seen = 0; /* (the fields given: each at most once) */
     for (;;) {
         if (!next_field(&cur, key, sizeof key, val, sizeof val, &bad)) {
             if (bad) {
@@ -158,10 +161,22 @@ static int parse_line(const char *line, db_entry *e, const char **why)
             break;
         }
         int ok = 1;
+        for (unsigned f = 0; f < sizeof fields / sizeof *fields; ++f)
+            if (!strcmp(key, fields[f])) {
+                if (seen >> f & 1u) {
+                    *why = "a field given twice";
+                    return 0;
+                }
+                seen |= 1u << f;
+            }
         if (side == 0) {
-            if (!strcmp(key, "vendor"))
+            if (!strcmp(key, "vendor")) {
+                /* (a vendor flashcl_vendor_name says, or the entry could never match) */
+                ok = 0;
+                for (int v = FLASHCL_VENDOR_OTHER; v <= FLASHCL_VENDOR_QUALCOMM && !ok; ++v)
+                    ok = !strcmp(val, flashcl_vendor_name((flashcl_vendor)v));
                 fcl_strlcpy(e->vendor, val, sizeof e->vendor);
-            else if (!strcmp(key, "arch"))
+            } else if (!strcmp(key, "arch"))
                 fcl_strlcpy(e->arch, strcmp(val, "*") ? val : "", sizeof e->arch);
             else if (!strcmp(key, "device"))
                 fcl_strlcpy(e->device, strcmp(val, "*") ? val : "", sizeof e->device);
@@ -473,16 +488,30 @@ static int write_store(FILE *out, void *arg)
     const store_job *job = arg;
     FILE *in = fopen(job->path, "rb");
     int ok = 1;
+    if (!in && errno != ENOENT) /* (a file that is there but cannot be read is not replaced: its entries kept) */
+        return -1;
     if (!in)
         ok = fputs("# flashcl tuning database (written by flashcl tune); see include/flashcl.h for the format\n",
                    out) >= 0;
     if (in) {
         char line[1100];
         const size_t klen = strlen(job->key);
-        while (fgets(line, sizeof line, in))
-            if (strncmp(line, job->key, klen) != 0 || (line[klen] != ' ' && line[klen] != ':'))
+        int ended = 1; /* (the last line copied ends in a newline: a file's last line may not) */
+        while (fgets(line, sizeof line, in)) {
+            const size_t len = strlen(line);
+            if (strncmp(line, job->key, klen) != 0 || (line[klen] != ' ' && line[klen] != ':')) {
                 ok &= fputs(line, out) >= 0;
+                ended = len > 0 && line[len - 1] == '\n';
+            }
+        }
+        const int read_failed = ferror(in);
         fclose(in);
+        if (read_failed) {
+            errno = EIO;
+            return -1;
+        }
+        if (!ended)
+            ok &= fputc('\n', out) != EOF;
     }
     ok &= fputs(job->entry, out) >= 0;
     return ok ? 0 : -1;
@@ -513,6 +542,7 @@ flashcl_status flashcl_tuning_db_store_abi(const flashcl_abi *abi, const char *p
     for (char *q = entry; *q && q[1]; ++q) /* one line, whatever the comment holds */
         if (*q == '\n' || *q == '\r')
             *q = ' ';
+    entry[strlen(entry) - 1] = '\n'; /* (a comment cut to the buffer: still a line of its own) */
 
     store_job job = {path, key, entry};
     /* The file is read, changed and replaced as one step: two threads storing at once would each

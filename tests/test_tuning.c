@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char path[256];
@@ -257,6 +258,98 @@ START_TEST(test_store_replaces)
 }
 END_TEST
 
+/* The file's text, whole (a test's own small files) */
+static char *slurp(const char *file)
+{
+    FILE *f = fopen(file, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char buf[8192];
+    const size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* store() keeps every line and entry of the file it changes: a last line with no newline (a comment, an entry)
+ * gets one before the new entry (the entry was glued onto it: lost, and the old one with it); a file named through
+ * a symbolic link is changed where it lies, the link kept, and keeps its mode; a comment longer than an entry
+ * holds still ends its line. */
+START_TEST(test_store_keeps_the_file)
+{
+    flashcl_device_profile pr = h200();
+    flashcl_problem p = problem(96);
+    flashcl_config c = {.block_m = 32, .block_n = 16, .threads_per_row = 4, .rows_per_item = 2, .d_chunk = 32,
+                        .v_chunk = 16};
+    static const char *const tails[2] = {
+        "# notes, no newline",
+        "vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=8 rows=4 dchunk=64 vchunk=16"};
+    for (int i = 0; i < 2; ++i) {
+        char text[256];
+        snprintf(text, sizeof text, "vendor=nvidia head_dim=128 : block_m=32 block_n=16 tpr=8 rows=4 dchunk=64 "
+                                    "vchunk=16\n%s", tails[i]);
+        write_file(text);
+        ck_assert_int_eq(flashcl_tuning_db_store(path, &pr, &p, &c, "new"), FLASHCL_SUCCESS);
+        flashcl_tuning_db *db = NULL;
+        ck_assert_int_eq(flashcl_tuning_db_load(path, 0, &db), FLASHCL_SUCCESS);
+        ck_assert_msg(flashcl_tuning_db_size(db) == (size_t)(2 + i) && !*flashcl_tuning_db_warnings(db),
+                      "tail %d: %zu entries, warnings '%s'\n%s", i, flashcl_tuning_db_size(db),
+                      flashcl_tuning_db_warnings(db), slurp(path));
+        flashcl_tuning_db_destroy(&db);
+        unlink(path);
+    }
+
+    /* through a link (relative, from the link's directory), mode 0600 */
+    char dir[128], real[192], link[192];
+    snprintf(dir, sizeof dir, "/tmp/flashcl-test-link-%ld", (long)getpid());
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    snprintf(real, sizeof real, "%s/real.db", dir);
+    snprintf(link, sizeof link, "%s/link.db", dir);
+    FILE *f = fopen(real, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("vendor=nvidia head_dim=128 : block_m=32 block_n=16 tpr=8 rows=4 dchunk=64 vchunk=16\n", f);
+    fclose(f);
+    ck_assert_int_eq(chmod(real, 0600), 0);
+    ck_assert_int_eq(symlink("real.db", link), 0);
+    char long_comment[1000];
+    memset(long_comment, 'x', sizeof long_comment - 1);
+    long_comment[sizeof long_comment - 1] = '\0';
+    ck_assert_int_eq(flashcl_tuning_db_store(link, &pr, &p, &c, long_comment), FLASHCL_SUCCESS);
+    p.dtype = FLASHCL_DTYPE_BF16; /* (a second entry after the long one: on a line of its own) */
+    ck_assert_int_eq(flashcl_tuning_db_store(link, &pr, &p, &c, NULL), FLASHCL_SUCCESS);
+    struct stat st;
+    ck_assert_int_eq(lstat(link, &st), 0);
+    ck_assert_msg(S_ISLNK(st.st_mode), "the link was replaced by a file");
+    ck_assert_int_eq(stat(real, &st), 0);
+    ck_assert_int_eq((int)(st.st_mode & 0777), 0600);
+    flashcl_tuning_db *db = NULL;
+    ck_assert_int_eq(flashcl_tuning_db_load(real, 0, &db), FLASHCL_SUCCESS);
+    ck_assert_msg(flashcl_tuning_db_size(db) == 3 && !*flashcl_tuning_db_warnings(db), "%zu entries, '%s'",
+                  flashcl_tuning_db_size(db), flashcl_tuning_db_warnings(db));
+    flashcl_tuning_db_destroy(&db);
+    unlink(link);
+    unlink(real);
+    rmdir(dir);
+}
+END_TEST
+
+/* A vendor flashcl does not name (an entry that could never match) and a field given twice: reported, skipped */
+START_TEST(test_entry_fields_checked)
+{
+    write_file("vendor=nvidai head_dim=64 : block_m=32 block_n=16 tpr=8 rows=4 dchunk=64 vchunk=16\n"
+               "vendor=nvidia dtype=f32 dtype=f16 head_dim=64 : block_m=32 block_n=16 tpr=8 rows=4 dchunk=64 vchunk=16\n"
+               "vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=8 rows=4 dchunk=64 vchunk=16 block_m=64\n"
+               "vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=8 rows=4 dchunk=64 vchunk=16\n");
+    flashcl_tuning_db *db = NULL;
+    ck_assert_int_eq(flashcl_tuning_db_load(path, 0, &db), FLASHCL_SUCCESS);
+    ck_assert_uint_eq(flashcl_tuning_db_size(db), 1);
+    const char *w = flashcl_tuning_db_warnings(db);
+    ck_assert_msg(strstr(w, ":1: ") && strstr(w, "match field"), "%s", w);
+    ck_assert_msg(strstr(w, ":2: a field given twice") && strstr(w, ":3: a field given twice"), "%s", w);
+    flashcl_tuning_db_destroy(&db);
+    unlink(path);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("tuning");
@@ -267,6 +360,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_bad_entry_skipped_at_load);
     tcase_add_test(tc, test_corrupt_file);
     tcase_add_test(tc, test_store_replaces);
+    tcase_add_test(tc, test_store_keeps_the_file);
+    tcase_add_test(tc, test_entry_fields_checked);
     suite_add_tcase(s, tc);
     return s;
 }
