@@ -259,8 +259,12 @@ int32_t fcl_choose_splits(const flashcl_device_profile *pr, const flashcl_proble
 
 /* tuning.c */
 flashcl_tuning_db *fcl_tuning_db_from_text(const char *text); /* the user-file parser, for the fuzzer */
+/* The first entry for the device and problem, in the lookup's order (the most specific identity, the user's file
+ * before the shipped table, more problem fields, later lines), that `fits` accepts (NULL: any): its tiles into cfg,
+ * where it came from into source and detail; 0 where none. */
 int fcl_tuning_lookup(const flashcl_tuning_db *db, const flashcl_device_profile *pr, const flashcl_problem *p,
-                      flashcl_config *cfg, char *source, size_t source_len, char *detail, size_t detail_len);
+                      flashcl_config *cfg, char *source, size_t source_len, char *detail, size_t detail_len,
+                      int (*fits)(flashcl_config *cfg, const char *source, const char *detail, void *arg), void *arg);
 
 /* standard.c (CLBlast) */
 typedef struct standard_state standard_state;

@@ -92,6 +92,24 @@ static int finish_flash(const flashcl_device_profile *pr, const flashcl_problem 
     return 1;
 }
 
+/* A tuning-database entry's tiles (the portable kernel's) where they fit the problem and the limits
+ * (fcl_tuning_lookup's test of each entry in turn) */
+struct db_fit {
+    const flashcl_device_profile *pr;
+    const flashcl_problem *p;
+    const fcl_choice *ch;
+    const char *path_reason;
+    char *why;
+    size_t why_len;
+};
+
+static int entry_fits(flashcl_config *cfg, const char *source, const char *detail, void *arg)
+{
+    const struct db_fit *f = arg;
+    cfg->kernel = FLASHCL_KERNEL_PORTABLE;
+    return finish_flash(f->pr, f->p, f->ch, cfg, source, detail, f->path_reason, f->why, f->why_len);
+}
+
 void fcl_choice_of(const flashcl_device_profile *pr, flashcl_path path, uint64_t local_mem_limit,
                    const flashcl_tuning_db *db, fcl_choice *ch)
 {
@@ -313,14 +331,14 @@ static flashcl_status choose_flash_kernel(flashcl_context *ctx, const flashcl_de
     }
     char db_source[48], detail[160];
     /* A database entry is used only where it fits this problem and these limits (a user may cap local
-     * memory below what the entry was tuned with); otherwise the heuristic. */
-    if (!ch->shrunk && fcl_tuning_lookup(ch->db, pr, p, &c, db_source, sizeof db_source, detail, sizeof detail)) {
-        c.kernel = FLASHCL_KERNEL_PORTABLE; /* (an entry holds the portable kernel's tiles) */
-        if (finish_flash(pr, p, ch, &c, db_source, detail, path_reason, why, sizeof why)) {
-            fcl_note_not_wgmma(&c, wgmma_why);
-            *config = c;
-            return FLASHCL_SUCCESS;
-        }
+     * memory below what the entry was tuned with): the first that does, in the lookup's order (a more specific
+     * entry that does not fit passes to the next one); otherwise the heuristic. */
+    struct db_fit fit = {pr, p, ch, path_reason, why, sizeof why};
+    if (!ch->shrunk &&
+        fcl_tuning_lookup(ch->db, pr, p, &c, db_source, sizeof db_source, detail, sizeof detail, entry_fits, &fit)) {
+        fcl_note_not_wgmma(&c, wgmma_why);
+        *config = c;
+        return FLASHCL_SUCCESS;
     }
     flashcl_problem view; /* the rows the tiles see: packed query heads for a GQA decode step */
     fcl_packed_view(p, fcl_gqa_pack(p), &view);

@@ -432,39 +432,34 @@ static int problem_match(const db_entry *e, const flashcl_problem *p)
 }
 
 int fcl_tuning_lookup(const flashcl_tuning_db *db, const flashcl_device_profile *pr, const flashcl_problem *p,
-                      flashcl_config *cfg, char *source, size_t source_len, char *detail, size_t detail_len)
+                      flashcl_config *cfg, char *source, size_t source_len, char *detail, size_t detail_len,
+                      int (*fits)(flashcl_config *cfg, const char *source, const char *detail, void *arg), void *arg)
 {
     if (!db)
         return 0;
     static const char *level_names[] = {"vendor", "arch", "device"};
+    /* (the entries in order: the most specific identity, the user's before the shipped, more problem fields
+     * matched, then later lines, which appended entries override with) */
     for (int level = LEVEL_DEVICE; level >= LEVEL_VENDOR; --level)
-        for (int user = 1; user >= 0; --user) {
-            const db_entry *best = NULL;
-            int best_fields = -1;
-            for (size_t i = 0; i < db->count; ++i) {
-                const db_entry *e = &db->entries[i];
-                if (e->user != user || identity_level(e, pr) != level)
-                    continue;
-                const int f = problem_match(e, p);
-                if (f >= best_fields && f >= 0) { /* later lines win ties: appended entries override */
-                    best = e;
-                    best_fields = f;
+        for (int user = 1; user >= 0; --user)
+            for (int fields = 4; fields >= 0; --fields)
+                for (size_t i = db->count; i-- > 0;) {
+                    const db_entry *e = &db->entries[i];
+                    if (e->user != user || identity_level(e, pr) != level || problem_match(e, p) != fields)
+                        continue;
+                    memset(cfg, 0, sizeof *cfg);
+                    cfg->block_m = e->block_m;
+                    cfg->block_n = e->block_n;
+                    cfg->threads_per_row = e->tpr;
+                    cfg->rows_per_item = e->rows;
+                    cfg->d_chunk = e->dchunk;
+                    cfg->v_chunk = e->vchunk;
+                    snprintf(source, source_len, "tuning-db:%s:%s", user ? "user" : "shipped", level_names[level]);
+                    snprintf(detail, detail_len, "%s line %d matches %s and %d of 4 problem fields",
+                             user ? db->user_path : "shipped tuning.db", e->line, level_names[level], fields);
+                    if (!fits || fits(cfg, source, detail, arg))
+                        return 1;
                 }
-            }
-            if (!best)
-                continue;
-            memset(cfg, 0, sizeof *cfg);
-            cfg->block_m = best->block_m;
-            cfg->block_n = best->block_n;
-            cfg->threads_per_row = best->tpr;
-            cfg->rows_per_item = best->rows;
-            cfg->d_chunk = best->dchunk;
-            cfg->v_chunk = best->vchunk;
-            snprintf(source, source_len, "tuning-db:%s:%s", user ? "user" : "shipped", level_names[level]);
-            snprintf(detail, detail_len, "%s line %d matches %s and %d of 4 problem fields",
-                     user ? db->user_path : "shipped tuning.db", best->line, level_names[level], best_fields);
-            return 1;
-        }
     return 0;
 }
 

@@ -135,7 +135,7 @@ START_TEST(test_user_over_shipped)
 END_TEST
 
 /* An entry that does not fit (tpr not dividing, too much local memory for this device's cap) is
- * passed over for the heuristic rather than planned. */
+ * passed over rather than planned: for the next entry that fits, else the heuristic. */
 START_TEST(test_entry_must_fit)
 {
     write_file("vendor=nvidia head_dim=64 : block_m=64 block_n=64 tpr=2 rows=1 dchunk=64 vchunk=4\n"
@@ -151,6 +151,16 @@ START_TEST(test_entry_must_fit)
     pr = h200();
     c = choose(&pr, &p, db);
     ck_assert_str_eq(c.source, "heuristic");
+    flashcl_tuning_db_destroy(&db);
+
+    /* A more specific entry that does not fit passes to the next one that does, not to the heuristic */
+    write_file("vendor=nvidia head_dim=64 : block_m=32 block_n=16 tpr=4 rows=2 dchunk=32 vchunk=16\n"
+               "vendor=nvidia arch=sm_90 head_dim=64 : block_m=64 block_n=64 tpr=2 rows=1 dchunk=64 vchunk=4\n");
+    flashcl_tuning_db_load(path, 0, &db);
+    p = problem(64);
+    c = choose_capped(&pr, &p, db, 16 * 1024);
+    ck_assert_msg(!strcmp(c.source, "tuning-db:user:vendor") && c.block_m == 32 && c.threads_per_row == 4, "%s %dx%d",
+                  c.source, c.block_m, c.block_n);
     flashcl_tuning_db_destroy(&db);
     unlink(path);
 }
