@@ -200,6 +200,17 @@
 #else
 #define BULK_WAIT_READ()
 #endif
+/* Named barrier id0, id1 or id2 (immediates: a register's id makes ptxas count all 16 as used) for index i, op
+ * "bar.sync" or "bar.arrive", 256 work-items (two warpgroups): WG_PINGPONG's turns and WG_OB's waits */
+#define NAMED_BAR3_(op, i, id0, id1, id2)                                                                      \
+    do {                                                                                                       \
+        if ((i) == 0)                                                                                          \
+            __asm__ volatile(op " " id0 ", 256;" ::: "memory");                                                \
+        else if ((i) == 1)                                                                                     \
+            __asm__ volatile(op " " id1 ", 256;" ::: "memory");                                                \
+        else                                                                                                   \
+            __asm__ volatile(op " " id2 ", 256;" ::: "memory");                                                \
+    } while (0)
 /* WG_OB's plain rows cover other warpgroups' Q (warpgroup i's 64 rows of O_PITCH units reach into warpgroup i + 1's
  * rows, and at d=128 the next one's into the first one's second 64-column block), which their products may still
  * read: before its staging, every warpgroup whose Q it covers must be done with S. With the turns, only the next
@@ -207,13 +218,7 @@
  * 1 arrives on named barrier 8 + i once its last S is done (OB_Q_READ), warpgroup i waits there (OB_STAGE_WAIT);
  * without the turns, a barrier of all the consumers (found by review before the first run, 2026-12-07) */
 #if WG_OB && WG_PINGPONG && WG_PRODUCER
-#define OB_BAR_(op, i)                                                                                         \
-    do {                                                                                                       \
-        if ((i) == 0)                                                                                          \
-            __asm__ volatile(op " 8, 256;" ::: "memory");                                                      \
-        else                                                                                                   \
-            __asm__ volatile(op " 9, 256;" ::: "memory");                                                      \
-    } while (0)
+#define OB_BAR_(op, i) NAMED_BAR3_(op, i, "8", "9", "9")
 #define OB_Q_READ()                                                                                            \
     do {                                                                                                       \
         if (wgi > 0)                                                                                           \
@@ -1565,15 +1570,7 @@ UNROLL
  * previous warpgroup's 128 arriving); the last warpgroup hands the first its first turn, and does not pass
  * on its last, so that no arrival is left over when the work-group ends */
 #if WG_PINGPONG && WG_PRODUCER && FCL_PTX
-#define TURN_BAR_(op, i)                                                                                       \
-    do {                                                                                                       \
-        if ((i) == 0)                                                                                          \
-            __asm__ volatile(op " 5, 256;" ::: "memory");                                                      \
-        else if ((i) == 1)                                                                                     \
-            __asm__ volatile(op " 6, 256;" ::: "memory");                                                      \
-        else                                                                                                   \
-            __asm__ volatile(op " 7, 256;" ::: "memory");                                                      \
-    } while (0)
+#define TURN_BAR_(op, i) NAMED_BAR3_(op, i, "5", "6", "7")
 #define TURN_START()                                                                                           \
     do {                                                                                                       \
         if (tiles > 0 && wgi == WARPGROUPS - 1)                                                                \
