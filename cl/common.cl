@@ -3,7 +3,8 @@
  * common.cl: storage types and feature switches shared by every flashcl kernel, the first part of
  * each program's source (src/kernels.c lists each program's parts).
  * Arithmetic is always fp32; Q, K, V and O are stored as fp32, fp16 or bf16 (one -D picks which).
- * fp16 goes through vload_half/vstore_half, which OpenCL 1.2 has without cl_khr_fp16. LOAD4 reads four
+ * fp16 goes through vload_half/vstore_half, which OpenCL 1.2 has without cl_khr_fp16 (on CPU devices through
+ * integer conversions of ushort bits instead: FCL_HALF_BITS below). LOAD4 reads four
  * consecutive elements (element alignment is enough for vloadn) as a float4, LOAD8_F eight as a float8.
  */
 /* V's and O's head dim (problem.head_dim_v): HEAD_DIM unless the host sets it (the portable, combine,
@@ -15,14 +16,12 @@ inline float bf16_to_float(ushort x)
 {
     return as_float((uint)x << 16);
 }
-/* Round to nearest even; a NaN stays a (quiet) NaN instead of rounding into inf. */
+/* Round to nearest even; a NaN stays a (quiet) NaN instead of rounding into inf. (A select, not a branch: see
+ * float_to_half_bits.) */
 inline ushort float_to_bf16(float f)
 {
-    uint u = as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return (ushort)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (ushort)(u >> 16);
+    const uint u = as_uint(f);
+    return (ushort)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : (u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 /* fp16 bits to and from float, exact (to nearest even), for values held in registers: by the device's
  * conversions in AMD's and Intel's matrix-unit programs (their GPUs have cl_khr_fp16 and convert in one
@@ -46,10 +45,10 @@ inline float half_bits_to_float(uint h)
     __asm__("{\n.reg .b16 x;\ncvt.u16.u32 x, %1;\ncvt.f32.f16 %0, x;\n}" : "=f"(r) : "r"(h));
     return r;
 #else
-    const uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 0x3ffu;
-    if (e == 0u) /* zero and subnormals: m * 2^-24, exact */
-        return as_float(sign | as_uint((float)m * 0x1p-24f));
-    return as_float(sign | (e == 31u ? 0x7f800000u : (e + 112u) << 23) | (m << 13));
+    /* (selects, no branches: zero and subnormals m * 2^-24, exact; infinities and NaNs all exponent bits) */
+    const uint em = h & 0x7fffu;
+    const uint big = em >= 0x7c00u ? (em << 13) | 0x7f800000u : (em << 13) + 0x38000000u;
+    return as_float((em < 0x400u ? as_uint((float)em * 0x1p-24f) : big) | ((h & 0x8000u) << 16));
 #endif
 }
 inline ushort float_to_half_bits(float f)
@@ -61,17 +60,46 @@ inline ushort float_to_half_bits(float f)
     __asm__("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(f));
     return r;
 #else
+    /* Selects, no branches (a branch a value made PoCL's compile of an fp16 program 2.6 times as long). Under
+     * 2^-14, the subnormal units of 2^-24: the float adder rounds |f| + 0.5 to nearest even at that unit. From
+     * 65520 (halfway to 65536) up, the normal form's carry gives infinity; NaN stays a (quiet) NaN. */
     const uint u = as_uint(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-    if (a > 0x7f800000u) /* NaN: a quiet one */
-        return (ushort)(sign | 0x7e00u);
-    if (a >= 0x477ff000u) /* 65520 and up (infinity included) round to infinity */
-        return (ushort)(sign | 0x7c00u);
-    if (a < 0x38800000u) /* under 2^-14: subnormal units of 2^-24, rounded to nearest even (rint) */
-        return (ushort)(sign | (uint)rint(as_float(a) * 0x1p24f));
-    return (ushort)(sign | ((a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13));
+    const uint nan_inf = a > 0x7f800000u ? 0x7e00u : 0x7c00u;
+    const uint sub = as_uint(as_float(a) + 0.5f) - 0x3f000000u;
+    const uint normal = (a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13;
+    return (ushort)(sign | (a >= 0x47800000u ? nan_inf : a < 0x38800000u ? sub : normal));
 #endif
 }
-#if defined(FLASHCL_DTYPE_F16)
+/* Four and eight fp16 values' bits to floats, as half_bits_to_float's integer form (FCL_HALF_BITS' loads). */
+inline float4 half4_bits_to_float4(ushort4 h)
+{
+    const uint4 x = convert_uint4(h), em = x & 0x7fffu;
+    const uint4 big = select((em << 13) + 0x38000000u, (em << 13) | 0x7f800000u, em >= 0x7c00u);
+    return as_float4(select(big, as_uint4(convert_float4(em) * 0x1p-24f), em < 0x400u) | ((x & 0x8000u) << 16));
+}
+inline float8 half8_bits_to_float8(ushort8 h)
+{
+    const uint8 x = convert_uint8(h), em = x & 0x7fffu;
+    const uint8 big = select((em << 13) + 0x38000000u, (em << 13) | 0x7f800000u, em >= 0x7c00u);
+    return as_float8(select(big, as_uint8(convert_float8(em) * 0x1p-24f), em < 0x400u) | ((x & 0x8000u) << 16));
+}
+/* FCL_CPU (the host's for a CPU device, src/program.c): fp16 tensors are ushort bits in the kernels'
+ * arguments, read and written through the integer conversions above, not vload_half and vstore_half_rte.
+ * Those come from the OpenCL library as long sequences with branches, one copy a value in the unrolled
+ * loops; PoCL's compile of the portable fp16 program at d=128 took 6.9 s with them, 2.6 s with these (bf16:
+ * 2.2 s, docs/design/portable.md). The results are the same, bit for bit (test_kernels' test_fp16_bits). */
+#if defined(FCL_CPU) && FCL_CPU
+#define FCL_HALF_BITS 1
+#else
+#define FCL_HALF_BITS 0
+#endif
+#if defined(FLASHCL_DTYPE_F16) && FCL_HALF_BITS
+#define STORE_T ushort
+#define LOAD(p, i) half_bits_to_float((p)[(i)])
+#define LOAD4(p, i) half4_bits_to_float4(vload4(0, (p) + (i)))
+#define LOAD8_F(p, i) half8_bits_to_float8(vload8(0, (p) + (i)))
+#define STORE(p, i, x) ((p)[(i)] = float_to_half_bits(x))
+#elif defined(FLASHCL_DTYPE_F16)
 #define STORE_T half
 #define LOAD(p, i) vload_half((i), (p))
 #define LOAD4(p, i) vload_half4(0, (p) + (i))
@@ -229,6 +257,11 @@ inline float split_merge(__global const float *OP, __global const float *LP, con
 #define KV_LOAD4(p, i) vload4(0, (p) + (i))
 #define KV_LOAD8_F(p, i) vload8(0, (p) + (i))
 #define KV_STORE(p, i, x) ((p)[(i)] = (x))
+#elif KV_DTYPE == 2 && FCL_HALF_BITS
+#define KV_T ushort
+#define KV_LOAD4(p, i) half4_bits_to_float4(vload4(0, (p) + (i)))
+#define KV_LOAD8_F(p, i) half8_bits_to_float8(vload8(0, (p) + (i)))
+#define KV_STORE(p, i, x) ((p)[(i)] = float_to_half_bits(x))
 #elif KV_DTYPE == 2
 #define KV_T half
 #define KV_LOAD4(p, i) vload_half4(0, (p) + (i))
@@ -244,7 +277,11 @@ inline float split_merge(__global const float *OP, __global const float *LP, con
 #define KV_LOAD4(p, i) LOAD4(p, i)
 #define KV_STORE(p, i, x) STORE(p, i, x)
 #endif
-#if KV_SCALE_F16
+#if KV_SCALE_F16 && FCL_HALF_BITS
+#define SCALE_T ushort
+#define LOAD_SCALE(p, i) half_bits_to_float((p)[(i)])
+#define STORE_SCALE(p, i, x) ((p)[(i)] = float_to_half_bits(x))
+#elif KV_SCALE_F16
 #define SCALE_T half
 #define LOAD_SCALE(p, i) vload_half((i), (p))
 #define STORE_SCALE(p, i, x) vstore_half_rte((x), (i), (p))
@@ -339,6 +376,8 @@ inline float fp8_descale(__global const float *descale, const int t, const int b
 #define KV_LOAD4(p, i) kv_byte4(vload4(0, (p) + (i)))
 #elif KV_DTYPE == 1
 #define KV_LOAD(p, i) ((p)[(i)])
+#elif KV_DTYPE == 2 && FCL_HALF_BITS
+#define KV_LOAD(p, i) half_bits_to_float((p)[(i)])
 #elif KV_DTYPE == 2
 #define KV_LOAD(p, i) vload_half((i), (p))
 #elif KV_DTYPE == 3

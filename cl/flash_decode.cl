@@ -62,7 +62,7 @@ inline float8 kv_load8(__global const uchar *p)
 #define KV_LOAD8(p, i) LOAD8(p, i)
 #endif
 #if defined(FLASHCL_DTYPE_F16)
-#define LOAD8(p, i) vload_half8(0, (p) + (i))
+#define LOAD8(p, i) LOAD8_F(p, i)
 #elif defined(FLASHCL_DTYPE_BF16)
 #define LOAD8(p, i) as_float8(convert_uint8(vload8(0, (p) + (i))) << 16)
 #else

@@ -45,8 +45,12 @@ inline float alibi_bias(const float slope, const float dist, const float u)
 #ifndef MASK_KIND
 #define MASK_KIND 0
 #endif
-#if MASK_KIND == 1
+#if MASK_KIND == 1 && FCL_HALF_BITS
+#define MASK_T ushort
+#define MASK_LOAD(p, i) half_bits_to_float((p)[(i)])
+#elif MASK_KIND == 1
 #define MASK_T half
+#define MASK_LOAD(p, i) vload_half((i), (p))
 #elif MASK_KIND == 2
 #define MASK_T uchar
 #else
@@ -126,7 +130,7 @@ inline float score_mod_value(const score_row r, const int key, const float dist,
 #if HAS_MASK && MASK_KIND != 2
     if (visible && r.mask_ok) {
 #if MASK_KIND == 1
-        s += vload_half(key, r.mask) * r.u;
+        s += MASK_LOAD(r.mask, key) * r.u;
 #else
         s += r.mask[key] * r.u;
 #endif

@@ -342,11 +342,14 @@ flashcl_status fcl_get_program(flashcl_context *ctx, const char *source_name, co
 {
     /* An NVIDIA device's compute capability (FCL_SM, x 10) for the PTX only some architectures have, and
      * FCL_SHFL where the matrix-unit test compile proved inline PTX (shfl.sync among it) on the device:
-     * the portable kernel's row reductions take warp shuffles there (cl/flash_fwd.cl ROW_SHFL). */
+     * the portable kernel's row reductions take warp shuffles there (cl/flash_fwd.cl ROW_SHFL). FCL_CPU on a
+     * CPU device. */
     char arch[40] = "";
     if (ctx->profile.vendor == FLASHCL_VENDOR_NVIDIA && ctx->profile.nv_cc_major > 0)
         snprintf(arch, sizeof arch, " -DFCL_SM=%d%s", ctx->profile.nv_cc_major * 10 + ctx->profile.nv_cc_minor,
                  ctx->profile.matrix_units >= 1 ? " -DFCL_SHFL=1" : "");
+    else if (ctx->profile.is_cpu) /* fp16 tensors through integer conversions (cl/common.cl FCL_HALF_BITS) */
+        snprintf(arch, sizeof arch, " -DFCL_CPU=1");
     char full_opts[1024];
     const int len = snprintf(full_opts, sizeof full_opts, "%s%s%s%s", options, arch, ctx->extra_build_options ? " " : "",
                              ctx->extra_build_options ? ctx->extra_build_options : "");

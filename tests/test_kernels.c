@@ -418,6 +418,7 @@ END_TEST
  * global memory, the spec's conversions. */
 typedef struct {
     float *f, *f_ref;     /* the 65536 halves as floats: ours, the reference's */
+    float *f4, *f8;       /* the same by half4_bits_to_float4 and half8_bits_to_float8 */
     uint16_t *y, *y_ref; /* x's floats as halves */
 } fp16_run;
 
@@ -426,13 +427,17 @@ static fp16_run run_fp16_bits(const float *x, size_t nx)
     static const char *src =
         "__kernel void fp16_bits(__global const ushort *h, __global const half *hg, __global float *f,\n"
         "                        __global float *f_ref, __global const float *x, __global ushort *y,\n"
-        "                        __global half *y_ref)\n"
+        "                        __global half *y_ref, __global float *f4, __global float *f8)\n"
         "{\n"
         "    const size_t i = get_global_id(0);\n"
         "    if (i < 65536) {\n"
         "        f[i] = half_bits_to_float(h[i]);\n"
         "        f_ref[i] = vload_half(i, hg);\n"
         "    }\n"
+        "    if (i < 65536 / 4)\n"
+        "        vstore4(half4_bits_to_float4(vload4(i, h)), i, f4);\n"
+        "    if (i < 65536 / 8)\n"
+        "        vstore8(half8_bits_to_float8(vload8(i, h)), i, f8);\n"
         "    y[i] = float_to_half_bits(x[i]);\n"
         "    vstore_half_rte(x[i], i, y_ref);\n"
         "}\n";
@@ -453,14 +458,16 @@ static fp16_run run_fp16_bits(const float *x, size_t nx)
     cl_kernel k = clCreateKernel(prog, "fp16_bits", &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     ck_assert_uint_ge(nx, 65536);
-    cl_mem m[7] = {tu_buffer(sizeof h, h),     tu_buffer(sizeof h, h),  tu_buffer(65536 * 4, NULL), tu_buffer(65536 * 4, NULL),
-                   tu_buffer(nx * 4, x),       tu_buffer(nx * 2, NULL), tu_buffer(nx * 2, NULL)};
-    for (cl_uint a = 0; a < 7; ++a)
+    cl_mem m[9] = {tu_buffer(sizeof h, h),     tu_buffer(sizeof h, h),  tu_buffer(65536 * 4, NULL), tu_buffer(65536 * 4, NULL),
+                   tu_buffer(nx * 4, x),       tu_buffer(nx * 2, NULL), tu_buffer(nx * 2, NULL),
+                   tu_buffer(65536 * 4, NULL), tu_buffer(65536 * 4, NULL)};
+    for (cl_uint a = 0; a < 9; ++a)
         ck_assert_int_eq(clSetKernelArg(k, a, sizeof(cl_mem), &m[a]), CL_SUCCESS);
     ck_assert_int_eq(clEnqueueNDRangeKernel(tu_queue, k, 1, NULL, &nx, NULL, 0, NULL, NULL), CL_SUCCESS);
     ck_assert_int_eq(clFinish(tu_queue), CL_SUCCESS);
-    fp16_run r = {tu_read(m[2], 65536 * 4), tu_read(m[3], 65536 * 4), tu_read(m[5], nx * 2), tu_read(m[6], nx * 2)};
-    for (int a = 0; a < 7; ++a)
+    fp16_run r = {tu_read(m[2], 65536 * 4), tu_read(m[3], 65536 * 4), tu_read(m[7], 65536 * 4),
+                  tu_read(m[8], 65536 * 4), tu_read(m[5], nx * 2), tu_read(m[6], nx * 2)};
+    for (int a = 0; a < 9; ++a)
         clReleaseMemObject(m[a]);
     clReleaseKernel(k);
     clReleaseProgram(prog);
@@ -471,6 +478,11 @@ static fp16_run run_fp16_bits(const float *x, size_t nx)
         memcpy(&b, &r.f_ref[i], 4);
         ck_assert_msg(a == b || (isnan(r.f[i]) && isnan(r.f_ref[i])), "half %#06x to float: %#010x, vload_half %#010x",
                       i, a, b);
+        for (int w = 0; w < 2; ++w) { /* (four and eight at a time: every value too) */
+            memcpy(&a, w ? &r.f8[i] : &r.f4[i], 4);
+            ck_assert_msg(a == b || (isnan(w ? r.f8[i] : r.f4[i]) && isnan(r.f_ref[i])),
+                          "half %#06x to float, %d at a time: %#010x, vload_half %#010x", i, w ? 8 : 4, a, b);
+        }
     }
     for (size_t i = 0; i < nx; ++i)
         ck_assert_msg(r.y[i] == r.y_ref[i] || ((r.y[i] & 0x7fff) > 0x7c00 && (r.y_ref[i] & 0x7fff) > 0x7c00),
@@ -482,6 +494,8 @@ static void free_fp16_run(fp16_run r)
 {
     free(r.f);
     free(r.f_ref);
+    free(r.f4);
+    free(r.f8);
     free(r.y);
     free(r.y_ref);
 }
