@@ -458,9 +458,9 @@ static fp16_run run_fp16_bits(const float *x, size_t nx)
     cl_kernel k = clCreateKernel(prog, "fp16_bits", &err);
     ck_assert_int_eq(err, CL_SUCCESS);
     ck_assert_uint_ge(nx, 65536);
-    cl_mem m[9] = {tu_buffer(sizeof h, h),     tu_buffer(sizeof h, h),  tu_buffer(65536 * 4, NULL), tu_buffer(65536 * 4, NULL),
-                   tu_buffer(nx * 4, x),       tu_buffer(nx * 2, NULL), tu_buffer(nx * 2, NULL),
-                   tu_buffer(65536 * 4, NULL), tu_buffer(65536 * 4, NULL)};
+    cl_mem m[9] = {tu_buffer(sizeof h, h),     tu_buffer(sizeof h, h),     tu_buffer(65536 * 4, NULL),
+                   tu_buffer(65536 * 4, NULL), tu_buffer(nx * 4, x),       tu_buffer(nx * 2, NULL),
+                   tu_buffer(nx * 2, NULL),    tu_buffer(65536 * 4, NULL), tu_buffer(65536 * 4, NULL)};
     for (cl_uint a = 0; a < 9; ++a)
         ck_assert_int_eq(clSetKernelArg(k, a, sizeof(cl_mem), &m[a]), CL_SUCCESS);
     ck_assert_int_eq(clEnqueueNDRangeKernel(tu_queue, k, 1, NULL, &nx, NULL, 0, NULL, NULL), CL_SUCCESS);
