@@ -41,6 +41,14 @@
 #   idle    wgmma-idle: the wgmma lists with WG_SKIP_IDLE=1 (a warpgroup whose rows are all past the queries skips
 #           its products), then the default against it at d=64 N 512 and 1024 and the serving preset's packed
 #           sequences, interleaved (about 5 minutes with the tests' build)
+#   d256    wgmma-d256: where d=256's tile goes (64-key tiles, no turns), fp16 N 1024 and 16384: the default
+#           against its ablations (WG_ABLATE 2: no exponentials, 128: no rescale of O, 12: no products, 14: the
+#           copies, barriers and the rest of the softmax alone) and against lazy rescaling (WG_LAZY_RESCALE=1,
+#           validated), two interleaved rounds (docs/design/wgmma.md; about 5 minutes)
+#   order   wgmma-order: the wgmma lists with WG_ORDER=1 (blocks that differ in keys numbered row block by row
+#           block across the heads), then the default against it, causal fp16 d=128 N 1024-16384 and d=64 N 1024,
+#           4096 and 16384, and the serving preset's packed sequences, interleaved (about 5 minutes with the
+#           tests' build)
 #   benchw  BENCHMARKS.md's flash_wgmma section again (ONLY=wgmma bench/h200.sh, PyTorch beside); its JSON comes
 #           back in benchw.tgz (about 4 minutes)
 #   suites  every device suite of the build (tools/gpu_suites.sh, six shards)
@@ -76,7 +84,8 @@
 # 2026-12-07 (ninth session, H100): bulk (with tiles1's variants) and check; (tenth session, H100): suites and
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
 # verify and snake ran the same session; (twelfth session, H100, one call): feat; (thirteenth session, H100): suites,
-# epi, benchw, l2 and bench. Their results are in the design pages. Next: obulk, idle, epi2.
+# epi, benchw, l2 and bench; (fourteenth session, H100): obulk, idle, epi2. Their results are in the design pages.
+# Next: suites, order, d256.
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
@@ -486,6 +495,22 @@ for l in open(sys.argv[1]):
 --iters 10" base= idle=-DWG_SKIP_IDLE=1
     OUT=$r/serving BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev --preset serving --only \
 varlen,varlen-paged --iters 10" base= idle=-DWG_SKIP_IDLE=1
+    ;;
+  order)
+    # (wgmma-order: the lists first, then the default against the order, where causal blocks differ)
+    lists_with -DWG_ORDER=1 wgmma,wgmma_features,wgmma_persist 240
+    OUT=$r/d128 BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 1024,4096,8192,16384 \
+--dtype f16 --causal --iters 10" base= order=-DWG_ORDER=1
+    OUT=$r/d64 BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev -d 64 -n 1024,4096,16384 \
+--dtype f16 --causal --iters 10" base= order=-DWG_ORDER=1
+    OUT=$r/serving BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev --preset serving --only \
+varlen,varlen-paged --iters 10" base= order=-DWG_ORDER=1
+    ;;
+  d256)
+    # (wgmma-d256: the ablations' results are wrong by design, only their time is read; lazy is validated)
+    OUT=$r BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev -d 256 -n 1024,16384 --dtype f16 \
+--iters 10" base= exp=-DWG_ABLATE=2 resc=-DWG_ABLATE=128 mma=-DWG_ABLATE=12 copies=-DWG_ABLATE=14 \
+      lazy=-DWG_LAZY_RESCALE=1
     ;;
   feat)
     # (wgmma-feat: one work-group an SM against the default at N=1024 with each feature the chooser leaves out of

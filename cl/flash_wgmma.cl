@@ -116,7 +116,8 @@
  * 8 the Q * K^T products (14: the copies, the barriers and the softmax's other steps alone), bit 16 O's
  * stores to global memory where O is staged (WG_O_STAGED: a block's epilogue, wgmma-epilogue; no effect
  * on the other programs), bit 32 fp8's conversion of P to E4M3 bytes (fp8-5); bit 64 does fp8's V transpose
- * twice (the same bytes: results unchanged, the producer's transpose work doubled; fp8-6) */
+ * twice (the same bytes: results unchanged, the producer's transpose work doubled; fp8-6); bit 128 leaves out
+ * O's rescale by alpha (wgmma-d256) */
 #ifndef WG_ABLATE
 #define WG_ABLATE 0
 #endif
@@ -159,6 +160,17 @@
 #ifndef WG_SNAKE
 #define WG_SNAKE (WG_PERSIST && HAS_WINDOW)
 #endif
+/* WG_ORDER (measurement first, off: docs/design/wgmma.md, wgmma-order): where blocks differ in keys (causal or a
+ * window), blocks numbered row block by row block across the (batch, head)s, every head's heaviest first, rather
+ * than head by head, each head's heaviest first: the grid (whose work-groups the hardware starts in their order,
+ * each on the first free SM) and the persistent program's slots then take the longest blocks of the whole
+ * problem first and its shortest last (bench/prefill/wgmma_balance.py: the busiest SM's load over the mean
+ * falls from 1.056-1.068 to 1.002-1.008 for the grid at causal N 1024-8192, and from 1.031 to 1.002 for the
+ * snake at 4096) */
+#ifndef WG_ORDER
+#define WG_ORDER 0
+#endif
+#define WG_BY_ROWS (WG_ORDER && HAS_WINDOW)
 /* WG_DESC_ADD (measurement first, off: docs/design/wgmma.md, wgmma-desc): each k step's wgmma descriptor made
  * from its tile's by an integer add to the address field, rather than from its own address (a mask, a shift
  * and an or each) */
@@ -993,12 +1005,23 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     const int n_slots = n_work;
 #define WG_BLOCK_OF(w_) (w_)
 #endif
+/* block w's row block and (batch, head): head by head, or row block by row block (WG_BY_ROWS) */
+#if WG_BY_ROWS
+#define BLOCK_OF(w_) BLOCK_ROWS((w_) / (batch * heads_q), blocks_m, (w_) % (batch * heads_q))
+#else
+#define BLOCK_OF(w_) BLOCK_ROWS((w_) % blocks_m, blocks_m, (w_) / blocks_m)
+#endif
 #define BLOCK_AT(w_)                                                                                           \
-    BLOCK_ROWS((w_) % blocks_m, blocks_m, (w_) / blocks_m);                                                    \
+    BLOCK_OF(w_);                                                                                              \
     BLOCK_KEYS();                                                                                              \
     BLOCK_TILES()
 #else
+#if WG_BY_ROWS /* (the grid's work-groups in their order: row block w / (batch * heads) of (batch, head) the rest) */
+    const int w_ = (int)get_group_id(0) + (int)get_group_id(1) * (int)get_num_groups(0), nbh_ = (int)get_num_groups(1);
+    BLOCK_COORDS(w_ / nbh_, (int)get_num_groups(0), w_ % nbh_);
+#else
     BLOCK_COORDS((int)get_group_id(0), (int)get_num_groups(0), (int)get_group_id(1));
+#endif
 #if WG_FP8 /* (Q's and K's descale factors into the scale, V's into the final division) */
     const int heads_kv = heads_q / group;
     scale2 *= fp8_descale(DESCALE, 0, b, hk, batch, heads_kv) * fp8_descale(DESCALE, 1, b, hk, batch, heads_kv);
@@ -1080,7 +1103,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #define EPI_STORE_O(kk_, ww_)                                                                                  \
     do {                                                                                                       \
         const int wb_ = WG_BLOCK_OF(ww_);                                                                      \
-        BLOCK_ROWS(wb_ % blocks_m, blocks_m, wb_ / blocks_m); /* (its m0, sv, h, sq) */                        \
+        BLOCK_OF(wb_); /* (its m0, sv, h, sq) */                                                               \
         __local const ushort *const src_ = Q_TILE(kk_);                                                        \
         mbar_wait(O_STAGED((kk_)&1), ((kk_) >> 1) & 1);                                                        \
         for (int i0_ = me; i0_ < EPI_CHUNKS; i0_ += 512) {                                                     \
@@ -1105,7 +1128,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #define EPI_COPY_Q(kk_, ww_)                                                                                   \
     do {                                                                                                       \
         const int wb_ = WG_BLOCK_OF(ww_);                                                                      \
-        BLOCK_ROWS(wb_ % blocks_m, blocks_m, wb_ / blocks_m);                                                  \
+        BLOCK_OF(wb_);                                                                                         \
         __local ushort *const dst_ = Q_TILE(kk_);                                                              \
         EPI_FOR(i_)                                                                                            \
         {                                                                                                      \
@@ -1263,7 +1286,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
         __local ushort *const q_next = (__local ushort *)q4 + (q_par ^ 1) * Q_TILE_U;
         const int wn = WG_BLOCK_OF(w + w_step); /* (the next slot's block: past the last one, none) */
         if (w + w_step < n_slots && wn < n_work) {
-            BLOCK_ROWS(wn % blocks_m, blocks_m, wn / blocks_m); /* (its m0, sv, h, sq) */
+            BLOCK_OF(wn); /* (its m0, sv, h, sq) */
             LOAD_Q_TILED(q_next, BLOCK_M, Q_ROW, sq - m0);
         }
         ASYNC_COMMIT(); /* (a group, maybe empty: the waits below leave the last one in flight) */
@@ -1435,7 +1458,8 @@ UNROLL
     } while (0)
 #define RESCALE_O()                                                                                            \
     do {                                                                                                       \
-        if (!WG_LAZY_RESCALE || alpha[0] != 1.0f || alpha[1] != 1.0f) /* (lazily: where a reference moved) */ \
+        /* (lazily: where a reference moved; WG_ABLATE bit 128: never) */                                      \
+        if (!(WG_ABLATE & 128) && (!WG_LAZY_RESCALE || alpha[0] != 1.0f || alpha[1] != 1.0f))                  \
             UNROLL                                                                                             \
             for (int j = 0; j < DV / 8; ++j) {                                                                 \
                 o[4 * j] *= alpha[0];                                                                          \
