@@ -85,7 +85,7 @@
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
 # verify and snake ran the same session; (twelfth session, H100, one call): feat; (thirteenth session, H100): suites,
 # epi, benchw, l2 and bench; (fourteenth session, H100): obulk, idle, epi2. Their results are in the design pages.
-# Next: suites, order, d256.
+# Next: d256 (order and suites ran in the fifteenth session, H100).
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),

@@ -160,13 +160,11 @@
 #ifndef WG_SNAKE
 #define WG_SNAKE (WG_PERSIST && HAS_WINDOW)
 #endif
-/* WG_ORDER (measurement first, off: docs/design/wgmma.md, wgmma-order): where blocks differ in keys (causal or a
- * window), blocks numbered row block by row block across the (batch, head)s, every head's heaviest first, rather
- * than head by head, each head's heaviest first: the grid (whose work-groups the hardware starts in their order,
- * each on the first free SM) and the persistent program's slots then take the longest blocks of the whole
- * problem first and its shortest last (bench/prefill/wgmma_balance.py: the busiest SM's load over the mean
- * falls from 1.056-1.068 to 1.002-1.008 for the grid at causal N 1024-8192, and from 1.031 to 1.002 for the
- * snake at 4096) */
+/* WG_ORDER (measured, off: docs/design/wgmma.md, wgmma-order): where blocks differ in keys (causal or a window),
+ * blocks numbered row block by row block across the (batch, head)s, every head's heaviest first, rather than
+ * head by head: the grid and the persistent program's slots then take the whole problem's longest blocks first.
+ * Better balanced by the tiles' count (bench/prefill/wgmma_balance.py), and slower: −28% at causal d=128 N=1024,
+ * −0.7 to −3.5% at longer causal (H100), the blocks in flight no longer sharing their heads' K and V in L2 */
 #ifndef WG_ORDER
 #define WG_ORDER 0
 #endif
