@@ -508,7 +508,7 @@ varlen,varlen-paged --iters 10" base= order=-DWG_ORDER=1
     ;;
   d256)
     # (wgmma-d256: the ablations' results are wrong by design, only their time is read; lazy is validated)
-    OUT=$r BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev -d 256 -n 1024,16384 --dtype f16 \
+    OUT=$r BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh "${REPS:-2}" "--device $dev -d 256 -n 1024,16384 --dtype f16 \
 --iters 10" base= exp=-DWG_ABLATE=2 resc=-DWG_ABLATE=128 mma=-DWG_ABLATE=12 copies=-DWG_ABLATE=14 \
       lazy=-DWG_LAZY_RESCALE=1
     ;;
