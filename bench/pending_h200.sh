@@ -49,6 +49,10 @@
 #           block across the heads), then the default against it, causal fp16 d=128 N 1024-16384 and d=64 N 1024,
 #           4096 and 16384, and the serving preset's packed sequences, interleaved (about 5 minutes with the
 #           tests' build)
+#   order2  wgmma-order2: the wgmma lists with WG_ORDER=1 WG_ORDER_HEADS=3, then causal fp16 d=128: at N 1024 and
+#           4096 the chooser's persistent program against the grid (its tiles spelled out) and the grid in the
+#           row-block order within groups of 16384 / N (batch, head)s (8 MiB of K and V a group) and twice that;
+#           at N=8192 (the grid) the default against the two groupings; interleaved (about 5 minutes)
 #   benchw  BENCHMARKS.md's flash_wgmma section again (ONLY=wgmma bench/h200.sh, PyTorch beside); its JSON comes
 #           back in benchw.tgz (about 4 minutes)
 #   suites  every device suite of the build (tools/gpu_suites.sh, six shards)
@@ -85,7 +89,7 @@
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
 # verify and snake ran the same session; (twelfth session, H100, one call): feat; (thirteenth session, H100): suites,
 # epi, benchw, l2 and bench; (fourteenth session, H100): obulk, idle, epi2. Their results are in the design pages.
-# Next: d256 (order and suites ran in the fifteenth session, H100).
+# Next: d256, order2 (order and suites ran in the fifteenth session, H100).
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
@@ -505,6 +509,17 @@ varlen,varlen-paged --iters 10" base= idle=-DWG_SKIP_IDLE=1
 --dtype f16 --causal --iters 10" base= order=-DWG_ORDER=1
     OUT=$r/serving BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev --preset serving --only \
 varlen,varlen-paged --iters 10" base= order=-DWG_ORDER=1
+    ;;
+  order2)
+    # (wgmma-order2: the grid with causal blocks in the row-block order within groups of (batch, head)s)
+    lists_with "-DWG_ORDER=1 -DWG_ORDER_HEADS=3" wgmma,wgmma_persist 240
+    grid=kernel=wgmma,block_m=128,block_n=128,kv_stages=2,producer=1
+    for n in 1024 4096 8192; do
+      g=$((16384 / n))
+      if [ $n = 8192 ]; then v=(base=); else v=(base= grid=cfg:$grid); fi
+      OUT=$r/n$n BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 128 -n $n --dtype f16 --causal \
+--iters 10" "${v[@]}" g$g=cfg:$grid+-DWG_ORDER=1,-DWG_ORDER_HEADS=$g g$((2 * g))=cfg:$grid+-DWG_ORDER=1,-DWG_ORDER_HEADS=$((2 * g))
+    done
     ;;
   d256)
     # (wgmma-d256: the ablations' results are wrong by design, only their time is read; lazy is validated)

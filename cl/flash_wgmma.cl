@@ -169,6 +169,22 @@
 #define WG_ORDER 0
 #endif
 #define WG_BY_ROWS (WG_ORDER && HAS_WINDOW)
+/* WG_ORDER_HEADS (with WG_ORDER, measurement first: wgmma-order2): the order row block by row block within groups
+ * of that many (batch, head)s, taken group after group, so that the blocks in flight share a few heads' K and V as
+ * head by head does; 0: one group of all of them (wgmma-order) */
+#ifndef WG_ORDER_HEADS
+#define WG_ORDER_HEADS 0
+#endif
+#if WG_BY_ROWS
+/* slot w's row block (x) and (batch, head) (y), of nbh (batch, head)s of `per` row blocks each: groups of
+ * WG_ORDER_HEADS (batch, head)s (the last one what is left), row block by row block within each */
+static inline int2 wg_rows_order(int w, int per, int nbh)
+{
+    const int heads = WG_ORDER_HEADS > 0 && WG_ORDER_HEADS < nbh ? WG_ORDER_HEADS : nbh;
+    const int g = w / (heads * per), r = w - g * heads * per, n_in = min(heads, nbh - g * heads);
+    return (int2)(r / n_in, g * heads + r % n_in);
+}
+#endif
 /* WG_DESC_ADD (measurement first, off: docs/design/wgmma.md, wgmma-desc): each k step's wgmma descriptor made
  * from its tile's by an integer add to the address field, rather than from its own address (a mask, a shift
  * and an or each) */
@@ -1005,7 +1021,9 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #endif
 /* block w's row block and (batch, head): head by head, or row block by row block (WG_BY_ROWS) */
 #if WG_BY_ROWS
-#define BLOCK_OF(w_) BLOCK_ROWS((w_) / (batch * heads_q), blocks_m, (w_) % (batch * heads_q))
+#define BLOCK_OF(w_)                                                                                           \
+    const int2 wo_ = wg_rows_order((w_), blocks_m, batch * heads_q);                                           \
+    BLOCK_ROWS(wo_.x, blocks_m, wo_.y)
 #else
 #define BLOCK_OF(w_) BLOCK_ROWS((w_) % blocks_m, blocks_m, (w_) / blocks_m)
 #endif
@@ -1014,9 +1032,10 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     BLOCK_KEYS();                                                                                              \
     BLOCK_TILES()
 #else
-#if WG_BY_ROWS /* (the grid's work-groups in their order: row block w / (batch * heads) of (batch, head) the rest) */
-    const int w_ = (int)get_group_id(0) + (int)get_group_id(1) * (int)get_num_groups(0), nbh_ = (int)get_num_groups(1);
-    BLOCK_COORDS(w_ / nbh_, (int)get_num_groups(0), w_ % nbh_);
+#if WG_BY_ROWS /* (the grid's work-groups in their order, the first index fastest) */
+    const int2 wo_ = wg_rows_order((int)get_group_id(0) + (int)get_group_id(1) * (int)get_num_groups(0),
+                                   (int)get_num_groups(0), (int)get_num_groups(1));
+    BLOCK_COORDS(wo_.x, (int)get_num_groups(0), wo_.y);
 #else
     BLOCK_COORDS((int)get_group_id(0), (int)get_num_groups(0), (int)get_group_id(1));
 #endif
