@@ -517,14 +517,15 @@ varlen,varlen-paged --iters 10" base= order=-DWG_ORDER=1
     for n in 1024 4096 8192; do
       g=$((16384 / n))
       if [ $n = 8192 ]; then v=(base=); else v=(base= grid=cfg:$grid); fi
+      o=cfg:$grid+-DWG_ORDER=1,-DWG_ORDER_HEADS
       OUT=$r/n$n BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 128 -n $n --dtype f16 --causal \
---iters 10" "${v[@]}" g$g=cfg:$grid+-DWG_ORDER=1,-DWG_ORDER_HEADS=$g g$((2 * g))=cfg:$grid+-DWG_ORDER=1,-DWG_ORDER_HEADS=$((2 * g))
+--iters 10" "${v[@]}" "g$g=$o=$g" "g$((2 * g))=$o=$((2 * g))"
     done
     ;;
   d256)
     # (wgmma-d256: the ablations' results are wrong by design, only their time is read; lazy is validated)
-    OUT=$r BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh "${REPS:-2}" "--device $dev -d 256 -n 1024,16384 --dtype f16 \
---iters 10" base= exp=-DWG_ABLATE=2 resc=-DWG_ABLATE=128 mma=-DWG_ABLATE=12 copies=-DWG_ABLATE=14 \
+    OUT=$r BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh "${REPS:-2}" "--device $dev -d 256 -n 1024,16384 \
+--dtype f16 --iters 10" base= exp=-DWG_ABLATE=2 resc=-DWG_ABLATE=128 mma=-DWG_ABLATE=12 copies=-DWG_ABLATE=14 \
       lazy=-DWG_LAZY_RESCALE=1
     ;;
   feat)
