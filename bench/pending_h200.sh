@@ -53,6 +53,10 @@
 #           4096 the chooser's persistent program against the grid (its tiles spelled out) and the grid in the
 #           row-block order within groups of 16384 / N (batch, head)s (8 MiB of K and V a group) and twice that;
 #           at N=8192 (the grid) the default against the two groupings; interleaved (about 5 minutes)
+#   defaults wgmma-defaults: the wgmma lists on this tree's defaults (the causal grid's grouped order, the
+#           persistent program to 2048 causal keys, lazy rescaling above d_v=128), then the defaults against the
+#           options that restore the last ones, causal d=128 fp16 N 2048-8192, bf16, GQA, d=64, and d=192 and 256
+#           with and without causal, interleaved (about 5 minutes with the tests' build)
 #   benchw  BENCHMARKS.md's flash_wgmma section again (ONLY=wgmma bench/h200.sh, PyTorch beside); its JSON comes
 #           back in benchw.tgz (about 4 minutes)
 #   suites  every device suite of the build (tools/gpu_suites.sh, six shards)
@@ -89,7 +93,7 @@
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
 # verify and snake ran the same session; (twelfth session, H100, one call): feat; (thirteenth session, H100): suites,
 # epi, benchw, l2 and bench; (fourteenth session, H100): obulk, idle, epi2. Their results are in the design pages.
-# Next: d256, order2 (order and suites ran in the fifteenth session, H100).
+# d256 and order2 ran in the sixteenth session (H100). Next: defaults, then benchw and suites.
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
@@ -527,6 +531,23 @@ varlen,varlen-paged --iters 10" base= order=-DWG_ORDER=1
     OUT=$r BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh "${REPS:-2}" "--device $dev -d 256 -n 1024,16384 \
 --dtype f16 --iters 10" base= exp=-DWG_ABLATE=2 resc=-DWG_ABLATE=128 mma=-DWG_ABLATE=12 copies=-DWG_ABLATE=14 \
       lazy=-DWG_LAZY_RESCALE=1
+    ;;
+  defaults)
+    # (wgmma-defaults: the wgmma lists on this tree's defaults, then the defaults against the options that restore
+    # the last ones: the causal grid head by head (WG_ORDER=0), the persistent program to 4096 keys, d>128's O
+    # rescaled at every tile (WG_LAZY_RESCALE=0))
+    lists_with "" wgmma,wgmma_features,wgmma_persist 240
+    grid=kernel=wgmma,block_m=128,block_n=128,kv_stages=2,producer=1
+    bo() { local o=$1 a=$2; shift 2; OUT=$r/$o BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 \
+      "--device $dev $a --iters 10" "$@"; }
+    bo d128 "-d 128 -n 2048,4096,8192 --dtype f16 --causal" base= heads=cfg:$grid+-DWG_ORDER=0 grid=cfg:$grid \
+      p132=cfg:$grid,persistent=132
+    bo bf16 "-d 128 -n 4096,8192 --dtype bf16 --causal" base= heads=cfg:$grid+-DWG_ORDER=0 p132=cfg:$grid,persistent=132
+    bo gqa "-d 128 -n 8192 --heads-kv 4 --dtype f16 --causal" base= heads=-DWG_ORDER=0
+    bo d64 "-d 64 -n 4096,16384 --dtype f16 --causal" base= heads=-DWG_ORDER=0
+    bo d256 "-d 192,256 -n 1024,16384 --dtype f16" base= eager=-DWG_LAZY_RESCALE=0
+    bo d256c "-d 256 -n 4096,16384 --dtype f16 --causal" base= eager=-DWG_LAZY_RESCALE=0 \
+      old=-DWG_LAZY_RESCALE=0,-DWG_ORDER=0
     ;;
   feat)
     # (wgmma-feat: one work-group an SM against the default at N=1024 with each feature the chooser leaves out of

@@ -160,27 +160,42 @@
 #ifndef WG_SNAKE
 #define WG_SNAKE (WG_PERSIST && HAS_WINDOW)
 #endif
-/* WG_ORDER (measured, off: docs/design/wgmma.md, wgmma-order): where blocks differ in keys (causal or a window),
- * blocks numbered row block by row block across the (batch, head)s, every head's heaviest first, rather than
- * head by head: the grid and the persistent program's slots then take the whole problem's longest blocks first.
- * Better balanced by the tiles' count (bench/prefill/wgmma_balance.py), and slower: −28% at causal d=128 N=1024,
- * −0.7 to −3.5% at longer causal (H100), the blocks in flight no longer sharing their heads' K and V in L2 */
+/* WG_ORDER (on for the grid where blocks differ in keys, unless a build option sets it: docs/design/wgmma.md,
+ * wgmma-order, -order2 and -defaults): blocks numbered row block by row block, every head's heaviest first,
+ * within groups of (batch, head)s whose K and V together take about WG_ORDER_BYTES (8 MiB; WG_ORDER_HEADS > 0: that
+ * many instead, 0: one group of all), group after group, rather than head by head: the grid's first waves then
+ * take the group's longest blocks while its blocks in flight still share a few heads' K and V in L2 (the H100,
+ * causal fp16 d=128: +3.4-4.6% at N 4096 and 8192 against head by head; over all the heads at once −28% at
+ * N=1024). Causal only (a window's blocks are alike: the order is taken where win_left < 0); the grid's default
+ * on 16-bit contiguous K and V without packed sequences (what was measured); the persistent program keeps its
+ * snake (the grouped order there is worse balanced, wgmma_balance.py) */
 #ifndef WG_ORDER
-#define WG_ORDER 0
+#define WG_ORDER (!WG_PERSIST && !VARLEN && !KV_CACHE && !WG_FP8)
 #endif
 #define WG_BY_ROWS (WG_ORDER && HAS_WINDOW)
-/* WG_ORDER_HEADS (with WG_ORDER, measurement first: wgmma-order2): the order row block by row block within groups
- * of that many (batch, head)s, taken group after group, so that the blocks in flight share a few heads' K and V as
- * head by head does; 0: one group of all of them (wgmma-order) */
 #ifndef WG_ORDER_HEADS
-#define WG_ORDER_HEADS 0
+#define WG_ORDER_HEADS (-1)
+#endif
+#ifndef WG_ORDER_BYTES
+#define WG_ORDER_BYTES (8L << 20)
 #endif
 #if WG_BY_ROWS
-/* slot w's row block (x) and (batch, head) (y), of nbh (batch, head)s of `per` row blocks each: groups of
- * WG_ORDER_HEADS (batch, head)s (the last one what is left), row block by row block within each */
-static inline int2 wg_rows_order(int w, int per, int nbh)
+/* the (batch, head)s of a group: WG_ORDER_HEADS, or those whose K and V (seq_kv keys of HEAD_DIM + DV 16-bit
+ * values, shared by `group` query heads) take WG_ORDER_BYTES together, at least one; with a window (win_left >= 0)
+ * one, which is the order head by head */
+static inline int wg_order_heads(int seq_kv, int group, int nbh, int win_left)
 {
-    const int heads = WG_ORDER_HEADS > 0 && WG_ORDER_HEADS < nbh ? WG_ORDER_HEADS : nbh;
+    if (win_left >= 0)
+        return 1;
+    if (WG_ORDER_HEADS >= 0)
+        return WG_ORDER_HEADS > 0 && WG_ORDER_HEADS < nbh ? WG_ORDER_HEADS : nbh;
+    const long per_head = (long)max(seq_kv, 1) * (HEAD_DIM + DV) * 2;
+    return (int)clamp(WG_ORDER_BYTES * group / per_head, 1L, (long)nbh);
+}
+/* slot w's row block (x) and (batch, head) (y), of nbh (batch, head)s of `per` row blocks each: groups of
+ * `heads` (batch, head)s (the last one what is left), row block by row block within each */
+static inline int2 wg_rows_order(int w, int per, int nbh, int heads)
+{
     const int g = w / (heads * per), r = w - g * heads * per, n_in = min(heads, nbh - g * heads);
     return (int2)(r / n_in, g * heads + r % n_in);
 }
@@ -277,13 +292,15 @@ static inline int2 wg_rows_order(int w, int per, int nbh)
 #else
 #define ASYNC_WAIT_Q() ASYNC_WAIT0()
 #endif
-/* WG_LAZY_RESCALE (a variant, off by default: docs/design/wgmma.md, wgmma-lazy): a row's softmax keeps its
- * reference maximum until a tile's maximum passes it by WG_LAZY_T (base-2 exponent units: P then up to
- * 2^WG_LAZY_T, which fp16 and bf16 hold), so O's rescale and alpha's exponential are skipped on most tiles
- * (a warp multiplies O only where one of its rows moved); O / l and the LSE take the reference as they take
+/* WG_LAZY_RESCALE (on above d_v = 128 with 16-bit operands, unless a build option sets it: docs/design/wgmma.md,
+ * wgmma-lazy and wgmma-d256: +2.6% / +3.7% at d=256 N 1024 / 16384 on the H100, where O's rescale of 128
+ * accumulators is on the consumers' path; at d=64 and 128 it lost, its vote on the softmax's path): a row's
+ * softmax keeps its reference maximum until a tile's maximum passes it by WG_LAZY_T (base-2 exponent units: P
+ * then up to 2^WG_LAZY_T, which fp16 and bf16 hold), so O's rescale and alpha's exponential are skipped on most
+ * tiles (a warp multiplies O only where one of its rows moved); O / l and the LSE take the reference as they take
  * the maximum (the same value in both, exact either way) */
 #ifndef WG_LAZY_RESCALE
-#define WG_LAZY_RESCALE 0
+#define WG_LAZY_RESCALE (DV > 128 && !WG_FP8)
 #endif
 #ifndef WG_LAZY_T
 #define WG_LAZY_T 8.0f
@@ -1009,6 +1026,9 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 #define BLOCK_TILES() const int tiles = n_begin < n_end ? (n_end - n_begin + BLOCK_N - 1) / BLOCK_N : 0
 #if WG_PERSIST
     const int blocks_m = (seq_q + BLOCK_M - 1) / BLOCK_M, n_work = blocks_m * batch * heads_q;
+#if WG_BY_ROWS
+    const int order_heads = wg_order_heads(seq_kv, group, batch * heads_q, win_left);
+#endif
     const int w0 = (int)get_group_id(0), w_step = (int)get_num_groups(0);
     /* the work-group's slots w0, w0 + w_step, ... and the block of each (WG_SNAKE: odd rounds reversed; a slot
      * whose block is past the last one ends the work-group's blocks: it is in the last round) */
@@ -1022,7 +1042,7 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
 /* block w's row block and (batch, head): head by head, or row block by row block (WG_BY_ROWS) */
 #if WG_BY_ROWS
 #define BLOCK_OF(w_)                                                                                           \
-    const int2 wo_ = wg_rows_order((w_), blocks_m, batch * heads_q);                                           \
+    const int2 wo_ = wg_rows_order((w_), blocks_m, batch * heads_q, order_heads);                              \
     BLOCK_ROWS(wo_.x, blocks_m, wo_.y)
 #else
 #define BLOCK_OF(w_) BLOCK_ROWS((w_) % blocks_m, blocks_m, (w_) / blocks_m)
@@ -1033,8 +1053,9 @@ flash_wgmma(FCL_SIGNATURE(FCL_FLASH_MMA_ARGS))
     BLOCK_TILES()
 #else
 #if WG_BY_ROWS /* (the grid's work-groups in their order, the first index fastest) */
+    const int nbh_ = (int)get_num_groups(1);
     const int2 wo_ = wg_rows_order((int)get_group_id(0) + (int)get_group_id(1) * (int)get_num_groups(0),
-                                   (int)get_num_groups(0), (int)get_num_groups(1));
+                                   (int)get_num_groups(0), nbh_, wg_order_heads(seq_kv, group, nbh_, win_left));
     BLOCK_COORDS(wo_.x, (int)get_num_groups(0), wo_.y);
 #else
     BLOCK_COORDS((int)get_group_id(0), (int)get_num_groups(0), (int)get_group_id(1));

@@ -185,10 +185,10 @@ END_TEST
 
 /* Short prefills (keys at most 1024, more row blocks than compute units) on the Hopper profile: one work-group
  * a compute unit (wgmma-short), two Q tiles in its local memory (the next block's copied during one), at d=128
- * and at d=64's 192 rows, fp16 and bf16; causal up to 4096 keys with 128-row blocks (wgmma-snake); softcap, ALiBi,
- * sinks and a paged cache at d=128 without causal (wgmma-feat); not past those, not with a window, packed
- * sequences, a contiguous cache, a mask or key padding, not where the blocks fit one wave, nor at d=256 (the block
- * loop spills there). */
+ * and at d=64's 192 rows, fp16 and bf16; causal up to 2048 keys with 128-row blocks (wgmma-snake; from 4096 the
+ * grid's grouped order, wgmma-order2); softcap, ALiBi, sinks and a paged cache at d=128 without causal
+ * (wgmma-feat); not past those, not with a window, packed sequences, a contiguous cache, a mask or key padding, not
+ * where the blocks fit one wave, nor at d=256 (the block loop spills there). */
 START_TEST(test_wgmma_short)
 {
     flashcl_device_profile prof = hopper_profile();
@@ -215,12 +215,12 @@ START_TEST(test_wgmma_short)
             ck_assert_uint_eq(c.local_mem_bytes, (2 * (uint64_t)c.block_m * d + 2 * 128 * 2 * (uint64_t)d) * 2 + 64);
             ck_assert_uint_le(c.local_mem_bytes, prof.local_mem_static);
         }
-    enum { N_NOT = 26 };
+    enum { N_NOT = 27 };
     flashcl_problem no[N_NOT];
     for (int i = 0; i < N_NOT; ++i)
         no[i] = p;
     no[0].seq_kv = 1025;
-    no[1].causal = 1, no[1].seq_q = no[1].seq_kv = 4097;
+    no[1].causal = 1, no[1].seq_q = no[1].seq_kv = 2049;
     no[2].window = 1, no[2].window_left = 256, no[2].window_right = 0;
     no[3].softcap = 30.0f;
     no[4].alibi = 1;
@@ -232,7 +232,7 @@ START_TEST(test_wgmma_short)
     no[10].head_dim = 256;
     no[11].seq_q = no[11].seq_kv = 4096;
     no[12].seq_q = 4096; /* 4096 queries over 1024 keys: short blocks, taken */
-    no[13].causal = 1, no[13].seq_q = no[13].seq_kv = 4096, no[13].batch = 4; /* taken (the snake) */
+    no[13].causal = 1, no[13].seq_q = no[13].seq_kv = 2048, no[13].batch = 8; /* taken (the snake) */
     no[14].causal = 1, no[14].head_dim = 64; /* 1024 queries: 128-row blocks, taken */
     no[15].causal = 1, no[15].head_dim = 64, no[15].seq_q = no[15].seq_kv = 2048; /* 192 rows: not measured */
     no[16].kv_cache = 1, no[16].seq_q = 512, no[16].seq_kv = 1024; /* a cache (chunked prefill) */
@@ -245,6 +245,7 @@ START_TEST(test_wgmma_short)
     no[23].alibi = 1, no[23].causal = 1;
     no[24].sinks = 1, no[24].head_dim = 64;
     no[25].kv_cache = 1, no[25].page_size = 16, no[25].num_pages = 1024, no[25].causal = 1;
+    no[26].causal = 1, no[26].seq_q = no[26].seq_kv = 4096, no[26].batch = 4; /* the grouped grid */
     /* taken: softcap, ALiBi and sinks at d=128 (wgmma-feat), short blocks, causal in the snake order, pages */
     static const int taken[N_NOT] = {[3] = 1, [4] = 1, [5] = 1, [12] = 1, [13] = 1, [14] = 1, [21] = 1};
     for (int i = 0; i < N_NOT; ++i) {

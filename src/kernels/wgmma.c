@@ -204,8 +204,9 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     /* persistent work-groups, one a compute unit, for short prefills (wgmma-short, the H100: +3.2% fp16 and
      * +5.9% bf16 at d=128 and +3.5% at d=64, N=1024; +0.5% at 2048, -0.4 to -1.6% from 4096, -12% at d=64
      * N=16384): keys at most 1024; causal, its blocks in the snake order (wgmma-snake: +5.1% at d=128 and +3.2%
-     * at d=64, N=1024; +2.2% at d=128 N=4096, -0.8% at 8192, -32% at 16384), keys at most 4096 with 128-row
-     * blocks (d=64's 192 not measured); softcap, ALiBi, sinks and a paged cache at d=128 without causal
+     * at d=64, N=1024; +2.2% at d=128 N=4096, -0.8% at 8192, -32% at 16384), keys at most 2048 with 128-row
+     * blocks (wgmma-order2: the grid in its grouped order, cl/flash_wgmma.cl's WG_ORDER, +2.1% over it at 4096,
+     * -2.8% at 1024; d=64's 192 rows not measured); softcap, ALiBi, sinks and a paged cache at d=128 without causal
      * (wgmma-feat, N=1024: +1.2%, +2.2%, +2.6%, +5.8%); not a window (-2.3% there), nor what is not measured:
      * those features with causal or at d=64, a contiguous cache, masks, packed sequences; more row blocks than
      * compute units; head dims 64 and 128, as measured (at 256 the block loop makes the consumers spill: 564 B
@@ -216,7 +217,7 @@ static int wgmma_choose(const flashcl_device_profile *pr, const fcl_choice *ch, 
     const int taken = !p->window && !p->varlen && !p->attn_mask && !p->key_padding && !p->kv_dtype && !p->kv_format &&
                       (!p->kv_cache || (feat && p->page_size > 0)) &&
                       (feat || (p->softcap <= 0.0f && !p->alibi && !p->sinks));
-    const int short_keys = p->causal ? wgs == 2 && p->seq_kv <= 4096 : p->seq_kv <= 1024;
+    const int short_keys = p->causal ? wgs == 2 && p->seq_kv <= 2048 : p->seq_kv <= 1024;
     const int32_t persistent = producer && !fp8 && d == dv && (d == 64 || d == 128) && taken && short_keys &&
                                        blocks > (uint64_t)pr->compute_units
                                    ? (int32_t)pr->compute_units
