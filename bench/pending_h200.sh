@@ -53,10 +53,10 @@
 #           4096 the chooser's persistent program against the grid (its tiles spelled out) and the grid in the
 #           row-block order within groups of 16384 / N (batch, head)s (8 MiB of K and V a group) and twice that;
 #           at N=8192 (the grid) the default against the two groupings; interleaved (about 5 minutes)
-#   defaults wgmma-defaults: the wgmma lists on this tree's defaults (the causal grid's grouped order, the
-#           persistent program to 2048 causal keys, lazy rescaling above d_v=128), then the defaults against the
-#           options that restore the last ones, causal d=128 fp16 N 2048-8192, bf16, GQA, d=64, and d=192 and 256
-#           with and without causal, interleaved (about 5 minutes with the tests' build)
+#   defaults wgmma-defaults: this tree's defaults (the causal grid's grouped order, the persistent program to 2048
+#           causal keys, lazy rescaling above d_v=128) against the options that restore the last ones, causal d=128
+#           fp16 N 2048-8192, bf16, GQA, d=64, and d=192 and 256 with and without causal, interleaved (about 4
+#           minutes with the build; `suites` after it runs the lists on the defaults)
 #   benchw  BENCHMARKS.md's flash_wgmma section again (ONLY=wgmma bench/h200.sh, PyTorch beside); its JSON comes
 #           back in benchw.tgz (about 4 minutes)
 #   suites  every device suite of the build (tools/gpu_suites.sh, six shards)
@@ -533,10 +533,9 @@ varlen,varlen-paged --iters 10" base= order=-DWG_ORDER=1
       lazy=-DWG_LAZY_RESCALE=1
     ;;
   defaults)
-    # (wgmma-defaults: the wgmma lists on this tree's defaults, then the defaults against the options that restore
-    # the last ones: the causal grid head by head (WG_ORDER=0), the persistent program to 4096 keys, d>128's O
-    # rescaled at every tile (WG_LAZY_RESCALE=0))
-    lists_with "" wgmma,wgmma_features,wgmma_persist 240
+    # (wgmma-defaults: this tree's defaults against the options that restore the last ones: the causal grid head by
+    # head (WG_ORDER=0), the persistent program to 4096 keys, d>128's O rescaled at every tile (WG_LAZY_RESCALE=0);
+    # the lists on the defaults are the suites' flash shards)
     grid=kernel=wgmma,block_m=128,block_n=128,kv_stages=2,producer=1
     bo() { local o=$1 a=$2; shift 2; OUT=$r/$o BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 \
       "--device $dev $a --iters 10" "$@"; }
