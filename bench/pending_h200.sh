@@ -53,10 +53,10 @@
 #           4096 the chooser's persistent program against the grid (its tiles spelled out) and the grid in the
 #           row-block order within groups of 16384 / N (batch, head)s (8 MiB of K and V a group) and twice that;
 #           at N=8192 (the grid) the default against the two groupings; interleaved (about 5 minutes)
-#   defaults wgmma-defaults: this tree's defaults (the causal grid's grouped order, the persistent program to 2048
-#           causal keys, lazy rescaling above d_v=128) against the options that restore the last ones, causal d=128
-#           fp16 N 2048-8192, bf16, GQA, d=64, and d=192 and 256 with and without causal, interleaved (about 4
-#           minutes with the build; `suites` after it runs the lists on the defaults)
+#   defaults wgmma-defaults: this tree's defaults (the causal grid's grouped order at d=128, the persistent program
+#           to 2048 causal keys, lazy rescaling at d_v=256) against the options that restore the last ones, causal
+#           d=128 fp16 N 2048-8192, bf16, GQA, d=256 with and without causal; the options that would extend them at
+#           d=64, 192 and 256; interleaved (about 4 minutes with the build; `suites` after it runs the lists)
 #   benchw  BENCHMARKS.md's flash_wgmma section again (ONLY=wgmma bench/h200.sh, PyTorch beside); its JSON comes
 #           back in benchw.tgz (about 4 minutes)
 #   suites  every device suite of the build (tools/gpu_suites.sh, six shards)
@@ -534,8 +534,9 @@ varlen,varlen-paged --iters 10" base= order=-DWG_ORDER=1
     ;;
   defaults)
     # (wgmma-defaults: this tree's defaults against the options that restore the last ones: the causal grid head by
-    # head (WG_ORDER=0), the persistent program to 4096 keys, d>128's O rescaled at every tile (WG_LAZY_RESCALE=0);
-    # the lists on the defaults are the suites' flash shards)
+    # head (WG_ORDER=0), the persistent program to 4096 keys, d=256's O rescaled at every tile (WG_LAZY_RESCALE=0);
+    # where the defaults stop (d=64's and d=256's causal grids, d=192), the options that would extend them; the
+    # lists on the defaults are the suites' flash shards)
     grid=kernel=wgmma,block_m=128,block_n=128,kv_stages=2,producer=1
     bo() { local o=$1 a=$2; shift 2; OUT=$r/$o BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 \
       "--device $dev $a --iters 10" "$@"; }
@@ -543,10 +544,10 @@ varlen,varlen-paged --iters 10" base= order=-DWG_ORDER=1
       p132=cfg:$grid,persistent=132
     bo bf16 "-d 128 -n 4096,8192 --dtype bf16 --causal" base= heads=cfg:$grid+-DWG_ORDER=0 p132=cfg:$grid,persistent=132
     bo gqa "-d 128 -n 8192 --heads-kv 4 --dtype f16 --causal" base= heads=-DWG_ORDER=0
-    bo d64 "-d 64 -n 4096,16384 --dtype f16 --causal" base= heads=-DWG_ORDER=0
-    bo d256 "-d 192,256 -n 1024,16384 --dtype f16" base= eager=-DWG_LAZY_RESCALE=0
-    bo d256c "-d 256 -n 4096,16384 --dtype f16 --causal" base= eager=-DWG_LAZY_RESCALE=0 \
-      old=-DWG_LAZY_RESCALE=0,-DWG_ORDER=0
+    bo d64 "-d 64 -n 4096,16384 --dtype f16 --causal" base= order=-DWG_ORDER=1
+    bo d256 "-d 256 -n 1024,16384 --dtype f16" base= eager=-DWG_LAZY_RESCALE=0
+    bo d192 "-d 192 -n 1024,16384 --dtype f16" base= lazy=-DWG_LAZY_RESCALE=1
+    bo d256c "-d 256 -n 4096,16384 --dtype f16 --causal" base= eager=-DWG_LAZY_RESCALE=0 order=-DWG_ORDER=1
     ;;
   feat)
     # (wgmma-feat: one work-group an SM against the default at N=1024 with each feature the chooser leaves out of

@@ -167,10 +167,11 @@
  * take the group's longest blocks while its blocks in flight still share a few heads' K and V in L2 (the H100,
  * causal fp16 d=128: +3.4-4.6% at N 4096 and 8192 against head by head; over all the heads at once −28% at
  * N=1024). Causal only (a window's blocks are alike: the order is taken where win_left < 0); the grid's default
- * on 16-bit contiguous K and V without packed sequences (what was measured); the persistent program keeps its
- * snake (the grouped order there is worse balanced, wgmma_balance.py) */
+ * at d = d_v = 128 on 16-bit contiguous K and V without packed sequences (what was measured; d=64's 192-row blocks
+ * and d=256's 64-key tiles balance otherwise, not measured); the persistent program keeps its snake (the grouped
+ * order there is worse balanced, wgmma_balance.py) */
 #ifndef WG_ORDER
-#define WG_ORDER (!WG_PERSIST && !VARLEN && !KV_CACHE && !WG_FP8)
+#define WG_ORDER (!WG_PERSIST && HEAD_DIM == 128 && DV == 128 && !VARLEN && !KV_CACHE && !WG_FP8)
 #endif
 #define WG_BY_ROWS (WG_ORDER && HAS_WINDOW)
 #ifndef WG_ORDER_HEADS
@@ -292,15 +293,15 @@ static inline int2 wg_rows_order(int w, int per, int nbh, int heads)
 #else
 #define ASYNC_WAIT_Q() ASYNC_WAIT0()
 #endif
-/* WG_LAZY_RESCALE (on above d_v = 128 with 16-bit operands, unless a build option sets it: docs/design/wgmma.md,
+/* WG_LAZY_RESCALE (on at d_v = 256 with 16-bit operands, unless a build option sets it: docs/design/wgmma.md,
  * wgmma-lazy and wgmma-d256: +2.6% / +3.7% at d=256 N 1024 / 16384 on the H100, where O's rescale of 128
- * accumulators is on the consumers' path; at d=64 and 128 it lost, its vote on the softmax's path): a row's
- * softmax keeps its reference maximum until a tile's maximum passes it by WG_LAZY_T (base-2 exponent units: P
- * then up to 2^WG_LAZY_T, which fp16 and bf16 hold), so O's rescale and alpha's exponential are skipped on most
- * tiles (a warp multiplies O only where one of its rows moved); O / l and the LSE take the reference as they take
- * the maximum (the same value in both, exact either way) */
+ * accumulators is on the consumers' path; at d=64 and 128 it lost, its vote on the softmax's path; d_v = 192 not
+ * measured): a row's softmax keeps its reference maximum until a tile's maximum passes it by WG_LAZY_T (base-2
+ * exponent units: P then up to 2^WG_LAZY_T, which fp16 and bf16 hold), so O's rescale and alpha's exponential are
+ * skipped on most tiles (a warp multiplies O only where one of its rows moved); O / l and the LSE take the
+ * reference as they take the maximum (the same value in both, exact either way) */
 #ifndef WG_LAZY_RESCALE
-#define WG_LAZY_RESCALE (DV > 128 && !WG_FP8)
+#define WG_LAZY_RESCALE (DV == 256 && !WG_FP8)
 #endif
 #ifndef WG_LAZY_T
 #define WG_LAZY_T 8.0f
