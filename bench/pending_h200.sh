@@ -57,6 +57,8 @@
 #           to 2048 causal keys, lazy rescaling at d_v=256) against the options that restore the last ones, causal
 #           d=128 fp16 N 2048-8192, bf16, GQA, d=256 with and without causal; the options that would extend them at
 #           d=64, 192 and 256; interleaved (about 4 minutes with the build; `suites` after it runs the lists)
+#   wide80  wgmma-80: the wgmma list (its override entries with 80-key tiles), then the chooser's 64-key tiles against
+#           80 at d=192 and 256, fp16 N 1024-16384 and causal at 4096 and 16384, interleaved (about 4 minutes)
 #   benchw  BENCHMARKS.md's flash_wgmma section again (ONLY=wgmma bench/h200.sh, PyTorch beside); its JSON comes
 #           back in benchw.tgz (about 4 minutes)
 #   suites  every device suite of the build (tools/gpu_suites.sh, six shards)
@@ -93,7 +95,7 @@
 # e4m3; (eleventh session, H100): e4m3b, uniform, desc, short, e4m3c. Their results are in the design pages.
 # verify and snake ran the same session; (twelfth session, H100, one call): feat; (thirteenth session, H100): suites,
 # epi, benchw, l2 and bench; (fourteenth session, H100): obulk, idle, epi2. Their results are in the design pages.
-# d256 and order2 ran in the sixteenth session (H100). Next: defaults, then benchw and suites.
+# d256 and order2 ran in the sixteenth session (H100). Next: defaults, suites, wide80, then benchw.
 # BUILD (default /tmp/b): the release build every stage uses, set up if missing and brought up to date first
 # (TARGETS: only those ninja targets, e.g. tools/flashcl where only the command runs; check, suites, uniform and desc
 # run the tests). REPS: bulk's rounds (2),
@@ -505,32 +507,36 @@ for l in open(sys.argv[1]):
 varlen,varlen-paged --iters 10" base= idle=-DWG_SKIP_IDLE=1
     ;;
   order)
-    # (wgmma-order: the lists first, then the default against the order, where causal blocks differ)
-    lists_with -DWG_ORDER=1 wgmma,wgmma_features,wgmma_persist 240
+    # (wgmma-order: the lists first, then the default of its day (head by head: WG_ORDER=0) against the order over
+    # all the heads (WG_ORDER_HEADS=0), where causal blocks differ)
+    lists_with "-DWG_ORDER=1 -DWG_ORDER_HEADS=0" wgmma,wgmma_features,wgmma_persist 240
     OUT=$r/d128 BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev -d 128 -n 1024,4096,8192,16384 \
---dtype f16 --causal --iters 10" base= order=-DWG_ORDER=1
+--dtype f16 --causal --iters 10" base=-DWG_ORDER=0 order=-DWG_ORDER=1,-DWG_ORDER_HEADS=0
     OUT=$r/d64 BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev -d 64 -n 1024,4096,16384 \
---dtype f16 --causal --iters 10" base= order=-DWG_ORDER=1
+--dtype f16 --causal --iters 10" base=-DWG_ORDER=0 order=-DWG_ORDER=1,-DWG_ORDER_HEADS=0
     OUT=$r/serving BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh 2 "--device $dev --preset serving --only \
-varlen,varlen-paged --iters 10" base= order=-DWG_ORDER=1
+varlen,varlen-paged --iters 10" base=-DWG_ORDER=0 order=-DWG_ORDER=1,-DWG_ORDER_HEADS=0
     ;;
   order2)
-    # (wgmma-order2: the grid with causal blocks in the row-block order within groups of (batch, head)s)
+    # (wgmma-order2: the grid with causal blocks in the row-block order within groups of (batch, head)s, against the
+    # grid of its day, head by head: WG_ORDER=0 since the grouping became its default)
     lists_with "-DWG_ORDER=1 -DWG_ORDER_HEADS=3" wgmma,wgmma_persist 240
     grid=kernel=wgmma,block_m=128,block_n=128,kv_stages=2,producer=1
     for n in 1024 4096 8192; do
       g=$((16384 / n))
-      if [ $n = 8192 ]; then v=(base=); else v=(base= grid=cfg:$grid); fi
+      if [ $n = 8192 ]; then v=(base=-DWG_ORDER=0); else v=(base= grid=cfg:$grid+-DWG_ORDER=0); fi
       o=cfg:$grid+-DWG_ORDER=1,-DWG_ORDER_HEADS
       OUT=$r/n$n BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 128 -n $n --dtype f16 --causal \
 --iters 10" "${v[@]}" "g$g=$o=$g" "g$((2 * g))=$o=$((2 * g))"
     done
     ;;
   d256)
-    # (wgmma-d256: the ablations' results are wrong by design, only their time is read; lazy is validated)
+    # (wgmma-d256: the ablations' results are wrong by design, only their time is read; lazy is validated; the
+    # default of its day rescaled O at every tile, WG_LAZY_RESCALE=0 since lazy became d=256's default)
+    e=-DWG_LAZY_RESCALE=0
     OUT=$r BUILD=$b RUN_LIMIT=150 bash bench/options_h200.sh "${REPS:-2}" "--device $dev -d 256 -n 1024,16384 \
---dtype f16 --iters 10" base= exp=-DWG_ABLATE=2 resc=-DWG_ABLATE=128 mma=-DWG_ABLATE=12 copies=-DWG_ABLATE=14 \
-      lazy=-DWG_LAZY_RESCALE=1
+--dtype f16 --iters 10" base=$e exp=$e,-DWG_ABLATE=2 resc=$e,-DWG_ABLATE=128 \
+      mma=$e,-DWG_ABLATE=12 copies=$e,-DWG_ABLATE=14 lazy=-DWG_LAZY_RESCALE=1
     ;;
   defaults)
     # (wgmma-defaults: this tree's defaults against the options that restore the last ones: the causal grid head by
@@ -548,6 +554,15 @@ varlen,varlen-paged --iters 10" base= order=-DWG_ORDER=1
     bo d256 "-d 256 -n 1024,16384 --dtype f16" base= eager=-DWG_LAZY_RESCALE=0
     bo d192 "-d 192 -n 1024,16384 --dtype f16" base= lazy=-DWG_LAZY_RESCALE=1
     bo d256c "-d 256 -n 4096,16384 --dtype f16 --causal" base= eager=-DWG_LAZY_RESCALE=0 order=-DWG_ORDER=1
+    ;;
+  wide80)
+    # (wgmma-80: the wgmma list, whose override entries have 80-key tiles, then the chooser's 64-key tiles against 80)
+    lists_with "" wgmma 240
+    k80=cfg:kernel=wgmma,block_m=128,block_n=80,kv_stages=2,producer=1
+    OUT=$r/d256 BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 192,256 -n 1024,4096,16384 \
+--dtype f16 --iters 10" base= k80=$k80
+    OUT=$r/d256c BUILD=$b RUN_LIMIT=120 bash bench/options_h200.sh 2 "--device $dev -d 256 -n 4096,16384 --dtype f16 \
+--causal --iters 10" base= k80=$k80
     ;;
   feat)
     # (wgmma-feat: one work-group an SM against the default at N=1024 with each feature the chooser leaves out of

@@ -49,8 +49,8 @@
 #endif
 /* (FlashAttention-3's head dims, Q's and V's each: wgmma's n takes every one for O, k16 steps for S) */
 #define WG_DIM_OK(d) ((d) == 64 || (d) == 80 || (d) == 96 || (d) == 128 || (d) == 192 || (d) == 256)
-#if !WG_DIM_OK(HEAD_DIM) || !WG_DIM_OK(HEAD_DIM_V) || (BLOCK_N != 64 && BLOCK_N != 128 && BLOCK_N != 192)
-#error "flash_wgmma.cl takes HEAD_DIM and HEAD_DIM_V 64, 80, 96, 128, 192 or 256 and BLOCK_N 64, 128 or 192"
+#if !WG_DIM_OK(HEAD_DIM) || !WG_DIM_OK(HEAD_DIM_V) || (BLOCK_N != 64 && BLOCK_N != 80 && BLOCK_N != 128 && BLOCK_N != 192)
+#error "flash_wgmma.cl takes HEAD_DIM and HEAD_DIM_V 64, 80, 96, 128, 192 or 256 and BLOCK_N 64, 80, 128 or 192"
 #endif
 /* 192-key tiles (FlashAttention-3's 176 and 192, docs/design/wgmma.md, wgmma-192): 96 S accumulators a
  * work-item beside O's, so V's head dim up to 128, two consumer warpgroups at most (their register split
@@ -64,6 +64,11 @@
  * values): KV_STAGES, WG_PRODUCER and SWIZZLE. */
 #if !defined(KV_STAGES) || !defined(WG_PRODUCER) || !defined(SWIZZLE)
 #error "flash_wgmma.cl needs KV_STAGES, WG_PRODUCER and SWIZZLE from the host"
+#endif
+/* 80-key tiles (FlashAttention-3's at d=256, docs/design/wgmma.md, wgmma-80): the swizzled layouts, whose copies
+ * take 16 rows a pass (the unswizzled ones 32 or 64), and 16-bit operands (fp8's k steps are 32 keys) */
+#if BLOCK_N == 80 && (!SWIZZLE || Q_FORMAT)
+#error "flash_wgmma.cl: 80-key tiles need the swizzled layouts (from head dim 80) and 16-bit operands"
 #endif
 #if KV_STAGES < 1 || KV_STAGES > 4 || (KV_STAGES == 4 && !WG_PRODUCER)
 #error "KV_STAGES must be 1, 2 or 3, or 4 with the producer (a ring of stages; the loop without it is written for 3)"

@@ -1383,6 +1383,14 @@ static const case_params wgmma_cases[] = {
     {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 80, .gqa = 1, .seq_q = 100, .seq_kv = 450, .batch = 2, .heads_kv = 2,
      .softcap = 30.0f, .kv_cache = 1, .page_size = 16, .window = 1, .window_left = 200, .window_right = 30,
      .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 192, .wgmma_tiles = 1},
+    /* 80-key tiles (an override's, not the chooser's: docs/design/wgmma.md, wgmma-80): d=256 causal GQA over
+     * three tiles and a partial fourth in two stages; d=192 with key padding, one stage, a negative scale */
+    {.dtype = FLASHCL_DTYPE_F16, .head_dim = 256, .gqa = 2, .seq_q = 150, .seq_kv = 270, .batch = 1, .heads_kv = 1,
+     .causal = 1, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 80, .mma_stages = 2,
+     .wgmma_tiles = 1},
+    {.dtype = FLASHCL_DTYPE_BF16, .head_dim = 192, .gqa = 1, .seq_q = 90, .seq_kv = 200, .batch = 2, .heads_kv = 1,
+     .key_padding = 1, .scale = -0.25f, .path = FLASHCL_PATH_WGMMA, .mma_block_m = 128, .mma_block_n = 80,
+     .wgmma_tiles = 1},
     /* three warpgroups, a 192-row block (d=64's override: docs/design/wgmma.md, wgmma-d64): causal GQA over
      * two blocks, the second partial, in two stages; a window with a negative scale in one */
     {.dtype = FLASHCL_DTYPE_F16, .head_dim = 64, .gqa = 2, .seq_q = 250, .seq_kv = 330, .batch = 1, .heads_kv = 1,

@@ -534,6 +534,45 @@ static uint64_t wgmma_formula_holds(flashcl_plan *plan, const flashcl_problem *p
     return ki.local_mem_bytes;
 }
 
+/* An override of flash_wgmma's tiles, 128 rows over bn-key tiles in two stages: where `refused`, refused by name
+ * (the error holding why1 and why2 where given), nothing built; else a plan whose tiles the compiled kernel holds,
+ * by the formula, or where local memory is short of the emulation's or a limit is set, the refusal that says so.
+ * Returns the override, set on the context. */
+static flashcl_config wgmma_tiles_override(flashcl_context *ctx, const flashcl_problem *p, const flashcl_config *c,
+                                           int32_t bn, int refused, const char *why1, const char *why2)
+{
+    flashcl_config o = *c;
+    o.kernel = FLASHCL_KERNEL_WGMMA;
+    o.block_m = 128;
+    o.block_n = bn;
+    o.kv_stages = 2;
+    o.producer = -1;
+    o.persistent = 0;
+    ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
+    flashcl_plan *plan = NULL;
+    const flashcl_status st = flashcl_plan_create(ctx, p, &plan);
+    const char *err = flashcl_context_last_error(ctx);
+    if (refused) {
+        ck_assert_int_eq(st, FLASHCL_INVALID_ARGUMENT);
+        ck_assert_ptr_null(plan);
+        ck_assert_msg(strstr(err, why1) && (!why2 || strstr(err, why2)), "%s", err);
+    } else if (st != FLASHCL_SUCCESS) {
+        ck_assert_int_eq(st, FLASHCL_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(err, "the limit is") &&
+                          (flashcl_context_profile(ctx)->local_mem_size < 65536 || getenv("FLASHCL_LOCAL_MEM_LIMIT")),
+                      "%s", err);
+        printf("  d=%d 128x%d: %s\n", p->head_dim, (int)bn, err);
+    } else {
+        flashcl_config w;
+        ck_assert_int_eq(flashcl_plan_config(plan, &w), FLASHCL_SUCCESS);
+        ck_assert_msg(w.kernel == FLASHCL_KERNEL_WGMMA && w.block_n == bn && w.block_m == 128, "%s %dx%d",
+                      w.kernel_name, w.block_m, w.block_n);
+        wgmma_formula_holds(plan, p, &w);
+        flashcl_plan_destroy(&plan);
+    }
+    return o;
+}
+
 /* flash_wgmma's local-memory formula (src/tiles.c wgmma_bytes, the kernel's layout comment) against the
  * compiled kernel, emulated here (P's tile and the exchange area included): two warpgroups at d=64, one
  * at d=128, each with 16-bit and with fp8 operands (byte tiles, V's transposed, the staging tile); the
@@ -609,35 +648,8 @@ START_TEST(test_wgmma_fits)
      * kernel holds, by the formula (or, where local memory is short of the emulation's or a limit is set,
      * the refusal that says so); with fp8 operands, 192 rows, or key padding (a lane's keep bits of a tile
      * are one word): refused by name, before local memory is counted, nothing built */
-    o = c;
-    o.kernel = FLASHCL_KERNEL_WGMMA;
-    o.block_m = 128;
-    o.block_n = 192;
-    o.kv_stages = 2;
-    o.producer = -1;
-    o.persistent = 0;
-    ck_assert_int_eq(flashcl_context_override_config(ctx, &o), FLASHCL_SUCCESS);
-    flashcl_status st = flashcl_plan_create(ctx, &p, &plan);
-    if (p.qkv_format) {
-        ck_assert_int_eq(st, FLASHCL_INVALID_ARGUMENT);
-        ck_assert_ptr_null(plan);
-        ck_assert_msg(strstr(flashcl_context_last_error(ctx), "192 with block_m up to 128") &&
-                          strstr(flashcl_context_last_error(ctx), "16-bit operands"),
-                      "%s", flashcl_context_last_error(ctx));
-    } else if (st != FLASHCL_SUCCESS) {
-        ck_assert_int_eq(st, FLASHCL_INVALID_ARGUMENT);
-        ck_assert_msg(strstr(flashcl_context_last_error(ctx), "the limit is") &&
-                          (flashcl_context_profile(ctx)->local_mem_size < 65536 || getenv("FLASHCL_LOCAL_MEM_LIMIT")),
-                      "%s", flashcl_context_last_error(ctx));
-        printf("  d=%d 128x192: %s\n", p.head_dim, flashcl_context_last_error(ctx));
-    } else {
-        flashcl_config w;
-        ck_assert_int_eq(flashcl_plan_config(plan, &w), FLASHCL_SUCCESS);
-        ck_assert_msg(w.kernel == FLASHCL_KERNEL_WGMMA && w.block_n == 192 && w.block_m == 128, "%s %dx%d",
-                      w.kernel_name, w.block_m, w.block_n);
-        wgmma_formula_holds(plan, &p, &w);
-        flashcl_plan_destroy(&plan);
-    }
+    o = wgmma_tiles_override(ctx, &p, &c, 192, p.qkv_format != 0, "192 with block_m up to 128",
+                             "16-bit operands");
     if (!p.qkv_format) {
         flashcl_problem kp = p;
         kp.key_padding = 1;
@@ -652,6 +664,10 @@ START_TEST(test_wgmma_fits)
         ck_assert_ptr_null(plan);
         ck_assert_ptr_nonnull(strstr(flashcl_context_last_error(ctx), "192 with block_m up to 128"));
     }
+    /* 80-key tiles (docs/design/wgmma.md, wgmma-80): from head dim 80 with 16-bit operands as 192's; at d=64
+     * (unswizzled tiles, whose copies take 32 rows a pass) and with fp8 operands refused by name, nothing built */
+    wgmma_tiles_override(ctx, &p, &c, 80, p.qkv_format || p.head_dim < 80, "(80 from head dim 80 with 16-bit operands",
+                         NULL);
     /* persistent work-groups: a negative count, and fp8 operands (whose descale factors are a block's own):
      * refused by name, nothing built */
     o = c;

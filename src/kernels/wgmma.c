@@ -246,7 +246,15 @@ static int wgmma_wide_tiles_take(const flashcl_problem *p, int32_t bm)
            !(p->attn_mask && p->mask_dtype == FLASHCL_MASK_BOOL);
 }
 
-/* 64, 128 or 192 rows (192: three warpgroups, d = d_v = 64), 64-, 128- or 192-key tiles (192: wgmma_wide_tiles_take),
+/* Whether 80-key tiles take a shape (cl/flash_wgmma.cl; wgmma-80, an override's until measured: FlashAttention-3's
+ * at d=256): the 128-byte swizzled layouts (from d=80, whose copies take 16 rows a pass) and 16-bit operands. */
+static int wgmma_80_tiles_take(const flashcl_problem *p)
+{
+    return !p->qkv_format && wgmma_swizzle(p->head_dim, 0);
+}
+
+/* 64, 128 or 192 rows (192: three warpgroups, d = d_v = 64), 64-, 80- (wgmma_80_tiles_take), 128- or 192-key tiles
+ * (192: wgmma_wide_tiles_take),
  * one to three K/V stages (kv_stages; 0 reads as 1; four with the producer, its ring of stages); the producer
  * warpgroup asked for by producer 1, refused by 0, where it fits by -1 (the chooser's rule); `persistent`
  * work-groups as given. */
@@ -261,12 +269,13 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
     const int emulated = fcl_ptx_units(pr) < 2, fp8 = p->qkv_format != 0;
     const int32_t stages = fcl_mma_stages(c), bm = c->block_m, bn = c->block_n, want = c->producer;
     const int rows_ok = bm == 64 || bm == 128 || (bm == 192 && p->head_dim == 64 && fcl_head_dim_v(p) == 64 && !fp8);
-    if (!(rows_ok && (bn == 64 || bn == 128 || (bn == 192 && wgmma_wide_tiles_take(p, bm))) &&
+    if (!(rows_ok &&
+          (bn == 64 || bn == 128 || (bn == 80 && wgmma_80_tiles_take(p)) || (bn == 192 && wgmma_wide_tiles_take(p, bm))) &&
           (size_t)(2 * bm) <= ch->work_group)) {
         snprintf(why, n,
-                 ": flash_wgmma takes block_m 64 or 128 (192 at head dims 64 without fp8) and block_n 64 or 128 (192 "
-                 "with block_m up to 128, head_dim_v up to 128, 16-bit operands, no boolean mask or key padding) "
-                 "(got %d, %d), and 2 x block_m work-items (at most %zu)",
+                 ": flash_wgmma takes block_m 64 or 128 (192 at head dims 64 without fp8) and block_n 64 or 128 (80 "
+                 "from head dim 80 with 16-bit operands; 192 with block_m up to 128, head_dim_v up to 128, 16-bit "
+                 "operands, no boolean mask or key padding) (got %d, %d), and 2 x block_m work-items (at most %zu)",
                  (int)bm, (int)bn, ch->work_group);
         return 0;
     }
