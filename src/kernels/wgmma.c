@@ -254,10 +254,9 @@ static int wgmma_80_tiles_take(const flashcl_problem *p)
 }
 
 /* 64, 128 or 192 rows (192: three warpgroups, d = d_v = 64), 64-, 80- (wgmma_80_tiles_take), 128- or 192-key tiles
- * (192: wgmma_wide_tiles_take),
- * one to three K/V stages (kv_stages; 0 reads as 1; four with the producer, its ring of stages); the producer
- * warpgroup asked for by producer 1, refused by 0, where it fits by -1 (the chooser's rule); `persistent`
- * work-groups as given. */
+ * (192: wgmma_wide_tiles_take), one to three K/V stages (kv_stages; 0 reads as 1; four with the producer, its ring
+ * of stages); the producer warpgroup asked for by producer 1, refused by 0, where it fits by -1 (the chooser's
+ * rule); `persistent` work-groups as given. */
 static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch, const flashcl_problem *p,
                           flashcl_config *c, char *why, size_t n)
 {
@@ -269,9 +268,9 @@ static int wgmma_override(const flashcl_device_profile *pr, const fcl_choice *ch
     const int emulated = fcl_ptx_units(pr) < 2, fp8 = p->qkv_format != 0;
     const int32_t stages = fcl_mma_stages(c), bm = c->block_m, bn = c->block_n, want = c->producer;
     const int rows_ok = bm == 64 || bm == 128 || (bm == 192 && p->head_dim == 64 && fcl_head_dim_v(p) == 64 && !fp8);
-    if (!(rows_ok &&
-          (bn == 64 || bn == 128 || (bn == 80 && wgmma_80_tiles_take(p)) || (bn == 192 && wgmma_wide_tiles_take(p, bm))) &&
-          (size_t)(2 * bm) <= ch->work_group)) {
+    const int cols_ok = bn == 64 || bn == 128 || (bn == 80 && wgmma_80_tiles_take(p)) ||
+                        (bn == 192 && wgmma_wide_tiles_take(p, bm));
+    if (!(rows_ok && cols_ok && (size_t)(2 * bm) <= ch->work_group)) {
         snprintf(why, n,
                  ": flash_wgmma takes block_m 64 or 128 (192 at head dims 64 without fp8) and block_n 64 or 128 (80 "
                  "from head dim 80 with 16-bit operands; 192 with block_m up to 128, head_dim_v up to 128, 16-bit "
