@@ -185,7 +185,7 @@ END_TEST
 
 /* Short prefills (keys at most 1024, more row blocks than compute units) on the Hopper profile: one work-group
  * a compute unit (wgmma-short), two Q tiles in its local memory (the next block's copied during one), at d=128
- * and at d=64's 192 rows, fp16 and bf16; causal up to 2048 keys with 128-row blocks (wgmma-snake; from 4096 the
+ * and at d=64's 192 rows, fp16 and bf16; causal up to 2048 keys with 128-row blocks (wgmma-snake; past them the
  * grid's grouped order, wgmma-order2); softcap, ALiBi, sinks and a paged cache at d=128 without causal
  * (wgmma-feat); not past those, not with a window, packed sequences, a contiguous cache, a mask or key padding, not
  * where the blocks fit one wave, nor at d=256 (the block loop spills there). */
